@@ -1,0 +1,128 @@
+/**
+ * Column schema of every table in trace format v1, as data: the reader checks files against it,
+ * the writer builds tables from it. Keep in step with docs/trace-format.md.
+ */
+import type { TableName } from './types.js';
+
+/** Column types used by the format, named the way error messages print them. */
+export type ColumnType =
+  | 'int8'
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint16'
+  | 'uint32'
+  | 'uint64'
+  | 'float64'
+  | 'utf8'
+  | 'dictionary<int8, utf8>'
+  | 'dictionary<int16, utf8>';
+
+export interface ColumnSpec {
+  name: string;
+  type: ColumnType;
+  nullable?: boolean;
+  /** For dictionary columns: the values a v1 writer produces. */
+  values?: readonly string[];
+}
+
+export const OPS = ['load', 'store', 'fault', 'unknown'] as const;
+export const SAMPLE_EVENTS = ['page-fault', 'ibs-op', 'pebs-load', 'pebs-store', 'synthetic'] as const;
+export const DATA_SOURCES = [
+  'l1',
+  'lfb',
+  'l2',
+  'l3',
+  'local-dram',
+  'remote-dram',
+  'remote-cache',
+  'pmem',
+  'cxl',
+  'io',
+  'uncached',
+  'unknown',
+] as const;
+export const REGION_KINDS = ['heap', 'stack', 'anon', 'file', 'shm', 'vdso', 'other'] as const;
+export const COUNTER_SCOPES = ['system', 'node', 'thread', 'link'] as const;
+export const EVENT_KINDS = [
+  'thread-migration',
+  'thread-start',
+  'thread-exit',
+  'page-migration',
+  'lost-samples',
+  'phase',
+  'plan-applied',
+  'process-exit',
+] as const;
+
+export type Op = (typeof OPS)[number];
+export type DataSource = (typeof DATA_SOURCES)[number];
+
+export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
+  samples: [
+    { name: 'time_us', type: 'uint32' },
+    { name: 'thread', type: 'uint32' },
+    { name: 'cpu', type: 'int16' },
+    { name: 'page', type: 'int32' },
+    { name: 'offset', type: 'uint16' },
+    { name: 'op', type: 'dictionary<int8, utf8>', values: OPS },
+    { name: 'event', type: 'dictionary<int8, utf8>', values: SAMPLE_EVENTS },
+    { name: 'data_source', type: 'dictionary<int8, utf8>', values: DATA_SOURCES },
+    { name: 'hops', type: 'int8' },
+    { name: 'node', type: 'int8' },
+    { name: 'latency_cycles', type: 'uint32' },
+    { name: 'weight', type: 'uint32' },
+  ],
+  pages: [
+    { name: 'address', type: 'uint64' },
+    { name: 'region', type: 'int32' },
+    { name: 'node', type: 'int8' },
+    { name: 'page_size', type: 'uint32' },
+    { name: 'first_touch_us', type: 'int64' },
+    { name: 'first_touch_thread', type: 'int32' },
+    { name: 'first_touch_cpu', type: 'int16' },
+  ],
+  threads: [
+    { name: 'tid', type: 'int32' },
+    { name: 'pid', type: 'int32' },
+    { name: 'name', type: 'utf8' },
+    { name: 'first_seen_us', type: 'uint32' },
+    { name: 'last_seen_us', type: 'uint32' },
+    { name: 'migrations', type: 'int64' },
+  ],
+  regions: [
+    { name: 'start', type: 'uint64' },
+    { name: 'end', type: 'uint64' },
+    { name: 'kind', type: 'dictionary<int8, utf8>', values: REGION_KINDS },
+    { name: 'path', type: 'utf8', nullable: true },
+    { name: 'policy', type: 'utf8' },
+    { name: 'alloc_site', type: 'utf8', nullable: true },
+  ],
+  thread_placements: [
+    { name: 'time_us', type: 'uint32' },
+    { name: 'thread', type: 'uint32' },
+    { name: 'cpu', type: 'int16' },
+    { name: 'node', type: 'int8' },
+  ],
+  region_placements: [
+    { name: 'time_us', type: 'uint32' },
+    { name: 'region', type: 'uint32' },
+    { name: 'node', type: 'int8' },
+    { name: 'pages', type: 'uint32' },
+    { name: 'page_size', type: 'uint32' },
+  ],
+  counters: [
+    { name: 'time_us', type: 'uint32' },
+    { name: 'counter', type: 'dictionary<int16, utf8>' },
+    { name: 'scope', type: 'dictionary<int8, utf8>', values: COUNTER_SCOPES },
+    { name: 'scope_id', type: 'int32' },
+    { name: 'value', type: 'float64' },
+  ],
+  events: [
+    { name: 'time_us', type: 'uint32' },
+    { name: 'kind', type: 'dictionary<int8, utf8>', values: EVENT_KINDS },
+    { name: 'thread', type: 'int32' },
+    { name: 'value', type: 'int64' },
+    { name: 'detail', type: 'utf8' },
+  ],
+};

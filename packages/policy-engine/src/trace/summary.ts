@@ -1,0 +1,174 @@
+/**
+ * The first-view summary of a trace: per node and per thread totals. A plain, structured-cloneable
+ * object so a Worker can post it to the UI.
+ */
+import { numericColumn, stringColumn } from './columns.js';
+import type { Trace, TraceManifest, Microseconds, NodeId, CpuId } from './types.js';
+
+/** Page size that pages-table rows and "resident pages" are counted in. */
+export const BASE_PAGE_BYTES = 4096;
+
+export interface NodeSummary {
+  id: NodeId;
+  cpus: CpuId[];
+  memoryBytes: number | null;
+  /** Rows of the pages table whose last known node is this node. */
+  pagesSeen: number;
+  /** 4 KiB pages resident on this node at the last numa_maps snapshot (region_placements). */
+  residentPages: number;
+  /** Sample rows that touched a page on this node. */
+  samples: number;
+  /** Accesses those samples stand for (sum of `weight`). */
+  accesses: number;
+}
+
+export interface ThreadSummary {
+  index: number;
+  tid: number;
+  pid: number;
+  name: string;
+  samples: number;
+  accesses: number;
+  /** cpu migrations during the capture, -1 unknown. */
+  migrations: number;
+  placements: { timeUs: Microseconds[]; cpu: CpuId[]; node: NodeId[] };
+}
+
+export interface TraceSummary {
+  manifest: TraceManifest;
+  totals: {
+    samples: number;
+    accesses: number;
+    pages: number;
+    threads: number;
+    regions: number;
+    durationUs: Microseconds;
+    lostSamples: number;
+  };
+  nodes: NodeSummary[];
+  /** Pages and samples whose node is unknown (-1). */
+  unknownNode: { pagesSeen: number; samples: number; accesses: number };
+  threads: ThreadSummary[];
+  /** Time of the numa_maps snapshot `residentPages` comes from; null when there is none. */
+  residentSnapshotUs: Microseconds | null;
+}
+
+export function summarizeTrace(trace: Trace): TraceSummary {
+  const { manifest, tables } = trace;
+  const nodeIds = manifest.machine.nodes.map((n) => n.id);
+  const maxNode = Math.max(...nodeIds, 0);
+  const nodeSlot = new Int32Array(maxNode + 1).fill(-1);
+  nodeIds.forEach((id, i) => (nodeSlot[id] = i));
+  const slotOf = (node: number): number => (node >= 0 && node <= maxNode ? nodeSlot[node]! : -1);
+
+  const nodes: NodeSummary[] = manifest.machine.nodes.map((n) => ({
+    id: n.id,
+    cpus: n.cpus,
+    memoryBytes: n.memoryBytes,
+    pagesSeen: 0,
+    residentPages: 0,
+    samples: 0,
+    accesses: 0,
+  }));
+  const unknownNode = { pagesSeen: 0, samples: 0, accesses: 0 };
+
+  // Pages per node (last known node).
+  const pageNode = numericColumn<Int8Array>(tables.pages, 'node');
+  for (let i = 0; i < pageNode.length; i++) {
+    const s = slotOf(pageNode[i]!);
+    if (s >= 0) nodes[s]!.pagesSeen++;
+    else unknownNode.pagesSeen++;
+  }
+
+  // Samples and accesses per node and per thread. The sample's own node wins over the page's last node.
+  const threadCount = tables.threads.numRows;
+  const threadSamples = new Float64Array(threadCount);
+  const threadAccesses = new Float64Array(threadCount);
+  const sPage = numericColumn<Int32Array>(tables.samples, 'page');
+  const sNode = numericColumn<Int8Array>(tables.samples, 'node');
+  const sWeight = numericColumn<Uint32Array>(tables.samples, 'weight');
+  const sThread = numericColumn<Uint32Array>(tables.samples, 'thread');
+  let totalAccesses = 0;
+  for (let i = 0; i < sPage.length; i++) {
+    let node = sNode[i]!;
+    const page = sPage[i]!;
+    if (node < 0 && page >= 0 && page < pageNode.length) node = pageNode[page]!;
+    const w = sWeight[i]!;
+    totalAccesses += w;
+    const s = slotOf(node);
+    if (s >= 0) {
+      nodes[s]!.samples++;
+      nodes[s]!.accesses += w;
+    } else {
+      unknownNode.samples++;
+      unknownNode.accesses += w;
+    }
+    const t = sThread[i]!;
+    if (t < threadCount) {
+      threadSamples[t]!++;
+      threadAccesses[t]! += w;
+    }
+  }
+
+  // Resident pages at the last numa_maps snapshot.
+  const rpTime = numericColumn<Uint32Array>(tables.region_placements, 'time_us');
+  const rpNode = numericColumn<Int8Array>(tables.region_placements, 'node');
+  const rpPages = numericColumn<Uint32Array>(tables.region_placements, 'pages');
+  const rpSize = numericColumn<Uint32Array>(tables.region_placements, 'page_size');
+  let last = -1;
+  for (let i = 0; i < rpTime.length; i++) if (rpTime[i]! > last) last = rpTime[i]!;
+  if (last >= 0) {
+    for (let i = 0; i < rpTime.length; i++) {
+      if (rpTime[i] !== last) continue;
+      const s = slotOf(rpNode[i]!);
+      if (s >= 0) nodes[s]!.residentPages += (rpPages[i]! * (rpSize[i]! || BASE_PAGE_BYTES)) / BASE_PAGE_BYTES;
+    }
+  }
+
+  // Threads with their placements over time.
+  const tid = numericColumn<Int32Array>(tables.threads, 'tid');
+  const pid = numericColumn<Int32Array>(tables.threads, 'pid');
+  const names = stringColumn(tables.threads, 'name');
+  const migrations = numericColumn<BigInt64Array>(tables.threads, 'migrations');
+  const threads: ThreadSummary[] = [];
+  for (let i = 0; i < threadCount; i++) {
+    threads.push({
+      index: i,
+      tid: tid[i]!,
+      pid: pid[i]!,
+      name: names[i] ?? '',
+      samples: threadSamples[i]!,
+      accesses: threadAccesses[i]!,
+      migrations: Number(migrations[i]!),
+      placements: { timeUs: [], cpu: [], node: [] },
+    });
+  }
+  const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
+  const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');
+  const tpCpu = numericColumn<Int16Array>(tables.thread_placements, 'cpu');
+  const tpNode = numericColumn<Int8Array>(tables.thread_placements, 'node');
+  for (let i = 0; i < tpTime.length; i++) {
+    const t = threads[tpThread[i]!];
+    if (!t) continue;
+    t.placements.timeUs.push(tpTime[i]!);
+    t.placements.cpu.push(tpCpu[i]!);
+    t.placements.node.push(tpNode[i]!);
+  }
+
+  return {
+    manifest,
+    totals: {
+      samples: sPage.length,
+      accesses: totalAccesses,
+      pages: pageNode.length,
+      threads: threadCount,
+      regions: tables.regions.numRows,
+      durationUs: manifest.capture.durationUs,
+      lostSamples: manifest.capture.lostSamples,
+    },
+    nodes,
+    unknownNode,
+    threads,
+    residentSnapshotUs: last >= 0 ? last : null,
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * Types of the numascope trace format, version 1. docs/trace-format.md is the normative
+ * description; this file mirrors it. Only the newest version's types exist here: older files
+ * are upgraded (see upgrade.ts) before anything else sees them.
+ */
+import type { Table } from 'apache-arrow';
+
+/** Units and ids, named so a value's meaning is visible in its type. */
+export type Microseconds = number;
+export type Nanoseconds = number;
+export type Bytes = number;
+export type GBps = number;
+export type NodeId = number;
+export type CpuId = number;
+export type IndexIntoThreadTable = number;
+export type IndexIntoPageTable = number;
+export type IndexIntoRegionTable = number;
+
+export const TRACE_FORMAT_NAME = 'numascope-trace';
+/** The newest trace format version this code reads and writes. */
+export const CURRENT_TRACE_VERSION = 1;
+
+export type OriginKind = 'recorded' | 'imported' | 'synthetic' | 'derived';
+
+export interface TraceOrigin {
+  kind: OriginKind;
+  generator: string;
+  seed: number | null;
+  model: string | null;
+  description: string;
+  command: string[];
+  from: string | string[] | null;
+}
+
+export interface MachineNode {
+  id: NodeId;
+  cpus: CpuId[];
+  memoryBytes: Bytes | null;
+  memoryBandwidthGBps: GBps | null;
+}
+
+export interface MachineLink {
+  from: NodeId;
+  to: NodeId;
+  capacityGBps: GBps | null;
+}
+
+/** `measured:<how>`, `documented:<source>`, `estimated:<rule>`, `unavailable:<why>`. */
+export type Provenance = string;
+
+export interface TraceMachine {
+  name: string;
+  source: string;
+  kernel: string | null;
+  cpuModel: string | null;
+  pageSizeBytes: Bytes;
+  nodes: MachineNode[];
+  distances: number[][];
+  latenciesNs: number[][] | null;
+  links: MachineLink[];
+  routes: Record<string, number[]> | null;
+  provenance: Record<string, Provenance>;
+}
+
+export type SourceId =
+  | 'page-faults'
+  | 'procfs'
+  | 'sysfs-topology'
+  | 'ibs-op'
+  | 'pebs-load'
+  | 'pebs-store'
+  | 'damon'
+  | 'core-counters'
+  | 'uncore'
+  | 'synthetic';
+
+export type SourceStatus = 'used' | 'unavailable' | 'failed' | 'not-requested';
+
+export interface CaptureSource {
+  id: SourceId | string;
+  status: SourceStatus;
+  reason: string | null;
+  samplePeriod: number | null;
+  intervalMs: number | null;
+}
+
+export type MetricId =
+  | 'page-placement'
+  | 'first-touch'
+  | 'thread-placement'
+  | 'thread-migrations'
+  | 'memory-accesses'
+  | 'access-latency'
+  | 'data-source'
+  | 'numa-counters'
+  | 'memory-bandwidth'
+  | 'link-bandwidth'
+  | 'ipc'
+  | 'l3-mpki';
+
+export type CapabilityStatus = 'measured' | 'estimated' | 'synthetic' | 'unavailable';
+
+export interface Capability {
+  metric: MetricId | string;
+  status: CapabilityStatus;
+  reason: string;
+}
+
+export type StopReason = 'duration' | 'process-exit' | 'signal' | 'error' | 'generated';
+
+export interface TraceCapture {
+  /** CLOCK_MONOTONIC at capture start, decimal string (exceeds 2^53). */
+  startMonotonicNs: string;
+  startUnixMs: number;
+  durationUs: Microseconds;
+  stopReason: StopReason | string;
+  sources: CaptureSource[];
+  capabilities: Capability[];
+  lostSamples: number;
+  sampleCount: number;
+  notes: string[];
+}
+
+export interface TraceProcess {
+  pid: number;
+  startTimeTicks: string | null;
+  command: string[];
+  attached: boolean;
+  exitCode: number | null;
+}
+
+export interface TableEntry {
+  name: TableName;
+  entry: string;
+  rows: number;
+}
+
+export interface TraceManifest {
+  format: typeof TRACE_FORMAT_NAME;
+  version: number;
+  producer: { name: string; version: string };
+  createdAt: string;
+  origin: TraceOrigin;
+  machine: TraceMachine;
+  capture: TraceCapture;
+  process: TraceProcess | null;
+  /** Audit log of plans applied during the capture; the entry shape is defined with the plan format. */
+  appliedPlans: unknown[];
+  tables: TableEntry[];
+}
+
+export const TABLE_NAMES = [
+  'samples',
+  'pages',
+  'threads',
+  'regions',
+  'thread_placements',
+  'region_placements',
+  'counters',
+  'events',
+] as const;
+export type TableName = (typeof TABLE_NAMES)[number];
+
+/** A trace as the rest of the code sees it: the newest version, every table present. */
+export interface Trace {
+  manifest: TraceManifest;
+  tables: Record<TableName, Table>;
+}

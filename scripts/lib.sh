@@ -1,0 +1,55 @@
+# Shared helpers for the project's scripts. Sourced, not run.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+COLLECTOR="$ROOT/native/collector"
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+# Tests and builds never depend on the machine's time zone or locale.
+export TZ=UTC LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+log() { printf '\033[1m[numascope]\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[31m[numascope] error:\033[0m %s\n' "$*" >&2; exit 1; }
+
+need_root_or_sudo() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    die "need root to run: $* (install it yourself, or re-run as root)"; fi
+}
+
+# apt packages the project needs; installed only when missing.
+ensure_apt() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || die "missing packages ${missing[*]} and no apt-get: install them by hand"
+  log "installing ${missing[*]} (apt)"
+  need_root_or_sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  need_root_or_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_node() {
+  command -v node >/dev/null || die "Node.js 20 or 22 is required (node not found)"
+  local major; major=$(node -p 'process.versions.node.split(".")[0]')
+  [ "$major" -ge 20 ] || die "Node.js >= 20 is required, found $(node --version)"
+  command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] || die "Rust (cargo) is required: install it with rustup"
+  export PATH="$HOME/.cargo/bin:$PATH"
+}
+
+# npm ci only when node_modules is missing or older than the lock file.
+ensure_npm_deps() {
+  local stamp="$ROOT/node_modules/.numascope-lock-stamp"
+  if [ ! -f "$stamp" ] || ! cmp -s "$ROOT/package-lock.json" "$stamp"; then
+    log "installing npm dependencies (npm ci)"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$ROOT/package-lock.json" "$stamp"
+  fi
+}
+
+# Build the collector once (debug for tests, release for the app).
+build_collector() {
+  local profile="${1:-debug}"
+  log "building the collector ($profile)"
+  if [ "$profile" = release ]; then
+    (cd "$COLLECTOR" && cargo build --release --locked --workspace --bins)
+  else
+    (cd "$COLLECTOR" && cargo build --locked --workspace --bins --tests)
+  fi
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The README's test command: sets up everything the tests need, then runs every suite.
+# Prints one closing line "tests: N passed, N failed" summed over the suites.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_node
+ensure_apt chromium fonts-dejavu-core
+ensure_npm_deps
+build_collector debug
+
+LOGS="$(mktemp -d)"
+export NUMASCOPE_BIN="$COLLECTOR/target/debug/numascope"
+export NUMASCOPE_TESTLOAD_BIN="$COLLECTOR/target/debug/numascope-testload"
+export NUMASCOPE_SHARED="${NUMASCOPE_SHARED:-$(cd "$ROOT/.." && pwd)/shared}"
+failed_suites=()
+
+suite() {
+  local name="$1"; shift
+  log "suite: $name"
+  if ( "$@" ) 2>&1 | tee "$LOGS/$name.log"; then :; else failed_suites+=("$name"); fi
+  # tee hides the exit status; PIPESTATUS is checked below via the marker file.
+}
+
+suite() {
+  local name="$1"; shift
+  log "suite: $name"
+  set +e
+  ( "$@" ) > >(tee "$LOGS/$name.log") 2>&1
+  local rc=$?
+  set -e
+  wait
+  [ $rc -eq 0 ] || failed_suites+=("$name")
+}
+
+suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/policy-engine packages/viz apps/web sample-traces e2e"
+suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
+suite vitest bash -c "cd '$ROOT' && npx vitest run"
+suite playwright bash -c "cd '$ROOT' && npm run build -w apps/web && cd e2e && npx playwright test"
+
+passed=0; failed=0
+# cargo: "test result: ok. 12 passed; 0 failed; ..."
+while read -r p f; do passed=$((passed+p)); failed=$((failed+f)); done < <(
+  sed -n 's/.*test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$LOGS/cargo.log")
+# vitest: "      Tests  40 passed (40)" or "Tests  1 failed | 39 passed (40)"
+v=$(grep -E '^\s+Tests\s' "$LOGS/vitest.log" | tail -1 || true)
+passed=$((passed + $(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$v" | head -1 | grep . || echo 0)))
+failed=$((failed + $(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$v" | head -1 | grep . || echo 0)))
+# playwright: "  12 passed (20.1s)" and "  1 failed"
+passed=$((passed + $(grep -E '^\s+[0-9]+ passed' "$LOGS/playwright.log" | tail -1 | awk '{print $1}' | grep . || echo 0)))
+failed=$((failed + $(grep -E '^\s+[0-9]+ failed' "$LOGS/playwright.log" | tail -1 | awk '{print $1}' | grep . || echo 0)))
+
+if [ ${#failed_suites[@]} -gt 0 ]; then
+  log "failed suites: ${failed_suites[*]} (logs in $LOGS)"
+  [ "$failed" -gt 0 ] || failed=${#failed_suites[@]}
+fi
+echo "tests: $passed passed, $failed failed"
+[ ${#failed_suites[@]} -eq 0 ]

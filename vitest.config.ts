@@ -1,0 +1,8 @@
+import { defineConfig } from 'vitest/config';
+
+// One Vitest run covers every TypeScript package; each has its own vitest.config.ts.
+export default defineConfig({
+  test: {
+    projects: ['packages/policy-engine', 'packages/viz', 'apps/web', 'sample-traces'],
+  },
+});
