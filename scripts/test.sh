@@ -37,6 +37,7 @@ suite vitest bash -c "cd '$ROOT' && npx vitest run"
 suite playwright bash -c "cd '$ROOT' && npm run build -w apps/web && cd e2e && npx playwright test"
 
 passed=0; failed=0
+for f in "$LOGS"/*.log; do sed -i 's/\x1b\[[0-9;]*m//g' "$f"; done
 # cargo: "test result: ok. 12 passed; 0 failed; ..."
 while read -r p f; do passed=$((passed+p)); failed=$((failed+f)); done < <(
   sed -n 's/.*test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$LOGS/cargo.log")

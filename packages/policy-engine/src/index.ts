@@ -6,3 +6,14 @@ export { upgradeTrace, UPGRADERS, OLDEST_TRACE_VERSION, type RawTrace, type Upgr
 export { validateManifest } from './trace/validate.js';
 export { numericColumn, dictionaryColumn, stringColumn, type DictionaryColumn } from './trace/columns.js';
 export { summarizeTrace, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary } from './trace/summary.js';
+export {
+  writeTrace,
+  emptyColumns,
+  TraceWriteError,
+  ARROW_ENTRY_ALIGNMENT_BYTES,
+  type TraceColumns,
+  type TableColumns,
+  type ColumnValues,
+  type EncodedDictionaryColumn,
+  type TraceWriteErrorCode,
+} from './trace/writer.js';

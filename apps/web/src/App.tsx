@@ -1,0 +1,240 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { TraceSummary } from '@numascope/policy-engine';
+import { publishState } from './idle';
+import type { AppState } from './idle';
+import { TraceWorkerClient, fetchTraceBytes, readFileBytes, toFailure } from './load';
+import type { LoadFailure } from './parse';
+import type { SampleIndex } from './sample-index';
+import { DropOverlay } from './views/DropOverlay';
+import { ErrorView } from './views/ErrorView';
+import { Landing } from './views/Landing';
+import type { SamplesState } from './views/Landing';
+import { LoadingView } from './views/LoadingView';
+import type { LoadingState } from './views/LoadingView';
+import { OpenFileButton } from './views/OpenFileButton';
+import { RenderErrorBoundary } from './views/RenderErrorBoundary';
+import { TraceView } from './views/TraceView';
+
+export type View =
+  | { kind: 'landing' }
+  | ({ kind: 'loading' } & LoadingState)
+  | { kind: 'ready'; source: string; summary: TraceSummary; token: number }
+  | { kind: 'error'; source: string; error: LoadFailure };
+
+function traceParam(): string | null {
+  const value = new URLSearchParams(window.location.search).get('trace');
+  return value && value.trim() ? value.trim() : null;
+}
+
+export function App() {
+  const [view, setView] = useState<View>(() => {
+    const url = traceParam();
+    return url ? { kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null } : { kind: 'landing' };
+  });
+  const [samples, setSamples] = useState<SamplesState>({ status: 'loading' });
+  const [dragging, setDragging] = useState(false);
+  /** Token of a load whose view crashed while rendering (see RenderErrorBoundary). */
+  const [crashed, setCrashed] = useState<number | null>(null);
+  const client = useRef<TraceWorkerClient | null>(null);
+  const loadToken = useRef(0);
+
+  useEffect(() => {
+    client.current = new TraceWorkerClient();
+    return () => {
+      client.current?.dispose();
+      client.current = null;
+    };
+  }, []);
+
+  const parse = useCallback(async (token: number, source: string, bytes: ArrayBuffer) => {
+    if (token !== loadToken.current) return;
+    setView({ kind: 'loading', source, phase: 'parsing', loadedBytes: bytes.byteLength, totalBytes: bytes.byteLength });
+    const worker = client.current ?? (client.current = new TraceWorkerClient());
+    const result = await worker.parse(bytes);
+    if (token !== loadToken.current) return; // a newer load started meanwhile
+    if ('summary' in result) setView({ kind: 'ready', source, summary: result.summary, token });
+    else setView({ kind: 'error', source, error: hintForName(source, result.error) });
+  }, []);
+
+  const openUrl = useCallback(
+    async (url: string) => {
+      const token = ++loadToken.current;
+      setView({ kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null });
+      try {
+        const bytes = await fetchTraceBytes(url, (p) => {
+          if (token === loadToken.current) setView({ kind: 'loading', source: url, phase: 'fetching', ...p });
+        });
+        await parse(token, url, bytes);
+      } catch (e) {
+        if (token === loadToken.current) setView({ kind: 'error', source: url, error: toFailure(e) });
+      }
+    },
+    [parse],
+  );
+
+  const openFile = useCallback(
+    async (file: File) => {
+      const token = ++loadToken.current;
+      // The page no longer shows the ?trace= URL's trace: drop it so a reload does not reopen it.
+      if (traceParam()) window.history.pushState(null, '', window.location.pathname);
+      setView({ kind: 'loading', source: file.name, phase: 'reading', loadedBytes: 0, totalBytes: file.size });
+      try {
+        await parse(token, file.name, await readFileBytes(file));
+      } catch (e) {
+        if (token === loadToken.current) setView({ kind: 'error', source: file.name, error: toFailure(e) });
+      }
+    },
+    [parse],
+  );
+
+  // ?trace=URL on start and on back/forward.
+  useEffect(() => {
+    const fromLocation = () => {
+      const url = traceParam();
+      if (url) void openUrl(url);
+      else {
+        loadToken.current++;
+        setView({ kind: 'landing' });
+      }
+    };
+    fromLocation();
+    window.addEventListener('popstate', fromLocation);
+    return () => window.removeEventListener('popstate', fromLocation);
+  }, [openUrl]);
+
+  // The sample list, for the landing page.
+  useEffect(() => {
+    if (view.kind !== 'landing' || samples.status !== 'loading') return;
+    let live = true;
+    fetch('samples/index.json')
+      .then(async (r) => {
+        if (!r.ok) throw new Error(`samples/index.json: HTTP ${r.status} ${r.statusText}`);
+        return (await r.json()) as SampleIndex;
+      })
+      .then(
+        (index) => live && setSamples({ status: 'ready', samples: index.samples }),
+        (e: Error) => live && setSamples({ status: 'error', message: `The list of sample traces could not be loaded (${e.message}).` }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [view.kind, samples.status]);
+
+  // Drag and drop anywhere on the window.
+  useEffect(() => {
+    let depth = 0;
+    const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+    const onEnter = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth++;
+      setDragging(true);
+    };
+    const onOver = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+    };
+    const onLeave = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      depth = Math.max(0, depth - 1);
+      if (depth === 0) setDragging(false);
+    };
+    const onDrop = (e: DragEvent) => {
+      e.preventDefault();
+      depth = 0;
+      setDragging(false);
+      const file = e.dataTransfer?.files[0];
+      if (file) void openFile(file);
+    };
+    window.addEventListener('dragenter', onEnter);
+    window.addEventListener('dragover', onOver);
+    window.addEventListener('dragleave', onLeave);
+    window.addEventListener('drop', onDrop);
+    return () => {
+      window.removeEventListener('dragenter', onEnter);
+      window.removeEventListener('dragover', onOver);
+      window.removeEventListener('dragleave', onLeave);
+      window.removeEventListener('drop', onDrop);
+    };
+  }, [openFile]);
+
+  // Idle signal, published after the view for the state is on screen.
+  const state: AppState =
+    view.kind === 'loading'
+      ? 'loading'
+      : view.kind === 'ready'
+        ? crashed === view.token
+          ? 'error'
+          : 'ready'
+        : view.kind === 'error'
+          ? 'error'
+          : samples.status === 'loading'
+            ? 'loading'
+            : 'empty';
+  useEffect(() => publishState(state), [state, view]);
+
+  const title = view.kind === 'ready' || view.kind === 'error' ? `${view.source} · numascope` : 'numascope';
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <a href="./" className="brand" aria-label="numascope home: sample traces">
+          numascope
+        </a>
+        <span className="topbar__tag ns-muted">NUMA memory-placement profiler</span>
+        <span className="topbar__spacer" />
+        <OpenFileButton onFile={(f) => void openFile(f)} />
+      </header>
+      <main className="content">
+        {view.kind === 'landing' && <Landing samples={samples} onFile={(f) => void openFile(f)} />}
+        {view.kind === 'loading' && <LoadingView state={view} />}
+        {view.kind === 'error' && <ErrorView source={view.source} error={view.error} onFile={(f) => void openFile(f)} />}
+        {view.kind === 'ready' && (
+          <RenderErrorBoundary
+            key={view.token}
+            source={view.source}
+            fallback={(message) => (
+              <RenderFailed
+                source={view.source}
+                message={message}
+                onFile={(f) => void openFile(f)}
+                onShown={() => setCrashed(view.token)}
+              />
+            )}
+          >
+            <TraceView summary={view.summary} source={view.source} />
+          </RenderErrorBoundary>
+        )}
+      </main>
+      {dragging && <DropOverlay />}
+    </div>
+  );
+}
+
+/** A view crashed: show it as an error, and tell App so the idle signal says 'error'. */
+function RenderFailed({
+  source,
+  message,
+  onFile,
+  onShown,
+}: {
+  source: string;
+  message: string;
+  onFile: (f: File) => void;
+  onShown: () => void;
+}) {
+  useEffect(onShown, [onShown]);
+  return <ErrorView source={source} error={{ code: 'internal', message }} onFile={onFile} />;
+}
+
+/** Adds a hint when a file that is not a trace has a name that says so. */
+function hintForName(source: string, error: LoadFailure): LoadFailure {
+  if (error.code === 'not-zip' && !/\.numascope$/i.test(source.split(/[?#]/)[0] ?? '')) {
+    return { ...error, message: `${error.message} (The file is named "${source}"; numascope traces end in .numascope.)` };
+  }
+  return error;
+}

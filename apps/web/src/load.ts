@@ -1,0 +1,143 @@
+/** Getting a trace's bytes (file, drop, URL) and handing them to the parsing Worker. */
+import type { LoadFailure, ParseResult, WorkerReply, WorkerRequest } from './parse';
+
+export class LoadError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'LoadError';
+    this.code = code;
+  }
+}
+
+export function toFailure(e: unknown): LoadFailure {
+  if (e instanceof LoadError) return { code: e.code, message: e.message };
+  return { code: 'internal', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** One Worker, reused for every file; replies are matched to requests by id. */
+export class TraceWorkerClient {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private pending = new Map<number, (r: ParseResult) => void>();
+
+  private ensure(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./trace.worker.ts', import.meta.url), { type: 'module' });
+    worker.onmessage = (e: MessageEvent<WorkerReply>) => {
+      const { id, ...result } = e.data;
+      const resolve = this.pending.get(id);
+      this.pending.delete(id);
+      resolve?.(result as ParseResult);
+    };
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.failAll(`The trace reader stopped unexpectedly (${e.message || 'worker error'}). The file may be too large for this browser's memory.`);
+    };
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(message: string) {
+    for (const resolve of this.pending.values()) resolve({ error: { code: 'worker-failed', message } });
+    this.pending.clear();
+    this.worker?.terminate();
+    this.worker = null;
+  }
+
+  /** Parses `bytes` in the Worker. The buffer is transferred: it is unusable here afterwards. */
+  parse(bytes: ArrayBuffer): Promise<ParseResult> {
+    const worker = this.ensure();
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      const request: WorkerRequest = { id, bytes };
+      worker.postMessage(request, [bytes]);
+    });
+  }
+
+  dispose() {
+    this.worker?.terminate();
+    this.worker = null;
+    this.pending.clear();
+  }
+}
+
+export interface Progress {
+  loadedBytes: number;
+  /** From Content-Length; null when the server does not say. */
+  totalBytes: number | null;
+}
+
+/**
+ * Downloads a trace, reporting progress. HTTP failures and network errors become LoadErrors
+ * whose message names the URL and the status.
+ */
+export async function fetchTraceBytes(
+  url: string,
+  onProgress: (p: Progress) => void,
+  signal?: AbortSignal,
+): Promise<ArrayBuffer> {
+  const resolved = resolveUrl(url);
+  const shown = resolved === url ? `"${url}"` : `"${url}" (${resolved})`;
+  let response: Response;
+  try {
+    response = await fetch(resolved, signal ? { signal } : {});
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    throw new LoadError(
+      'fetch-failed',
+      `Could not fetch ${shown}: ${(e as Error).message}. Check the address and that the server is reachable; ` +
+        'a trace on another site must be served with CORS headers that allow this page.',
+    );
+  }
+  if (!response.ok) {
+    throw new LoadError(
+      'http',
+      `Could not load ${shown}: the server answered HTTP ${response.status}${response.statusText ? ' ' + response.statusText : ''}.` +
+        (response.status === 404 ? ' Check the file name in the ?trace= address.' : ''),
+    );
+  }
+  const header = response.headers.get('content-length');
+  const totalBytes = header !== null && /^\d+$/.test(header) ? Number(header) : null;
+  if (!response.body) {
+    const buf = await response.arrayBuffer();
+    onProgress({ loadedBytes: buf.byteLength, totalBytes });
+    return buf;
+  }
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let loadedBytes = 0;
+  onProgress({ loadedBytes, totalBytes });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loadedBytes += value.byteLength;
+    onProgress({ loadedBytes, totalBytes });
+  }
+  const out = new Uint8Array(loadedBytes);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out.buffer;
+}
+
+export function resolveUrl(url: string): string {
+  try {
+    return new URL(url, document.baseURI).href;
+  } catch {
+    return url;
+  }
+}
+
+/** Reads a picked or dropped file. */
+export async function readFileBytes(file: File): Promise<ArrayBuffer> {
+  try {
+    return await file.arrayBuffer();
+  } catch (e) {
+    throw new LoadError('read-failed', `Could not read "${file.name}": ${(e as Error).message}.`);
+  }
+}

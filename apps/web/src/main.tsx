@@ -1,0 +1,15 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import '@numascope/viz/viz.css';
+import './styles.css';
+import { App } from './App';
+import { installIdleSignal } from './idle';
+
+installIdleSignal();
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root element');
+createRoot(root).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

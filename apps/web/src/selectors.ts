@@ -1,0 +1,103 @@
+/**
+ * View models derived from a TraceSummary: pure functions, memoised by the components that use
+ * them. Components render; they do not compute.
+ */
+import type { TraceSummary } from '@numascope/policy-engine';
+
+export interface NodeRow {
+  /** Node id; -1 for the "unknown node" row. */
+  id: number;
+  cpus: number[];
+  memoryBytes: number | null;
+  pagesSeen: number;
+  residentPages: number;
+  samples: number;
+  accesses: number;
+  /** Fractions of the trace's totals (NaN when the total is zero). */
+  shareOfPages: number;
+  shareOfAccesses: number;
+}
+
+/** One row per machine node, plus an "unknown node" row when some pages or samples have no node. */
+export function nodeRows(summary: TraceSummary): NodeRow[] {
+  const u = summary.unknownNode;
+  const totalPages = summary.nodes.reduce((n, x) => n + x.pagesSeen, 0) + u.pagesSeen;
+  const totalAccesses = summary.nodes.reduce((n, x) => n + x.accesses, 0) + u.accesses;
+  const share = (v: number, total: number) => (total > 0 ? v / total : NaN);
+  const rows: NodeRow[] = summary.nodes.map((n) => ({
+    id: n.id,
+    cpus: n.cpus,
+    memoryBytes: n.memoryBytes,
+    pagesSeen: n.pagesSeen,
+    residentPages: n.residentPages,
+    samples: n.samples,
+    accesses: n.accesses,
+    shareOfPages: share(n.pagesSeen, totalPages),
+    shareOfAccesses: share(n.accesses, totalAccesses),
+  }));
+  if (u.pagesSeen > 0 || u.samples > 0 || u.accesses > 0) {
+    rows.push({
+      id: -1,
+      cpus: [],
+      memoryBytes: null,
+      pagesSeen: u.pagesSeen,
+      residentPages: 0,
+      samples: u.samples,
+      accesses: u.accesses,
+      shareOfPages: share(u.pagesSeen, totalPages),
+      shareOfAccesses: share(u.accesses, totalAccesses),
+    });
+  }
+  return rows;
+}
+
+export interface ThreadRow {
+  index: number;
+  tid: number;
+  pid: number;
+  name: string;
+  samples: number;
+  accesses: number;
+  /** -1 unknown. */
+  migrations: number;
+  /** Distinct cpus and nodes the thread was observed on, ascending. */
+  cpus: number[];
+  nodes: number[];
+  /** Rows of thread_placements for this thread. */
+  placementObservations: number;
+}
+
+export function threadRows(summary: TraceSummary): ThreadRow[] {
+  return summary.threads.map((t) => ({
+    index: t.index,
+    tid: t.tid,
+    pid: t.pid,
+    name: t.name,
+    samples: t.samples,
+    accesses: t.accesses,
+    migrations: t.migrations,
+    cpus: distinct(t.placements.cpu.filter((c) => c >= 0)),
+    nodes: distinct(t.placements.node.filter((n) => n >= 0)),
+    placementObservations: t.placements.timeUs.length,
+  }));
+}
+
+function distinct(values: readonly number[]): number[] {
+  return [...new Set(values)].sort((a, b) => a - b);
+}
+
+/** Total cpus of the machine. */
+export function cpuCount(summary: TraceSummary): number {
+  return summary.manifest.machine.nodes.reduce((n, node) => n + node.cpus.length, 0);
+}
+
+/** The command line the trace is about: the profiled process's argv, else the producer's command. */
+export function recordedCommand(summary: TraceSummary): string {
+  const argv = summary.manifest.process?.command ?? [];
+  if (argv.length > 0) return argv.map(shellQuote).join(' ');
+  return summary.manifest.origin.command.map(shellQuote).join(' ');
+}
+
+export function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

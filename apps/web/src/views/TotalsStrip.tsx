@@ -1,0 +1,29 @@
+import { formatCount, formatDurationUs } from '@numascope/viz';
+import type { TraceSummary } from '@numascope/policy-engine';
+
+/** The trace's headline numbers, each with its unit. */
+export function TotalsStrip({ summary }: { summary: TraceSummary }) {
+  const t = summary.totals;
+  const items: Array<{ id: string; label: string; value: number; text: string }> = [
+    { id: 'duration', label: 'duration', value: t.durationUs, text: formatDurationUs(t.durationUs) },
+    { id: 'nodes', label: 'NUMA nodes', value: summary.nodes.length, text: formatCount(summary.nodes.length) },
+    { id: 'threads', label: 'threads', value: t.threads, text: formatCount(t.threads) },
+    { id: 'samples', label: 'samples', value: t.samples, text: formatCount(t.samples) },
+    { id: 'accesses', label: 'accesses', value: t.accesses, text: formatCount(t.accesses) },
+    { id: 'pages', label: 'pages seen (4 KiB)', value: t.pages, text: formatCount(t.pages) },
+    { id: 'regions', label: 'regions', value: t.regions, text: formatCount(t.regions) },
+    { id: 'lost', label: 'lost samples', value: t.lostSamples, text: formatCount(t.lostSamples) },
+  ];
+  return (
+    <dl className="totals" aria-label="Trace totals">
+      {items.map((i) => (
+        <div key={i.id} className={i.id === 'lost' && i.value > 0 ? 'totals__item totals__item--warn' : 'totals__item'}>
+          <dt>{i.label}</dt>
+          <dd data-testid={`total-${i.id}`} data-value={i.value}>
+            {i.text}
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

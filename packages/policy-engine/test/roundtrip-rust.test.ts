@@ -1,0 +1,74 @@
+/**
+ * Rust writes, TypeScript reads: the collector's `numascope debug write-fixture DIR` writes a trace
+ * with every table and column filled with distinctive values (-1s, nulls, u32 max, u64 above 2^53,
+ * non-ASCII text) and a JSON file listing the values it wrote. This test reads the trace with the
+ * TypeScript reader and compares every value of every column.
+ *
+ * Needs the built collector: `npm test` builds it first. NUMASCOPE_BIN overrides the binary path.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTrace } from '../src/trace/reader.js';
+import { TABLE_SCHEMAS } from '../src/trace/schema.js';
+import { TABLE_NAMES } from '../src/trace/types.js';
+
+const bin = process.env.NUMASCOPE_BIN ?? resolve(__dirname, '../../../native/collector/target/debug/numascope');
+
+function actualValues(table: import('apache-arrow').Table, column: string, type: string): unknown[] {
+  const v = table.getChild(column)!;
+  const out: unknown[] = [];
+  for (let i = 0; i < v.length; i++) {
+    const x = v.get(i);
+    if (x === null || x === undefined) out.push(null);
+    else if (typeof x === 'bigint') out.push(x.toString());
+    else if (type === 'int64' || type === 'uint64') out.push(String(x));
+    else out.push(x);
+  }
+  return out;
+}
+
+function normaliseExpected(values: unknown[], type: string): unknown[] {
+  return values.map((x) => (x === null ? null : type === 'int64' || type === 'uint64' ? String(x) : x));
+}
+
+describe('Rust-written trace read by TypeScript', () => {
+  it('the collector binary exists (build it with `npm test` or `cargo build` in native/collector)', () => {
+    expect(existsSync(bin), `collector binary not found at ${bin}`).toBe(true);
+  });
+
+  const dir = mkdtempSync(join(tmpdir(), 'numascope-roundtrip-'));
+  let expected: Record<string, Record<string, unknown[]>> | undefined;
+  let trace: ReturnType<typeof readTrace> | undefined;
+  if (existsSync(bin)) {
+    execFileSync(bin, ['debug', 'write-fixture', dir], { stdio: 'pipe' });
+    expected = JSON.parse(readFileSync(join(dir, 'roundtrip.expected.json'), 'utf8'));
+    trace = readTrace(new Uint8Array(readFileSync(join(dir, 'roundtrip.numascope'))));
+  }
+
+  it('manifest says recorded-format v1 and lists every table with its row count', () => {
+    expect(trace).toBeDefined();
+    expect(trace!.manifest.version).toBe(1);
+    for (const name of TABLE_NAMES) {
+      const entry = trace!.manifest.tables.find((t) => t.name === name);
+      expect(entry, `manifest.tables lacks ${name}`).toBeDefined();
+      expect(entry!.rows).toBe(trace!.tables[name].numRows);
+    }
+  });
+
+  for (const name of TABLE_NAMES) {
+    describe(`table ${name}`, () => {
+      for (const col of TABLE_SCHEMAS[name]) {
+        it(`column ${col.name} (${col.type}) round-trips every value`, () => {
+          expect(expected, 'fixture not written').toBeDefined();
+          const want = expected![name]?.[col.name];
+          expect(want, `fixture JSON lacks ${name}.${col.name}`).toBeDefined();
+          expect(want!.length, `fixture has no rows for ${name}.${col.name}`).toBeGreaterThan(0);
+          expect(actualValues(trace!.tables[name], col.name, col.type)).toEqual(normaliseExpected(want!, col.type));
+        });
+      }
+    });
+  }
+});

@@ -1,0 +1,44 @@
+import { formatBytes, formatCpuList, formatGBps } from './format.js';
+import { nodeColor } from './palette.js';
+
+export interface MachineNodeInfo {
+  id: number;
+  cpus: readonly number[];
+  memoryBytes: number | null;
+  memoryBandwidthGBps?: number | null;
+}
+
+export interface MachineNodesProps {
+  nodes: readonly MachineNodeInfo[];
+}
+
+/** One card per NUMA node: its colour, cpus, memory and memory-controller bandwidth. */
+export function MachineNodes({ nodes }: MachineNodesProps) {
+  const ids = nodes.map((n) => n.id);
+  return (
+    <ul className="ns-node-cards" aria-label="NUMA nodes">
+      {nodes.map((n) => (
+        <li key={n.id} className="ns-node-card" data-testid={`machine-node-${n.id}`}>
+          <span className="ns-swatch" style={{ background: nodeColor(n.id, ids) }} aria-hidden="true" />
+          <span className="ns-node-card__name">node {n.id}</span>
+          <dl>
+            <dt>cpus</dt>
+            <dd data-testid={`machine-node-${n.id}-cpus`} data-value={n.cpus.length}>
+              {n.cpus.length === 0 ? 'none (memory only)' : `${formatCpuList(n.cpus)} (${n.cpus.length} cpu${n.cpus.length === 1 ? '' : 's'})`}
+            </dd>
+            <dt>memory</dt>
+            <dd data-testid={`machine-node-${n.id}-memory`} data-value={n.memoryBytes ?? ''}>
+              {formatBytes(n.memoryBytes)}
+            </dd>
+            {n.memoryBandwidthGBps !== undefined && (
+              <>
+                <dt>bandwidth</dt>
+                <dd>{formatGBps(n.memoryBandwidthGBps)}</dd>
+              </>
+            )}
+          </dl>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,17 @@
+export * from './format.js';
+export * from './palette.js';
+export * from './timeline.js';
+export { CapabilityBadge, CapabilityList, metricLabel } from './CapabilityBadge.js';
+export type { CapabilityBadgeProps, CapabilityListProps, CapabilityStatusName } from './CapabilityBadge.js';
+export { NodeBarChart } from './NodeBarChart.js';
+export type { NodeBarChartProps, NodeBarDatum } from './NodeBarChart.js';
+export { ThreadTimeline, threadLabel } from './ThreadTimeline.js';
+export type { ThreadTimelineProps } from './ThreadTimeline.js';
+export { DistanceMatrix } from './DistanceMatrix.js';
+export type { DistanceMatrixProps } from './DistanceMatrix.js';
+export { MachineNodes } from './MachineNodes.js';
+export type { MachineNodeInfo, MachineNodesProps } from './MachineNodes.js';
+export { LinkDiagram } from './LinkDiagram.js';
+export type { LinkDiagramProps, LinkInfo } from './LinkDiagram.js';
+export { NodeLegend } from './NodeLegend.js';
+export type { NodeLegendProps } from './NodeLegend.js';
