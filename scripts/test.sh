@@ -34,7 +34,7 @@ suite() {
 suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/policy-engine packages/viz apps/web sample-traces e2e"
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"
-suite playwright bash -c "cd '$ROOT' && npm run build -w apps/web && cd e2e && npx playwright test"
+suite playwright bash -c "cd '$ROOT/e2e' && npx playwright test"
 
 passed=0; failed=0
 for f in "$LOGS"/*.log; do sed -i 's/\x1b\[[0-9;]*m//g' "$f"; done

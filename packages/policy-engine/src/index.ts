@@ -17,3 +17,4 @@ export {
   type EncodedDictionaryColumn,
   type TraceWriteErrorCode,
 } from './trace/writer.js';
+export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type MachinePreset } from './machine/presets.js';

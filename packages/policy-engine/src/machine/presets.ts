@@ -1,0 +1,485 @@
+/**
+ * Machine presets (first cut): the seed articles' machines and modern ones, as `TraceMachine`
+ * values a trace manifest can carry. Every number comes from shared/reference/
+ * policies-and-machines.md (§5, and §2.3–2.4 for AsymSched's Machine A), and `provenance` says,
+ * per field, whether it is `documented:<source>` or `estimated:<rule>` (or `unavailable:<why>`).
+ * Where one field mixes documented and estimated numbers it is marked `estimated` and the rule
+ * says which part is documented.
+ *
+ * Conventions: bandwidths are GB/s (1e9 bytes/s) per direction, peak unless said otherwise;
+ * latencies are idle load-to-use in ns; one cpu per core (SMT siblings are not modelled); cpus
+ * are numbered node by node (node n has cpus n·k … n·k+k−1), an assumption stated in
+ * `provenance.cpus` because the real machines' numbering is not documented.
+ */
+import type { GBps, MachineLink, NodeId, TraceMachine } from '../trace/types.js';
+
+export interface MachinePreset {
+  /** Stable id, also the machine's `name`. */
+  id: string;
+  /** One sentence: what machine this is and what it is for. */
+  description: string;
+  machine: TraceMachine;
+}
+
+const PAGE_SIZE_BYTES = 4096;
+const CPUS_NUMBERING = 'estimated:cpus numbered node by node, one per core (the real machine\'s numbering is not documented)';
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks (pure)
+
+function nodesOf(count: number, coresPerNode: number, memoryBandwidthGBps: GBps | null): TraceMachine['nodes'] {
+  return Array.from({ length: count }, (_, id) => ({
+    id,
+    cpus: Array.from({ length: coresPerNode }, (_, core) => id * coresPerNode + core),
+    memoryBytes: null,
+    memoryBandwidthGBps,
+  }));
+}
+
+/** One link each way between `a` and `b`, same capacity both directions. */
+function bothWays(a: NodeId, b: NodeId, capacityGBps: GBps): MachineLink[] {
+  return [
+    { from: a, to: b, capacityGBps },
+    { from: b, to: a, capacityGBps },
+  ];
+}
+
+export function routeKey(from: NodeId, to: NodeId): string {
+  return `${from}->${to}`;
+}
+
+/**
+ * Fewest-hops routes over directed links for every ordered pair of distinct nodes. Ties go to
+ * the path through lower-numbered nodes (breadth-first search visiting neighbours by id), so
+ * the result is deterministic. Throws if some node cannot reach another.
+ */
+export function shortestPathRoutes(nodeIds: readonly NodeId[], links: readonly MachineLink[]): Record<string, number[]> {
+  const outgoing = new Map<NodeId, number[]>();
+  links.forEach((link, index) => {
+    const list = outgoing.get(link.from) ?? [];
+    list.push(index);
+    outgoing.set(link.from, list);
+  });
+  for (const list of outgoing.values()) list.sort((x, y) => links[x]!.to - links[y]!.to || x - y);
+
+  const routes: Record<string, number[]> = {};
+  for (const source of nodeIds) {
+    const viaLink = new Map<NodeId, number>();
+    const queue: NodeId[] = [source];
+    const seen = new Set<NodeId>([source]);
+    while (queue.length > 0) {
+      const node = queue.shift()!;
+      for (const index of outgoing.get(node) ?? []) {
+        const next = links[index]!.to;
+        if (seen.has(next)) continue;
+        seen.add(next);
+        viaLink.set(next, index);
+        queue.push(next);
+      }
+    }
+    for (const target of nodeIds) {
+      if (target === source) continue;
+      if (!seen.has(target)) throw new Error(`no route from node ${source} to node ${target}`);
+      const path: number[] = [];
+      for (let node = target; node !== source; node = links[path[0]!]!.from) path.unshift(viaLink.get(node)!);
+      routes[routeKey(source, target)] = path;
+    }
+  }
+  return routes;
+}
+
+/** Routes when every ordered pair has its own direct link. */
+function directRoutes(nodeIds: readonly NodeId[], links: readonly MachineLink[]): Record<string, number[]> {
+  const routes: Record<string, number[]> = {};
+  for (const from of nodeIds) {
+    for (const to of nodeIds) {
+      if (from === to) continue;
+      const index = links.findIndex((l) => l.from === from && l.to === to);
+      if (index < 0) throw new Error(`no direct link from node ${from} to node ${to}`);
+      routes[routeKey(from, to)] = [index];
+    }
+  }
+  return routes;
+}
+
+/** An n×n matrix from a function of (row, column). */
+function matrix(n: number, cell: (i: number, j: number) => number): number[][] {
+  return Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => cell(i, j)));
+}
+
+/** Nodes grouped into sockets of `nodesPerSocket` consecutive ids. */
+const sameSocket = (nodesPerSocket: number) => (i: number, j: number) =>
+  Math.floor(i / nodesPerSocket) === Math.floor(j / nodesPerSocket);
+
+// ---------------------------------------------------------------------------------------------
+// amd-opteron-8385-4p: the Carrefour machine (reference §5.1)
+
+function opteron8385(): MachinePreset {
+  const id = 'amd-opteron-8385-4p';
+  const nodeIds = [0, 1, 2, 3];
+  const hyperTransport1GBps = 4.0; // 16-bit HT1 at 2 GT/s
+  const links = [[0, 1], [0, 2], [1, 3], [2, 3]].flatMap(([a, b]) => bothWays(a!, b!, hyperTransport1GBps));
+  const routes = shortestPathRoutes(nodeIds, links);
+  const hops = (i: number, j: number) => (i === j ? 0 : routes[routeKey(i, j)]!.length);
+  const slitByHops = [10, 16, 22];
+  const latencyNsByHops = [100, 110, 130];
+  return {
+    id,
+    description:
+      'Carrefour (ASPLOS\'13) testbed as the seed article describes it: 4 quad-core Opteron 8385 (Shanghai) sockets, one node each, HyperTransport 1 square.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'AMD Opteron 8385 (Shanghai, 4 cores)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(4, 4, 12.8),
+      distances: matrix(4, (i, j) => slitByHops[hops(i, j)]!),
+      latenciesNs: matrix(4, (i, j) => latencyNsByHops[hops(i, j)]!),
+      links,
+      routes,
+      provenance: {
+        distances:
+          'estimated:hop-based 10/16/22 SLIT pattern of AMD BIOSes applied to the square wiring (reference §5.1); a real BIOS may report 10/20',
+        latenciesNs:
+          'estimated:local 100 ns from McCalpin (Family 10h 4-socket, 100/130 ns best/worst-connected chip); 1 hop 110 ns and 2 hops 130 ns from the idle read ratios in AMD pub. 40555 (108–109 % and 130 % of local) (reference §5.1)',
+        links:
+          'estimated:square "Quartet" wiring N0-N1, N0-N2, N1-N3, N2-N3 from AMD pub. 40555 Fig. 1 (the Carrefour machine\'s own wiring is not documented); 16-bit HyperTransport 1 at 2 GT/s = 4.0 GB/s per direction (reference §5.1)',
+        routes: 'estimated:fewest hops; the 2-hop pairs (0,3) and (1,2) go through the lower-numbered neighbour',
+        memoryBandwidthGBps: 'estimated:2 DDR2-800 channels per node × 8 B = 12.8 GB/s peak (socket F; reference §5.1)',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// amd-asymsched-machine-a: AsymSched's Machine A (reference §2.3, §2.4)
+
+/**
+ * Machine A node-to-node bandwidth, MB/s, rows = source node, columns = destination node:
+ * hzqmwne/asymsched_demo `fake.py`, likely transcribed from the ATC'15 paper (reference §2.3).
+ */
+const MACHINE_A_BANDWIDTH_MBPS: readonly (readonly number[])[] = [
+  [0, 5600, 4300, 3800, 3000, 2900, 3000, 3000],
+  [5600, 0, 3800, 4300, 3000, 2900, 2900, 3000],
+  [3000, 1900, 0, 5600, 3000, 4300, 1900, 1900],
+  [1900, 3000, 5600, 0, 3000, 3000, 1900, 1900],
+  [3000, 3000, 3000, 3000, 0, 5600, 4300, 1900],
+  [1900, 1900, 4300, 3000, 5600, 0, 4300, 3000],
+  [4300, 3800, 3000, 3000, 3000, 1900, 0, 5600],
+  [1900, 3000, 3800, 3800, 2900, 3000, 5600, 0],
+];
+
+/** A real 8-node SLIT of a 4P Opteron 6272 box (xapi-project test fixture; reference §2.4). */
+const OPTERON_6272_4P_SLIT: readonly (readonly number[])[] = [
+  [10, 16, 16, 22, 16, 22, 16, 22],
+  [16, 10, 22, 16, 16, 22, 22, 16],
+  [16, 22, 10, 16, 16, 16, 16, 16],
+  [22, 16, 16, 10, 16, 16, 22, 22],
+  [16, 16, 16, 16, 10, 16, 16, 22],
+  [22, 22, 16, 16, 16, 10, 22, 16],
+  [16, 22, 16, 22, 16, 22, 10, 16],
+  [22, 16, 16, 22, 22, 16, 16, 10],
+];
+
+const MB_PER_GB = 1000;
+
+function asymschedMachineA(): MachinePreset {
+  const id = 'amd-asymsched-machine-a';
+  const nodeIds = [0, 1, 2, 3, 4, 5, 6, 7];
+  const links: MachineLink[] = [];
+  for (const from of nodeIds) {
+    for (const to of nodeIds) {
+      if (from !== to) links.push({ from, to, capacityGBps: MACHINE_A_BANDWIDTH_MBPS[from]![to]! / MB_PER_GB });
+    }
+  }
+  return {
+    id,
+    description:
+      'AsymSched (ATC\'15) Machine A: 4 Opteron 6272 (Bulldozer) packages, 2 dies each, 8 nodes × 8 cores, with the asymmetric measured node-to-node bandwidths as per-direction pair links.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'AMD Opteron 6272 (Interlagos, 16 cores per package, 8 per die)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(8, 8, 21.3),
+      distances: OPTERON_6272_4P_SLIT.map((row) => [...row]),
+      latenciesNs: null,
+      links,
+      routes: directRoutes(nodeIds, links),
+      provenance: {
+        distances:
+          'estimated:a real SLIT of a 4P Opteron 6272 box (xapi-project ocaml/xenopsd/test/test_topology.ml, reference §2.4); not necessarily Machine A\'s',
+        latenciesNs: 'unavailable:no latency measurement of Machine A is documented in the reference',
+        links:
+          'documented:hzqmwne/asymsched_demo fake.py (secondary source, likely transcribed from the ATC\'15 paper): measured end-to-end node-to-node bandwidth in MB/s, used as one per-direction link per ordered node pair (reference §2.3); the physical HyperTransport links, widths and routing table are not documented',
+        routes: 'estimated:each ordered pair uses its own measured pair link (the real routing table is not documented)',
+        memoryBandwidthGBps:
+          'estimated:assumed equal to the Opteron 6172 preset on the same G34 platform, 2 DDR3-1333 channels per die × 8 B = 21.3 GB/s; Machine A\'s memory configuration is not documented',
+        memoryBytes: 'unavailable:the reference gives no memory size for Machine A',
+        cpus: CPUS_NUMBERING,
+        nodes: 'documented:8 nodes × 8 cores = 64 cores (seed article and the ;login: abstract, reference §2.4)',
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// amd-opteron-6172-4p: Magny-Cours 4P, 8 nodes (reference §5.2)
+
+function opteron6172(): MachinePreset {
+  const id = 'amd-opteron-6172-4p';
+  const nodeIds = [0, 1, 2, 3, 4, 5, 6, 7];
+  const package_ = sameSocket(2);
+  const intraPackageGBps = 12.8; // x16 HT3 at 6.4 GT/s; the x8 cross-die sublink was never enabled
+  const interPackageGBps = 6.4; // x8 HT3 at 6.4 GT/s
+  const links: MachineLink[] = [];
+  for (const i of nodeIds) {
+    for (const j of nodeIds) {
+      if (i < j && OPTERON_6272_4P_SLIT[i]![j] === 16) {
+        links.push(...bothWays(i, j, package_(i, j) ? intraPackageGBps : interPackageGBps));
+      }
+    }
+  }
+  const latencyNs = (i: number, j: number): number => {
+    if (i === j) return 98;
+    if (package_(i, j)) return 130;
+    return OPTERON_6272_4P_SLIT[i]![j] === 16 ? 145 : 170;
+  };
+  return {
+    id,
+    description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'AMD Opteron 6172 (Magny-Cours, 12 cores per package, 6 per die)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(8, 6, 21.3),
+      distances: OPTERON_6272_4P_SLIT.map((row) => [...row]),
+      latenciesNs: matrix(8, latencyNs),
+      links,
+      routes: shortestPathRoutes(nodeIds, links),
+      provenance: {
+        distances: 'estimated:the real 4P G34 SLIT of an Opteron 6272 box (xapi-project test fixture, reference §2.4), same platform',
+        latenciesNs:
+          'estimated:local 98 ns documented (AnandTech, Sandra on Opteron 6174); same package 130, other package 1 hop 145 and 2 hops 170 ns scaled by AMD hop ratios (reference §5.2)',
+        links:
+          'estimated:links = node pairs at SLIT 16 (18 pairs); same-package links 12.8 GB/s per direction (x16 HT3; Chips and Cheese: the x8 cross-die sublink was never enabled, nominal 19.2), other links x8 HT3 = 6.4 GB/s (reference §5.2); the real port budget suggests fewer x8 links',
+        routes: 'estimated:fewest hops, ties through lower-numbered nodes',
+        memoryBandwidthGBps:
+          'documented:AnandTech 42.7 GB/s peak per package = 2 DDR3-1333 channels per die, 21.3 GB/s (reference §5.2); the northbridge caps a package near 28.8 GB/s',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// intel-xeon-x7560-4s: Nehalem-EX, fully connected QPI (reference §5.3)
+
+function xeonX7560(): MachinePreset {
+  const id = 'intel-xeon-x7560-4s';
+  const nodeIds = [0, 1, 2, 3];
+  const qpiGBps = 12.8; // QPI 6.4 GT/s × 2 B per direction
+  const links = nodeIds.flatMap((a) => nodeIds.filter((b) => a < b).flatMap((b) => bothWays(a, b, qpiGBps)));
+  return {
+    id,
+    description: 'Nehalem-EX 4S: 4 Xeon X7560 sockets × 8 cores, fully connected QPI.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'Intel Xeon X7560 (Nehalem-EX, 8 cores)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(4, 8, 17.1),
+      distances: matrix(4, (i, j) => (i === j ? 10 : 20)),
+      latenciesNs: matrix(4, (i, j) => (i === j ? 130 : 190)),
+      links,
+      routes: directRoutes(nodeIds, links),
+      provenance: {
+        distances: 'estimated:typical Intel 4S BIOS SLIT 10/20 (reference §5.3)',
+        latenciesNs: 'estimated:placeholders 130 ns local, 190 ns remote; no readable measurement (reference §5.3)',
+        links: 'estimated:6 QPI links, fully connected; 6.4 GT/s × 2 B = 12.8 GB/s per direction (reference §5.3)',
+        routes: 'estimated:every pair is directly linked',
+        memoryBandwidthGBps:
+          'documented:17.1 GB/s per node from the Bergstrom STREAM paper (UChicago TR-2012-04) as quoted in reference §5.3 (paper body not read); equals 2 DDR3-1066 channels',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// intel-spr-2s: Sapphire Rapids 2S, flat (no SNC) (reference §5.4)
+
+function sapphireRapids2s(): MachinePreset {
+  const id = 'intel-spr-2s';
+  const upiGBps = 4 * 32; // 4 UPI 2.0 links × 16 GT/s × 2 B per direction
+  const links = bothWays(0, 1, upiGBps);
+  return {
+    id,
+    description: '4th-gen Xeon 2S (e.g. Platinum 8480+), flat mode: 2 nodes × 56 cores, 4 UPI links.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'Intel Xeon Platinum 8480+ (Sapphire Rapids, 56 cores)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(2, 56, 307.2),
+      distances: [
+        [10, 21],
+        [21, 10],
+      ],
+      latenciesNs: [
+        [110, 185],
+        [185, 110],
+      ],
+      links,
+      routes: directRoutes([0, 1], links),
+      provenance: {
+        distances:
+          'documented:numactl on Aurora (Xeon Max 9470, flat mode, DDR nodes 10/21; argonne-lcf/user-guides PR #756) and on an SPR 8468V box (bsc-mem/Mess-benchmark#2) (reference §5.4)',
+        latenciesNs: 'estimated:typical 110 ns local, 185 ns remote (reference §5.4)',
+        links:
+          'estimated:4 UPI 2.0 links at 16 GT/s × 2 B = 32 GB/s per direction each, modelled as one 128 GB/s link per direction; many 2S boards wire 3 (reference §5.4)',
+        routes: 'estimated:the two nodes are directly linked',
+        memoryBandwidthGBps: 'estimated:8 DDR5-4800 channels per socket × 8 B = 307.2 GB/s peak (channels and speed: Dell; reference §5.4)',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// amd-genoa-2s-nps1 / nps4: EPYC 9004 2S (reference §5.5)
+
+const GENOA_XGMI_LINK_GBPS = 64; // xGMI x16 at 32 Gb/s per lane, per direction
+const GENOA_XGMI_LINKS = 4;
+
+function genoa2sNps1(): MachinePreset {
+  const id = 'amd-genoa-2s-nps1';
+  const links = bothWays(0, 1, GENOA_XGMI_LINKS * GENOA_XGMI_LINK_GBPS);
+  return {
+    id,
+    description: 'EPYC 9004 (Genoa) 2S in NPS1: 2 nodes × 96 cores, 4 xGMI links between the sockets.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'AMD EPYC 9004 series (Genoa, 96 cores)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(2, 96, 460.8),
+      distances: [
+        [10, 32],
+        [32, 10],
+      ],
+      latenciesNs: [
+        [115, 210],
+        [210, 115],
+      ],
+      links,
+      routes: directRoutes([0, 1], links),
+      provenance: {
+        distances:
+          'documented:EPYC 2P NPS1 numactl 10/32 (Turin 9375F: egandro/proxmox-cpu-affinity#58; Turin 9135: kvcache-ai/ktransformers#797) (reference §5.5)',
+        latenciesNs: 'estimated:typical 115 ns local, 210 ns remote (reference §5.5)',
+        links:
+          'estimated:4 xGMI x16 links at 32 Gb/s per lane = 64 GB/s per direction each, modelled as one 256 GB/s link per direction; some 2P boards use 3 links (reference §5.5)',
+        routes: 'estimated:the two nodes are directly linked',
+        memoryBandwidthGBps: 'estimated:12 DDR5-4800 channels per socket × 8 B = 460.8 GB/s peak (9004 series; reference §5.5)',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+function genoa2sNps4(): MachinePreset {
+  const id = 'amd-genoa-2s-nps4';
+  const nodeIds = [0, 1, 2, 3, 4, 5, 6, 7];
+  const nodesPerSocket = 4;
+  const socket = sameSocket(nodesPerSocket);
+  const meshGBps = 100; // IOD Infinity Fabric between quadrants, ≥100 GB/s per direction
+  const links: MachineLink[] = [];
+  for (const i of nodeIds) {
+    for (const j of nodeIds) if (i < j && socket(i, j)) links.push(...bothWays(i, j, meshGBps));
+  }
+  // One xGMI link per quadrant pair k <-> k+4.
+  for (let k = 0; k < nodesPerSocket; k++) links.push(...bothWays(k, k + nodesPerSocket, GENOA_XGMI_LINK_GBPS));
+
+  const linkIndex = (from: number, to: number) => links.findIndex((l) => l.from === from && l.to === to);
+  const routes: Record<string, number[]> = {};
+  for (const from of nodeIds) {
+    for (const to of nodeIds) {
+      if (from === to) continue;
+      if (socket(from, to)) {
+        routes[routeKey(from, to)] = [linkIndex(from, to)];
+      } else {
+        // Leave through this quadrant's own xGMI link, then cross the other IOD if needed.
+        const peer = (from + nodesPerSocket) % (2 * nodesPerSocket);
+        routes[routeKey(from, to)] = peer === to ? [linkIndex(from, peer)] : [linkIndex(from, peer), linkIndex(peer, to)];
+      }
+    }
+  }
+  return {
+    id,
+    description: 'EPYC 9004 (Genoa) 2S in NPS4: 8 nodes × 24 cores, a quadrant mesh in each socket, 4 xGMI links between them.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'AMD EPYC 9004 series (Genoa, 96 cores)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(8, 24, 115.2),
+      distances: matrix(8, (i, j) => (i === j ? 10 : socket(i, j) ? 12 : 32)),
+      latenciesNs: matrix(8, (i, j) => (i === j ? 105 : socket(i, j) ? 120 : 210)),
+      links,
+      routes,
+      provenance: {
+        distances:
+          'estimated:10 local, 12 same socket (11/12 in practice), 32 other socket (reference §5.5; no official NPS4 SLIT found)',
+        latenciesNs: 'estimated:typical 105 ns local, 120 ns same socket, 210 ns other socket (reference §5.5)',
+        links:
+          'estimated:quadrants of a socket fully meshed through the IOD at ≥100 GB/s per direction per pair; 4 xGMI x16 links at 64 GB/s per direction, modelled as one per quadrant pair k<->k+4 (reference §5.5)',
+        routes: 'estimated:same socket direct; other socket through the source quadrant\'s xGMI link, then the mesh',
+        memoryBandwidthGBps: 'estimated:3 DDR5-4800 channels per quadrant × 8 B = 115.2 GB/s peak (reference §5.5)',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
+  opteron8385,
+  asymschedMachineA,
+  opteron6172,
+  xeonX7560,
+  sapphireRapids2s,
+  genoa2sNps1,
+  genoa2sNps4,
+];
+
+/** Every preset, freshly built (callers may modify what they get). */
+export function listPresets(): MachinePreset[] {
+  return PRESET_FACTORIES.map((make) => make());
+}
+
+export const PRESET_IDS: readonly string[] = listPresets().map((p) => p.id);
+
+/** The machine of preset `id`; throws naming the valid ids. */
+export function getPreset(id: string): TraceMachine {
+  const preset = listPresets().find((p) => p.id === id);
+  if (!preset) throw new Error(`unknown machine preset "${id}"; valid presets: ${PRESET_IDS.join(', ')}`);
+  return preset.machine;
+}
