@@ -41,14 +41,22 @@ describe('Rust-written trace read by TypeScript', () => {
 
   const dir = mkdtempSync(join(tmpdir(), 'numascope-roundtrip-'));
   let expected: Record<string, Record<string, unknown[]>> | undefined;
+  let expectedManifest: unknown;
   let trace: ReturnType<typeof readTrace> | undefined;
   if (existsSync(bin)) {
     execFileSync(bin, ['debug', 'write-fixture', dir], { stdio: 'pipe' });
-    expected = JSON.parse(readFileSync(join(dir, 'roundtrip.expected.json'), 'utf8'));
+    const file = JSON.parse(readFileSync(join(dir, 'roundtrip.expected.json'), 'utf8'));
+    expected = file.tables;
+    expectedManifest = file.manifest;
     trace = readTrace(new Uint8Array(readFileSync(join(dir, 'roundtrip.numascope'))));
   }
 
-  it('manifest says recorded-format v1 and lists every table with its row count', () => {
+  it('manifest round-trips field by field', () => {
+    expect(trace).toBeDefined();
+    expect(trace!.manifest).toEqual(expectedManifest);
+  });
+
+  it('manifest says format v1 and lists every table with its row count', () => {
     expect(trace).toBeDefined();
     expect(trace!.manifest.version).toBe(1);
     for (const name of TABLE_NAMES) {
