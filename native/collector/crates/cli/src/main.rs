@@ -1,0 +1,332 @@
+//! `numascope`: the command-line tool of the numascope NUMA memory-placement profiler.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{ArgGroup, Parser, Subcommand};
+use numascope_core::probe::{self, Probe};
+use numascope_core::record::{self, RecordError, RecordOptions, Target};
+use numascope_core::topology::{self, Topology};
+
+/// Exit code for runtime errors (usage errors exit with 2, as clap does).
+const EXIT_RUNTIME: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "numascope",
+    version,
+    about = "NUMA memory-placement profiler: record where threads run and which memory they touch",
+    long_about = "numascope records where a program's threads run and which memory pages they touch \
+(page-fault sampling with perf_event_open plus /proc and /sys polling), and writes one \
+self-contained trace file (NAME.numascope: a ZIP of manifest.json and Arrow tables) that the \
+numascope app and any Arrow reader open.\n\n\
+Exit codes: 0 success, 1 runtime error, 2 usage error.",
+    after_help = "Examples:\n  numascope probe\n  numascope record -o run.numascope -- ./app --size 4G\n  numascope record -p 1234 -d 10 -o attached.numascope\n  numascope topology --json"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Record a trace of a launched command or of a running process.
+    #[command(
+        long_about = "Record a trace.\n\n\
+Launch a command (everything after `--`) and record it from its first instruction, or attach to \
+a running process with -p PID. Recording stops when the duration (-d) elapses, when the process \
+exits, or on Ctrl-C/SIGTERM; the trace is written in every case. A launched command still \
+running when the capture stops is sent SIGTERM. Its stdin, stdout and stderr are the recorder's.\n\n\
+Sources: software page-fault sampling (every fault: which thread touched which page first, when, \
+on which cpu), /proc polling (thread cpu and node, migrations, numa_maps page placement per \
+mapping, vmstat and per-node numastat counters), and sysfs topology. If page-fault events cannot \
+be opened (permissions, kernel), /proc data is still recorded and the manifest says why.\n\n\
+Permissions: page-fault sampling of your own processes works with perf_event_paranoid <= 2; \
+faults taken in kernel mode need CAP_PERFMON (or CAP_SYS_ADMIN, or perf_event_paranoid <= 1). \
+Attaching to another user's process needs root or CAP_SYS_PTRACE.",
+        group(ArgGroup::new("target").required(true).args(["pid", "command"]))
+    )]
+    Record(RecordArgs),
+
+    /// Show which data sources and metrics work on this machine, and why not.
+    #[command(long_about = "Probe this machine: for each data source (page-faults, procfs, sysfs-topology, \
+ibs-op, pebs-load, pebs-store, damon, core-counters, uncore) whether it is available, with a one-line \
+reason, and for each metric whether it can be measured here. Opens a software page-fault counter \
+and a hardware instructions counter to confirm.")]
+    Probe {
+        /// Print the probe as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+
+    /// Show the NUMA topology: nodes, their cpus and memory, and distances.
+    #[command(long_about = "Show the machine description numascope writes into traces: NUMA nodes with \
+their cpus and memory (sysfs node*/cpulist, node*/meminfo), the SLIT distance matrix (node*/distance), \
+kernel, cpu model, and where each number came from.")]
+    Topology {
+        /// Print the manifest `machine` object as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+
+    /// Developer tools (not part of the stable interface).
+    #[command(hide = true)]
+    Debug {
+        #[command(subcommand)]
+        command: DebugCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum DebugCommand {
+    /// Write roundtrip.numascope and roundtrip.expected.json (every table and column filled with
+    /// known values) into DIR, for reader tests in other languages.
+    WriteFixture {
+        /// Directory to write into (created if missing).
+        dir: PathBuf,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// Trace file to write (conventionally NAME.numascope).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+
+    /// Stop after this many seconds (decimals allowed). Default: until the process exits or
+    /// Ctrl-C (at most 71 minutes, the limit of trace format v1).
+    #[arg(short = 'd', long = "duration", value_name = "SECONDS", value_parser = parse_seconds)]
+    duration: Option<f64>,
+
+    /// /proc polling interval in milliseconds (thread placement, numa_maps, counters).
+    #[arg(long = "interval-ms", value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    interval_ms: u64,
+
+    /// Attach to this running process (all its threads) instead of launching a command.
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pid: Option<i32>,
+
+    /// Print no progress lines or summary on stderr.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+
+    /// The command to launch and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(format!("the duration must be a positive number of seconds, got {s}"));
+    }
+    Ok(v)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, msg)) => {
+            eprintln!("numascope: error: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+type CliResult = Result<(), (u8, String)>;
+
+fn runtime<E: std::fmt::Display>(e: E) -> (u8, String) {
+    (EXIT_RUNTIME, e.to_string())
+}
+
+fn run(cli: Cli) -> CliResult {
+    match cli.command {
+        Command::Record(args) => cmd_record(args),
+        Command::Probe { json } => cmd_probe(json),
+        Command::Topology { json } => cmd_topology(json),
+        Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
+            let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
+            println!("{}\n{}", t.display(), j.display());
+            Ok(())
+        }
+    }
+}
+
+fn read_topology() -> Result<Topology, (u8, String)> {
+    topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))
+}
+
+fn cmd_record(args: RecordArgs) -> CliResult {
+    let target = match (args.pid, args.command.is_empty()) {
+        (Some(pid), true) => Target::Attach(pid),
+        (None, false) => Target::Launch(args.command.clone()),
+        (Some(_), false) => return Err((EXIT_USAGE, "give either -p PID or a command after `--`, not both".into())),
+        (None, true) => return Err((EXIT_USAGE, "nothing to record: give -p PID or a command after `--`".into())),
+    };
+    record::install_signal_handlers();
+    let topo = read_topology()?;
+    let probe = probe::probe(&topo);
+    let mut opts = RecordOptions::new(target, args.output.clone());
+    opts.duration = args.duration.map(Duration::from_secs_f64);
+    opts.interval = Duration::from_millis(args.interval_ms);
+    opts.command_line = std::env::args().collect();
+    opts.progress = !args.quiet;
+    let roots = topology::Roots::default();
+    let s = record::record_with(&opts, &roots, &topo, &probe).map_err(|e| match e {
+        RecordError::Usage(m) => (EXIT_USAGE, m),
+        e => (EXIT_RUNTIME, e.to_string()),
+    })?;
+    if !args.quiet {
+        let exit = match s.exit_code {
+            Some(c) => format!(", exit code {c}"),
+            None => String::new(),
+        };
+        eprintln!(
+            "numascope: recorded {:.2} s of pid {} (stop: {}{exit})\n\
+             numascope:   threads {}, pages {}, samples {}, lost samples {}\n\
+             numascope:   page-fault sampling: {}\n\
+             numascope:   wrote {} ({})",
+            s.duration_us as f64 / 1e6,
+            s.pid,
+            s.stop_reason,
+            s.threads,
+            s.pages,
+            s.samples,
+            s.lost_samples,
+            s.page_faults,
+            s.output.display(),
+            human_bytes(s.size_bytes)
+        );
+    }
+    Ok(())
+}
+
+fn human_bytes(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn cmd_probe(json: bool) -> CliResult {
+    let topo = read_topology()?;
+    let p: Probe = probe::probe(&topo);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&p).map_err(runtime)?);
+        return Ok(());
+    }
+    println!(
+        "numascope probe on {} ({} NUMA node(s), kernel {})",
+        topo.hostname,
+        topo.nodes.len(),
+        topo.kernel.as_deref().unwrap_or("?")
+    );
+    println!("privileges: {}", p.privileges.describe());
+    println!("PMUs: {}", if p.pmus.is_empty() { "(none)".to_string() } else { p.pmus.join(" ") });
+    println!();
+    let w = p.sources.iter().map(|s| s.id.len()).max().unwrap_or(6).max(6);
+    println!("{:<w$}  {:<13}  REASON", "SOURCE", "STATUS");
+    for s in &p.sources {
+        let status = match (s.available, s.implemented) {
+            (true, true) => "available",
+            (true, false) => "not-recorded",
+            (false, _) => "unavailable",
+        };
+        println!("{:<w$}  {:<13}  {}", s.id, status, s.reason);
+    }
+    println!();
+    let w = p.capabilities.iter().map(|c| c.metric.len()).max().unwrap_or(6).max(6);
+    println!("{:<w$}  {:<13}  REASON", "METRIC", "STATUS");
+    for c in &p.capabilities {
+        println!("{:<w$}  {:<13}  {}", c.metric, c.status, c.reason);
+    }
+    Ok(())
+}
+
+fn cpulist(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    if out.is_empty() {
+        "(none)".into()
+    } else {
+        out.join(",")
+    }
+}
+
+fn cmd_topology(json: bool) -> CliResult {
+    let topo = read_topology()?;
+    let m = topo.machine();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&m).map_err(runtime)?);
+        return Ok(());
+    }
+    println!("host      {}", m.name);
+    println!("kernel    {}", m.kernel.as_deref().unwrap_or("?"));
+    println!("cpu       {}", m.cpu_model.as_deref().unwrap_or("?"));
+    println!("page size {} bytes", m.page_size_bytes);
+    println!("nodes     {}", m.nodes.len());
+    for n in &m.nodes {
+        let mem = n.memory_bytes.map(human_bytes).unwrap_or_else(|| "unknown".into());
+        println!("  node {:<3} cpus {:<20} memory {mem}", n.id, cpulist(&n.cpus));
+    }
+    println!("distances (SLIT, 10 = local)");
+    print!("       ");
+    for n in &m.nodes {
+        print!("{:>5}", n.id);
+    }
+    println!();
+    for (i, row) in m.distances.iter().enumerate() {
+        print!("  {:>3}  ", m.nodes[i].id);
+        for d in row {
+            print!("{d:>5}");
+        }
+        println!();
+    }
+    println!("provenance");
+    let p = &m.provenance;
+    println!("  distances           {}", p.distances);
+    println!("  memoryBytes         {}", p.memory_bytes);
+    println!("  latenciesNs         {}", p.latencies_ns);
+    println!("  links               {}", p.links);
+    println!("  memoryBandwidthGBps {}", p.memory_bandwidth_gbps);
+    for n in &topo.notes {
+        println!("note: {n}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn cpulist_format() {
+        assert_eq!(cpulist(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(cpulist(&[]), "(none)");
+    }
+}

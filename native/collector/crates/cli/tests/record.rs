@@ -1,0 +1,615 @@
+//! End-to-end tests of `numascope record` on this machine: launch, attach, process exit,
+//! SIGINT, and error exits. They run the built `numascope` and `numascope-testload` binaries and
+//! read the traces back with the Rust reader.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use numascope_core::trace::reader::read_trace;
+use numascope_core::trace::TraceData;
+
+fn numascope() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
+}
+
+/// The testload binary: `$NUMASCOPE_TESTLOAD`, else next to `numascope` in the target dir
+/// (built by `cargo test` of the workspace; built here with cargo if missing).
+fn testload() -> PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        if let Some(p) = std::env::var_os("NUMASCOPE_TESTLOAD") {
+            return PathBuf::from(p);
+        }
+        let dir = numascope().parent().unwrap().to_path_buf();
+        let p = dir.join("numascope-testload");
+        if !p.exists() {
+            let cargo = option_env!("CARGO").unwrap_or("cargo");
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", "numascope-testload"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+            if dir.ends_with("release") {
+                cmd.arg("--release");
+            }
+            let st = cmd.status().expect("run cargo to build numascope-testload");
+            assert!(st.success(), "building numascope-testload failed");
+        }
+        assert!(p.exists(), "{} not found: run `cargo build -p numascope-testload` first", p.display());
+        p
+    })
+    .clone()
+}
+
+struct Tmp(PathBuf);
+impl Tmp {
+    fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("numascope-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Tmp(p)
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Buffer {
+    tid: i32,
+    addr: u64,
+    len: u64,
+}
+
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    line.split_whitespace().find_map(|t| t.strip_prefix(key)).unwrap_or_else(|| panic!("no {key} in {line:?}"))
+}
+
+fn parse_buffer(line: &str) -> Buffer {
+    Buffer {
+        tid: field(line, "tid=").parse().unwrap(),
+        addr: u64::from_str_radix(field(line, "addr=").trim_start_matches("0x"), 16).unwrap(),
+        len: field(line, "len=").parse().unwrap(),
+    }
+}
+
+/// (worker buffers, shared buffer) from testload's stdout.
+fn parse_testload(stdout: &str) -> (Vec<Buffer>, Option<Buffer>) {
+    let bufs = stdout.lines().filter(|l| l.starts_with("buffer ")).map(parse_buffer).collect();
+    let shared = stdout.lines().find(|l| l.starts_with("shared ")).map(parse_buffer);
+    (bufs, shared)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(numascope()).args(args).output().expect("run numascope")
+}
+
+fn explain(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn wait_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let end = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("process {} did not finish within {limit:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Checks that every worker's own buffer was first-touched by that worker, page by page.
+fn check_worker_buffers(t: &TraceData, buffers: &[Buffer]) {
+    let tindex: HashMap<i32, usize> = t.threads.tid.iter().enumerate().map(|(i, &tid)| (tid, i)).collect();
+    for b in buffers {
+        let ti = *tindex
+            .get(&b.tid)
+            .unwrap_or_else(|| panic!("worker tid {} missing from threads {:?}", b.tid, t.threads.tid));
+        let npages = (b.len / 4096) as usize;
+        let in_buf = |a: u64| a >= b.addr && a < b.addr + b.len;
+        // Samples that fall in this buffer.
+        let mut pages_by_worker: HashSet<u64> = HashSet::new();
+        let mut samples_in_buf = 0;
+        for i in 0..t.samples.time_us.len() {
+            let p = t.samples.page[i];
+            assert!(p >= 0, "page-fault samples always have an address");
+            let addr = t.pages.address[p as usize] + t.samples.offset[i] as u64;
+            if !in_buf(addr) {
+                continue;
+            }
+            samples_in_buf += 1;
+            assert_eq!(
+                t.samples.thread[i] as usize, ti,
+                "a sample in worker {}'s buffer belongs to another thread",
+                b.tid
+            );
+            assert_eq!(t.samples.op.get(i), "fault");
+            assert_eq!(t.samples.event.get(i), "page-fault");
+            assert_eq!(t.samples.data_source.get(i), "unknown");
+            assert_eq!(t.samples.weight[i], 1);
+            assert_eq!(t.samples.hops[i], -1);
+            pages_by_worker.insert(addr & !4095);
+        }
+        assert!(
+            pages_by_worker.len() * 10 >= npages * 9,
+            "worker {}: samples cover {} of {npages} buffer pages ({samples_in_buf} samples in the buffer)",
+            b.tid,
+            pages_by_worker.len()
+        );
+        // The pages table says the worker touched them first, and where they are.
+        let mut first_by_worker = 0;
+        let mut on_node0 = 0;
+        for i in 0..t.pages.address.len() {
+            if in_buf(t.pages.address[i]) {
+                assert_eq!(t.pages.address[i] % 4096, 0);
+                if t.pages.first_touch_thread[i] == ti as i32 {
+                    first_by_worker += 1;
+                }
+                if t.pages.node[i] == 0 {
+                    on_node0 += 1;
+                }
+            }
+        }
+        assert!(
+            first_by_worker * 10 >= npages * 9,
+            "worker {}: first touch attributed for {first_by_worker}/{npages} pages",
+            b.tid
+        );
+        if single_node() {
+            assert!(on_node0 * 10 >= npages * 9, "worker {}: only {on_node0}/{npages} pages on node 0", b.tid);
+        }
+    }
+}
+
+fn single_node() -> bool {
+    !Path::new("/sys/devices/system/node/node1").exists()
+}
+
+/// region_placements has a region containing the buffer, with pages on node 0.
+fn check_region_holds(t: &TraceData, b: &Buffer) {
+    let regions: Vec<usize> = (0..t.regions.start.len())
+        .filter(|&r| t.regions.start[r] <= b.addr && b.addr + b.len <= t.regions.end[r])
+        .collect();
+    assert!(!regions.is_empty(), "no region contains buffer {b:?}");
+    let rp = &t.region_placements;
+    let max_pages = (0..rp.time_us.len())
+        .filter(|&i| regions.contains(&(rp.region[i] as usize)) && (rp.node[i] == 0 || !single_node()))
+        .map(|i| rp.pages[i] as u64)
+        .max()
+        .unwrap_or(0);
+    assert!(max_pages * 10 >= (b.len / 4096) * 9, "region of buffer {b:?} shows at most {max_pages} pages on node 0");
+    for &r in &regions {
+        assert_eq!(t.regions.kind.get(r), "anon");
+        assert_eq!(t.regions.path[r], None);
+    }
+}
+
+fn check_common(t: &TraceData) {
+    let m = &t.manifest;
+    assert_eq!(m.format, "numascope-trace");
+    assert_eq!(m.version, 1);
+    assert_eq!(m.origin.kind, "recorded");
+    assert_eq!(m.origin.generator, "numascope record");
+    assert_eq!(m.machine.source, "sysfs");
+    assert_eq!(m.capture.sample_count as usize, t.samples.time_us.len());
+    assert_eq!(m.tables.len(), 8);
+    let pf = m.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
+    assert_eq!(pf.status, "used", "page-faults source: {pf:?}");
+    assert_eq!(pf.sample_period, Some(1));
+    let procfs = m.capture.sources.iter().find(|s| s.id == "procfs").unwrap();
+    assert_eq!(procfs.status, "used");
+    assert_eq!(m.capture.capabilities.len(), 12);
+    // Times are µs since the start, within the capture.
+    let dur = m.capture.duration_us;
+    assert!(t.samples.time_us.windows(2).all(|w| w[0] <= w[1]), "samples are in time order");
+    assert!(t.samples.time_us.iter().all(|&x| (x as u64) <= dur), "sample times within the capture");
+    assert!(t.thread_placements.time_us.iter().all(|&x| (x as u64) <= dur + 1_000_000));
+    // Placement and counters from /proc.
+    assert!(!t.thread_placements.time_us.is_empty());
+    if single_node() {
+        assert!(t.thread_placements.node.iter().all(|&n| n == 0));
+    }
+    assert!(t.counters.counter.iter().any(|c| c == "numa_hit"), "numa_hit counter missing");
+    assert!((0..t.counters.time_us.len()).any(|i| t.counters.scope.get(i) == "system" && t.counters.scope_id[i] == -1));
+    // Thread indices are valid everywhere.
+    let nt = t.threads.tid.len() as u32;
+    assert!(t.samples.thread.iter().all(|&x| x < nt));
+    assert!(t.thread_placements.thread.iter().all(|&x| x < nt));
+    assert!(t.events.thread.iter().all(|&x| x >= -1 && x < nt as i32));
+    assert!(t.pages.first_touch_thread.iter().all(|&x| x >= -1 && x < nt as i32));
+    let nr = t.regions.start.len() as i32;
+    assert!(t.pages.region.iter().all(|&r| r >= -1 && r < nr));
+    assert!(t.region_placements.region.iter().all(|&r| (r as i32) < nr));
+}
+
+#[test]
+fn launch_records_every_worker_buffer() {
+    let tmp = Tmp::new("launch");
+    let out = tmp.file("launch.numascope");
+    let tl = testload();
+    let o = run(&["record", "-o", out.to_str().unwrap(), "--", tl.to_str().unwrap(), "--threads", "4", "--mib", "8"]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let (buffers, shared) = parse_testload(&stdout);
+    assert_eq!(buffers.len(), 4, "{}", explain(&o));
+    assert!(stdout.lines().any(|l| l == "done"), "testload's stdout is forwarded");
+    assert!(stderr.contains("wrote ") && stderr.contains("samples"), "summary on stderr: {stderr}");
+
+    let f = read_trace(&out).unwrap();
+    let t = f.to_trace_data();
+    check_common(&t);
+    let m = &t.manifest;
+    assert_eq!(m.capture.stop_reason, "process-exit");
+    let p = m.process.as_ref().unwrap();
+    assert!(!p.attached);
+    assert_eq!(p.exit_code, Some(0));
+    assert_eq!(p.command[0], tl.to_str().unwrap());
+    assert!(p.start_time_ticks.is_some());
+    assert_eq!(m.origin.command[1], "record");
+    assert_eq!(m.capture.lost_samples, 0, "no samples should be lost for 32 MiB");
+
+    assert!(t.threads.tid.len() >= 5, "main + 4 workers, got {:?}", t.threads.tid);
+    let shared = shared.unwrap();
+    assert!(t.threads.tid.contains(&shared.tid));
+    assert!(t.threads.pid.iter().all(|&pid| pid == p.pid));
+    // Every worker has samples.
+    for b in &buffers {
+        let ti = t.threads.tid.iter().position(|&x| x == b.tid).unwrap() as u32;
+        assert!(t.samples.thread.contains(&ti), "no samples for worker {}", b.tid);
+    }
+    check_worker_buffers(&t, &buffers);
+    for b in &buffers {
+        check_region_holds(&t, b);
+    }
+    // The shared buffer was first touched by the main thread.
+    let main_ti = t.threads.tid.iter().position(|&x| x == shared.tid).unwrap() as i32;
+    let shared_pages: Vec<usize> = (0..t.pages.address.len())
+        .filter(|&i| t.pages.address[i] >= shared.addr && t.pages.address[i] < shared.addr + shared.len)
+        .collect();
+    assert!(shared_pages.len() * 10 >= (shared.len / 4096) as usize * 9);
+    assert!(shared_pages.iter().all(|&i| t.pages.first_touch_thread[i] == main_ti));
+    // Events: the process exit is recorded with its code.
+    let exit_ev: Vec<usize> = (0..t.events.time_us.len()).filter(|&i| t.events.kind.get(i) == "process-exit").collect();
+    assert_eq!(exit_ev.len(), 1);
+    assert_eq!(t.events.value[exit_ev[0]], 0);
+    assert!(t.events.kind.iter().any(|k| k == "thread-start"));
+    // Worker names from comm.
+    let wi = t.threads.tid.iter().position(|&x| x == buffers[0].tid).unwrap();
+    assert!(t.threads.name[wi].starts_with("testload-w"), "thread name {:?}", t.threads.name[wi]);
+    assert!(t.threads.migrations.iter().all(|&m| m >= -1));
+}
+
+#[test]
+fn attach_to_running_process() {
+    let tmp = Tmp::new("attach");
+    let out = tmp.file("attach.numascope");
+    let mut tl = Command::new(testload())
+        .args(["--threads", "2", "--mib", "4", "--delay", "1.0", "--seconds", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(tl.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let pid: i32 = field(&ready, "pid=").parse().unwrap();
+    // Workers exist now and map their buffers after 1 s: attach before that.
+    let o = run(&["record", "-p", &pid.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = wait_timeout(&mut tl, Duration::from_secs(20));
+    assert!(status.success(), "the attached process must keep running and exit normally: {status:?}");
+    let stdout = rest.join("\n");
+    let (buffers, _) = parse_testload(&stdout);
+    assert_eq!(buffers.len(), 2);
+
+    let t = read_trace(&out).unwrap().to_trace_data();
+    check_common(&t);
+    let m = &t.manifest;
+    assert_eq!(m.capture.stop_reason, "duration");
+    let p = m.process.as_ref().unwrap();
+    assert!(p.attached);
+    assert_eq!(p.pid, pid);
+    assert_eq!(p.exit_code, None);
+    assert!(p.command.iter().any(|a| a == "--delay"), "command from /proc/PID/cmdline: {:?}", p.command);
+    assert!((2_500_000..6_000_000).contains(&m.capture.duration_us), "duration {}", m.capture.duration_us);
+    assert!(t.threads.tid.len() >= 3);
+    check_worker_buffers(&t, &buffers);
+    for b in &buffers {
+        check_region_holds(&t, b);
+    }
+}
+
+#[test]
+fn process_exit_before_duration() {
+    let tmp = Tmp::new("exit");
+    let out = tmp.file("exit.numascope");
+    let t0 = Instant::now();
+    let tl = testload();
+    let o = run(&[
+        "record",
+        "-d",
+        "30",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--mib",
+        "1",
+        "--seconds",
+        "0.05",
+    ]);
+    assert!(o.status.success(), "{}", explain(&o));
+    assert!(t0.elapsed() < Duration::from_secs(20), "the recorder must stop when the process exits");
+    let t = read_trace(&out).unwrap().to_trace_data();
+    check_common(&t);
+    assert_eq!(t.manifest.capture.stop_reason, "process-exit");
+    assert!(t.manifest.capture.duration_us < 20_000_000);
+    assert_eq!(t.manifest.process.as_ref().unwrap().exit_code, Some(0));
+
+    // A failing command: its exit code is recorded, the recorder still succeeds.
+    let out2 = tmp.file("exit3.numascope");
+    let o = run(&["record", "-q", "-o", out2.to_str().unwrap(), "--", "sh", "-c", "exit 3"]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let t = read_trace(&out2).unwrap().to_trace_data();
+    assert_eq!(t.manifest.capture.stop_reason, "process-exit");
+    assert_eq!(t.manifest.process.as_ref().unwrap().exit_code, Some(3));
+    assert!(t.manifest.capture.notes.iter().any(|n| n.contains("exited with code 3")));
+}
+
+#[test]
+fn sigint_stops_and_writes_the_trace() {
+    let tmp = Tmp::new("sigint");
+    let out = tmp.file("sigint.numascope");
+    let tl = testload();
+    let mut rec = Command::new(numascope())
+        .args([
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            tl.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--mib",
+            "2",
+            "--seconds",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(rec.stdout.take().unwrap()).lines();
+    // Wait until the worker has touched its buffer.
+    loop {
+        let l = lines.next().expect("testload output ended early").unwrap();
+        if l.starts_with("touched ") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    let status = wait_timeout(&mut rec, Duration::from_secs(30));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut rec.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "recorder exit {status:?}; stderr:\n{err}");
+    let t = read_trace(&out).unwrap().to_trace_data();
+    check_common(&t);
+    let m = &t.manifest;
+    assert_eq!(m.capture.stop_reason, "signal");
+    assert_eq!(m.process.as_ref().unwrap().exit_code, None);
+    assert!(m.capture.notes.iter().any(|n| n.contains("SIGINT")), "{:?}", m.capture.notes);
+    assert!(m.capture.notes.iter().any(|n| n.contains("SIGTERM")), "{:?}", m.capture.notes);
+    assert!(!t.samples.time_us.is_empty());
+}
+
+#[test]
+fn clear_errors_and_exit_codes() {
+    let tmp = Tmp::new("errors");
+    let out = tmp.file("x.numascope");
+    let out_s = out.to_str().unwrap();
+
+    let o = run(&["record", "-o", out_s, "--", "no-such-command-numascope-test"]);
+    assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("command not found: no-such-command-numascope-test"), "{e}");
+    assert!(!out.exists());
+
+    // A pid that cannot exist (above pid_max).
+    let o = run(&["record", "-p", "2147483647", "-d", "1", "-o", out_s]);
+    assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no process with pid 2147483647"));
+
+    // Usage errors exit with 2.
+    assert_eq!(run(&["record", "-o", out_s]).status.code(), Some(2));
+    assert_eq!(run(&["record", "-p", "1", "-o", out_s, "--", "true"]).status.code(), Some(2));
+    assert_eq!(run(&["record", "-d", "-3", "-o", out_s, "--", "true"]).status.code(), Some(2));
+    assert_eq!(run(&["record", "--", "true"]).status.code(), Some(2));
+    assert_eq!(run(&["no-such-subcommand"]).status.code(), Some(2));
+    let o = run(&["record", "-o", "/nonexistent-dir-numascope/x.numascope", "--", "true"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not exist"));
+}
+
+#[test]
+fn probe_and_topology_commands() {
+    let o = run(&["probe"]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    for id in [
+        "page-faults",
+        "procfs",
+        "sysfs-topology",
+        "ibs-op",
+        "pebs-load",
+        "pebs-store",
+        "damon",
+        "core-counters",
+        "uncore",
+    ] {
+        assert!(s.contains(id), "probe table lacks {id}:\n{s}");
+    }
+    let o = run(&["probe", "--json"]);
+    assert!(o.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["sources"].as_array().unwrap().len(), 9);
+    assert_eq!(j["capabilities"].as_array().unwrap().len(), 12);
+    for s in j["sources"].as_array().unwrap() {
+        assert!(!s["reason"].as_str().unwrap().is_empty());
+    }
+    let o = run(&["topology", "--json"]);
+    assert!(o.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["source"], "sysfs");
+    assert!(!j["nodes"].as_array().unwrap().is_empty());
+    assert!(run(&["topology"]).status.success());
+}
+
+#[test]
+fn debug_write_fixture() {
+    let tmp = Tmp::new("fixture");
+    let o = run(&["debug", "write-fixture", tmp.0.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let t = read_trace(&tmp.file("roundtrip.numascope")).unwrap();
+    assert_eq!(t.manifest.origin.kind, "synthetic");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.file("roundtrip.expected.json")).unwrap()).unwrap();
+    assert_eq!(j["rows"]["samples"], 3);
+    // Hidden from --help.
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).to_string();
+    assert!(!help.contains("debug"), "{help}");
+}
+
+/// Ctrl-C in a terminal reaches the whole foreground process group: the command dies of
+/// SIGINT, the recorder stops and still writes the trace.
+#[test]
+fn ctrl_c_to_the_process_group() {
+    use std::os::unix::process::CommandExt;
+    let tmp = Tmp::new("ctrlc");
+    let out = tmp.file("ctrlc.numascope");
+    let tl = testload();
+    let mut rec = Command::new(numascope())
+        .args([
+            "record",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            tl.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--mib",
+            "1",
+            "--seconds",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(rec.stdout.take().unwrap()).lines();
+    loop {
+        let l = lines.next().expect("testload output ended early").unwrap();
+        if l.starts_with("touched ") {
+            break;
+        }
+    }
+    unsafe { libc::kill(-(rec.id() as i32), libc::SIGINT) };
+    let status = wait_timeout(&mut rec, Duration::from_secs(30));
+    assert!(status.success(), "recorder exit {status:?}");
+    let t = read_trace(&out).unwrap().to_trace_data();
+    let m = &t.manifest;
+    assert_eq!(m.capture.stop_reason, "signal");
+    assert_eq!(m.process.as_ref().unwrap().exit_code, Some(128 + libc::SIGINT));
+    assert!(m.capture.notes.iter().any(|n| n.contains("killed by SIGINT")), "{:?}", m.capture.notes);
+    assert!((0..t.events.time_us.len()).any(|i| t.events.kind.get(i) == "process-exit" && t.events.value[i] == 130));
+}
+
+/// As an unprivileged user (run via setpriv when the tests run as root): attaching to another
+/// user's process fails with a clear permission error; recording one's own command works, with
+/// user-mode faults only at perf_event_paranoid 2.
+#[test]
+fn unprivileged_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if unsafe { libc::geteuid() } != 0 || !setpriv.exists() {
+        eprintln!("skipping: needs root and /usr/bin/setpriv to run as nobody");
+        return;
+    }
+    let tmp = Tmp::new("nobody");
+    std::fs::set_permissions(&tmp.0, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", numascope().to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // The binaries must be reachable for nobody (not so under a 0700 home directory).
+    let probe_run = as_nobody(&["--version"]);
+    let tl_ok = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", testload().to_str().unwrap(), "--help"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !probe_run.status.success() || !tl_ok {
+        eprintln!("skipping: user nobody cannot run the test binaries here");
+        return;
+    }
+    let mut victim = Command::new("sleep").arg("30").spawn().unwrap();
+    let out = tmp.file("denied.numascope");
+    let o = as_nobody(&["record", "-p", &victim.id().to_string(), "-d", "1", "-o", out.to_str().unwrap()]);
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("permission denied") && e.contains("another user") && e.contains("CAP_SYS_PTRACE"), "{e}");
+    assert!(!out.exists());
+
+    let paranoid: i32 =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap().trim().parse().unwrap();
+    if paranoid > 2 {
+        return;
+    }
+    let out = tmp.file("own.numascope");
+    let tl = testload();
+    let o = as_nobody(&[
+        "record",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--mib",
+        "1",
+        "--seconds",
+        "0.3",
+    ]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let t = read_trace(&out).unwrap().to_trace_data();
+    let pf = t.manifest.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
+    assert_eq!(pf.status, "used");
+    if paranoid == 2 {
+        assert!(pf.reason.as_deref().unwrap().contains("user-mode faults only"), "{pf:?}");
+    }
+    let (buffers, _) = parse_testload(&String::from_utf8_lossy(&o.stdout));
+    check_worker_buffers(&t, &buffers);
+}

@@ -1,0 +1,16 @@
+//! numascope collector core: machine topology, capability probe, live data sources
+//! (page-fault sampling, /proc polling), the trace writer and reader, and the `record`
+//! orchestration. No Node or napi code lives here.
+
+pub mod fixture;
+pub mod numa_sys;
+pub mod probe;
+pub mod procfs;
+pub mod record;
+pub mod sources;
+pub mod time;
+pub mod topology;
+pub mod trace;
+
+/// Version of this crate (the `producer.version` of traces it writes).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,485 @@
+//! Capability probe: which data sources work on this machine, and which metrics can be
+//! measured, each with a one-line reason naming the cause.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::topology::{Roots, Topology};
+use crate::trace::{Capability, SourceStatus};
+
+/// Capability bits (linux/capability.h).
+pub const CAP_SYS_PTRACE: u32 = 19;
+pub const CAP_SYS_ADMIN: u32 = 21;
+pub const CAP_SYS_NICE: u32 = 23;
+pub const CAP_PERFMON: u32 = 38;
+
+/// Source ids in the order the probe reports them.
+pub const SOURCE_IDS: [&str; 9] = [
+    "page-faults",
+    "procfs",
+    "sysfs-topology",
+    "ibs-op",
+    "pebs-load",
+    "pebs-store",
+    "damon",
+    "core-counters",
+    "uncore",
+];
+
+/// Metric ids of `capture.capabilities`.
+pub const METRICS: [&str; 12] = [
+    "page-placement",
+    "first-touch",
+    "thread-placement",
+    "thread-migrations",
+    "memory-accesses",
+    "access-latency",
+    "data-source",
+    "numa-counters",
+    "memory-bandwidth",
+    "link-bandwidth",
+    "ipc",
+    "l3-mpki",
+];
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SourceProbe {
+    pub id: String,
+    /// The machine and kernel provide this source.
+    pub available: bool,
+    /// This version of the collector can record it live.
+    pub implemented: bool,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MetricProbe {
+    pub metric: String,
+    /// `measured`, `estimated` or `unavailable`.
+    pub status: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Privileges {
+    pub perf_event_paranoid: Option<i32>,
+    pub cap_perfmon: bool,
+    pub cap_sys_admin: bool,
+    pub cap_sys_nice: bool,
+    pub cap_sys_ptrace: bool,
+    pub euid: u32,
+}
+
+impl Privileges {
+    /// Kernel-side sampling (kernel-mode faults, IBS, system-wide) is allowed.
+    pub fn can_profile_kernel(&self) -> bool {
+        self.cap_perfmon || self.cap_sys_admin || self.perf_event_paranoid.is_some_and(|p| p <= 1)
+    }
+
+    /// Per-process user-space perf events are allowed at all.
+    pub fn can_profile_user(&self) -> bool {
+        self.cap_perfmon || self.cap_sys_admin || self.perf_event_paranoid.is_some_and(|p| p <= 2)
+    }
+
+    pub fn describe(&self) -> String {
+        let p = match self.perf_event_paranoid {
+            Some(p) => format!("perf_event_paranoid={p}"),
+            None => "perf_event_paranoid unreadable".into(),
+        };
+        let caps = match (self.cap_perfmon, self.cap_sys_admin) {
+            (true, true) => "CAP_PERFMON and CAP_SYS_ADMIN held",
+            (true, false) => "CAP_PERFMON held",
+            (false, true) => "CAP_SYS_ADMIN held, CAP_PERFMON not",
+            (false, false) => "neither CAP_PERFMON nor CAP_SYS_ADMIN held",
+        };
+        format!("{p}, {caps}")
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Probe {
+    pub privileges: Privileges,
+    /// PMUs in /sys/bus/event_source/devices.
+    pub pmus: Vec<String>,
+    pub nodes: usize,
+    pub sources: Vec<SourceProbe>,
+    pub capabilities: Vec<MetricProbe>,
+}
+
+/// Parses `CapEff:` from /proc/self/status into a bit mask.
+pub fn parse_cap_eff(status: &str) -> Option<u64> {
+    status.lines().find_map(|l| l.strip_prefix("CapEff:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+}
+
+pub fn read_privileges(proc_root: &Path) -> Privileges {
+    let paranoid =
+        fs::read_to_string(proc_root.join("sys/kernel/perf_event_paranoid")).ok().and_then(|s| s.trim().parse().ok());
+    let caps = fs::read_to_string(proc_root.join("self/status")).ok().and_then(|s| parse_cap_eff(&s)).unwrap_or(0);
+    let has = |bit: u32| caps & (1u64 << bit) != 0;
+    Privileges {
+        perf_event_paranoid: paranoid,
+        cap_perfmon: has(CAP_PERFMON),
+        cap_sys_admin: has(CAP_SYS_ADMIN),
+        cap_sys_nice: has(CAP_SYS_NICE),
+        cap_sys_ptrace: has(CAP_SYS_PTRACE),
+        // SAFETY: geteuid has no preconditions.
+        euid: unsafe { libc::geteuid() },
+    }
+}
+
+fn list_pmus(sys_root: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(sys_root.join("bus/event_source/devices"))
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Result of actually opening a software page-fault counter on this process.
+pub fn try_open_page_fault_counter(exclude_kernel: bool) -> Result<(), std::io::Error> {
+    use perf_event_open::config::{Cpu, Opts, Proc};
+    use perf_event_open::count::Counter;
+    use perf_event_open::event::sw::Software;
+    let mut opts = Opts::default();
+    opts.exclude.kernel = exclude_kernel;
+    opts.exclude.hv = true;
+    Counter::new(Software::PageFault, (Proc::CURRENT, Cpu::ALL), &opts).map(|_| ())
+}
+
+fn try_open_hw_instructions() -> Result<(), std::io::Error> {
+    use perf_event_open::config::{Cpu, Opts, Proc};
+    use perf_event_open::count::Counter;
+    use perf_event_open::event::hw::Hardware;
+    let mut opts = Opts::default();
+    opts.exclude.kernel = true;
+    opts.exclude.hv = true;
+    Counter::new(Hardware::Instr, (Proc::CURRENT, Cpu::ALL), &opts).map(|_| ())
+}
+
+/// Describes an errno from perf_event_open in words.
+pub fn perf_open_error(e: &std::io::Error, privs: &Privileges) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "perf_event_open refused ({e}): {}; run as root, grant CAP_PERFMON (setcap cap_perfmon+ep), or lower /proc/sys/kernel/perf_event_paranoid",
+            privs.describe()
+        ),
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
+            format!("the kernel does not support this event ({e})")
+        }
+        Some(libc::ENOSYS) => "perf_event_open is not available (kernel without CONFIG_PERF_EVENTS)".into(),
+        Some(libc::EMFILE) => format!("too many open files ({e}): raise `ulimit -n`"),
+        _ => format!("perf_event_open failed: {e}"),
+    }
+}
+
+/// Options for [`probe_with`].
+#[derive(Clone, Debug)]
+pub struct ProbeOptions {
+    pub roots: Roots,
+    /// Actually open perf events (page-fault counter, hardware counter) to confirm.
+    pub try_open: bool,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions { roots: Roots::default(), try_open: true }
+    }
+}
+
+/// Probes the live machine.
+pub fn probe(topology: &Topology) -> Probe {
+    probe_with(topology, &ProbeOptions::default())
+}
+
+pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
+    let sys = &opts.roots.sys;
+    let proc_ = &opts.roots.proc;
+    let privs = read_privileges(proc_);
+    let pmus = list_pmus(sys);
+    let has_pmu = |n: &str| pmus.iter().any(|p| p == n);
+    let nodes = topology.nodes.len();
+    let mut sources = Vec::new();
+    let mut push = |id: &str, available: bool, implemented: bool, reason: String| {
+        sources.push(SourceProbe { id: id.into(), available, implemented, reason })
+    };
+
+    // page-faults (software event)
+    let pf = if !opts.try_open {
+        (privs.can_profile_user(), format!("not opened (probe without --try-open); {}", privs.describe()))
+    } else {
+        let exclude_kernel = !privs.can_profile_kernel();
+        match try_open_page_fault_counter(exclude_kernel) {
+            Ok(()) => (
+                true,
+                format!(
+                    "software page-fault event opened ({}{})",
+                    privs.describe(),
+                    if exclude_kernel { "; user-mode faults only" } else { "" }
+                ),
+            ),
+            Err(e) => (false, perf_open_error(&e, &privs)),
+        }
+    };
+    push("page-faults", pf.0, true, pf.1);
+
+    // procfs
+    let numa_maps = proc_.join("self/numa_maps").exists();
+    push(
+        "procfs",
+        proc_.join("self/stat").exists(),
+        true,
+        if numa_maps {
+            "/proc/PID/{numa_maps,maps,task/*/stat,task/*/sched} and /proc/vmstat readable".into()
+        } else {
+            "/proc/PID/numa_maps missing (kernel without CONFIG_NUMA): thread placement only".into()
+        },
+    );
+
+    // sysfs topology
+    push(
+        "sysfs-topology",
+        topology.has_node_sysfs,
+        true,
+        if topology.has_node_sysfs {
+            format!("{nodes} NUMA node(s) in /sys/devices/system/node")
+        } else {
+            "no /sys/devices/system/node: one node assumed".into()
+        },
+    );
+
+    // IBS
+    let vm_hint = "this CPU/VM does not expose it; VMs usually lack PMU passthrough";
+    if has_pmu("ibs_op") {
+        let ok = privs.can_profile_kernel();
+        push(
+            "ibs-op",
+            ok,
+            false,
+            if ok {
+                format!(
+                    "ibs_op PMU present ({}); live IBS sampling is not implemented in this collector version",
+                    privs.describe()
+                )
+            } else {
+                format!("ibs_op PMU present but IBS needs CAP_PERFMON or perf_event_paranoid<=1 ({})", privs.describe())
+            },
+        );
+    } else {
+        push("ibs-op", false, false, format!("no ibs_op PMU in /sys/bus/event_source/devices (AMD IBS: {vm_hint})"));
+    }
+
+    // PEBS
+    let cpu_pmu = ["cpu", "cpu_core"].into_iter().find(|p| has_pmu(p));
+    for (id, ev) in [("pebs-load", "mem-loads"), ("pebs-store", "mem-stores")] {
+        match cpu_pmu {
+            None => {
+                push(id, false, false, format!("no cpu PMU: hardware events not supported (Intel PEBS: {vm_hint})"))
+            }
+            Some(p) => {
+                let ev_path = sys.join(format!("bus/event_source/devices/{p}/events/{ev}"));
+                if ev_path.exists() {
+                    push(
+                        id,
+                        privs.can_profile_user(),
+                        false,
+                        format!("{p}/events/{ev} present ({}); live PEBS sampling is not implemented in this collector version", privs.describe()),
+                    );
+                } else {
+                    push(
+                        id,
+                        false,
+                        false,
+                        format!("{p} PMU has no {ev} event (not an Intel CPU with PEBS load latency/store sampling)"),
+                    );
+                }
+            }
+        }
+    }
+
+    // DAMON
+    let damon = sys.join("kernel/mm/damon/admin");
+    if damon.exists() {
+        push(
+            "damon",
+            true,
+            false,
+            "DAMON sysfs interface present (/sys/kernel/mm/damon/admin); not recorded by this collector version".into(),
+        );
+    } else {
+        push("damon", false, false, "no /sys/kernel/mm/damon/admin (kernel without CONFIG_DAMON_SYSFS)".into());
+    }
+
+    // core counters (instructions, cycles)
+    let core = match cpu_pmu {
+        None if !opts.try_open => {
+            (false, "no cpu PMU: hardware events not supported (VM without PMU passthrough)".to_string())
+        }
+        _ if !opts.try_open => (true, format!("{} PMU present", cpu_pmu.unwrap())),
+        _ => match try_open_hw_instructions() {
+            Ok(()) => (true, "hardware instructions counter opened; not recorded by this collector version".into()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP)) => {
+                (false, "no cpu PMU: hardware events not supported (VM without PMU passthrough)".into())
+            }
+            Err(e) => (false, perf_open_error(&e, &privs)),
+        },
+    };
+    push("core-counters", core.0, false, core.1);
+
+    // uncore
+    let uncore: Vec<&String> = pmus
+        .iter()
+        .filter(|p| {
+            p.starts_with("uncore_imc")
+                || p.starts_with("uncore_upi")
+                || p.starts_with("uncore_qpi")
+                || p.starts_with("amd_df")
+                || p.starts_with("amd_umc")
+                || p.starts_with("arm_cmn")
+        })
+        .collect();
+    if uncore.is_empty() {
+        push("uncore", false, false, "no memory-controller or interconnect uncore PMU (uncore_imc, amd_df, amd_umc, …) in /sys/bus/event_source/devices".into());
+    } else {
+        push(
+            "uncore",
+            privs.can_profile_kernel(),
+            false,
+            format!(
+                "uncore PMUs present ({}); not recorded by this collector version",
+                uncore.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        );
+    }
+
+    let capabilities = metric_capabilities(&sources, topology, proc_);
+    Probe { privileges: privs, pmus, nodes, sources, capabilities }
+}
+
+fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: &Path) -> Vec<MetricProbe> {
+    let src = |id: &str| sources.iter().find(|s| s.id == id).unwrap();
+    let usable = |id: &str| {
+        let s = src(id);
+        s.available && s.implemented
+    };
+    let one_node = topology.nodes.len() <= 1;
+    let one_node_note = "one NUMA node: remote-access and link metrics cannot be measured here";
+    let sampling_reason = |what: &str| {
+        let ibs = src("ibs-op");
+        let pebs = src("pebs-load");
+        if !ibs.available && !pebs.available {
+            format!("{what} needs AMD IBS or Intel PEBS; here: {}; {}", short(&ibs.reason), short(&pebs.reason))
+        } else {
+            format!("{what} needs IBS or PEBS sampling, which this collector version does not record yet")
+        }
+    };
+    let procfs = usable("procfs");
+    let mut out = Vec::new();
+    let mut m = |metric: &str, status: &str, reason: String| {
+        out.push(MetricProbe { metric: metric.into(), status: status.into(), reason })
+    };
+    if procfs {
+        m(
+            "page-placement",
+            "measured",
+            "numa_maps snapshots per mapping and move_pages queries per faulted page".into(),
+        );
+    } else {
+        m("page-placement", "unavailable", short(&src("procfs").reason));
+    }
+    if usable("page-faults") {
+        m("first-touch", "measured", "software page-fault sampling, every fault (period 1)".into());
+    } else {
+        m("first-touch", "unavailable", format!("page-fault source: {}", src("page-faults").reason));
+    }
+    m("thread-placement", "measured", "/proc/PID/task/TID/stat field 39 (processor), polled".into());
+    m(
+        "thread-migrations",
+        "measured",
+        "/proc/PID/task/TID/sched se.nr_migrations deltas and cpu changes between polls".into(),
+    );
+    m("memory-accesses", "unavailable", sampling_reason("access sampling"));
+    m("access-latency", "unavailable", sampling_reason("load latency"));
+    m("data-source", "unavailable", sampling_reason("data source (local/remote DRAM, cache)"));
+    if fs::metadata(proc_root.join("vmstat")).is_ok() {
+        m(
+            "numa-counters",
+            "measured",
+            if one_node {
+                format!("/proc/vmstat numa_* and node*/numastat, polled ({one_node_note})")
+            } else {
+                "/proc/vmstat numa_* and node*/numastat, polled".into()
+            },
+        );
+    } else {
+        m("numa-counters", "unavailable", "/proc/vmstat not readable".into());
+    }
+    let unc = src("uncore");
+    m(
+        "memory-bandwidth",
+        "unavailable",
+        if unc.available { unc.reason.clone() } else { format!("{}; no bandwidth benchmark data", short(&unc.reason)) },
+    );
+    m(
+        "link-bandwidth",
+        "unavailable",
+        if one_node {
+            one_node_note.into()
+        } else {
+            format!("needs interconnect uncore counters: {}", short(&unc.reason))
+        },
+    );
+    let core = src("core-counters");
+    let core_reason = if core.available {
+        "core counters present but not recorded by this collector version".to_string()
+    } else {
+        short(&core.reason)
+    };
+    m("ipc", "unavailable", core_reason.clone());
+    m("l3-mpki", "unavailable", core_reason);
+    out
+}
+
+/// The reason up to its first parenthesised detail.
+fn short(s: &str) -> String {
+    match s.find(" (") {
+        Some(i) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+impl Probe {
+    /// `capture.sources` entries: `used` for the ids in `used` (with their reason), otherwise
+    /// `unavailable` or `not-requested` from the probe.
+    pub fn capture_sources(&self, used: &[SourceStatus]) -> Vec<SourceStatus> {
+        self.sources
+            .iter()
+            .map(|s| {
+                if let Some(u) = used.iter().find(|u| u.id == s.id) {
+                    return u.clone();
+                }
+                SourceStatus {
+                    id: s.id.clone(),
+                    status: if s.available { "not-requested".into() } else { "unavailable".into() },
+                    reason: Some(s.reason.clone()),
+                    sample_period: None,
+                    interval_ms: None,
+                }
+            })
+            .collect()
+    }
+
+    pub fn capture_capabilities(&self) -> Vec<Capability> {
+        self.capabilities
+            .iter()
+            .map(|c| Capability { metric: c.metric.clone(), status: c.status.clone(), reason: c.reason.clone() })
+            .collect()
+    }
+
+    pub fn source(&self, id: &str) -> Option<&SourceProbe> {
+        self.sources.iter().find(|s| s.id == id)
+    }
+}

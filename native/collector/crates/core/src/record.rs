@@ -1,0 +1,1248 @@
+//! `numascope record`: launch a command (or attach to a pid), sample its page faults, poll
+//! /proc, and write a trace.
+//!
+//! Node of a page (`pages.node`, `samples.node`):
+//! - While the capture runs, pages seen in new fault samples are queried with `move_pages`
+//!   (nodes = NULL) every 20 ms (or the polling interval if shorter); a sample's `node` is the answer of the first
+//!   query after its fault (the node the page landed on), or -1 if no query answered.
+//! - At the end, if the process is still alive, every page is queried again: `pages.node` is the
+//!   last node a query reported (last known).
+//! - A launched command that already exited cannot be queried (its address space is gone). For a
+//!   page no query ever answered, `pages.node` falls back to the last numa_maps snapshot of the
+//!   page's region when all of that region's pages were on a single node, else -1. The manifest
+//!   notes say so whenever the fallback was used.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::probe::{self, Privileges, Probe};
+use crate::procfs;
+use crate::sources::pagefault::{FaultSample, PageFaultOptions, PageFaultSampler};
+use crate::sources::procfs::{PendingEvent, PollerConfig, PollerHandle, ProcfsData};
+use crate::time::{iso8601_utc, mono_now_ns, unix_now_ms, us_since};
+use crate::topology::{self, Roots, Topology};
+use crate::trace::*;
+
+/// The longest capture format v1 can describe (u32 µs), less a safety margin.
+pub const MAX_CAPTURE: Duration = Duration::from_secs(4290);
+
+/// What to record.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// Launch this argv (program resolved through PATH) and record it from its exec.
+    Launch(Vec<String>),
+    /// Attach to a running process.
+    Attach(i32),
+}
+
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub target: Target,
+    pub output: PathBuf,
+    /// Stop after this long (None: until the process exits or a signal arrives).
+    pub duration: Option<Duration>,
+    /// /proc polling interval.
+    pub interval: Duration,
+    /// The numascope command line, for `origin.command`.
+    pub command_line: Vec<String>,
+    /// Print progress about once a second and a summary to stderr.
+    pub progress: bool,
+    /// An extra stop flag (for embedders such as the Node binding).
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl RecordOptions {
+    pub fn new(target: Target, output: PathBuf) -> Self {
+        RecordOptions {
+            target,
+            output,
+            duration: None,
+            interval: Duration::from_millis(100),
+            command_line: Vec::new(),
+            progress: false,
+            stop: None,
+        }
+    }
+}
+
+/// What a finished recording reports.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordSummary {
+    pub output: PathBuf,
+    pub size_bytes: u64,
+    pub duration_us: u64,
+    pub stop_reason: String,
+    pub pid: i32,
+    pub exit_code: Option<i32>,
+    pub threads: usize,
+    pub pages: usize,
+    pub samples: usize,
+    pub lost_samples: u64,
+    pub page_faults: String,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("no process with pid {0} (it is not in /proc; check the pid with `ps`)")]
+    PidNotFound(i32),
+    #[error("command not found: {0} (not an executable file, and not found in PATH)")]
+    CommandNotFound(String),
+    #[error("cannot execute {program}: {error}")]
+    Exec { program: String, error: std::io::Error },
+    #[error("permission denied: {0}")]
+    Permission(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("writing the trace: {0}")]
+    Trace(#[from] TraceError),
+}
+
+// ---- signals ---------------------------------------------------------------------------------
+
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if SIGNALLED.swap(sig, Ordering::SeqCst) != 0 {
+        // Second signal while stopping: give up at once.
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(128 + sig) };
+    }
+}
+
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that make a running [`record`] stop and still write
+/// its trace (stopReason `signal`). A second signal exits immediately.
+pub fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: on_signal only touches an atomic and calls _exit.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal that asked us to stop, if any.
+pub fn signal_received() -> Option<i32> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGPIPE => "SIGPIPE".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+// ---- launching -------------------------------------------------------------------------------
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// Resolves a program name the way execvp would (PATH search for names without a slash).
+pub fn resolve_program(name: &str) -> Result<PathBuf, RecordError> {
+    if name.is_empty() {
+        return Err(RecordError::Usage("empty command".into()));
+    }
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        if !p.exists() {
+            return Err(RecordError::CommandNotFound(name.into()));
+        }
+        if !is_executable(&p) {
+            return Err(RecordError::Exec {
+                program: name.into(),
+                error: std::io::Error::from_raw_os_error(libc::EACCES),
+            });
+        }
+        return Ok(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    for dir in std::env::split_paths(&path) {
+        let cand = dir.join(name);
+        if is_executable(&cand) {
+            return Ok(cand);
+        }
+    }
+    Err(RecordError::CommandNotFound(name.into()))
+}
+
+/// A forked child blocked before exec until [`StoppedChild::release`].
+struct StoppedChild {
+    pid: i32,
+    release_w: libc::c_int,
+    err_r: libc::c_int,
+}
+
+fn pipe_cloexec() -> std::io::Result<[libc::c_int; 2]> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fds)
+}
+
+/// Forks a child that waits on a pipe, then execs `argv` (stdin/stdout/stderr inherited).
+fn spawn_stopped(program: &Path, argv: &[String]) -> Result<StoppedChild, RecordError> {
+    use std::os::unix::ffi::OsStrExt;
+    let io = |what: &str, e: std::io::Error| RecordError::Io(format!("{what}: {e}"));
+    let path =
+        CString::new(program.as_os_str().as_bytes()).map_err(|_| RecordError::Usage("NUL in program path".into()))?;
+    let args: Vec<CString> = argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| RecordError::Usage("NUL byte in a command argument".into()))?;
+    let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    arg_ptrs.push(std::ptr::null());
+    let release = pipe_cloexec().map_err(|e| io("pipe", e))?;
+    let err = pipe_cloexec().map_err(|e| io("pipe", e))?;
+    // SAFETY: after fork the child calls only async-signal-safe functions (close, read, execv,
+    // write, _exit) on memory prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io("fork", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        unsafe {
+            libc::close(release[1]);
+            libc::close(err[0]);
+            let mut b = 0u8;
+            let n = loop {
+                let n = libc::read(release[0], &mut b as *mut u8 as *mut libc::c_void, 1);
+                if n < 0 && *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                break n;
+            };
+            if n != 1 {
+                libc::_exit(125); // the recorder gave up before releasing us
+            }
+            // The default signal dispositions are restored by exec for handled signals.
+            libc::execv(path.as_ptr(), arg_ptrs.as_ptr());
+            let e = *libc::__errno_location();
+            let bytes = e.to_ne_bytes();
+            libc::write(err[1], bytes.as_ptr() as *const libc::c_void, 4);
+            libc::_exit(127);
+        }
+    }
+    // SAFETY: closing our copies of the child's ends.
+    unsafe {
+        libc::close(release[0]);
+        libc::close(err[1]);
+    }
+    Ok(StoppedChild { pid, release_w: release[1], err_r: err[0] })
+}
+
+impl StoppedChild {
+    /// Lets the child exec; returns the exec error if exec failed.
+    fn release(self) -> Result<(), std::io::Error> {
+        // SAFETY: fds are ours.
+        unsafe {
+            libc::write(self.release_w, [1u8].as_ptr() as *const libc::c_void, 1);
+            libc::close(self.release_w);
+            let mut buf = [0u8; 4];
+            let mut got = 0usize;
+            while got < 4 {
+                let n = libc::read(self.err_r, buf[got..].as_mut_ptr() as *mut libc::c_void, 4 - got);
+                if n < 0 && *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                if n <= 0 {
+                    break;
+                }
+                got += n as usize;
+            }
+            libc::close(self.err_r);
+            if got == 4 {
+                return Err(std::io::Error::from_raw_os_error(i32::from_ne_bytes(buf)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Non-blocking reap of a child: Some(exit code, description) once it exited.
+fn try_reap(pid: i32, block: bool) -> Option<(i32, String)> {
+    let mut status = 0;
+    // SAFETY: plain waitpid.
+    let r = unsafe { libc::waitpid(pid, &mut status, if block { 0 } else { libc::WNOHANG }) };
+    if r != pid {
+        return None;
+    }
+    if libc::WIFEXITED(status) {
+        let c = libc::WEXITSTATUS(status);
+        Some((c, format!("exited with code {c}")))
+    } else if libc::WIFSIGNALED(status) {
+        let s = libc::WTERMSIG(status);
+        Some((128 + s, format!("was killed by {}", signal_name(s))))
+    } else {
+        None
+    }
+}
+
+fn process_alive(roots: &Roots, pid: i32, start_ticks: Option<u64>) -> bool {
+    match procfs::process_start_ticks(&roots.proc, pid) {
+        Some(t) => start_ticks.is_none_or(|s| s == t) && !is_zombie(roots, pid),
+        None => false,
+    }
+}
+
+/// Real uid of a process (`/proc/PID/status` Uid line).
+fn target_uid(roots: &Roots, pid: i32) -> Option<u32> {
+    let s = std::fs::read_to_string(roots.proc.join(format!("{pid}/status"))).ok()?;
+    s.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.parse().ok()
+}
+
+fn is_zombie(roots: &Roots, pid: i32) -> bool {
+    std::fs::read_to_string(roots.proc.join(format!("{pid}/stat")))
+        .ok()
+        .and_then(|s| procfs::parse_task_stat(&s))
+        .is_some_and(|s| s.state == 'Z' || s.state == 'X')
+}
+
+// ---- pages ------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug)]
+struct PageState {
+    addr: u64,
+    first_time_ns: u64,
+    first_tid: u32,
+    first_cpu: u32,
+    /// Node reported by the first query after the page was seen.
+    node_first: i8,
+    /// Last node any query reported.
+    node_last: i8,
+}
+
+#[derive(Default)]
+struct PageTracker {
+    index: HashMap<u64, usize>,
+    pages: Vec<PageState>,
+    unqueried: Vec<usize>,
+    query_failures: u64,
+    query_error: Option<String>,
+}
+
+impl PageTracker {
+    fn add(&mut self, s: &FaultSample) {
+        let addr = s.addr & !4095;
+        match self.index.get(&addr) {
+            Some(&i) => {
+                let p = &mut self.pages[i];
+                if s.time_ns < p.first_time_ns {
+                    p.first_time_ns = s.time_ns;
+                    p.first_tid = s.tid;
+                    p.first_cpu = s.cpu;
+                }
+            }
+            None => {
+                let i = self.pages.len();
+                self.pages.push(PageState {
+                    addr,
+                    first_time_ns: s.time_ns,
+                    first_tid: s.tid,
+                    first_cpu: s.cpu,
+                    node_first: -1,
+                    node_last: -1,
+                });
+                self.index.insert(addr, i);
+                self.unqueried.push(i);
+            }
+        }
+    }
+
+    /// Queries the pages listed in `which` and records their nodes.
+    fn query(&mut self, pid: i32, which: &[usize]) {
+        if which.is_empty() {
+            return;
+        }
+        let addrs: Vec<u64> = which.iter().map(|&i| self.pages[i].addr).collect();
+        match crate::numa_sys::query_page_nodes(pid, &addrs) {
+            Ok(status) => {
+                for (&i, &st) in which.iter().zip(&status) {
+                    if st >= 0 {
+                        let n = st.min(127) as i8;
+                        let p = &mut self.pages[i];
+                        if p.node_first < 0 {
+                            p.node_first = n;
+                        }
+                        p.node_last = n;
+                    }
+                }
+            }
+            Err(e) => {
+                self.query_failures += 1;
+                if self.query_error.is_none() {
+                    self.query_error = Some(match e.raw_os_error() {
+                        Some(libc::EPERM) | Some(libc::EACCES) => format!(
+                            "move_pages query refused ({e}): needs the same user as the target or CAP_SYS_NICE/CAP_SYS_PTRACE"
+                        ),
+                        Some(libc::ENOSYS) => "move_pages not available (kernel without CONFIG_NUMA/MIGRATION)".into(),
+                        _ => format!("move_pages query failed: {e}"),
+                    });
+                }
+            }
+        }
+    }
+
+    fn query_new(&mut self, pid: i32) {
+        let which = std::mem::take(&mut self.unqueried);
+        self.query(pid, &which);
+    }
+
+    fn query_all(&mut self, pid: i32) {
+        self.unqueried.clear();
+        let which: Vec<usize> = (0..self.pages.len()).collect();
+        self.query(pid, &which);
+    }
+}
+
+// ---- the recording ----------------------------------------------------------------------------
+
+struct Stopped {
+    reason: &'static str,
+    exit: Option<(i32, String)>,
+    signal: Option<i32>,
+    at_ns: u64,
+}
+
+fn ring_exp_for(events: usize) -> u8 {
+    // Budget ~256 MiB of ring buffers in all, at most 2 MiB (2^9 pages) per event.
+    let budget_pages = (256usize << 20) / 4096;
+    let per = (budget_pages / events.max(1)).max(4);
+    let exp = (usize::BITS - 1 - per.leading_zeros()) as u8;
+    exp.clamp(2, 9)
+}
+
+/// Records until the duration elapses, the process exits, or a signal/stop flag arrives, then
+/// writes the trace.
+pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
+    let roots = Roots::default();
+    let topo = topology::read_topology().map_err(RecordError::Io)?;
+    let probe = probe::probe(&topo);
+    record_with(opts, &roots, &topo, &probe)
+}
+
+pub fn record_with(
+    opts: &RecordOptions,
+    roots: &Roots,
+    topo: &Topology,
+    probe: &Probe,
+) -> Result<RecordSummary, RecordError> {
+    let mut warnings: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+
+    // Output path checks first: fail before starting anything.
+    let out_dir = opts.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !out_dir.is_dir() {
+        return Err(RecordError::Usage(format!("output directory {} does not exist", out_dir.display())));
+    }
+    if opts.interval.is_zero() {
+        return Err(RecordError::Usage("the polling interval must be at least 1 ms".into()));
+    }
+    let privs: Privileges = probe.privileges.clone();
+    let cpus = topo.online_cpus.clone();
+    let cpu_to_node = topo.cpu_to_node();
+    let pf_opts_base =
+        PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 9 };
+
+    // Start the target and open the page-fault events.
+    let attached;
+    let pid;
+    let command: Vec<String>;
+    let mut child: Option<i32> = None;
+    let mut pf: Result<PageFaultSampler, String>;
+    let start_ns;
+    let start_unix_ms;
+    match &opts.target {
+        Target::Launch(argv) => {
+            if argv.is_empty() {
+                return Err(RecordError::Usage("no command given to launch".into()));
+            }
+            let program = resolve_program(&argv[0])?;
+            let stopped = spawn_stopped(&program, argv)?;
+            pid = stopped.pid;
+            attached = false;
+            command = argv.clone();
+            child = Some(pid);
+            let o = PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(cpus.len()), ..pf_opts_base };
+            pf = PageFaultSampler::open(&[pid as u32], &cpus, &o).map_err(|e| describe_open_error(&e, &privs));
+            start_ns = mono_now_ns();
+            start_unix_ms = unix_now_ms();
+            if let Err(e) = stopped.release() {
+                try_reap(pid, true);
+                return Err(match e.raw_os_error() {
+                    Some(libc::ENOENT) => RecordError::CommandNotFound(argv[0].clone()),
+                    _ => RecordError::Exec { program: argv[0].clone(), error: e },
+                });
+            }
+        }
+        Target::Attach(p) => {
+            pid = *p;
+            attached = true;
+            if pid <= 0 || !roots.proc.join(pid.to_string()).is_dir() {
+                return Err(RecordError::PidNotFound(pid));
+            }
+            command = procfs::read_cmdline(&roots.proc, pid).unwrap_or_default();
+            let tids: Vec<u32> = procfs::list_tasks(&roots.proc, pid)
+                .map_err(|_| RecordError::PidNotFound(pid))?
+                .into_iter()
+                .map(|t| t as u32)
+                .collect();
+            let o = PageFaultOptions { ring_exp: ring_exp_for(cpus.len() * tids.len().max(1)), ..pf_opts_base };
+            pf = PageFaultSampler::open(&tids, &cpus, &o).map_err(|e| describe_open_error(&e, &privs));
+            start_ns = mono_now_ns();
+            start_unix_ms = unix_now_ms();
+            if let Ok(s) = &mut pf {
+                if let Err(e) = s.enable() {
+                    pf = Err(format!("enabling page-fault events failed: {e}"));
+                }
+            }
+            // Threads created between the enumeration and the opening are not followed by
+            // inheritance: look again once (duplicates are removed later).
+            if let Ok(s) = &mut pf {
+                if let Ok(now_tids) = procfs::list_tasks(&roots.proc, pid) {
+                    for t in now_tids {
+                        if let Err(e) = s.add_task(t as u32) {
+                            warnings
+                                .push(format!("thread {t} appeared while attaching and could not be followed: {e}"));
+                        }
+                    }
+                    let _ = s.enable();
+                }
+            }
+        }
+    }
+    let start_ticks = procfs::process_start_ticks(&roots.proc, pid);
+    let numa_maps_ok = roots.proc.join("self/numa_maps").exists();
+    if attached {
+        // Another user's process: say what is missing before recording nothing.
+        let other_user = target_uid(roots, pid).is_some_and(|u| u != privs.euid) && privs.euid != 0;
+        let maps_denied = numa_maps_ok
+            && std::fs::File::open(roots.proc.join(format!("{pid}/numa_maps")))
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+        if let Err(e) = &mut pf {
+            if other_user {
+                e.push_str(&format!(
+                    "; pid {pid} belongs to another user: attaching needs root, CAP_SYS_PTRACE or CAP_PERFMON"
+                ));
+            }
+        }
+        if maps_denied && pf.is_err() {
+            return Err(RecordError::Permission(format!(
+                "cannot observe pid {pid}: /proc/{pid}/numa_maps is not readable (needs the same user as the \
+                 process, root or CAP_SYS_PTRACE) and page-fault sampling failed: {}",
+                pf.as_ref().err().unwrap()
+            )));
+        }
+        if maps_denied {
+            warnings.push(format!(
+                "/proc/{pid}/numa_maps is not readable (needs the same user, root or CAP_SYS_PTRACE): no page placement snapshots"
+            ));
+        }
+    }
+    if let Err(e) = &pf {
+        warnings.push(format!("page-fault sampling unavailable, recording /proc data only: {e}"));
+    }
+    for w in &warnings {
+        eprintln!("numascope: warning: {w}");
+    }
+
+    let poller = PollerHandle::spawn(PollerConfig {
+        pid,
+        interval: opts.interval,
+        start_ns,
+        roots: roots.clone(),
+        cpu_to_node: cpu_to_node.clone(),
+        node_ids: topo.nodes.iter().map(|n| n.id).collect(),
+        attached,
+        numa_maps: numa_maps_ok,
+    })
+    .map_err(|e| RecordError::Io(format!("cannot start the /proc poller thread: {e}")))?;
+
+    // Main loop.
+    let t0 = Instant::now();
+    let mut raw: Vec<FaultSample> = Vec::new();
+    let mut fresh: Vec<FaultSample> = Vec::with_capacity(1 << 16);
+    let mut pages = PageTracker::default();
+    let mut other_pids: HashSet<u32> = HashSet::new();
+    let mut other_samples: u64 = 0;
+    let mut tids_in_samples: HashMap<u32, String> = HashMap::new();
+    let mut lost_events: Vec<(u32, u64)> = Vec::new();
+    let mut last_lost = 0u64;
+    // New pages are queried often (every 20 ms at most) so that short-lived processes still get
+    // their nodes before they exit.
+    let query_every = opts.interval.min(Duration::from_millis(20));
+    let mut next_query = Instant::now() + query_every;
+    let mut next_progress = Instant::now() + Duration::from_secs(1);
+    let limit = opts.duration.map(|d| d.min(MAX_CAPTURE)).unwrap_or(MAX_CAPTURE);
+    let mut exited: Option<(i32, String)> = None;
+
+    let mut absorb = |fresh: &mut Vec<FaultSample>,
+                      raw: &mut Vec<FaultSample>,
+                      pages: &mut PageTracker,
+                      tids: &mut HashMap<u32, String>| {
+        for s in fresh.drain(..) {
+            if s.pid as i32 != pid {
+                other_samples += 1;
+                other_pids.insert(s.pid);
+                continue;
+            }
+            pages.add(&s);
+            tids.entry(s.tid).or_insert_with(|| {
+                std::fs::read_to_string(roots.proc.join(format!("{pid}/task/{}/comm", s.tid)))
+                    .map(|c| c.trim_end().to_string())
+                    .unwrap_or_default()
+            });
+            raw.push(s);
+        }
+    };
+
+    let stopped = loop {
+        if let Ok(s) = &mut pf {
+            s.drain(&mut fresh);
+            if s.lost > last_lost {
+                lost_events.push((us_since(start_ns, mono_now_ns()), s.lost - last_lost));
+                last_lost = s.lost;
+            }
+        }
+        absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
+
+        let now = Instant::now();
+        if now >= next_query {
+            pages.query_new(pid);
+            next_query = now + query_every;
+        }
+        if opts.progress && now >= next_progress {
+            next_progress = now + Duration::from_secs(1);
+            eprintln!(
+                "numascope: {:>6.1} s  threads {}  pages {}  samples {}  lost {}",
+                t0.elapsed().as_secs_f64(),
+                tids_in_samples.len().max(poller.threads_seen()),
+                pages.pages.len(),
+                raw.len(),
+                last_lost
+            );
+        }
+
+        // Stop conditions.
+        if let Some(sig) = signal_received() {
+            break Stopped { reason: "signal", exit: None, signal: Some(sig), at_ns: mono_now_ns() };
+        }
+        if opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+            break Stopped { reason: "signal", exit: None, signal: None, at_ns: mono_now_ns() };
+        }
+        if let Some(c) = child {
+            if let Some(e) = try_reap(c, false) {
+                exited = Some(e.clone());
+                break Stopped { reason: "process-exit", exit: Some(e), signal: None, at_ns: mono_now_ns() };
+            }
+        } else if !process_alive(roots, pid, start_ticks) {
+            break Stopped { reason: "process-exit", exit: None, signal: None, at_ns: mono_now_ns() };
+        }
+        if t0.elapsed() >= limit {
+            if opts.duration.is_none_or(|d| d > MAX_CAPTURE) {
+                notes.push(format!(
+                    "stopped at {} s: trace format v1 stores times as u32 microseconds (at most 71 minutes)",
+                    MAX_CAPTURE.as_secs()
+                ));
+            }
+            break Stopped { reason: "duration", exit: None, signal: None, at_ns: mono_now_ns() };
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // Final observation while the process may still be alive, then stop the events; the
+    // capture ends when they are disabled.
+    let procfs_data = poller.finish();
+    let numa_snapshots = procfs_data.numa_maps_snapshots;
+    if let Ok(s) = &mut pf {
+        let _ = s.disable();
+    }
+    let end_ns = mono_now_ns().max(stopped.at_ns);
+    if let Ok(s) = &mut pf {
+        s.drain(&mut fresh);
+        if s.lost > last_lost {
+            lost_events.push((us_since(start_ns, end_ns), s.lost - last_lost));
+        }
+    }
+    absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
+    if exited.is_none() && process_alive(roots, pid, start_ticks) {
+        pages.query_all(pid);
+    }
+
+    // A launched command still running when we stop is terminated.
+    let mut exit = stopped.exit;
+    if let (Some(c), None) = (child, &exit) {
+        // A Ctrl-C in a terminal reaches the command too: give it a moment to exit on its own.
+        let grace = if stopped.reason == "signal" { Duration::from_millis(300) } else { Duration::ZERO };
+        let deadline = Instant::now() + grace;
+        loop {
+            if let Some(e) = try_reap(c, false) {
+                exit = Some(e);
+                break;
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    if let (Some(c), None) = (child, &exit) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(c, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut reaped = None;
+        while Instant::now() < deadline {
+            if let Some(e) = try_reap(c, false) {
+                reaped = Some(e);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if reaped.is_none() {
+            unsafe { libc::kill(c, libc::SIGKILL) };
+            reaped = try_reap(c, true);
+        }
+        notes.push(format!(
+            "the launched command was still running when the capture stopped ({}); numascope sent it SIGTERM{}",
+            stopped.reason,
+            if reaped.as_ref().is_some_and(|(code, _)| *code == 128 + libc::SIGKILL) {
+                " and then SIGKILL"
+            } else {
+                ""
+            }
+        ));
+        exit = None; // it did not exit on its own during the capture
+    }
+    if let Some(sig) = stopped.signal {
+        notes.push(format!("capture stopped by {}", signal_name(sig)));
+    } else if stopped.reason == "signal" {
+        notes.push("capture stopped on request (stop flag set by the embedding program)".into());
+    }
+
+    let duration_us = end_ns.saturating_sub(start_ns) / 1000;
+    if let Some((_, how)) = &exit {
+        notes.push(format!("process {pid} {how} after {:.2} s", duration_us as f64 / 1e6));
+    }
+
+    // ---- assemble the trace ------------------------------------------------------------------
+    let mut trace = build_trace(BuildInput {
+        start_ns,
+        pid,
+        raw,
+        pages,
+        procfs: procfs_data,
+        tids_in_samples,
+        cpu_to_node: &cpu_to_node,
+        lost_events,
+        exit: exit.clone().map(|(c, how)| (us_since(start_ns, stopped.at_ns.min(end_ns)), c, how)),
+        notes: &mut notes,
+    });
+
+    notes.push(
+        "node rule: samples.node = node reported by the first move_pages query after the fault (-1 if none answered); \
+         pages.node = last node move_pages reported (all pages are queried again at the end while the process is alive); \
+         a page never answered gets the node of its region's last numa_maps snapshot when all that region's pages were on one node, else -1"
+            .into(),
+    );
+    for w in &warnings {
+        notes.push(format!("warning: {w}"));
+    }
+    if other_samples > 0 {
+        let mut pids: Vec<u32> = other_pids.into_iter().collect();
+        pids.sort_unstable();
+        notes.push(format!(
+            "{other_samples} page-fault samples from child processes (pids {}) were not kept: a trace holds one address space",
+            pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let lost = pf.as_ref().map(|s| s.lost).unwrap_or(0);
+    let pf_status = match &pf {
+        Ok(s) => SourceStatus {
+            id: "page-faults".into(),
+            status: "used".into(),
+            reason: Some(format!(
+                "software page-fault event, every fault sampled, {} event(s) ({} cpus{}), {} KiB ring each{}",
+                s.event_count(),
+                cpus.len(),
+                if attached { format!(" x {} threads", s.opened_tids().len()) } else { String::new() },
+                s.ring_bytes_per_event() / 1024,
+                if pf_opts_base.exclude_kernel {
+                    "; user-mode faults only (no kernel profiling permission)"
+                } else {
+                    ""
+                }
+            )),
+            sample_period: Some(1),
+            interval_ms: None,
+        },
+        Err(e) => SourceStatus {
+            id: "page-faults".into(),
+            status: "failed".into(),
+            reason: Some(e.clone()),
+            sample_period: Some(1),
+            interval_ms: None,
+        },
+    };
+    let procfs_status = SourceStatus {
+        id: "procfs".into(),
+        status: "used".into(),
+        reason: Some(format!(
+            "thread cpu (task stat), se.nr_migrations, numa_maps ({numa_snapshots} snapshots), vmstat and node numastat, polled"
+        )),
+        sample_period: None,
+        interval_ms: Some(opts.interval.as_millis() as u64),
+    };
+    let sysfs_status = SourceStatus {
+        id: "sysfs-topology".into(),
+        status: "used".into(),
+        reason: Some(probe.source("sysfs-topology").map(|s| s.reason.clone()).unwrap_or_default()),
+        sample_period: None,
+        interval_ms: None,
+    };
+    let mut capabilities = probe.capture_capabilities();
+    if let Err(e) = &pf {
+        if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
+            c.status = "unavailable".into();
+            c.reason = format!("page-fault sampling failed: {e}");
+        }
+    }
+    let host = topo.hostname.clone();
+    trace.manifest = Manifest {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        producer: Producer::default(),
+        created_at: iso8601_utc(unix_now_ms()),
+        origin: Origin {
+            kind: "recorded".into(),
+            generator: "numascope record".into(),
+            seed: None,
+            model: None,
+            description: format!(
+                "{} {} (pid {pid}) on {host} for {:.1} s: page faults and /proc placement",
+                if attached { "Attached to" } else { "Launched" },
+                command.first().map(|s| s.as_str()).unwrap_or("?"),
+                duration_us as f64 / 1e6
+            ),
+            command: opts.command_line.clone(),
+            from: None,
+        },
+        machine: topo.machine(),
+        capture: Capture {
+            start_monotonic_ns: start_ns.to_string(),
+            start_unix_ms,
+            duration_us,
+            stop_reason: stopped.reason.into(),
+            sources: probe.capture_sources(&[pf_status, procfs_status, sysfs_status]),
+            capabilities,
+            lost_samples: lost,
+            sample_count: 0,
+            notes: std::mem::take(&mut notes),
+        },
+        process: Some(ProcessInfo {
+            pid,
+            start_time_ticks: start_ticks.map(|t| t.to_string()),
+            command,
+            attached,
+            exit_code: exit.as_ref().map(|(c, _)| *c),
+        }),
+        applied_plans: Vec::new(),
+        tables: Vec::new(),
+    };
+    for n in &topo.notes {
+        trace.manifest.capture.notes.push(n.clone());
+    }
+    let size = writer::write_trace(&mut trace, &opts.output)?;
+
+    let summary = RecordSummary {
+        output: opts.output.clone(),
+        size_bytes: size,
+        duration_us,
+        stop_reason: stopped.reason.into(),
+        pid,
+        exit_code: exit.map(|(c, _)| c),
+        threads: trace.threads.tid.len(),
+        pages: trace.pages.address.len(),
+        samples: trace.samples.time_us.len(),
+        lost_samples: lost,
+        page_faults: match &pf {
+            Ok(_) => "used".into(),
+            Err(e) => format!("failed: {e}"),
+        },
+        warnings,
+    };
+    Ok(summary)
+}
+
+fn describe_open_error(e: &crate::sources::pagefault::OpenError, privs: &Privileges) -> String {
+    match e.error.raw_os_error() {
+        Some(libc::ESRCH) => format!("{}: the task exited before the events could be opened", e),
+        _ if e.stage.starts_with("mmap") => format!(
+            "{e}: the perf ring buffer could not be mapped (locked-memory limit: /proc/sys/kernel/perf_event_mlock_kb, ulimit -l)"
+        ),
+        _ => format!("{} (task {}, cpu {}): {}", e.stage, e.tid, e.cpu, probe::perf_open_error(&e.error, privs)),
+    }
+}
+
+struct BuildInput<'a> {
+    start_ns: u64,
+    pid: i32,
+    raw: Vec<FaultSample>,
+    pages: PageTracker,
+    procfs: ProcfsData,
+    tids_in_samples: HashMap<u32, String>,
+    cpu_to_node: &'a [i8],
+    lost_events: Vec<(u32, u64)>,
+    /// (time_us, code, description)
+    exit: Option<(u32, i32, String)>,
+    notes: &'a mut Vec<String>,
+}
+
+/// Region lookup: newest snapshot wins where mappings overlap.
+struct RegionMap {
+    /// start -> (end, region index)
+    map: BTreeMap<u64, (u64, usize)>,
+}
+
+impl RegionMap {
+    fn new(regions: &[crate::sources::procfs::RegionObs]) -> Self {
+        let mut order: Vec<usize> = (0..regions.len()).collect();
+        order.sort_by_key(|&i| (regions[i].last_seen_us, i));
+        let mut map: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+        for i in order {
+            let (s, e) = (regions[i].start, regions[i].end);
+            // Cut older entries that overlap [s, e).
+            let overlapping: Vec<(u64, (u64, usize))> =
+                map.range(..e).filter(|(&ks, &(ke, _))| ks < e && ke > s).map(|(&k, &v)| (k, v)).collect();
+            for (ks, (ke, idx)) in overlapping {
+                map.remove(&ks);
+                if ks < s {
+                    map.insert(ks, (s, idx));
+                }
+                if ke > e {
+                    map.insert(e, (ke, idx));
+                }
+            }
+            map.insert(s, (e, i));
+        }
+        RegionMap { map }
+    }
+
+    fn find(&self, addr: u64) -> Option<usize> {
+        let (_, &(end, idx)) = self.map.range(..=addr).next_back()?;
+        (addr < end).then_some(idx)
+    }
+}
+
+fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
+    let start_ns = inp.start_ns;
+    let p = &inp.procfs;
+
+    // Samples in time order, exact duplicates (two events seeing one fault) removed.
+    inp.raw.sort_by_key(|s| (s.time_ns, s.tid, s.addr));
+    inp.raw.dedup_by_key(|s| (s.time_ns, s.tid, s.addr));
+
+    // Threads: union of the poller's and the samples'.
+    struct T {
+        tid: i32,
+        name: String,
+        first: u32,
+        last: u32,
+        migrations: i64,
+    }
+    let mut threads: HashMap<i32, T> = HashMap::new();
+    for (tid, o) in &p.threads {
+        threads.insert(
+            *tid,
+            T {
+                tid: *tid,
+                name: o.name.clone(),
+                first: o.first_seen_us,
+                last: o.last_seen_us,
+                migrations: o.migrations(),
+            },
+        );
+    }
+    for s in &inp.raw {
+        let t = us_since(start_ns, s.time_ns);
+        let e = threads.entry(s.tid as i32).or_insert_with(|| T {
+            tid: s.tid as i32,
+            name: inp.tids_in_samples.get(&s.tid).cloned().unwrap_or_default(),
+            first: t,
+            last: t,
+            migrations: -1,
+        });
+        e.first = e.first.min(t);
+        e.last = e.last.max(t);
+    }
+    let mut tlist: Vec<T> = threads.into_values().collect();
+    tlist.sort_by_key(|t| (t.first, t.tid));
+    let tindex: HashMap<i32, usize> = tlist.iter().enumerate().map(|(i, t)| (t.tid, i)).collect();
+    let mut out_threads = Threads::default();
+    for t in &tlist {
+        out_threads.tid.push(t.tid);
+        out_threads.pid.push(inp.pid);
+        out_threads.name.push(if t.name.is_empty() { "?".into() } else { t.name.clone() });
+        out_threads.first_seen_us.push(t.first);
+        out_threads.last_seen_us.push(t.last);
+        out_threads.migrations.push(t.migrations);
+    }
+
+    // Regions.
+    let mut regions = Regions::default();
+    for r in &p.regions {
+        regions.start.push(r.start);
+        regions.end.push(r.end);
+        regions.kind.push(r.kind);
+        regions.path.push(r.path.clone());
+        regions.policy.push(r.policy.clone());
+        regions.alloc_site.push(None);
+    }
+    let rmap = RegionMap::new(&p.regions);
+    let region_nodes = p.last_region_nodes();
+    let region_page_size: HashMap<usize, u32> = {
+        let rp = &p.region_placements;
+        (0..rp.time_us.len()).map(|i| (rp.region[i] as usize, rp.page_size[i])).collect()
+    };
+
+    // Pages in first-touch order.
+    let mut page_order: Vec<usize> = (0..inp.pages.pages.len()).collect();
+    page_order.sort_by_key(|&i| (inp.pages.pages[i].first_time_ns, inp.pages.pages[i].addr));
+    let mut page_index = vec![0i32; inp.pages.pages.len()];
+    let mut out_pages = Pages::default();
+    let mut fallback_used = 0usize;
+    let mut unknown_nodes = 0usize;
+    for (row, &i) in page_order.iter().enumerate() {
+        page_index[i] = row as i32;
+        let ps = &inp.pages.pages[i];
+        let region = rmap.find(ps.addr);
+        let mut node = ps.node_last;
+        if node < 0 {
+            if let Some(nodes) = region.and_then(|r| region_nodes.get(&r)) {
+                if nodes.len() == 1 {
+                    node = nodes[0].0;
+                    fallback_used += 1;
+                }
+            }
+        }
+        if node < 0 {
+            unknown_nodes += 1;
+        }
+        out_pages.address.push(ps.addr);
+        out_pages.region.push(region.map(|r| r as i32).unwrap_or(-1));
+        out_pages.node.push(node);
+        out_pages.page_size.push(region.and_then(|r| region_page_size.get(&r).copied()).unwrap_or(4096));
+        out_pages.first_touch_us.push(us_since(start_ns, ps.first_time_ns) as i64);
+        out_pages.first_touch_thread.push(tindex.get(&(ps.first_tid as i32)).map(|&t| t as i32).unwrap_or(-1));
+        out_pages.first_touch_cpu.push(ps.first_cpu.min(i16::MAX as u32) as i16);
+    }
+    if fallback_used > 0 {
+        inp.notes.push(format!(
+            "{fallback_used} pages were never answered by move_pages (the process had exited, or the query was refused): their node comes from the last numa_maps snapshot of their region, which had all its pages on one node"
+        ));
+    }
+    if unknown_nodes > 0 {
+        inp.notes.push(format!("{unknown_nodes} pages have no known node (-1): never answered by move_pages and not in a single-node region"));
+    }
+    if let Some(e) = &inp.pages.query_error {
+        inp.notes.push(e.clone());
+    }
+
+    // Samples table.
+    let mut s = Samples::default();
+    let k_fault = s.op.intern("fault");
+    let k_pf = s.event.intern("page-fault");
+    let k_unknown = s.data_source.intern("unknown");
+    s.time_us.reserve(inp.raw.len());
+    for f in &inp.raw {
+        let pi = inp.pages.index[&(f.addr & !4095)];
+        s.time_us.push(us_since(start_ns, f.time_ns));
+        s.thread.push(tindex[&(f.tid as i32)] as u32);
+        s.cpu.push(f.cpu.min(i16::MAX as u32) as i16);
+        s.page.push(page_index[pi]);
+        s.offset.push((f.addr & 4095) as u16);
+        s.op.push_key(k_fault);
+        s.event.push_key(k_pf);
+        s.data_source.push_key(k_unknown);
+        s.hops.push(-1);
+        s.node.push(inp.pages.pages[pi].node_first);
+        s.latency_cycles.push(0);
+        s.weight.push(1);
+    }
+
+    // Thread placements.
+    let mut tp = ThreadPlacements::default();
+    for &(t, tid, cpu, node) in &p.placements {
+        if let Some(&ti) = tindex.get(&tid) {
+            tp.time_us.push(t);
+            tp.thread.push(ti as u32);
+            tp.cpu.push(cpu);
+            tp.node.push(if cpu >= 0 { inp.cpu_to_node.get(cpu as usize).copied().unwrap_or(node) } else { -1 });
+        }
+    }
+
+    // Events.
+    let mut ev = Events::default();
+    let mut pending: Vec<PendingEvent> = p.events.clone();
+    for &(t, n) in &inp.lost_events {
+        pending.push(PendingEvent {
+            time_us: t,
+            kind: "lost-samples",
+            tid: None,
+            value: n as i64,
+            detail: format!("the kernel dropped {n} page-fault samples (ring buffer full)"),
+        });
+    }
+    if let Some((t, code, how)) = &inp.exit {
+        pending.push(PendingEvent {
+            time_us: *t,
+            kind: "process-exit",
+            tid: None,
+            value: *code as i64,
+            detail: format!("process {} {how}", inp.pid),
+        });
+    }
+    pending.sort_by_key(|e| e.time_us);
+    for e in pending {
+        ev.time_us.push(e.time_us);
+        ev.kind.push(e.kind);
+        ev.thread.push(e.tid.and_then(|t| tindex.get(&t)).map(|&i| i as i32).unwrap_or(-1));
+        ev.value.push(e.value);
+        ev.detail.push(e.detail);
+    }
+
+    if p.sched_unavailable {
+        inp.notes.push(
+            "/proc/PID/task/TID/sched unreadable (kernel without CONFIG_SCHED_DEBUG?): threads.migrations is -1".into(),
+        );
+    }
+    for pr in &p.problems {
+        inp.notes.push(pr.clone());
+    }
+
+    TraceData {
+        manifest: empty_manifest(),
+        samples: s,
+        pages: out_pages,
+        threads: out_threads,
+        regions,
+        thread_placements: tp,
+        region_placements: p.region_placements.clone(),
+        counters: p.counters.clone(),
+        events: ev,
+    }
+}
+
+/// A placeholder manifest (filled in by the caller).
+pub fn empty_manifest() -> Manifest {
+    Manifest {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        producer: Producer::default(),
+        created_at: String::new(),
+        origin: Origin {
+            kind: "recorded".into(),
+            generator: String::new(),
+            seed: None,
+            model: None,
+            description: String::new(),
+            command: Vec::new(),
+            from: None,
+        },
+        machine: Machine {
+            name: String::new(),
+            source: String::new(),
+            kernel: None,
+            cpu_model: None,
+            page_size_bytes: 4096,
+            nodes: Vec::new(),
+            distances: Vec::new(),
+            latencies_ns: None,
+            links: Vec::new(),
+            routes: None,
+            provenance: MachineProvenance {
+                distances: String::new(),
+                latencies_ns: String::new(),
+                links: String::new(),
+                memory_bandwidth_gbps: String::new(),
+                memory_bytes: String::new(),
+            },
+        },
+        capture: Capture {
+            start_monotonic_ns: "0".into(),
+            start_unix_ms: 0,
+            duration_us: 0,
+            stop_reason: String::new(),
+            sources: Vec::new(),
+            capabilities: Vec::new(),
+            lost_samples: 0,
+            sample_count: 0,
+            notes: Vec::new(),
+        },
+        process: None,
+        applied_plans: Vec::new(),
+        tables: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::procfs::RegionObs;
+
+    fn r(start: u64, end: u64, t: u32) -> RegionObs {
+        RegionObs { start, end, kind: "anon", path: None, policy: "default".into(), first_seen_us: t, last_seen_us: t }
+    }
+
+    #[test]
+    fn region_map_newest_wins() {
+        let regs = vec![r(0x1000, 0x9000, 10), r(0x3000, 0x5000, 20), r(0x20000, 0x30000, 5)];
+        let m = RegionMap::new(&regs);
+        assert_eq!(m.find(0x1000), Some(0));
+        assert_eq!(m.find(0x2fff), Some(0));
+        assert_eq!(m.find(0x3000), Some(1));
+        assert_eq!(m.find(0x4fff), Some(1));
+        assert_eq!(m.find(0x5000), Some(0));
+        assert_eq!(m.find(0x8fff), Some(0));
+        assert_eq!(m.find(0x9000), None);
+        assert_eq!(m.find(0x25000), Some(2));
+        assert_eq!(m.find(0x0), None);
+    }
+
+    #[test]
+    fn ring_sizes() {
+        assert_eq!(ring_exp_for(2), 9);
+        assert!(ring_exp_for(4096) >= 2 && ring_exp_for(4096) < 9);
+    }
+
+    #[test]
+    fn resolve_program_errors() {
+        assert!(matches!(resolve_program("definitely-not-a-command-xyz"), Err(RecordError::CommandNotFound(_))));
+        assert!(resolve_program("sh").is_ok());
+        assert!(matches!(resolve_program("/nonexistent/prog"), Err(RecordError::CommandNotFound(_))));
+    }
+}

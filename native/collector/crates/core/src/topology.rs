@@ -1,0 +1,324 @@
+//! Machine topology from sysfs: NUMA nodes, their cpus, memory and SLIT distances.
+//!
+//! The sysfs and procfs roots are parameters so tests can point them at a fake tree.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::trace::{Machine, MachineNode, MachineProvenance};
+
+/// Where to read the machine description from (`/sys` and `/proc` on a live system).
+#[derive(Clone, Debug)]
+pub struct Roots {
+    pub sys: PathBuf,
+    pub proc: PathBuf,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Roots { sys: PathBuf::from("/sys"), proc: PathBuf::from("/proc") }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeTopology {
+    pub id: u32,
+    pub cpus: Vec<u32>,
+    /// `nodeN/meminfo` MemTotal in bytes.
+    pub memory_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    pub hostname: String,
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    pub page_size_bytes: u64,
+    pub nodes: Vec<NodeTopology>,
+    /// `distances[i][j]` from node index i to node index j.
+    pub distances: Vec<Vec<u32>>,
+    /// True when `/sys/devices/system/node` exists (a NUMA-aware kernel).
+    pub has_node_sysfs: bool,
+    pub online_cpus: Vec<u32>,
+    pub provenance: MachineProvenance,
+    /// Anything unusual found while reading (one line each).
+    pub notes: Vec<String>,
+}
+
+/// Parses a kernel cpu/node list such as `0-3,8-11` or `` (empty).
+pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        // Ranges may carry a stride suffix (`0-7:2`) in some kernel lists.
+        let (range, stride) = match part.split_once(':') {
+            Some((r, st)) => (r, st.parse::<u32>().map_err(|_| format!("bad stride in {part:?}"))?),
+            None => (part, 1),
+        };
+        match range.split_once('-') {
+            Some((a, b)) => {
+                let a: u32 = a.parse().map_err(|_| format!("bad cpu list entry {part:?}"))?;
+                let b: u32 = b.parse().map_err(|_| format!("bad cpu list entry {part:?}"))?;
+                if b < a || stride == 0 {
+                    return Err(format!("bad cpu range {part:?}"));
+                }
+                out.extend((a..=b).step_by(stride as usize));
+            }
+            None => out.push(range.parse().map_err(|_| format!("bad cpu list entry {part:?}"))?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Reads `Node N MemTotal: X kB` style values from a node meminfo file, in bytes.
+pub fn parse_node_meminfo(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        // "Node 0 MemTotal:       24528108 kB"
+        let rest = match line.strip_prefix("Node ") {
+            Some(r) => r.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start(),
+            None => line,
+        };
+        let Some((key, val)) = rest.split_once(':') else { continue };
+        let mut it = val.split_whitespace();
+        let Some(num) = it.next().and_then(|n| n.parse::<u64>().ok()) else { continue };
+        let mult = if it.next() == Some("kB") { 1024 } else { 1 };
+        out.insert(key.trim().to_string(), num * mult);
+    }
+    out
+}
+
+fn read_trim(p: &Path) -> Option<String> {
+    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+}
+
+/// `model name` (x86), else `cpu model`/`Processor`/`uarch` style fields from /proc/cpuinfo.
+pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    for key in ["model name", "cpu model", "Model", "Processor", "cpu"] {
+        for line in cpuinfo.lines() {
+            if let Some((k, v)) = line.split_once(':') {
+                if k.trim() == key && !v.trim().is_empty() {
+                    return Some(v.trim().to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+fn uname() -> (Option<String>, String) {
+    // SAFETY: uname fills a zeroed struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return (None, "unknown".into());
+    }
+    let s = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (Some(s(&u.release)), s(&u.nodename))
+}
+
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// Reads the topology of the live machine (`/sys`, `/proc`).
+pub fn read_topology() -> Result<Topology, String> {
+    read_topology_at(&Roots::default())
+}
+
+/// Reads the topology from the given roots. Kernel and host name come from `uname` (the live
+/// machine) unless the roots hold `proc/sys/kernel/{osrelease,hostname}`.
+pub fn read_topology_at(roots: &Roots) -> Result<Topology, String> {
+    let (uname_release, uname_host) = uname();
+    let kernel = read_trim(&roots.proc.join("sys/kernel/osrelease")).or(uname_release);
+    let hostname = read_trim(&roots.proc.join("sys/kernel/hostname")).unwrap_or(uname_host);
+    let cpu_model = fs::read_to_string(roots.proc.join("cpuinfo")).ok().and_then(|s| parse_cpu_model(&s));
+    let online_cpus = read_trim(&roots.sys.join("devices/system/cpu/online"))
+        .and_then(|s| parse_cpulist(&s).ok())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            // SAFETY: sysconf has no preconditions.
+            let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32;
+            (0..n).collect()
+        });
+    let node_dir = roots.sys.join("devices/system/node");
+    let mut notes = Vec::new();
+
+    let mut ids: Vec<u32> = match fs::read_dir(&node_dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse::<u32>().ok())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    ids.sort_unstable();
+
+    if ids.is_empty() {
+        // No NUMA sysfs (kernel without CONFIG_NUMA, or a container hiding it): one node.
+        let mem = fs::read_to_string(roots.proc.join("meminfo"))
+            .ok()
+            .and_then(|s| parse_node_meminfo(&s).get("MemTotal").copied());
+        notes.push(format!(
+            "{} not found: treated as one NUMA node holding all {} online cpus",
+            node_dir.display(),
+            online_cpus.len()
+        ));
+        return Ok(Topology {
+            hostname,
+            kernel,
+            cpu_model,
+            page_size_bytes: page_size(),
+            nodes: vec![NodeTopology { id: 0, cpus: online_cpus.clone(), memory_bytes: mem }],
+            distances: vec![vec![10]],
+            has_node_sysfs: false,
+            online_cpus,
+            provenance: MachineProvenance {
+                distances: "estimated:no /sys/devices/system/node (kernel without CONFIG_NUMA?); one node assumed, local distance 10".into(),
+                latencies_ns: "unavailable:no latency benchmark has been run (numascope bench)".into(),
+                links: "unavailable:one NUMA node assumed, so no interconnect links".into(),
+                memory_bandwidth_gbps: "unavailable:no uncore counters or bandwidth benchmark data".into(),
+                memory_bytes: if mem.is_some() {
+                    "measured:/proc/meminfo MemTotal (no per-node sysfs)".into()
+                } else {
+                    "unavailable:/proc/meminfo not readable".into()
+                },
+            },
+            notes,
+        });
+    }
+
+    let mut nodes = Vec::new();
+    let mut distances = Vec::new();
+    let mut all_mem = true;
+    for &id in &ids {
+        let dir = node_dir.join(format!("node{id}"));
+        let cpus = match read_trim(&dir.join("cpulist")) {
+            Some(s) => parse_cpulist(&s).map_err(|e| format!("{}: {e}", dir.join("cpulist").display()))?,
+            None => {
+                notes.push(format!("{}/cpulist missing: node {id} listed without cpus", dir.display()));
+                Vec::new()
+            }
+        };
+        let memory_bytes =
+            fs::read_to_string(dir.join("meminfo")).ok().and_then(|s| parse_node_meminfo(&s).get("MemTotal").copied());
+        all_mem &= memory_bytes.is_some();
+        let dist: Vec<u32> = read_trim(&dir.join("distance"))
+            .map(|s| s.split_whitespace().filter_map(|d| d.parse().ok()).collect())
+            .unwrap_or_default();
+        distances.push(dist);
+        nodes.push(NodeTopology { id, cpus, memory_bytes });
+    }
+    // sysfs distance rows are indexed by node id over *possible* nodes; keep the columns of the
+    // nodes present (ids may be sparse, e.g. node0 and node2).
+    let n = ids.len();
+    let mut dist_ok = true;
+    let max_id = *ids.last().unwrap() as usize;
+    let distances: Vec<Vec<u32>> = distances
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            if row.len() == n {
+                row
+            } else if row.len() > max_id {
+                ids.iter().map(|&j| row[j as usize]).collect()
+            } else {
+                dist_ok = false;
+                (0..n).map(|j| if i == j { 10 } else { 20 }).collect()
+            }
+        })
+        .collect();
+    if !dist_ok {
+        notes.push("some nodeN/distance files were missing or malformed; 10 local / 20 remote assumed".into());
+    }
+    let links = if n == 1 {
+        "unavailable:one NUMA node, so no interconnect links".to_string()
+    } else {
+        "unavailable:sysfs does not describe interconnect links (no preset or hwloc data given)".to_string()
+    };
+    Ok(Topology {
+        hostname,
+        kernel,
+        cpu_model,
+        page_size_bytes: page_size(),
+        nodes,
+        distances,
+        has_node_sysfs: true,
+        online_cpus,
+        provenance: MachineProvenance {
+            distances: if dist_ok {
+                "measured:sysfs node*/distance (ACPI SLIT)".into()
+            } else {
+                "estimated:sysfs node*/distance incomplete; 10 local / 20 remote assumed".into()
+            },
+            latencies_ns: "unavailable:no latency benchmark has been run (numascope bench)".into(),
+            links,
+            memory_bandwidth_gbps: "unavailable:no uncore counters or bandwidth benchmark data".into(),
+            memory_bytes: if all_mem {
+                "measured:sysfs node*/meminfo MemTotal".into()
+            } else {
+                "measured:sysfs node*/meminfo MemTotal (missing for some nodes: null there)".into()
+            },
+        },
+        notes,
+    })
+}
+
+impl Topology {
+    /// Node id of each cpu (index = cpu id), -1 for a cpu in no node.
+    pub fn cpu_to_node(&self) -> Vec<i8> {
+        let max_cpu = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.cpus.iter().copied())
+            .chain(self.online_cpus.iter().copied())
+            .max()
+            .unwrap_or(0) as usize;
+        let mut map = vec![-1i8; max_cpu + 1];
+        for n in &self.nodes {
+            for &c in &n.cpus {
+                map[c as usize] = n.id.min(127) as i8;
+            }
+        }
+        map
+    }
+
+    /// The manifest `machine` object.
+    pub fn machine(&self) -> Machine {
+        Machine {
+            name: self.hostname.clone(),
+            source: "sysfs".into(),
+            kernel: self.kernel.clone(),
+            cpu_model: self.cpu_model.clone(),
+            page_size_bytes: self.page_size_bytes,
+            nodes: self
+                .nodes
+                .iter()
+                .map(|n| MachineNode {
+                    id: n.id,
+                    cpus: n.cpus.clone(),
+                    memory_bytes: n.memory_bytes,
+                    memory_bandwidth_gbps: None,
+                })
+                .collect(),
+            distances: self.distances.clone(),
+            latencies_ns: None,
+            links: Vec::new(),
+            routes: None,
+            provenance: self.provenance.clone(),
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! In-memory form of a numascope trace (format v1, docs/trace-format.md).
+//!
+//! Tables are stored column-wise (one `Vec` per column) so a 10-million-row `samples` table costs
+//! a few bytes per row. Dictionary columns are [`DictColumn`]s: interned strings plus keys.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+/// The format name written in `manifest.json`.
+pub const FORMAT_NAME: &str = "numascope-trace";
+/// The newest trace format version this crate reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+// ---------------------------------------------------------------------------------------------
+// manifest.json
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    pub producer: Producer,
+    pub created_at: String,
+    pub origin: Origin,
+    pub machine: Machine,
+    pub capture: Capture,
+    pub process: Option<ProcessInfo>,
+    pub applied_plans: Vec<serde_json::Value>,
+    pub tables: Vec<TableEntry>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Producer {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Producer {
+    fn default() -> Self {
+        Producer { name: "numascope".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Origin {
+    /// `recorded`, `imported`, `synthetic` or `derived`.
+    pub kind: String,
+    pub generator: String,
+    pub seed: Option<u64>,
+    pub model: Option<String>,
+    pub description: String,
+    pub command: Vec<String>,
+    pub from: Option<serde_json::Value>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Machine {
+    pub name: String,
+    pub source: String,
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    pub page_size_bytes: u64,
+    pub nodes: Vec<MachineNode>,
+    pub distances: Vec<Vec<u32>>,
+    pub latencies_ns: Option<Vec<Vec<f64>>>,
+    pub links: Vec<Link>,
+    pub routes: Option<BTreeMap<String, Vec<u32>>>,
+    pub provenance: MachineProvenance,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineNode {
+    pub id: u32,
+    pub cpus: Vec<u32>,
+    pub memory_bytes: Option<u64>,
+    #[serde(rename = "memoryBandwidthGBps")]
+    pub memory_bandwidth_gbps: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Link {
+    pub from: u32,
+    pub to: u32,
+    #[serde(rename = "capacityGBps")]
+    pub capacity_gbps: Option<f64>,
+}
+
+/// Where each machine number came from: `measured:<how>`, `documented:<source>`,
+/// `estimated:<rule>` or `unavailable:<why>`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineProvenance {
+    pub distances: String,
+    pub latencies_ns: String,
+    pub links: String,
+    #[serde(rename = "memoryBandwidthGBps")]
+    pub memory_bandwidth_gbps: String,
+    pub memory_bytes: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Capture {
+    /// CLOCK_MONOTONIC at capture start, decimal u64 (exceeds 2^53).
+    pub start_monotonic_ns: String,
+    pub start_unix_ms: u64,
+    pub duration_us: u64,
+    /// `duration`, `process-exit`, `signal`, `error`, `generated`.
+    pub stop_reason: String,
+    pub sources: Vec<SourceStatus>,
+    pub capabilities: Vec<Capability>,
+    pub lost_samples: u64,
+    pub sample_count: u64,
+    pub notes: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceStatus {
+    pub id: String,
+    /// `used`, `unavailable`, `failed`, `not-requested`.
+    pub status: String,
+    pub reason: Option<String>,
+    pub sample_period: Option<u64>,
+    pub interval_ms: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Capability {
+    pub metric: String,
+    /// `measured`, `estimated`, `synthetic`, `unavailable`.
+    pub status: String,
+    pub reason: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessInfo {
+    pub pid: i32,
+    /// `/proc/PID/stat` field 22 as a decimal string.
+    pub start_time_ticks: Option<String>,
+    pub command: Vec<String>,
+    pub attached: bool,
+    pub exit_code: Option<i32>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TableEntry {
+    pub name: String,
+    pub entry: String,
+    pub rows: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dictionary columns
+// ---------------------------------------------------------------------------------------------
+
+/// A dictionary-encoded string column: `values[keys[i]]` is row i.
+///
+/// Equality compares the decoded strings, not the keys.
+#[derive(Clone, Debug, Default)]
+pub struct DictColumn {
+    pub values: Vec<String>,
+    pub keys: Vec<u16>,
+    index: HashMap<String, u16>,
+}
+
+impl DictColumn {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The key of `s`, adding it to the dictionary if new.
+    pub fn intern(&mut self, s: &str) -> u16 {
+        if let Some(&k) = self.index.get(s) {
+            return k;
+        }
+        let k = u16::try_from(self.values.len()).expect("dictionary with more than 65535 values");
+        self.values.push(s.to_string());
+        self.index.insert(s.to_string(), k);
+        k
+    }
+
+    pub fn push(&mut self, s: &str) {
+        let k = self.intern(s);
+        self.keys.push(k);
+    }
+
+    /// Appends a row by key (the key must come from [`DictColumn::intern`]).
+    pub fn push_key(&mut self, k: u16) {
+        debug_assert!((k as usize) < self.values.len());
+        self.keys.push(k);
+    }
+
+    pub fn get(&self, row: usize) -> &str {
+        &self.values[self.keys[row] as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.keys.iter().map(move |&k| self.values[k as usize].as_str())
+    }
+
+    /// Builds a column from decoded values and keys (used by the reader).
+    pub fn from_parts(values: Vec<String>, keys: Vec<u16>) -> Self {
+        let index = values.iter().enumerate().map(|(i, v)| (v.clone(), i as u16)).collect();
+        DictColumn { values, keys, index }
+    }
+}
+
+impl PartialEq for DictColumn {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<'a> FromIterator<&'a str> for DictColumn {
+    fn from_iter<T: IntoIterator<Item = &'a str>>(iter: T) -> Self {
+        let mut c = DictColumn::new();
+        for s in iter {
+            c.push(s);
+        }
+        c
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+// ---------------------------------------------------------------------------------------------
+
+/// `samples`: one row per memory-access sample.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Samples {
+    pub time_us: Vec<u32>,
+    pub thread: Vec<u32>,
+    pub cpu: Vec<i16>,
+    pub page: Vec<i32>,
+    pub offset: Vec<u16>,
+    /// `load`, `store`, `fault`, `unknown`.
+    pub op: DictColumn,
+    /// `page-fault`, `ibs-op`, `pebs-load`, `pebs-store`, `synthetic`.
+    pub event: DictColumn,
+    /// `l1`, `lfb`, `l2`, `l3`, `local-dram`, `remote-dram`, `remote-cache`, `pmem`, `cxl`, `io`,
+    /// `uncached`, `unknown`.
+    pub data_source: DictColumn,
+    pub hops: Vec<i8>,
+    pub node: Vec<i8>,
+    pub latency_cycles: Vec<u32>,
+    pub weight: Vec<u32>,
+}
+
+/// `pages`: one row per distinct 4 KiB page seen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pages {
+    pub address: Vec<u64>,
+    pub region: Vec<i32>,
+    pub node: Vec<i8>,
+    pub page_size: Vec<u32>,
+    pub first_touch_us: Vec<i64>,
+    pub first_touch_thread: Vec<i32>,
+    pub first_touch_cpu: Vec<i16>,
+}
+
+/// `threads`: one row per thread seen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Threads {
+    pub tid: Vec<i32>,
+    pub pid: Vec<i32>,
+    pub name: Vec<String>,
+    pub first_seen_us: Vec<u32>,
+    pub last_seen_us: Vec<u32>,
+    pub migrations: Vec<i64>,
+}
+
+/// `regions`: one row per mapping.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Regions {
+    pub start: Vec<u64>,
+    pub end: Vec<u64>,
+    /// `heap`, `stack`, `anon`, `file`, `shm`, `vdso`, `other`.
+    pub kind: DictColumn,
+    pub path: Vec<Option<String>>,
+    pub policy: Vec<String>,
+    pub alloc_site: Vec<Option<String>>,
+}
+
+/// `thread_placements`: a thread's cpu and node over time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadPlacements {
+    pub time_us: Vec<u32>,
+    pub thread: Vec<u32>,
+    pub cpu: Vec<i16>,
+    pub node: Vec<i8>,
+}
+
+/// `region_placements`: numa_maps snapshots.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RegionPlacements {
+    pub time_us: Vec<u32>,
+    pub region: Vec<u32>,
+    pub node: Vec<i8>,
+    pub pages: Vec<u32>,
+    pub page_size: Vec<u32>,
+}
+
+/// `counters`: time series in long format.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counters {
+    pub time_us: Vec<u32>,
+    /// Dictionary<Int16, Utf8>.
+    pub counter: DictColumn,
+    /// `system`, `node`, `thread`, `link`.
+    pub scope: DictColumn,
+    pub scope_id: Vec<i32>,
+    pub value: Vec<f64>,
+}
+
+/// `events`: things that happened at a moment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Events {
+    pub time_us: Vec<u32>,
+    /// `thread-migration`, `thread-start`, `thread-exit`, `page-migration`, `lost-samples`,
+    /// `phase`, `plan-applied`, `process-exit`.
+    pub kind: DictColumn,
+    pub thread: Vec<i32>,
+    pub value: Vec<i64>,
+    pub detail: Vec<String>,
+}
+
+/// A whole trace: manifest plus the eight v1 tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceData {
+    pub manifest: Manifest,
+    pub samples: Samples,
+    pub pages: Pages,
+    pub threads: Threads,
+    pub regions: Regions,
+    pub thread_placements: ThreadPlacements,
+    pub region_placements: RegionPlacements,
+    pub counters: Counters,
+    pub events: Events,
+}
+
+/// The table names of format v1 (docs/trace-format.md lists eight), in the order they are written.
+pub const TABLE_NAMES: [&str; 8] =
+    ["samples", "pages", "threads", "regions", "thread_placements", "region_placements", "counters", "events"];
+
+impl Samples {
+    pub fn len(&self) -> usize {
+        self.time_us.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.time_us.is_empty()
+    }
+}

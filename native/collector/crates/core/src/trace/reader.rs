@@ -1,0 +1,233 @@
+//! Reads a `.numascope` file back: the manifest and every v1 table, with exact type checks.
+
+use std::fs::File;
+use std::io::{BufReader, Cursor, Read, Seek};
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_ipc::reader::FileReader;
+use arrow_schema::DataType;
+
+use super::model::*;
+use super::schema::table_schema;
+use super::TraceError;
+
+/// One table as read: all batches concatenated into one.
+pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, TraceError> {
+    let expected = table_schema(table).ok_or_else(|| TraceError::Invalid(format!("unknown table {table}")))?;
+    let reader = FileReader::try_new(Cursor::new(bytes), None)?;
+    let schema = reader.schema();
+    for field in expected.fields() {
+        let actual = schema
+            .field_with_name(field.name())
+            .map_err(|_| TraceError::Invalid(format!("table {table}: column {} is missing", field.name())))?;
+        if actual.data_type() != field.data_type() {
+            return Err(TraceError::Invalid(format!(
+                "table {table}: column {} has type {} but format v1 requires {}",
+                field.name(),
+                actual.data_type(),
+                field.data_type()
+            )));
+        }
+    }
+    let mut batches = Vec::new();
+    for b in reader {
+        batches.push(b?);
+    }
+    // Project to the expected column order, then concatenate.
+    let projected: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| {
+            let cols: Vec<ArrayRef> =
+                expected.fields().iter().map(|f| b.column_by_name(f.name()).unwrap().clone()).collect();
+            RecordBatch::try_new(expected.clone(), cols)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(arrow_select::concat::concat_batches(&expected, &projected)?)
+}
+
+/// A trace file opened for reading: the manifest and each table as one record batch.
+pub struct TraceFile {
+    pub manifest: Manifest,
+    pub manifest_json: serde_json::Value,
+    pub tables: std::collections::BTreeMap<String, RecordBatch>,
+}
+
+impl TraceFile {
+    pub fn table(&self, name: &str) -> &RecordBatch {
+        &self.tables[name]
+    }
+}
+
+/// Opens a trace from any reader.
+pub fn read_trace_from<R: Read + Seek>(input: R) -> Result<TraceFile, TraceError> {
+    let mut zip = zip::ZipArchive::new(input)?;
+    let mut manifest_bytes = Vec::new();
+    zip.by_name("manifest.json")
+        .map_err(|_| TraceError::Invalid("no manifest.json in the ZIP: not a numascope trace".into()))?
+        .read_to_end(&mut manifest_bytes)?;
+    let manifest_json: serde_json::Value = serde_json::from_slice(&manifest_bytes)?;
+    let format = manifest_json.get("format").and_then(|v| v.as_str()).unwrap_or("");
+    if format != FORMAT_NAME {
+        return Err(TraceError::Invalid(format!(
+            "manifest.json format is {format:?}, expected {FORMAT_NAME:?}: not a numascope trace"
+        )));
+    }
+    let version = manifest_json.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
+    if version > FORMAT_VERSION as u64 {
+        return Err(TraceError::Invalid(format!(
+            "trace format version {version} is newer than version {FORMAT_VERSION}, the newest this \
+             numascope reads: update numascope"
+        )));
+    }
+    let manifest: Manifest = serde_json::from_value(manifest_json.clone())?;
+    let mut tables = std::collections::BTreeMap::new();
+    for table in TABLE_NAMES {
+        let entry = format!("{table}.arrow");
+        let mut bytes = Vec::new();
+        zip.by_name(&entry)
+            .map_err(|_| TraceError::Invalid(format!("required table {entry} is missing")))?
+            .read_to_end(&mut bytes)?;
+        tables.insert(table.to_string(), read_table_bytes(table, bytes)?);
+    }
+    Ok(TraceFile { manifest, manifest_json, tables })
+}
+
+/// Opens a trace file.
+pub fn read_trace(path: &Path) -> Result<TraceFile, TraceError> {
+    let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    read_trace_from(BufReader::new(f))
+}
+
+// ---- column helpers -------------------------------------------------------------------------
+
+macro_rules! prim {
+    ($name:ident, $ty:ty, $arrow:ty) => {
+        pub fn $name(batch: &RecordBatch, col: &str) -> Vec<$ty> {
+            batch
+                .column_by_name(col)
+                .unwrap_or_else(|| panic!("no column {col}"))
+                .as_primitive::<$arrow>()
+                .values()
+                .to_vec()
+        }
+    };
+}
+prim!(col_u64, u64, UInt64Type);
+prim!(col_u32, u32, UInt32Type);
+prim!(col_u16, u16, UInt16Type);
+prim!(col_i64, i64, Int64Type);
+prim!(col_i32, i32, Int32Type);
+prim!(col_i16, i16, Int16Type);
+prim!(col_i8, i8, Int8Type);
+prim!(col_f64, f64, Float64Type);
+
+/// A utf8 column; nulls become `None`.
+pub fn col_str(batch: &RecordBatch, col: &str) -> Vec<Option<String>> {
+    let a = batch.column_by_name(col).unwrap_or_else(|| panic!("no column {col}")).as_string::<i32>();
+    (0..a.len()).map(|i| if a.is_null(i) { None } else { Some(a.value(i).to_string()) }).collect()
+}
+
+/// A dictionary column decoded to a [`DictColumn`].
+pub fn col_dict(batch: &RecordBatch, col: &str) -> DictColumn {
+    let a = batch.column_by_name(col).unwrap_or_else(|| panic!("no column {col}"));
+    let (keys, values): (Vec<u16>, ArrayRef) = match a.data_type() {
+        DataType::Dictionary(k, _) if **k == DataType::Int8 => {
+            let d = a.as_dictionary::<Int8Type>();
+            (d.keys().values().iter().map(|&k| k as u16).collect(), d.values().clone())
+        }
+        DataType::Dictionary(k, _) if **k == DataType::Int16 => {
+            let d = a.as_dictionary::<Int16Type>();
+            (d.keys().values().iter().map(|&k| k as u16).collect(), d.values().clone())
+        }
+        other => panic!("column {col} is {other}, not a dictionary"),
+    };
+    let values = values.as_string::<i32>();
+    let values: Vec<String> = (0..values.len()).map(|i| values.value(i).to_string()).collect();
+    DictColumn::from_parts(values, keys)
+}
+
+impl TraceFile {
+    /// Converts the tables back into a [`TraceData`] (for round-trip tests and tools).
+    pub fn to_trace_data(&self) -> TraceData {
+        let s = self.table("samples");
+        let p = self.table("pages");
+        let t = self.table("threads");
+        let r = self.table("regions");
+        let tp = self.table("thread_placements");
+        let rp = self.table("region_placements");
+        let c = self.table("counters");
+        let e = self.table("events");
+        TraceData {
+            manifest: self.manifest.clone(),
+            samples: Samples {
+                time_us: col_u32(s, "time_us"),
+                thread: col_u32(s, "thread"),
+                cpu: col_i16(s, "cpu"),
+                page: col_i32(s, "page"),
+                offset: col_u16(s, "offset"),
+                op: col_dict(s, "op"),
+                event: col_dict(s, "event"),
+                data_source: col_dict(s, "data_source"),
+                hops: col_i8(s, "hops"),
+                node: col_i8(s, "node"),
+                latency_cycles: col_u32(s, "latency_cycles"),
+                weight: col_u32(s, "weight"),
+            },
+            pages: Pages {
+                address: col_u64(p, "address"),
+                region: col_i32(p, "region"),
+                node: col_i8(p, "node"),
+                page_size: col_u32(p, "page_size"),
+                first_touch_us: col_i64(p, "first_touch_us"),
+                first_touch_thread: col_i32(p, "first_touch_thread"),
+                first_touch_cpu: col_i16(p, "first_touch_cpu"),
+            },
+            threads: Threads {
+                tid: col_i32(t, "tid"),
+                pid: col_i32(t, "pid"),
+                name: col_str(t, "name").into_iter().map(|s| s.unwrap_or_default()).collect(),
+                first_seen_us: col_u32(t, "first_seen_us"),
+                last_seen_us: col_u32(t, "last_seen_us"),
+                migrations: col_i64(t, "migrations"),
+            },
+            regions: Regions {
+                start: col_u64(r, "start"),
+                end: col_u64(r, "end"),
+                kind: col_dict(r, "kind"),
+                path: col_str(r, "path"),
+                policy: col_str(r, "policy").into_iter().map(|s| s.unwrap_or_default()).collect(),
+                alloc_site: col_str(r, "alloc_site"),
+            },
+            thread_placements: ThreadPlacements {
+                time_us: col_u32(tp, "time_us"),
+                thread: col_u32(tp, "thread"),
+                cpu: col_i16(tp, "cpu"),
+                node: col_i8(tp, "node"),
+            },
+            region_placements: RegionPlacements {
+                time_us: col_u32(rp, "time_us"),
+                region: col_u32(rp, "region"),
+                node: col_i8(rp, "node"),
+                pages: col_u32(rp, "pages"),
+                page_size: col_u32(rp, "page_size"),
+            },
+            counters: Counters {
+                time_us: col_u32(c, "time_us"),
+                counter: col_dict(c, "counter"),
+                scope: col_dict(c, "scope"),
+                scope_id: col_i32(c, "scope_id"),
+                value: col_f64(c, "value"),
+            },
+            events: Events {
+                time_us: col_u32(e, "time_us"),
+                kind: col_dict(e, "kind"),
+                thread: col_i32(e, "thread"),
+                value: col_i64(e, "value"),
+                detail: col_str(e, "detail").into_iter().map(|s| s.unwrap_or_default()).collect(),
+            },
+        }
+    }
+}

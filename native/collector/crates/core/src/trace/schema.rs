@@ -1,0 +1,83 @@
+//! Arrow schemas of the v1 tables, exactly as docs/trace-format.md specifies them.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema};
+
+fn dict8() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+}
+
+fn dict16() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8))
+}
+
+fn f(name: &str, ty: DataType) -> Field {
+    Field::new(name, ty, false)
+}
+
+fn nullable(name: &str, ty: DataType) -> Field {
+    Field::new(name, ty, true)
+}
+
+/// The schema of one v1 table, or `None` for an unknown table name.
+pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
+    use DataType::*;
+    let fields = match table {
+        "samples" => vec![
+            f("time_us", UInt32),
+            f("thread", UInt32),
+            f("cpu", Int16),
+            f("page", Int32),
+            f("offset", UInt16),
+            f("op", dict8()),
+            f("event", dict8()),
+            f("data_source", dict8()),
+            f("hops", Int8),
+            f("node", Int8),
+            f("latency_cycles", UInt32),
+            f("weight", UInt32),
+        ],
+        "pages" => vec![
+            f("address", UInt64),
+            f("region", Int32),
+            f("node", Int8),
+            f("page_size", UInt32),
+            f("first_touch_us", Int64),
+            f("first_touch_thread", Int32),
+            f("first_touch_cpu", Int16),
+        ],
+        "threads" => vec![
+            f("tid", Int32),
+            f("pid", Int32),
+            f("name", Utf8),
+            f("first_seen_us", UInt32),
+            f("last_seen_us", UInt32),
+            f("migrations", Int64),
+        ],
+        "regions" => vec![
+            f("start", UInt64),
+            f("end", UInt64),
+            f("kind", dict8()),
+            nullable("path", Utf8),
+            f("policy", Utf8),
+            nullable("alloc_site", Utf8),
+        ],
+        "thread_placements" => vec![f("time_us", UInt32), f("thread", UInt32), f("cpu", Int16), f("node", Int8)],
+        "region_placements" => {
+            vec![f("time_us", UInt32), f("region", UInt32), f("node", Int8), f("pages", UInt32), f("page_size", UInt32)]
+        }
+        "counters" => vec![
+            f("time_us", UInt32),
+            f("counter", dict16()),
+            f("scope", dict8()),
+            f("scope_id", Int32),
+            f("value", Float64),
+        ],
+        "events" => {
+            vec![f("time_us", UInt32), f("kind", dict8()), f("thread", Int32), f("value", Int64), f("detail", Utf8)]
+        }
+        _ => return None,
+    };
+    Some(Arc::new(Schema::new(fields)))
+}
