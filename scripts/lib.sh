@@ -50,6 +50,7 @@ build_collector() {
   if [ "$profile" = release ]; then
     (cd "$COLLECTOR" && cargo build --release --locked --workspace --bins)
   else
-    (cd "$COLLECTOR" && cargo build --locked --workspace --bins --tests)
+    (cd "$COLLECTOR" && cargo build --locked --workspace --lib --bins --tests)
+    cp "$COLLECTOR/target/debug/libnumascope_node.so" "$COLLECTOR/crates/node/numascope.node"
   fi
 }

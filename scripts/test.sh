@@ -16,23 +16,16 @@ failed_suites=()
 suite() {
   local name="$1"; shift
   log "suite: $name"
-  if ( "$@" ) 2>&1 | tee "$LOGS/$name.log"; then :; else failed_suites+=("$name"); fi
-  # tee hides the exit status; PIPESTATUS is checked below via the marker file.
-}
-
-suite() {
-  local name="$1"; shift
-  log "suite: $name"
   set +e
-  ( "$@" ) > >(tee "$LOGS/$name.log") 2>&1
-  local rc=$?
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+  local rc=${PIPESTATUS[0]}
   set -e
-  wait
-  [ $rc -eq 0 ] || failed_suites+=("$name")
+  [ "$rc" -eq 0 ] || failed_suites+=("$name")
 }
 
 suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/policy-engine packages/viz apps/web sample-traces e2e"
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
+suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"
 suite playwright bash -c "cd '$ROOT/e2e' && npx playwright test"
 
@@ -41,6 +34,9 @@ for f in "$LOGS"/*.log; do sed -i 's/\x1b\[[0-9;]*m//g' "$f"; done
 # cargo: "test result: ok. 12 passed; 0 failed; ..."
 while read -r p f; do passed=$((passed+p)); failed=$((failed+f)); done < <(
   sed -n 's/.*test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$LOGS/cargo.log")
+# node --test: "# pass 5" / "# fail 0"
+passed=$((passed + $(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$LOGS/node-binding.log" | tail -1 | grep . || echo 0)))
+failed=$((failed + $(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$LOGS/node-binding.log" | tail -1 | grep . || echo 0)))
 # vitest: "      Tests  40 passed (40)" or "Tests  1 failed | 39 passed (40)"
 v=$(grep -E '^\s+Tests\s' "$LOGS/vitest.log" | tail -1 || true)
 passed=$((passed + $(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$v" | head -1 | grep . || echo 0)))
