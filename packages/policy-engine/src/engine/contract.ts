@@ -1,0 +1,171 @@
+/**
+ * The contract between the engine's parts: the machine model, the windowed access data built
+ * from a trace, the traffic simulator, and the policies that replay a recording window by window.
+ * Everything here is plain data over typed arrays (no row objects), so 10M-sample traces replay
+ * with memory proportional to pages and threads, not samples.
+ *
+ * Units are in the names. Node *indices* (0..nodeCount-1) are used inside the engine; the kernel
+ * node *ids* are kept in MachineModel.nodeIds for display and plans.
+ */
+import type { Provenance } from '../trace/types.js';
+
+export type NodeIndex = number;
+export type LinkIndex = number;
+
+/** A number and where it came from (`measured:…`, `documented:…`, `estimated:…`, `unavailable:…`). */
+export interface Sourced<T> {
+  value: T;
+  source: Provenance;
+}
+
+/** The machine as the simulator sees it. Built from a preset, a trace's machine, JSON or hwloc XML. */
+export interface MachineModel {
+  name: string;
+  /** Where the whole description came from (`preset:…`, `trace`, `hwloc:…`, `json:…`). */
+  source: string;
+  nodeCount: number;
+  /** Kernel node id of each node index. */
+  nodeIds: number[];
+  /** Node index of each cpu id (cpuNode[cpu]); -1 for a cpu id not present. */
+  cpuNode: Int16Array;
+  /** cpus per node index (empty for a memory-only node). */
+  nodeCpus: number[][];
+  /** Memory-controller bandwidth per node index, bytes/s. */
+  mcBandwidthBytesPerS: Sourced<Float64Array>;
+  /** Memory per node index, bytes (NaN = unknown). */
+  memoryBytes: Sourced<Float64Array>;
+  /** Idle load latency, ns, row = accessing node index, column = memory node index (nodeCount²). */
+  idleLatencyNs: Sourced<Float64Array>;
+  /** SLIT distances, nodeCount² (row-major). */
+  distances: Float64Array;
+  /** Directed links. */
+  links: Array<{ from: NodeIndex; to: NodeIndex; capacityBytesPerS: number }>;
+  linkSource: Provenance;
+  /**
+   * routes[from * nodeCount + to]: the links crossed, in order, by the data of an access made by a
+   * cpu on node index `from` to memory on node index `to` (data flows to → … → from). Empty when
+   * from === to. Asymmetric routing is allowed: routes[a→b] need not mirror routes[b→a].
+   */
+  routes: LinkIndex[][];
+  routeSource: Provenance;
+}
+
+/**
+ * Accesses aggregated over one replay window: one entry per (thread, page) pair seen in the
+ * window, scaled to estimated real accesses (samples × weight). Entries are sorted by page, then
+ * thread.
+ */
+export interface AccessWindow {
+  index: number;
+  startUs: number;
+  endUs: number;
+  /** Samples (rows) that fell in the window, before aggregation. */
+  sampleCount: number;
+  thread: Int32Array;
+  page: Int32Array;
+  loads: Float64Array;
+  stores: Float64Array;
+}
+
+/** What the engine knows about the recording, independent of any placement. */
+export interface ReplayInput {
+  machine: MachineModel;
+  threadCount: number;
+  pageCount: number;
+  /** Bytes per page row (4096). */
+  pageBytes: number;
+  /** Window length, µs. */
+  windowUs: number;
+  /** Windows in time order. A policy may iterate them more than once. */
+  windows: readonly AccessWindow[];
+  /** Placement observed at the start of the recording (first-touch result, threads' first node). */
+  initial: Placement;
+  /** First node each page was touched from per thread (first-touch owner thread; -1 unknown). */
+  firstTouchThread: Int32Array;
+  /** Counters from the trace when present (L3MPKI, IPC): null when the trace has none. */
+  counters: { instructions: number; cycles: number; l3Misses: number } | null;
+}
+
+/**
+ * Where threads and pages are. A replicated page has a copy on every node that reads it (reads
+ * are local, writes go to the home node `pageNode`).
+ */
+export interface Placement {
+  threadNode: Int16Array;
+  pageNode: Int16Array;
+  replicated: Uint8Array;
+}
+
+export interface WindowMetrics {
+  /** Share of accesses served by the accessing thread's own node, 0..1. */
+  localAccessRatio: number;
+  /** Mean memory access latency after queueing, ns. */
+  memoryLatencyNs: number;
+  /** Bytes/s served by each node's memory controller. */
+  mcLoadBytesPerS: Float64Array;
+  /** mcLoad / mcBandwidth, 0..1 after the throughput feedback settles. */
+  mcUtilisation: Float64Array;
+  /** Sample standard deviation (N−1, as Carrefour's gsl_stats_sd_m) of per-node MC load, % of the mean. */
+  mcImbalancePct: number;
+  /** Bytes/s on each directed link. */
+  linkLoadBytesPerS: Float64Array;
+  linkUtilisation: Float64Array;
+  /** Mean link utilisation, %. */
+  interconnectUsagePct: number;
+  /** Sample std-dev of link load, % of the mean (0 with no links). */
+  interconnectImbalancePct: number;
+  /** Memory accesses per µs in the window (Carrefour's MAPTU). */
+  accessesPerUs: number;
+  /** Predicted duration of the window under this placement, µs. */
+  predictedUs: number;
+}
+
+export type SimulateWindow = (
+  machine: MachineModel,
+  window: AccessWindow,
+  placement: Placement,
+  windowUs: number,
+  pageBytes: number,
+) => WindowMetrics;
+
+export type DecisionKind = 'migrate' | 'interleave' | 'replicate' | 'pin-threads' | 'enable' | 'disable' | 'abort' | 'none';
+
+/** One decision, explained in words with the numbers that drove it. */
+export interface Decision {
+  window: number;
+  kind: DecisionKind;
+  /** e.g. "page range 0x7f..000–0x7f..fff interleaved: accessed from 3 nodes, MC imbalance 142% > 35%". */
+  explanation: string;
+  pages?: number;
+  /** Page row indices the decision applies to, when it is about pages (may be ranges collapsed by the UI). */
+  pageIndices?: Int32Array;
+  threads?: number[];
+  toNodes?: NodeIndex[];
+}
+
+export interface PolicyReplay {
+  policy: string;
+  /** Metrics per window under the policy's placement. */
+  windows: WindowMetrics[];
+  /** Placement at the end of each window (threadNode per window; pages only at the end, to keep memory ∝ pages). */
+  threadNodeByWindow: Int16Array[];
+  finalPlacement: Placement;
+  migratedPages: number;
+  migratedBytes: number;
+  decisions: Decision[];
+  /** AsymSched only. */
+  placementsEvaluated?: number;
+  placementsTotal?: number;
+}
+
+export interface ReplayOptions {
+  seed: number;
+  simulate: SimulateWindow;
+}
+
+export interface Policy {
+  id: string;
+  /** One line: what it does and its source. */
+  description: string;
+  replay(input: ReplayInput, options: ReplayOptions): PolicyReplay;
+}
