@@ -68,6 +68,11 @@ for (const file of files) {
     expect(await valueOf(samples)).toBe(expected.samples);
     await expect(samples).toHaveText(grouped(expected.samples));
     expect(await valueOf(page.getByTestId('total-accesses'))).toBe(expected.accesses);
+    expect(await valueOf(page.getByTestId('total-faults'))).toBe(expected.faults);
+    if (expected.samples === expected.faults) {
+      // A page-fault-only recording: accesses must not be presented as measured.
+      await expect(page.getByTestId('total-accesses')).toHaveText('not sampled');
+    }
 
     // Origin.
     const banner = page.getByTestId('origin-banner');

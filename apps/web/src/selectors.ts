@@ -13,6 +13,8 @@ export interface NodeRow {
   residentPages: number;
   samples: number;
   accesses: number;
+  /** Page-fault rows (first touches). */
+  faults: number;
   /** Fractions of the trace's totals (NaN when the total is zero). */
   shareOfPages: number;
   shareOfAccesses: number;
@@ -32,6 +34,7 @@ export function nodeRows(summary: TraceSummary): NodeRow[] {
     residentPages: n.residentPages,
     samples: n.samples,
     accesses: n.accesses,
+    faults: n.faults,
     shareOfPages: share(n.pagesSeen, totalPages),
     shareOfAccesses: share(n.accesses, totalAccesses),
   }));
@@ -44,6 +47,7 @@ export function nodeRows(summary: TraceSummary): NodeRow[] {
       residentPages: 0,
       samples: u.samples,
       accesses: u.accesses,
+      faults: u.faults,
       shareOfPages: share(u.pagesSeen, totalPages),
       shareOfAccesses: share(u.accesses, totalAccesses),
     });
@@ -58,6 +62,7 @@ export interface ThreadRow {
   name: string;
   samples: number;
   accesses: number;
+  faults: number;
   /** -1 unknown. */
   migrations: number;
   /** Distinct cpus and nodes the thread was observed on, ascending. */
@@ -75,6 +80,7 @@ export function threadRows(summary: TraceSummary): ThreadRow[] {
     name: t.name,
     samples: t.samples,
     accesses: t.accesses,
+    faults: t.faults,
     migrations: t.migrations,
     cpus: distinct(t.placements.cpu.filter((c) => c >= 0)),
     nodes: distinct(t.placements.node.filter((n) => n >= 0)),

@@ -14,7 +14,7 @@ describe('nodeRows', () => {
 
   it('leaves out the unknown row when every page and sample has a node', () => {
     const s = summaryFixture();
-    s.unknownNode = { pagesSeen: 0, samples: 0, accesses: 0 };
+    s.unknownNode = { pagesSeen: 0, samples: 0, accesses: 0, faults: 0 };
     expect(nodeRows(s).map((r) => r.id)).toEqual([0, 1]);
   });
 

@@ -25,6 +25,7 @@ describe('TraceView', () => {
       '6',
       '6',
       '18',
+      '0',
       '1,800',
       '60.0%',
     ]);
@@ -37,12 +38,13 @@ describe('TraceView', () => {
       '4100',
       'worker-1',
       '10',
+      '0',
       '1,000',
       '1',
       '1,5',
       '0-1',
     ]);
-    expect(within(screen.getByTestId('thread-row-2')).getAllByRole('cell')[6]!.textContent).toBe('unknown');
+    expect(within(screen.getByTestId('thread-row-2')).getAllByRole('cell')[7]!.textContent).toBe('unknown');
     // The chart shows pages seen first, with values and shares as text.
     expect(screen.getByTestId('node-chart').textContent).toContain('6 pages · 60.0%');
     expect(screen.getByTestId('distance-0-1').textContent).toBe('21');
@@ -73,6 +75,21 @@ describe('TraceView', () => {
     expect(screen.getByTestId('source-ibs-op').textContent).toContain('no ibs_op PMU');
     expect(screen.getByTestId('source-procfs').textContent).toContain('every 100 ms');
     expect(screen.getByTestId('capability-memory-accesses').dataset.status).toBe('estimated');
+  });
+});
+
+describe('page-fault-only recordings', () => {
+  it('say accesses were not sampled instead of showing fault counts as accesses', () => {
+    const s = summaryFixture('recorded');
+    s.totals = { ...s.totals, accessSamples: 0, accesses: 0, faults: 30 };
+    s.nodes.forEach((n) => ((n.faults = n.samples), (n.accesses = 0)));
+    s.unknownNode = { ...s.unknownNode, faults: s.unknownNode.samples, accesses: 0 };
+    render(<TraceView summary={s} source="x" />);
+    expect(screen.getByTestId('total-accesses').textContent).toBe('not sampled');
+    expect(screen.getByTestId('total-faults').getAttribute('data-value')).toBe('30');
+    expect(screen.getByTestId('node-0-accesses').textContent).toBe('–');
+    expect(screen.getByTestId('node-0-faults').getAttribute('data-value')).toBe('18');
+    expect(screen.queryByRole('radio', { name: 'Accesses' })).toBeNull();
   });
 });
 

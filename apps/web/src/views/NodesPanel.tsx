@@ -4,7 +4,7 @@ import type { TraceSummary } from '@numascope/policy-engine';
 import { nodeRows } from '../selectors';
 import type { NodeRow } from '../selectors';
 
-type Metric = 'pagesSeen' | 'residentPages' | 'samples' | 'accesses';
+type Metric = 'pagesSeen' | 'residentPages' | 'samples' | 'faults' | 'accesses';
 
 const METRICS: Record<Metric, { label: string; title: string; format: (v: number) => string }> = {
   pagesSeen: {
@@ -18,6 +18,11 @@ const METRICS: Record<Metric, { label: string; title: string; format: (v: number
     format: (v) => formatCount(v, 'page'),
   },
   samples: { label: 'Samples', title: 'Samples per node (samples touching memory on that node)', format: (v) => formatCount(v, 'sample') },
+  faults: {
+    label: 'First touches',
+    title: 'First touches per node (page-fault samples on pages of that node)',
+    format: (v) => formatCount(v, 'fault'),
+  },
   accesses: {
     label: 'Accesses',
     title: 'Accesses per node (sum of sample weights)',
@@ -32,6 +37,7 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
   const [metric, setMetric] = useState<Metric>('pagesSeen');
   const m = METRICS[metric];
   const snapshot = summary.residentSnapshotUs;
+  const noAccessSamples = summary.totals.accessSamples === 0;
 
   return (
     <section className="panel" aria-labelledby="nodes-heading" id="nodes">
@@ -46,13 +52,14 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
               <th scope="col">pages seen (4 KiB)</th>
               <th scope="col">resident pages (4 KiB)</th>
               <th scope="col">samples</th>
+              <th scope="col">first touches</th>
               <th scope="col">accesses</th>
               <th scope="col">share of accesses</th>
             </tr>
           </thead>
           <tbody>
             {rows.map((r) => (
-              <NodeTableRow key={r.id} row={r} nodeIds={nodeIds} />
+              <NodeTableRow key={r.id} row={r} nodeIds={nodeIds} noAccessSamples={noAccessSamples} />
             ))}
           </tbody>
         </table>
@@ -62,11 +69,16 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
         {snapshot === null
           ? 'no numa_maps snapshot in this trace.'
           : `the process's pages per node at the last numa_maps snapshot (${formatDurationUs(snapshot)}), in 4 KiB pages.`}{' '}
-        Accesses: the accesses the samples stand for (each sample's weight is its sampling period).
+        First touches: page-fault samples, the first touch of each page.{' '}
+        {noAccessSamples
+          ? 'Accesses: not sampled in this trace (memory-access sampling needs AMD IBS or Intel PEBS; see Capture).'
+          : "Accesses: the accesses the memory-access samples stand for (each sample's weight is its sampling period); page faults are not counted as accesses."}
       </p>
       <fieldset className="segmented">
         <legend>Chart</legend>
-        {(Object.keys(METRICS) as Metric[]).map((k) => (
+        {(Object.keys(METRICS) as Metric[])
+          .filter((k) => !(noAccessSamples && k === 'accesses'))
+          .map((k) => (
           <label key={k}>
             <input type="radio" name="node-metric" value={k} checked={metric === k} onChange={() => setMetric(k)} />
             {METRICS[k].label}
@@ -84,7 +96,7 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
   );
 }
 
-function NodeTableRow({ row: r, nodeIds }: { row: NodeRow; nodeIds: number[] }) {
+function NodeTableRow({ row: r, nodeIds, noAccessSamples }: { row: NodeRow; nodeIds: number[]; noAccessSamples: boolean }) {
   const key = r.id < 0 ? 'unknown' : String(r.id);
   return (
     <tr data-testid={`node-row-${key}`}>
@@ -103,11 +115,14 @@ function NodeTableRow({ row: r, nodeIds }: { row: NodeRow; nodeIds: number[] }) 
       <td data-testid={`node-${key}-samples`} data-value={r.samples}>
         {formatCount(r.samples)}
       </td>
-      <td data-testid={`node-${key}-accesses`} data-value={r.accesses}>
-        {formatCount(r.accesses)}
+      <td data-testid={`node-${key}-faults`} data-value={r.faults}>
+        {formatCount(r.faults)}
+      </td>
+      <td data-testid={`node-${key}-accesses`} data-value={r.accesses} title={noAccessSamples ? 'not sampled in this trace' : undefined}>
+        {noAccessSamples ? '–' : formatCount(r.accesses)}
       </td>
       <td data-testid={`node-${key}-share`} data-value={Number.isFinite(r.shareOfAccesses) ? r.shareOfAccesses : ''}>
-        {formatPercent(r.shareOfAccesses)}
+        {noAccessSamples ? '–' : formatPercent(r.shareOfAccesses)}
       </td>
     </tr>
   );

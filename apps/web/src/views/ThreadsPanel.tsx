@@ -40,6 +40,7 @@ export function ThreadsPanel({ summary }: { summary: TraceSummary }) {
                 name
               </th>
               <th scope="col">samples</th>
+              <th scope="col">first touches</th>
               <th scope="col">accesses</th>
               <th scope="col">migrations</th>
               <th scope="col">cpus seen on</th>
@@ -56,7 +57,8 @@ export function ThreadsPanel({ summary }: { summary: TraceSummary }) {
                 <td data-testid={`thread-${t.index}-samples`} data-value={t.samples}>
                   {formatCount(t.samples)}
                 </td>
-                <td data-value={t.accesses}>{formatCount(t.accesses)}</td>
+                <td data-value={t.faults}>{formatCount(t.faults)}</td>
+                <td data-value={t.accesses}>{summary.totals.accessSamples === 0 ? '–' : formatCount(t.accesses)}</td>
                 <td data-value={t.migrations}>{t.migrations < 0 ? 'unknown' : formatCount(t.migrations)}</td>
                 <td>{t.cpus.length ? formatCpuList(t.cpus) : '–'}</td>
                 <td>{t.nodes.length ? formatCpuList(t.nodes) : '–'}</td>

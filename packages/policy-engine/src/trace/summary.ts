@@ -2,7 +2,7 @@
  * The first-view summary of a trace: per node and per thread totals. A plain, structured-cloneable
  * object so a Worker can post it to the UI.
  */
-import { numericColumn, stringColumn } from './columns.js';
+import { dictionaryColumn, numericColumn, stringColumn } from './columns.js';
 import type { Trace, TraceManifest, Microseconds, NodeId, CpuId } from './types.js';
 
 /** Page size that pages-table rows and "resident pages" are counted in. */
@@ -16,10 +16,12 @@ export interface NodeSummary {
   pagesSeen: number;
   /** 4 KiB pages resident on this node at the last numa_maps snapshot (region_placements). */
   residentPages: number;
-  /** Sample rows that touched a page on this node. */
+  /** Sample rows that touched a page on this node (memory-access samples and page faults). */
   samples: number;
-  /** Accesses those samples stand for (sum of `weight`). */
+  /** Memory accesses the access samples (op load/store/unknown) stand for: sum of their `weight`. Page faults are not accesses. */
   accesses: number;
+  /** Page-fault rows (op `fault`): first touches of pages on this node. */
+  faults: number;
 }
 
 export interface ThreadSummary {
@@ -29,6 +31,7 @@ export interface ThreadSummary {
   name: string;
   samples: number;
   accesses: number;
+  faults: number;
   /** cpu migrations during the capture, -1 unknown. */
   migrations: number;
   placements: { timeUs: Microseconds[]; cpu: CpuId[]; node: NodeId[] };
@@ -38,7 +41,11 @@ export interface TraceSummary {
   manifest: TraceManifest;
   totals: {
     samples: number;
+    /** Rows that are memory-access samples (not page faults). 0 means access counts are unavailable. */
+    accessSamples: number;
     accesses: number;
+    /** Page-fault rows (first touches). */
+    faults: number;
     pages: number;
     threads: number;
     regions: number;
@@ -47,7 +54,7 @@ export interface TraceSummary {
   };
   nodes: NodeSummary[];
   /** Pages and samples whose node is unknown (-1). */
-  unknownNode: { pagesSeen: number; samples: number; accesses: number };
+  unknownNode: { pagesSeen: number; samples: number; accesses: number; faults: number };
   threads: ThreadSummary[];
   /** Time of the numa_maps snapshot `residentPages` comes from; null when there is none. */
   residentSnapshotUs: Microseconds | null;
@@ -69,8 +76,9 @@ export function summarizeTrace(trace: Trace): TraceSummary {
     residentPages: 0,
     samples: 0,
     accesses: 0,
+    faults: 0,
   }));
-  const unknownNode = { pagesSeen: 0, samples: 0, accesses: 0 };
+  const unknownNode = { pagesSeen: 0, samples: 0, accesses: 0, faults: 0 };
 
   // Pages per node (last known node).
   const pageNode = numericColumn<Int8Array>(tables.pages, 'node');
@@ -80,33 +88,39 @@ export function summarizeTrace(trace: Trace): TraceSummary {
     else unknownNode.pagesSeen++;
   }
 
-  // Samples and accesses per node and per thread. The sample's own node wins over the page's last node.
+  // Samples, accesses and faults per node and per thread. The sample's own node wins over the
+  // page's last node. Page-fault rows mark first touches: they are counted, never as accesses.
   const threadCount = tables.threads.numRows;
   const threadSamples = new Float64Array(threadCount);
   const threadAccesses = new Float64Array(threadCount);
+  const threadFaults = new Float64Array(threadCount);
   const sPage = numericColumn<Int32Array>(tables.samples, 'page');
   const sNode = numericColumn<Int8Array>(tables.samples, 'node');
   const sWeight = numericColumn<Uint32Array>(tables.samples, 'weight');
   const sThread = numericColumn<Uint32Array>(tables.samples, 'thread');
+  const op = dictionaryColumn(tables.samples, 'op');
+  const faultCode = op.values.indexOf('fault');
   let totalAccesses = 0;
+  let totalFaults = 0;
   for (let i = 0; i < sPage.length; i++) {
     let node = sNode[i]!;
     const page = sPage[i]!;
     if (node < 0 && page >= 0 && page < pageNode.length) node = pageNode[page]!;
-    const w = sWeight[i]!;
+    const isFault = op.codes[i] === faultCode;
+    const w = isFault ? 0 : sWeight[i]!;
+    const f = isFault ? 1 : 0;
     totalAccesses += w;
+    totalFaults += f;
     const s = slotOf(node);
-    if (s >= 0) {
-      nodes[s]!.samples++;
-      nodes[s]!.accesses += w;
-    } else {
-      unknownNode.samples++;
-      unknownNode.accesses += w;
-    }
+    const bucket = s >= 0 ? nodes[s]! : unknownNode;
+    bucket.samples++;
+    bucket.accesses += w;
+    bucket.faults += f;
     const t = sThread[i]!;
     if (t < threadCount) {
       threadSamples[t]!++;
       threadAccesses[t]! += w;
+      threadFaults[t]! += f;
     }
   }
 
@@ -139,6 +153,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
       name: names[i] ?? '',
       samples: threadSamples[i]!,
       accesses: threadAccesses[i]!,
+      faults: threadFaults[i]!,
       migrations: Number(migrations[i]!),
       placements: { timeUs: [], cpu: [], node: [] },
     });
@@ -159,7 +174,9 @@ export function summarizeTrace(trace: Trace): TraceSummary {
     manifest,
     totals: {
       samples: sPage.length,
+      accessSamples: sPage.length - totalFaults,
       accesses: totalAccesses,
+      faults: totalFaults,
       pages: pageNode.length,
       threads: threadCount,
       regions: tables.regions.numRows,

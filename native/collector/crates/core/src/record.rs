@@ -402,6 +402,10 @@ impl PageTracker {
                             "move_pages query refused ({e}): needs the same user as the target or CAP_SYS_NICE/CAP_SYS_PTRACE"
                         ),
                         Some(libc::ENOSYS) => "move_pages not available (kernel without CONFIG_NUMA/MIGRATION)".into(),
+                        // find_mm_struct() answers EINVAL when the task has no mm any more, ESRCH when it is gone.
+                        Some(libc::EINVAL) | Some(libc::ESRCH) => format!(
+                            "move_pages query after the process had exited ({e}): its address space was gone, so the last query could not run"
+                        ),
                         _ => format!("move_pages query failed: {e}"),
                     });
                 }
