@@ -25,7 +25,7 @@ suite() {
 
 suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/policy-engine packages/viz apps/web sample-traces e2e"
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
-suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/"
+suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/*.test.js"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"
 suite playwright bash -c "cd '$ROOT/e2e' && npx playwright test"
 
