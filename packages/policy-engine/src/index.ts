@@ -18,3 +18,49 @@ export {
   type TraceWriteErrorCode,
 } from './trace/writer.js';
 export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type MachinePreset } from './machine/presets.js';
+export * from './engine/contract.js';
+export { EngineError, isEngineError, type EngineErrorCode } from './engine/errors.js';
+export { machineModel, traceMachineOf, nodeOfCpu, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
+export { machineFromJson, machineFromHwlocXml, machineFromText, parseHwlocCpuset, MachineLoadError } from './machine/loaders.js';
+export { buildReplayInput, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions } from './engine/windows.js';
+export {
+  simulateWindow,
+  simulateMatrix,
+  accessMatrix,
+  sampleCvPct,
+  CACHE_LINE_BYTES,
+  MEMORY_STALL_SHARE,
+  QUEUE_BASE_NS,
+  MAX_UTILISATION,
+} from './engine/simulate.js';
+export { retarget, retargetNodeMap, RETARGET_RULES, type RetargetRule } from './engine/retarget.js';
+export {
+  analyze,
+  analyzeInput,
+  overallMetrics,
+  analysisJson,
+  policyResultJson,
+  MIGRATION_SECONDS_PER_GB,
+  DEFAULT_WINDOW_MS,
+  DEFAULT_BASELINE,
+  type AnalyzeOptions,
+  type AnalysisResult,
+  type PolicyResult,
+  type OverallMetrics,
+} from './engine/analyze.js';
+export {
+  getPolicy,
+  listPolicies,
+  POLICY_IDS,
+  observedPolicy,
+  firstTouchPolicy,
+  firstTouchPageNodes,
+  interleavePolicy,
+  interleaveAllPolicy,
+  interleavePageNodes,
+  pagesByAddress,
+  manualPolicy,
+  type ManualPlacement,
+} from './policies/index.js';
+export * from './plan/index.js';
+export * from './recommend/index.js';

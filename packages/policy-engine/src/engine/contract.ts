@@ -84,6 +84,15 @@ export interface ReplayInput {
   firstTouchThread: Int32Array;
   /** Counters from the trace when present (L3MPKI, IPC): null when the trace has none. */
   counters: { instructions: number; cycles: number; l3Misses: number } | null;
+  // Additive fields (core engine, issue #3); optional so hand-built inputs in tests still compile.
+  /** Virtual address of each page row (pages.address), for address-ordered rules and plans. */
+  pageAddress?: BigUint64Array;
+  /** Kernel tid of each thread row (threads.tid), for plans. */
+  threadTid?: Int32Array;
+  /** Recorded thread node per window (thread_placements; last observation before the window ends). */
+  observedThreadNode?: Int16Array[];
+  /** What the input builder assumed or dropped, in words (cache-hit samples skipped, fallbacks used). */
+  notes?: string[];
 }
 
 /**

@@ -458,6 +458,121 @@ function genoa2sNps4(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
+// intel-spr-2s-snc4: Sapphire Rapids 2S with sub-NUMA clustering, 8 nodes (reference §5.4)
+
+function sapphireRapids2sSnc4(): MachinePreset {
+  const id = 'intel-spr-2s-snc4';
+  const nodeIds = [0, 1, 2, 3, 4, 5, 6, 7];
+  const nodesPerSocket = 4;
+  const socket = sameSocket(nodesPerSocket);
+  const meshGBps = 200; // EMIB mesh between SNC domains, ≥200 GB/s per direction per pair
+  const upiGBps = 4 * 32; // 4 UPI 2.0 links × 16 GT/s × 2 B, shared by the socket's 4 domains
+  const links: MachineLink[] = [];
+  for (const i of nodeIds) {
+    for (const j of nodeIds) if (i < j && socket(i, j)) links.push(...bothWays(i, j, meshGBps));
+  }
+  links.push(...bothWays(0, nodesPerSocket, upiGBps));
+  const linkIndex = (from: number, to: number) => links.findIndex((l) => l.from === from && l.to === to);
+  const gateway = (node: number) => (node < nodesPerSocket ? 0 : nodesPerSocket);
+  const routes: Record<string, number[]> = {};
+  for (const from of nodeIds) {
+    for (const to of nodeIds) {
+      if (from === to) continue;
+      if (socket(from, to)) {
+        routes[routeKey(from, to)] = [linkIndex(from, to)];
+        continue;
+      }
+      const out = gateway(from);
+      const into = gateway(to);
+      const path: number[] = [];
+      if (from !== out) path.push(linkIndex(from, out));
+      path.push(linkIndex(out, into));
+      if (to !== into) path.push(linkIndex(into, to));
+      routes[routeKey(from, to)] = path;
+    }
+  }
+  return {
+    id,
+    description: '4th-gen Xeon 2S (e.g. Platinum 8480+) in SNC4: 8 nodes × 14 cores, a mesh inside each socket, UPI shared between the sockets.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'Intel Xeon Platinum 8480+ (Sapphire Rapids, 56 cores, SNC4)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodesOf(8, 14, 76.8),
+      distances: matrix(8, (i, j) => (i === j ? 10 : socket(i, j) ? 12 : 21)),
+      latenciesNs: matrix(8, (i, j) => (i === j ? 100 : socket(i, j) ? 115 : 185)),
+      links,
+      routes,
+      provenance: {
+        distances:
+          'estimated:typical 10 local, 12 same socket, 21 other socket (reference §5.4; not found in a readable source; SNC with UPI affinity can expose an asymmetric SLIT)',
+        latenciesNs: 'estimated:typical 100 ns local, 115 ns other SNC domain, 185 ns other socket (reference §5.4)',
+        links:
+          'estimated:the 4 SNC domains of a socket fully meshed at ≥200 GB/s per direction per pair; the sockets joined by 4 UPI 2.0 links at 16 GT/s × 2 B = 128 GB/s per direction, modelled as one link between domains 0 and 4 that all domains share (reference §5.4)',
+        routes: 'estimated:same socket direct; other socket through the mesh to domain 0 (or 4), over UPI, then the mesh',
+        memoryBandwidthGBps: 'estimated:2 DDR5-4800 channels per SNC domain × 8 B = 76.8 GB/s peak (reference §5.4)',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// cxl-expander: Sapphire Rapids 2S plus one CPU-less CXL memory node on socket 1 (reference §5.6)
+
+function cxlExpander(): MachinePreset {
+  const id = 'cxl-expander';
+  const nodeIds = [0, 1, 2];
+  const upiGBps = 4 * 32;
+  const cxlX16GBps = 64; // PCIe 5.0 x16 raw, 32 GT/s × 16 / 8 per direction
+  const links = [...bothWays(0, 1, upiGBps), ...bothWays(1, 2, cxlX16GBps)];
+  const nodes = nodesOf(2, 56, 307.2);
+  nodes.push({ id: 2, cpus: [], memoryBytes: null, memoryBandwidthGBps: 76.8 });
+  return {
+    id,
+    description:
+      'Sapphire Rapids 2S (flat) with a CXL type-3 memory expander (x16, no cpus) attached to socket 1 as node 2.',
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'Intel Xeon Platinum 8480+ (Sapphire Rapids, 56 cores) + CXL 1.1 type-3 memory expander',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes,
+      distances: [
+        [10, 21, 24],
+        [21, 10, 14],
+        [24, 14, 10],
+      ],
+      latenciesNs: [
+        [110, 185, 265],
+        [185, 110, 190],
+        [265, 190, 190],
+      ],
+      links,
+      routes: shortestPathRoutes(nodeIds, links),
+      provenance: {
+        distances:
+          'documented:SLIT of an SPR 8468V 2S box with CXL memory on socket 1 (bsc-mem/Mess-benchmark#2), reduced to one CXL node (reference §5.6)',
+        latenciesNs:
+          'estimated:SPR 110/185 ns (reference §5.4); CXL adds about 80 ns (Pond, ASPLOS\'23: 70-90 ns) from the attached socket (190 ns) and the UPI hop on top from the other socket (265 ns, within the 250-300 ns of reference §5.6); the CXL row is never used (no cpus)',
+        links:
+          'estimated:UPI as intel-spr-2s (128 GB/s per direction); CXL x16 at 32 GT/s raw = 64 GB/s per direction between node 1 and node 2; delivered bandwidth is device-dependent and lower (reference §5.6)',
+        routes: 'estimated:fewest hops; node 0 reaches the CXL node through node 1',
+        memoryBandwidthGBps:
+          'estimated:sockets 8 DDR5-4800 channels × 8 B = 307.2 GB/s; the expander 2 DDR5-4800 channels = 76.8 GB/s (reference §5.6: 38.4-76.8)',
+        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        cpus: CPUS_NUMBERING,
+        nodes: 'estimated:node 2 is a memory-only CXL node (no cpus), attached to socket 1 (reference §5.6)',
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Registry
 
 const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
@@ -466,8 +581,10 @@ const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
   opteron6172,
   xeonX7560,
   sapphireRapids2s,
+  sapphireRapids2sSnc4,
   genoa2sNps1,
   genoa2sNps4,
+  cxlExpander,
 ];
 
 /** Every preset, freshly built (callers may modify what they get). */

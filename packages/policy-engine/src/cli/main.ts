@@ -1,0 +1,277 @@
+/**
+ * numascope-analyze: scripted analysis of traces (JSON and Markdown out). The only part of the
+ * package that uses Node APIs. docs/engine.md ("CLI") documents every command and JSON key.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { analysisJson, analyze, type AnalysisResult, type AnalyzeOptions } from '../engine/analyze.js';
+import type { MachineModel, Policy } from '../engine/contract.js';
+import { isEngineError } from '../engine/errors.js';
+import { RETARGET_RULES, type RetargetRule } from '../engine/retarget.js';
+import { machineFromText } from '../machine/loaders.js';
+import { machineModel } from '../machine/model.js';
+import { getPreset, listPresets, PRESET_IDS } from '../machine/presets.js';
+import { getPolicy, manualPolicy, POLICY_IDS, type ManualPlacement } from '../policies/index.js';
+import { isTraceError } from '../trace/errors.js';
+import { readTrace } from '../trace/reader.js';
+import { buildPlan, PlanBuildError } from '../plan/build.js';
+import type { Trace } from '../trace/types.js';
+
+export const USAGE = `numascope-analyze: replay a numascope trace through placement policies
+
+usage:
+  numascope-analyze analyze TRACE [options]         metrics per policy
+  numascope-analyze compare TRACE_A TRACE_B [options]  the same for two traces, with B − A
+  numascope-analyze plan TRACE --policy NAME -o plan.json   a placement plan (docs/plan-format.md)
+  numascope-analyze presets [--json]                machine presets
+
+options:
+  --machine PRESET|FILE   replay on a preset or a machine file (hwloc XML or JSON); a machine
+                          other than the recorded one re-targets the recording
+  --retarget-rule RULE    ${RETARGET_RULES.join(' | ')} (default modulo)
+  --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also interleave:0,2 and manual
+  --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
+  --window-ms N           replay window, ms (default 100)
+  --seed N                seed for randomised policies (default 1)
+  --baseline NAME         policy the speedup is measured against (default first-touch)
+  --json | --markdown     output format (default: a text table)
+  -o FILE                 output file (plan; for analyze/compare: instead of stdout)
+`;
+
+class UsageError extends Error {}
+
+interface Args {
+  command: string;
+  files: string[];
+  machine?: string;
+  retargetRule?: RetargetRule;
+  policies: string[];
+  manual?: string;
+  windowMs?: number;
+  seed?: number;
+  baseline?: string;
+  format: 'text' | 'json' | 'markdown';
+  out?: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text' };
+  const value = (i: number, flag: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  const number = (i: number, flag: string, integer: boolean): number => {
+    const raw = value(i, flag);
+    const v = Number(raw);
+    if (!Number.isFinite(v) || (integer && !Number.isInteger(v)) || (!integer && v <= 0)) {
+      throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a positive number'}, got "${raw}"`);
+    }
+    return v;
+  };
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '--machine': args.machine = value(i++, a); break;
+      case '--retarget-rule': {
+        const r = value(i++, a);
+        if (!RETARGET_RULES.includes(r as RetargetRule)) throw new UsageError(`--retarget-rule must be one of ${RETARGET_RULES.join(', ')}, got "${r}"`);
+        args.retargetRule = r as RetargetRule;
+        break;
+      }
+      case '--policy': args.policies.push(value(i++, a)); break;
+      case '--manual': args.manual = value(i++, a); break;
+      case '--window-ms': args.windowMs = number(i++, a, false); break;
+      case '--seed': args.seed = number(i++, a, true); break;
+      case '--baseline': args.baseline = value(i++, a); break;
+      case '--json': args.format = 'json'; break;
+      case '--markdown': args.format = 'markdown'; break;
+      case '-o': case '--output': args.out = value(i++, a); break;
+      default:
+        if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+        args.files.push(a);
+    }
+  }
+  return args;
+}
+
+function readFile(path: string, what: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+function loadTrace(path: string): Trace {
+  return readTrace(readFile(path, 'trace'));
+}
+
+function loadMachine(spec: string): MachineModel {
+  if (PRESET_IDS.includes(spec)) return machineModel(getPreset(spec));
+  if (!/[./]/.test(spec)) throw new UsageError(`--machine "${spec}" is neither a preset (${PRESET_IDS.join(', ')}) nor a file path`);
+  const text = new TextDecoder().decode(readFile(spec, 'machine file'));
+  return machineModel(machineFromText(text, basename(spec)));
+}
+
+function policiesOf(args: Args): Policy[] | undefined {
+  if (args.policies.length === 0) return undefined;
+  return args.policies.map((id) => {
+    if (id !== 'manual') return getPolicy(id);
+    if (!args.manual) throw new UsageError('--policy manual needs --manual FILE.json with the placement');
+    let spec: ManualPlacement;
+    try {
+      spec = JSON.parse(new TextDecoder().decode(readFile(args.manual, 'manual placement')));
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      throw new UsageError(`--manual ${args.manual} is not valid JSON: ${(e as Error).message}`);
+    }
+    return manualPolicy(spec);
+  });
+}
+
+function optionsOf(args: Args): AnalyzeOptions {
+  return {
+    machine: args.machine ? loadMachine(args.machine) : undefined,
+    retargetRule: args.retargetRule,
+    windowMs: args.windowMs,
+    policies: policiesOf(args),
+    seed: args.seed,
+    baseline: args.baseline,
+  };
+}
+
+const fmt = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
+const COLUMNS: Array<[string, (p: ReturnType<typeof analysisJson>['policies'][number]) => string]> = [
+  ['policy', (p) => p.policy],
+  ['local %', (p) => fmt(p.localAccessRatio * 100, 1)],
+  ['latency ns', (p) => fmt(p.memoryLatencyNs, 0)],
+  ['MC imbalance %', (p) => fmt(p.mcImbalancePct, 1)],
+  ['link usage %', (p) => fmt(p.interconnectUsagePct, 1)],
+  ['link imbalance %', (p) => fmt(p.interconnectImbalancePct, 1)],
+  ['speedup', (p) => fmt(p.predictedSpeedup, 3)],
+  ['migrated MiB', (p) => fmt(p.migratedBytes / 1048576, 1)],
+  ['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)],
+];
+
+function table(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+  const rows = json.policies.map((p) => COLUMNS.map(([, f]) => f(p)));
+  const head = COLUMNS.map(([h]) => h);
+  if (markdown) {
+    return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+function report(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+  const out: string[] = [];
+  const t = json.trace;
+  out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
+  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms; speedup vs ${json.baseline}`);
+  for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
+  out.push('');
+  out.push(table(json, markdown));
+  out.push('');
+  for (const p of json.policies) {
+    if (p.decisions.length === 0) continue;
+    out.push(markdown ? `### ${p.policy}: ${p.decisionCount} decisions` : `${p.policy}: ${p.decisionCount} decisions`);
+    for (const d of p.decisions.slice(0, 5)) out.push(`${markdown ? '- ' : '  '}window ${d.window} ${d.kind}: ${d.explanation}`);
+    if (p.decisionCount > 5) out.push(`${markdown ? '- ' : '  '}… ${p.decisionCount - 5} more (--json lists the first 50)`);
+  }
+  return out.join('\n');
+}
+
+function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: ReturnType<typeof analysisJson> } {
+  const trace = loadTrace(path);
+  const result = analyze(trace, optionsOf(args));
+  return { result, json: analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }) };
+}
+
+const DELTA_KEYS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'predictedSpeedup', 'predictedUs', 'migratedBytes'] as const;
+
+async function run(argv: string[], print: (s: string) => void): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    print(USAGE);
+    return argv.length === 0 ? 1 : 0;
+  }
+  const args = parseArgs(argv);
+  const emit = (text: string) => {
+    if (args.out) writeFileSync(args.out, text + '\n');
+    else print(text);
+  };
+  switch (args.command) {
+    case 'presets': {
+      const presets = listPresets().map((p) => ({
+        id: p.id,
+        description: p.description,
+        nodes: p.machine.nodes.length,
+        cpus: p.machine.nodes.reduce((s, n) => s + n.cpus.length, 0),
+        links: p.machine.links.length,
+        memoryBandwidthGBps: p.machine.nodes.map((n) => n.memoryBandwidthGBps),
+        provenance: p.machine.provenance,
+      }));
+      if (args.format === 'json') emit(JSON.stringify(presets, null, 2));
+      else emit(presets.map((p) => `${p.id.padEnd(26)} ${String(p.nodes).padStart(2)} nodes ${String(p.cpus).padStart(4)} cpus  ${p.description}`).join('\n'));
+      return 0;
+    }
+    case 'analyze': {
+      if (args.files.length !== 1) throw new UsageError(`analyze takes one TRACE, got ${args.files.length}`);
+      const { json } = analyzeFile(args.files[0]!, args);
+      emit(args.format === 'json' ? JSON.stringify(json, null, 2) : report(json, args.format === 'markdown'));
+      return 0;
+    }
+    case 'compare': {
+      if (args.files.length !== 2) throw new UsageError(`compare takes two traces, TRACE_A TRACE_B; got ${args.files.length}`);
+      const a = analyzeFile(args.files[0]!, args).json;
+      const b = analyzeFile(args.files[1]!, args).json;
+      const deltas = a.policies
+        .filter((pa) => b.policies.some((pb) => pb.policy === pa.policy))
+        .map((pa) => {
+          const pb = b.policies.find((p) => p.policy === pa.policy)!;
+          return { policy: pa.policy, ...Object.fromEntries(DELTA_KEYS.map((k) => [k, pb[k] - pa[k]])) };
+        });
+      if (args.format === 'json') emit(JSON.stringify({ a, b, deltas }, null, 2));
+      else {
+        const md = args.format === 'markdown';
+        const head = ['policy', ...DELTA_KEYS];
+        const rows = deltas.map((d) => [d.policy, ...DELTA_KEYS.map((k) => (d as unknown as Record<string, number>)[k]!.toFixed(3))]);
+        const deltaTable = md
+          ? [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
+          : [head.join('  '), ...rows.map((r) => r.join('  '))].join('\n');
+        emit([report(a, md), '', report(b, md), '', md ? '## B − A' : 'B − A', deltaTable].join('\n'));
+      }
+      return 0;
+    }
+    case 'plan': {
+      if (args.files.length !== 1) throw new UsageError(`plan takes one TRACE, got ${args.files.length}`);
+      if (args.policies.length !== 1) throw new UsageError('plan needs exactly one --policy NAME');
+      if (!args.out) throw new UsageError('plan needs -o plan.json');
+      if (args.machine) throw new UsageError('plan replays the trace on its own machine: drop --machine (a plan targets the recorded process)');
+      const path = args.files[0]!;
+      const trace = loadTrace(path);
+      const result = analyze(trace, { ...optionsOf(args) });
+      const replay = result.policies[0]!.replay;
+      const plan = buildPlan(trace, replay, { createdAt: new Date().toISOString(), traceName: basename(path), seed: result.seed });
+      writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
+      print(`wrote ${args.out}`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "${args.command}"; commands: analyze, compare, plan, presets (--help for usage)`);
+  }
+}
+
+/** Runs the CLI; returns the exit status. Errors are printed as one line naming the problem. */
+export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<number> {
+  try {
+    return await run(argv, out);
+  } catch (e) {
+    if (e instanceof UsageError) err(`numascope-analyze: ${e.message}`);
+    else if (isTraceError(e) || isEngineError(e) || e instanceof PlanBuildError) err(`numascope-analyze: ${e.message}`);
+    else if (e instanceof Error && /Machine(Model|Load)Error/.test(e.name)) err(`numascope-analyze: ${e.message}`);
+    else throw e;
+    return e instanceof UsageError ? 2 : 1;
+  }
+}

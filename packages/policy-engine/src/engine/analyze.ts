@@ -1,0 +1,212 @@
+/**
+ * The analysis runner: a trace (or a ReplayInput) through a list of policies, summarised per
+ * policy with the metrics of docs/engine.md ("Metrics") and a predicted speedup against a baseline.
+ */
+import type { MachineModel, Policy, PolicyReplay, ReplayInput, SimulateWindow, WindowMetrics } from './contract.js';
+import { EngineError } from './errors.js';
+import { simulateWindow } from './simulate.js';
+import { buildReplayInput } from './windows.js';
+import type { RetargetRule } from './retarget.js';
+import type { Trace } from '../trace/types.js';
+import { getPolicy, listPolicies } from '../policies/index.js';
+
+/** Migration cost: seconds per GB (1e9 bytes) moved, AsymSched's constant (reference §2.2). */
+export const MIGRATION_SECONDS_PER_GB = 0.3;
+export const DEFAULT_WINDOW_MS = 100;
+export const DEFAULT_BASELINE = 'first-touch';
+
+export interface AnalyzeOptions {
+  /** Machine model to replay on; default the trace's machine. A different topology re-targets. */
+  machine?: MachineModel;
+  retargetRule?: RetargetRule;
+  windowMs?: number;
+  /** Policy ids (see getPolicy) or Policy objects; default every listed policy. */
+  policies?: Array<string | Policy>;
+  seed?: number;
+  /** Policy the speedup is measured against (default first-touch). */
+  baseline?: string;
+  simulate?: SimulateWindow;
+}
+
+export interface OverallMetrics {
+  localAccessRatio: number;
+  memoryLatencyNs: number;
+  mcImbalancePct: number;
+  interconnectUsagePct: number;
+  interconnectImbalancePct: number;
+  /** Σ window predicted time, µs. */
+  predictedUs: number;
+  /** Memory accesses in the replay (Σ samples × weight). */
+  accesses: number;
+}
+
+export interface PolicyResult extends OverallMetrics {
+  policy: string;
+  description: string;
+  /** Time to migrate migratedBytes at MIGRATION_SECONDS_PER_GB, µs. */
+  migrationUs: number;
+  /** (baseline predictedUs + migrationUs) / (this predictedUs + migrationUs). */
+  predictedSpeedup: number;
+  migratedPages: number;
+  migratedBytes: number;
+  /** Recorded L3 misses per 1000 instructions (observed only; null for other policies or without counters). */
+  l3Mpki: number | null;
+  ipc: number | null;
+  placementsEvaluated: number | null;
+  placementsTotal: number | null;
+  replay: PolicyReplay;
+}
+
+export interface AnalysisResult {
+  machine: { name: string; source: string; nodeCount: number };
+  windowMs: number;
+  windowCount: number;
+  seed: number;
+  baseline: string;
+  notes: string[];
+  counters: { l3Mpki: number; ipc: number } | null;
+  policies: PolicyResult[];
+  input: ReplayInput;
+}
+
+/** Accesses-weighted means of per-window metrics. */
+export function overallMetrics(windows: readonly WindowMetrics[]): OverallMetrics {
+  let accesses = 0;
+  let predictedUs = 0;
+  const sum = { lar: 0, lat: 0, mc: 0, icu: 0, ici: 0 };
+  for (const w of windows) {
+    const a = w.accessesPerUs * w.predictedUs;
+    accesses += a;
+    predictedUs += w.predictedUs;
+    sum.lar += a * w.localAccessRatio;
+    sum.lat += a * w.memoryLatencyNs;
+    sum.mc += a * w.mcImbalancePct;
+    sum.icu += a * w.interconnectUsagePct;
+    sum.ici += a * w.interconnectImbalancePct;
+  }
+  const mean = (x: number) => (accesses > 0 ? x / accesses : 0);
+  return {
+    localAccessRatio: accesses > 0 ? sum.lar / accesses : 1,
+    memoryLatencyNs: mean(sum.lat),
+    mcImbalancePct: mean(sum.mc),
+    interconnectUsagePct: mean(sum.icu),
+    interconnectImbalancePct: mean(sum.ici),
+    predictedUs,
+    accesses,
+  };
+}
+
+function resolve(policy: string | Policy): Policy {
+  return typeof policy === 'string' ? getPolicy(policy) : policy;
+}
+
+export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisResult {
+  const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
+  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule });
+  return analyzeInput(input, options);
+}
+
+export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): AnalysisResult {
+  const seed = options.seed ?? 1;
+  if (!Number.isInteger(seed)) throw new EngineError('bad-option', `seed must be an integer, got ${seed}`);
+  const simulate = options.simulate ?? simulateWindow;
+  const policies = (options.policies ?? listPolicies()).map(resolve);
+  const baselineId = options.baseline ?? DEFAULT_BASELINE;
+  const replays = new Map<string, { policy: Policy; replay: PolicyReplay }>();
+  for (const policy of policies) replays.set(policy.id, { policy, replay: policy.replay(input, { seed, simulate }) });
+  const baseline = replays.get(baselineId)?.replay ?? resolve(baselineId).replay(input, { seed, simulate });
+  const migrationUs = (bytes: number) => (bytes / 1e9) * MIGRATION_SECONDS_PER_GB * 1e6;
+  const baselineUs = overallMetrics(baseline.windows).predictedUs + migrationUs(baseline.migratedBytes);
+
+  const c = input.counters;
+  const counters = c && c.instructions > 0 && c.cycles > 0 ? { l3Mpki: (c.l3Misses / c.instructions) * 1000, ipc: c.instructions / c.cycles } : null;
+  const results: PolicyResult[] = [];
+  for (const { policy, replay } of replays.values()) {
+    const overall = overallMetrics(replay.windows);
+    const mUs = migrationUs(replay.migratedBytes);
+    results.push({
+      policy: replay.policy,
+      description: policy.description,
+      ...overall,
+      migrationUs: mUs,
+      predictedSpeedup: baselineUs / (overall.predictedUs + mUs),
+      migratedPages: replay.migratedPages,
+      migratedBytes: replay.migratedBytes,
+      l3Mpki: replay.policy === 'observed' ? (counters?.l3Mpki ?? null) : null,
+      ipc: replay.policy === 'observed' ? (counters?.ipc ?? null) : null,
+      placementsEvaluated: replay.placementsEvaluated ?? null,
+      placementsTotal: replay.placementsTotal ?? null,
+      replay,
+    });
+  }
+  return {
+    machine: { name: input.machine.name, source: input.machine.source, nodeCount: input.machine.nodeCount },
+    windowMs: input.windowUs / 1000,
+    windowCount: input.windows.length,
+    seed,
+    baseline: baselineId,
+    notes: input.notes ?? [],
+    counters,
+    policies: results,
+    input,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain-JSON views (what the CLI prints; docs/engine.md lists every key)
+
+export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
+  return {
+    policy: r.policy,
+    description: r.description,
+    localAccessRatio: r.localAccessRatio,
+    memoryLatencyNs: r.memoryLatencyNs,
+    mcImbalancePct: r.mcImbalancePct,
+    interconnectUsagePct: r.interconnectUsagePct,
+    interconnectImbalancePct: r.interconnectImbalancePct,
+    predictedUs: r.predictedUs,
+    migrationUs: r.migrationUs,
+    predictedSpeedup: r.predictedSpeedup,
+    accesses: r.accesses,
+    migratedPages: r.migratedPages,
+    migratedBytes: r.migratedBytes,
+    l3Mpki: r.l3Mpki,
+    ipc: r.ipc,
+    placementsEvaluated: r.placementsEvaluated,
+    placementsTotal: r.placementsTotal,
+    decisionCount: r.replay.decisions.length,
+    decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
+      window: d.window,
+      kind: d.kind,
+      explanation: d.explanation,
+      pages: d.pages ?? null,
+      threads: d.threads ?? null,
+      toNodes: d.toNodes ?? null,
+    })),
+    windows: r.replay.windows.map((w, index) => ({
+      index,
+      predictedUs: w.predictedUs,
+      localAccessRatio: w.localAccessRatio,
+      memoryLatencyNs: w.memoryLatencyNs,
+      mcImbalancePct: w.mcImbalancePct,
+      interconnectUsagePct: w.interconnectUsagePct,
+      interconnectImbalancePct: w.interconnectImbalancePct,
+      accessesPerUs: w.accessesPerUs,
+      mcUtilisationPct: Array.from(w.mcUtilisation, (u) => u * 100),
+    })),
+  };
+}
+
+export function analysisJson(result: AnalysisResult, trace?: { file: string; origin: string }) {
+  return {
+    trace: trace ?? null,
+    machine: result.machine,
+    windowMs: result.windowMs,
+    windowCount: result.windowCount,
+    seed: result.seed,
+    baseline: result.baseline,
+    notes: result.notes,
+    counters: result.counters,
+    policies: result.policies.map((p) => policyResultJson(p)),
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * A replay's final placement → a plan (docs/plan-format.md) for the recorded process.
+ *
+ * Pages: every page row with an address gets the replay's final node; rows are walked in address
+ * order and cut into contiguous stretches (next address = this address + page size). In a stretch,
+ * maximal runs of pages with the same final node become `move` ranges; where the final nodes
+ * alternate (runs shorter than MIN_MOVE_RUN_PAGES, over ≥ 2 nodes, at least two pages per node) the
+ * runs merge into one `interleave` range over those nodes, in node-id order — the same spread as
+ * the replay, not necessarily the same page-by-page nodes. Ranges in which no page would change
+ * node are left out. Replicated pages cannot be expressed (move_pages has no replication) and are
+ * left out, counted in the summary.
+ * Threads: a thread whose final node differs from its last observed node (thread_placements,
+ * else the replay's first window) is pinned to its final node.
+ */
+import type { PolicyReplay } from '../engine/contract.js';
+import { numericColumn } from '../trace/columns.js';
+import type { Trace } from '../trace/types.js';
+import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, validatePlan, type Plan, type PlanPageRange, type PlanThreadPin } from './schema.js';
+
+/** Same-node runs shorter than this, inside an alternating stretch, are read as interleaving. */
+export const MIN_MOVE_RUN_PAGES = 4;
+
+export interface BuildPlanOptions {
+  /** ISO time the plan is made (pass it in: the engine reads no clock). */
+  createdAt: string;
+  /** Trace file name, informational. */
+  traceName?: string | null;
+  seed?: number | null;
+  /** One line for source.summary; default: a count of what the plan does. */
+  summary?: string;
+  /** Reason text per page range / thread; default: from the replay's policy id. */
+  reason?: string;
+}
+
+export class PlanBuildError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PlanBuildError';
+  }
+}
+
+const hex = (x: bigint): string => `0x${x.toString(16)}`;
+
+export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlanOptions): Plan {
+  const { manifest, tables } = trace;
+  if (!manifest.process) throw new PlanBuildError('the trace records no process (manifest.process is null): a plan needs a pid to target');
+  const nodeIds = manifest.machine.nodes.map((n) => n.id);
+  const final = replay.finalPlacement;
+  if (final.pageNode.length !== tables.pages.numRows) {
+    throw new PlanBuildError(`the replay has ${final.pageNode.length} pages, the trace's pages table ${tables.pages.numRows}: replay this trace, on its own machine`);
+  }
+  const address = numericColumn<BigUint64Array>(tables.pages, 'address');
+  const current = numericColumn<Int8Array>(tables.pages, 'node');
+  const pageSize = numericColumn<Uint32Array>(tables.pages, 'page_size');
+  const reason = options.reason ?? `final placement of the ${replay.policy} replay`;
+
+  // Pages in address order (replicated pages left out).
+  const order: number[] = [];
+  let replicatedLeftOut = 0;
+  for (let p = 0; p < address.length; p++) {
+    if (final.replicated[p]) replicatedLeftOut++;
+    else order.push(p);
+  }
+  order.sort((a, b) => (address[a]! < address[b]! ? -1 : address[a]! > address[b]! ? 1 : a - b));
+  const bytesOf = (p: number): bigint => BigInt(pageSize[p]! || 4096);
+  const targetId = (p: number): number => nodeIds[final.pageNode[p]!]!;
+
+  const ranges: PlanPageRange[] = [];
+  let pagesToMove = 0;
+  let bytesToMove = 0;
+  const after = new Map<number, number>();
+  for (let p = 0; p < address.length; p++) {
+    if (current[p]! >= 0) after.set(current[p]!, (after.get(current[p]!) ?? 0) + 1);
+  }
+  const moveTo = (p: number, to: number): void => {
+    if (current[p] === to) return;
+    if (current[p]! >= 0) after.set(current[p]!, after.get(current[p]!)! - 1);
+    after.set(to, (after.get(to) ?? 0) + 1);
+    pagesToMove++;
+    bytesToMove += Number(bytesOf(p));
+  };
+  const emit = (pages: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
+    const targets = pages.map((p, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!));
+    if (pages.every((p, i) => current[p] === targets[i])) return;
+    const expected: Record<string, number> = {};
+    let known = 0;
+    for (const p of pages) {
+      if (current[p]! < 0) continue;
+      known++;
+      expected[String(current[p])] = (expected[String(current[p])] ?? 0) + 1;
+    }
+    pages.forEach((p, i) => moveTo(p, targets[i]!));
+    const last = pages[pages.length - 1]!;
+    ranges.push({
+      start: hex(address[pages[0]!]!),
+      end: hex(address[last]! + bytesOf(last)),
+      action,
+      toNodes,
+      expectedNodes: known > 0 ? expected : null,
+      reason:
+        action === 'interleave'
+          ? `${reason}: ${pages.length} pages spread over nodes ${toNodes.join(',')}`
+          : `${reason}: ${pages.length} pages on node ${toNodes[0]}`,
+    });
+  };
+
+  // Contiguous stretches → same-node runs → move or interleave ranges.
+  let s = 0;
+  while (s < order.length) {
+    let e = s + 1;
+    while (e < order.length && address[order[e]!]! === address[order[e - 1]!]! + bytesOf(order[e - 1]!)) e++;
+    const stretch = order.slice(s, e);
+    s = e;
+    const runs: number[][] = [];
+    for (const p of stretch) {
+      const last = runs[runs.length - 1];
+      if (last && targetId(last[0]!) === targetId(p)) last.push(p);
+      else runs.push([p]);
+    }
+    let r = 0;
+    while (r < runs.length) {
+      if (runs[r]!.length >= MIN_MOVE_RUN_PAGES) {
+        emit(runs[r]!, 'move', [targetId(runs[r]![0]!)]);
+        r++;
+        continue;
+      }
+      let q = r;
+      const pages: number[] = [];
+      while (q < runs.length && runs[q]!.length < MIN_MOVE_RUN_PAGES) pages.push(...runs[q++]!);
+      const nodes = [...new Set(pages.map(targetId))].sort((a, b) => a - b);
+      if (nodes.length >= 2 && pages.length >= 2 * nodes.length) emit(pages, 'interleave', nodes);
+      else for (let k = r; k < q; k++) emit(runs[k]!, 'move', [targetId(runs[k]![0]!)]);
+      r = q;
+    }
+  }
+
+  // Threads.
+  const tid = numericColumn<Int32Array>(tables.threads, 'tid');
+  const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
+  const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');
+  const tpNode = numericColumn<Int8Array>(tables.thread_placements, 'node');
+  const observed = new Int32Array(tid.length).fill(-1);
+  const observedAt = new Float64Array(tid.length).fill(-1);
+  for (let i = 0; i < tpTime.length; i++) {
+    const t = tpThread[i]!;
+    if (t < tid.length && tpTime[i]! >= observedAt[t]!) {
+      observedAt[t] = tpTime[i]!;
+      observed[t] = tpNode[i]!;
+    }
+  }
+  const threads: PlanThreadPin[] = [];
+  const first = replay.threadNodeByWindow[0];
+  for (let t = 0; t < Math.min(tid.length, final.threadNode.length); t++) {
+    const to = nodeIds[final.threadNode[t]!]!;
+    const was = observed[t]! >= 0 ? observed[t]! : first ? nodeIds[first[t]!]! : -1;
+    if (to === was || tid[t]! <= 0) continue;
+    threads.push({ tid: tid[t]!, toNodes: [to], expectedNode: observed[t]! >= 0 ? observed[t]! : null, reason: `${reason}: thread runs on node ${to}` });
+  }
+
+  const pagesPerNodeAfter: Record<string, number> = {};
+  for (const id of nodeIds) pagesPerNodeAfter[String(id)] = after.get(id) ?? 0;
+  const interleaved = ranges.filter((r) => r.action === 'interleave').length;
+  const summary =
+    options.summary ??
+    `${replay.policy}: ${ranges.length - interleaved} move and ${interleaved} interleave ranges (${pagesToMove} pages), ${threads.length} threads pinned` +
+      (replicatedLeftOut > 0 ? `; ${replicatedLeftOut} replicated pages left out (a plan cannot replicate)` : '');
+  return validatePlan({
+    format: PLAN_FORMAT_NAME,
+    version: CURRENT_PLAN_VERSION,
+    createdAt: options.createdAt,
+    source: { trace: options.traceName ?? null, policy: replay.policy, seed: options.seed ?? null, summary },
+    target: {
+      pid: manifest.process.pid,
+      startTimeTicks: manifest.process.startTimeTicks,
+      command: manifest.process.command,
+      machine: { nodeIds, distances: manifest.machine.distances },
+    },
+    pageRanges: ranges,
+    threads,
+    expected: { pagesToMove, bytesToMove, pagesPerNodeAfter, threadsToPin: threads.length },
+  });
+}

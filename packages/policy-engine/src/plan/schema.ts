@@ -1,0 +1,191 @@
+/**
+ * The placement plan format, version 1, in code (docs/plan-format.md is the normative text; the
+ * Rust consumer in native/collector/crates/core/src/apply/ checks the same example files).
+ * `validatePlan` checks the shape with zod, then the cross-field rules, and names the offending
+ * field path in every message, e.g. `pageRanges[2].toNodes[0]: node 9 is not in target.machine.nodeIds`.
+ */
+import { z } from 'zod';
+
+export const PLAN_FORMAT_NAME = 'numascope-plan';
+export const CURRENT_PLAN_VERSION = 1;
+/** Page ranges are aligned to this many bytes (the base page). */
+export const PLAN_PAGE_BYTES = 4096;
+
+const hexAddress = z.string().regex(/^0x[0-9a-fA-F]+$/, 'expected a hexadecimal address string like "0x7f3a2c000000"');
+const nodeId = z.number().int().nonnegative();
+const count = z.number().int().nonnegative();
+const nodeCounts = z.record(z.string().regex(/^\d+$/, 'expected a node id key'), count);
+
+export const PageRangeSchema = z.object({
+  start: hexAddress,
+  end: hexAddress,
+  action: z.enum(['move', 'interleave']),
+  toNodes: z.array(nodeId).min(1),
+  expectedNodes: nodeCounts.nullable(),
+  reason: z.string(),
+});
+
+export const ThreadPinSchema = z.object({
+  tid: z.number().int().positive(),
+  toNodes: z.array(nodeId).min(1),
+  expectedNode: nodeId.nullable(),
+  reason: z.string(),
+});
+
+export const PlanSchema = z.object({
+  format: z.literal(PLAN_FORMAT_NAME),
+  version: z.literal(CURRENT_PLAN_VERSION),
+  createdAt: z.iso.datetime(),
+  source: z.object({
+    trace: z.string().nullable(),
+    policy: z.string().min(1),
+    seed: z.number().int().nullable(),
+    summary: z.string(),
+  }),
+  target: z.object({
+    pid: z.number().int().positive(),
+    startTimeTicks: z.string().regex(/^\d+$/, 'expected a decimal string').nullable(),
+    command: z.array(z.string()),
+    machine: z.object({
+      nodeIds: z.array(nodeId).min(1),
+      distances: z.array(z.array(z.number())).nullable(),
+    }),
+  }),
+  pageRanges: z.array(PageRangeSchema),
+  threads: z.array(ThreadPinSchema),
+  expected: z.object({
+    pagesToMove: count,
+    bytesToMove: count,
+    pagesPerNodeAfter: nodeCounts,
+    threadsToPin: count,
+  }),
+});
+
+export type Plan = z.infer<typeof PlanSchema>;
+export type PlanPageRange = z.infer<typeof PageRangeSchema>;
+export type PlanThreadPin = z.infer<typeof ThreadPinSchema>;
+
+export interface PlanIssue {
+  /** Field path, e.g. `pageRanges[2].toNodes[0]` (empty for the whole document). */
+  path: string;
+  message: string;
+}
+
+export class PlanValidationError extends Error {
+  readonly issues: PlanIssue[];
+  constructor(issues: PlanIssue[]) {
+    super(issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; '));
+    this.name = 'PlanValidationError';
+    this.issues = issues;
+  }
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out;
+}
+
+/** Cross-field rules of docs/plan-format.md that a schema cannot say. */
+function crossFieldIssues(plan: Plan): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const ids = new Set(plan.target.machine.nodeIds);
+  const n = plan.target.machine.nodeIds.length;
+  if (ids.size !== n) issues.push({ path: 'target.machine.nodeIds', message: 'node ids must be distinct' });
+  const distances = plan.target.machine.distances;
+  if (distances) {
+    if (distances.length !== n) issues.push({ path: 'target.machine.distances', message: `expected ${n} rows (one per node id), got ${distances.length}` });
+    distances.forEach((row, r) => {
+      if (row.length !== n) issues.push({ path: `target.machine.distances[${r}]`, message: `expected ${n} columns, got ${row.length}` });
+    });
+  }
+  const checkNodes = (nodes: number[], path: string): void => {
+    nodes.forEach((node, k) => {
+      if (!ids.has(node)) issues.push({ path: `${path}[${k}]`, message: `node ${node} is not in target.machine.nodeIds` });
+    });
+    if (new Set(nodes).size !== nodes.length) issues.push({ path, message: 'node ids must be distinct' });
+  };
+  const spans: Array<{ start: bigint; end: bigint; index: number }> = [];
+  plan.pageRanges.forEach((range, i) => {
+    const at = `pageRanges[${i}]`;
+    const start = BigInt(range.start);
+    const end = BigInt(range.end);
+    if (start % BigInt(PLAN_PAGE_BYTES) !== 0n) issues.push({ path: `${at}.start`, message: `${range.start} is not ${PLAN_PAGE_BYTES}-byte page-aligned` });
+    if (end % BigInt(PLAN_PAGE_BYTES) !== 0n) issues.push({ path: `${at}.end`, message: `${range.end} is not ${PLAN_PAGE_BYTES}-byte page-aligned` });
+    if (start >= end) issues.push({ path: `${at}.end`, message: `end ${range.end} must be greater than start ${range.start}` });
+    if (range.action === 'move' && range.toNodes.length !== 1) {
+      issues.push({ path: `${at}.toNodes`, message: `action "move" needs exactly one node, got ${range.toNodes.length}` });
+    }
+    if (range.action === 'interleave' && range.toNodes.length < 2) {
+      issues.push({ path: `${at}.toNodes`, message: `action "interleave" needs at least two nodes, got ${range.toNodes.length}` });
+    }
+    checkNodes(range.toNodes, `${at}.toNodes`);
+    if (range.expectedNodes) {
+      for (const key of Object.keys(range.expectedNodes)) {
+        if (!ids.has(Number(key))) issues.push({ path: `${at}.expectedNodes.${key}`, message: `node ${key} is not in target.machine.nodeIds` });
+      }
+    }
+    spans.push({ start, end, index: i });
+  });
+  spans.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.index - b.index));
+  for (let k = 1; k < spans.length; k++) {
+    const prev = spans[k - 1]!;
+    const cur = spans[k]!;
+    if (cur.start < prev.end) issues.push({ path: `pageRanges[${cur.index}]`, message: `overlaps pageRanges[${prev.index}]` });
+  }
+  const tids = new Set<number>();
+  plan.threads.forEach((pin, i) => {
+    checkNodes(pin.toNodes, `threads[${i}].toNodes`);
+    if (pin.expectedNode !== null && !ids.has(pin.expectedNode)) {
+      issues.push({ path: `threads[${i}].expectedNode`, message: `node ${pin.expectedNode} is not in target.machine.nodeIds` });
+    }
+    if (tids.has(pin.tid)) issues.push({ path: `threads[${i}].tid`, message: `tid ${pin.tid} appears twice` });
+    tids.add(pin.tid);
+  });
+  for (const key of Object.keys(plan.expected.pagesPerNodeAfter)) {
+    if (!ids.has(Number(key))) issues.push({ path: `expected.pagesPerNodeAfter.${key}`, message: `node ${key} is not in target.machine.nodeIds` });
+  }
+  return issues;
+}
+
+/**
+ * Checks a plan (a parsed JSON value, or JSON text) and returns it typed; throws
+ * PlanValidationError listing every problem with its field path.
+ */
+export function validatePlan(json: unknown): Plan {
+  let value = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json);
+    } catch (e) {
+      throw new PlanValidationError([{ path: '', message: `not JSON: ${(e as Error).message}` }]);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new PlanValidationError([{ path: '', message: 'a plan is a JSON object' }]);
+  }
+  const record = value as Record<string, unknown>;
+  if (record.format !== PLAN_FORMAT_NAME) {
+    throw new PlanValidationError([{ path: 'format', message: `expected "${PLAN_FORMAT_NAME}", got ${JSON.stringify(record.format)}` }]);
+  }
+  if (typeof record.version === 'number' && Number.isInteger(record.version) && record.version > CURRENT_PLAN_VERSION) {
+    throw new PlanValidationError([
+      { path: 'version', message: `plan format version ${record.version} is newer than this reader, which reads version ${CURRENT_PLAN_VERSION}` },
+    ]);
+  }
+  const parsed = PlanSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new PlanValidationError(parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
+  }
+  const issues = crossFieldIssues(parsed.data);
+  if (issues.length > 0) throw new PlanValidationError(issues);
+  return parsed.data;
+}
+
+/** Plan → JSON text (validated first; 2-space indent, trailing newline). */
+export function serializePlan(plan: Plan): string {
+  return `${JSON.stringify(validatePlan(plan), null, 2)}\n`;
+}

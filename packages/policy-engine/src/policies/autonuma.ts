@@ -1,0 +1,349 @@
+/**
+ * Linux automatic NUMA balancing (kernel/sched/fair.c, ≈v5.5; shared/reference/
+ * policies-and-machines.md §4) as a replay: periodic scans arm up to 256 MB of the process's
+ * pages; the next access to an armed page is a NUMA hinting fault, counted per thread and node;
+ * `should_numa_migrate_memory()`'s two-stage filter (per-page last_cpupid) decides whether the
+ * page moves to the faulting cpu's node; once per scan sequence the fault counts decay, each
+ * thread's preferred node is chosen, the scan period adapts, and a thread moves (or swaps) to its
+ * preferred node when the improvement is ≥ SMALLIMP. Simplifications: docs/policies.md.
+ */
+import type {
+  Decision,
+  NodeIndex,
+  Placement,
+  Policy,
+  PolicyReplay,
+  ReplayInput,
+  ReplayOptions,
+  WindowMetrics,
+} from '../engine/contract.js';
+import { seededRandom } from './seeded-random.js';
+import { windowLengthUs } from './common.js';
+
+export const AUTONUMA_CONSTANTS = {
+  SCAN_DELAY_MS: 1000,
+  SCAN_PERIOD_MIN_MS: 1000,
+  SCAN_PERIOD_MAX_MS: 60000,
+  SCAN_SIZE_MB: 256,
+  MAX_SCAN_WINDOW_MB: 2560,
+  NUMA_PERIOD_SLOTS: 10,
+  NUMA_PERIOD_THRESHOLD: 7,
+  /** Scan sequences during which first/private faults migrate at once. */
+  EARLY_SCAN_SEQ: 4,
+  ACTIVE_NODE_FRACTION: 3,
+  SMALLIMP: 30,
+} as const;
+const K = AUTONUMA_CONSTANTS;
+
+export interface AutoNumaOptions {
+  scanDelayMs?: number;
+  scanPeriodMinMs?: number;
+  scanPeriodMaxMs?: number;
+  scanSizeMB?: number;
+}
+
+const MB = 1 << 20;
+
+export function createAutoNumaPolicy(options: AutoNumaOptions = {}): Policy {
+  return {
+    id: 'autonuma',
+    description:
+      'Linux automatic NUMA balancing (kernel/sched/fair.c): scan-armed hinting faults, two-stage last_cpupid filter for page migration, decayed per-node fault counts choose each thread\'s preferred node, task moves with SMALLIMP 30.',
+    replay: (input, replayOptions) => replayAutoNuma(input, replayOptions, options),
+  };
+}
+
+export const autonumaPolicy: Policy = createAutoNumaPolicy();
+
+type Reason = 'early' | 'private' | 'shared-no-group' | 'group-active' | 'group-hysteresis';
+const REASON_WORDS: Record<Reason, string> = {
+  early: 'first or private fault early in the task\'s life',
+  private: 'private fault (same thread as the previous fault)',
+  'shared-no-group': 'second consecutive fault from this node (no numa group yet)',
+  'group-active': 'second consecutive fault from this node, which has > 3× the group\'s cpu faults of the page\'s node',
+  'group-hysteresis': 'second consecutive fault from this node, passing the 3/4 group hysteresis',
+};
+
+function replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, options: AutoNumaOptions): PolicyReplay {
+  const { machine, pageBytes, threadCount: T, pageCount } = input;
+  const n = machine.nodeCount;
+  const nodeName = (x: NodeIndex): string => `node ${machine.nodeIds[x]}`;
+  const random = seededRandom(replayOptions.seed);
+  const placement: Placement = {
+    threadNode: input.initial.threadNode.slice(),
+    pageNode: input.initial.pageNode.slice(),
+    replicated: input.initial.replicated.slice(),
+  };
+  const scanDelayMs = options.scanDelayMs ?? K.SCAN_DELAY_MS;
+  const periodMinMs = options.scanPeriodMinMs ?? K.SCAN_PERIOD_MIN_MS;
+  const periodMaxMs = options.scanPeriodMaxMs ?? K.SCAN_PERIOD_MAX_MS;
+  const scanSizeMB = options.scanSizeMB ?? K.SCAN_SIZE_MB;
+  const scanPages = Math.max(1, Math.floor((scanSizeMB * MB) / pageBytes));
+
+  const windows: WindowMetrics[] = [];
+  const threadNodeByWindow: Int16Array[] = [];
+  const decisions: Decision[] = [];
+  let migratedPages = 0;
+
+  const touched = new Uint8Array(pageCount);
+  let rssPages = 0;
+  const armed = new Uint8Array(pageCount);
+  const lastThread = new Int32Array(pageCount).fill(-1);
+  const lastNode = new Int16Array(pageCount).fill(-1);
+  let scanCursor = 0;
+  let scanSeq = 0;
+  let periodMs = scanDelayMs;
+  const firstUs = input.windows[0]?.startUs ?? 0;
+  let nextScanUs = firstUs + scanDelayMs * 1000;
+
+  const faultsMem = new Float64Array(T * n); // decayed, by memory node
+  const faultsBuf = new Float64Array(T * n);
+  const faultsCpu = new Float64Array(T * n); // decayed, by cpu node
+  const faultsCpuBuf = new Float64Array(T * n);
+  const preferred = new Int16Array(T).fill(-1);
+  let inGroup = false;
+  let local = 0;
+  let remote = 0;
+  let privateFaults = 0;
+  let sharedFaults = 0;
+
+  const groupCpu = (node: NodeIndex): number => {
+    let s = 0;
+    for (let t = 0; t < T; t++) s += faultsCpu[t * n + node]! + faultsCpuBuf[t * n + node]!;
+    return s;
+  };
+  const groupMem = (node: NodeIndex): number => {
+    let s = 0;
+    for (let t = 0; t < T; t++) s += faultsMem[t * n + node]! + faultsBuf[t * n + node]!;
+    return s;
+  };
+
+  /** should_numa_migrate_memory(): null = stay, else the reason it moves. */
+  const shouldMigrate = (t: number, page: number, dst: NodeIndex, src: NodeIndex): Reason | { stay: string } => {
+    const lt = lastThread[page]!;
+    const ln = lastNode[page]!;
+    lastThread[page] = t;
+    lastNode[page] = dst;
+    if ((preferred[t] === -1 || scanSeq <= K.EARLY_SCAN_SEQ) && (lt === -1 || lt === t)) return 'early';
+    if (lt !== -1 && ln !== dst) return { stay: `previous fault on the page came from ${nodeName(ln)} (two-stage filter)` };
+    if (lt === t) return 'private';
+    if (!inGroup) return 'shared-no-group';
+    if (groupCpu(dst) > groupCpu(src) * K.ACTIVE_NODE_FRACTION) return 'group-active';
+    if (groupCpu(dst) * groupMem(src) * 3 > groupCpu(src) * groupMem(dst) * 4) return 'group-hysteresis';
+    return { stay: `group hysteresis: cpu faults on ${nodeName(dst)} do not beat ${nodeName(src)} by 4/3` };
+  };
+
+  for (const window of input.windows) {
+    windows.push(replayOptions.simulate(machine, window, placement, windowLengthUs(window), pageBytes));
+    threadNodeByWindow.push(placement.threadNode.slice());
+    const w = window.index;
+
+    // Pages touched so far make up the RSS the scanner walks.
+    for (let i = 0; i < window.page.length; i++) {
+      const p = window.page[i]!;
+      if (!touched[p]) {
+        touched[p] = 1;
+        rssPages++;
+      }
+    }
+    // Scans due before the window ends arm the next scan_size of pages (rounded to the window).
+    let sequenceEnded = false;
+    let scansThisWindow = 0;
+    while (nextScanUs < window.endUs && rssPages > 0) {
+      let marked = 0;
+      let walked = 0;
+      while (marked < scanPages && walked < pageCount) {
+        if (touched[scanCursor]) {
+          armed[scanCursor] = 1;
+          marked++;
+        }
+        scanCursor++;
+        walked++;
+        if (scanCursor >= pageCount) {
+          scanCursor = 0;
+          scanSeq++;
+          sequenceEnded = true;
+          if (marked > 0) break;
+        }
+      }
+      scansThisWindow++;
+      nextScanUs += periodMs * 1000;
+      if (scansThisWindow > 1000) break;
+    }
+
+    // Hinting faults: each armed page accessed in the window faults once, in a thread drawn by access share.
+    const moves = new Map<string, { reason: string; to: NodeIndex; pages: number[] }>();
+    const stays = new Map<string, number[]>();
+    let faults = 0;
+    let i = 0;
+    while (i < window.page.length) {
+      const page = window.page[i]!;
+      const start = i;
+      let sum = 0;
+      for (; i < window.page.length && window.page[i] === page; i++) sum += window.loads[i]! + window.stores[i]!;
+      if (!armed[page] || sum <= 0) continue;
+      armed[page] = 0;
+      let r = random.next() * sum;
+      let e = start;
+      for (; e < i - 1; e++) {
+        r -= window.loads[e]! + window.stores[e]!;
+        if (r < 0) break;
+      }
+      const t = window.thread[e]!;
+      const dst = placement.threadNode[t]!;
+      const src = placement.pageNode[page]!;
+      const isPrivate = lastThread[page] === -1 || lastThread[page] === t;
+      if (!isPrivate) inGroup = true; // threads of one mm always share a group once a shared fault is seen
+      const verdict = shouldMigrate(t, page, dst, src);
+      let memNode = src;
+      if (typeof verdict === 'string') {
+        if (dst !== src) {
+          placement.pageNode[page] = dst;
+          memNode = dst;
+          migratedPages++;
+          const key = `${verdict}:${dst}`;
+          const m = moves.get(key) ?? { reason: REASON_WORDS[verdict], to: dst, pages: [] };
+          m.pages.push(page);
+          moves.set(key, m);
+        }
+      } else if (dst !== src) {
+        const list = stays.get(verdict.stay) ?? [];
+        list.push(page);
+        stays.set(verdict.stay, list);
+      }
+      faults++;
+      faultsBuf[t * n + memNode]! += 1;
+      faultsCpuBuf[t * n + dst]! += 1;
+      if (memNode === dst) local++;
+      else remote++;
+      if (isPrivate) privateFaults++;
+      else sharedFaults++;
+    }
+    for (const m of moves.values()) {
+      decisions.push({
+        window: w,
+        kind: 'migrate',
+        explanation: `${m.pages.length} pages moved to ${nodeName(m.to)} on NUMA hinting faults: ${m.reason}`,
+        pages: m.pages.length,
+        pageIndices: Int32Array.from(m.pages),
+        toNodes: [m.to],
+      });
+    }
+    for (const [why, pages] of stays) {
+      decisions.push({
+        window: w,
+        kind: 'none',
+        explanation: `${pages.length} pages not moved on a remote hinting fault: ${why}`,
+        pages: pages.length,
+        pageIndices: Int32Array.from(pages),
+      });
+    }
+
+    if (!sequenceEnded) continue;
+    // task_numa_placement(): decay, preferred node per thread.
+    for (let x = 0; x < T * n; x++) {
+      faultsMem[x] = faultsMem[x]! / 2 + faultsBuf[x]!;
+      faultsCpu[x] = faultsCpu[x]! / 2 + faultsCpuBuf[x]!;
+      faultsBuf[x] = 0;
+      faultsCpuBuf[x] = 0;
+    }
+    const totalOf = (t: number): number => {
+      let s = 0;
+      for (let d = 0; d < n; d++) s += faultsMem[t * n + d]!;
+      return s;
+    };
+    const weight = (t: number, node: NodeIndex): number => {
+      const total = totalOf(t);
+      return total > 0 ? (1000 * faultsMem[t * n + node]!) / total : 0;
+    };
+    for (let t = 0; t < T; t++) {
+      const total = totalOf(t);
+      if (total <= 0) continue;
+      let best = 0;
+      for (let d = 1; d < n; d++) if (faultsMem[t * n + d]! > faultsMem[t * n + best]!) best = d;
+      preferred[t] = best;
+    }
+    // update_task_scan_period() (one period for the process).
+    const oldPeriod = periodMs;
+    const nrWindows = Math.max(1, Math.ceil((rssPages * pageBytes) / (scanSizeMB * MB)));
+    const scanMin = Math.max(1000 / (K.MAX_SCAN_WINDOW_MB / scanSizeMB), periodMinMs / nrWindows);
+    const scanMax = Math.max(scanMin, periodMaxMs / nrWindows);
+    let periodWhy: string;
+    if (local + sharedFaults === 0) {
+      periodMs = Math.min(scanMax, periodMs * 2);
+      periodWhy = 'no local or shared faults: period doubled';
+    } else {
+      const slot = Math.ceil(periodMs / K.NUMA_PERIOD_SLOTS);
+      const lr = Math.floor((local * K.NUMA_PERIOD_SLOTS) / Math.max(1, local + remote));
+      const ps = Math.floor((privateFaults * K.NUMA_PERIOD_SLOTS) / Math.max(1, privateFaults + sharedFaults));
+      let diff: number;
+      if (ps >= K.NUMA_PERIOD_THRESHOLD) diff = Math.max(1, ps - K.NUMA_PERIOD_THRESHOLD) * slot;
+      else if (lr >= K.NUMA_PERIOD_THRESHOLD) diff = Math.max(1, lr - K.NUMA_PERIOD_THRESHOLD) * slot;
+      else diff = -(K.NUMA_PERIOD_THRESHOLD - Math.max(lr, ps)) * slot;
+      periodMs = Math.min(scanMax, Math.max(scanMin, periodMs + diff));
+      periodWhy = `private ${ps}/10, local ${lr}/10 of ${faults} faults`;
+    }
+    if (periodMs !== oldPeriod) {
+      decisions.push({ window: w, kind: 'none', explanation: `scan period ${oldPeriod} → ${periodMs} ms: ${periodWhy}` });
+    }
+    local = remote = privateFaults = sharedFaults = 0;
+
+    // task_numa_migrate(): move or swap a thread to its preferred node.
+    const threadsOn = new Int32Array(n);
+    for (let t = 0; t < T; t++) threadsOn[placement.threadNode[t]!]!++;
+    for (let t = 0; t < T; t++) {
+      const pref = preferred[t]!;
+      const cur = placement.threadNode[t]!;
+      if (pref < 0 || pref === cur) continue;
+      let imp = weight(t, pref) - weight(t, cur);
+      const capacity = machine.nodeCpus[pref]?.length ?? 0;
+      if (threadsOn[pref]! < capacity) {
+        if (imp < K.SMALLIMP) continue;
+        placement.threadNode[t] = pref;
+        threadsOn[pref]!++;
+        threadsOn[cur]!--;
+        decisions.push({
+          window: w,
+          kind: 'pin-threads',
+          explanation: `thread ${t} moved ${nodeName(cur)} → ${nodeName(pref)} (its preferred node by decayed faults): improvement ${imp.toFixed(0)} ≥ SMALLIMP ${K.SMALLIMP}, a cpu is free there`,
+          threads: [t],
+          toNodes: [pref],
+        });
+        continue;
+      }
+      // Swap with the thread on `pref` that gains most (or loses least) from going to `cur`.
+      let bestOther = -1;
+      let bestImp = -Infinity;
+      for (let o = 0; o < T; o++) {
+        if (o === t || placement.threadNode[o] !== pref) continue;
+        let total = imp + weight(o, cur) - weight(o, pref);
+        if (inGroup) total -= total / 16;
+        if (total > bestImp) {
+          bestImp = total;
+          bestOther = o;
+        }
+      }
+      if (bestOther < 0 || bestImp < K.SMALLIMP) continue;
+      placement.threadNode[t] = pref;
+      placement.threadNode[bestOther] = cur;
+      imp = bestImp;
+      decisions.push({
+        window: w,
+        kind: 'pin-threads',
+        explanation: `threads ${t} and ${bestOther} swapped ${nodeName(cur)} ↔ ${nodeName(pref)}: ${nodeName(pref)} is thread ${t}'s preferred node, combined improvement ${imp.toFixed(0)} ≥ SMALLIMP ${K.SMALLIMP}`,
+        threads: [t, bestOther],
+        toNodes: [pref, cur],
+      });
+    }
+  }
+
+  return {
+    policy: 'autonuma',
+    windows,
+    threadNodeByWindow,
+    finalPlacement: placement,
+    migratedPages,
+    migratedBytes: migratedPages * pageBytes,
+    decisions,
+  };
+}

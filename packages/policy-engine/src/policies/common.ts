@@ -1,0 +1,63 @@
+/** Helpers shared by the policies in this folder. */
+import type { AccessWindow, Decision, Placement, PolicyReplay, ReplayInput, ReplayOptions, WindowMetrics } from '../engine/contract.js';
+
+/** Length of a window, µs (the last one may be shorter than input.windowUs). */
+export function windowLengthUs(window: AccessWindow): number {
+  return Math.max(1, window.endUs - window.startUs);
+}
+
+/** "0: 120, 1: 4" — counts per node, by kernel node id. */
+export function perNode(input: ReplayInput, counts: ArrayLike<number>): string {
+  const parts: string[] = [];
+  for (let i = 0; i < counts.length; i++) parts.push(`node ${input.machine.nodeIds[i]}: ${counts[i]}`);
+  return parts.join(', ');
+}
+
+export function countByNode(nodes: Int16Array, nodeCount: number): Int32Array {
+  const out = new Int32Array(nodeCount);
+  for (let i = 0; i < nodes.length; i++) if (nodes[i]! >= 0) out[nodes[i]!]!++;
+  return out;
+}
+
+export function pagesDiffering(a: Int16Array, b: Int16Array): number {
+  let k = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) k++;
+  return k;
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * Replays a placement that changes only in its threads (pages fixed for the whole replay):
+ * simulate every window with `threadNodeAt(w)` and `pages`.
+ */
+export function replayFixedPages(
+  policy: string,
+  input: ReplayInput,
+  options: ReplayOptions,
+  pages: { pageNode: Int16Array; replicated: Uint8Array },
+  threadNodeAt: (window: number) => Int16Array,
+  decisions: Decision[],
+  migratedPages: number,
+): PolicyReplay {
+  const windows: WindowMetrics[] = [];
+  const threadNodeByWindow: Int16Array[] = [];
+  let threadNode = input.initial.threadNode;
+  for (const window of input.windows) {
+    threadNode = threadNodeAt(window.index);
+    const placement: Placement = { threadNode, pageNode: pages.pageNode, replicated: pages.replicated };
+    windows.push(options.simulate(input.machine, window, placement, windowLengthUs(window), input.pageBytes));
+    threadNodeByWindow.push(threadNode);
+  }
+  return {
+    policy,
+    windows,
+    threadNodeByWindow,
+    finalPlacement: { threadNode: threadNode.slice(), pageNode: pages.pageNode, replicated: pages.replicated },
+    migratedPages,
+    migratedBytes: migratedPages * input.pageBytes,
+    decisions,
+  };
+}

@@ -1,0 +1,275 @@
+/**
+ * Recommendations from replays (DESIGN.md §7): each an action with its predicted gain (speedup,
+ * memory latency before and after), its cost (pages, bytes, seconds at MIGRATION_GBPS) and a
+ * confidence that says how measured the inputs are. Actions: move page ranges to a node,
+ * interleave ranges over nodes, pin a thread group to nodes, a numactl launch line, or a code
+ * change (per-node copies, block-wise split with parallel first touch). Plans (src/plan/) are the
+ * machine-applicable subset: kinds `move-ranges`, `interleave-ranges` and `pin-threads`.
+ */
+import type { Decision, PolicyReplay, ReplayInput, WindowMetrics } from '../engine/contract.js';
+
+/**
+ * Migration rate used for costs, GB/s (1e9 bytes/s): 1 / 0.3 s per GB, the rate AsymSched's
+ * authors assume (reference §2.2). Real move_pages rates vary with page size and contention.
+ */
+export const MIGRATION_GBPS = 1 / 0.3;
+/** A replay must predict at least this speedup to be recommended. */
+export const MIN_SPEEDUP = 1.02;
+/** Share of a page's accesses one thread must make for the page to count as that thread's. */
+export const OWNER_SHARE = 0.8;
+
+export type RecommendationKind = 'move-ranges' | 'interleave-ranges' | 'pin-threads' | 'numactl' | 'code-change';
+export type CodeChange = 'padding' | 'per-node-copies' | 'block-wise-split' | 'thread-count';
+
+export interface Recommendation {
+  id: string;
+  kind: RecommendationKind;
+  /** The replay it comes from. */
+  policy: string;
+  /** One sentence with the numbers. */
+  title: string;
+  gain: { speedup: number; latencyNsBefore: number; latencyNsAfter: number; localAccessRatioBefore: number; localAccessRatioAfter: number };
+  cost: { pages: number; bytes: number; seconds: number; migrationGBps: number; threads: number };
+  confidence: { level: 'high' | 'medium' | 'low'; score: number; reasons: string[] };
+  /** Page rows concerned (move/interleave), thread rows (pin). */
+  pageIndices?: Int32Array;
+  threads?: number[];
+  toNodes?: number[];
+  /** numactl launch line. */
+  command?: string;
+  codeChange?: CodeChange;
+  /** Whether buildPlan(trace, replay) can turn it into a plan. */
+  planable: boolean;
+}
+
+export interface RecommendContext {
+  /** Capture sources used (`ibs-op`, `pebs-load`, `page-faults`, `synthetic`, …). */
+  sources: string[];
+  /** The recorded command, for numactl lines (default `./app`). */
+  command?: string[];
+  /** Whether the trace is synthetic (origin.kind). */
+  synthetic?: boolean;
+}
+
+function totals(windows: WindowMetrics[]): { us: number; latency: number; lar: number } {
+  let us = 0;
+  let latency = 0;
+  let lar = 0;
+  for (const w of windows) {
+    us += w.predictedUs;
+    latency += w.memoryLatencyNs * w.predictedUs;
+    lar += w.localAccessRatio * w.predictedUs;
+  }
+  return { us, latency: us > 0 ? latency / us : 0, lar: us > 0 ? lar / us : 0 };
+}
+
+/** How much the inputs are measured, 0..1, with the reasons that lowered it. */
+export function confidenceOf(input: ReplayInput, context: RecommendContext): Recommendation['confidence'] {
+  let score = 1;
+  const reasons: string[] = [];
+  let samples = 0;
+  for (const w of input.windows) samples += w.sampleCount;
+  if (samples < 1_000) {
+    score *= 0.4;
+    reasons.push(`only ${samples} access samples`);
+  } else if (samples < 20_000) {
+    score *= 0.75;
+    reasons.push(`${samples} access samples (< 20000)`);
+  }
+  const m = input.machine;
+  const estimated = [
+    ['memory-controller bandwidth', m.mcBandwidthBytesPerS.source],
+    ['idle latencies', m.idleLatencyNs.source],
+    ['link capacities', m.linkSource],
+  ].filter(([, src]) => !src!.startsWith('measured') && !src!.startsWith('documented'));
+  if (estimated.length > 0) {
+    score *= 0.85 ** estimated.length;
+    reasons.push(`machine numbers not measured: ${estimated.map(([what]) => what).join(', ')}`);
+  }
+  const accessSources = context.sources.filter((s) => s === 'ibs-op' || s.startsWith('pebs'));
+  if (accessSources.length === 0) {
+    score *= 0.5;
+    reasons.push(context.sources.includes('page-faults') ? 'page-fault samples only: accesses after first touch are not seen' : 'no hardware access sampling');
+  }
+  if (context.synthetic) {
+    score *= 0.5;
+    reasons.push('synthetic trace');
+  }
+  const level = score >= 0.7 ? 'high' : score >= 0.4 ? 'medium' : 'low';
+  return { level, score: Math.round(score * 100) / 100, reasons };
+}
+
+function pagesOf(decisions: Decision[]): Int32Array {
+  const set = new Set<number>();
+  for (const d of decisions) if (d.pageIndices) for (const p of d.pageIndices) set.add(p);
+  return Int32Array.from([...set].sort((a, b) => a - b));
+}
+
+const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
+
+/**
+ * Recommendations from a baseline replay (what the program does now: observed or first-touch)
+ * and the other policies' replays of the same input, best predicted speedup first.
+ */
+export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: PolicyReplay[], context: RecommendContext): Recommendation[] {
+  const base = totals(baseline.windows);
+  const confidence = confidenceOf(input, context);
+  const out: Recommendation[] = [];
+  const pageBytes = input.pageBytes;
+  const cost = (pages: number, threads = 0): Recommendation['cost'] => ({
+    pages,
+    bytes: pages * pageBytes,
+    seconds: (pages * pageBytes) / (MIGRATION_GBPS * 1e9),
+    migrationGBps: MIGRATION_GBPS,
+    threads,
+  });
+  const command = (context.command && context.command.length > 0 ? context.command : ['./app']).join(' ');
+
+  for (const replay of replays) {
+    if (replay === baseline) continue;
+    const after = totals(replay.windows);
+    const speedup = after.us > 0 ? base.us / after.us : 1;
+    if (!(speedup >= MIN_SPEEDUP)) continue;
+    const gain: Recommendation['gain'] = {
+      speedup,
+      latencyNsBefore: base.latency,
+      latencyNsAfter: after.latency,
+      localAccessRatioBefore: base.lar,
+      localAccessRatioAfter: after.lar,
+    };
+    const words = `predicted ${speedup.toFixed(2)}× (memory latency ${base.latency.toFixed(0)} → ${after.latency.toFixed(0)} ns, local ${pct(base.lar)} → ${pct(after.lar)})`;
+    const byKind = (kind: Decision['kind']) => replay.decisions.filter((d) => d.kind === kind);
+
+    if (replay.policy === 'interleave') {
+      out.push({
+        id: `${replay.policy}:numactl`,
+        kind: 'numactl',
+        policy: replay.policy,
+        title: `launch with interleaved memory: ${words}`,
+        gain,
+        cost: cost(0),
+        confidence,
+        command: `numactl --interleave=all ${command}`,
+        planable: false,
+      });
+    }
+    const interleaved = pagesOf(byKind('interleave'));
+    const moved = pagesOf(byKind('migrate'));
+    const replicated = pagesOf(byKind('replicate'));
+    const pins = byKind('pin-threads');
+    if (interleaved.length > 0 || (replay.policy === 'interleave' && replay.migratedPages > 0)) {
+      out.push({
+        id: `${replay.policy}:interleave`,
+        kind: 'interleave-ranges',
+        policy: replay.policy,
+        title: `interleave ${interleaved.length || replay.migratedPages} hot pages over the nodes as ${replay.policy} does: ${words}`,
+        gain,
+        cost: cost(interleaved.length || replay.migratedPages),
+        confidence,
+        pageIndices: interleaved,
+        planable: true,
+      });
+    }
+    if (moved.length > 0) {
+      const toNodes = [...new Set(byKind('migrate').flatMap((d) => d.toNodes ?? []))].sort((a, b) => a - b);
+      out.push({
+        id: `${replay.policy}:move`,
+        kind: 'move-ranges',
+        policy: replay.policy,
+        title: `move ${moved.length} pages to the node that uses them (nodes ${toNodes.map((x) => input.machine.nodeIds[x]).join(',')}) as ${replay.policy} does: ${words}`,
+        gain,
+        cost: cost(moved.length),
+        confidence,
+        pageIndices: moved,
+        toNodes,
+        planable: true,
+      });
+    }
+    if (pins.length > 0) {
+      const threads = [...new Set(pins.flatMap((d) => d.threads ?? []))].sort((a, b) => a - b);
+      const toNodes = [...new Set(pins.flatMap((d) => d.toNodes ?? []))].sort((a, b) => a - b);
+      out.push({
+        id: `${replay.policy}:pin`,
+        kind: 'pin-threads',
+        policy: replay.policy,
+        title: `pin threads ${threads.join(',')} to nodes ${toNodes.map((x) => input.machine.nodeIds[x]).join(',')} as ${replay.policy} does: ${words}`,
+        gain,
+        cost: cost(replay.migratedPages, threads.length),
+        confidence,
+        threads,
+        toNodes,
+        planable: true,
+      });
+    }
+    if (replicated.length > 0) {
+      out.push({
+        id: `${replay.policy}:per-node-copies`,
+        kind: 'code-change',
+        policy: replay.policy,
+        title: `keep a per-node copy of the ${replicated.length} read-only pages shared by several nodes (${replay.policy} replicates them; no plan can): ${words}`,
+        gain,
+        cost: cost(replicated.length),
+        confidence,
+        pageIndices: replicated,
+        codeChange: 'per-node-copies',
+        planable: false,
+      });
+    }
+  }
+
+  // Block-wise split: pages each used by one thread but first-touched on another node.
+  const owned = blockWiseCandidates(input);
+  if (owned.pages.length > 0) {
+    out.push({
+      id: 'code:block-wise-split',
+      kind: 'code-change',
+      policy: baseline.policy,
+      title: `${owned.pages.length} pages are each used by one thread (≥ ${pct(OWNER_SHARE)} of their accesses) but live on another node: split the data block-wise by thread and let each thread first-touch its block`,
+      gain: { speedup: 1, latencyNsBefore: base.latency, latencyNsAfter: base.latency, localAccessRatioBefore: base.lar, localAccessRatioAfter: base.lar },
+      cost: cost(0),
+      confidence,
+      pageIndices: Int32Array.from(owned.pages),
+      threads: owned.threads,
+      codeChange: 'block-wise-split',
+      planable: false,
+    });
+  }
+  return out.sort((a, b) => b.gain.speedup - a.gain.speedup || a.id.localeCompare(b.id));
+}
+
+function blockWiseCandidates(input: ReplayInput): { pages: number[]; threads: number[] } {
+  const perPage = new Map<number, Map<number, number>>();
+  for (const w of input.windows) {
+    for (let i = 0; i < w.page.length; i++) {
+      const m = perPage.get(w.page[i]!) ?? new Map<number, number>();
+      m.set(w.thread[i]!, (m.get(w.thread[i]!) ?? 0) + w.loads[i]! + w.stores[i]!);
+      perPage.set(w.page[i]!, m);
+    }
+  }
+  const pages: number[] = [];
+  const threads = new Set<number>();
+  for (const [page, m] of perPage) {
+    let total = 0;
+    let best = -1;
+    let bestA = 0;
+    for (const [t, a] of m) {
+      total += a;
+      if (a > bestA) {
+        bestA = a;
+        best = t;
+      }
+    }
+    if (m.size > 1 || total <= 0) {
+      // A page shared by several threads is not a block-wise candidate unless one dominates.
+      if (bestA < OWNER_SHARE * total) continue;
+    }
+    if (input.initial.threadNode[best] !== input.initial.pageNode[page]) {
+      pages.push(page);
+      threads.add(best);
+    }
+  }
+  pages.sort((a, b) => a - b);
+  // Worth a code change only when it is a real share of the memory in use.
+  if (pages.length < Math.max(8, 0.1 * perPage.size)) return { pages: [], threads: [] };
+  return { pages, threads: [...threads].sort((a, b) => a - b) };
+}

@@ -1,0 +1,100 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const SAMPLE = (name: string) => join(REPO_ROOT, 'sample-traces', `${name}.numascope`);
+
+async function cli(...argv: string[]): Promise<{ status: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const status = await main(argv, (s) => (out += s + '\n'), (s) => (err += s + '\n'));
+  return { status, out, err };
+}
+
+const POLICY_KEYS = [
+  'policy', 'description', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct',
+  'interconnectImbalancePct', 'predictedUs', 'migrationUs', 'predictedSpeedup', 'accesses', 'migratedPages',
+  'migratedBytes', 'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'decisionCount', 'decisions', 'windows',
+];
+
+describe('numascope-analyze', () => {
+  it('analyze --json prints the documented keys for each policy', async () => {
+    const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'first-touch', '--policy', 'interleave', '--json');
+    expect(status).toBe(0);
+    const json = JSON.parse(out);
+    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'notes', 'counters', 'policies']);
+    expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
+    expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
+    for (const p of json.policies) expect(Object.keys(p)).toEqual(POLICY_KEYS);
+    expect(Object.keys(json.policies[0].windows[0])).toEqual([
+      'index', 'predictedUs', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'accessesPerUs', 'mcUtilisationPct',
+    ]);
+    expect(Object.keys(json.policies[0].decisions[0])).toEqual(['window', 'kind', 'explanation', 'pages', 'threads', 'toNodes']);
+    expect(json.policies[1].mcImbalancePct).toBeLessThan(json.policies[0].mcImbalancePct);
+  });
+
+  it('analyze --markdown re-targets onto a preset and says so', async () => {
+    const { status, out } = await cli('analyze', SAMPLE('partitioned'), '--machine', 'amd-genoa-2s-nps1', '--policy', 'first-touch', '--markdown', '--window-ms', '200');
+    expect(status).toBe(0);
+    expect(out).toMatch(/^## partitioned\.numascope/);
+    expect(out).toMatch(/machine amd-genoa-2s-nps1 \(2 nodes/);
+    expect(out).toMatch(/re-targeted from "amd-opteron-8385-4p"/);
+    expect(out).toMatch(/\| policy \| local % \|/);
+  });
+
+  it('compare prints B − A per policy', async () => {
+    const { status, out } = await cli('compare', SAMPLE('streamcluster-hotspot'), SAMPLE('partitioned'), '--policy', 'first-touch', '--json');
+    expect(status).toBe(0);
+    const json = JSON.parse(out);
+    expect(Object.keys(json)).toEqual(['a', 'b', 'deltas']);
+    expect(json.deltas[0].policy).toBe('first-touch');
+    expect(json.deltas[0].localAccessRatio).toBeCloseTo(json.b.policies[0].localAccessRatio - json.a.policies[0].localAccessRatio, 12);
+  });
+
+  it('presets --json lists every preset with provenance', async () => {
+    const { status, out } = await cli('presets', '--json');
+    expect(status).toBe(0);
+    const ids = JSON.parse(out).map((p: { id: string }) => p.id);
+    expect(ids).toContain('intel-spr-2s-snc4');
+    expect(ids).toContain('cxl-expander');
+  });
+
+  it('says access data is unavailable for a page-fault-only recording (exit 1)', async () => {
+    const { status, err } = await cli('analyze', SAMPLE('recorded-testload-4threads'));
+    expect(status).toBe(1);
+    expect(err).toMatch(/no memory-access samples to replay: 9307 page-fault rows/);
+  });
+
+  it('names the problem in errors', async () => {
+    expect((await cli('analyze', SAMPLE('partitioned'), '--machine', 'nope')).err).toMatch(/--machine "nope" is neither a preset \(amd-opteron-8385-4p/);
+    expect((await cli('analyze', SAMPLE('partitioned'), '--policy', 'lru')).err).toMatch(/unknown policy "lru"/);
+    expect((await cli('analyze', SAMPLE('partitioned'), '--window-ms', '-3')).err).toMatch(/--window-ms must be a positive number, got "-3"/);
+    expect((await cli('analyze', '/nonexistent.numascope')).err).toMatch(/cannot read trace \/nonexistent\.numascope: ENOENT/);
+    expect((await cli('frobnicate')).status).toBe(2);
+  });
+
+  it('reads a machine file and a manual placement', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'numascope-cli-'));
+    const manual = join(dir, 'manual.json');
+    writeFileSync(manual, JSON.stringify({ pages: [{ firstPage: 0, lastPage: 99, node: 1 }] }));
+    const { status, out } = await cli('analyze', SAMPLE('partitioned'), '--policy', 'manual', '--manual', manual, '--json');
+    expect(status).toBe(0);
+    expect(JSON.parse(out).policies[0].migratedPages).toBeGreaterThan(0);
+  });
+
+  it('plan writes a plan for one policy, and names what is missing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'numascope-plan-'));
+    const out = join(dir, 'plan.json');
+    const result = await cli('plan', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '-o', out);
+    expect(result.status).toBe(0);
+    const plan = JSON.parse(readFileSync(out, 'utf8'));
+    expect(plan.format).toBe('numascope-plan');
+    expect(plan.source.policy).toBe('interleave');
+    expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '-o', out)).err).toMatch(/plan needs exactly one --policy NAME/);
+    expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave')).err).toMatch(/plan needs -o plan\.json/);
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Traces written as readable text: ASCII tables turned into a real v1 trace (writeTrace →
+ * readTrace), so engine tests read like the data they test.
+ *
+ *   textTrace({
+ *     machine: 'amd-opteron-8385-4p',
+ *     threads: `thread node
+ *                 0     0`,
+ *     pages:   `page node first_touch_thread
+ *                 0    0          0`,
+ *     samples: `time_us thread page op    weight
+ *                 10      0     0    load  100`,
+ *   })
+ *
+ * Optional sample columns: `weight` (default 1), `data_source` (default local-dram / remote-dram
+ * by node), `cpu` (default the thread's node's first cpu). Optional page column `address` (hex).
+ * Thread nodes and page nodes are kernel node ids.
+ */
+import { getPreset } from '../../src/machine/presets.js';
+import { readTrace } from '../../src/trace/reader.js';
+import type { Trace, TraceMachine } from '../../src/trace/types.js';
+import { emptyColumns, writeTrace } from '../../src/trace/writer.js';
+import { minimalManifest } from './minimal-trace.js';
+
+export function parseTable(text: string): Array<Record<string, string>> {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !l.startsWith('#'));
+  if (lines.length === 0) return [];
+  const head = lines[0]!.split(/\s+/);
+  return lines.slice(1).map((line, i) => {
+    const cells = line.split(/\s+/);
+    if (cells.length !== head.length) throw new Error(`row ${i + 1} "${line}" has ${cells.length} cells, header has ${head.length}`);
+    return Object.fromEntries(head.map((h, k) => [h, cells[k]!]));
+  });
+}
+
+export interface TextTraceSpec {
+  machine: string | TraceMachine;
+  threads: string;
+  pages: string;
+  samples: string;
+  durationUs?: number;
+  /** Extra thread_placements rows: `time_us thread node`. */
+  placements?: string;
+}
+
+export const PAGE_BASE_ADDRESS = 0x7f00_0000_0000n;
+
+export function textTrace(spec: TextTraceSpec): Trace {
+  const machine = typeof spec.machine === 'string' ? getPreset(spec.machine) : spec.machine;
+  const nodeIndex = new Map(machine.nodes.map((n, i) => [n.id, i]));
+  const firstCpu = (node: number) => machine.nodes[nodeIndex.get(node)!]!.cpus[0] ?? -1;
+  const threads = parseTable(spec.threads);
+  const pages = parseTable(spec.pages);
+  const samples = parseTable(spec.samples);
+  const placements = parseTable(spec.placements ?? 'time_us thread node');
+  const threadNode = threads.map((t) => Number(t['node']));
+  const pageNode = pages.map((p) => Number(p['node']));
+
+  const c = emptyColumns();
+  c.threads = {
+    tid: Int32Array.from(threads, (_, i) => 1000 + i),
+    pid: Int32Array.from(threads, () => 1000),
+    name: threads.map((_, i) => `worker-${i}`),
+    first_seen_us: new Uint32Array(threads.length),
+    last_seen_us: new Uint32Array(threads.length),
+    migrations: BigInt64Array.from(threads, () => 0n),
+  };
+  c.pages = {
+    address: BigUint64Array.from(pages, (p, i) => (p['address'] ? BigInt(p['address']) : PAGE_BASE_ADDRESS + BigInt(i) * 4096n)),
+    region: Int32Array.from(pages, () => -1),
+    node: Int8Array.from(pageNode),
+    page_size: Uint32Array.from(pages, () => 4096),
+    first_touch_us: BigInt64Array.from(pages, () => -1n),
+    first_touch_thread: Int32Array.from(pages, (p) => Number(p['first_touch_thread'] ?? -1)),
+    first_touch_cpu: Int16Array.from(pages, () => -1),
+  };
+  const allPlacements = [
+    ...threads.map((t, i) => ({ time: 0, thread: i, node: Number(t['node']) })),
+    ...placements.map((p) => ({ time: Number(p['time_us']), thread: Number(p['thread']), node: Number(p['node']) })),
+  ];
+  c.thread_placements = {
+    time_us: Uint32Array.from(allPlacements, (p) => p.time),
+    thread: Uint32Array.from(allPlacements, (p) => p.thread),
+    cpu: Int16Array.from(allPlacements, (p) => firstCpu(p.node)),
+    node: Int8Array.from(allPlacements, (p) => p.node),
+  };
+  const sampleNode = samples.map((s) => (Number(s['page']) >= 0 ? pageNode[Number(s['page'])]! : -1));
+  c.samples = {
+    time_us: Uint32Array.from(samples, (s) => Number(s['time_us'])),
+    thread: Uint32Array.from(samples, (s) => Number(s['thread'])),
+    cpu: Int16Array.from(samples, (s) => (s['cpu'] !== undefined ? Number(s['cpu']) : firstCpu(threadNode[Number(s['thread'])]!))),
+    page: Int32Array.from(samples, (s) => Number(s['page'])),
+    offset: new Uint16Array(samples.length),
+    op: samples.map((s) => s['op']!),
+    event: samples.map((s) => (s['op'] === 'fault' ? 'page-fault' : 'synthetic')),
+    data_source: samples.map((s, i) =>
+      s['data_source'] ?? (s['op'] === 'fault' ? 'unknown' : sampleNode[i] === threadNode[Number(s['thread'])] ? 'local-dram' : 'remote-dram'),
+    ),
+    hops: Int8Array.from(samples, () => -1),
+    node: Int8Array.from(sampleNode),
+    latency_cycles: new Uint32Array(samples.length),
+    weight: Uint32Array.from(samples, (s) => Number(s['weight'] ?? 1)),
+  };
+  const manifest = minimalManifest();
+  manifest.machine = machine;
+  const lastTime = samples.reduce((m, s) => Math.max(m, Number(s['time_us'])), 0);
+  manifest.capture.durationUs = spec.durationUs ?? lastTime + 1;
+  return readTrace(writeTrace(manifest, c));
+}
