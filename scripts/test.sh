@@ -28,6 +28,8 @@ suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --tes
 suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/*.test.js"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"
 suite playwright bash -c "cd '$ROOT/e2e' && npx playwright test"
+# Multi-node placement, recording and Apply, for real, in a QEMU guest with 4 NUMA nodes.
+suite numa-testbed bash "$ROOT/testbed/run-scenarios.sh"
 
 passed=0; failed=0
 for f in "$LOGS"/*.log; do sed -i 's/\x1b\[[0-9;]*m//g' "$f"; done
@@ -44,6 +46,11 @@ failed=$((failed + $(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$v" | head -1 | 
 # playwright: "  12 passed (20.1s)" and "  1 failed"
 passed=$((passed + $(grep -E '^\s+[0-9]+ passed' "$LOGS/playwright.log" | tail -1 | awk '{print $1}' | grep . || echo 0)))
 failed=$((failed + $(grep -E '^\s+[0-9]+ failed' "$LOGS/playwright.log" | tail -1 | awk '{print $1}' | grep . || echo 0)))
+
+# testbed: last line "6 passed, 0 failed"
+tb=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/numa-testbed.log" | tail -1 || true)
+passed=$((passed + $(awk '{print $1}' <<<"$tb" | grep . || echo 0)))
+failed=$((failed + $(awk '{print $3}' <<<"$tb" | grep . || echo 0)))
 
 if [ ${#failed_suites[@]} -gt 0 ]; then
   log "failed suites: ${failed_suites[*]} (logs in $LOGS)"

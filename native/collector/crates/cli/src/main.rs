@@ -1,10 +1,14 @@
 //! `numascope`: the command-line tool of the numascope NUMA memory-placement profiler.
 
+mod cmd_apply;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{ArgGroup, Parser, Subcommand};
+
+mod cmd_import;
 use numascope_core::probe::{self, Probe};
 use numascope_core::record::{self, RecordError, RecordOptions, Target};
 use numascope_core::topology::{self, Topology};
@@ -70,6 +74,26 @@ kernel, cpu model, and where each number came from.")]
         #[arg(long)]
         json: bool,
     },
+
+    /// Apply a placement plan to a running process (move pages, pin threads), with a report.
+    #[command(long_about = "Apply a placement plan (docs/plan-format.md) to the running process PID: \
+checks it is the same process (pid + start time) on the same machine, moves pages with move_pages \
+in batches (skipping pages already in place), pins threads with sched_setaffinity, verifies by \
+querying the pages again, reports planned vs achieved and writes a rollback record.\n\n\
+Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage, 3 partly done.",
+        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope rollback numascope-rollback-4242-1790000000.json")]
+    Apply(cmd_apply::ApplyArgs),
+
+    /// Undo an apply: move pages back and restore thread affinities from a rollback record.
+    Rollback(cmd_apply::RollbackArgs),
+
+    /// Import a perf.data file (perf mem / perf c2c / ibs_op recordings) into a trace.
+    #[command(long_about = "Import a perf.data file recorded with `perf mem record`, `perf c2c record` or \
+`perf record -e ibs_op//` (AMD IBS, Intel PEBS load latency / stores) into a numascope trace: one \
+sample row per load/store with its data source (l1 … remote-dram), hops, latency and weight, pages \
+from the data addresses, threads from the samples and COMM records, and the machine from the \
+perf.data header (NUMA_TOPOLOGY). Non-memory samples are skipped and counted in the manifest notes.")]
+    Import(cmd_import::ImportArgs),
 
     /// Developer tools (not part of the stable interface).
     #[command(hide = true)]
@@ -147,6 +171,9 @@ fn run(cli: Cli) -> CliResult {
         Command::Record(args) => cmd_record(args),
         Command::Probe { json } => cmd_probe(json),
         Command::Topology { json } => cmd_topology(json),
+        Command::Import(args) => cmd_import::cmd_import(args),
+        Command::Apply(args) => cmd_apply::cmd_apply(args),
+        Command::Rollback(args) => cmd_apply::cmd_rollback(args),
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
             let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
             println!("{}\n{}", t.display(), j.display());

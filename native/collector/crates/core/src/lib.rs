@@ -2,8 +2,11 @@
 //! (page-fault sampling, /proc polling), the trace writer and reader, and the `record`
 //! orchestration. No Node or napi code lives here.
 
+pub mod apply;
+pub mod decode;
 pub mod fixture;
 pub mod numa_sys;
+pub mod perfdata;
 pub mod probe;
 pub mod procfs;
 pub mod record;

@@ -9,6 +9,8 @@
 //!   shared tid=<main tid> addr=0x<hex> len=<bytes>
 //!   buffer tid=<tid> addr=0x<hex> len=<bytes>     (one per worker)
 //!   touched tid=<tid> pages=<n>                    (one per worker, after its buffer is touched)
+//!   pinned tid=<tid> node=<n> cpus=<a,b,..>        (with --pin: main thread, then each worker)
+//!   holding seconds=<T>                            (with --hold: after the read phase)
 //!   done
 
 use std::io::Write;
@@ -19,7 +21,7 @@ const USAGE: &str = "\
 numascope-testload: per-thread buffers touched page by page, then a shared read phase
 
 USAGE:
-    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--delay D] [--thp]
+    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--delay D] [--thp] [--pin] [--hold H]
 
 OPTIONS:
     --threads N      worker threads, each with its own buffer (default 4)
@@ -29,6 +31,11 @@ OPTIONS:
     --delay D        seconds the workers wait before mapping their buffers (default 0)
     --thp            allow transparent huge pages (default: MADV_NOHUGEPAGE, so that every
                      4 KiB page takes its own fault)
+    --pin            pin the main thread to node 0's cpus before it first-touches the shared
+                     buffer, and worker i to the cpus of the i-th node (round robin over
+                     /sys/devices/system/node)
+    --hold H         after the read phase, all threads stay alive but idle (sleeping) for H
+                     seconds before exiting (default 0), e.g. to apply a plan to them
     -h, --help       print this help
 ";
 
@@ -39,10 +46,12 @@ struct Args {
     seconds: f64,
     delay: f64,
     thp: bool,
+    pin: bool,
+    hold: f64,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { threads: 4, mib: 8, shared_mib: 4, seconds: 0.3, delay: 0.0, thp: false };
+    let mut a = Args { threads: 4, mib: 8, shared_mib: 4, seconds: 0.3, delay: 0.0, thp: false, pin: false, hold: 0.0 };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -53,6 +62,8 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => a.seconds = val("--seconds")?.parse().map_err(|_| "--seconds: not a number")?,
             "--delay" => a.delay = val("--delay")?.parse().map_err(|_| "--delay: not a number")?,
             "--thp" => a.thp = true,
+            "--pin" => a.pin = true,
+            "--hold" => a.hold = val("--hold")?.parse().map_err(|_| "--hold: not a number")?,
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -63,8 +74,8 @@ fn parse_args() -> Result<Args, String> {
     if a.threads == 0 || a.mib == 0 {
         return Err("--threads and --mib must be at least 1".into());
     }
-    if !(a.seconds >= 0.0 && a.delay >= 0.0) {
-        return Err("--seconds and --delay must be >= 0".into());
+    if !(a.seconds >= 0.0 && a.delay >= 0.0 && a.hold >= 0.0) {
+        return Err("--seconds, --delay and --hold must be >= 0".into());
     }
     Ok(a)
 }
@@ -128,6 +139,56 @@ fn read_all(addr: usize, len: usize) -> u64 {
     sum
 }
 
+/// Cpus of each NUMA node, in node id order (one node with all cpus if sysfs has none).
+fn node_cpus() -> Vec<(u32, Vec<usize>)> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/sys/devices/system/node") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_prefix("node").and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let list = std::fs::read_to_string(e.path().join("cpulist")).unwrap_or_default();
+            let mut cpus = Vec::new();
+            for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+                match part.split_once('-') {
+                    Some((a, b)) => {
+                        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                            cpus.extend(a..=b)
+                        }
+                    }
+                    None => cpus.extend(part.parse::<usize>().ok()),
+                }
+            }
+            if !cpus.is_empty() {
+                out.push((id, cpus));
+            }
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+        out.push((0, (0..n).collect()));
+    }
+    out
+}
+
+/// Pins the calling thread to `cpus` and says so.
+fn pin_self(node: u32, cpus: &[usize]) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET stays inside it for cpus < 1024.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < 1024) {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            eprintln!("numascope-testload: sched_setaffinity: {}", std::io::Error::last_os_error());
+            std::process::exit(1);
+        }
+    }
+    let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+    say(format!("pinned tid={} node={node} cpus={}", gettid(), list.join(",")));
+}
+
 fn main() {
     let a = match parse_args() {
         Ok(a) => a,
@@ -138,6 +199,10 @@ fn main() {
     };
     say(format!("ready pid={}", std::process::id()));
     let shared_len = a.shared_mib.max(1) << 20;
+    let nodes = node_cpus();
+    if a.pin {
+        pin_self(nodes[0].0, &nodes[0].1);
+    }
     let shared = map(shared_len, a.thp);
     say(format!("shared tid={} addr=0x{shared:x} len={shared_len}", gettid()));
     touch(shared, shared_len);
@@ -146,13 +211,18 @@ fn main() {
     let barrier = Arc::new(Barrier::new(a.threads + 1));
     let read_for = Duration::from_secs_f64(a.seconds);
     let delay = Duration::from_secs_f64(a.delay);
+    let hold = Duration::from_secs_f64(a.hold);
     let mut handles = Vec::new();
     for i in 0..a.threads {
         let barrier = barrier.clone();
         let thp = a.thp;
+        let pin = if a.pin { Some(nodes[i % nodes.len()].clone()) } else { None };
         let h = std::thread::Builder::new()
             .name(format!("testload-w{i}"))
             .spawn(move || {
+                if let Some((node, cpus)) = &pin {
+                    pin_self(*node, cpus);
+                }
                 std::thread::sleep(delay);
                 let buf = map(len, thp);
                 let tid = gettid();
@@ -169,6 +239,7 @@ fn main() {
                     }
                 }
                 std::hint::black_box(sum);
+                std::thread::sleep(hold);
             })
             .expect("spawn worker thread");
         handles.push(h);
@@ -183,6 +254,10 @@ fn main() {
         }
     }
     std::hint::black_box(sum);
+    if a.hold > 0.0 {
+        say(format!("holding seconds={}", a.hold));
+        std::thread::sleep(hold);
+    }
     for h in handles {
         h.join().expect("worker thread panicked");
     }

@@ -1,0 +1,284 @@
+//! `numascope apply PLAN.json -p PID` and `numascope rollback RECORD.json`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use numascope_core::apply::{self, ApplyError, ApplyOptions, ApplyReport, RollbackRecord, Status};
+use numascope_core::topology;
+
+/// Exit codes of apply/rollback: 0 complete (or dry run), 1 refused or failed (nothing or only
+/// part was done: see the report), 2 usage, 3 partial (budget ran out, or some pages/threads
+/// could not be changed).
+pub const EXIT_PARTIAL: u8 = 3;
+const EXIT_RUNTIME: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+#[derive(clap::Args, Debug)]
+pub struct ApplyArgs {
+    /// The placement plan (docs/plan-format.md).
+    #[arg(value_name = "PLAN.json")]
+    plan: PathBuf,
+
+    /// The process to apply the plan to; must equal the plan's target.pid.
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pid: i32,
+
+    /// List every operation and its expected effect; change nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+
+    /// Print the report as JSON on stdout.
+    #[arg(long = "json")]
+    json: bool,
+
+    /// Stop moving pages after N milliseconds (threads are still pinned, pages verified).
+    #[arg(long = "budget-ms", value_name = "N")]
+    budget_ms: Option<u64>,
+
+    /// Pages per move_pages call.
+    #[arg(long = "batch", value_name = "PAGES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    batch: u64,
+
+    /// Where to write the rollback record (default: numascope-rollback-PID-UNIXTIME.json in
+    /// the current directory).
+    #[arg(long = "rollback-out", value_name = "FILE")]
+    rollback_out: Option<PathBuf>,
+
+    /// Pause N milliseconds between move_pages batches, to limit the impact on the running
+    /// process (the time budget includes the pauses).
+    #[arg(long = "pause-ms", value_name = "N")]
+    pause_ms: Option<u64>,
+
+    /// Also move pages that are already on their target node (the kernel treats these as
+    /// no-ops; useful to exercise the move path on a one-node machine).
+    #[arg(long = "no-skip")]
+    no_skip: bool,
+
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RollbackArgs {
+    /// A rollback record written by `numascope apply`.
+    #[arg(value_name = "RECORD.json")]
+    record: PathBuf,
+
+    /// Print the report as JSON on stdout.
+    #[arg(long = "json")]
+    json: bool,
+
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+}
+
+type CmdResult = Result<(), (u8, String)>;
+
+fn err_code(e: &ApplyError) -> u8 {
+    match e {
+        ApplyError::Plan(_) => EXIT_USAGE,
+        _ => EXIT_RUNTIME,
+    }
+}
+
+pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
+    let text = std::fs::read_to_string(&args.plan)
+        .map_err(|e| (EXIT_RUNTIME, format!("reading {}: {e}", args.plan.display())))?;
+    let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
+    let plan = apply::parse_plan(&text, topo.page_size_bytes)
+        .map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.plan.display())))?;
+    if plan.target.pid != args.pid {
+        return Err((
+            EXIT_RUNTIME,
+            format!(
+                "the plan targets process {} (target.pid), not {}; numascope only touches the process it is given",
+                plan.target.pid, args.pid
+            ),
+        ));
+    }
+    let opts = ApplyOptions {
+        dry_run: args.dry_run,
+        budget: args.budget_ms.map(Duration::from_millis),
+        batch_pages: args.batch as usize,
+        progress: !args.quiet,
+        no_skip: args.no_skip,
+        pause: args.pause_ms.map(Duration::from_millis),
+        ..Default::default()
+    };
+    let out = apply::apply(&plan, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
+    let mut report = out.report;
+    let mut write_err = None;
+    if !args.dry_run && !out.rollback.is_empty() {
+        let path = args.rollback_out.clone().unwrap_or_else(|| {
+            let secs =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            PathBuf::from(format!("numascope-rollback-{}-{secs}.json", args.pid))
+        });
+        match serde_json::to_string_pretty(&out.rollback).map(|s| std::fs::write(&path, s + "\n")) {
+            Ok(Ok(())) => report.rollback_record = Some(path.display().to_string()),
+            Ok(Err(e)) => write_err = Some(format!("writing the rollback record {}: {e}", path.display())),
+            Err(e) => write_err = Some(e.to_string()),
+        }
+    }
+    emit(&report, args.json)?;
+    if let Some(e) = write_err {
+        return Err((EXIT_RUNTIME, e));
+    }
+    finish(&report)
+}
+
+pub fn cmd_rollback(args: RollbackArgs) -> CmdResult {
+    let text = std::fs::read_to_string(&args.record)
+        .map_err(|e| (EXIT_RUNTIME, format!("reading {}: {e}", args.record.display())))?;
+    let record = RollbackRecord::parse(&text).map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.record.display())))?;
+    let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
+    let opts = ApplyOptions { progress: !args.quiet, ..Default::default() };
+    let out = apply::rollback(&record, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
+    emit(&out.report, args.json)?;
+    finish(&out.report)
+}
+
+fn finish(r: &ApplyReport) -> CmdResult {
+    match r.status {
+        Status::Complete | Status::DryRun => Ok(()),
+        Status::ProcessExited => {
+            Err((EXIT_RUNTIME, r.message.clone().unwrap_or_else(|| "the process exited midway".into())))
+        }
+        Status::Partial | Status::BudgetExhausted => Err((
+            EXIT_PARTIAL,
+            format!(
+                "{} was only partly done: {}",
+                r.operation,
+                r.message.clone().unwrap_or_else(|| "see the not-moved counts and thread errors in the report".into())
+            ),
+        )),
+    }
+}
+
+fn emit(r: &ApplyReport, json: bool) -> CmdResult {
+    if json {
+        println!("{}", serde_json::to_string_pretty(r).map_err(|e| (EXIT_RUNTIME, e.to_string()))?);
+    } else {
+        print!("{}", human(r));
+    }
+    Ok(())
+}
+
+fn nodes(m: &std::collections::BTreeMap<u32, u64>) -> String {
+    if m.is_empty() {
+        return "-".into();
+    }
+    m.iter().map(|(n, c)| format!("N{n}={c}")).collect::<Vec<_>>().join(" ")
+}
+
+/// The human-readable report.
+pub fn human(r: &ApplyReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let verb = if r.dry_run { "dry run (nothing changed)" } else { "done" };
+    let _ = writeln!(s, "numascope {} on process {} (start time {}): {verb}", r.operation, r.pid, r.start_time_ticks);
+    let status = match r.status {
+        Status::DryRun => "dry-run",
+        Status::Complete => "complete",
+        Status::Partial => "partial",
+        Status::BudgetExhausted => "budget-exhausted",
+        Status::ProcessExited => "process-exited",
+    };
+    let _ = writeln!(s, "status: {status}{}", r.message.as_ref().map(|m| format!(" — {m}")).unwrap_or_default());
+    let kib = r.page_size / 1024;
+    for (i, g) in r.ranges.iter().enumerate() {
+        let st = &g.stats;
+        let _ = writeln!(
+            s,
+            "range {i}: 0x{:x}-0x{:x} ({} pages of {kib} KiB) {} to nodes {:?}",
+            g.start, g.end, st.pages, g.action, g.to_nodes
+        );
+        let _ = writeln!(s, "  before:         {}  (not present: {})", nodes(&st.before), st.not_present_before);
+        let _ = writeln!(s, "  planned after:  {}", nodes(&st.planned_after));
+        let _ = writeln!(s, "  to move:        {} pages ({} already in place)", st.to_move, st.already_in_place);
+        if !r.dry_run {
+            let nm = &st.not_moved;
+            let _ = writeln!(
+                s,
+                "  moved:          {}; not moved {} (busy {}, not present {}, not permitted {}, huge page {}, elsewhere {}{}); not attempted {}",
+                st.moved,
+                nm.total(),
+                nm.busy,
+                nm.not_present,
+                nm.not_permitted,
+                nm.huge_page,
+                nm.elsewhere,
+                nm.other.iter().map(|(k, v)| format!(", {k} {v}")).collect::<String>(),
+                st.not_attempted
+            );
+            if let (Some(a), Some(on)) = (&st.after, st.on_target_after) {
+                let _ = writeln!(
+                    s,
+                    "  achieved after: {}  ({on} of {} present pages on their planned node)",
+                    nodes(a),
+                    a.values().sum::<u64>()
+                );
+            }
+        }
+        if g.thp_pages > 0 {
+            let _ = writeln!(s, "  transparent huge pages: {} base pages of this range", g.thp_pages);
+        }
+    }
+    for t in &r.threads {
+        let cpus = |v: &Vec<u32>| v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+        let prev = t.previous_cpus.as_ref().map(cpus).unwrap_or_else(|| "?".into());
+        if r.dry_run {
+            let _ = writeln!(
+                s,
+                "thread {}: pin to nodes {:?} = cpus {} (now cpus {prev})",
+                t.tid,
+                t.to_nodes,
+                cpus(&t.cpus)
+            );
+        } else {
+            let rb = t.read_back.as_ref().map(cpus).unwrap_or_else(|| "?".into());
+            let _ = writeln!(
+                s,
+                "thread {}: {} cpus {} (was {prev}, read back {rb}){}",
+                t.tid,
+                if t.pinned { "pinned to" } else { "NOT pinned to" },
+                cpus(&t.cpus),
+                t.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+            );
+        }
+    }
+    let p = &r.pages;
+    let _ = writeln!(s, "total: {} pages planned to move, {} already in place", p.to_move, p.already_in_place);
+    if let Some(e) = &r.expected {
+        if let Some(m) = e.pages_to_move {
+            let _ = writeln!(s, "  planner expected {m} pages to move");
+        }
+        if let Some(m) = &e.pages_per_node_after {
+            let _ = writeln!(s, "  planner expected after: {}", nodes(m));
+        }
+    }
+    if !r.dry_run {
+        let _ = writeln!(
+            s,
+            "  moved {}, not moved {}, not attempted {}; achieved after: {}",
+            p.moved,
+            p.not_moved.total(),
+            p.not_attempted,
+            p.after.as_ref().map(nodes).unwrap_or_else(|| "unknown".into())
+        );
+    }
+    let pinned = r.threads.iter().filter(|t| t.pinned).count();
+    if !r.threads.is_empty() && !r.dry_run {
+        let _ = writeln!(s, "threads: {pinned} of {} pinned", r.threads.len());
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    if let Some(p) = &r.rollback_record {
+        let _ = writeln!(s, "rollback record: {p}  (undo with `numascope rollback {p}`)");
+    }
+    let _ = writeln!(s, "elapsed: {:.1} ms", r.elapsed_ms);
+    s
+}

@@ -1,0 +1,432 @@
+//! End-to-end tests of `numascope apply` and `numascope rollback` on this machine (usually one
+//! NUMA node: moves are to node 0, so they are no-ops for the kernel but real syscalls, and
+//! verification is real). Cross-node moves are tested in the emulated-NUMA testbed
+//! (testbed/run-scenarios.sh).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+fn numascope() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
+}
+
+fn testload() -> PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        if let Some(p) = std::env::var_os("NUMASCOPE_TESTLOAD") {
+            return PathBuf::from(p);
+        }
+        let dir = numascope().parent().unwrap().to_path_buf();
+        let p = dir.join("numascope-testload");
+        if !p.exists() {
+            let cargo = option_env!("CARGO").unwrap_or("cargo");
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", "numascope-testload"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+            if dir.ends_with("release") {
+                cmd.arg("--release");
+            }
+            assert!(cmd.status().expect("run cargo").success(), "building numascope-testload failed");
+        }
+        p
+    })
+    .clone()
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../..").canonicalize().unwrap()
+}
+
+struct Tmp(PathBuf);
+impl Tmp {
+    fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("numascope-apply-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Tmp(p)
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running testload: pid, a worker tid, the shared buffer.
+struct Load {
+    child: Child,
+    pid: i32,
+    tid: i32,
+    shared: u64,
+    shared_len: u64,
+}
+
+impl Load {
+    fn start() -> Load {
+        let mut child = Command::new(testload())
+            .args(["--threads", "2", "--mib", "1", "--shared-mib", "2", "--seconds", "60"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start numascope-testload");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let (mut pid, mut tid, mut shared, mut shared_len, mut touched) = (0, 0, 0, 0, 0);
+        let mut line = String::new();
+        while touched < 2 {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "testload ended early");
+            let kv = |k: &str| line.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap_or("").to_string();
+            if line.starts_with("ready") {
+                pid = kv("pid=").parse().unwrap();
+            } else if line.starts_with("shared") {
+                shared = u64::from_str_radix(kv("addr=").trim_start_matches("0x"), 16).unwrap();
+                shared_len = kv("len=").parse().unwrap();
+            } else if line.starts_with("buffer") {
+                tid = kv("tid=").parse().unwrap();
+            } else if line.starts_with("touched") {
+                touched += 1;
+            }
+        }
+        // keep the pipe open (the testload prints "done" at the end)
+        std::mem::forget(out);
+        Load { child, pid, tid, shared, shared_len }
+    }
+
+    fn start_time(&self) -> String {
+        let s = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap();
+        let after = &s[s.rfind(')').unwrap() + 2..];
+        after.split_whitespace().nth(19).unwrap().to_string()
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn machine() -> Value {
+    let out = Command::new(numascope()).args(["topology", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<Value> = m["nodes"].as_array().unwrap().iter().map(|n| n["id"].clone()).collect();
+    json!({ "nodeIds": ids, "distances": m["distances"] })
+}
+
+fn node0_cpus() -> Vec<u32> {
+    let out = Command::new(numascope()).args(["topology", "--json"]).output().unwrap();
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    m["nodes"][0]["cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap() as u32).collect()
+}
+
+fn plan(load: &Load, start_time: Value, machine: Value, to_node: u32) -> Value {
+    json!({
+        "format": "numascope-plan", "version": 1,
+        "target": { "pid": load.pid, "startTimeTicks": start_time, "machine": machine },
+        "pageRanges": [ { "start": format!("0x{:x}", load.shared), "end": format!("0x{:x}", load.shared + load.shared_len),
+                          "action": "move", "toNodes": [to_node] } ],
+        "threads": [ { "tid": load.tid, "toNodes": [to_node] } ],
+        "expected": { "pagesToMove": 0, "pagesPerNodeAfter": { "0": load.shared_len / 4096 }, "threadsToPin": 1 }
+    })
+}
+
+fn write(tmp: &Tmp, name: &str, v: &Value) -> PathBuf {
+    let p = tmp.file(name);
+    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    p
+}
+
+fn run(tmp: &Tmp, args: &[&str]) -> Output {
+    Command::new(numascope()).args(args).current_dir(&tmp.0).output().unwrap()
+}
+
+fn affinity(tid: i32) -> Vec<u32> {
+    // SAFETY: zeroed cpu_set_t, then filled by the kernel.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
+        (0..1024).filter(|&c| libc::CPU_ISSET(c, &set)).map(|c| c as u32).collect()
+    }
+}
+
+fn set_affinity(tid: i32, cpus: &[u32]) {
+    // SAFETY: as above.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c as usize, &mut set);
+        }
+        assert_eq!(libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set), 0);
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&o.stdout), stderr(o)))
+}
+
+#[test]
+fn apply_moves_to_node0_pins_and_rolls_back() {
+    let tmp = Tmp::new("apply");
+    let load = Load::start();
+    let cpus = node0_cpus();
+    // Narrow the thread first so pinning to all of node 0's cpus is observable.
+    set_affinity(load.tid, &cpus[..1]);
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let rb = tmp.file("rb.json");
+    let pid = load.pid.to_string();
+    let o = run(
+        &tmp,
+        &[
+            "apply",
+            p.to_str().unwrap(),
+            "-p",
+            &pid,
+            "--json",
+            "--no-skip",
+            "--batch",
+            "100",
+            "--rollback-out",
+            rb.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json_out(&o);
+    let pages = load.shared_len / 4096;
+    assert_eq!(r["status"], "complete", "{r}");
+    assert_eq!(r["pages"]["pages"], pages);
+    assert_eq!(r["pages"]["moved"], pages, "{r}");
+    assert_eq!(r["pages"]["after"]["0"], pages);
+    assert_eq!(r["pages"]["onTargetAfter"], pages);
+    assert_eq!(r["threads"][0]["pinned"], true);
+    assert!(stderr(&o).contains("numascope: moved"), "progress on stderr: {}", stderr(&o));
+    // pinned to all cpus of node 0, read back with sched_getaffinity
+    assert_eq!(affinity(load.tid), cpus);
+    // rollback record lists the previous affinity and the moved pages
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&rb).unwrap()).unwrap();
+    assert_eq!(rec["format"], "numascope-rollback");
+    assert_eq!(rec["threads"][0]["cpus"], json!([cpus[0]]));
+    assert_eq!(rec["pages"][0]["count"], pages);
+    assert_eq!(rec["pages"][0]["node"], 0);
+    // rollback restores the affinity
+    let o = run(&tmp, &["rollback", rb.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json_out(&o);
+    assert_eq!(r["operation"], "rollback");
+    assert_eq!(r["status"], "complete", "{r}");
+    assert_eq!(affinity(load.tid), vec![cpus[0]]);
+}
+
+#[test]
+fn human_report_without_no_skip_skips_pages_in_place() {
+    let tmp = Tmp::new("human");
+    let load = Load::start();
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string(), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("status: complete"), "{s}");
+    assert!(s.contains(&format!("{} already in place", load.shared_len / 4096)), "{s}");
+    assert!(s.contains("rollback record:"), "{s}"); // the thread's affinity was recorded
+    assert!(stderr(&o).is_empty(), "quiet: {}", stderr(&o));
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let tmp = Tmp::new("dry");
+    let load = Load::start();
+    let cpus = node0_cpus();
+    set_affinity(load.tid, &cpus[..1]);
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string(), "--dry-run", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json_out(&o);
+    assert_eq!(r["status"], "dry-run");
+    assert_eq!(r["dryRun"], true);
+    assert_eq!(r["pages"]["moved"], 0);
+    assert_eq!(r["pages"]["after"], Value::Null);
+    assert_eq!(r["pages"]["alreadyInPlace"], load.shared_len / 4096);
+    assert_eq!(r["threads"][0]["cpus"], json!(cpus));
+    assert_eq!(r["threads"][0]["pinned"], false);
+    assert_eq!(affinity(load.tid), vec![cpus[0]], "dry run must not pin");
+    let files: Vec<_> = std::fs::read_dir(&tmp.0).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(files.len(), 1, "no rollback record in a dry run: {files:?}");
+    // the human dry run lists the operations
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string(), "--dry-run"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("dry run (nothing changed)") && s.contains("pin to nodes [0]"), "{s}");
+}
+
+#[test]
+fn wrong_start_time_is_refused() {
+    let tmp = Tmp::new("start");
+    let load = Load::start();
+    let wrong = (load.start_time().parse::<u64>().unwrap() + 1).to_string();
+    let p = write(&tmp, "plan.json", &plan(&load, json!(wrong), machine(), 0));
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("pid was reused") && e.contains(&wrong) && e.contains("nothing was changed"), "{e}");
+}
+
+#[test]
+fn dead_pid_is_refused() {
+    let tmp = Tmp::new("dead");
+    let mut load = Load::start();
+    let _ = load.child.kill();
+    let _ = load.child.wait();
+    let p = write(&tmp, "plan.json", &plan(&load, Value::Null, machine(), 0));
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("process {} does not exist", load.pid)), "{e}");
+}
+
+#[test]
+fn plan_for_another_machine_is_refused_naming_the_node() {
+    let tmp = Tmp::new("machine");
+    let load = Load::start();
+    let mut m = machine();
+    let mut ids: Vec<Value> = m["nodeIds"].as_array().unwrap().clone();
+    if ids.contains(&json!(3)) {
+        return; // a machine with a node 3: not this test's case
+    }
+    ids.push(json!(3));
+    m["nodeIds"] = json!(ids);
+    m["distances"] = Value::Null;
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), m, 3));
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("another machine") && e.contains("node 3 does not exist here"), "{e}");
+}
+
+#[test]
+fn invalid_plan_names_the_field_and_pid_must_match() {
+    let tmp = Tmp::new("invalid");
+    let load = Load::start();
+    let mut v = plan(&load, Value::Null, machine(), 0);
+    v["pageRanges"][0]["toNodes"] = json!([0, 0]);
+    let p = write(&tmp, "plan.json", &v);
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("pageRanges[0].toNodes"), "{}", stderr(&o));
+    v["version"] = json!(2);
+    let p = write(&tmp, "plan2.json", &v);
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert!(stderr(&o).contains("version 2 is newer"), "{}", stderr(&o));
+    // -p must equal target.pid: never touch a process the plan was not made for
+    let p = write(&tmp, "plan3.json", &plan(&load, Value::Null, machine(), 0));
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn thread_of_another_process_is_refused() {
+    let tmp = Tmp::new("thread");
+    let load = Load::start();
+    let mut v = plan(&load, Value::Null, machine(), 0);
+    v["threads"][0]["tid"] = json!(std::process::id()); // our own pid: not a thread of the target
+    let p = write(&tmp, "plan.json", &v);
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no longer belongs to process"), "{}", stderr(&o));
+}
+
+#[test]
+fn example_plans_parse() {
+    let dir = repo_root().join("docs/examples");
+    let Ok(rd) = std::fs::read_dir(&dir) else { return };
+    let mut n = 0;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("plan-") && name.ends_with(".json")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let r = numascope_core::apply::parse_plan(&text, 4096);
+        if name.contains("invalid") {
+            assert!(r.is_err(), "{name} should be invalid");
+        } else {
+            let p = r.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!p.page_ranges.is_empty() || !p.threads.is_empty(), "{name}");
+        }
+        n += 1;
+    }
+    assert!(n > 0 || !dir.exists());
+}
+
+#[test]
+fn budget_exhausted_is_reported_as_partial() {
+    let tmp = Tmp::new("budget");
+    let load = Load::start();
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let o = run(
+        &tmp,
+        &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string(), "--json", "--no-skip", "--budget-ms", "0", "-q"],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = json_out(&o);
+    assert_eq!(r["status"], "budget-exhausted");
+    assert_eq!(r["pages"]["moved"], 0);
+    assert_eq!(r["pages"]["notAttempted"], load.shared_len / 4096);
+    assert_eq!(r["threads"][0]["pinned"], true, "threads are pinned even when the page budget ran out");
+    assert!(stderr(&o).contains("time budget of 0 ms ran out"), "{}", stderr(&o));
+}
+
+/// Run as `nobody` against a root-owned process: refused before anything changes, naming the
+/// capability. Only when the tests run as root (else there is no other user to try).
+#[test]
+fn other_users_process_is_refused_with_the_capability() {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let tmp = Tmp::new("perm");
+    // SAFETY: chmod of our own temp dir so that nobody can read the plan.
+    std::fs::set_permissions(&tmp.0, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let load = Load::start();
+    let before = affinity(load.tid);
+    let mut v = plan(&load, json!(load.start_time()), machine(), 0);
+    let p = write(&tmp, "plan.json", &v);
+    let o = Command::new(numascope())
+        .args(["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()])
+        .current_dir(&tmp.0)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    if !o.status.success() && stderr(&o).contains("Permission denied") && stderr(&o).contains("reading") {
+        return; // the binary or plan is not readable by nobody here
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("not permitted") && e.contains("CAP_SYS_NICE") && e.contains("nothing was changed"), "{e}");
+    assert_eq!(affinity(load.tid), before);
+    // pages only: the move_pages query is refused (ptrace read access)
+    v["threads"] = json!([]);
+    let p = write(&tmp, "pages.json", &v);
+    let o = Command::new(numascope())
+        .args(["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()])
+        .current_dir(&tmp.0)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("ptrace read access") && e.contains("CAP_SYS_PTRACE"), "{e}");
+}

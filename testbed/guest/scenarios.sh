@@ -1,0 +1,252 @@
+#!/bin/sh
+# numascope testbed scenarios, run inside the emulated-NUMA guest by /init (busybox sh).
+# Every scenario prints exactly one line
+#   NUMASCOPE-SCENARIO <name> PASS|FAIL <detail>
+# which the host (testbed/run-scenarios.sh) turns into pass/fail. /expected.env (written by the
+# host) describes the topology QEMU was given.
+
+. /expected.env
+N=/bin/numascope
+T=/bin/numascope-testload
+cd /tmp
+
+pass() { echo "NUMASCOPE-SCENARIO $1 PASS $2"; }
+fail() { echo "NUMASCOPE-SCENARIO $1 FAIL $2"; }
+now() { cut -d' ' -f1 /proc/uptime; }
+dump() { echo "--- $1:"; sed 's/^/    /' "$2" | head -${3:-60}; }
+
+# wait_for FILE PATTERN COUNT SECONDS: until FILE has COUNT lines matching PATTERN
+wait_for() {
+  i=0
+  while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "$3" ]; do
+    i=$((i + 1)); [ $i -gt $(($4 * 10)) ] && return 1; sleep 0.1
+  done
+}
+
+# node_counts PID ADDR: the N<node>=<pages> fields of the numa_maps line of the mapping at ADDR
+node_counts() {
+  grep "^${2#0x} " /proc/$1/numa_maps | tr ' ' '\n' | grep '^N[0-9]*=' | tr '\n' ' ' | sed 's/ $//'
+}
+
+# field FILE KEY: value of KEY=... in the first line of FILE that has it
+field() { sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" "$1" | head -1; }
+
+allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/task/$2/status; }
+
+# ------------------------------------------------------------------ a: topology
+t0=$(now)
+$N topology --json > a.json 2> a.err
+rc=$?
+j=$(tr -d ' \n' < a.json)
+nodes=$(echo "$j" | grep -o '"id":[0-9]*,"cpus"' | wc -l)
+why=""
+[ $rc = 0 ] || why="$why rc=$rc"
+[ "$nodes" = "$EXPECT_NODES" ] || why="$why nodes=$nodes(expected $EXPECT_NODES)"
+i=0
+while [ $i -lt "$EXPECT_NODES" ]; do
+  eval want=\$EXPECT_CPUS_$i
+  echo "$j" | grep -qF "\"id\":$i,\"cpus\":$want," || why="$why node$i-cpus(expected $want)"
+  i=$((i + 1))
+done
+echo "$j" | grep -qF "\"distances\":$EXPECT_DISTANCES" || why="$why distances(expected $EXPECT_DISTANCES)"
+if [ -z "$why" ]; then
+  pass a-topology "$nodes nodes, cpus and asymmetric distances match QEMU ($t0 -> $(now) s)"
+else
+  dump "numascope topology --json" a.json 80; dump stderr a.err
+  fail a-topology "$why"
+fi
+
+# ------------------------------------------------------------------ b: record a pinned run
+t0=$(now)
+$N record -q -o b.numascope -- $T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 0.5 --hold 2 > b.out 2> b.err &
+rp=$!
+why=""
+if wait_for b.out '^holding' 1 60; then
+  pid=$(field b.out pid)
+  addr=$(grep '^shared' b.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  counts=$(node_counts $pid $addr)
+  echo "--- b: shared buffer $addr numa_maps: $counts"
+  # every page of the shared buffer on one node: node 0, where the main thread was pinned
+  [ "$counts" = "N0=2048" ] || why="$why shared-buffer-nodes=[$counts](expected N0=2048)"
+  seen=""
+  for tid in $(grep '^buffer' b.out | sed 's/.*tid=\([0-9]*\).*/\1/'); do
+    line=$(grep "^pinned tid=$tid " b.out)
+    node=$(echo "$line" | sed 's/.*node=\([0-9]*\).*/\1/'); cpus=$(echo "$line" | sed 's/.*cpus=//')
+    got=$(allowed $pid $tid)
+    [ "$got" = "$cpus" ] || why="$why tid$tid-allowed=$got(expected $cpus)"
+    seen="$seen $node"
+  done
+  [ "$(echo $seen | tr ' ' '\n' | sort -u | tr '\n' ' ')" = "0 1 2 3 " ] || why="$why worker-nodes=[$seen]"
+else
+  why="testload did not reach its hold phase"
+fi
+wait $rp; rc=$?
+[ $rc = 0 ] || why="$why record-rc=$rc"
+[ -s b.numascope ] || why="$why no-trace-file"
+if [ -z "$why" ]; then
+  pass b-record-pinned "shared 8 MiB all on node 0, 4 workers pinned to nodes 0-3, trace $(wc -c < b.numascope) bytes ($t0 -> $(now) s)"
+else
+  dump stdout b.out; dump stderr b.err
+  fail b-record-pinned "$why"
+fi
+
+# ------------------------------------------------------------------ c: apply an interleave plan
+t0=$(now)
+$T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 0.2 --hold 120 > c.out 2> c.err &
+tp=$!
+why=""
+if wait_for c.out '^holding' 1 60; then
+  pid=$(field c.out pid)
+  addr=$(grep '^shared' c.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  len=$(grep '^shared' c.out | sed 's/.*len=\([0-9]*\).*/\1/')
+  end=$(printf '0x%x' $((addr + len)))
+  st=$(cut -d' ' -f22 /proc/$pid/stat)
+  # worker pinned to node i moves to node (i+1)%4
+  threads=""; sep=""
+  for tid in $(grep '^buffer' c.out | sed 's/.*tid=\([0-9]*\).*/\1/'); do
+    node=$(grep "^pinned tid=$tid " c.out | sed 's/.*node=\([0-9]*\).*/\1/')
+    to=$(((node + 1) % 4))
+    threads="$threads$sep{\"tid\":$tid,\"toNodes\":[$to],\"expectedNode\":$node}"; sep=","
+    echo "$tid $to" >> c.pins
+  done
+  cat > c.plan.json <<PLAN
+{"format":"numascope-plan","version":1,"createdAt":"2026-11-21T20:00:00Z",
+ "source":{"policy":"interleave","summary":"testbed scenario c"},
+ "target":{"pid":$pid,"startTimeTicks":"$st","command":["numascope-testload"],
+   "machine":{"nodeIds":[0,1,2,3],"distances":$EXPECT_DISTANCES}},
+ "pageRanges":[{"start":"$addr","end":"$end","action":"interleave","toNodes":[0,1,2,3],"expectedNodes":{"0":2048}}],
+ "threads":[$threads],
+ "expected":{"pagesToMove":1536,"bytesToMove":6291456,"pagesPerNodeAfter":{"0":512,"1":512,"2":512,"3":512},"threadsToPin":4}}
+PLAN
+  before=$(node_counts $pid $addr)
+  $N apply c.plan.json -p $pid --dry-run > c.dry.txt 2>&1 || why="$why dry-run-rc=$?"
+  mid=$(node_counts $pid $addr)
+  [ "$mid" = "$before" ] || why="$why dry-run-changed-pages=[$mid]"
+  grep -q "to move:        1536 pages (512 already in place)" c.dry.txt || why="$why dry-run-listing"
+  $N apply c.plan.json -p $pid --json --rollback-out c.rollback.json > c.report.json 2> c.apply.err
+  rc=$?
+  after=$(node_counts $pid $addr)
+  echo "--- c: numa_maps before [$before] after [$after]"
+  [ $rc = 0 ] || why="$why apply-rc=$rc"
+  [ "$before" = "N0=2048" ] || why="$why before=[$before]"
+  [ "$after" = "N0=512 N1=512 N2=512 N3=512" ] || why="$why after=[$after]"
+  tr -d ' \n' < c.report.json | grep -q '"status":"complete"' || why="$why report-status"
+  tr -d ' \n' < c.report.json | grep -q '"moved":1536' || why="$why report-moved"
+  tr -d ' \n' < c.report.json | grep -q '"after":{"0":512,"1":512,"2":512,"3":512}' || why="$why report-after"
+  while read -r tid to; do
+    eval want=\$EXPECT_CPULIST_$to
+    got=$(allowed $pid $tid)
+    [ "$got" = "$want" ] || why="$why tid$tid-allowed=$got(expected $want)"
+  done < c.pins
+else
+  why="testload did not reach its hold phase"
+fi
+if [ -z "$why" ]; then
+  pass c-apply-interleave "1536 pages moved, numa_maps N0..N3=512 each, 4 threads re-pinned ($t0 -> $(now) s)"
+else
+  dump stdout c.out; dump "dry run" c.dry.txt; dump "apply report" c.report.json 120; dump "apply stderr" c.apply.err
+  fail c-apply-interleave "$why"
+fi
+
+# ------------------------------------------------------------------ d: rollback
+t0=$(now)
+why=""
+if [ -s c.rollback.json ]; then
+  $N rollback c.rollback.json > d.txt 2>&1 || why="$why rollback-rc=$?"
+  after=$(node_counts $pid $addr)
+  echo "--- d: numa_maps after rollback [$after]"
+  [ "$after" = "N0=2048" ] || why="$why after=[$after]"
+  grep -q "status: complete" d.txt || why="$why status"
+  for tid in $(grep '^buffer' c.out | sed 's/.*tid=\([0-9]*\).*/\1/'); do
+    want=$(grep "^pinned tid=$tid " c.out | sed 's/.*cpus=//')
+    got=$(allowed $pid $tid)
+    [ "$got" = "$want" ] || why="$why tid$tid-allowed=$got(expected $want)"
+  done
+else
+  why="no rollback record from scenario c"
+fi
+if [ -z "$why" ]; then
+  pass d-rollback "pages back to N0=2048, affinities restored ($t0 -> $(now) s)"
+else
+  dump rollback d.txt
+  fail d-rollback "$why"
+fi
+
+# ------------------------------------------------------------------ e: clear errors
+t0=$(now)
+why=""
+kill $tp 2>/dev/null; wait $tp 2>/dev/null
+if [ -s c.plan.json ]; then
+  $N apply c.plan.json -p $pid > e1.txt 2>&1; rc=$?
+  [ $rc = 1 ] || why="$why exited-rc=$rc"
+  grep -q "process $pid does not exist" e1.txt || why="$why exited-message"
+else
+  why="no plan from scenario c"
+fi
+# transparent huge pages: let the kernel back the shared buffer with THP, then interleave it
+echo always > /sys/kernel/mm/transparent_hugepage/enabled
+$T --thp --threads 1 --mib 1 --shared-mib 8 --seconds 0.1 --hold 60 > e.out 2> e.err &
+tp=$!
+if wait_for e.out '^holding' 1 60; then
+  pid=$(field e.out pid)
+  addr=$(grep '^shared' e.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  end=$(printf '0x%x' $((addr + 8388608)))
+  cat > e.plan.json <<PLAN
+{"format":"numascope-plan","version":1,"target":{"pid":$pid,"startTimeTicks":null,"machine":{"nodeIds":[0,1,2,3],"distances":null}},
+ "pageRanges":[{"start":"$addr","end":"$end","action":"interleave","toNodes":[0,1,2,3]}],"threads":[]}
+PLAN
+  $N apply e.plan.json -p $pid -q > e2.txt 2>&1; rc=$?
+  echo "--- e: apply of an interleave plan on the THP buffer: rc=$rc"
+  grep -E "status:|before:|moved:|achieved|huge|warning|error" e2.txt | sed 's/^/    /'
+  grep AnonHugePages /proc/$pid/smaps | grep -v ' 0 kB' | sed 's/^/    smaps: /'
+  grep -q "warning: .*transparent huge pages" e2.txt || why="$why no-thp-warning"
+  # an interleave at 4 KiB granularity cannot be achieved on THP: reported as partly done
+  [ $rc = 3 ] || why="$why thp-apply-rc=$rc(expected 3: partial)"
+  grep -q "verification found" e2.txt || why="$why no-verification-message"
+  kill $tp 2>/dev/null; wait $tp 2>/dev/null
+else
+  why="$why thp-testload-not-ready"
+fi
+echo never > /sys/kernel/mm/transparent_hugepage/enabled
+if [ -z "$why" ]; then
+  pass e-errors "exited process refused (rc 1, 'does not exist'); THP interleave reported as partial with the huge-page warning ($t0 -> $(now) s)"
+else
+  dump "apply on exited process" e1.txt; dump "apply on THP buffer" e2.txt
+  fail e-errors "$why"
+fi
+
+# ------------------------------------------------------------------ f: the process exits midway
+t0=$(now)
+why=""
+$T --threads 1 --mib 1 --shared-mib 64 --seconds 0.1 --hold 60 > f.out 2> f.err &
+tp=$!
+if wait_for f.out '^holding' 1 60; then
+  pid=$(field f.out pid)
+  addr=$(grep '^shared' f.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  end=$(printf '0x%x' $((addr + 67108864)))
+  cat > f.plan.json <<PLAN
+{"format":"numascope-plan","version":1,"target":{"pid":$pid,"startTimeTicks":null,"machine":{"nodeIds":[0,1,2,3],"distances":null}},
+ "pageRanges":[{"start":"$addr","end":"$end","action":"interleave","toNodes":[0,1,2,3]}]}
+PLAN
+  # 192 batches with 10 ms pauses take at least 2 s; kill the target at the first progress line
+  $N apply f.plan.json -p $pid --batch 64 --pause-ms 10 --json > f.report.json 2> f.apply.err &
+  ap=$!
+  wait_for f.apply.err '^numascope: moved' 1 60 || why="$why no-progress-line"
+  kill -9 $tp
+  wait $ap; rc=$?
+  wait $tp 2>/dev/null
+  moved=$(sed -n 's/.*: \([0-9]*\) pages had been moved.*/\1/p' f.apply.err)
+  echo "--- f: apply rc=$rc, pages moved before the process exited: ${moved:-?} of 12288"
+  [ $rc = 1 ] || why="$why rc=$rc(expected 1)"
+  tr -d ' \n' < f.report.json | grep -q '"status":"process-exited"' || why="$why report-status"
+  [ -n "$moved" ] && [ "$moved" -gt 0 ] && [ "$moved" -lt 12288 ] || why="$why moved=${moved:-none}"
+else
+  why="testload did not reach its hold phase"
+fi
+if [ -z "$why" ]; then
+  pass f-exited-midway "killed at the first progress line: exit 1, report process-exited, $moved of 12288 pages moved before ($t0 -> $(now) s)"
+else
+  dump "apply stderr" f.apply.err; dump "apply report" f.report.json 40
+  fail f-exited-midway "$why"
+fi
+exit 0

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# numascope emulated-NUMA testbed: boots a small Linux guest under QEMU with 4 NUMA nodes and an
+# asymmetric distance matrix, runs testbed/guest/scenarios.sh inside it with static builds of
+# `numascope` and `numascope-testload`, and turns the serial-console markers into pass/fail.
+#
+# Exit status 0 when every scenario passed, 1 otherwise; the last line is `N passed, N failed`.
+# See testbed/README.md for the knobs (TESTBED_*), caching and what each scenario checks.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+COLLECTOR=$ROOT/native/collector
+CACHE=${TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numascope/testbed}
+WORK=${TESTBED_WORK:-$ROOT/.cache/testbed-work}
+TMO=${TESTBED_TIMEOUT:-240}
+KERNEL_PKG=${TESTBED_KERNEL_PKG:-}     # e.g. linux-image-6.1.0-56-amd64; default: what linux-image-amd64 depends on
+SCENARIOS="a-topology b-record-pinned c-apply-interleave d-rollback e-errors f-exited-midway"
+T_ALL=$(date +%s.%N)
+mkdir -p "$CACHE" "$WORK"
+
+say() { echo "[testbed] $*" >&2; }
+el() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+finish() {   # finish PASSED FAILED
+  say "total $(el "$T_ALL") s"
+  echo "$1 passed, $2 failed"
+  [ "$2" = 0 ] && exit 0 || exit 1
+}
+setup_failed() {   # count every scenario as failed when the testbed cannot even start
+  say "SETUP FAILED: $*"
+  for s in $SCENARIOS; do echo "FAIL $s (testbed setup failed: $*)"; done
+  finish 0 "$(echo $SCENARIOS | wc -w)"
+}
+
+# ------------------------------------------------------------------ 1. host packages
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+is_static() { { ldd "$1" 2>&1 || true; } | grep -q -E 'not a dynamic|statically linked'; }
+{ [ -x /bin/busybox ] && is_static /bin/busybox; } || need+=(busybox-static)
+command -v cpio >/dev/null || need+=(cpio)
+command -v xz >/dev/null || need+=(xz-utils)
+if [ ${#need[@]} -gt 0 ]; then
+  t=$(date +%s.%N)
+  say "installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"; } \
+    > "$CACHE/apt.log" 2>&1 || setup_failed "apt-get install ${need[*]} failed (see $CACHE/apt.log)"
+  say "installed in $(el "$t") s"
+fi
+BUSYBOX=/bin/busybox
+
+# ------------------------------------------------------------------ 2. guest kernel (cached)
+if [ ! -s "$CACHE/vmlinuz" ]; then
+  t=$(date +%s.%N)
+  if [ -z "$KERNEL_PKG" ]; then
+    KERNEL_PKG=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+  fi
+  [ -n "$KERNEL_PKG" ] || setup_failed "cannot find the kernel package behind linux-image-amd64 (apt-get update?)"
+  say "downloading guest kernel $KERNEL_PKG"
+  rm -rf "$CACHE/deb" && mkdir -p "$CACHE/deb"
+  (cd "$CACHE/deb" && apt-get download -qq -o APT::Sandbox::User=root "$KERNEL_PKG" && dpkg -x ./*.deb x) \
+    > "$CACHE/kernel.log" 2>&1 || setup_failed "downloading $KERNEL_PKG failed (see $CACHE/kernel.log)"
+  cp "$CACHE"/deb/x/boot/vmlinuz-* "$CACHE/vmlinuz" || setup_failed "no vmlinuz in $KERNEL_PKG"
+  echo "$KERNEL_PKG" > "$CACHE/kernel-package"
+  rm -rf "$CACHE/deb"
+  # Uncompressed ELF vmlinux for PVH direct boot (skips SeaBIOS and in-guest decompression).
+  off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$CACHE/vmlinuz" | head -1 | cut -d: -f1 || true)
+  if [ -n "$off" ]; then
+    tail -c +$((off + 1)) "$CACHE/vmlinuz" | xz -dc --single-stream > "$CACHE/vmlinux.tmp" 2>/dev/null || true
+    if [ "$(head -c 4 "$CACHE/vmlinux.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+      mv "$CACHE/vmlinux.tmp" "$CACHE/vmlinux"
+    fi
+    rm -f "$CACHE/vmlinux.tmp"
+  fi
+  say "kernel ready in $(el "$t") s"
+fi
+KERNEL=$CACHE/vmlinuz
+[ -s "$CACHE/vmlinux" ] && [ "${TESTBED_BOOT:-pvh}" = pvh ] && KERNEL=$CACHE/vmlinux
+
+# ------------------------------------------------------------------ 3. static collector + testload
+t=$(date +%s.%N)
+TRIPLE=x86_64-unknown-linux-gnu
+if [ -z "${TESTBED_BIN_DIR:-}" ]; then
+  say "building static numascope + numascope-testload (cargo --release --target $TRIPLE)"
+  (cd "$COLLECTOR" && RUSTFLAGS='-C target-feature=+crt-static' cargo build -j"${TESTBED_JOBS:-2}" -q --release \
+      --target $TRIPLE -p numascope-cli -p numascope-testload) > "$CACHE/cargo.log" 2>&1 \
+    || { tail -30 "$CACHE/cargo.log" >&2; setup_failed "static cargo build failed (see $CACHE/cargo.log)"; }
+  BIN=$COLLECTOR/target/$TRIPLE/release
+  say "built in $(el "$t") s"
+else
+  BIN=$TESTBED_BIN_DIR
+fi
+for b in numascope numascope-testload; do
+  [ -x "$BIN/$b" ] || setup_failed "$BIN/$b missing"
+  is_static "$BIN/$b" || setup_failed "$BIN/$b is not statically linked"
+done
+
+# ------------------------------------------------------------------ 4. topology + initramfs
+# 4 nodes x (1 cpu + 256 MiB); asymmetric SLIT (row = from, column = to).
+DIST=("10 20 30 40" "25 10 20 30" "35 25 10 20" "45 35 25 10")
+QARGS=(-smp 4 -m 1G)
+for i in 0 1 2 3; do
+  QARGS+=(-object "memory-backend-ram,id=m$i,size=256M" -numa "node,nodeid=$i,cpus=$i,memdev=m$i")
+done
+for s in 0 1 2 3; do
+  read -r -a row <<< "${DIST[$s]}"
+  for d in 0 1 2 3; do [ $s != $d ] && QARGS+=(-numa "dist,src=$s,dst=$d,val=${row[$d]}"); done
+done
+json_dist="[$(for s in 0 1 2 3; do echo "[${DIST[$s]// /,}]"; done | paste -sd,)]"
+
+t=$(date +%s.%N)
+R=$WORK/rootfs
+rm -rf "$R" && mkdir -p "$R"/{bin,proc,sys,dev,tmp}
+cp "$BUSYBOX" "$R/bin/busybox"
+cp "$BIN/numascope" "$BIN/numascope-testload" "$R/bin/"
+cp "$HERE/guest/init" "$R/init" && cp "$HERE/guest/scenarios.sh" "$R/scenarios.sh"
+chmod +x "$R/init"
+{
+  echo "EXPECT_NODES=4"
+  for i in 0 1 2 3; do echo "EXPECT_CPUS_$i='[$i]'"; echo "EXPECT_CPULIST_$i='$i'"; done
+  echo "EXPECT_DISTANCES='$json_dist'"
+} > "$R/expected.env"
+(cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1 > "$WORK/initrd.gz") || setup_failed "building the initramfs failed"
+say "initramfs $(($(stat -c %s "$WORK/initrd.gz") / 1024)) KiB in $(el "$t") s"
+
+# ------------------------------------------------------------------ 5. boot
+ACCEL=${TESTBED_ACCEL:-}
+if [ -z "$ACCEL" ]; then
+  # /dev/kvm alone is not enough (a PVM host exposes it but stock kernels hang): require vmx/svm.
+  if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then ACCEL=kvm; else ACCEL=tcg; fi
+fi
+# THP is off for the whole boot (transparent_hugepage=never) so page counts are exact;
+# scenario e switches it on at runtime to check how Apply reports huge pages.
+APPEND="console=ttyS0 panic=-1 loglevel=4 numa_balancing=disable transparent_hugepage=never"
+LOG=$WORK/serial.log
+say "booting ($ACCEL, $(basename "$KERNEL"), timeout ${TMO}s); serial log: $LOG"
+t=$(date +%s.%N)
+timeout --kill-after=5 "$TMO" qemu-system-x86_64 -accel "$ACCEL" -nodefaults -display none -no-reboot \
+  -serial stdio -kernel "$KERNEL" -initrd "$WORK/initrd.gz" -append "$APPEND" "${QARGS[@]}" \
+  < /dev/null > "$LOG" 2>&1
+qrc=$?
+BOOT_S=$(el "$t")
+say "guest finished in $BOOT_S s (qemu rc=$qrc)"
+
+# ------------------------------------------------------------------ 6. results
+if [ "${TESTBED_VERBOSE:-0}" != 0 ]; then cat "$LOG" >&2; fi
+passed=0; failed=0
+for s in $SCENARIOS; do
+  line=$(grep -a "^NUMASCOPE-SCENARIO $s " "$LOG" | head -1 | tr -d '\r')
+  case "$line" in
+    *" $s PASS"*) passed=$((passed + 1)); echo "PASS $s: ${line#*PASS }";;
+    *" $s FAIL"*) failed=$((failed + 1)); echo "FAIL $s: ${line#*FAIL }";;
+    *) failed=$((failed + 1))
+       if [ $qrc = 124 ] || [ $qrc = 137 ]; then why="guest timed out after ${TMO}s"; else why="no result (qemu rc=$qrc)"; fi
+       echo "FAIL $s: $why";;
+  esac
+done
+if [ $failed -gt 0 ]; then
+  say "serial log excerpt (full log: $LOG):"
+  grep -a -v '^\s*$' "$LOG" | tail -150 >&2
+fi
+grep -q 'NUMASCOPE-TESTBED END' "$LOG" || say "warning: the guest did not reach the end of the scenario script"
+finish $passed $failed
