@@ -3,7 +3,7 @@
 # Prints one closing line "tests: N passed, N failed" summed over the suites.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_node
-ensure_apt chromium fonts-dejavu-core
+ensure_apt chromium fonts-dejavu-core linux-perf
 ensure_npm_deps
 build_collector debug
 
