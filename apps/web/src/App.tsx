@@ -1,9 +1,13 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { TraceSummary } from '@numascope/policy-engine';
 import { publishState } from './idle';
+import { TraceContext } from './trace-context';
+import type { TraceContextValue } from './trace-context';
+import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from './url-state';
+import type { ViewState } from './url-state';
 import type { AppState } from './idle';
 import { TraceWorkerClient, fetchTraceBytes, readFileBytes, toFailure } from './load';
-import type { LoadFailure } from './parse';
+import type { LoadFailure, TraceOverview } from './parse';
 import type { SampleIndex } from './sample-index';
 import { DropOverlay } from './views/DropOverlay';
 import { ErrorView } from './views/ErrorView';
@@ -18,7 +22,7 @@ import { TraceView } from './views/TraceView';
 export type View =
   | { kind: 'landing' }
   | ({ kind: 'loading' } & LoadingState)
-  | { kind: 'ready'; source: string; summary: TraceSummary; token: number }
+  | { kind: 'ready'; source: string; summary: TraceSummary; overview: TraceOverview; token: number }
   | { kind: 'error'; source: string; error: LoadFailure };
 
 function traceParam(): string | null {
@@ -37,6 +41,24 @@ export function App() {
   const [crashed, setCrashed] = useState<number | null>(null);
   const client = useRef<TraceWorkerClient | null>(null);
   const loadToken = useRef(0);
+  /** The ?trace= URL of what is shown (null for a picked or dropped file). */
+  const loadedUrl = useRef<string | null | undefined>(undefined);
+  const [viewState, setViewState] = useState<ViewState>(() => parseViewState(window.location.search));
+  const viewStateRef = useRef(viewState);
+  viewStateRef.current = viewState;
+
+  /** Changes the view state and writes it to the address bar (a new history entry unless `replace`). */
+  const navigate = useCallback((patch: Partial<ViewState>, options?: { replace?: boolean }) => {
+    const next = { ...viewStateRef.current, ...patch };
+    viewStateRef.current = next;
+    const search = writeViewState(window.location.search, next);
+    if (search !== window.location.search) {
+      const url = window.location.pathname + search + window.location.hash;
+      if (options?.replace) window.history.replaceState(null, '', url);
+      else window.history.pushState(null, '', url);
+    }
+    setViewState(next);
+  }, []);
 
   useEffect(() => {
     client.current = new TraceWorkerClient();
@@ -50,15 +72,16 @@ export function App() {
     if (token !== loadToken.current) return;
     setView({ kind: 'loading', source, phase: 'parsing', loadedBytes: bytes.byteLength, totalBytes: bytes.byteLength });
     const worker = client.current ?? (client.current = new TraceWorkerClient());
-    const result = await worker.parse(bytes);
+    const result = await worker.open(bytes);
     if (token !== loadToken.current) return; // a newer load started meanwhile
-    if ('summary' in result) setView({ kind: 'ready', source, summary: result.summary, token });
+    if ('summary' in result) setView({ kind: 'ready', source, summary: result.summary, overview: result.overview, token });
     else setView({ kind: 'error', source, error: hintForName(source, result.error) });
   }, []);
 
   const openUrl = useCallback(
     async (url: string) => {
       const token = ++loadToken.current;
+      loadedUrl.current = url;
       setView({ kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null });
       try {
         const bytes = await fetchTraceBytes(url, (p) => {
@@ -75,8 +98,11 @@ export function App() {
   const openFile = useCallback(
     async (file: File) => {
       const token = ++loadToken.current;
-      // The page no longer shows the ?trace= URL's trace: drop it so a reload does not reopen it.
-      if (traceParam()) window.history.pushState(null, '', window.location.pathname);
+      loadedUrl.current = null;
+      // The page no longer shows the ?trace= URL's trace: drop it (and the old view state) so a reload does not reopen it.
+      if (window.location.search) window.history.pushState(null, '', window.location.pathname);
+      viewStateRef.current = DEFAULT_VIEW_STATE;
+      setViewState(DEFAULT_VIEW_STATE);
       setView({ kind: 'loading', source: file.name, phase: 'reading', loadedBytes: 0, totalBytes: file.size });
       try {
         await parse(token, file.name, await readFileBytes(file));
@@ -91,9 +117,15 @@ export function App() {
   useEffect(() => {
     const fromLocation = () => {
       const url = traceParam();
+      const state = parseViewState(window.location.search);
+      viewStateRef.current = state;
+      setViewState(state);
+      // Back/forward between screens of the trace on show: only the view state changes.
+      if (url === loadedUrl.current) return;
       if (url) void openUrl(url);
       else {
         loadToken.current++;
+        loadedUrl.current = null;
         setView({ kind: 'landing' });
       }
     };
@@ -174,6 +206,14 @@ export function App() {
             : 'empty';
   useEffect(() => publishState(state), [state, view]);
 
+  const traceId = view.kind === 'ready' ? view.overview.traceId : 0;
+  const context = useMemo<TraceContextValue>(
+    () => ({ client: client.current, traceId, state: viewState, navigate }),
+    // client.current is set once on mount, before any trace is ready.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [traceId, viewState, navigate],
+  );
+
   const title = view.kind === 'ready' || view.kind === 'error' ? `${view.source} · numascope` : 'numascope';
   useEffect(() => {
     document.title = title;
@@ -206,7 +246,9 @@ export function App() {
               />
             )}
           >
-            <TraceView summary={view.summary} source={view.source} />
+            <TraceContext.Provider value={context}>
+              <TraceView summary={view.summary} source={view.source} overview={view.overview} />
+            </TraceContext.Provider>
           </RenderErrorBoundary>
         )}
       </main>

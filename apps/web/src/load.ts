@@ -1,5 +1,6 @@
 /** Getting a trace's bytes (file, drop, URL) and handing them to the parsing Worker. */
-import type { LoadFailure, ParseResult, WorkerReply, WorkerRequest } from './parse';
+import type { Answer, Query } from './analysis';
+import type { LoadFailure, OpenResult, WorkerReply, WorkerRequest } from './parse';
 
 export class LoadError extends Error {
   readonly code: string;
@@ -19,16 +20,15 @@ export function toFailure(e: unknown): LoadFailure {
 export class TraceWorkerClient {
   private worker: Worker | null = null;
   private nextId = 1;
-  private pending = new Map<number, (r: ParseResult) => void>();
+  private pending = new Map<number, (r: WorkerReply) => void>();
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./trace.worker.ts', import.meta.url), { type: 'module' });
     worker.onmessage = (e: MessageEvent<WorkerReply>) => {
-      const { id, ...result } = e.data;
-      const resolve = this.pending.get(id);
-      this.pending.delete(id);
-      resolve?.(result as ParseResult);
+      const resolve = this.pending.get(e.data.id);
+      this.pending.delete(e.data.id);
+      resolve?.(e.data);
     };
     worker.onerror = (e: ErrorEvent) => {
       e.preventDefault();
@@ -39,21 +39,43 @@ export class TraceWorkerClient {
   }
 
   private failAll(message: string) {
-    for (const resolve of this.pending.values()) resolve({ error: { code: 'worker-failed', message } });
+    for (const [id, resolve] of this.pending) resolve({ id, type: 'failed', error: { code: 'worker-failed', message } });
     this.pending.clear();
     this.worker?.terminate();
     this.worker = null;
   }
 
-  /** Parses `bytes` in the Worker. The buffer is transferred: it is unusable here afterwards. */
-  parse(bytes: ArrayBuffer): Promise<ParseResult> {
+  private send(request: DistributiveOmit<WorkerRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
     const worker = this.ensure();
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      const request: WorkerRequest = { id, bytes };
-      worker.postMessage(request, [bytes]);
+      worker.postMessage({ ...request, id } as WorkerRequest, transfer);
     });
+  }
+
+  /** Opens `bytes` in the Worker. The buffer is transferred: it is unusable here afterwards. */
+  async open(bytes: ArrayBuffer): Promise<OpenResult> {
+    const r = await this.send({ type: 'open', bytes }, [bytes]);
+    if (r.type === 'open') {
+      const { id: _id, type: _type, ...result } = r;
+      return result;
+    }
+    return { error: r.type === 'failed' ? r.error : { code: 'internal', message: 'unexpected Worker reply' } };
+  }
+
+  /** Asks the Worker an aggregate question about the open trace. */
+  async query<Q extends Query>(traceId: number, query: Q): Promise<Answer<Q>> {
+    const r = await this.send({ type: 'query', traceId, query });
+    if (r.type === 'query') return r.answer as Answer<Q>;
+    throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
+  }
+
+  /** A copy of the bytes the open trace was read from ("save trace"). */
+  async bytes(traceId: number): Promise<ArrayBuffer> {
+    const r = await this.send({ type: 'bytes', traceId });
+    if (r.type === 'bytes') return r.bytes;
+    throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
   }
 
   dispose() {
@@ -62,6 +84,8 @@ export class TraceWorkerClient {
     this.pending.clear();
   }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface Progress {
   loadedBytes: number;

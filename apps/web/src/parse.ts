@@ -4,7 +4,9 @@
  * unit-tested without a Worker.
  */
 import { isTraceError, readTrace, summarizeTrace } from '@numascope/policy-engine';
-import type { TraceSummary } from '@numascope/policy-engine';
+import type { Trace, TraceSummary } from '@numascope/policy-engine';
+import { migrationMarks, regionMeta, traceColumns, windowSeries } from './analysis';
+import type { AnyAnswer, MigrationMark, Query, RegionMeta, TraceColumns, WindowSeries } from './analysis';
 
 export interface LoadFailure {
   /** A TraceError code ('not-zip', 'too-new', …) or one of the app's own: 'http', 'fetch-failed', 'read-failed', 'worker-failed', 'internal'. */
@@ -14,19 +16,51 @@ export interface LoadFailure {
 
 export type ParseResult = { summary: TraceSummary; parseMs: number } | { error: LoadFailure };
 
-export interface WorkerRequest {
-  id: number;
-  bytes: ArrayBuffer;
+/** What the views need besides the summary, computed once when the trace opens. */
+export interface TraceOverview {
+  /** Identifies the open trace in the Worker; queries name it. */
+  traceId: number;
+  windows: WindowSeries;
+  regions: RegionMeta[];
+  migrations: MigrationMark[];
 }
 
-export type WorkerReply = { id: number } & ParseResult;
+export type OpenResult = { summary: TraceSummary; overview: TraceOverview; parseMs: number } | { error: LoadFailure };
+
+export type WorkerRequest =
+  | { id: number; type: 'open'; bytes: ArrayBuffer }
+  | { id: number; type: 'query'; traceId: number; query: Query }
+  | { id: number; type: 'bytes'; traceId: number };
+
+export type WorkerReply =
+  | ({ id: number; type: 'open' } & OpenResult)
+  | { id: number; type: 'query'; answer: AnyAnswer }
+  | { id: number; type: 'bytes'; bytes: ArrayBuffer }
+  | { id: number; type: 'failed'; error: LoadFailure };
 
 export function parseTraceBytes(bytes: Uint8Array, now: () => number = () => performance.now()): ParseResult {
+  const r = openTraceBytes(bytes, 0, now);
+  return 'error' in r ? r : { summary: r.summary, parseMs: r.parseMs };
+}
+
+/** Reads a trace, summarises it and extracts its columns for later queries (the Worker keeps `columns`). */
+export function openTraceBytes(
+  bytes: Uint8Array,
+  traceId: number,
+  now: () => number = () => performance.now(),
+): (OpenResult & { columns?: TraceColumns }) {
   const start = now();
   try {
-    const trace = readTrace(bytes);
+    const trace: Trace = readTrace(bytes);
     const summary = summarizeTrace(trace);
-    return { summary, parseMs: now() - start };
+    const columns = traceColumns(trace);
+    const overview: TraceOverview = {
+      traceId,
+      windows: windowSeries(columns),
+      regions: regionMeta(trace),
+      migrations: migrationMarks(trace),
+    };
+    return { summary, overview, columns, parseMs: now() - start };
   } catch (e) {
     if (isTraceError(e)) return { error: { code: e.code, message: e.message } };
     const why = e instanceof Error ? e.message : String(e);

@@ -3,6 +3,7 @@
  * them. Components render; they do not compute.
  */
 import type { TraceSummary } from '@numascope/policy-engine';
+import type { RangeCounts, RegionMeta, RegionTable } from './analysis';
 
 export interface NodeRow {
   /** Node id; -1 for the "unknown node" row. */
@@ -106,4 +107,94 @@ export function recordedCommand(summary: TraceSummary): string {
 
 export function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The summary with its per-node and per-thread samples, first touches and accesses replaced by
+ * those of a time range (pages, resident pages and the trace totals stay whole-trace).
+ */
+export function summaryInRange(summary: TraceSummary, counts: RangeCounts): TraceSummary {
+  const S = counts.slots;
+  const unknown = S - 1;
+  return {
+    ...summary,
+    nodes: summary.nodes.map((n, i) => ({
+      ...n,
+      samples: counts.nodes.samples[i]!,
+      faults: counts.nodes.faults[i]!,
+      accesses: counts.nodes.accesses[i]!,
+    })),
+    unknownNode: {
+      ...summary.unknownNode,
+      samples: counts.nodes.samples[unknown]!,
+      faults: counts.nodes.faults[unknown]!,
+      accesses: counts.nodes.accesses[unknown]!,
+    },
+    threads: summary.threads.map((t) => {
+      let samples = 0;
+      let faults = 0;
+      let accesses = 0;
+      for (let s = 0; s < S; s++) {
+        const k = t.index * S + s;
+        samples += counts.threadNodes.samples[k] ?? 0;
+        faults += counts.threadNodes.faults[k] ?? 0;
+        accesses += counts.threadNodes.accesses[k] ?? 0;
+      }
+      return { ...t, samples, faults, accesses };
+    }),
+  };
+}
+
+/** Labels of node slots (the machine's nodes, then "unknown node"). */
+export function slotLabels(nodeIds: readonly number[]): string[] {
+  return [...nodeIds.map((id) => `node ${id}`), 'unknown'];
+}
+
+export interface RegionRow {
+  index: number;
+  start: number;
+  end: number;
+  kind: string;
+  path: string | null;
+  policy: string;
+  pages: number;
+  samples: number;
+  faults: number;
+  accesses: number;
+  /** Per node slot, for the chosen metric. */
+  perNode: {
+    pages: number[];
+    samples: number[];
+    faults: number[];
+    accesses: number[];
+  };
+}
+
+/** Region rows from the region table answer, busiest first (samples, then pages, then address). */
+export function regionRows(meta: readonly RegionMeta[], table: RegionTable): RegionRow[] {
+  const S = table.slots;
+  const rows = meta.map((m) => {
+    const slice = (a: Float64Array) => Array.from(a.subarray(m.index * S, m.index * S + S));
+    const perNode = { pages: slice(table.pages), samples: slice(table.samples), faults: slice(table.faults), accesses: slice(table.accesses) };
+    const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+    return {
+      index: m.index,
+      start: m.start,
+      end: m.end,
+      kind: m.kind,
+      path: m.path,
+      policy: m.policy,
+      pages: sum(perNode.pages),
+      samples: sum(perNode.samples),
+      faults: sum(perNode.faults),
+      accesses: sum(perNode.accesses),
+      perNode,
+    };
+  });
+  return rows.sort((a, b) => b.samples - a.samples || b.pages - a.pages || a.start - b.start);
+}
+
+/** A region's short name: its path, or its kind and start address. */
+export function regionName(m: Pick<RegionMeta, 'kind' | 'path' | 'start'>): string {
+  return m.path ?? `${m.kind} @ 0x${m.start.toString(16)}`;
 }

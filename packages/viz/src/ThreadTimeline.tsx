@@ -19,6 +19,17 @@ export interface ThreadTimelineProps {
    * segment. Default 4000.
    */
   canvasThreshold?: number;
+  /** Migrations to mark (a small triangle at the top of the thread's row), by thread index. */
+  markers?: readonly ThreadMarker[];
+  /** Shade everything outside this time range (the brushed range). */
+  highlight?: { fromUs: number; toUs: number } | null;
+}
+
+export interface ThreadMarker {
+  /** Row index into the trace's threads table (TimelineThread.index). */
+  thread: number;
+  timeUs: number;
+  label: string;
 }
 
 const ROW = 18;
@@ -48,7 +59,10 @@ export function ThreadTimeline({
   nodeIds,
   width = 960,
   canvasThreshold = 4000,
+  markers = [],
+  highlight = null,
 }: ThreadTimelineProps) {
+  const rowOf = useMemo(() => new Map(threads.map((t, row) => [t.index, row])), [threads]);
   const rows = useMemo(
     () => threads.map((t, row) => threadSegments(t.placements, durationUs, row)),
     [threads, durationUs],
@@ -88,7 +102,7 @@ export function ThreadTimeline({
   }
 
   return (
-    <div className="ns-timeline" data-render="svg" data-segments={segmentCount}>
+    <div className="ns-timeline" data-render="svg" data-segments={segmentCount} data-export="threads-timeline">
       <svg viewBox={`0 0 ${width} ${height}`} width="100%" style={{ maxWidth: width }} role="img" aria-label={label}>
         {ticks.map((t) => (
           <g key={t} className="ns-axis">
@@ -123,6 +137,29 @@ export function ThreadTimeline({
           );
         })}
         <line x1={MARGIN.left} x2={width - MARGIN.right} y1={axisY} y2={axisY} className="ns-axis-line" />
+        {markers.map((m, i) => {
+          const row = rowOf.get(m.thread);
+          if (row === undefined) return null;
+          const mx = x(m.timeUs);
+          const top = MARGIN.top + row * ROW;
+          return (
+            <path key={i} d={`M${mx - 5},${top - 2}h10l-5,8Z`} className="ns-migration" data-testid="migration-marker" data-thread={m.thread} data-time={m.timeUs}>
+              <title>{m.label}</title>
+            </path>
+          );
+        })}
+        {highlight && (
+          <g className="ns-brush" pointerEvents="none">
+            <rect x={MARGIN.left} y={MARGIN.top} width={Math.max(0, x(highlight.fromUs) - MARGIN.left)} height={axisY - MARGIN.top} className="ns-brush__shade" />
+            <rect
+              x={x(Math.min(durationUs, highlight.toUs))}
+              y={MARGIN.top}
+              width={Math.max(0, width - MARGIN.right - x(Math.min(durationUs, highlight.toUs)))}
+              height={axisY - MARGIN.top}
+              className="ns-brush__shade"
+            />
+          </g>
+        )}
       </svg>
     </div>
   );

@@ -85,6 +85,7 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
           </label>
         ))}
       </fieldset>
+      <div data-export="node-chart">
       <NodeBarChart
         title={m.title}
         nodeIds={nodeIds}
@@ -92,6 +93,7 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
         format={m.format}
         testId="node-chart"
       />
+      </div>
     </section>
   );
 }
