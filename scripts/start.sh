@@ -7,9 +7,6 @@ ensure_npm_deps
 build_collector release
 BIN="$COLLECTOR/target/release/numascope"
 
-log "building the web app"
-(cd "$ROOT" && npm run --silent build -w apps/web >/dev/null)
-
 log "what this machine can measure (numascope probe):"
 "$BIN" probe || true
 
@@ -24,12 +21,20 @@ else
   log "recording failed (see above); serving the sample traces only"
 fi
 
-PORT="${PORT:-$(node -e '
-  const net = require("node:net");
-  const tryPort = (p) => { const s = net.createServer(); s.once("error", () => tryPort(p + 1));
-    s.listen(p, "127.0.0.1", () => { s.close(() => console.log(p)); }); };
-  tryPort(4173);')}"
-URL="http://127.0.0.1:$PORT/?trace=samples/streamcluster-hotspot.numascope"
-log "serving the app; open $URL (Ctrl-C stops)"
+# The build copies the sample traces (and the recording above) into dist/samples.
+log "building the web app"
+(cd "$ROOT" && npm run --silent build -w apps/web >/dev/null)
+
+# numascope serve: the app plus the live API (token in the URL; 127.0.0.1 only).
+PORT="${PORT:-0}"
+URL_FILE="$(mktemp)"
+"$BIN" serve --port "$PORT" --web-dir "$ROOT/apps/web/dist" > "$URL_FILE" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null' INT TERM EXIT
+for _ in $(seq 100); do [ -s "$URL_FILE" ] && break; sleep 0.1; done
+BASE="$(head -1 "$URL_FILE")"
+[ -n "$BASE" ] || die "numascope serve did not start (see its messages above)"
+URL="$BASE&trace=samples/streamcluster-hotspot.numascope"
+log "open this URL (Ctrl-C stops the server):"
 echo "$URL"
-cd "$ROOT/apps/web" && exec npx vite preview --host 127.0.0.1 --port "$PORT" --strictPort
+wait $SERVER

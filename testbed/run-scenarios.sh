@@ -14,7 +14,7 @@ CACHE=${TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numascope/testbed}
 WORK=${TESTBED_WORK:-$ROOT/.cache/testbed-work}
 TMO=${TESTBED_TIMEOUT:-240}
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}     # e.g. linux-image-6.1.0-56-amd64; default: what linux-image-amd64 depends on
-SCENARIOS="a-topology b-record-pinned c-apply-interleave d-rollback e-errors f-exited-midway"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway"
 T_ALL=$(date +%s.%N)
 mkdir -p "$CACHE" "$WORK"
 
@@ -132,13 +132,23 @@ fi
 # scenario e switches it on at runtime to check how Apply reports huge pages.
 APPEND="console=ttyS0 panic=-1 loglevel=4 numa_balancing=disable transparent_hugepage=never"
 LOG=$WORK/serial.log
+# Host↔guest channel: the guest's ttyS1 is connected to a unix socket served by host/channel.mjs,
+# which runs the policy engine on the guest's recording and sends plans back (README: "Channel").
+CHAN=$WORK/chan.sock
+rm -rf "$CHAN" "$WORK/chan" && mkdir -p "$WORK/chan"
+node "$HERE/host/channel.mjs" "$CHAN" "$WORK/chan" > "$WORK/chan/helper.out" 2>&1 &
+CHAN_PID=$!
+for _ in $(seq 100); do [ -S "$CHAN" ] && break; sleep 0.1; done
+CHAN_ARGS=()
+if [ -S "$CHAN" ]; then CHAN_ARGS=(-serial "unix:$CHAN"); else say "warning: channel helper did not start (see $WORK/chan/helper.out): scenarios b/c will fail"; fi
 say "booting ($ACCEL, $(basename "$KERNEL"), timeout ${TMO}s); serial log: $LOG"
 t=$(date +%s.%N)
 timeout --kill-after=5 "$TMO" qemu-system-x86_64 -accel "$ACCEL" -nodefaults -display none -no-reboot \
-  -serial stdio -kernel "$KERNEL" -initrd "$WORK/initrd.gz" -append "$APPEND" "${QARGS[@]}" \
+  -serial stdio "${CHAN_ARGS[@]}" -kernel "$KERNEL" -initrd "$WORK/initrd.gz" -append "$APPEND" "${QARGS[@]}" \
   < /dev/null > "$LOG" 2>&1
 qrc=$?
 BOOT_S=$(el "$t")
+kill "$CHAN_PID" 2>/dev/null; wait "$CHAN_PID" 2>/dev/null
 say "guest finished in $BOOT_S s (qemu rc=$qrc)"
 
 # ------------------------------------------------------------------ 6. results

@@ -56,14 +56,31 @@ else
   fail a-topology "$why"
 fi
 
-# ------------------------------------------------------------------ b: record a pinned run
+# ------------------------------------------------------------------ host channel (ttyS1)
+# The host (testbed/host/channel.mjs) listens on QEMU's second serial port: see its header for the
+# line protocol. chan_send NAME FILE ships a file; chan REQUEST writes the reply to chan.reply.
+CH=/dev/ttyS1
+if [ -c $CH ] && stty -F $CH raw -echo clocal -crtscts 2>/dev/null; then exec 3<>$CH; else CH=""; fi
+# (a read loop, not sed: busybox sed reads one line ahead and would wait for a line after END)
+chan_read() { : > chan.reply; while IFS= read -r l <&3; do l=$(echo "$l" | tr -d '\r'); [ "$l" = END ] && return 0; echo "$l" >> chan.reply; done; return 1; }
+chan() { [ -n "$CH" ] || { echo "ERROR no channel" > chan.reply; return 1; }; echo "$1" >&3; chan_read; }
+chan_send() { [ -n "$CH" ] || return 1; { echo "PUT $1"; base64 "$2"; echo END; } >&3; chan_read && grep -q "^OK $1 " chan.reply; }
+
+# ------------------------------------------------------------------ b: record a pinned run; the engine names the hot spot
 t0=$(now)
-$N record -q -o b.numascope -- $T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 0.5 --hold 2 > b.out 2> b.err &
-rp=$!
+# The testload waits 1.5 s before touching anything so that `record -p` is attached first, and
+# stays alive (--hold) so that scenario c can apply the engine's plan for this very recording.
+$T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 0.3 --start-delay 1.5 --hold 300 > b.out 2> b.err &
+bp=$!
 why=""
+wait_for b.out '^ready' 1 30
+bpid=$(field b.out pid)
+$N record -q -p $bpid -d 4 -o b.numascope > b.rec.out 2> b.rec.err; rc=$?
+[ $rc = 0 ] || why="$why record-rc=$rc"
 if wait_for b.out '^holding' 1 60; then
-  pid=$(field b.out pid)
+  pid=$bpid
   addr=$(grep '^shared' b.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  blen=$(grep '^shared' b.out | sed 's/.*len=\([0-9]*\).*/\1/')
   counts=$(node_counts $pid $addr)
   echo "--- b: shared buffer $addr numa_maps: $counts"
   # every page of the shared buffer on one node: node 0, where the main thread was pinned
@@ -80,17 +97,100 @@ if wait_for b.out '^holding' 1 60; then
 else
   why="testload did not reach its hold phase"
 fi
-wait $rp; rc=$?
-[ $rc = 0 ] || why="$why record-rc=$rc"
 [ -s b.numascope ] || why="$why no-trace-file"
+hot=""
 if [ -z "$why" ]; then
-  pass b-record-pinned "shared 8 MiB all on node 0, 4 workers pinned to nodes 0-3, trace $(wc -c < b.numascope) bytes ($t0 -> $(now) s)"
+  t1=$(now)
+  if chan_send b.numascope b.numascope && chan "ANALYZE b.numascope"; then
+    sed 's/^/    engine: /' chan.reply
+    hot=$(sed -n 's/^ANALYSIS hot=\([^ ]*\).*/\1/p' chan.reply)
+    share=$(sed -n 's/^ANALYSIS .*share=\([^ ]*\).*/\1/p' chan.reply)
+    est=$(sed -n 's/^ANALYSIS .*estimate=\([^ ]*\).*/\1/p' chan.reply)
+    [ "$hot" = 0 ] || why="$why engine-hot-spot=[$hot](expected 0)"
+  else
+    why="$why channel: $(head -c 200 chan.reply)"
+  fi
+fi
+if [ -z "$why" ]; then
+  pass b-record-pinned "shared 8 MiB all on node 0, 4 workers pinned to nodes 0-3, trace $(wc -c < b.numascope) bytes; engine (on the host, estimate=$est): hot spot node $hot, traffic shares $share ($t0 -> $t1 -> $(now) s)"
 else
-  dump stdout b.out; dump stderr b.err
+  dump stdout b.out; dump stderr b.err; dump "record stderr" b.rec.err; dump "channel reply" chan.reply
   fail b-record-pinned "$why"
 fi
 
-# ------------------------------------------------------------------ c: apply an interleave plan
+# ------------------------------------------------------------------ c: apply the engine's plans for b's recording
+t0=$(now)
+why=""; cnote=""
+if [ -n "$hot" ] && kill -0 $bpid 2>/dev/null; then
+  pid=$bpid
+  chan "PLAN b.numascope interleave $addr $blen"
+  grep -v '^B ' chan.reply | sed 's/^/    engine: /'
+  if grep -q '^PLAN interleave' chan.reply; then
+    grep '^B ' chan.reply | cut -c3- | base64 -d > c.engine.plan.json
+    expect=$(sed -n 's/^EXPECT //p' chan.reply)
+    rafter=$(sed -n 's/^RANGEAFTER //p' chan.reply)
+    grep '^PIN ' chan.reply | cut -c5- > c.engine.pins
+    before=$(node_counts $pid $addr)
+    # the audit log: a second recorder runs while the plan is applied
+    $N record -q -p $pid -d 3 -o c.audit.numascope > c.rec.out 2> c.rec.err &
+    rp=$!
+    sleep 0.5
+    $N apply c.engine.plan.json -p $pid --json --rollback-out c.engine.rollback.json > c.engine.report.json 2> c.engine.err; rc=$?
+    after=$(node_counts $pid $addr)
+    echo "--- c: engine interleave plan: shared buffer numa_maps before [$before] after [$after], plan expects [$expect]"
+    [ $rc = 0 ] || why="$why apply-rc=$rc"
+    [ "$after" = "$expect" ] || why="$why after=[$after](plan expects [$expect])"
+    r=$(tr -d ' \n' < c.engine.report.json)
+    echo "$r" | grep -q '"status":"complete"' || why="$why report-status"
+    # every present page of the plan's ranges on its planned node (the host's count from the
+    # trace, $rafter, also counts pages that have gone since the recording: notPresentBefore)
+    tot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
+    pa=$(echo "$tot" | sed -n 's/.*"plannedAfter":\({[^}]*}\).*/\1/p')
+    ra=$(echo "$tot" | sed -n 's/.*"after":\({[^}]*}\).*/\1/p')
+    np=$(echo "$tot" | sed -n 's/^"pages":\([0-9]*\),.*/\1/p')
+    gone=$(echo "$tot" | sed -n 's/.*"notPresentBefore":\([0-9]*\).*/\1/p')
+    ot=$(echo "$tot" | sed -n 's/.*"onTargetAfter":\([0-9]*\).*/\1/p')
+    echo "--- c: report after $ra, planned $pa, host's count from the trace $rafter, onTargetAfter $ot of $np ($gone gone)"
+    [ -n "$ra" ] && [ "$ra" = "$pa" ] || why="$why report-after=[$ra](planned $pa)"
+    [ -n "$np" ] && [ -n "$gone" ] && [ "$ot" = "$((np - gone))" ] || why="$why onTargetAfter=$ot(of $np, $gone gone)"
+    npins=0
+    while read -r tid to; do
+      eval want=\$EXPECT_CPULIST_$to
+      got=$(allowed $pid $tid); npins=$((npins + 1))
+      [ "$got" = "$want" ] || why="$why tid$tid-allowed=$got(expected $want)"
+    done < c.engine.pins
+    moved=$(echo "$tot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
+    wait $rp
+    if chan_send c.audit.numascope c.audit.numascope && chan "AUDIT c.audit.numascope"; then
+      sed 's/^/    audit: /' chan.reply
+      grep -q '^AUDIT plans=1 events=1 statuses=complete' chan.reply || why="$why audit-log=[$(head -1 chan.reply)]"
+    else
+      why="$why audit-channel"
+    fi
+  else
+    why="$why no-interleave-plan: $(head -c 300 chan.reply)"
+  fi
+  chan "PLAN b.numascope carrefour $addr $blen"
+  if grep -q '^NOPLAN carrefour' chan.reply; then
+    cnote="carrefour: not produced (the engine refuses rate-driven policies on a page-fault-only trace)"
+    sed 's/^/    engine: /' chan.reply
+  elif grep -q '^PLAN carrefour' chan.reply; then
+    cnote="carrefour: plan produced but not applied"
+  else
+    why="$why carrefour-channel"
+  fi
+else
+  why="no live recorded process / engine analysis from scenario b"
+fi
+if [ -z "$why" ]; then
+  pass c-apply-engine-plan "engine interleave plan (estimated from placement) applied to the recorded process: $moved pages moved, shared buffer [$after] as the plan expects, $npins threads pinned, audit log has the plan; $cnote ($t0 -> $(now) s)"
+else
+  dump "apply report" c.engine.report.json 60; dump "apply stderr" c.engine.err; dump "record stderr" c.rec.err
+  fail c-apply-engine-plan "$why"
+fi
+kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
+
+# ------------------------------------------------------------------ c2: apply a hand-written interleave plan
 t0=$(now)
 $T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 0.2 --hold 120 > c.out 2> c.err &
 tp=$!
@@ -142,10 +242,10 @@ else
   why="testload did not reach its hold phase"
 fi
 if [ -z "$why" ]; then
-  pass c-apply-interleave "1536 pages moved, numa_maps N0..N3=512 each, 4 threads re-pinned ($t0 -> $(now) s)"
+  pass c2-apply-handwritten "1536 pages moved, numa_maps N0..N3=512 each, 4 threads re-pinned ($t0 -> $(now) s)"
 else
   dump stdout c.out; dump "dry run" c.dry.txt; dump "apply report" c.report.json 120; dump "apply stderr" c.apply.err
-  fail c-apply-interleave "$why"
+  fail c2-apply-handwritten "$why"
 fi
 
 # ------------------------------------------------------------------ d: rollback
@@ -163,7 +263,7 @@ if [ -s c.rollback.json ]; then
     [ "$got" = "$want" ] || why="$why tid$tid-allowed=$got(expected $want)"
   done
 else
-  why="no rollback record from scenario c"
+  why="no rollback record from scenario c2"
 fi
 if [ -z "$why" ]; then
   pass d-rollback "pages back to N0=2048, affinities restored ($t0 -> $(now) s)"
@@ -241,12 +341,16 @@ PLAN
   tr -d ' \n' < f.report.json | grep -q '"status":"process-exited"' || why="$why report-status"
   [ -n "$moved" ] && [ "$moved" -gt 0 ] && [ "$moved" -lt 12288 ] || why="$why moved=${moved:-none}"
 else
-  why="testload did not reach its hold phase"
+  why="testload did not reach its hold phase (rc of a still-running or dead testload: $(kill -0 $tp 2>/dev/null && echo running || echo exited))"
 fi
 if [ -z "$why" ]; then
   pass f-exited-midway "killed at the first progress line: exit 1, report process-exited, $moved of 12288 pages moved before ($t0 -> $(now) s)"
 else
+  dump "testload stdout" f.out; dump "testload stderr" f.err
   dump "apply stderr" f.apply.err; dump "apply report" f.report.json 40
+  grep -E 'MemFree|MemAvailable' /proc/meminfo | sed 's/^/    /'
+  dmesg 2>/dev/null | tail -20 | sed 's/^/    dmesg: /'
   fail f-exited-midway "$why"
 fi
+chan BYE >/dev/null 2>&1
 exit 0

@@ -1,4 +1,5 @@
-// Types of the numascope Node-API binding (kept by hand in step with src/lib.rs).
+// Types of the numascope Node-API binding. Written by hand (see README: `napi new` needs the
+// network); test/dts.test.js checks that every export is declared here and vice versa.
 
 /** Options of `record()`: exactly one of `pid` and `command`. */
 export interface RecordOptions {
@@ -6,12 +7,16 @@ export interface RecordOptions {
   pid?: number;
   /** Launch this argv. */
   command?: string[];
-  /** Stop after this many milliseconds (default: when the process exits or stopRecordings()). */
+  /** Stop after this many milliseconds (default: when the process exits or it is stopped). */
   durationMs?: number;
   /** Trace file to write. */
   output: string;
   /** /proc polling interval, ms (default 100). */
   intervalMs?: number;
+  /** Also monitor region hotness with DAMON (root and a free DAMON sysfs; default false). */
+  damon?: boolean;
+  /** Aborting it stops the recording early; the Promise still resolves (stopReason "signal"). */
+  signal?: AbortSignal;
 }
 
 /** What `record()` resolves to. */
@@ -27,20 +32,51 @@ export interface RecordResult {
   samples: number;
   lostSamples: number;
   pageFaults: string;
+  /** `not-requested`, `used: …` or `failed: <reason>`. */
+  damon: string;
   warnings: string[];
 }
 
-/** The capability probe of this machine (same object as `numascope probe --json`). */
-export function probe(): {
+export interface Probe {
   privileges: Record<string, unknown>;
   pmus: string[];
   nodes: number;
   sources: { id: string; available: boolean; implemented: boolean; reason: string }[];
   capabilities: { metric: string; status: string; reason: string }[];
-};
+}
+
+/** The manifest `machine` object (docs/trace-format.md). */
+export type Machine = Record<string, unknown> & { nodes: { id: number; cpus: number[] }[] };
+
+/** Options of `apply()`. */
+export interface ApplyOptions {
+  /** The process to change; must equal the plan's `target.pid`. */
+  pid: number;
+  /** List what would be done; change nothing (default false). */
+  dryRun?: boolean;
+  /** Stop moving pages after this many ms. */
+  budgetMs?: number;
+}
+
+/** The apply report (same object as `numascope apply --json`); `rollback` after a real apply. */
+export type ApplyReport = Record<string, unknown> & { status: string; dryRun: boolean; rollback?: unknown };
+
+/** Stops one recording early (see `record(options, token)` in the native layer). */
+export declare class StopToken {
+  constructor();
+  stop(): void;
+  readonly stopped: boolean;
+}
+
+/** The capability probe of this machine (same object as `numascope probe --json`). */
+export function probe(): Promise<Probe>;
 /** The manifest `machine` object of this machine. */
-export function topology(): Record<string, unknown>;
+export function topology(): Promise<Machine>;
 /** Records a trace on a worker thread; resolves when the trace is written. */
 export function record(options: RecordOptions): Promise<RecordResult>;
+/** Starts a recording; `stop()` ends it early (the trace is still written). */
+export function startRecording(options: Omit<RecordOptions, 'signal'>): { result: Promise<RecordResult>; stop(): void };
+/** Applies a plan (JSON text) to a running process; resolves to the report. */
+export function apply(planJson: string, options: ApplyOptions): Promise<ApplyReport>;
 /** Asks every running record() to stop; returns how many were running. */
 export function stopRecordings(): number;

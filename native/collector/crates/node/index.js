@@ -1,19 +1,63 @@
-// Loads the native addon built by `npm run build` (cargo build + copy to numascope.node).
+// Loads the native addon built by `npm run build` (cargo build + copy to numascope.node) and adds
+// the JavaScript-side conveniences: AbortSignal support for record() and startRecording().
 'use strict';
 const path = require('node:path');
 const candidates = [
   process.env.NUMASCOPE_NODE_ADDON,
   path.join(__dirname, 'numascope.node'),
 ].filter(Boolean);
+let native;
 let lastError;
 for (const p of candidates) {
   try {
-    module.exports = require(p);
-    return;
+    native = require(p);
+    break;
   } catch (e) {
     lastError = e;
   }
 }
-throw new Error(
-  `numascope native addon not found (tried ${candidates.join(', ')}): run \`npm run build\` in native/collector/crates/node. ${lastError}`,
-);
+if (!native) {
+  throw new Error(
+    `numascope native addon not found (tried ${candidates.join(', ')}): run \`npm run build\` in native/collector/crates/node. ${lastError}`,
+  );
+}
+
+/**
+ * record(options): Promise<RecordResult>. `options.signal` (an AbortSignal) stops the recording
+ * early; the Promise still resolves with the summary of the valid trace written so far.
+ */
+function record(options) {
+  const { signal, ...rest } = options ?? {};
+  const token = new native.StopToken();
+  const promise = native.record(rest, token);
+  if (signal) {
+    if (signal.aborted) token.stop();
+    else {
+      const onAbort = () => token.stop();
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        () => signal.removeEventListener('abort', onAbort),
+        () => signal.removeEventListener('abort', onAbort),
+      );
+    }
+  }
+  return promise;
+}
+
+/** startRecording(options): { result: Promise<RecordResult>, stop(): void }. */
+function startRecording(options) {
+  const token = new native.StopToken();
+  const { signal: _ignored, ...rest } = options ?? {};
+  const result = native.record(rest, token);
+  return { result, stop: () => token.stop() };
+}
+
+module.exports = {
+  probe: native.probe,
+  topology: native.topology,
+  apply: native.apply,
+  stopRecordings: native.stopRecordings,
+  StopToken: native.StopToken,
+  record,
+  startRecording,
+};

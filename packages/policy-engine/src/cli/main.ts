@@ -34,6 +34,9 @@ options:
   --window-ms N           replay window, ms (default 100)
   --seed N                seed for randomised policies (default 1)
   --baseline NAME         policy the speedup is measured against (default first-touch)
+  --access-estimate uniform  for traces without access samples (page-fault + procfs only):
+                          ESTIMATE traffic from page placement, assuming every thread reads every
+                          page equally; only observed, first-touch, interleave and manual can run
   --json | --markdown     output format (default: a text table)
   -o FILE                 output file (plan; for analyze/compare: instead of stdout)
 `;
@@ -50,6 +53,7 @@ interface Args {
   windowMs?: number;
   seed?: number;
   baseline?: string;
+  accessEstimate?: 'uniform';
   format: 'text' | 'json' | 'markdown';
   out?: string;
 }
@@ -84,6 +88,12 @@ function parseArgs(argv: string[]): Args {
       case '--window-ms': args.windowMs = number(i++, a, false); break;
       case '--seed': args.seed = number(i++, a, true); break;
       case '--baseline': args.baseline = value(i++, a); break;
+      case '--access-estimate': {
+        const v = value(i++, a);
+        if (v !== 'uniform') throw new UsageError(`--access-estimate must be "uniform", got "${v}"`);
+        args.accessEstimate = v;
+        break;
+      }
       case '--json': args.format = 'json'; break;
       case '--markdown': args.format = 'markdown'; break;
       case '-o': case '--output': args.out = value(i++, a); break;
@@ -138,6 +148,7 @@ function optionsOf(args: Args): AnalyzeOptions {
     policies: policiesOf(args),
     seed: args.seed,
     baseline: args.baseline,
+    accessEstimate: args.accessEstimate,
   };
 }
 
@@ -171,6 +182,10 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
   out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms; speedup vs ${json.baseline}`);
   for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
+  if (json.nodes) {
+    const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');
+    out.push(`${markdown ? '- ' : '  '}memory traffic by node (${json.nodes.policy}${json.estimate ? ', ESTIMATED' : ''}): ${loads}; hot spot: ${json.nodes.hotSpot === null ? 'none' : `node ${json.nodes.hotSpot}`}`);
+  }
   out.push('');
   out.push(table(json, markdown));
   out.push('');
@@ -254,6 +269,11 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       const result = analyze(trace, { ...optionsOf(args) });
       const replay = result.policies[0]!.replay;
       const plan = buildPlan(trace, replay, { createdAt: new Date().toISOString(), traceName: basename(path), seed: result.seed });
+      if (result.estimate) {
+        plan.source.summary =
+          `ESTIMATED from page placement only (the trace has no memory-access samples; accesses assumed uniform: every thread reads every page equally): ` +
+          plan.source.summary;
+      }
       writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
       print(`wrote ${args.out}`);
       return 0;

@@ -5,7 +5,7 @@
 import type { MachineModel, Policy, PolicyReplay, ReplayInput, SimulateWindow, WindowMetrics } from './contract.js';
 import { EngineError } from './errors.js';
 import { simulateWindow } from './simulate.js';
-import { buildReplayInput } from './windows.js';
+import { buildReplayInput, ESTIMATE_POLICIES } from './windows.js';
 import type { RetargetRule } from './retarget.js';
 import type { Trace } from '../trace/types.js';
 import { getPolicy, listPolicies } from '../policies/index.js';
@@ -26,6 +26,8 @@ export interface AnalyzeOptions {
   /** Policy the speedup is measured against (default first-touch). */
   baseline?: string;
   simulate?: SimulateWindow;
+  /** See ReplayInputOptions.accessEstimate: an estimated input from page placement when the trace has no access samples. */
+  accessEstimate?: 'uniform';
 }
 
 export interface OverallMetrics {
@@ -63,6 +65,8 @@ export interface AnalysisResult {
   windowCount: number;
   seed: number;
   baseline: string;
+  /** 'uniform' when the accesses are an estimate from page placement (no samples); null otherwise. */
+  estimate: 'uniform' | null;
   notes: string[];
   counters: { l3Mpki: number; ipc: number } | null;
   policies: PolicyResult[];
@@ -102,7 +106,7 @@ function resolve(policy: string | Policy): Policy {
 
 export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisResult {
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
-  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule });
+  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate });
   return analyzeInput(input, options);
 }
 
@@ -110,7 +114,23 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   const seed = options.seed ?? 1;
   if (!Number.isInteger(seed)) throw new EngineError('bad-option', `seed must be an integer, got ${seed}`);
   const simulate = options.simulate ?? simulateWindow;
-  const policies = (options.policies ?? listPolicies()).map(resolve);
+  let policies = (options.policies ?? listPolicies()).map(resolve);
+  const notes = [...(input.notes ?? [])];
+  if (input.estimate) {
+    // Rate-driven policies (Carrefour's MAPTU/imbalance/read-ratio switches, AsymSched's traffic
+    // groups, AutoNUMA's fault scans) would decide on made-up numbers: refused on an estimate.
+    const allowed = (p: Policy) => ESTIMATE_POLICIES.includes(p.id) || p.id.startsWith('interleave');
+    const refused = policies.filter((p) => !allowed(p));
+    if (options.policies && refused.length > 0) {
+      throw new EngineError(
+        'estimate-unsupported',
+        `policy ${refused.map((p) => p.id).join(', ')} cannot run on an access estimate: its decisions depend on measured access rates ` +
+          `(the trace has no memory-access samples). Policies that can: ${ESTIMATE_POLICIES.join(', ')}. Record with IBS/PEBS or import perf mem data for ${refused.map((p) => p.id).join(', ')}.`,
+      );
+    }
+    if (refused.length > 0) notes.push(`not replayed on an access estimate (they need measured access rates): ${refused.map((p) => p.id).join(', ')}`);
+    policies = policies.filter(allowed);
+  }
   const baselineId = options.baseline ?? DEFAULT_BASELINE;
   const replays = new Map<string, { policy: Policy; replay: PolicyReplay }>();
   for (const policy of policies) replays.set(policy.id, { policy, replay: policy.replay(input, { seed, simulate }) });
@@ -145,7 +165,8 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     windowCount: input.windows.length,
     seed,
     baseline: baselineId,
-    notes: input.notes ?? [],
+    estimate: input.estimate ?? null,
+    notes,
     counters,
     policies: results,
     input,
@@ -205,8 +226,34 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
     windowCount: result.windowCount,
     seed: result.seed,
     baseline: result.baseline,
+    estimate: result.estimate,
     notes: result.notes,
+    nodes: nodeLoads(result),
     counters: result.counters,
     policies: result.policies.map((p) => policyResultJson(p)),
   };
+}
+
+/**
+ * Per-node memory-controller load under the observed placement (else the first policy): mean
+ * utilisation % over windows weighted by window time, each node's share of it, and `hotSpot`, the
+ * node id with the largest share when it carries more than 1.5 × an even share (null otherwise).
+ */
+export function nodeLoads(result: AnalysisResult): { policy: string; nodeIds: number[]; mcUtilisationPct: number[]; share: number[]; hotSpot: number | null } | null {
+  const r = result.policies.find((p) => p.policy === 'observed') ?? result.policies[0];
+  if (!r) return null;
+  const n = result.input.machine.nodeCount;
+  const util = new Array<number>(n).fill(0);
+  let time = 0;
+  for (const w of r.replay.windows) {
+    for (let i = 0; i < n; i++) util[i]! += (w.mcUtilisation[i] ?? 0) * w.predictedUs;
+    time += w.predictedUs;
+  }
+  const mean = util.map((u) => (time > 0 ? (u / time) * 100 : 0));
+  const total = mean.reduce((a, b) => a + b, 0);
+  const share = mean.map((u) => (total > 0 ? u / total : 0));
+  let best = 0;
+  for (let i = 1; i < n; i++) if (share[i]! > share[best]!) best = i;
+  const hotSpot = n > 1 && share[best]! > 1.5 / n ? result.input.machine.nodeIds[best]! : null;
+  return { policy: r.policy, nodeIds: [...result.input.machine.nodeIds], mcUtilisationPct: mean, share, hotSpot };
 }

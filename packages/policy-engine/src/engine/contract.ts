@@ -93,6 +93,8 @@ export interface ReplayInput {
   observedThreadNode?: Int16Array[];
   /** What the input builder assumed or dropped, in words (cache-hit samples skipped, fallbacks used). */
   notes?: string[];
+  /** Set when the accesses are an estimate, not samples (ReplayInputOptions.accessEstimate). */
+  estimate?: 'uniform';
 }
 
 /**

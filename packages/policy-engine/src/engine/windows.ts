@@ -30,7 +30,22 @@ export interface ReplayInputOptions {
   windowMs: number;
   /** Rule used when `machine` differs from the recorded one. */
   retargetRule?: RetargetRule;
+  /**
+   * What to do with a trace that has no access samples (page-fault + procfs recordings): by
+   * default EngineError `no-access-data`. `uniform` builds an ESTIMATED input from page placement
+   * only: one window over the whole capture in which every thread of the threads table reads
+   * every page of the pages table once (accesses unknown → assumed uniform, shared by all
+   * threads). Only the *spread* of traffic over nodes means something then (which node is the hot
+   * spot, what interleaving would even out); rates and latencies do not. Ignored (with a note)
+   * when the trace has access samples.
+   */
+  accessEstimate?: 'uniform';
 }
+
+/** Policies whose decisions do not depend on access rates: the only ones an estimated input can drive. */
+export const ESTIMATE_POLICIES: readonly string[] = ['observed', 'first-touch', 'interleave', 'manual'];
+/** Most (thread, page) entries an estimated input may have. */
+export const MAX_ESTIMATE_ENTRIES = 20_000_000;
 
 function sameTopology(a: MachineModel, b: MachineModel): boolean {
   if (a.nodeCount !== b.nodeCount || a.nodeIds.some((id, i) => id !== b.nodeIds[i])) return false;
@@ -43,13 +58,13 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   }
   const recorded = machineModel(trace.manifest.machine);
   if (options.machine && !sameTopology(options.machine, recorded)) {
-    const input = buildReplayInput(trace, { windowMs: options.windowMs });
+    const input = buildReplayInput(trace, { windowMs: options.windowMs, accessEstimate: options.accessEstimate });
     return retarget(input, options.machine, options.retargetRule ?? 'modulo');
   }
   const machine = options.machine ?? recorded;
   const n = machine.nodeCount;
   const notes: string[] = [];
-  const windowUs = options.windowMs * 1000;
+  let windowUs = options.windowMs * 1000;
 
   const { samples, pages, threads } = trace.tables;
   const sampleRows = samples.numRows;
@@ -89,19 +104,25 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     if (t < prevTime) sorted = false;
     prevTime = t;
   }
-  if (accessRows === 0) {
+  const estimated = accessRows === 0 && options.accessEstimate === 'uniform';
+  if (accessRows > 0 && options.accessEstimate) {
+    notes.push(`access estimate "${options.accessEstimate}" not used: the trace has ${accessRows} memory-access samples`);
+  }
+  if (accessRows === 0 && !estimated) {
     const used = trace.manifest.capture.sources.filter((s) => s.status === 'used').map((s) => s.id);
     throw new EngineError(
       'no-access-data',
       `This trace has no memory-access samples to replay: ${faultRows} page-fault rows, ${cacheRows} cache-hit samples, ` +
         `0 load/store samples that reached memory (sources used: ${used.join(', ') || 'none'}). ` +
         'Page faults say where pages were first touched, not how often they are accessed, so the engine cannot predict traffic. ' +
-        'Record on a machine with IBS or PEBS (numascope probe tells which), or import a perf mem recording.',
+        'Record on a machine with IBS or PEBS (numascope probe tells which), or import a perf mem recording; ' +
+        'or ask for an estimate from page placement alone (CLI --access-estimate uniform), which assumes every thread accesses every page equally.',
     );
   }
   if (cacheRows > 0) notes.push(`${cacheRows} load/store samples that hit a cache (l1/lfb/l2/l3/remote-cache/io) load no memory controller and were skipped`);
 
   const duration = Math.max(trace.manifest.capture.durationUs, maxTime + 1);
+  if (estimated) windowUs = Math.max(1, duration);
   const windowCount = Math.max(1, Math.ceil(duration / windowUs));
 
   // Rows of each window: contiguous when the counted rows are in time order, else a counting sort.
@@ -201,6 +222,36 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     }
     windows.push(win);
   }
+  if (estimated) {
+    if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
+      throw new EngineError('bad-option', `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries`);
+    }
+    if (threadCount === 0 || pageCount === 0) throw new EngineError('empty-trace', 'access estimate "uniform": the trace has no threads or no pages');
+    const entries = threadCount * pageCount;
+    const win: AccessWindow = {
+      index: 0,
+      startUs: 0,
+      endUs: duration,
+      sampleCount: 0,
+      thread: new Int32Array(entries),
+      page: new Int32Array(entries),
+      loads: new Float64Array(entries).fill(1),
+      stores: new Float64Array(entries),
+    };
+    for (let p = 0, k = 0; p < pageCount; p++) {
+      for (let t = 0; t < threadCount; t++, k++) {
+        win.thread[k] = t;
+        win.page[k] = p;
+      }
+    }
+    windows.length = 0;
+    windows.push(win);
+    notes.push(
+      `ESTIMATED: the trace has no memory-access samples (${faultRows} page-fault rows); accesses were assumed uniform: ` +
+        `each of the ${threadCount} threads reads each of the ${pageCount} pages once, in one window over the whole capture. ` +
+        'Page placement and thread placement are measured; the traffic split over nodes follows from the assumption; rates and latencies are not meaningful.',
+    );
+  }
   // Page-fault rows (first-touch) also name a thread and cpu for pages and threads.
   const faultThread = new Int32Array(pageCount).fill(-1);
   const faultCpu = new Int32Array(pageCount).fill(-1);
@@ -260,6 +311,9 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       observedThreadNode.push(current.slice());
     }
   }
+  // An estimate has one window over the whole capture: threads start where they were last seen
+  // (a thread pinned after it started counts on its pinned node, as the plan will find it).
+  if (estimated) threadNode.set(observedThreadNode[0]!);
 
   // Pages: pages.node, else the first-touch cpu's node, else the first-touch/first-access thread's node.
   const pNode = numericColumn<Int8Array>(pages, 'node');
@@ -302,6 +356,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     pageCount,
     pageBytes: PAGE_ROW_BYTES,
     windowUs,
+    ...(estimated ? { estimate: 'uniform' as const } : {}),
     windows,
     initial,
     firstTouchThread,

@@ -144,8 +144,8 @@ export interface TraceManifest {
   machine: TraceMachine;
   capture: TraceCapture;
   process: TraceProcess | null;
-  /** Audit log of plans applied during the capture; the entry shape is defined with the plan format. */
-  appliedPlans: unknown[];
+  /** Audit log of plans applied during the capture (docs/trace-format.md, "appliedPlans"). */
+  appliedPlans: AppliedPlanEntry[];
   tables: TableEntry[];
 }
 
@@ -165,4 +165,22 @@ export type TableName = (typeof TABLE_NAMES)[number];
 export interface Trace {
   manifest: TraceManifest;
   tables: Record<TableName, Table>;
+}
+
+/**
+ * One `manifest.appliedPlans` entry: a `numascope apply` run on the recorded process during the
+ * capture. `plan` is the plan as given (docs/plan-format.md), `report` apply's JSON report
+ * (docs/apply.md). Readers must accept unknown extra keys.
+ */
+export interface AppliedPlanEntry {
+  tool: string;
+  appliedAt: string;
+  startedUnixMs: number;
+  finishedUnixMs: number;
+  pid: number;
+  startTimeTicks: string;
+  status: string;
+  plan: unknown;
+  report: Record<string, unknown>;
+  [key: string]: unknown;
 }

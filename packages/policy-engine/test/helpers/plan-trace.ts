@@ -9,6 +9,11 @@ import type { Trace } from '../../src/trace/types.js';
 import { minimalManifest } from './minimal-trace.js';
 
 export function traceFromText(spec: { preset: string; pages: string; threads: string; pid?: number }): Trace {
+  return readTrace(traceBytesFromText(spec));
+}
+
+/** The same trace as file bytes (for CLI tests). */
+export function traceBytesFromText(spec: { preset: string; pages: string; threads: string; pid?: number }): Uint8Array {
   const pages = spec.pages
     .trim()
     .split('\n')
@@ -46,5 +51,5 @@ export function traceFromText(spec: { preset: string; pages: string; threads: st
     cpu: Int16Array.from(threads, ([, node]) => node! * 4),
     node: Int8Array.from(threads, ([, node]) => node!),
   };
-  return readTrace(writeTrace(manifest, columns));
+  return writeTrace(manifest, columns);
 }

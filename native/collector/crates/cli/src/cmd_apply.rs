@@ -83,6 +83,10 @@ fn err_code(e: &ApplyError) -> u8 {
     }
 }
 
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
 pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     let text = std::fs::read_to_string(&args.plan)
         .map_err(|e| (EXIT_RUNTIME, format!("reading {}: {e}", args.plan.display())))?;
@@ -107,8 +111,20 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         pause: args.pause_ms.map(Duration::from_millis),
         ..Default::default()
     };
+    let started_ms = unix_ms();
     let out = apply::apply(&plan, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
     let mut report = out.report;
+    // Audit log: a recorder of this process picks the entry up (docs/apply.md, "Audit log").
+    if !args.dry_run {
+        let plan_json: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+        let entry = apply::audit::entry(&plan_json, &report, started_ms, unix_ms());
+        if let Err(e) = apply::audit::spool(&apply::audit::spool_dir(), &entry) {
+            report.warnings.push(format!(
+                "could not write the audit-log entry to {}: {e}",
+                apply::audit::spool_dir().display()
+            ));
+        }
+    }
     let mut write_err = None;
     if !args.dry_run && !out.rollback.is_empty() {
         let path = args.rollback_out.clone().unwrap_or_else(|| {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{ArgGroup, Parser, Subcommand};
 
 mod cmd_import;
+mod cmd_serve;
 use numascope_core::probe::{self, Probe};
 use numascope_core::record::{self, RecordError, RecordOptions, Target};
 use numascope_core::topology::{self, Topology};
@@ -95,6 +96,17 @@ from the data addresses, threads from the samples and COMM records, and the mach
 perf.data header (NUMA_TOPOLOGY). Non-memory samples are skipped and counted in the manifest notes.")]
     Import(cmd_import::ImportArgs),
 
+    /// Serve the web UI and a live API (start recordings, stream aggregates) on 127.0.0.1 only.
+    #[command(
+        long_about = "Serve the built web UI and a live API on 127.0.0.1 only (never on other \
+addresses). Prints the URL to open, with a fresh random token: every /api/ request needs the token \
+(?token= or Authorization: Bearer), and a request with an Origin header must come from this server. \
+The API probes the machine, lists processes, starts and stops recordings (a pid or a command) and \
+streams per-window aggregates over a WebSocket; see docs/live-api.md.",
+        after_help = "Examples:\n  numascope serve\n  numascope serve --port 0 --web-dir apps/web/dist"
+    )]
+    Serve(cmd_serve::ServeArgs),
+
     /// Developer tools (not part of the stable interface).
     #[command(hide = true)]
     Debug {
@@ -136,6 +148,11 @@ struct RecordArgs {
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
 
+    /// Also monitor region hotness with DAMON (needs root and a free
+    /// /sys/kernel/mm/damon/admin; off by default). The kdamond is removed at the end.
+    #[arg(long = "damon")]
+    damon: bool,
+
     /// The command to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -172,6 +189,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Probe { json } => cmd_probe(json),
         Command::Topology { json } => cmd_topology(json),
         Command::Import(args) => cmd_import::cmd_import(args),
+        Command::Serve(args) => cmd_serve::cmd_serve(args),
         Command::Apply(args) => cmd_apply::cmd_apply(args),
         Command::Rollback(args) => cmd_apply::cmd_rollback(args),
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
@@ -201,6 +219,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.interval = Duration::from_millis(args.interval_ms);
     opts.command_line = std::env::args().collect();
     opts.progress = !args.quiet;
+    opts.damon = args.damon;
     let roots = topology::Roots::default();
     let s = record::record_with(&opts, &roots, &topo, &probe).map_err(|e| match e {
         RecordError::Usage(m) => (EXIT_USAGE, m),
@@ -215,6 +234,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             "numascope: recorded {:.2} s of pid {} (stop: {}{exit})\n\
              numascope:   threads {}, pages {}, samples {}, lost samples {}\n\
              numascope:   page-fault sampling: {}\n\
+             numascope:   damon: {}\n\
              numascope:   wrote {} ({})",
             s.duration_us as f64 / 1e6,
             s.pid,
@@ -224,6 +244,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             s.samples,
             s.lost_samples,
             s.page_faults,
+            s.damon,
             s.output.display(),
             human_bytes(s.size_bytes)
         );

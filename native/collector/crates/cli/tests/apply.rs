@@ -430,3 +430,57 @@ fn other_users_process_is_refused_with_the_capability() {
     let e = stderr(&o);
     assert!(e.contains("ptrace read access") && e.contains("CAP_SYS_PTRACE"), "{e}");
 }
+
+/// Apply during `numascope record -p PID`: the plan and its report land in the trace's
+/// manifest.appliedPlans and a `plan-applied` events row (apply/audit.rs).
+#[test]
+fn apply_during_record_lands_in_the_audit_log() {
+    let tmp = Tmp::new("audit");
+    let spool = tmp.file("spool");
+    let load = Load::start();
+    let p = plan(&load, json!(load.start_time()), machine(), node0_cpus_node());
+    let plan_file = write(&tmp, "plan.json", &p);
+    let trace = tmp.file("t.numascope");
+    let mut rec = Command::new(numascope())
+        .args(["record", "-q", "-p", &load.pid.to_string(), "-d", "2", "-o"])
+        .arg(&trace)
+        .env("NUMASCOPE_SPOOL_DIR", &spool)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let out = Command::new(numascope())
+        .args(["apply"])
+        .arg(&plan_file)
+        .args(["-p", &load.pid.to_string(), "--no-skip", "--json", "-q"])
+        .arg("--rollback-out")
+        .arg(tmp.file("undo.json"))
+        .env("NUMASCOPE_SPOOL_DIR", &spool)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(rec.wait().unwrap().success());
+    let f = numascope_core::trace::reader::read_trace(&trace).unwrap();
+    let plans = f.manifest_json["appliedPlans"].as_array().unwrap();
+    assert_eq!(plans.len(), 1, "{:#}", f.manifest_json["appliedPlans"]);
+    let e = &plans[0];
+    assert_eq!(e["tool"], "numascope apply");
+    assert_eq!(e["pid"], load.pid);
+    assert_eq!(e["startTimeTicks"], load.start_time());
+    assert_eq!(e["status"], "complete");
+    assert_eq!(e["plan"]["target"]["pid"], load.pid);
+    assert_eq!(e["report"]["operation"], "apply");
+    assert_eq!(e["report"]["pages"]["moved"], load.shared_len / 4096);
+    assert!(e["finishedUnixMs"].as_u64().unwrap() >= e["startedUnixMs"].as_u64().unwrap());
+    let t = f.to_trace_data();
+    let rows: Vec<usize> = (0..t.events.time_us.len()).filter(|&i| t.events.kind.get(i) == "plan-applied").collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(t.events.value[rows[0]], (load.shared_len / 4096) as i64);
+    assert!(t.events.detail[rows[0]].contains("complete"), "{}", t.events.detail[rows[0]]);
+    // a recording of another time window does not pick it up
+    let later = numascope_core::apply::audit::collect(&spool, load.pid, None, u64::MAX - 1, u64::MAX);
+    assert!(later.is_empty());
+}
+
+fn node0_cpus_node() -> u32 {
+    0
+}

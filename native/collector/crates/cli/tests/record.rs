@@ -213,7 +213,7 @@ fn check_common(t: &TraceData) {
     assert_eq!(pf.sample_period, Some(1));
     let procfs = m.capture.sources.iter().find(|s| s.id == "procfs").unwrap();
     assert_eq!(procfs.status, "used");
-    assert_eq!(m.capture.capabilities.len(), 12);
+    assert_eq!(m.capture.capabilities.len(), 13);
     // Times are µs since the start, within the capture.
     let dur = m.capture.duration_us;
     assert!(t.samples.time_us.windows(2).all(|w| w[0] <= w[1]), "samples are in time order");
@@ -470,7 +470,7 @@ fn probe_and_topology_commands() {
     assert!(o.status.success());
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["sources"].as_array().unwrap().len(), 9);
-    assert_eq!(j["capabilities"].as_array().unwrap().len(), 12);
+    assert_eq!(j["capabilities"].as_array().unwrap().len(), 13);
     for s in j["sources"].as_array().unwrap() {
         assert!(!s["reason"].as_str().unwrap().is_empty());
     }

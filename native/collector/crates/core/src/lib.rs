@@ -5,6 +5,7 @@
 pub mod apply;
 pub mod decode;
 pub mod fixture;
+pub mod live;
 pub mod numa_sys;
 pub mod perfdata;
 pub mod probe;

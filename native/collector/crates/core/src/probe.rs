@@ -29,7 +29,7 @@ pub const SOURCE_IDS: [&str; 9] = [
 ];
 
 /// Metric ids of `capture.capabilities`.
-pub const METRICS: [&str; 12] = [
+pub const METRICS: [&str; 13] = [
     "page-placement",
     "first-touch",
     "thread-placement",
@@ -42,6 +42,7 @@ pub const METRICS: [&str; 12] = [
     "link-bandwidth",
     "ipc",
     "l3-mpki",
+    "region-hotness",
 ];
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -303,12 +304,15 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
     // DAMON
     let damon = sys.join("kernel/mm/damon/admin");
     if damon.exists() {
-        push(
-            "damon",
-            true,
-            false,
-            "DAMON sysfs interface present (/sys/kernel/mm/damon/admin); not recorded by this collector version".into(),
-        );
+        match crate::sources::damon::check_available(&damon) {
+            Ok(()) => push(
+                "damon",
+                true,
+                true,
+                "DAMON sysfs interface present and free (/sys/kernel/mm/damon/admin, nr_kdamonds 0): `record --damon` adds a vaddr kdamond".into(),
+            ),
+            Err(e) => push("damon", false, true, e),
+        }
     } else {
         push("damon", false, false, "no /sys/kernel/mm/damon/admin (kernel without CONFIG_DAMON_SYSFS)".into());
     }
@@ -440,6 +444,12 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
     };
     m("ipc", "unavailable", core_reason.clone());
     m("l3-mpki", "unavailable", core_reason);
+    let damon = src("damon");
+    if damon.available {
+        m("region-hotness", "measured", "DAMON vaddr region access frequency (with `record --damon`)".into());
+    } else {
+        m("region-hotness", "unavailable", format!("DAMON: {}", damon.reason));
+    }
     out
 }
 

@@ -53,6 +53,11 @@ pub struct RecordOptions {
     pub progress: bool,
     /// An extra stop flag (for embedders such as the Node binding).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Live per-window aggregates (for `numascope serve`): see [`crate::live`] for the window
+    /// contents and how they agree with the trace. None: no live reporting.
+    pub live: Option<crate::live::LiveSink>,
+    /// Also run a DAMON vaddr monitor on the target (`--damon`; see [`crate::sources::damon`]).
+    pub damon: bool,
 }
 
 impl RecordOptions {
@@ -65,6 +70,8 @@ impl RecordOptions {
             command_line: Vec::new(),
             progress: false,
             stop: None,
+            live: None,
+            damon: false,
         }
     }
 }
@@ -84,6 +91,8 @@ pub struct RecordSummary {
     pub samples: usize,
     pub lost_samples: u64,
     pub page_faults: String,
+    /// `not-requested`, `used: …` or `failed: <reason>`.
+    pub damon: String,
     pub warnings: Vec<String>,
 }
 
@@ -111,7 +120,8 @@ static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if SIGNALLED.swap(sig, Ordering::SeqCst) != 0 {
-        // Second signal while stopping: give up at once.
+        // Second signal while stopping: give up at once, but do not leave a kdamond behind.
+        crate::sources::damon::emergency_cleanup();
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(128 + sig) };
     }
@@ -587,6 +597,14 @@ pub fn record_with(
         numa_maps: numa_maps_ok,
     })
     .map_err(|e| RecordError::Io(format!("cannot start the /proc poller thread: {e}")))?;
+    // DAMON (opt-in). Dropping the session on any early return removes the kdamond.
+    let damon: Option<Result<crate::sources::damon::DamonSession, String>> = opts.damon.then(|| {
+        let admin = Path::new(crate::sources::damon::DEFAULT_ADMIN);
+        crate::sources::damon::DamonSession::start(admin, pid, Default::default(), start_ns)
+    });
+    if let Some(Err(e)) = &damon {
+        eprintln!("numascope: warning: DAMON not used: {e}");
+    }
 
     // Main loop.
     let t0 = Instant::now();
@@ -605,6 +623,9 @@ pub fn record_with(
     let mut next_progress = Instant::now() + Duration::from_secs(1);
     let limit = opts.duration.map(|d| d.min(MAX_CAPTURE)).unwrap_or(MAX_CAPTURE);
     let mut exited: Option<(i32, String)> = None;
+    let mut live = opts.live.clone().map(|sink| crate::live::LiveAggregator::new(sink, pid));
+    let mut live_done = 0usize; // raw[..live_done] were counted into live windows
+    let mut next_live = Instant::now() + live.as_ref().map(|l| l.every()).unwrap_or_default();
 
     let mut absorb = |fresh: &mut Vec<FaultSample>,
                       raw: &mut Vec<FaultSample>,
@@ -640,6 +661,11 @@ pub fn record_with(
         if now >= next_query {
             pages.query_new(pid);
             next_query = now + query_every;
+        }
+        if let Some(l) = live.as_mut().filter(|_| now >= next_live) {
+            next_live = now + l.every();
+            let end_us = mono_now_ns().saturating_sub(start_ns) / 1000;
+            live_emit(l, &mut live_done, &raw, &mut pages, pid, true, end_us, false, last_lost, roots, &cpu_to_node);
         }
         if opts.progress && now >= next_progress {
             next_progress = now + Duration::from_secs(1);
@@ -681,7 +707,27 @@ pub fn record_with(
     };
     // Final observation while the process may still be alive, then stop the events; the
     // capture ends when they are disabled.
-    let procfs_data = poller.finish();
+    let damon_cfg = crate::sources::damon::DamonConfig::default();
+    let damon: Option<Result<crate::sources::damon::DamonData, String>> = damon.map(|d| d.map(|s| s.finish()));
+    let mut procfs_data = poller.finish();
+    // Plans `numascope apply` carried out on this process during the capture (apply/audit.rs).
+    let applied_plans = crate::apply::audit::collect(
+        &crate::apply::audit::spool_dir(),
+        pid,
+        start_ticks,
+        start_unix_ms,
+        unix_now_ms(),
+    );
+    for e in &applied_plans {
+        let t = e["finishedUnixMs"].as_u64().unwrap_or(start_unix_ms).saturating_sub(start_unix_ms);
+        procfs_data.events.push(crate::sources::procfs::PendingEvent {
+            time_us: (t.saturating_mul(1000)).min(u32::MAX as u64) as u32,
+            kind: "plan-applied",
+            tid: None,
+            value: e["report"]["pages"]["moved"].as_i64().unwrap_or(-1),
+            detail: crate::apply::audit::describe(e),
+        });
+    }
     let numa_snapshots = procfs_data.numa_maps_snapshots;
     if let Ok(s) = &mut pf {
         let _ = s.disable();
@@ -696,6 +742,11 @@ pub fn record_with(
     absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
     if exited.is_none() && process_alive(roots, pid, start_ticks) {
         pages.query_all(pid);
+    }
+    if let Some(l) = live.as_mut() {
+        let lost = pf.as_ref().map(|s| s.lost).unwrap_or(0);
+        let end_us = end_ns.saturating_sub(start_ns) / 1000;
+        live_emit(l, &mut live_done, &raw, &mut pages, pid, false, end_us, true, lost, roots, &cpu_to_node);
     }
 
     // A launched command still running when we stop is terminated.
@@ -874,12 +925,13 @@ pub fn record_with(
             attached,
             exit_code: exit.as_ref().map(|(c, _)| *c),
         }),
-        applied_plans: Vec::new(),
+        applied_plans,
         tables: Vec::new(),
     };
     for n in &topo.notes {
         trace.manifest.capture.notes.push(n.clone());
     }
+    let damon_summary = crate::sources::damon::add_to_trace(&mut trace, damon.as_ref(), &damon_cfg, &mut warnings);
     let size = writer::write_trace(&mut trace, &opts.output)?;
 
     let summary = RecordSummary {
@@ -897,9 +949,38 @@ pub fn record_with(
             Ok(_) => "used".into(),
             Err(e) => format!("failed: {e}"),
         },
+        damon: damon_summary,
         warnings,
     };
     Ok(summary)
+}
+
+/// Counts the samples absorbed since the last live window (`raw[*done..]`) with the node of
+/// their page, then sends a window. `query`: ask move_pages about new pages first (the periodic
+/// query the loop does anyway), so that a window's faults have the node the trace will give them.
+#[allow(clippy::too_many_arguments)]
+fn live_emit(
+    agg: &mut crate::live::LiveAggregator,
+    done: &mut usize,
+    raw: &[FaultSample],
+    pages: &mut PageTracker,
+    pid: i32,
+    query: bool,
+    end_us: u64,
+    is_final: bool,
+    lost: u64,
+    roots: &Roots,
+    cpu_to_node: &[i8],
+) {
+    if query {
+        pages.query_new(pid);
+    }
+    for s in &raw[*done..] {
+        let node = pages.index.get(&(s.addr & !4095)).map(|&i| pages.pages[i].node_first).unwrap_or(-1);
+        agg.fault(s.tid, s.cpu, node);
+    }
+    *done = raw.len();
+    agg.emit(end_us, is_final, pages.pages.iter().map(|p| p.node_last), lost, &roots.proc, cpu_to_node);
 }
 
 fn describe_open_error(e: &crate::sources::pagefault::OpenError, privs: &Privileges) -> String {

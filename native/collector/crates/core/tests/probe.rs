@@ -62,7 +62,9 @@ fn fake_amd_two_nodes_unprivileged() {
     // A cpu PMU without mem-loads: not PEBS.
     assert!(!src("pebs-load").available);
     assert!(src("pebs-load").reason.contains("no mem-loads"));
-    assert!(src("damon").available && !src("damon").implemented);
+    // DAMON is implemented; whether it is available depends on the (fake) admin tree being free
+    // and on running as root, and the reason says which.
+    assert!(src("damon").implemented && !src("damon").reason.is_empty());
     let unc = src("uncore");
     assert!(unc.reason.contains("amd_df"), "{}", unc.reason);
     assert!(src("sysfs-topology").available);
@@ -122,7 +124,7 @@ fn live_probe_opens_a_page_fault_counter() {
         assert!(pf.reason.contains("perf_event"), "a failure names the cause: {}", pf.reason);
     }
     let caps = p.capture_capabilities();
-    assert_eq!(caps.len(), 12);
+    assert_eq!(caps.len(), 13);
     let srcs = p.capture_sources(&[]);
     assert_eq!(srcs.len(), 9);
     assert!(srcs.iter().all(|s| ["unavailable", "not-requested"].contains(&s.status.as_str())));

@@ -1,7 +1,10 @@
 //! Node-API binding of the numascope collector core (loaded by the desktop app's main process
-//! and by Node scripts). Blocking work runs on the libuv thread pool.
+//! and by Node scripts). Every operation is asynchronous: the blocking work runs on the libuv
+//! thread pool (napi-rs `AsyncTask`) and the function returns a Promise.
 //!
-//! Exports: `probe()`, `topology()`, `record(options)` (a Promise) and `stopRecordings()`.
+//! Native exports: `probe()`, `topology()`, `record(options, token?)`, `apply(planJson, options)`,
+//! the `StopToken` class and `stopRecordings()`. `index.js` adds the AbortSignal wiring
+//! (`record({…, signal})`) and `startRecording()` (a handle with `.stop()`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +13,7 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use numascope_core::apply as core_apply;
 use numascope_core::record::{self as core_record, RecordOptions as CoreOptions, Target};
 use numascope_core::{probe as core_probe, topology as core_topology};
 
@@ -17,18 +21,55 @@ fn err<E: std::fmt::Display>(e: E) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }
 
+/// A blocking function run on the libuv pool, resolving to JSON.
+pub struct JsonTask(Option<Box<dyn FnOnce() -> Result<serde_json::Value> + Send>>);
+
+/// A JSON value handed to JavaScript as a plain object.
+pub struct Json(serde_json::Value);
+
+impl TypeName for Json {
+    fn type_name() -> &'static str {
+        "Object"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for Json {
+    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        // SAFETY: forwarded from napi-rs with the same env.
+        unsafe { serde_json::Value::to_napi_value(env, val.0) }
+    }
+}
+
+impl Task for JsonTask {
+    type Output = serde_json::Value;
+    type JsValue = Json;
+    fn compute(&mut self) -> Result<Self::Output> {
+        (self.0.take().expect("task runs once"))()
+    }
+    fn resolve(&mut self, _env: Env, v: Self::Output) -> Result<Self::JsValue> {
+        Ok(Json(v))
+    }
+}
+
 /// The capability probe of this machine (same object as `numascope probe --json`).
-#[napi]
-pub fn probe() -> Result<serde_json::Value> {
-    let t = core_topology::read_topology().map_err(err)?;
-    serde_json::to_value(core_probe::probe(&t)).map_err(err)
+#[napi(ts_return_type = "Promise<Probe>")]
+pub fn probe() -> AsyncTask<JsonTask> {
+    AsyncTask::new(JsonTask(Some(Box::new(|| {
+        let t = core_topology::read_topology().map_err(err)?;
+        serde_json::to_value(core_probe::probe(&t)).map_err(err)
+    }))))
 }
 
 /// The machine description written into traces (manifest `machine` object).
-#[napi]
-pub fn topology() -> Result<serde_json::Value> {
-    let t = core_topology::read_topology().map_err(err)?;
-    serde_json::to_value(t.machine()).map_err(err)
+#[napi(ts_return_type = "Promise<Machine>")]
+pub fn topology() -> AsyncTask<JsonTask> {
+    AsyncTask::new(JsonTask(Some(Box::new(|| {
+        let t = core_topology::read_topology().map_err(err)?;
+        serde_json::to_value(t.machine()).map_err(err)
+    }))))
 }
 
 /// Options of `record()`: exactly one of `pid` and `command`.
@@ -38,12 +79,14 @@ pub struct RecordOptions {
     pub pid: Option<i32>,
     /// Launch this argv.
     pub command: Option<Vec<String>>,
-    /// Stop after this many milliseconds (default: when the process exits or stopRecordings()).
+    /// Stop after this many milliseconds (default: when the process exits or it is stopped).
     pub duration_ms: Option<f64>,
     /// Trace file to write.
     pub output: String,
     /// /proc polling interval, ms (default 100).
     pub interval_ms: Option<u32>,
+    /// Also monitor region hotness with DAMON (root, free DAMON sysfs; default false).
+    pub damon: Option<bool>,
 }
 
 /// What `record()` resolves to.
@@ -60,10 +103,38 @@ pub struct RecordResult {
     pub samples: u32,
     pub lost_samples: f64,
     pub page_faults: String,
+    pub damon: String,
     pub warnings: Vec<String>,
 }
 
 static ACTIVE: Mutex<Vec<Arc<AtomicBool>>> = Mutex::new(Vec::new());
+
+/// Stops one recording early: `record(options, token)`, then `token.stop()`. The recording
+/// still writes a valid trace (stopReason "signal") and its Promise resolves.
+#[napi]
+pub struct StopToken {
+    flag: Arc<AtomicBool>,
+}
+
+#[napi]
+impl StopToken {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        StopToken { flag: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// Asks the recording to stop now (idempotent).
+    #[napi]
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    #[napi(getter)]
+    pub fn stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
 
 pub struct RecordTask {
     opts: CoreOptions,
@@ -94,14 +165,16 @@ impl Task for RecordTask {
             samples: s.samples as u32,
             lost_samples: s.lost_samples as f64,
             page_faults: s.page_faults,
+            damon: s.damon,
             warnings: s.warnings,
         })
     }
 }
 
-/// Records a trace on a libuv worker thread; resolves when the trace is written.
+/// Records a trace on a libuv worker thread; resolves when the trace is written. `token`
+/// (a `StopToken`) stops it early.
 #[napi(ts_return_type = "Promise<RecordResult>")]
-pub fn record(options: RecordOptions) -> Result<AsyncTask<RecordTask>> {
+pub fn record(options: RecordOptions, token: Option<&StopToken>) -> Result<AsyncTask<RecordTask>> {
     let target = match (options.pid, options.command) {
         (Some(pid), None) => Target::Attach(pid),
         (None, Some(cmd)) if !cmd.is_empty() => Target::Launch(cmd),
@@ -117,8 +190,9 @@ pub fn record(options: RecordOptions) -> Result<AsyncTask<RecordTask>> {
     if let Some(i) = options.interval_ms {
         opts.interval = Duration::from_millis(i.max(1) as u64);
     }
+    opts.damon = options.damon.unwrap_or(false);
     opts.command_line = vec!["numascope-node".into(), "record".into()];
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = token.map(|t| t.flag.clone()).unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
     ACTIVE.lock().unwrap().push(stop.clone());
     opts.stop = Some(stop);
     Ok(AsyncTask::new(RecordTask { opts }))
@@ -133,4 +207,50 @@ pub fn stop_recordings() -> u32 {
         s.store(true, Ordering::SeqCst);
     }
     active.len() as u32
+}
+
+/// Options of `apply()`.
+#[napi(object)]
+pub struct ApplyOptions {
+    /// The process to change; must equal the plan's `target.pid`.
+    pub pid: i32,
+    /// List what would be done; change nothing (default false).
+    pub dry_run: Option<bool>,
+    /// Stop moving pages after this many ms (pinning and verification still run).
+    pub budget_ms: Option<u32>,
+}
+
+/// Applies a plan (docs/plan-format.md, as JSON text) to a running process; resolves to the
+/// report (same object as `numascope apply --json`). A real apply (dryRun false) writes no
+/// rollback file: the record is returned as `report.rollback`.
+#[napi(ts_return_type = "Promise<ApplyReport>")]
+pub fn apply(plan_json: String, options: ApplyOptions) -> AsyncTask<JsonTask> {
+    AsyncTask::new(JsonTask(Some(Box::new(move || {
+        let topo = core_topology::read_topology().map_err(err)?;
+        let plan = core_apply::parse_plan(&plan_json, topo.page_size_bytes)
+            .map_err(|e| Error::new(Status::InvalidArg, format!("plan: {e}")))?;
+        if plan.target.pid != options.pid {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!(
+                    "the plan targets process {} (target.pid), not {}; numascope only touches the process it is given",
+                    plan.target.pid, options.pid
+                ),
+            ));
+        }
+        let dry_run = options.dry_run.unwrap_or(false);
+        let opts = core_apply::ApplyOptions {
+            dry_run,
+            budget: options.budget_ms.map(|ms| Duration::from_millis(ms as u64)),
+            ..Default::default()
+        };
+        let out = core_apply::apply(&plan, &topo, &opts).map_err(err)?;
+        let mut v = serde_json::to_value(&out.report).map_err(err)?;
+        // A real apply also hands back the rollback record (what `numascope apply` writes to a
+        // file): keep it to undo the change with `numascope rollback`.
+        if let (false, Some(o)) = (dry_run, v.as_object_mut()) {
+            o.insert("rollback".into(), serde_json::to_value(&out.rollback).map_err(err)?);
+        }
+        Ok(v)
+    }))))
 }

@@ -7,19 +7,19 @@ const os = require('node:os');
 const path = require('node:path');
 const addon = require('..');
 
-test('probe() lists every source and metric with a reason', () => {
-  const p = addon.probe();
+test('probe() lists every source and metric with a reason', async () => {
+  const p = await addon.probe();
   const ids = p.sources.map((s) => s.id);
   for (const id of ['page-faults', 'procfs', 'sysfs-topology', 'ibs-op', 'pebs-load', 'pebs-store', 'damon', 'core-counters', 'uncore']) {
     assert.ok(ids.includes(id), `missing source ${id}`);
   }
-  assert.strictEqual(p.capabilities.length, 12);
+  assert.strictEqual(p.capabilities.length, 13);
   for (const s of p.sources) assert.ok(s.reason.length > 0);
   assert.ok(p.nodes >= 1);
 });
 
-test('topology() returns the manifest machine object', () => {
-  const m = addon.topology();
+test('topology() returns the manifest machine object', async () => {
+  const m = await addon.topology();
   assert.strictEqual(m.source, 'sysfs');
   assert.ok(m.nodes.length >= 1);
   assert.ok('memoryBandwidthGBps' in m.nodes[0]);

@@ -21,7 +21,7 @@ const USAGE: &str = "\
 numascope-testload: per-thread buffers touched page by page, then a shared read phase
 
 USAGE:
-    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--delay D] [--thp] [--pin] [--hold H]
+    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--delay D] [--start-delay S] [--thp] [--pin] [--hold H]
 
 OPTIONS:
     --threads N      worker threads, each with its own buffer (default 4)
@@ -29,6 +29,8 @@ OPTIONS:
     --shared-mib S   MiB of the shared buffer the main thread touches first (default 4)
     --seconds T      how long all threads read the shared buffer, seconds (default 0.3)
     --delay D        seconds the workers wait before mapping their buffers (default 0)
+    --start-delay S  seconds to wait after `ready pid=` before anything is mapped or pinned
+                     (default 0), e.g. to attach `numascope record -p PID` first
     --thp            allow transparent huge pages (default: MADV_NOHUGEPAGE, so that every
                      4 KiB page takes its own fault)
     --pin            pin the main thread to node 0's cpus before it first-touches the shared
@@ -45,13 +47,14 @@ struct Args {
     shared_mib: usize,
     seconds: f64,
     delay: f64,
+    start_delay: f64,
     thp: bool,
     pin: bool,
     hold: f64,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { threads: 4, mib: 8, shared_mib: 4, seconds: 0.3, delay: 0.0, thp: false, pin: false, hold: 0.0 };
+    let mut a = Args { threads: 4, mib: 8, shared_mib: 4, seconds: 0.3, delay: 0.0, start_delay: 0.0, thp: false, pin: false, hold: 0.0 };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -61,6 +64,7 @@ fn parse_args() -> Result<Args, String> {
             "--shared-mib" => a.shared_mib = val("--shared-mib")?.parse().map_err(|_| "--shared-mib: not a number")?,
             "--seconds" => a.seconds = val("--seconds")?.parse().map_err(|_| "--seconds: not a number")?,
             "--delay" => a.delay = val("--delay")?.parse().map_err(|_| "--delay: not a number")?,
+            "--start-delay" => a.start_delay = val("--start-delay")?.parse().map_err(|_| "--start-delay: not a number")?,
             "--thp" => a.thp = true,
             "--pin" => a.pin = true,
             "--hold" => a.hold = val("--hold")?.parse().map_err(|_| "--hold: not a number")?,
@@ -74,8 +78,8 @@ fn parse_args() -> Result<Args, String> {
     if a.threads == 0 || a.mib == 0 {
         return Err("--threads and --mib must be at least 1".into());
     }
-    if !(a.seconds >= 0.0 && a.delay >= 0.0 && a.hold >= 0.0) {
-        return Err("--seconds, --delay and --hold must be >= 0".into());
+    if !(a.seconds >= 0.0 && a.delay >= 0.0 && a.start_delay >= 0.0 && a.hold >= 0.0) {
+        return Err("--seconds, --delay, --start-delay and --hold must be >= 0".into());
     }
     Ok(a)
 }
@@ -198,6 +202,9 @@ fn main() {
         }
     };
     say(format!("ready pid={}", std::process::id()));
+    if a.start_delay > 0.0 {
+        std::thread::sleep(Duration::from_secs_f64(a.start_delay));
+    }
     let shared_len = a.shared_mib.max(1) << 20;
     let nodes = node_cpus();
     if a.pin {

@@ -14,6 +14,7 @@
 //!
 //! Only the process named by the plan (or the rollback record) is touched.
 
+pub mod audit;
 pub mod plan;
 pub mod sys;
 

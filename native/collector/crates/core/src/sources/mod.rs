@@ -1,4 +1,5 @@
-//! Live data sources: the page-fault sampler (perf_event_open) and the /proc poller.
+//! Live data sources: the page-fault sampler (perf_event_open), the /proc poller and DAMON.
 
+pub mod damon;
 pub mod pagefault;
 pub mod procfs;

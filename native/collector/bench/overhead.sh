@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Collector overhead: the same workload run plain and under `numascope record` (default rates),
+# alternating, REPEAT times each; prints the median wall-time ratio, faults/s and the recorder's
+# peak memory (VmHWM via GNU time's %M). The recorded run's workload time is the trace's
+# capture.durationUs (the launched command's exec to its exit); plain is GNU time's wall time.
+#
+# Workload: numascope-testload, fixed work: THREADS threads each first-touch MIB MiB page by page
+# (+ SHARED MiB by the main thread), then exit (--seconds 0: no time-boxed read phase, so the
+# wall time measures work). Every 4 KiB page is one page fault, so this is the worst case for
+# the page-fault sampler (period 1): its cost is per fault.
+#
+# Usage: bench/overhead.sh [REPEAT]   env: THREADS=2 MIB=256 SHARED=64 EXTRA="--damon"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPEAT=${1:-5}
+THREADS=${THREADS:-2}
+MIB=${MIB:-256}
+SHARED=${SHARED:-64}
+EXTRA=${EXTRA:-}
+cargo build -j2 --release -q -p numascope-cli -p numascope-testload
+NS=target/release/numascope
+TL=target/release/numascope-testload
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+WL=("$TL" --threads "$THREADS" --mib "$MIB" --shared-mib "$SHARED" --seconds 0)
+pages=$(( (THREADS * MIB + SHARED) * 256 ))
+plain=() rec=() hwm=() samples=() cap=()
+"${WL[@]}" >/dev/null # warm-up (page cache, binary)
+for i in $(seq "$REPEAT"); do
+  /usr/bin/time -f '%e' -o "$TMP/p" "${WL[@]}" >/dev/null
+  plain+=("$(cat "$TMP/p")")
+  # shellcheck disable=SC2086
+  /usr/bin/time -f '%e %M' -o "$TMP/r" "$NS" record -q $EXTRA -o "$TMP/run.numascope" -- "${WL[@]}" >/dev/null
+  read -r e m <"$TMP/r"
+  rec+=("$e"); hwm+=("$m")
+  read -r s d < <(unzip -p "$TMP/run.numascope" manifest.json | python3 -c 'import json,sys; c=json.load(sys.stdin)["capture"]; print(c["sampleCount"], c["durationUs"]/1e6)')
+  samples+=("$s"); cap+=("$d")
+done
+python3 - "$pages" "${plain[*]}" "${rec[*]}" "${hwm[*]}" "${samples[*]}" "${cap[*]}" <<'PY'
+import statistics as st, sys
+pages = int(sys.argv[1])
+plain, whole, hwm, samples, rec = ([float(x) for x in a.split()] for a in sys.argv[2:7])
+mp, mr = st.median(plain), st.median(rec)
+print(f"workload: {pages} first-touch pages (4 KiB) per run, {len(plain)} runs each")
+print(f"plain    wall s: {' '.join(f'{x:.3f}' for x in plain)}  median {mp:.3f}  ({pages/mp:,.0f} faults/s)")
+print(f"numascope record end to end (startup + capture + trace write) s: {' '.join(f'{x:.3f}' for x in whole)}")
+print(f"recorded (capture.durationUs: exec to exit) s: {' '.join(f'{x:.3f}' for x in rec)}  median {mr:.3f}  ({pages/mr:,.0f} faults/s)")
+print(f"slowdown (median recorded / median plain): {mr/mp:.3f}  ({(mr/mp-1)*100:+.1f} %)")
+print(f"samples per run: median {st.median(samples):,.0f}")
+print(f"recorder peak memory (VmHWM): median {st.median(hwm)/1024:.1f} MiB, max {max(hwm)/1024:.1f} MiB")
+PY

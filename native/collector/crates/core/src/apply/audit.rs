@@ -1,0 +1,130 @@
+//! The applied-plans audit log (docs/apply.md, "Audit log"): `numascope apply` drops each plan
+//! it carried out, with its report, into a per-pid spool directory; `numascope record` of that
+//! process collects the entries whose time falls in its capture into `manifest.appliedPlans` and
+//! a `plan-applied` event row (docs/trace-format.md).
+//!
+//! Spool directory: `$NUMASCOPE_SPOOL_DIR`, else `/run/numascope/applied` for root, else
+//! `$XDG_RUNTIME_DIR/numascope/applied`, else `/tmp/numascope-<uid>/applied`; entries go to
+//! `<dir>/<pid>/<unix-ns>-<apply pid>.json`. Apply and record must run as the same user (or share
+//! `NUMASCOPE_SPOOL_DIR`) to meet there.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::ApplyReport;
+
+/// Where entries are spooled (see the module comment).
+pub fn spool_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("NUMASCOPE_SPOOL_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if uid == 0 && Path::new("/run").is_dir() {
+        return PathBuf::from("/run/numascope/applied");
+    }
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("numascope/applied");
+    }
+    PathBuf::from(format!("/tmp/numascope-{uid}/applied"))
+}
+
+fn unix_now_ns() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}
+
+/// One audit entry (the shape docs/trace-format.md documents for `appliedPlans[]`).
+pub fn entry(plan: &Value, report: &ApplyReport, started_unix_ms: u64, finished_unix_ms: u64) -> Value {
+    json!({
+        "tool": "numascope apply",
+        "appliedAt": crate::time::iso8601_utc(finished_unix_ms),
+        "startedUnixMs": started_unix_ms,
+        "finishedUnixMs": finished_unix_ms,
+        "pid": report.pid,
+        "startTimeTicks": report.start_time_ticks.to_string(),
+        "status": report.status,
+        "plan": plan,
+        "report": report,
+    })
+}
+
+/// Writes an entry for a finished (not dry-run) apply; returns the file.
+pub fn spool(dir: &Path, entry: &Value) -> io::Result<PathBuf> {
+    let pid = entry["pid"].as_i64().unwrap_or(-1);
+    let d = dir.join(pid.to_string());
+    fs::create_dir_all(&d)?;
+    let name = format!("{}-{}.json", unix_now_ns(), std::process::id());
+    let tmp = d.join(format!(".{name}.tmp"));
+    fs::write(&tmp, serde_json::to_string(entry).map_err(io::Error::other)? + "\n")?;
+    let path = d.join(name);
+    fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+/// Entries for `pid` (with start time `start_ticks` when known) finished within
+/// `[from_unix_ms, to_unix_ms]`, oldest first. Unreadable or foreign files are skipped.
+pub fn collect(dir: &Path, pid: i32, start_ticks: Option<u64>, from_unix_ms: u64, to_unix_ms: u64) -> Vec<Value> {
+    let Ok(rd) = fs::read_dir(dir.join(pid.to_string())) else { return Vec::new() };
+    let mut out: Vec<(u64, String, Value)> = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !name.ends_with(".json") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(e.path()) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+        let t = v["finishedUnixMs"].as_u64().unwrap_or(0);
+        if v["pid"].as_i64() != Some(pid as i64) || t < from_unix_ms || t > to_unix_ms {
+            continue;
+        }
+        if let (Some(want), Some(got)) = (start_ticks, v["startTimeTicks"].as_str()) {
+            if got != want.to_string() {
+                continue;
+            }
+        }
+        out.push((t, name, v));
+    }
+    out.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    out.into_iter().map(|(_, _, v)| v).collect()
+}
+
+/// One line for the `plan-applied` event's detail.
+pub fn describe(entry: &Value) -> String {
+    let r = &entry["report"];
+    let policy = entry["plan"]["source"]["policy"].as_str().unwrap_or("?");
+    let pinned = r["threads"].as_array().map(|t| t.iter().filter(|t| t["pinned"] == true).count()).unwrap_or(0);
+    format!(
+        "numascope apply: plan ({policy}) {}: {} pages moved, {pinned} threads pinned",
+        r["status"].as_str().unwrap_or("?"),
+        r["pages"]["moved"].as_u64().unwrap_or(0)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spool_and_collect_by_pid_start_and_time() {
+        let dir = std::env::temp_dir().join(format!("numascope-audit-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mk = |pid: i32, ticks: &str, t: u64| {
+            json!({"pid": pid, "startTimeTicks": ticks, "finishedUnixMs": t, "plan": {"source": {"policy": "interleave"}},
+                   "report": {"status": "complete", "pages": {"moved": 3}, "threads": [{"pinned": true}]}})
+        };
+        spool(&dir, &mk(7, "100", 1_000)).unwrap();
+        spool(&dir, &mk(7, "100", 5_000)).unwrap();
+        spool(&dir, &mk(7, "999", 2_000)).unwrap(); // a reused pid
+        spool(&dir, &mk(8, "100", 2_000)).unwrap();
+        let got = collect(&dir, 7, Some(100), 500, 4_000);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["finishedUnixMs"], 1_000);
+        assert_eq!(collect(&dir, 7, None, 0, 10_000).len(), 3);
+        assert_eq!(describe(&got[0]), "numascope apply: plan (interleave) complete: 3 pages moved, 1 threads pinned");
+        assert!(collect(&dir, 9, None, 0, u64::MAX).is_empty());
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

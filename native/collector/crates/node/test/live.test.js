@@ -1,0 +1,156 @@
+// node --test: record, cancel and apply against a real child process (numascope-testload).
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const zlib = require('node:zlib');
+const { spawn } = require('node:child_process');
+const addon = require('..');
+
+const root = path.join(__dirname, '..', '..', '..');
+const testload =
+  process.env.NUMASCOPE_TESTLOAD ||
+  [path.join(root, 'target', 'debug', 'numascope-testload'), path.join(root, 'target', 'release', 'numascope-testload')].find(
+    (p) => fs.existsSync(p),
+  );
+const skip = testload ? false : 'numascope-testload not built (cargo build -p numascope-testload)';
+
+/** The manifest of a trace (a ZIP): found through the central directory, inflated with zlib. */
+function readManifest(file) {
+  const b = fs.readFileSync(file);
+  assert.strictEqual(b.subarray(0, 2).toString(), 'PK');
+  const eocd = b.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  assert.ok(eocd >= 0, 'no end of central directory');
+  let off = b.readUInt32LE(eocd + 16);
+  const n = b.readUInt16LE(eocd + 10);
+  for (let i = 0; i < n; i++) {
+    const method = b.readUInt16LE(off + 10);
+    const csize = b.readUInt32LE(off + 20);
+    const nameLen = b.readUInt16LE(off + 28);
+    const extraLen = b.readUInt16LE(off + 30);
+    const commentLen = b.readUInt16LE(off + 32);
+    const local = b.readUInt32LE(off + 42);
+    const name = b.subarray(off + 46, off + 46 + nameLen).toString();
+    if (name === 'manifest.json') {
+      const start = local + 30 + b.readUInt16LE(local + 26) + b.readUInt16LE(local + 28);
+      const data = b.subarray(start, start + csize);
+      return JSON.parse((method === 8 ? zlib.inflateRawSync(data) : data).toString());
+    }
+    off += 46 + nameLen + extraLen + commentLen;
+  }
+  throw new Error('no manifest.json');
+}
+
+function tmpdir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'numascope-node-live-'));
+}
+
+/** Spawns testload and resolves once its buffers are described (`shared` line seen). */
+function startTestload(args) {
+  const child = spawn(testload, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const ready = new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (/^done$/m.test(out) || /^holding /m.test(out)) resolve(out);
+    });
+    child.on('exit', (c) => reject(new Error(`testload exited early (${c}): ${out}`)));
+  });
+  return { child, ready };
+}
+
+test('record() launches a testload for 1 s and resolves to the summary', { skip }, async () => {
+  const dir = tmpdir();
+  const out = path.join(dir, 'one.numascope');
+  const r = await addon.record({
+    command: [testload, '--threads', '2', '--mib', '8', '--seconds', '10'],
+    output: out,
+    durationMs: 1000,
+  });
+  assert.strictEqual(r.stopReason, 'duration');
+  assert.ok(r.durationUs >= 900_000 && r.durationUs < 3_000_000, `durationUs ${r.durationUs}`);
+  assert.ok(r.samples > 2 * 2048, `samples ${r.samples}`);
+  assert.ok(r.pages > 2 * 2048);
+  assert.strictEqual(r.damon, 'not-requested');
+  const m = readManifest(out);
+  assert.strictEqual(m.format, 'numascope-trace');
+  assert.strictEqual(m.capture.stopReason, 'duration');
+  assert.strictEqual(m.capture.sampleCount, r.samples);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('an AbortSignal cancels a long recording early; the trace is still valid', { skip }, async () => {
+  const dir = tmpdir();
+  const out = path.join(dir, 'cancel.numascope');
+  const ac = new AbortController();
+  const t0 = Date.now();
+  const pending = addon.record({
+    command: [testload, '--threads', '1', '--mib', '4', '--seconds', '60'],
+    output: out,
+    durationMs: 60_000,
+    signal: ac.signal,
+  });
+  setTimeout(() => ac.abort(), 700);
+  const r = await pending;
+  const took = Date.now() - t0;
+  assert.strictEqual(r.stopReason, 'signal');
+  assert.ok(took < 10_000, `stopped after ${took} ms`);
+  assert.ok(r.durationUs < 5_000_000);
+  const m = readManifest(out);
+  assert.strictEqual(m.capture.stopReason, 'signal');
+  assert.ok(m.capture.notes.some((n) => n.includes('stop flag')));
+  assert.ok(m.tables.length >= 8);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('startRecording() returns a handle whose stop() ends the recording', { skip }, async () => {
+  const dir = tmpdir();
+  const out = path.join(dir, 'handle.numascope');
+  const h = addon.startRecording({ command: [testload, '--threads', '1', '--mib', '4', '--seconds', '60'], output: out });
+  await new Promise((r) => setTimeout(r, 500));
+  h.stop();
+  const r = await h.result;
+  assert.strictEqual(r.stopReason, 'signal');
+  assert.strictEqual(readManifest(out).capture.stopReason, 'signal');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('apply() dry-runs a plan on a running child', { skip }, async () => {
+  const { child, ready } = startTestload(['--threads', '2', '--mib', '4', '--seconds', '0.1', '--hold', '30']);
+  try {
+    const stdout = await ready;
+    const bufs = [...stdout.matchAll(/^buffer tid=(\d+) addr=0x([0-9a-f]+) len=(\d+)/gm)].map((m) => ({
+      tid: Number(m[1]),
+      addr: BigInt('0x' + m[2]),
+      len: BigInt(m[3]),
+    }));
+    assert.strictEqual(bufs.length, 2, stdout);
+    const example = JSON.parse(fs.readFileSync(path.join(root, '..', '..', 'docs', 'examples', 'plan-move-and-pin.json'), 'utf8'));
+    const plan = {
+      ...example,
+      target: { ...example.target, pid: child.pid, startTimeTicks: null, command: [testload], machine: { nodeIds: [0], distances: null } },
+      pageRanges: bufs.map((b) => ({
+        start: '0x' + b.addr.toString(16),
+        end: '0x' + (b.addr + b.len).toString(16),
+        action: 'move',
+        toNodes: [0],
+        expectedNodes: null,
+        reason: 'worker buffer stays on node 0',
+      })),
+      threads: bufs.map((b) => ({ tid: b.tid, toNodes: [0], expectedNode: 0, reason: 'pin the worker to node 0' })),
+      expected: null,
+    };
+    const report = await addon.apply(JSON.stringify(plan), { pid: child.pid, dryRun: true });
+    assert.strictEqual(report.dryRun, true);
+    assert.strictEqual(report.pid, child.pid);
+    assert.strictEqual(report.operation, 'apply');
+    assert.strictEqual(report.ranges.length, 2);
+    assert.strictEqual(report.threads.length, 2);
+    assert.ok(!('rollback' in report));
+    await assert.rejects(addon.apply(JSON.stringify(plan), { pid: child.pid + 100000, dryRun: true }), /targets process/);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});

@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// Host side of the testbed's host↔guest channel (testbed/README.md, "Channel"). QEMU connects the
+// guest's second serial port (ttyS1) to the unix socket this script listens on. Line protocol, one
+// request at a time, every reply ends with a line `END`:
+//   PUT NAME            + base64 lines + END   store a file from the guest   → OK NAME BYTES
+//   ANALYZE NAME                                numascope-analyze analyze --json (with the uniform
+//                                               access estimate when the trace has no samples)
+//                                               → ANALYSIS hot=N|none share=a,b,… estimate=… policies=…
+//   PLAN NAME POLICY ADDR LEN                   numascope-analyze plan → PLAN POLICY BYTES, EXPECT (numa_maps
+//                                               N<node>=<pages> the plan implies for the mapping ADDR..+LEN),
+//                                               RANGEAFTER <json per-node pages of the plan's ranges>, PIN TID NODE
+//                                               lines, then the plan as base64 lines; or NOPLAN POLICY <why>
+//   AUDIT NAME                                  the trace's manifest.appliedPlans and plan-applied events
+//                                               → AUDIT plans=N events=N statuses=… summary=…
+//   BYE                                         close
+// Usage: channel.mjs SOCKET DIR   (files go to DIR; a log to DIR/channel.log)
+import { createServer } from 'node:net';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { register } from 'tsx/esm/api';
+
+register();
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { main } = await import(join(ROOT, 'packages/policy-engine/src/cli/main.ts'));
+const { readTrace } = await import(join(ROOT, 'packages/policy-engine/src/trace/reader.ts'));
+const { numericColumn, dictionaryColumn } = await import(join(ROOT, 'packages/policy-engine/src/trace/columns.ts'));
+
+const [sock, dir] = process.argv.slice(2);
+mkdirSync(dir, { recursive: true });
+const LOG = join(dir, 'channel.log');
+const log = (s) => appendFileSync(LOG, `${new Date().toISOString()} ${s}\n`);
+const safe = (name) => name.replace(/[^A-Za-z0-9._-]/g, '_');
+
+async function cli(argv) {
+  const out = [];
+  const err = [];
+  const rc = await main(argv, (s) => out.push(s), (s) => err.push(s));
+  return { rc, out: out.join('\n'), err: err.join('\n') };
+}
+
+function b64lines(buf) {
+  const s = buf.toString('base64');
+  const lines = [];
+  for (let i = 0; i < s.length; i += 76) lines.push(s.slice(i, i + 76));
+  return lines;
+}
+
+async function analyzeReply(name) {
+  const path = join(dir, safe(name));
+  let r = await cli(['analyze', path, '--json']);
+  if (r.rc !== 0 && /no memory-access samples/.test(r.err)) r = await cli(['analyze', path, '--json', '--access-estimate', 'uniform']);
+  if (r.rc !== 0) return [`ANALYSIS error ${r.err.replace(/\s+/g, ' ')}`];
+  writeFileSync(path + '.analysis.json', r.out + '\n');
+  const j = JSON.parse(r.out);
+  const n = j.nodes;
+  return [
+    `ANALYSIS hot=${n?.hotSpot ?? 'none'} share=${n ? n.share.map((x) => x.toFixed(3)).join(',') : '-'} estimate=${j.estimate ?? 'none'} ` +
+      `policies=${j.policies.map((p) => `${p.policy}:${(p.localAccessRatio * 100).toFixed(0)}%local:mcimb${p.mcImbalancePct.toFixed(0)}`).join(',')}`,
+    ...j.notes.map((x) => `NOTE ${x}`),
+  ];
+}
+
+async function planReply(name, policy, addr, len) {
+  const path = join(dir, safe(name));
+  const out = join(dir, `${safe(name)}.${safe(policy)}.plan.json`);
+  rmSync(out, { force: true });
+  let r = await cli(['plan', path, '--policy', policy, '-o', out]);
+  if (r.rc !== 0 && /no memory-access samples/.test(r.err)) r = await cli(['plan', path, '--policy', policy, '--access-estimate', 'uniform', '-o', out]);
+  if (r.rc !== 0) return [`NOPLAN ${policy} ${r.err.replace(/\s+/g, ' ')}`];
+  const text = readFileSync(out);
+  const plan = JSON.parse(text.toString());
+  // What apply must give: every trace page inside a range goes to its target (move: toNodes[0],
+  // interleave: toNodes[i % n], i = page index from the range start); other pages stay.
+  const trace = readTrace(new Uint8Array(readFileSync(path)));
+  const address = numericColumn(trace.tables.pages, 'address');
+  const node = numericColumn(trace.tables.pages, 'node');
+  const ranges = plan.pageRanges.map((g) => ({ ...g, s: BigInt(g.start), e: BigInt(g.end) }));
+  const lo = BigInt(addr);
+  const hi = lo + BigInt(len);
+  const shared = new Map();
+  const inRanges = new Map();
+  for (let p = 0; p < address.length; p++) {
+    const a = address[p];
+    let to = node[p];
+    const g = ranges.find((x) => a >= x.s && a < x.e);
+    if (g) {
+      to = g.action === 'move' ? g.toNodes[0] : g.toNodes[Number((a - g.s) / 4096n) % g.toNodes.length];
+      inRanges.set(to, (inRanges.get(to) ?? 0) + 1);
+    }
+    if (a >= lo && a < hi) shared.set(to, (shared.get(to) ?? 0) + 1);
+  }
+  const fmt = (m) => [...m.entries()].sort((x, y) => x[0] - y[0]).filter(([, c]) => c > 0).map(([k, c]) => `N${k}=${c}`).join(' ');
+  return [
+    `PLAN ${policy} ${text.length} ranges=${plan.pageRanges.length} toMove=${plan.expected?.pagesToMove} threads=${plan.threads.length} after=${JSON.stringify(plan.expected?.pagesPerNodeAfter)}`,
+    `SUMMARY ${plan.source.summary}`,
+    `EXPECT ${fmt(shared)}`,
+    `RANGEAFTER ${JSON.stringify(Object.fromEntries([...inRanges.entries()].sort((x, y) => x[0] - y[0]).map(([k, c]) => [String(k), c])))}`,
+    ...plan.threads.map((t) => `PIN ${t.tid} ${t.toNodes.join(',')}`),
+    ...b64lines(text).map((l) => `B ${l}`),
+  ];
+}
+
+function auditReply(name) {
+  const trace = readTrace(new Uint8Array(readFileSync(join(dir, safe(name)))));
+  const plans = trace.manifest.appliedPlans ?? [];
+  const kind = dictionaryColumn(trace.tables.events, 'kind');
+  let events = 0;
+  for (let i = 0; i < trace.tables.events.numRows; i++) if (kind.values[kind.codes[i]] === 'plan-applied') events++;
+  const statuses = plans.map((p) => p?.report?.status ?? '?').join(',');
+  const moved = plans.map((p) => p?.report?.pages?.moved ?? '?').join(',');
+  return [`AUDIT plans=${plans.length} events=${events} statuses=${statuses || '-'} moved=${moved || '-'} policy=${plans.map((p) => p?.plan?.source?.policy ?? '?').join(',') || '-'}`];
+}
+
+const server = createServer((conn) => {
+  log('guest connected');
+  let buf = '';
+  let put = null;
+  let chain = Promise.resolve();
+  const send = (lines) => conn.write([...lines, 'END'].join('\n') + '\n');
+  const handle = async (line) => {
+    if (put) {
+      if (line === 'END') {
+        const data = Buffer.from(put.b64.join(''), 'base64');
+        writeFileSync(join(dir, safe(put.name)), data);
+        log(`PUT ${put.name} ${data.length} bytes`);
+        send([`OK ${put.name} ${data.length}`]);
+        put = null;
+      } else put.b64.push(line.trim());
+      return;
+    }
+    const [cmd, ...a] = line.trim().split(/\s+/);
+    if (!cmd) return;
+    log(`request: ${line.trim()}`);
+    try {
+      if (cmd === 'PUT') put = { name: a[0], b64: [] };
+      else if (cmd === 'ANALYZE') send(await analyzeReply(a[0]));
+      else if (cmd === 'PLAN') send(await planReply(a[0], a[1], a[2], a[3]));
+      else if (cmd === 'AUDIT') send(auditReply(a[0]));
+      else if (cmd === 'BYE') {
+        send(['BYE']);
+        conn.end();
+        server.close();
+      } else send([`ERROR unknown request ${cmd}`]);
+    } catch (e) {
+      log(`error: ${e.stack ?? e}`);
+      send([`ERROR ${String(e.message ?? e).replace(/\s+/g, ' ')}`]);
+    }
+  };
+  conn.on('data', (d) => {
+    buf += d.toString('latin1');
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i).replace(/\r$/, '');
+      buf = buf.slice(i + 1);
+      chain = chain.then(() => handle(line));
+    }
+  });
+  conn.on('close', () => {
+    log('guest disconnected');
+    server.close();
+  });
+  conn.on('error', (e) => log(`socket error: ${e.message}`));
+});
+rmSync(sock, { force: true });
+server.listen(sock, () => log(`listening on ${sock}`));
