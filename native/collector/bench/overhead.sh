@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Collector overhead: the same workload run plain and under `numascope record` (default rates),
 # alternating, REPEAT times each; prints the median wall-time ratio, faults/s and the recorder's
-# peak memory (VmHWM via GNU time's %M). The recorded run's workload time is the trace's
+# own peak memory (VmHWM, which `numascope record` prints in its summary; GNU time's %M would
+# report the workload's, a waited-for child). The recorded run's workload time is the trace's
 # capture.durationUs (the launched command's exec to its exit); plain is GNU time's wall time.
 #
 # Workload: numascope-testload, fixed work: THREADS threads each first-touch MIB MiB page by page
@@ -30,8 +31,10 @@ for i in $(seq "$REPEAT"); do
   /usr/bin/time -f '%e' -o "$TMP/p" "${WL[@]}" >/dev/null
   plain+=("$(cat "$TMP/p")")
   # shellcheck disable=SC2086
-  /usr/bin/time -f '%e %M' -o "$TMP/r" "$NS" record -q $EXTRA -o "$TMP/run.numascope" -- "${WL[@]}" >/dev/null
-  read -r e m <"$TMP/r"
+  /usr/bin/time -f '%e' -o "$TMP/r" "$NS" record $EXTRA -o "$TMP/run.numascope" -- "${WL[@]}" >/dev/null 2>"$TMP/log"
+  read -r e <"$TMP/r"
+  m=$(sed -n 's/.*collector peak memory \([0-9.]*\) \(KiB\|MiB\|GiB\).*/\1 \2/p' "$TMP/log" |
+      awk '{f = $2 == "GiB" ? 1048576 : $2 == "MiB" ? 1024 : 1; printf "%d", $1 * f}')
   rec+=("$e"); hwm+=("$m")
   read -r s d < <(unzip -p "$TMP/run.numascope" manifest.json | python3 -c 'import json,sys; c=json.load(sys.stdin)["capture"]; print(c["sampleCount"], c["durationUs"]/1e6)')
   samples+=("$s"); cap+=("$d")

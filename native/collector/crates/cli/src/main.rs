@@ -235,7 +235,8 @@ fn cmd_record(args: RecordArgs) -> CliResult {
              numascope:   threads {}, pages {}, samples {}, lost samples {}\n\
              numascope:   page-fault sampling: {}\n\
              numascope:   damon: {}\n\
-             numascope:   wrote {} ({})",
+             numascope:   wrote {} ({})\n\
+             numascope:   collector peak memory {}",
             s.duration_us as f64 / 1e6,
             s.pid,
             s.stop_reason,
@@ -246,10 +247,19 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             s.page_faults,
             s.damon,
             s.output.display(),
-            human_bytes(s.size_bytes)
+            human_bytes(s.size_bytes),
+            own_peak_memory().map(human_bytes).unwrap_or_else(|| "unknown".into())
         );
     }
     Ok(())
+}
+
+/// This process's peak resident memory (VmHWM), bytes: the collector's own cost, not the target's.
+fn own_peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn human_bytes(b: u64) -> String {
