@@ -613,3 +613,36 @@ fn unprivileged_user() {
     let (buffers, _) = parse_testload(&String::from_utf8_lossy(&o.stdout));
     check_worker_buffers(&t, &buffers);
 }
+
+#[test]
+fn fault_period_samples_one_fault_in_n() {
+    let tmp = Tmp::new("period");
+    let out = tmp.file("period.numascope");
+    let tl = testload();
+    let o = run(&[
+        "record",
+        "--fault-period",
+        "16",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--mib",
+        "16",
+    ]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let t = read_trace(&out).unwrap().to_trace_data();
+    let m = &t.manifest;
+    let pf = m.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
+    assert_eq!(pf.status, "used");
+    assert_eq!(pf.sample_period, Some(16));
+    assert!(pf.reason.as_deref().unwrap_or("").contains("one fault in 16"), "{:?}", pf.reason);
+    let ft = m.capture.capabilities.iter().find(|c| c.metric == "first-touch").unwrap();
+    assert!(ft.reason.contains("one fault in 16"), "{}", ft.reason);
+    // 2 x 16 MiB = 8192 worker pages (+ the program's own): about 1 in 16 sampled, each weighing 16.
+    let n = t.samples.weight.len();
+    assert!(n > 0 && t.samples.weight.iter().all(|&w| w == 16), "weights {:?}", &t.samples.weight[..n.min(8)]);
+    assert!((300..=1500).contains(&n), "expected about 8300/16 samples, got {n}");
+}

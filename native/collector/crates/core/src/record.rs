@@ -58,6 +58,8 @@ pub struct RecordOptions {
     pub live: Option<crate::live::LiveSink>,
     /// Also run a DAMON vaddr monitor on the target (`--damon`; see [`crate::sources::damon`]).
     pub damon: bool,
+    /// Sample one page fault in this many (`--fault-period`; 1 = every fault, exact first touch).
+    pub fault_period: u64,
 }
 
 impl RecordOptions {
@@ -72,6 +74,7 @@ impl RecordOptions {
             stop: None,
             live: None,
             damon: false,
+            fault_period: 1,
         }
     }
 }
@@ -481,8 +484,14 @@ pub fn record_with(
     let privs: Privileges = probe.privileges.clone();
     let cpus = topo.online_cpus.clone();
     let cpu_to_node = topo.cpu_to_node();
+    let fault_period = opts.fault_period.max(1);
     let pf_opts_base =
-        PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 9 };
+        PageFaultOptions {
+            exclude_kernel: !privs.can_profile_kernel(),
+            enable_on_exec: false,
+            ring_exp: 9,
+            period: opts.fault_period.max(1),
+        };
 
     // Start the target and open the page-fault events.
     let attached;
@@ -816,6 +825,7 @@ pub fn record_with(
         lost_events,
         exit: exit.clone().map(|(c, how)| (us_since(start_ns, stopped.at_ns.min(end_ns)), c, how)),
         notes: &mut notes,
+        fault_period: fault_period.min(u32::MAX as u64) as u32,
     });
 
     notes.push(
@@ -841,7 +851,8 @@ pub fn record_with(
             id: "page-faults".into(),
             status: "used".into(),
             reason: Some(format!(
-                "software page-fault event, every fault sampled, {} event(s) ({} cpus{}), {} KiB ring each{}",
+                "software page-fault event, {}, {} event(s) ({} cpus{}), {} KiB ring each{}",
+                if fault_period == 1 { "every fault sampled".to_string() } else { format!("one fault in {fault_period} sampled") },
                 s.event_count(),
                 cpus.len(),
                 if attached { format!(" x {} threads", s.opened_tids().len()) } else { String::new() },
@@ -852,14 +863,14 @@ pub fn record_with(
                     ""
                 }
             )),
-            sample_period: Some(1),
+            sample_period: Some(fault_period),
             interval_ms: None,
         },
         Err(e) => SourceStatus {
             id: "page-faults".into(),
             status: "failed".into(),
             reason: Some(e.clone()),
-            sample_period: Some(1),
+            sample_period: Some(fault_period),
             interval_ms: None,
         },
     };
@@ -880,6 +891,13 @@ pub fn record_with(
         interval_ms: None,
     };
     let mut capabilities = probe.capture_capabilities();
+    if fault_period > 1 {
+        if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
+            c.reason = format!(
+                "software page-fault sampling, one fault in {fault_period}: a page's first touch is known only when its fault was sampled (about 1 page in {fault_period}); page placement (numa_maps) is unaffected"
+            );
+        }
+    }
     if let Err(e) = &pf {
         if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
             c.status = "unavailable".into();
@@ -1005,6 +1023,8 @@ struct BuildInput<'a> {
     /// (time_us, code, description)
     exit: Option<(u32, i32, String)>,
     notes: &'a mut Vec<String>,
+    /// Faults each sample stands for (the sampling period).
+    fault_period: u32,
 }
 
 /// Region lookup: newest snapshot wins where mappings overlap.
@@ -1176,7 +1196,7 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         s.hops.push(-1);
         s.node.push(inp.pages.pages[pi].node_first);
         s.latency_cycles.push(0);
-        s.weight.push(1);
+        s.weight.push(inp.fault_period);
     }
 
     // Thread placements.

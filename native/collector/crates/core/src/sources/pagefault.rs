@@ -39,6 +39,8 @@ pub struct PageFaultOptions {
     pub enable_on_exec: bool,
     /// Ring-buffer size per event, as 2^exp data pages; reduced automatically if mmap fails.
     pub ring_exp: u8,
+    /// Sample one fault in `period` (1 = every fault: exact first touch of every page).
+    pub period: u64,
 }
 
 /// Errors opening the sampler.
@@ -76,7 +78,7 @@ impl PageFaultSampler {
     #[allow(clippy::field_reassign_with_default)]
     fn opts(o: &PageFaultOptions) -> Opts {
         let mut opts = Opts::default();
-        opts.sample_on = SampleOn::Count(1);
+        opts.sample_on = SampleOn::Count(o.period.max(1));
         opts.sample_format.data_addr = true;
         opts.record_id_format.task = true;
         opts.record_id_format.time = true;
@@ -276,7 +278,7 @@ mod tests {
         let tid = unsafe { libc::gettid() } as u32;
         let cpus = crate::topology::read_topology().unwrap().online_cpus;
         let privs = crate::probe::read_privileges(std::path::Path::new("/proc"));
-        let o = PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 6 };
+        let o = PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 6, period: 1 };
         let mut s = match PageFaultSampler::open(&[tid], &cpus, &o) {
             Ok(s) => s,
             Err(e) => {
