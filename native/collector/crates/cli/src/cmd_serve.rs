@@ -29,6 +29,8 @@ use tiny_http::{Header, Method, Request, Response, StatusCode};
 use crate::{CliResult, EXIT_RUNTIME};
 
 const MAX_BODY: u64 = 64 * 1024;
+/// Plans and rollback records can list many page ranges.
+const MAX_PLAN_BODY: u64 = 16 * 1024 * 1024;
 const MAX_ACTIVE_REQUESTS: usize = 64;
 const MAX_RUNNING_RECORDINGS: usize = 4;
 /// Live windows kept per recording for late WebSocket subscribers (one minute at 4 Hz).
@@ -257,6 +259,93 @@ fn json_response(status: u16, v: &Value) -> Resp {
     )
 }
 
+/// Maps an Apply refusal to an HTTP status and a stable error code.
+fn apply_error(e: &numascope_core::apply::ApplyError) -> Resp {
+    use numascope_core::apply::ApplyError as E;
+    let (status, code) = match e {
+        E::Plan(_) => (400, "invalid-plan"),
+        E::WrongMachine(_) => (409, "wrong-machine"),
+        E::NoProcess { .. } => (404, "no-process"),
+        E::PidReused { .. } => (409, "pid-reused"),
+        E::ThreadNotInProcess { .. } => (409, "thread-not-in-process"),
+        E::Permission(_) => (403, "permission"),
+        E::Io(_) => (500, "io"),
+    };
+    api_error(status, code, &e.to_string())
+}
+
+/// `POST /api/apply` `{plan, pid, dryRun?, budgetMs?}`: applies a plan (docs/plan-format.md) to
+/// the process `pid`, which must be the plan's `target.pid`; answers the report, and for a real
+/// apply the rollback record (`rollback`) to send to `POST /api/rollback` to undo it.
+fn apply_plan(body: &[u8]) -> Resp {
+    use numascope_core::apply;
+    let v: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return api_error(400, "bad-json", &format!("the request body is not JSON: {e}")),
+    };
+    let Some(pid) = v.get("pid").and_then(Value::as_i64) else {
+        return api_error(400, "bad-request", "field pid (the process to change) is required");
+    };
+    let Some(plan_v) = v.get("plan") else {
+        return api_error(400, "bad-request", "field plan (the plan object) is required");
+    };
+    let dry_run = v.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
+    let budget = v.get("budgetMs").and_then(Value::as_u64).map(Duration::from_millis);
+    let topo = match topology::read_topology() {
+        Ok(t) => t,
+        Err(e) => return api_error(500, "topology", &format!("reading this machine's topology: {e}")),
+    };
+    let plan = match apply::parse_plan(&plan_v.to_string(), topo.page_size_bytes) {
+        Ok(p) => p,
+        Err(e) => return api_error(400, "invalid-plan", &format!("plan: {e}")),
+    };
+    if plan.target.pid as i64 != pid {
+        return api_error(
+            400,
+            "pid-mismatch",
+            &format!(
+                "the plan targets process {} (target.pid), not {pid}; numascope only touches the process it is given",
+                plan.target.pid
+            ),
+        );
+    }
+    let opts = apply::ApplyOptions { dry_run, budget, ..Default::default() };
+    match apply::apply(&plan, &topo, &opts) {
+        Ok(out) => {
+            let mut r = serde_json::to_value(&out.report).unwrap_or(Value::Null);
+            if let (false, Some(o)) = (dry_run, r.as_object_mut()) {
+                o.insert("rollback".into(), serde_json::to_value(&out.rollback).unwrap_or(Value::Null));
+            }
+            json_response(200, &r)
+        }
+        Err(e) => apply_error(&e),
+    }
+}
+
+/// `POST /api/rollback` `{record}`: restores what an apply changed (the `rollback` it answered).
+fn rollback_record(body: &[u8]) -> Resp {
+    use numascope_core::apply;
+    let v: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return api_error(400, "bad-json", &format!("the request body is not JSON: {e}")),
+    };
+    let Some(rec_v) = v.get("record") else {
+        return api_error(400, "bad-request", "field record (the rollback record an apply answered) is required");
+    };
+    let record = match apply::RollbackRecord::parse(&rec_v.to_string()) {
+        Ok(r) => r,
+        Err(e) => return api_error(400, "invalid-record", &format!("rollback record: {e}")),
+    };
+    let topo = match topology::read_topology() {
+        Ok(t) => t,
+        Err(e) => return api_error(500, "topology", &format!("reading this machine's topology: {e}")),
+    };
+    match apply::rollback(&record, &topo, &apply::ApplyOptions::default()) {
+        Ok(out) => json_response(200, &serde_json::to_value(&out.report).unwrap_or(Value::Null)),
+        Err(e) => apply_error(&e),
+    }
+}
+
 fn api_error(status: u16, code: &str, message: &str) -> Resp {
     json_response(status, &json!({ "error": { "code": code, "message": message } }))
 }
@@ -370,6 +459,19 @@ fn api(st: &State, mut req: Request, path: &str, query: &str) {
                 start_recording(st, &body)
             }
         }
+        (["apply"], Method::Post) | (["rollback"], Method::Post) => {
+            let mut body = Vec::new();
+            let read = req.as_reader().take(MAX_PLAN_BODY + 1).read_to_end(&mut body);
+            if read.is_err() {
+                api_error(400, "bad-request", "could not read the request body")
+            } else if body.len() as u64 > MAX_PLAN_BODY {
+                api_error(413, "body-too-large", "the request body is larger than 16 MiB")
+            } else if segs[0] == "apply" {
+                apply_plan(&body)
+            } else {
+                rollback_record(&body)
+            }
+        }
         (["recordings", id], Method::Get) => match find(st, id) {
             Some(r) => json_response(200, &recording_json(&r)),
             None => unknown_recording(id),
@@ -426,7 +528,7 @@ fn api(st: &State, mut req: Request, path: &str, query: &str) {
         (["probe"] | ["topology"] | ["processes"], _) => not_allowed("GET"),
         (["recordings"], _) => not_allowed("GET, POST"),
         (["recordings", _] | ["recordings", _, "trace"] | ["recordings", _, "live"], _) => not_allowed("GET"),
-        (["recordings", _, "stop"], _) => not_allowed("POST"),
+        (["recordings", _, "stop"], _) | (["apply"], _) | (["rollback"], _) => not_allowed("POST"),
         _ => api_error(404, "not-found", &format!("no API endpoint {method} {path} (see docs/live-api.md)")),
     };
     let _ = req.respond(resp);

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use numascope_core::trace::reader::read_trace;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn numascope() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
@@ -483,4 +483,82 @@ fn live_recording_agrees_with_trace() {
             assert!(th["cpu"].as_i64().unwrap() >= 0 && th["node"].as_i64().is_some(), "{th}");
         }
     }
+}
+
+/// The cpus this thread may run on, from /proc (Cpus_allowed_list).
+fn allowed_cpus(pid: u32, tid: u32) -> String {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap();
+    s.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string()
+}
+
+#[test]
+fn apply_and_rollback_through_the_api() {
+    let srv = Server::start("apply");
+    let mut child = Command::new(testload())
+        .args(["--threads", "1", "--mib", "4", "--seconds", "0", "--hold", "20"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (mut line, mut buffer) = (String::new(), None);
+    while out.read_line(&mut line).unwrap() > 0 {
+        if line.starts_with("buffer ") {
+            buffer = Some(line.trim().to_string());
+        }
+        if line.starts_with("holding") {
+            break;
+        }
+        line.clear();
+    }
+    let buffer = buffer.expect("testload printed its buffer");
+    let field = |k: &str| buffer.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap().to_string();
+    let (tid, addr, len) = (field("tid="), field("addr="), field("len=").parse::<u64>().unwrap());
+    let start = u64::from_str_radix(addr.trim_start_matches("0x"), 16).unwrap();
+    let before = allowed_cpus(pid, tid.parse().unwrap());
+    let plan = json!({
+        "format": "numascope-plan", "version": 1,
+        "target": { "pid": pid, "startTimeTicks": null, "machine": { "nodeIds": [0], "distances": null } },
+        "pageRanges": [{ "start": addr, "end": format!("{:#x}", start + len), "action": "move", "toNodes": [0] }],
+        "threads": [{ "tid": tid.parse::<u64>().unwrap(), "toNodes": [0] }]
+    });
+
+    // A plan for another pid is refused before anything happens.
+    let r = srv.post("/api/apply", &json!({ "plan": plan, "pid": pid + 1 }).to_string());
+    assert_eq!((r.status, r.error_code()), (400, "pid-mismatch".to_string()), "{}", r.text());
+    // An invalid plan names the field.
+    let mut bad = plan.clone();
+    bad["pageRanges"][0]["toNodes"] = json!([7]);
+    let r = srv.post("/api/apply", &json!({ "plan": bad, "pid": pid }).to_string());
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("toNodes"), "{}", r.text());
+    // Without the token: 401, nothing applied.
+    let r = srv.request("POST", "/api/apply", &[], Some(&json!({ "plan": plan, "pid": pid }).to_string()));
+    assert_eq!(r.status, 401);
+
+    // Dry run: a report, no change.
+    let r = srv.post("/api/apply", &json!({ "plan": plan, "pid": pid, "dryRun": true }).to_string());
+    assert_eq!(r.status, 200, "{}", r.text());
+    let rep = r.json();
+    assert_eq!(rep["dryRun"], json!(true));
+    assert!(rep.get("rollback").is_none());
+    assert_eq!(allowed_cpus(pid, tid.parse().unwrap()), before);
+
+    // Real apply: the thread is pinned to node 0's cpus; the answer carries the rollback record.
+    let r = srv.post("/api/apply", &json!({ "plan": plan, "pid": pid }).to_string());
+    assert_eq!(r.status, 200, "{}", r.text());
+    let rep = r.json();
+    assert_eq!(rep["status"], json!("complete"), "{rep}");
+    assert_eq!(rep["threads"][0]["pinned"], json!(true), "{rep}");
+    let record = rep["rollback"].clone();
+    assert!(record.is_object(), "{rep}");
+
+    // Rollback restores the thread's affinity.
+    let r = srv.post("/api/rollback", &json!({ "record": record }).to_string());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(allowed_cpus(pid, tid.parse().unwrap()), before);
+    let _ = child.kill();
+    let _ = child.wait();
 }
