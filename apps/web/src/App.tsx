@@ -18,9 +18,13 @@ import type { LoadingState } from './views/LoadingView';
 import { OpenFileButton } from './views/OpenFileButton';
 import { RenderErrorBoundary } from './views/RenderErrorBoundary';
 import { TraceView } from './views/TraceView';
+import { LiveView } from './live/LiveView';
+import { setTraceHandler } from './live/store';
+import { pageToken } from './live/token';
 
 export type View =
   | { kind: 'landing' }
+  | { kind: 'live' }
   | ({ kind: 'loading' } & LoadingState)
   | { kind: 'ready'; source: string; summary: TraceSummary; overview: TraceOverview; token: number }
   | { kind: 'error'; source: string; error: LoadFailure };
@@ -33,8 +37,11 @@ function traceParam(): string | null {
 export function App() {
   const [view, setView] = useState<View>(() => {
     const url = traceParam();
-    return url ? { kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null } : { kind: 'landing' };
+    if (url) return { kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null };
+    return pageToken() ? { kind: 'live' } : { kind: 'landing' };
   });
+  /** Idle state of the Live screen (LiveView reports it). */
+  const [liveState, setLiveState] = useState<AppState>('loading');
   const [samples, setSamples] = useState<SamplesState>({ status: 'loading' });
   const [dragging, setDragging] = useState(false);
   /** Token of a load whose view crashed while rendering (see RenderErrorBoundary). */
@@ -113,6 +120,17 @@ export function App() {
     [parse],
   );
 
+  // A finished live recording's trace (downloaded from numascope serve) opens in the normal views.
+  useEffect(() => {
+    setTraceHandler(async (name, bytes) => {
+      const token = ++loadToken.current;
+      loadedUrl.current = null;
+      viewStateRef.current = DEFAULT_VIEW_STATE;
+      setViewState(DEFAULT_VIEW_STATE);
+      await parse(token, name, bytes);
+    });
+  }, [parse]);
+
   // ?trace=URL on start and on back/forward.
   useEffect(() => {
     const fromLocation = () => {
@@ -126,7 +144,7 @@ export function App() {
       else {
         loadToken.current++;
         loadedUrl.current = null;
-        setView({ kind: 'landing' });
+        setView(pageToken() ? { kind: 'live' } : { kind: 'landing' });
       }
     };
     fromLocation();
@@ -201,7 +219,9 @@ export function App() {
           : 'ready'
         : view.kind === 'error'
           ? 'error'
-          : samples.status === 'loading'
+          : view.kind === 'live'
+            ? liveState
+            : samples.status === 'loading'
             ? 'loading'
             : 'empty';
   useEffect(() => publishState(state), [state, view]);
@@ -227,9 +247,19 @@ export function App() {
         </a>
         <span className="topbar__tag ns-muted">NUMA memory-placement profiler</span>
         <span className="topbar__spacer" />
+        <button
+          type="button"
+          className="topbar__live"
+          aria-current={view.kind === 'live' ? 'page' : undefined}
+          data-testid="open-live"
+          onClick={() => setView({ kind: 'live' })}
+        >
+          Live
+        </button>
         <OpenFileButton onFile={(f) => void openFile(f)} />
       </header>
       <main className="content">
+        {view.kind === 'live' && <LiveView onState={setLiveState} />}
         {view.kind === 'landing' && <Landing samples={samples} onFile={(f) => void openFile(f)} />}
         {view.kind === 'loading' && <LoadingView state={view} />}
         {view.kind === 'error' && <ErrorView source={view.source} error={view.error} onFile={(f) => void openFile(f)} />}

@@ -1,4 +1,5 @@
 /** Getting a trace's bytes (file, drop, URL) and handing them to the parsing Worker. */
+import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
 import type { Answer, Query } from './analysis';
 import type { LoadFailure, OpenResult, WorkerReply, WorkerRequest } from './parse';
 
@@ -76,6 +77,27 @@ export class TraceWorkerClient {
     const r = await this.send({ type: 'bytes', traceId });
     if (r.type === 'bytes') return r.bytes;
     throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
+  }
+
+  /** Replays the open trace (or an extra recording) through the policy engine in the Worker. */
+  async analyze(traceId: number, recording: number | null, request: AnalyzeRequest): Promise<AnalyzeOutcome> {
+    const r = await this.send({ type: 'analyze', traceId, recording, request });
+    if (r.type === 'analyze') return r.outcome;
+    return { error: r.type === 'failed' ? r.error : { code: 'internal', message: 'unexpected Worker reply' } };
+  }
+
+  /** Opens a second recording for a Compare column; the buffer is transferred. */
+  async openExtra(bytes: ArrayBuffer, name: string): Promise<{ recording: number; name: string }> {
+    const r = await this.send({ type: 'open-extra', bytes, name }, [bytes]);
+    if (r.type === 'open-extra') return { recording: r.recording, name: r.name };
+    throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
+  }
+
+  /** Builds and validates a plan from selected recommendations of an analysis. */
+  async plan(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string): Promise<PlanOutcome> {
+    const r = await this.send({ type: 'plan', traceId, request, ids, createdAt, traceName });
+    if (r.type === 'plan') return r.outcome;
+    return { error: r.type === 'failed' ? r.error.message : 'unexpected Worker reply' };
   }
 
   dispose() {

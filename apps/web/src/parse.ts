@@ -6,6 +6,7 @@
 import { isTraceError, readTrace, summarizeTrace } from '@numascope/policy-engine';
 import type { Trace, TraceSummary } from '@numascope/policy-engine';
 import { migrationMarks, regionMeta, traceColumns, windowSeries } from './analysis';
+import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
 import type { AnyAnswer, MigrationMark, Query, RegionMeta, TraceColumns, WindowSeries } from './analysis';
 
 export interface LoadFailure {
@@ -30,12 +31,18 @@ export type OpenResult = { summary: TraceSummary; overview: TraceOverview; parse
 export type WorkerRequest =
   | { id: number; type: 'open'; bytes: ArrayBuffer }
   | { id: number; type: 'query'; traceId: number; query: Query }
-  | { id: number; type: 'bytes'; traceId: number };
+  | { id: number; type: 'bytes'; traceId: number }
+  | { id: number; type: 'analyze'; traceId: number; recording: number | null; request: AnalyzeRequest }
+  | { id: number; type: 'open-extra'; bytes: ArrayBuffer; name: string }
+  | { id: number; type: 'plan'; traceId: number; request: AnalyzeRequest; ids: string[]; createdAt: string; traceName: string };
 
 export type WorkerReply =
   | ({ id: number; type: 'open' } & OpenResult)
   | { id: number; type: 'query'; answer: AnyAnswer }
   | { id: number; type: 'bytes'; bytes: ArrayBuffer }
+  | { id: number; type: 'analyze'; outcome: AnalyzeOutcome }
+  | { id: number; type: 'open-extra'; recording: number; name: string }
+  | { id: number; type: 'plan'; outcome: PlanOutcome }
   | { id: number; type: 'failed'; error: LoadFailure };
 
 export function parseTraceBytes(bytes: Uint8Array, now: () => number = () => performance.now()): ParseResult {

@@ -5,12 +5,17 @@
  */
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import type { Answer, Query } from './analysis';
+import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
 import { beginWork } from './idle';
 import type { ViewState } from './url-state';
 
 export interface QueryClient {
   query<Q extends Query>(traceId: number, q: Q): Promise<Answer<Q>>;
   bytes(traceId: number): Promise<ArrayBuffer>;
+  /** Policy engine (optional so test doubles without an engine still type-check). */
+  analyze?(traceId: number, recording: number | null, request: AnalyzeRequest): Promise<AnalyzeOutcome>;
+  openExtra?(bytes: ArrayBuffer, name: string): Promise<{ recording: number; name: string }>;
+  plan?(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string): Promise<PlanOutcome>;
 }
 
 export interface TraceContextValue {

@@ -23,3 +23,5 @@ export { AddressHeatmap, HEATMAP_MARGIN, formatAddress, heatmapResolution, inten
 export type { AddressHeatmapProps, HeatmapGrid } from './AddressHeatmap.js';
 export { HeatTable } from './HeatTable.js';
 export type { HeatTableProps } from './HeatTable.js';
+export { TrafficGraph, trafficLayout, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
+export type { TrafficGraphProps, TrafficInput, TrafficScales, TrafficLayout, NodeMark, LinkMark } from './TrafficGraph.js';

@@ -5,6 +5,7 @@ import { beginWork } from '../idle';
 import { markdownSummary } from '../markdown';
 import type { RegionMeta } from '../analysis';
 import { regionRows } from '../selectors';
+import { withoutToken } from '../live/token';
 import { useTraceContext } from '../trace-context';
 
 /** Export the current view (PNG, SVG), a Markdown summary, or the trace file itself. */
@@ -74,7 +75,7 @@ export function ShareBar({
           run('Markdown summary', async () => {
             if (!client) throw new Error('the trace reader is not running');
             const table = await client.query(traceId, { kind: 'regions', range: state.range });
-            const link = /^https?:|^samples\//.test(source) || new URLSearchParams(window.location.search).has('trace') ? window.location.href : null;
+            const link = /^https?:|^samples\//.test(source) || new URLSearchParams(window.location.search).has('trace') ? withoutToken(window.location.href) : null;
             const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link });
             download(new Blob([md], { type: 'text/markdown' }), `${suffix}.md`);
           })

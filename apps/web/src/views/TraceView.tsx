@@ -7,12 +7,15 @@ import type { TraceContextValue } from '../trace-context';
 import { DEFAULT_VIEW_STATE } from '../url-state';
 import { CapturePanel } from './CapturePanel';
 import { MachinePanel } from './MachinePanel';
+import { CompareView } from './CompareView';
 import { MemoryView } from './MemoryView';
 import { NodesPanel } from './NodesPanel';
 import { OriginBanner } from './OriginBanner';
 import { ShareBar } from './ShareBar';
 import { ThreadsPanel } from './ThreadsPanel';
+import { RecommendView } from './RecommendView';
 import { ThreadsView } from './ThreadsView';
+import { TrafficView } from './TrafficView';
 import { TimelinePanel } from './TimelinePanel';
 import { TotalsStrip } from './TotalsStrip';
 import { ViewNav } from './ViewNav';
@@ -77,6 +80,9 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         )}
         {view === 'memory' && overview && <MemoryView summary={summary} regions={overview.regions} />}
         {view === 'threads' && overview && <ThreadsView summary={summary} counts={counts.data} migrations={overview.migrations} />}
+        {view === 'traffic' && overview && <TrafficView />}
+        {view === 'compare' && overview && <CompareView />}
+        {view === 'recommend' && overview && <RecommendView source={source} />}
       </div>
     </div>
   );

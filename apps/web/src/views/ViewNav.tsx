@@ -3,10 +3,17 @@ import type { KeyboardEvent } from 'react';
 import { VIEWS } from '../url-state';
 import type { ViewId } from '../url-state';
 
-const LABELS: Record<ViewId, string> = { overview: 'Overview', memory: 'Memory', threads: 'Threads' };
+const LABELS: Record<ViewId, string> = {
+  overview: 'Overview',
+  memory: 'Memory',
+  threads: 'Threads',
+  traffic: 'Traffic per policy',
+  compare: 'Compare',
+  recommend: 'Recommendations & plan',
+};
 
-/** Views that need the policy engine: named in the navigation, not built yet. */
-const LATER = ['Traffic per policy', 'Compare', 'Recommendations & apply', 'Live'];
+/** Views named in the navigation but not built yet (none now; Live is the header's "Live" button). */
+const LATER: string[] = [];
 
 /** The view tabs (arrow keys move between them, as WAI-ARIA tabs do). */
 export function ViewNav({ view, onView }: { view: ViewId; onView: (v: ViewId) => void }) {
@@ -46,14 +53,14 @@ export function ViewNav({ view, onView }: { view: ViewId; onView: (v: ViewId) =>
           </button>
         ))}
       </div>
-      <ul className="view-nav__later" aria-label="Views that come with the policy engine">
+      {LATER.length > 0 && <ul className="view-nav__later" aria-label="Views that come with the policy engine">
         {LATER.map((l) => (
           <li key={l} aria-disabled="true" title={`${l}: comes with the policy engine`}>
             {l}
           </li>
         ))}
         <li className="view-nav__later-note ns-muted">come with the policy engine</li>
-      </ul>
+      </ul>}
     </nav>
   );
 }

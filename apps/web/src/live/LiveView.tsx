@@ -1,0 +1,446 @@
+/**
+ * Live mode: record a process on the machine running `numascope serve`, watch its measured page
+ * faults and page placement per window, then open the finished trace in the normal views.
+ */
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import type { FormEvent, ReactNode } from 'react';
+import { CapabilityList, formatBytes, formatCount, formatDurationUs, nodeColor } from '@numascope/viz';
+import type { AppState } from '../idle';
+import { endReason, recordingOf } from './machine';
+import type { LiveState } from './machine';
+import { splitArgv } from './protocol';
+import type { LiveWindow, NodeCount, ProcessInfo } from './protocol';
+import type { LiveSession } from './session';
+import { liveSession } from './store';
+import './live.css';
+
+const n = (v: number) => v.toLocaleString('en-US');
+
+export function liveAppState(s: LiveState): AppState {
+  switch (s.phase.kind) {
+    case 'connecting':
+      return 'loading';
+    case 'unauthorized':
+    case 'unreachable':
+    case 'gone':
+    case 'failed':
+      return 'error';
+    case 'no-token':
+      return 'empty';
+    default:
+      return 'ready';
+  }
+}
+
+function useLive(session: LiveSession): LiveState {
+  return useSyncExternalStore(
+    (fn) => session.subscribe(fn),
+    () => session.state,
+  );
+}
+
+export function LiveView({ onState }: { onState: (s: AppState) => void }) {
+  const session = useMemo(() => liveSession(), []);
+  const state = useLive(session);
+  const appState = liveAppState(state);
+  useEffect(() => onState(appState), [appState, onState]);
+  useEffect(() => {
+    if (state.phase.kind === 'connecting') void session.connect();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [session]);
+  useEffect(() => {
+    document.body.dataset.live = state.phase.kind;
+    document.body.dataset.liveSeq = String(state.latest?.seq ?? -1);
+  }, [state.phase.kind, state.latest]);
+  useEffect(
+    () => () => {
+      delete document.body.dataset.live;
+      delete document.body.dataset.liveSeq;
+    },
+    [],
+  );
+
+  const p = state.phase;
+  return (
+    <div className="live" data-testid="live" data-phase={p.kind}>
+      <h1>Live recording</h1>
+      {p.kind === 'no-token' && <NotConnected />}
+      {p.kind === 'connecting' && <p className="ns-muted">Connecting to numascope serve…</p>}
+      {p.kind === 'unauthorized' && (
+        <Alert testId="live-unauthorized" title={`The server refused this page's token (HTTP ${p.status}).`}>
+          <p>
+            The token is wrong or stale: each start of <code>numascope serve</code> makes a new one. Restart numascope serve and use its new
+            URL.
+          </p>
+          <p className="ns-muted">Server: {p.message}</p>
+        </Alert>
+      )}
+      {p.kind === 'unreachable' && (
+        <Alert testId="live-unreachable" title="numascope serve does not answer.">
+          <p>{p.message}</p>
+          <button type="button" onClick={() => void session.connect()}>
+            Try again
+          </button>
+        </Alert>
+      )}
+      {state.probe && p.kind !== 'unauthorized' && p.kind !== 'unreachable' && <Machine state={state} />}
+      {(p.kind === 'ready' || p.kind === 'starting') && <StartForm state={state} session={session} />}
+      {recordingOf(p) && (p.kind === 'running' || p.kind === 'stopping' || p.kind === 'downloading' || p.kind === 'ended' || p.kind === 'gone' || p.kind === 'failed') && (
+        <Recording state={state} session={session} />
+      )}
+      {p.kind === 'failed' && !recordingOf(p) && (
+        <Alert testId="live-failed" title="The recording failed.">
+          <p>{p.error.message}</p>
+        </Alert>
+      )}
+    </div>
+  );
+}
+
+function Alert({ testId, title, children }: { testId: string; title: string; children?: ReactNode }) {
+  return (
+    <div className="live__alert" role="alert" data-testid={testId}>
+      <p className="live__alert-title">{title}</p>
+      {children}
+    </div>
+  );
+}
+
+function NotConnected() {
+  return (
+    <div className="live__alert live__alert--info" data-testid="live-not-connected">
+      <p className="live__alert-title">Not connected to a numascope server.</p>
+      <p>
+        Live mode records a process on the machine you want to profile. On that machine, run <code>numascope serve</code> and open the URL
+        it prints, e.g. <code>http://127.0.0.1:8737/?token=…</code> (the token is new at each start). Over SSH, forward the port first:{' '}
+        <code>ssh -L 8737:127.0.0.1:8737 HOST</code>, then open the printed URL here.
+      </p>
+      <p className="ns-muted">
+        Without a server you can still open recorded traces (<code>numascope record</code>) and the samples.
+      </p>
+    </div>
+  );
+}
+
+function Machine({ state }: { state: LiveState }) {
+  const nodes = state.topology?.nodes ?? [];
+  return (
+    <section className="panel" aria-labelledby="live-machine-heading">
+      <h2 id="live-machine-heading">This machine{state.topology?.name ? `: ${state.topology.name}` : ''}</h2>
+      <p data-testid="live-machine">
+        {formatCount(nodes.length, 'NUMA node')}, {formatCount(nodes.reduce((a, x) => a + (x.cpus?.length ?? 0), 0), 'cpu')}
+      </p>
+      <h3>What a recording here can measure</h3>
+      <p className="ns-muted hint">From the server's capability probe. Hover or focus a badge for how the metric is obtained, or why it is unavailable.</p>
+      <div data-testid="live-capabilities">
+        <CapabilityList capabilities={state.probe?.capabilities ?? []} />
+      </div>
+    </section>
+  );
+}
+
+function StartForm({ state, session }: { state: LiveState; session: LiveSession }) {
+  const [mode, setMode] = useState<'command' | 'pid'>('command');
+  const [filter, setFilter] = useState('');
+  const [pid, setPid] = useState<number | null>(null);
+  const [command, setCommand] = useState('');
+  const [duration, setDuration] = useState('');
+  const [formError, setFormError] = useState<string | null>(null);
+  const busy = state.phase.kind === 'starting';
+  const shown = useMemo(() => filterProcesses(state.processes ?? [], filter), [state.processes, filter]);
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    setFormError(null);
+    const d = duration.trim() === '' ? undefined : Number(duration);
+    if (d !== undefined && !(d > 0 && d <= 4290)) return setFormError('The duration must be a number of seconds above 0 (at most 4290), or empty.');
+    if (mode === 'pid') {
+      if (pid === null) return setFormError('Pick a process from the list.');
+      void session.start({ pid, durationS: d ?? 10 });
+    } else {
+      let argv: string[];
+      try {
+        argv = splitArgv(command);
+      } catch (err) {
+        return setFormError((err as Error).message);
+      }
+      if (argv.length === 0) return setFormError('Type the command to launch, e.g. ./app --size 4G.');
+      void session.start(d === undefined ? { command: argv } : { command: argv, durationS: d });
+    }
+  }
+
+  return (
+    <section className="panel" aria-labelledby="live-start-heading">
+      <h2 id="live-start-heading">Start a recording</h2>
+      <form onSubmit={submit} className="live__form" data-testid="live-form">
+        <fieldset className="live__mode">
+          <legend>What to record</legend>
+          <label>
+            <input type="radio" name="live-mode" checked={mode === 'command'} onChange={() => setMode('command')} data-testid="live-mode-command" />{' '}
+            Launch a command
+          </label>
+          <label>
+            <input type="radio" name="live-mode" checked={mode === 'pid'} onChange={() => setMode('pid')} data-testid="live-mode-pid" /> Attach
+            to a running process
+          </label>
+        </fieldset>
+        {mode === 'command' ? (
+          <div className="live__field">
+            <label htmlFor="live-command">Command (argv; quotes group words; run as the server's user, program found through its PATH)</label>
+            <input
+              id="live-command"
+              data-testid="live-command"
+              value={command}
+              onChange={(e) => setCommand(e.target.value)}
+              placeholder="./app --size 4G"
+              spellCheck={false}
+              autoComplete="off"
+            />
+          </div>
+        ) : (
+          <div className="live__field">
+            <label htmlFor="live-filter">Filter processes (name, pid or command)</label>
+            <div className="live__row">
+              <input id="live-filter" data-testid="live-filter" value={filter} onChange={(e) => setFilter(e.target.value)} autoComplete="off" />
+              <button type="button" onClick={() => void session.refreshProcesses()}>
+                Refresh
+              </button>
+            </div>
+            <label htmlFor="live-process">
+              Process ({n(shown.length)} of {n(state.processes?.length ?? 0)}; ↑/↓ to choose)
+            </label>
+            <select
+              id="live-process"
+              data-testid="live-process"
+              size={10}
+              value={pid === null ? '' : String(pid)}
+              onChange={(e) => setPid(e.target.value ? Number(e.target.value) : null)}
+            >
+              {shown.map((pr) => (
+                <option key={pr.pid} value={pr.pid} disabled={!pr.own} title={pr.own ? undefined : 'another user: attaching needs root'}>
+                  {pr.pid} {pr.name} · {formatCount(pr.threads, 'thread')}
+                  {pr.rssBytes !== null ? ` · ${formatBytes(pr.rssBytes)}` : ''}
+                  {pr.command.length ? ` — ${pr.command.join(' ')}` : ''}
+                  {pr.own ? '' : ' (other user)'}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        <div className="live__field live__field--short">
+          <label htmlFor="live-duration">Duration, seconds {mode === 'pid' ? '(default 10)' : '(empty: until the command exits or you stop)'}</label>
+          <input id="live-duration" data-testid="live-duration" inputMode="decimal" value={duration} onChange={(e) => setDuration(e.target.value)} />
+        </div>
+        <button type="submit" className="primary" disabled={busy} data-testid="live-start">
+          {busy ? 'Starting…' : 'Start recording'}
+        </button>
+        {formError && (
+          <p className="live__error" role="alert" data-testid="live-form-error">
+            {formError}
+          </p>
+        )}
+        {state.startError && (
+          <p className="live__error" role="alert" data-testid="live-start-error">
+            The server refused to start it ({state.startError.code}): {state.startError.message}
+          </p>
+        )}
+      </form>
+    </section>
+  );
+}
+
+export function filterProcesses(list: ProcessInfo[], filter: string): ProcessInfo[] {
+  const f = filter.trim().toLowerCase();
+  if (!f) return list;
+  return list.filter((p) => String(p.pid) === f || p.name.toLowerCase().includes(f) || p.command.join(' ').toLowerCase().includes(f));
+}
+
+function Recording({ state, session }: { state: LiveState; session: LiveSession }) {
+  const p = state.phase;
+  const rec = recordingOf(p)!;
+  const w = state.latest;
+  const nodeIds = (state.topology?.nodes ?? []).map((x) => x.id);
+  const target = rec.target.command ? rec.target.command.join(' ') : `pid ${rec.target.pid}`;
+  return (
+    <section className="panel" aria-labelledby="live-rec-heading" data-testid="live-recording" data-recording={rec.id}>
+      <h2 id="live-rec-heading">
+        Recording <code>{rec.id}</code>: {target}
+        {w?.pid ? ` (pid ${w.pid})` : ''}
+      </h2>
+      <div className="live__status" aria-live="polite" data-testid="live-status">
+        {p.kind === 'running' && <span className="live__dot" aria-hidden="true" />}
+        {p.kind === 'running' && 'Recording…'}
+        {p.kind === 'stopping' && 'Stopping: the server writes the trace…'}
+        {p.kind === 'downloading' && `${endReason(p.end)} Downloading the trace…`}
+        {p.kind === 'ended' && `${endReason(p.end)} The trace is open in the views.`}
+        {p.kind === 'failed' && `The recording failed (${p.error.code}): ${p.error.message}`}
+        {p.kind === 'gone' && 'Server gone: the live connection closed unexpectedly.'}
+        {p.kind === 'running' && (
+          <button type="button" className="primary" onClick={() => void session.stop()} data-testid="live-stop">
+            Stop
+          </button>
+        )}
+        {(p.kind === 'ended' || p.kind === 'failed' || p.kind === 'gone') && (
+          <button type="button" onClick={() => session.reset()} data-testid="live-new">
+            New recording
+          </button>
+        )}
+      </div>
+      {p.kind === 'gone' && (
+        <Alert testId="live-gone" title="Server gone.">
+          <p>{p.message}</p>
+        </Alert>
+      )}
+      {p.kind === 'failed' && (
+        <Alert testId="live-failed" title={`The recording failed: ${p.error.code}`}>
+          <p>{p.error.message}</p>
+        </Alert>
+      )}
+      {p.kind === 'ended' && <ApplyNote pid={p.end.summary?.pid ?? w?.pid ?? null} exited={p.end.summary?.stopReason === 'process-exit'} />}
+      <p className="ns-muted hint" data-testid="live-honesty">
+        Measured: page faults (software event, every fault, by the node of the faulted page, asked with move_pages) and page placement
+        (distinct 4 KiB pages touched, by their current node). Thread cpu/node: where each thread last ran (/proc). Memory accesses and
+        traffic are not shown live; nothing here is estimated.
+      </p>
+      {w ? <LiveNumbers w={w} windows={state.windows} nodeIds={nodeIds} /> : <p className="ns-muted">Waiting for the first window…</p>}
+    </section>
+  );
+}
+
+function ApplyNote({ pid, exited }: { pid: number | null; exited: boolean }) {
+  return (
+    <p className="ns-muted hint" data-testid="live-apply-note">
+      Apply from the app arrives with the apply endpoint; use <code>numascope apply PLAN -p {pid ?? 'PID'}</code> now
+      {exited ? ' (on a process that is still running; this one has exited).' : '.'}
+    </p>
+  );
+}
+
+function count(list: NodeCount[], node: number): number {
+  return list.find((c) => c.node === node)?.count ?? 0;
+}
+
+function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWindow[]; nodeIds: number[] }) {
+  const rows = useMemo(() => {
+    const ids = new Set<number>(nodeIds);
+    for (const c of [...w.totals.faultsByNode, ...w.totals.pagesByNode]) ids.add(c.node);
+    return [...ids].sort((a, b) => (a < 0 ? 1 : b < 0 ? -1 : a - b));
+  }, [w, nodeIds]);
+  return (
+    <>
+      <dl className="live__totals">
+        <Stat id="live-elapsed" label="elapsed" value={w.elapsedUs} text={formatDurationUs(w.elapsedUs)} />
+        <Stat id="live-faults" label="page faults (measured)" value={w.totals.faults} />
+        <Stat id="live-pages" label="pages touched (measured)" value={w.totals.pages} />
+        <Stat id="live-threads-seen" label="threads seen" value={w.threadsSeen} />
+        <Stat id="live-lost" label="lost samples" value={w.lostSamples} warn={w.lostSamples > 0} />
+        <Stat id="live-windows" label="windows" value={w.seq + 1} />
+      </dl>
+      <FaultChart windows={windows} nodeIds={rows} />
+      <div className="live__tables">
+        <table className="data" data-testid="live-nodes">
+          <caption>Per node, since the start (measured)</caption>
+          <thead>
+            <tr>
+              <th scope="col">node</th>
+              <th scope="col">page faults</th>
+              <th scope="col">pages (current node)</th>
+              <th scope="col">faults, last window</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((node) => {
+              const key = node < 0 ? 'unknown' : String(node);
+              return (
+                <tr key={node}>
+                  <th scope="row">
+                    <span className="live__swatch" style={{ background: nodeColor(node, nodeIds) }} aria-hidden="true" />
+                    {node < 0 ? 'unknown' : `node ${node}`}
+                  </th>
+                  <td data-testid={`live-node-${key}-faults`} data-value={count(w.totals.faultsByNode, node)}>
+                    {n(count(w.totals.faultsByNode, node))}
+                  </td>
+                  <td data-testid={`live-node-${key}-pages`} data-value={count(w.totals.pagesByNode, node)}>
+                    {n(count(w.totals.pagesByNode, node))}
+                  </td>
+                  <td>{n(count(w.faultsByNode, node))}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        <table className="data" data-testid="live-threads">
+          <caption>Threads now ({n(w.threads.length)})</caption>
+          <thead>
+            <tr>
+              <th scope="col">tid</th>
+              <th scope="col" className="text">
+                name
+              </th>
+              <th scope="col">cpu</th>
+              <th scope="col">node</th>
+              <th scope="col">faults, last window</th>
+            </tr>
+          </thead>
+          <tbody>
+            {w.threads.slice(0, 200).map((t) => (
+              <tr key={t.tid} data-testid={`live-thread-${t.tid}`} className={t.alive ? undefined : 'ns-muted'}>
+                <th scope="row">{t.tid}</th>
+                <td className="text">
+                  {t.name}
+                  {t.alive ? '' : ' (exited)'}
+                </td>
+                <td>{t.cpu >= 0 ? t.cpu : '–'}</td>
+                <td>{t.node >= 0 ? t.node : '–'}</td>
+                <td>{n(t.faults)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function Stat({ id, label, value, text, warn }: { id: string; label: string; value: number; text?: string; warn?: boolean }) {
+  return (
+    <div className={warn ? 'live__stat live__stat--warn' : 'live__stat'}>
+      <dt>{label}</dt>
+      <dd data-testid={id} data-value={value}>
+        {text ?? n(value)}
+      </dd>
+    </div>
+  );
+}
+
+const CHART_W = 720;
+const CHART_H = 140;
+
+/** Page faults per window, stacked by the node of the faulted page; the last 240 windows (one minute). */
+function FaultChart({ windows, nodeIds }: { windows: LiveWindow[]; nodeIds: number[] }) {
+  const ref = useRef<SVGSVGElement>(null);
+  const max = Math.max(1, ...windows.map((w) => w.faults));
+  const slot = CHART_W / 240;
+  return (
+    <figure className="live__chart">
+      <figcaption>Page faults per 250 ms window, by node of the faulted page (measured); last {n(windows.length)} windows, max {n(max)}</figcaption>
+      <svg ref={ref} viewBox={`0 0 ${CHART_W} ${CHART_H}`} width="100%" height={CHART_H} role="img" aria-label="Page faults per window by node" data-testid="live-chart">
+        <line x1={0} x2={CHART_W} y1={CHART_H - 0.5} y2={CHART_H - 0.5} className="live__axis" />
+        {windows.map((w, i) => {
+          let y = CHART_H;
+          return (
+            <g key={w.seq} transform={`translate(${i * slot},0)`}>
+              {nodeIds.map((node) => {
+                const c = count(w.faultsByNode, node);
+                if (c === 0) return null;
+                const h = (c / max) * (CHART_H - 4);
+                y -= h;
+                return <rect key={node} x={0} y={y} width={Math.max(1, slot - 0.5)} height={h} fill={nodeColor(node, nodeIds.filter((x) => x >= 0))} />;
+              })}
+            </g>
+          );
+        })}
+      </svg>
+    </figure>
+  );
+}

@@ -1,0 +1,190 @@
+/**
+ * HTTP + WebSocket client of `numascope serve` (docs/live-api.md). Every request carries
+ * `Authorization: Bearer TOKEN`; the WebSocket, which cannot carry headers, has `?token=`.
+ * `fetch` and `WebSocket` are injected so the unit tests run against a fake server.
+ */
+import { parseLiveMessage, ProtocolError } from './protocol';
+import type { LiveEnd, LiveWindow, ProcessInfo, Probe, Recording, Topology } from './protocol';
+
+/** auth: 401/403 (wrong or stale token, foreign origin); unreachable: no answer at all; api: any other API error. */
+export type ApiErrorKind = 'auth' | 'unreachable' | 'api' | 'protocol';
+
+export class ApiError extends Error {
+  readonly kind: ApiErrorKind;
+  readonly status: number | null;
+  readonly code: string;
+  constructor(kind: ApiErrorKind, status: number | null, code: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.kind = kind;
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export interface WebSocketLike {
+  onmessage: ((e: { data: unknown }) => void) | null;
+  onclose: ((e: { code: number; reason: string; wasClean: boolean }) => void) | null;
+  onerror: ((e: unknown) => void) | null;
+  close(): void;
+}
+
+export interface LiveDeps {
+  fetch: (input: string, init?: RequestInit) => Promise<Response>;
+  openSocket: (url: string) => WebSocketLike;
+  /** `http://127.0.0.1:PORT` — the server that served the page. */
+  origin: string;
+}
+
+export function browserDeps(): LiveDeps {
+  return {
+    fetch: (input, init) => window.fetch(input, init),
+    openSocket: (url) => new WebSocket(url) as unknown as WebSocketLike,
+    origin: window.location.origin,
+  };
+}
+
+export interface StartRequest {
+  pid?: number;
+  command?: string[];
+  durationS?: number;
+  intervalMs?: number;
+}
+
+export interface WatchHandlers {
+  onWindow: (w: LiveWindow) => void;
+  onEnd: (e: LiveEnd) => void;
+  /** The socket closed before an `end` message, or sent something that is not the protocol. */
+  onLost: (message: string) => void;
+}
+
+export class LiveApi {
+  private readonly token: string;
+  private readonly deps: LiveDeps;
+
+  constructor(token: string, deps: LiveDeps) {
+    this.token = token;
+    this.deps = deps;
+  }
+
+  private async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.token}` };
+    const init: RequestInit = { method, headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let response: Response;
+    try {
+      response = await this.deps.fetch(this.deps.origin + path, init);
+    } catch (e) {
+      throw new ApiError(
+        'unreachable',
+        null,
+        'unreachable',
+        `numascope serve did not answer (${(e as Error).message}). Is it still running? Start it again and open the URL it prints.`,
+      );
+    }
+    if (response.ok) return response;
+    let code = 'http';
+    let message = `HTTP ${response.status}${response.statusText ? ' ' + response.statusText : ''}`;
+    try {
+      const j = (await response.json()) as { error?: { code?: string; message?: string } };
+      if (j.error?.code) code = j.error.code;
+      if (j.error?.message) message = j.error.message;
+    } catch {
+      /* not JSON: keep the status line */
+    }
+    const kind: ApiErrorKind = response.status === 401 || response.status === 403 ? 'auth' : 'api';
+    throw new ApiError(kind, response.status, code, message);
+  }
+
+  private async json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const r = await this.request(method, path, body);
+    try {
+      return (await r.json()) as T;
+    } catch {
+      throw new ApiError('protocol', r.status, 'bad-json', `${path} did not answer JSON`);
+    }
+  }
+
+  probe(): Promise<Probe> {
+    return this.json<Probe>('GET', '/api/probe');
+  }
+
+  topology(): Promise<Topology> {
+    return this.json<Topology>('GET', '/api/topology');
+  }
+
+  async processes(): Promise<ProcessInfo[]> {
+    return (await this.json<{ processes: ProcessInfo[] }>('GET', '/api/processes')).processes;
+  }
+
+  start(req: StartRequest): Promise<Recording> {
+    return this.json<Recording>('POST', '/api/recordings', req);
+  }
+
+  status(id: string): Promise<Recording> {
+    return this.json<Recording>('GET', `/api/recordings/${encodeURIComponent(id)}`);
+  }
+
+  stop(id: string): Promise<Recording> {
+    return this.json<Recording>('POST', `/api/recordings/${encodeURIComponent(id)}/stop`);
+  }
+
+  async trace(id: string): Promise<ArrayBuffer> {
+    return (await this.request('GET', `/api/recordings/${encodeURIComponent(id)}/trace`)).arrayBuffer();
+  }
+
+  /** The WebSocket URL of a recording's live windows. */
+  liveUrl(id: string): string {
+    const ws = this.deps.origin.replace(/^http/, 'ws');
+    return `${ws}/api/recordings/${encodeURIComponent(id)}/live?token=${encodeURIComponent(this.token)}`;
+  }
+
+  /** Subscribes to a recording's windows; returns a function that unsubscribes (no callbacks after it). */
+  watch(id: string, h: WatchHandlers): () => void {
+    let done = false;
+    const socket = this.deps.openSocket(this.liveUrl(id));
+    const finish = () => {
+      done = true;
+      socket.onmessage = null;
+      socket.onclose = null;
+      socket.onerror = null;
+    };
+    socket.onmessage = (e) => {
+      if (done) return;
+      if (typeof e.data !== 'string') return;
+      let msg: LiveWindow | LiveEnd;
+      try {
+        msg = parseLiveMessage(e.data);
+      } catch (err) {
+        finish();
+        socket.close();
+        h.onLost(`The live connection sent something unexpected (${err instanceof ProtocolError ? err.message : String(err)}).`);
+        return;
+      }
+      if (msg.type === 'window') h.onWindow(msg);
+      else {
+        finish();
+        h.onEnd(msg);
+      }
+    };
+    socket.onerror = () => {
+      /* onclose follows with the details */
+    };
+    socket.onclose = (e) => {
+      if (done) return;
+      finish();
+      h.onLost(
+        `The live connection closed before the recording ended (WebSocket code ${e.code}${e.reason ? `: ${e.reason}` : ''}). ` +
+          'numascope serve may have stopped; the recording stops with it.',
+      );
+    };
+    return () => {
+      if (done) return;
+      finish();
+      socket.close();
+    };
+  }
+}

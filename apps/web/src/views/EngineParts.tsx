@@ -1,0 +1,164 @@
+/** Pieces the engine views share: metric cards with provenance badges, progress, the no-access notice. */
+import { useEffect, useState } from 'react';
+import { formatBytes, formatDurationUs, formatPercent } from '@numascope/viz';
+import type { AnalysisView, PolicyView } from '../engine/run';
+import type { AnalysisState } from '../engine/use-analysis';
+import { ESTIMATE_POLICY_IDS, policyLabel } from '../engine/policies';
+
+export type BadgeStatus = 'measured' | 'estimated' | 'synthetic';
+
+export function Badge({ status, reason }: { status: BadgeStatus; reason: string }) {
+  return (
+    <span className="ns-badge" data-status={status} data-testid="metric-badge" data-badge={status}>
+      <span className="ns-badge__body" tabIndex={0} title={reason}>
+        <span className="ns-badge__status">{status}</span>
+      </span>
+      <span role="tooltip" className="ns-badge__tooltip">
+        {reason}
+      </span>
+    </span>
+  );
+}
+
+/** The badge of a simulator output: a prediction, and from what. */
+export function predictionBadge(a: AnalysisView): { status: BadgeStatus; reason: string } {
+  if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording; predicted by the simulator from ${a.machine.provenance}` };
+  const est = a.estimate ? 'ESTIMATED from page placement only (no memory-access samples; accesses assumed uniform); ' : '';
+  return { status: 'estimated', reason: `${est}predicted by the simulator from ${a.machine.provenance}` };
+}
+
+export interface MetricSpec {
+  key: string;
+  label: string;
+  value: number;
+  text: string;
+}
+
+export function policyMetrics(p: PolicyView): MetricSpec[] {
+  return [
+    { key: 'localAccessRatio', label: 'Local access ratio', value: p.localAccessRatio, text: formatPercent(p.localAccessRatio) },
+    { key: 'memoryLatencyNs', label: 'Memory latency', value: p.memoryLatencyNs, text: `${p.memoryLatencyNs.toFixed(0)} ns` },
+    { key: 'mcImbalancePct', label: 'MC imbalance', value: p.mcImbalancePct, text: `${p.mcImbalancePct.toFixed(1)}%` },
+    { key: 'interconnectUsagePct', label: 'Interconnect usage', value: p.interconnectUsagePct, text: `${p.interconnectUsagePct.toFixed(1)}%` },
+    { key: 'interconnectImbalancePct', label: 'Interconnect imbalance', value: p.interconnectImbalancePct, text: `${p.interconnectImbalancePct.toFixed(1)}%` },
+  ];
+}
+
+export function MetricCards({ analysis, policy, extra = [] }: { analysis: AnalysisView; policy: PolicyView; extra?: MetricSpec[] }) {
+  const badge = predictionBadge(analysis);
+  const counterBadge: { status: BadgeStatus; reason: string } = analysis.synthetic
+    ? { status: 'synthetic', reason: 'counters of a synthetic recording' }
+    : { status: 'measured', reason: 'recorded hardware counters of this recording (not predicted; shown for the observed placement only)' };
+  return (
+    <dl className="metric-cards" data-testid="metric-cards" data-policy={policy.policy}>
+      {[...policyMetrics(policy), ...extra].map((m) => (
+        <div key={m.key} className="metric-card" data-testid={`metric-${m.key}`}>
+          <dt>
+            {m.label} <Badge {...badge} />
+          </dt>
+          <dd data-value={m.value}>{m.text}</dd>
+        </div>
+      ))}
+      {policy.l3Mpki !== null && (
+        <div className="metric-card" data-testid="metric-l3Mpki">
+          <dt>
+            L3 MPKI <Badge {...counterBadge} />
+          </dt>
+          <dd data-value={policy.l3Mpki}>{policy.l3Mpki.toFixed(2)}</dd>
+        </div>
+      )}
+      {policy.ipc !== null && (
+        <div className="metric-card" data-testid="metric-ipc">
+          <dt>
+            IPC <Badge {...counterBadge} />
+          </dt>
+          <dd data-value={policy.ipc}>{policy.ipc.toFixed(2)}</dd>
+        </div>
+      )}
+    </dl>
+  );
+}
+
+export function costText(p: PolicyView): string {
+  return p.migratedBytes > 0 ? `${formatBytes(p.migratedBytes)} moved (${formatDurationUs(p.migrationUs)})` : 'no migration';
+}
+
+export function Progress({ state }: { state: Extract<AnalysisState, { status: 'running' }> }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(t);
+  }, []);
+  return (
+    <div className="engine-progress" role="status" data-testid="engine-progress">
+      <progress aria-label="Replaying policies" /> {state.label} <span className="ns-muted">{((now - state.startedAt) / 1000).toFixed(1)} s</span>
+    </div>
+  );
+}
+
+/** The engine refused: for page-fault-only traces, say why and offer the placement-only estimate. */
+export function EngineRefusal({ error, onEstimate }: { error: { code: string; message: string }; onEstimate: () => void }) {
+  if (error.code === 'no-access-data') {
+    return (
+      <div className="notice notice--warn" role="alert" data-testid="no-access-data">
+        <p>
+          <strong>This recording has no memory-access samples:</strong> it was made without IBS or PEBS, so it says where pages were first
+          touched but not how often they are accessed. The engine cannot predict traffic from it.
+        </p>
+        <p className="ns-muted">{error.message}</p>
+        <p>
+          <button type="button" onClick={onEstimate} data-testid="use-estimate">
+            Use the placement-only estimate
+          </button>{' '}
+          assumes every thread accesses every page equally (engine option <code>access-estimate: uniform</code>). Everything it shows is
+          labelled ESTIMATED; {['carrefour', 'asymsched', 'autonuma'].map(policyLabel).join(', ')} need measured access rates and are not
+          replayed on it.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div className="notice notice--error" role="alert" data-testid="engine-error" data-code={error.code}>
+      <p>
+        <strong>The policy engine refused this analysis</strong> ({error.code}): {error.message}
+      </p>
+    </div>
+  );
+}
+
+export function EstimateBanner({ analysis, onExit }: { analysis: AnalysisView; onExit?: () => void }) {
+  if (!analysis.estimate) return null;
+  return (
+    <div className="notice notice--estimate" data-testid="estimate-banner">
+      <strong>ESTIMATED</strong> — placement-only estimate: this recording has no memory-access samples, so accesses were assumed uniform
+      (every thread reads every page equally). Page and thread placement are measured; traffic split follows from the assumption; rates and
+      latencies are not meaningful. Policies that can run on it: {ESTIMATE_POLICY_IDS.filter((p) => p !== 'manual').map(policyLabel).join(', ')}.
+      {onExit && (
+        <>
+          {' '}
+          <button type="button" className="link-button" onClick={onExit}>
+            Turn the estimate off
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function UnavailableList({ analysis }: { analysis: AnalysisView }) {
+  if (analysis.unavailable.length === 0) return null;
+  return (
+    <ul className="unavailable-list" data-testid="unavailable-policies">
+      {analysis.unavailable.map((u) => (
+        <li key={u.policy} data-policy={u.policy}>
+          <span className="ns-badge" data-status="unavailable">
+            <span className="ns-badge__body">
+              <span className="ns-badge__status">unavailable</span>
+            </span>
+          </span>{' '}
+          <strong>{policyLabel(u.policy)}</strong>: {u.reason}
+        </li>
+      ))}
+    </ul>
+  );
+}

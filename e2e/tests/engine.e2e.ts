@@ -1,0 +1,129 @@
+/**
+ * The policy-engine views (Traffic per policy, Compare, Recommendations & plan) on the sample
+ * traces: every number checked here is read from the UI's data-value attributes and compared
+ * with `analyze` run in Node on the same file.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { analyze, readTrace, validatePlan } from '@numascope/policy-engine';
+import { idleState, screenshot, valueOf } from '../fixtures/app.js';
+import { SAMPLE_TRACES_DIR } from '../fixtures/expectations.js';
+
+const HOTSPOT = 'streamcluster-hotspot.numascope';
+const FAULTS_ONLY = 'recorded-testload-4threads.numascope';
+const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
+
+const hotspot = analyze(readTrace(new Uint8Array(readFileSync(path.join(SAMPLE_TRACES_DIR, HOTSPOT)))), { windowMs: 100, policies: POLICIES });
+const metric = (policy: string) => hotspot.policies.find((p) => p.policy === policy)!;
+
+test('traffic graph: first-touch has a hot node 0, interleave evens the load (numbers match the engine)', async ({ page }) => {
+  await page.goto(`./?trace=samples/${HOTSPOT}&view=traffic&policy=first-touch`);
+  expect(await idleState(page)).toBe('ready');
+  const view = page.getByTestId('traffic-view');
+  const imbalance = await valueOf(view.getByTestId('metric-mcImbalancePct').locator('dd'));
+  expect(imbalance).toBeCloseTo(metric('first-touch').mcImbalancePct, 6);
+  expect(imbalance).toBeGreaterThan(100);
+  expect(await valueOf(view.getByTestId('metric-localAccessRatio').locator('dd'))).toBeCloseTo(metric('first-touch').localAccessRatio, 6);
+  expect(await valueOf(view.getByTestId('metric-memoryLatencyNs').locator('dd'))).toBeCloseTo(metric('first-touch').memoryLatencyNs, 6);
+  const hot = view.locator('[data-testid="node-mark"][data-node="0"]');
+  await expect(hot).toHaveAttribute('data-hot', 'true');
+  const share = await valueOf(hot.getByTestId('node-share'));
+  expect(share).toBeGreaterThan(0.5);
+  await expect(hot.getByTestId('node-share')).toHaveText(`${Math.round(share * 100)}%`);
+  await expect(view.getByTestId('metric-badge').first()).toHaveAttribute('data-badge', /estimated|synthetic/);
+  await screenshot(view.getByTestId('traffic-graph'), 'traffic-streamcluster-first-touch');
+  await screenshot(page, 'traffic-view');
+
+  await view.getByTestId('policy-interleave').click();
+  expect(await idleState(page)).toBe('ready');
+  const il = await valueOf(view.getByTestId('metric-mcImbalancePct').locator('dd'));
+  expect(il).toBeCloseTo(metric('interleave').mcImbalancePct, 6);
+  expect(il).toBeLessThan(35);
+  await expect(view.getByTestId('traffic-graph')).toHaveAttribute('data-hot-node', '');
+  await screenshot(view.getByTestId('traffic-graph'), 'traffic-streamcluster-interleave');
+});
+
+test('compare: 3 columns with deltas against the baseline, a machine in one click, share link round trip', async ({ page }) => {
+  await page.goto(`./?trace=samples/${HOTSPOT}&view=compare`);
+  expect(await idleState(page)).toBe('ready');
+  const cols = page.getByTestId('compare-column');
+  await expect(cols).toHaveCount(3);
+  const second = cols.nth(1);
+  await expect(second).toHaveAttribute('data-spec', 'interleave');
+  const d = await valueOf(second.getByTestId('delta-mcImbalancePct').locator('td'));
+  expect(d).toBeCloseTo(metric('interleave').mcImbalancePct - metric('first-touch').mcImbalancePct, 6);
+  const speedup = await valueOf(second.getByTestId('column-speedup'));
+  const ft = metric('first-touch');
+  const il = metric('interleave');
+  expect(speedup).toBeCloseTo((ft.predictedUs + ft.migrationUs) / (il.predictedUs + il.migrationUs), 6);
+  await expect(second.getByTestId('delta-mcImbalancePct')).toHaveAttribute('data-verdict', 'better');
+  await screenshot(page, 'compare-3-columns');
+
+  await page.getByTestId('add-machine').selectOption('amd-genoa-2s-nps4');
+  expect(await idleState(page)).toBe('ready');
+  await expect(cols).toHaveCount(4);
+  await expect(cols.nth(3)).toHaveAttribute('data-spec', 'first-touch@amd-genoa-2s-nps4');
+  await expect(cols.nth(3).getByTestId('metric-mcImbalancePct')).toBeVisible();
+  const url = page.url();
+  expect(url).toContain('cmp=first-touch~interleave~carrefour~first-touch@amd-genoa-2s-nps4');
+
+  const other = await page.context().newPage();
+  await other.goto(url);
+  expect(await idleState(other)).toBe('ready');
+  await expect(other.getByTestId('compare-column')).toHaveCount(4);
+  expect(await other.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-spec')))).toEqual([
+    'first-touch',
+    'interleave',
+    'carrefour',
+    'first-touch@amd-genoa-2s-nps4',
+  ]);
+  expect(await valueOf(other.getByTestId('compare-column').nth(1).getByTestId('delta-mcImbalancePct').locator('td'))).toBeCloseTo(d, 9);
+});
+
+test('plan: build from a recommendation, preview, export validates and its totals match the preview', async ({ page }) => {
+  await page.goto(`./?trace=samples/${HOTSPOT}&view=recommend`);
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('apply-note')).toContainText('Apply needs live mode (numascope serve) or the desktop app');
+  const planable = page.getByTestId('recommendation').locator('input[type=checkbox]:not([disabled])');
+  await planable.first().check();
+  await page.getByTestId('build-plan').click();
+  await expect(page.getByTestId('plan-preview')).toBeVisible();
+  const pages = await valueOf(page.getByTestId('plan-pages'));
+  const bytes = await valueOf(page.getByTestId('plan-bytes'));
+  const threads = await valueOf(page.getByTestId('plan-threads'));
+  expect(pages + threads).toBeGreaterThan(0);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-plan').click()]);
+  const file = await download.path();
+  const plan = validatePlan(JSON.parse(readFileSync(file, 'utf8')));
+  expect(plan.expected.pagesToMove).toBe(pages);
+  expect(plan.expected.bytesToMove).toBe(bytes);
+  expect(plan.expected.threadsToPin).toBe(threads);
+  const perNode = await page.getByTestId('plan-node').evaluateAll((els) => els.map((e) => [e.getAttribute('data-node'), Number(e.getAttribute('data-value'))]));
+  for (const [node, after] of perNode) expect(plan.expected.pagesPerNodeAfter[node!] ?? 0).toBe(after);
+  await screenshot(page, 'recommendations-plan');
+});
+
+test('page-fault-only recording: says so, offers the placement-only estimate, labelled ESTIMATED', async ({ page }) => {
+  await page.goto(`./?trace=samples/${FAULTS_ONLY}&view=traffic`);
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('no-access-data')).toContainText('this recording has no memory-access samples', { ignoreCase: true });
+  await page.getByTestId('use-estimate').click();
+  expect(await idleState(page)).toBe('ready');
+  expect(page.url()).toContain('est=uniform');
+  await expect(page.getByTestId('estimate-banner')).toContainText('ESTIMATED');
+  const unavailable = page.getByTestId('unavailable-policies');
+  for (const p of ['carrefour', 'asymsched', 'autonuma']) await expect(unavailable.locator(`[data-policy="${p}"]`)).toContainText('cannot run on an access estimate');
+  await expect(page.getByTestId('policy-carrefour')).toBeDisabled();
+  const est = analyze(readTrace(new Uint8Array(readFileSync(path.join(SAMPLE_TRACES_DIR, FAULTS_ONLY)))), {
+    windowMs: 100,
+    accessEstimate: 'uniform',
+    policies: ['observed', 'first-touch', 'interleave'],
+  });
+  const observed = est.policies.find((p) => p.policy === 'observed')!;
+  expect(await valueOf(page.getByTestId('metric-mcImbalancePct').locator('dd'))).toBeCloseTo(observed.mcImbalancePct, 6);
+  await screenshot(page, 'traffic-estimate');
+  await page.getByTestId('tab-compare').click();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('compare-column').nth(2).getByTestId('column-unavailable')).toContainText('cannot run on an access estimate');
+});

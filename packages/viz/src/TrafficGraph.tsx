@@ -1,0 +1,212 @@
+/**
+ * The node/link traffic graph of one replay: a NodeMark per NUMA node, sized by the bytes/s its
+ * memory controller serves and coloured by that controller's utilisation, labelled with its
+ * share of all requests served; a directed link per interconnect direction, its width the
+ * bytes/s it carries and its colour its utilisation. `trafficLayout` (pure, D3 scales) computes
+ * every position, radius, colour and path; the component only renders them.
+ */
+import { interpolateYlOrRd, scaleLinear, scaleSequential, scaleSqrt } from 'd3';
+import { formatGBps, formatPercent } from './format.js';
+import { nodeLabel, textColorOn } from './palette.js';
+
+export interface TrafficInput {
+  nodeIds: readonly number[];
+  memoryOnly?: readonly boolean[];
+  /** bytes/s served per memory controller (node index). */
+  mcLoadBytesPerS: readonly number[];
+  /** 0..1 per memory controller. */
+  mcUtilisation: readonly number[];
+  /** Share of all requests each node serves (sums to 1). */
+  mcShare: readonly number[];
+  links: ReadonlyArray<{ from: number; to: number; capacityBytesPerS: number }>;
+  linkLoadBytesPerS: readonly number[];
+  linkUtilisation: readonly number[];
+}
+
+export interface TrafficScales {
+  /** Largest memory-controller load drawn at the largest radius, bytes/s (shared across compared graphs). */
+  maxMcLoadBytesPerS: number;
+  /** Largest link load drawn at the widest stroke, bytes/s. */
+  maxLinkLoadBytesPerS: number;
+}
+
+/** One NUMA node drawn in the graph (never called a "node" in code: a graph vertex is a mark). */
+export interface NodeMark {
+  index: number;
+  id: number;
+  x: number;
+  y: number;
+  r: number;
+  fill: string;
+  text: string;
+  loadBytesPerS: number;
+  utilisation: number;
+  share: number;
+  /** Serves more than 1.5 × an even share (the engine's hot-spot rule). */
+  hot: boolean;
+  memoryOnly: boolean;
+}
+
+export interface LinkMark {
+  index: number;
+  from: number;
+  to: number;
+  /** Line path from edge to edge (offset to its side for two-way pairs) and the arrowhead. */
+  d: string;
+  arrow: string;
+  width: number;
+  stroke: string;
+  loadBytesPerS: number;
+  utilisation: number;
+  capacityBytesPerS: number;
+  labelX: number;
+  labelY: number;
+}
+
+export interface TrafficLayout {
+  size: number;
+  marks: NodeMark[];
+  links: LinkMark[];
+  hotId: number | null;
+}
+
+export const MIN_MARK_RADIUS = 12;
+export const MAX_MARK_RADIUS = 40;
+export const MIN_LINK_WIDTH = 1;
+export const MAX_LINK_WIDTH = 12;
+
+/** Utilisation 0..1 → colour (yellow → red), shared by marks and links. */
+export const utilisationColor = scaleSequential(interpolateYlOrRd).domain([0, 1]);
+
+export function defaultScales(t: TrafficInput): TrafficScales {
+  return {
+    maxMcLoadBytesPerS: Math.max(1, ...t.mcLoadBytesPerS),
+    maxLinkLoadBytesPerS: Math.max(1, ...t.linkLoadBytesPerS),
+  };
+}
+
+export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScales = defaultScales(t)): TrafficLayout {
+  const n = t.nodeIds.length;
+  const rScale = scaleSqrt().domain([0, scales.maxMcLoadBytesPerS]).range([MIN_MARK_RADIUS, MAX_MARK_RADIUS]).clamp(true);
+  const wScale = scaleLinear().domain([0, scales.maxLinkLoadBytesPerS]).range([MIN_LINK_WIDTH, MAX_LINK_WIDTH]).clamp(true);
+  const c = size / 2;
+  const ring = n > 1 ? c - MAX_MARK_RADIUS - 16 : 0;
+  let best = 0;
+  for (let i = 1; i < n; i++) if ((t.mcShare[i] ?? 0) > (t.mcShare[best] ?? 0)) best = i;
+  const hotIndex = n > 1 && (t.mcShare[best] ?? 0) > 1.5 / n ? best : -1;
+  const marks: NodeMark[] = t.nodeIds.map((id, i) => {
+    const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
+    const util = t.mcUtilisation[i] ?? 0;
+    const fill = utilisationColor(util);
+    return {
+      index: i,
+      id,
+      x: c + ring * Math.cos(angle),
+      y: c + ring * Math.sin(angle),
+      r: rScale(t.mcLoadBytesPerS[i] ?? 0),
+      fill,
+      text: textColorOn(toHex(fill)),
+      loadBytesPerS: t.mcLoadBytesPerS[i] ?? 0,
+      utilisation: util,
+      share: t.mcShare[i] ?? 0,
+      hot: i === hotIndex,
+      memoryOnly: t.memoryOnly?.[i] ?? false,
+    };
+  });
+  const links: LinkMark[] = [];
+  t.links.forEach((l, index) => {
+    const a = marks[l.from];
+    const b = marks[l.to];
+    if (!a || !b || l.from === l.to) return;
+    const dx = b.x - a.x;
+    const dy = b.y - a.y;
+    const len = Math.hypot(dx, dy) || 1;
+    const ux = dx / len;
+    const uy = dy / len;
+    const load = t.linkLoadBytesPerS[index] ?? 0;
+    const width = wScale(load);
+    const off = Math.max(3, width / 2 + 1.5);
+    const nx = -uy * off;
+    const ny = ux * off;
+    const x1 = a.x + ux * (a.r + 2) + nx;
+    const y1 = a.y + uy * (a.r + 2) + ny;
+    const head = 6 + width;
+    const x2 = b.x - ux * (b.r + 2) + nx;
+    const y2 = b.y - uy * (b.r + 2) + ny;
+    const bx = x2 - ux * head;
+    const by = y2 - uy * head;
+    const hw = head * 0.55;
+    const util = t.linkUtilisation[index] ?? 0;
+    links.push({
+      index,
+      from: l.from,
+      to: l.to,
+      d: `M${r1(x1)},${r1(y1)}L${r1(bx)},${r1(by)}`,
+      arrow: `M${r1(x2)},${r1(y2)}L${r1(bx - uy * hw)},${r1(by + ux * hw)}L${r1(bx + uy * hw)},${r1(by - ux * hw)}Z`,
+      width,
+      stroke: utilisationColor(util),
+      loadBytesPerS: load,
+      utilisation: util,
+      capacityBytesPerS: l.capacityBytesPerS,
+      labelX: (x1 + x2) / 2 + nx * 2,
+      labelY: (y1 + y2) / 2 + ny * 2,
+    });
+  });
+  return { size, marks, links, hotId: hotIndex >= 0 ? t.nodeIds[hotIndex]! : null };
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
+
+function toHex(color: string): string {
+  const m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(color);
+  if (!m) return color;
+  return `#${[m[1], m[2], m[3]].map((v) => Number(v).toString(16).padStart(2, '0')).join('')}`;
+}
+
+export interface TrafficGraphProps {
+  traffic: TrafficInput;
+  size?: number;
+  scales?: TrafficScales;
+  /** Accessible title, e.g. "First-touch on amd-opteron-8385-4p". */
+  title: string;
+}
+
+export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGraphProps) {
+  const layout = trafficLayout(traffic, size, scales);
+  const max = scales ?? defaultScales(traffic);
+  return (
+    <figure className="ns-traffic" data-testid="traffic-graph" data-hot-node={layout.hotId ?? ''}>
+      <svg viewBox={`0 0 ${size} ${size}`} width={size} height={size} role="img" aria-label={`${title}: memory-controller load per node and traffic per link`}>
+        <title>{title}</title>
+        {layout.links.map((l) => (
+          <g key={`l${l.index}`} className="ns-traffic__link" data-testid="traffic-link" data-from={traffic.nodeIds[l.from]} data-to={traffic.nodeIds[l.to]} data-value={l.loadBytesPerS}>
+            <title>
+              {`${nodeLabel(traffic.nodeIds[l.from]!)} → ${nodeLabel(traffic.nodeIds[l.to]!)}: ${formatGBps(l.loadBytesPerS / 1e9)} of ${formatGBps(l.capacityBytesPerS / 1e9)} (${formatPercent(l.utilisation)} utilised)`}
+            </title>
+            <path d={l.d} stroke={l.stroke} strokeWidth={l.width} fill="none" strokeLinecap="butt" />
+            <path d={l.arrow} fill={l.stroke} stroke="#444" strokeWidth={0.5} />
+          </g>
+        ))}
+        {layout.marks.map((m) => (
+          <g key={`m${m.id}`} className="ns-traffic__mark" data-testid="node-mark" data-node={m.id} data-share={m.share} data-load={m.loadBytesPerS} data-r={m.r} data-hot={m.hot ? 'true' : 'false'}>
+            <title>{`${nodeLabel(m.id)}${m.memoryOnly ? ' (memory only)' : ''}: serves ${formatPercent(m.share)} of requests, ${formatGBps(m.loadBytesPerS / 1e9)}, memory controller ${formatPercent(m.utilisation)} utilised`}</title>
+            <circle cx={m.x} cy={m.y} r={m.r} fill={m.fill} stroke={m.hot ? '#b00020' : '#333'} strokeWidth={m.hot ? 3 : 1} strokeDasharray={m.memoryOnly ? '4 2' : undefined} />
+            <text x={m.x} y={m.y + m.r + 13} textAnchor="middle" className="ns-traffic__id">
+              {nodeLabel(m.id)}
+            </text>
+            <text x={m.x} y={m.y + 4} textAnchor="middle" className="ns-traffic__share" fill={m.text} data-testid="node-share" data-value={m.share}>
+              {formatPercent(m.share, 0)}
+            </text>
+          </g>
+        ))}
+      </svg>
+      <figcaption className="ns-traffic__legend">
+        <span className="ns-traffic__ramp" aria-hidden="true" />
+        <span>colour: utilisation 0 → 100 %</span>
+        <span>circle area: memory-controller load (largest = {formatGBps(max.maxMcLoadBytesPerS / 1e9)})</span>
+        <span>arrow width: link traffic (widest = {formatGBps(max.maxLinkLoadBytesPerS / 1e9)})</span>
+        <span>% = share of requests served{layout.hotId !== null ? `; hot spot: ${nodeLabel(layout.hotId)}` : ''}</span>
+      </figcaption>
+    </figure>
+  );
+}
