@@ -14,7 +14,7 @@ CACHE=${TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numascope/testbed}
 WORK=${TESTBED_WORK:-$ROOT/.cache/testbed-work}
 TMO=${TESTBED_TIMEOUT:-240}
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}     # e.g. linux-image-6.1.0-56-amd64; default: what linux-image-amd64 depends on
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate"
 T_ALL=$(date +%s.%N)
 mkdir -p "$CACHE" "$WORK"
 
@@ -38,6 +38,7 @@ is_static() { { ldd "$1" 2>&1 || true; } | grep -q -E 'not a dynamic|statically 
 { [ -x /bin/busybox ] && is_static /bin/busybox; } || need+=(busybox-static)
 command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
+command -v migratepages >/dev/null || need+=(numactl)   # scenario g's baseline (copied into the guest)
 if [ ${#need[@]} -gt 0 ]; then
   t=$(date +%s.%N)
   say "installing ${need[*]}"
@@ -95,11 +96,13 @@ for b in numascope numascope-testload; do
 done
 
 # ------------------------------------------------------------------ 4. topology + initramfs
-# 4 nodes x (1 cpu + 256 MiB); asymmetric SLIT (row = from, column = to).
+# 4 nodes x (1 cpu + 512 MiB: scenario g holds a 256 MiB buffer on node 0); asymmetric SLIT
+# (row = from, column = to). Guest RAM is only backed on the host where the guest touches it.
 DIST=("10 20 30 40" "25 10 20 30" "35 25 10 20" "45 35 25 10")
-QARGS=(-smp 4 -m 1G)
+NODE_MIB=${TESTBED_NODE_MIB:-512}
+QARGS=(-smp 4 -m $((4 * NODE_MIB))M)
 for i in 0 1 2 3; do
-  QARGS+=(-object "memory-backend-ram,id=m$i,size=256M" -numa "node,nodeid=$i,cpus=$i,memdev=m$i")
+  QARGS+=(-object "memory-backend-ram,id=m$i,size=${NODE_MIB}M" -numa "node,nodeid=$i,cpus=$i,memdev=m$i")
 done
 for s in 0 1 2 3; do
   read -r -a row <<< "${DIST[$s]}"
@@ -112,6 +115,14 @@ R=$WORK/rootfs
 rm -rf "$R" && mkdir -p "$R"/{bin,proc,sys,dev,tmp}
 cp "$BUSYBOX" "$R/bin/busybox"
 cp "$BIN/numascope" "$BIN/numascope-testload" "$R/bin/"
+# numactl's migratepages (scenario g's baseline) is dynamically linked: the binary plus the
+# libraries ldd names (libnuma, libc, the loader), each at the path ldd gives.
+if MP=$(command -v migratepages); then
+  cp -L "$MP" "$R/bin/migratepages"
+  for lib in $(ldd "$MP" 2>/dev/null | grep -oE '/[^ ]+'); do
+    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+  done
+fi
 cp "$HERE/guest/init" "$R/init" && cp "$HERE/guest/scenarios.sh" "$R/scenarios.sh"
 chmod +x "$R/init"
 {
@@ -168,5 +179,8 @@ if [ $failed -gt 0 ]; then
   say "serial log excerpt (full log: $LOG):"
   grep -a -v '^\s*$' "$LOG" | tail -150 >&2
 fi
+# scenario g's figures (a reported figure, not a pass/fail gate)
+bench=$(grep -a '^BENCH ' "$LOG" | head -1 | tr -d '\r')
+[ -n "$bench" ] && echo "BENCH g-bench-migrate: ${bench#BENCH } (ratio = migratepages time / apply time in the same guest run; >= 1: apply at least as fast)"
 grep -q 'NUMASCOPE-TESTBED END' "$LOG" || say "warning: the guest did not reach the end of the scenario script"
 finish $passed $failed

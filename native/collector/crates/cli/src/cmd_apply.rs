@@ -54,6 +54,11 @@ pub struct ApplyArgs {
     #[arg(long = "no-skip")]
     no_skip: bool,
 
+    /// Threads issuing move_pages at once, on disjoint batches (default: the number of cpus, at
+    /// most 8; --pause-ms implies 1).
+    #[arg(long = "jobs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: Option<u64>,
+
     /// No progress lines on stderr.
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
@@ -109,6 +114,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         progress: !args.quiet,
         no_skip: args.no_skip,
         pause: args.pause_ms.map(Duration::from_millis),
+        jobs: args.jobs.unwrap_or(0) as usize,
         ..Default::default()
     };
     let started_ms = unix_ms();
@@ -119,10 +125,9 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         let plan_json: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
         let entry = apply::audit::entry(&plan_json, &report, started_ms, unix_ms());
         if let Err(e) = apply::audit::spool(&apply::audit::spool_dir(), &entry) {
-            report.warnings.push(format!(
-                "could not write the audit-log entry to {}: {e}",
-                apply::audit::spool_dir().display()
-            ));
+            report
+                .warnings
+                .push(format!("could not write the audit-log entry to {}: {e}", apply::audit::spool_dir().display()));
         }
     }
     let mut write_err = None;
@@ -295,6 +300,12 @@ pub fn human(r: &ApplyReport) -> String {
     if let Some(p) = &r.rollback_record {
         let _ = writeln!(s, "rollback record: {p}  (undo with `numascope rollback {p}`)");
     }
-    let _ = writeln!(s, "elapsed: {:.1} ms", r.elapsed_ms);
+    let _ = writeln!(
+        s,
+        "elapsed: {:.1} ms ({} move_pages thread{})",
+        r.elapsed_ms,
+        r.jobs,
+        if r.jobs == 1 { "" } else { "s" }
+    );
     s
 }

@@ -386,6 +386,35 @@ fn budget_exhausted_is_reported_as_partial() {
     assert!(stderr(&o).contains("time budget of 0 ms ran out"), "{}", stderr(&o));
 }
 
+#[test]
+fn parallel_jobs_move_every_page_and_pause_implies_one_job() {
+    let tmp = Tmp::new("jobs");
+    let load = Load::start();
+    let pages = load.shared_len / 4096;
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let pid = load.pid.to_string();
+    for (extra, jobs) in
+        [(&["--jobs", "3"][..], 3), (&["--jobs", "1"][..], 1), (&["--jobs", "3", "--pause-ms", "1"][..], 1)]
+    {
+        let mut args = vec!["apply", p.to_str().unwrap(), "-p", &pid, "--json", "--no-skip", "-q", "--batch", "7"];
+        args.extend_from_slice(extra);
+        let rb = tmp.file(&format!("rb-{jobs}-{}.json", extra.len()));
+        args.extend_from_slice(&["--rollback-out", rb.to_str().unwrap()]);
+        let o = run(&tmp, &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let r = json_out(&o);
+        assert_eq!(r["status"], "complete", "{extra:?}: {r}");
+        assert_eq!(r["jobs"], jobs, "{extra:?}");
+        assert_eq!(r["pages"]["moved"], pages, "{extra:?}: {r}");
+        assert_eq!(r["pages"]["onTargetAfter"], pages, "{extra:?}");
+        let rec: Value = serde_json::from_str(&std::fs::read_to_string(&rb).unwrap()).unwrap();
+        assert_eq!(rec["pages"][0]["count"], pages, "{extra:?}: one run of every moved page");
+    }
+    // --jobs 0 is a usage error
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &pid, "--jobs", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 /// Run as `nobody` against a root-owned process: refused before anything changes, naming the
 /// capability. Only when the tests run as root (else there is no other user to try).
 #[test]

@@ -23,6 +23,8 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -54,7 +56,33 @@ pub struct ApplyOptions {
     pub no_skip: bool,
     /// Pause between `move_pages` batches (limits the impact on the running process).
     pub pause: Option<Duration>,
+    /// Threads issuing `move_pages` (and the page queries) on disjoint page sets at once; 0:
+    /// the number of cpus, at most [`MAX_AUTO_JOBS`]. A pause between batches implies 1.
+    pub jobs: usize,
     pub proc_root: PathBuf,
+}
+
+/// Upper bound of the automatic `jobs` (the number of cpus beyond this gains little: the
+/// kernel serialises parts of a migration on the target's page tables and the LRU locks).
+pub const MAX_AUTO_JOBS: usize = 8;
+
+impl ApplyOptions {
+    /// The number of threads a run uses for `work` pages: `jobs` (0: the number of cpus, at most
+    /// [`MAX_AUTO_JOBS`]), 1 with a pause between batches, never more than there are batches.
+    pub fn effective_jobs(&self, work: usize) -> usize {
+        self.max_jobs().min(work.div_ceil(self.batch_pages.max(1))).max(1)
+    }
+
+    /// `jobs`, or the number of cpus (at most [`MAX_AUTO_JOBS`]) for 0; 1 with a pause.
+    pub fn max_jobs(&self) -> usize {
+        if self.pause.is_some() {
+            1
+        } else if self.jobs > 0 {
+            self.jobs
+        } else {
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_AUTO_JOBS)
+        }
+    }
 }
 
 impl Default for ApplyOptions {
@@ -66,6 +94,7 @@ impl Default for ApplyOptions {
             progress: false,
             no_skip: false,
             pause: None,
+            jobs: 0,
             proc_root: PathBuf::from("/proc"),
         }
     }
@@ -287,6 +316,8 @@ pub struct ApplyReport {
     /// The planner's totals (`expected` of the plan), for planned-vs-achieved.
     pub expected: Option<Expected>,
     pub warnings: Vec<String>,
+    /// Threads that issued `move_pages` (`--jobs`; 1 in a dry run or with a pause).
+    pub jobs: usize,
     pub elapsed_ms: f64,
     /// Where the rollback record was written (set by the caller).
     pub rollback_record: Option<String>,
@@ -654,7 +685,7 @@ fn run(
     // -- query every page (also the permission pre-flight for move_pages)
     let mut befores: Vec<Vec<i32>> = Vec::with_capacity(groups.len());
     for g in &groups {
-        match query_page_nodes(pid, &g.addrs) {
+        match query_nodes(pid, &g.addrs, opts.max_jobs()) {
             Ok(s) => befores.push(s),
             Err(e) => {
                 return Err(match e.raw_os_error() {
@@ -730,13 +761,24 @@ fn run(
         })
         .collect();
 
+    let mut jobs = 1;
     if !opts.dry_run {
         // -- move pages
         let total: u64 = ranges.iter().map(|r| r.stats.to_move).sum();
-        let mut done = 0u64;
-        let mut last_progress = Instant::now();
+        jobs = opts.effective_jobs(total as usize);
+        let mover = Mover {
+            pid,
+            start_time,
+            proc_root,
+            opts,
+            t0,
+            total,
+            stop: AtomicBool::new(false),
+            budget_hit: AtomicBool::new(false),
+            done: AtomicU64::new(0),
+            last_progress: Mutex::new(Instant::now()),
+        };
         let mut moved_pages: Vec<(u64, u32)> = Vec::new();
-        let mut stop = false;
         for (gi, g) in groups.iter().enumerate() {
             let before = &befores[gi];
             let work: Vec<usize> = (0..g.addrs.len())
@@ -747,40 +789,19 @@ fn run(
             let mut retry: Vec<usize> = Vec::new();
             for pass in 0..2 {
                 let list: Vec<usize> = if pass == 0 { work.clone() } else { std::mem::take(&mut retry) };
-                for chunk in list.chunks(opts.batch_pages.max(1)) {
-                    if stop {
-                        if pass == 0 {
-                            ranges[gi].stats.not_attempted += chunk.len() as u64;
-                        } else {
-                            ranges[gi].stats.not_moved.busy += chunk.len() as u64;
-                        }
-                        continue;
-                    }
-                    if let Some(b) = opts.budget {
-                        if t0.elapsed() >= b {
-                            status = Status::BudgetExhausted;
-                            message = Some(format!(
-                                "the time budget of {} ms ran out; remaining pages were not moved",
-                                b.as_millis()
-                            ));
-                            stop = true;
+                let chunks: Vec<&[usize]> = list.chunks(opts.batch_pages.max(1)).collect();
+                let results = mover.run_chunks(g, &chunks, pass == 0, jobs);
+                let s = &mut ranges[gi].stats;
+                for (chunk, result) in chunks.iter().zip(results) {
+                    match result {
+                        Chunk::NotAttempted => {
                             if pass == 0 {
-                                ranges[gi].stats.not_attempted += chunk.len() as u64;
+                                s.not_attempted += chunk.len() as u64;
                             } else {
-                                ranges[gi].stats.not_moved.busy += chunk.len() as u64;
+                                s.not_moved.busy += chunk.len() as u64;
                             }
-                            continue;
                         }
-                    }
-                    if let (Some(p), true) = (opts.pause, done > 0) {
-                        std::thread::sleep(p);
-                    }
-                    let addrs: Vec<u64> = chunk.iter().map(|&i| g.addrs[i]).collect();
-                    let nodes: Vec<i32> = chunk.iter().map(|&i| g.targets[i] as i32).collect();
-                    let mut st = vec![0i32; chunk.len()];
-                    let s = &mut ranges[gi].stats;
-                    match sys::move_pages(pid, &addrs, &nodes, &mut st) {
-                        Ok(_) => {
+                        Chunk::Done(st) => {
                             for (k, &i) in chunk.iter().enumerate() {
                                 let r = st[k];
                                 if r >= 0 && r as u32 == g.targets[i] {
@@ -798,17 +819,17 @@ fn run(
                                 }
                             }
                         }
-                        Err(e) => match e.raw_os_error() {
-                            // ESRCH: gone; an exiting process (zombie, no mm) gives EINVAL.
-                            n if n == Some(libc::ESRCH) || check_process(pid, Some(start_time), proc_root).is_err() => {
-                                status = Status::ProcessExited;
-                                stop = true;
-                                s.not_attempted += chunk.len() as u64;
-                            }
+                        // ESRCH: gone; an exiting process (zombie, no mm) gives EINVAL.
+                        Chunk::Failed { exited: true, .. } => {
+                            status = Status::ProcessExited;
+                            s.not_attempted += chunk.len() as u64;
+                        }
+                        Chunk::Failed { err: e, exited: false } => match e.raw_os_error() {
                             Some(libc::EPERM) | Some(libc::EACCES) => {
-                                status = Status::Partial;
-                                message = Some(page_permission_message(pid, proc_root, &e));
-                                stop = true;
+                                if status != Status::ProcessExited {
+                                    status = Status::Partial;
+                                }
+                                message.get_or_insert_with(|| page_permission_message(pid, proc_root, &e));
                                 s.not_attempted += chunk.len() as u64;
                             }
                             Some(n) => {
@@ -819,18 +840,15 @@ fn run(
                             }
                         },
                     }
-                    if pass == 0 {
-                        done += chunk.len() as u64;
-                    }
-                    if last_progress.elapsed() >= Duration::from_millis(250) {
-                        progress(opts, done, total, t0);
-                        last_progress = Instant::now();
-                    }
                 }
             }
         }
+        if let (true, Status::Complete, Some(b)) = (mover.budget_hit.load(Ordering::SeqCst), status, opts.budget) {
+            status = Status::BudgetExhausted;
+            message = Some(format!("the time budget of {} ms ran out; remaining pages were not moved", b.as_millis()));
+        }
         if total > 0 {
-            progress(opts, done, total, t0);
+            progress(opts, mover.done.load(Ordering::SeqCst), total, t0);
         }
         rollback.pages = runs(&mut moved_pages, page);
 
@@ -886,7 +904,7 @@ fn run(
             ));
         } else {
             for (gi, g) in groups.iter().enumerate() {
-                if let Ok(after) = query_page_nodes(pid, &g.addrs) {
+                if let Ok(after) = query_nodes(pid, &g.addrs, opts.max_jobs()) {
                     let s = &mut ranges[gi].stats;
                     let mut hist = BTreeMap::new();
                     let mut on = 0;
@@ -952,11 +970,129 @@ fn run(
             threads: thread_reports,
             expected: None,
             warnings,
+            jobs,
             elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
             rollback_record: None,
         },
         rollback,
     })
+}
+
+/// What became of one batch of `move_pages`.
+enum Chunk {
+    /// Not issued: the time budget ran out or moving stopped (process exited, not permitted).
+    NotAttempted,
+    /// The per-page status the kernel returned.
+    Done(Vec<i32>),
+    /// The whole call failed; `exited`: the process is gone (checked right after the failure).
+    Failed { err: io::Error, exited: bool },
+}
+
+/// Issues `move_pages` batches, on `jobs` threads at once when asked (disjoint page sets of one
+/// process: the kernel allows concurrent `move_pages` on one mm). Shared state: a stop flag
+/// (budget out, process gone, not permitted), the progress counter and its 250 ms throttle.
+struct Mover<'a> {
+    pid: i32,
+    start_time: u64,
+    proc_root: &'a Path,
+    opts: &'a ApplyOptions,
+    t0: Instant,
+    total: u64,
+    stop: AtomicBool,
+    budget_hit: AtomicBool,
+    done: AtomicU64,
+    last_progress: Mutex<Instant>,
+}
+
+impl Mover<'_> {
+    /// Moves each chunk (indices into `g`) to its targets; results in chunk order.
+    fn run_chunks(&self, g: &Group, chunks: &[&[usize]], count_done: bool, jobs: usize) -> Vec<Chunk> {
+        if jobs <= 1 || chunks.len() <= 1 {
+            return chunks.iter().map(|c| self.one(g, c, count_done)).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let mut out: Vec<(usize, Chunk)> = std::thread::scope(|sc| {
+            let workers: Vec<_> = (0..jobs.min(chunks.len()))
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, Ordering::SeqCst);
+                            if k >= chunks.len() {
+                                break;
+                            }
+                            mine.push((k, self.one(g, chunks[k], count_done)));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().expect("move_pages worker panicked")).collect()
+        });
+        out.sort_by_key(|(k, _)| *k);
+        out.into_iter().map(|(_, c)| c).collect()
+    }
+
+    fn one(&self, g: &Group, chunk: &[usize], count_done: bool) -> Chunk {
+        if self.stop.load(Ordering::SeqCst) {
+            return Chunk::NotAttempted;
+        }
+        if let Some(b) = self.opts.budget {
+            if self.t0.elapsed() >= b {
+                self.budget_hit.store(true, Ordering::SeqCst);
+                self.stop.store(true, Ordering::SeqCst);
+                return Chunk::NotAttempted;
+            }
+        }
+        if let (Some(p), true) = (self.opts.pause, self.done.load(Ordering::SeqCst) > 0) {
+            std::thread::sleep(p);
+        }
+        let addrs: Vec<u64> = chunk.iter().map(|&i| g.addrs[i]).collect();
+        let nodes: Vec<i32> = chunk.iter().map(|&i| g.targets[i] as i32).collect();
+        let mut st = vec![0i32; chunk.len()];
+        let result = match sys::move_pages(self.pid, &addrs, &nodes, &mut st) {
+            Ok(_) => Chunk::Done(st),
+            Err(e) => {
+                let exited = e.raw_os_error() == Some(libc::ESRCH)
+                    || check_process(self.pid, Some(self.start_time), self.proc_root).is_err();
+                if exited || matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
+                    self.stop.store(true, Ordering::SeqCst);
+                }
+                Chunk::Failed { err: e, exited }
+            }
+        };
+        let done = if count_done {
+            self.done.fetch_add(chunk.len() as u64, Ordering::SeqCst) + chunk.len() as u64
+        } else {
+            self.done.load(Ordering::SeqCst)
+        };
+        if let Ok(mut last) = self.last_progress.lock() {
+            if last.elapsed() >= Duration::from_millis(250) {
+                progress(self.opts, done, self.total, self.t0);
+                *last = Instant::now();
+            }
+        }
+        result
+    }
+}
+
+/// `move_pages` query of `addrs` on up to `jobs` threads (disjoint slices).
+fn query_nodes(pid: i32, addrs: &[u64], jobs: usize) -> io::Result<Vec<i32>> {
+    const MIN_PER_JOB: usize = 8192;
+    let j = jobs.min(addrs.len().div_ceil(MIN_PER_JOB)).max(1);
+    if j <= 1 {
+        return query_page_nodes(pid, addrs);
+    }
+    let per = addrs.len().div_ceil(j);
+    let parts: Vec<io::Result<Vec<i32>>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = addrs.chunks(per).map(|c| sc.spawn(move || query_page_nodes(pid, c))).collect();
+        hs.into_iter().map(|h| h.join().expect("query worker panicked")).collect()
+    });
+    let mut out = Vec::with_capacity(addrs.len());
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
 }
 
 fn classify(n: &mut NotMoved, errno: i32) {
