@@ -141,7 +141,7 @@ test('record a command live, stop, and open the trace in the views', async ({ pa
   // Back on Live: the final window agrees with the trace (the process was alive at the stop).
   await page.getByTestId('open-live').click();
   await expect(page.getByTestId('live-status')).toContainText('Stopped on request.');
-  await expect(page.getByTestId('live-apply-note')).toContainText('numascope apply PLAN -p');
+  await expect(page.getByTestId('live-apply-note')).toContainText('Apply a plan');
   // docs/live-api.md: totals.pages = rows of pages; per node equal, except pages move_pages never
   // answered: live counts them under -1, the trace may give them their region's numa_maps node
   // (a launched command is terminated at the stop, so the final re-query can miss pages).

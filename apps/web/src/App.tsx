@@ -20,6 +20,7 @@ import { RenderErrorBoundary } from './views/RenderErrorBoundary';
 import { TraceView } from './views/TraceView';
 import { LiveView } from './live/LiveView';
 import { setTraceHandler } from './live/store';
+import { setOpenLiveHandler } from './live/apply';
 import { pageToken } from './live/token';
 
 export type View =
@@ -107,7 +108,10 @@ export function App() {
       const token = ++loadToken.current;
       loadedUrl.current = null;
       // The page no longer shows the ?trace= URL's trace: drop it (and the old view state) so a reload does not reopen it.
-      if (window.location.search) window.history.pushState(null, '', window.location.pathname);
+      // A numascope serve token stays: Live mode (and applying a plan) still needs it.
+      const live = pageToken();
+      const keep = live ? `?token=${encodeURIComponent(live)}` : '';
+      if (window.location.search !== keep) window.history.pushState(null, '', window.location.pathname + keep);
       viewStateRef.current = DEFAULT_VIEW_STATE;
       setViewState(DEFAULT_VIEW_STATE);
       setView({ kind: 'loading', source: file.name, phase: 'reading', loadedBytes: 0, totalBytes: file.size });
@@ -119,6 +123,9 @@ export function App() {
     },
     [parse],
   );
+
+  // "Apply through live mode" in the Recommendations view opens the Live screen.
+  useEffect(() => setOpenLiveHandler(() => setView({ kind: 'live' })), []);
 
   // A finished live recording's trace (downloaded from numascope serve) opens in the normal views.
   useEffect(() => {

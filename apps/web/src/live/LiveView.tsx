@@ -12,6 +12,7 @@ import { splitArgv } from './protocol';
 import type { LiveWindow, NodeCount, ProcessInfo } from './protocol';
 import type { LiveSession } from './session';
 import { liveSession } from './store';
+import { ApplyPanel } from './ApplyPanel';
 import './live.css';
 
 const n = (v: number) => v.toLocaleString('en-US');
@@ -87,6 +88,14 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
       {(p.kind === 'ready' || p.kind === 'starting') && <StartForm state={state} session={session} />}
       {recordingOf(p) && (p.kind === 'running' || p.kind === 'stopping' || p.kind === 'downloading' || p.kind === 'ended' || p.kind === 'gone' || p.kind === 'failed') && (
         <Recording state={state} session={session} />
+      )}
+      {state.probe && session.client && p.kind !== 'unauthorized' && p.kind !== 'unreachable' && (
+        <ApplyPanel
+          api={session.client}
+          processes={state.processes ?? []}
+          recordedPid={recordedPid(state)}
+          onRefresh={() => void session.refreshProcesses()}
+        />
       )}
       {p.kind === 'failed' && !recordingOf(p) && (
         <Alert testId="live-failed" title="The recording failed.">
@@ -310,10 +319,19 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
 function ApplyNote({ pid, exited }: { pid: number | null; exited: boolean }) {
   return (
     <p className="ns-muted hint" data-testid="live-apply-note">
-      Apply from the app arrives with the apply endpoint; use <code>numascope apply PLAN -p {pid ?? 'PID'}</code> now
-      {exited ? ' (on a process that is still running; this one has exited).' : '.'}
+      {exited
+        ? `This process has exited: a plan can only be applied to a running process.`
+        : `To change its placement, load a plan for pid ${pid ?? 'PID'} in “Apply a plan” below (or run numascope apply PLAN -p ${pid ?? 'PID'}).`}
     </p>
   );
+}
+
+/** The pid of the current or last recording (the apply panel's default target). */
+function recordedPid(s: LiveState): number | null {
+  const p = s.phase;
+  if ((p.kind === 'ended' || p.kind === 'downloading') && p.end.summary?.pid) return p.end.summary.pid;
+  const rec = recordingOf(p);
+  return s.latest?.pid ?? rec?.target.pid ?? null;
 }
 
 function count(list: NodeCount[], node: number): number {

@@ -5,6 +5,7 @@
  */
 import { parseLiveMessage, ProtocolError } from './protocol';
 import type { LiveEnd, LiveWindow, ProcessInfo, Probe, Recording, Topology } from './protocol';
+import type { ApplyReport, ApplyRequest, RollbackRecord } from './apply';
 
 /** auth: 401/403 (wrong or stale token, foreign origin); unreachable: no answer at all; api: any other API error. */
 export type ApiErrorKind = 'auth' | 'unreachable' | 'api' | 'protocol';
@@ -130,6 +131,19 @@ export class LiveApi {
 
   stop(id: string): Promise<Recording> {
     return this.json<Recording>('POST', `/api/recordings/${encodeURIComponent(id)}/stop`);
+  }
+
+  /** `POST /api/apply`: a dry run or a real apply (synchronous on the server); a real one answers the rollback record too. */
+  apply(req: ApplyRequest): Promise<ApplyReport> {
+    const body: ApplyRequest = { plan: req.plan, pid: req.pid };
+    if (req.dryRun) body.dryRun = true;
+    if (req.budgetMs !== undefined) body.budgetMs = req.budgetMs;
+    return this.json<ApplyReport>('POST', '/api/apply', body);
+  }
+
+  /** `POST /api/rollback` with the record an apply answered. */
+  rollback(record: RollbackRecord): Promise<ApplyReport> {
+    return this.json<ApplyReport>('POST', '/api/rollback', { record });
   }
 
   async trace(id: string): Promise<ArrayBuffer> {

@@ -42,6 +42,11 @@ export class LiveSession {
     this.state = initialState(api !== null);
   }
 
+  /** The API client (null without a token), for the apply panel. */
+  get client(): LiveApi | null {
+    return this.api;
+  }
+
   subscribe(fn: (s: LiveState) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);

@@ -1,10 +1,14 @@
 /** Recommendations and plan: pick actions, build a plan with the engine's buildPlan, preview and export it. */
-import { useState } from 'react';
+import { useState, useSyncExternalStore } from 'react';
 import type { Plan } from '@numascope/policy-engine';
 import { formatBytes, formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import { useTraceContext } from '../trace-context';
 import { engineRequest, useAnalysis } from '../engine/use-analysis';
 import { policyLabel } from '../engine/policies';
+import { openApplyWithPlan } from '../live/apply';
+import type { PlanLike } from '../live/apply';
+import { liveSession } from '../live/store';
+import { pageToken } from '../live/token';
 import { EngineRefusal, EstimateBanner, Progress, predictionBadge, Badge } from './EngineParts';
 
 export function RecommendView({ source }: { source: string }) {
@@ -13,6 +17,7 @@ export function RecommendView({ source }: { source: string }) {
   const analysis = useAnalysis(request);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [plan, setPlan] = useState<{ plan: Plan; json: string } | { error: string } | null>(null);
+  const connected = useLiveConnected();
   if (analysis.status === 'running') return <Progress state={analysis} />;
   if ('error' in analysis.outcome) return <EngineRefusal error={analysis.outcome.error} onEstimate={() => navigate({ estimate: true })} />;
   const a = analysis.outcome.view;
@@ -29,7 +34,7 @@ export function RecommendView({ source }: { source: string }) {
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;
-    link.download = `${(source.split('/').pop() ?? 'trace').replace(/\.numascope$/, '')}.plan.json`;
+    link.download = planName(source);
     link.click();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   }
@@ -111,12 +116,45 @@ export function RecommendView({ source }: { source: string }) {
         </p>
       )}
       {plan && 'plan' in plan && <PlanPreview plan={plan.plan} onExport={() => download(plan.json)} />}
-      <p className="notice" data-testid="apply-note">
-        Apply needs live mode (<code>numascope serve</code>) or the desktop app: export the plan, then apply it there or with{' '}
-        <code>numascope apply PLAN.json</code>. See <a href="https://github.com/numascope/numascope/blob/main/docs/apply.md">docs/apply.md</a>.
-      </p>
+      {connected ? (
+        <p className="notice" data-testid="apply-live">
+          <button
+            type="button"
+            className="primary"
+            disabled={!plan || !('plan' in plan)}
+            title={plan && 'plan' in plan ? undefined : 'Build a plan first'}
+            onClick={() => {
+              if (plan && 'plan' in plan) openApplyWithPlan(JSON.parse(plan.json) as PlanLike, `${planName(source)} (built here)`);
+            }}
+            data-testid="apply-through-live"
+          >
+            Apply through live mode
+          </button>{' '}
+          Opens the Live screen’s “Apply a plan” with this plan: dry run, apply and rollback on this machine through <code>numascope serve</code>.
+        </p>
+      ) : (
+        <p className="notice" data-testid="apply-note">
+          Apply needs live mode (<code>numascope serve</code>) or the desktop app: export the plan, then apply it there or with{' '}
+          <code>numascope apply PLAN.json</code>. See <a href="https://github.com/numascope/numascope/blob/main/docs/apply.md">docs/apply.md</a>.
+        </p>
+      )}
     </section>
   );
+}
+
+function planName(source: string): string {
+  return `${(source.split('/').pop() ?? 'trace').replace(/\.numascope$/, '')}.plan.json`;
+}
+
+/** Connected to numascope serve: the page has a token and the server has not refused or lost it. */
+function useLiveConnected(): boolean {
+  const session = liveSession();
+  const state = useSyncExternalStore(
+    (fn) => session.subscribe(fn),
+    () => session.state,
+  );
+  const k = state.phase.kind;
+  return pageToken() !== null && k !== 'no-token' && k !== 'unauthorized' && k !== 'unreachable';
 }
 
 function PlanPreview({ plan, onExport }: { plan: Plan; onExport: () => void }) {

@@ -1,0 +1,442 @@
+/**
+ * "Apply a plan" in Live mode: pick the process, load a plan (from the Recommendations view or a
+ * JSON file), dry run, apply, compare planned with achieved, roll back. Every call goes to
+ * `numascope serve` with the page's token (LiveApi); the server runs the same checks as
+ * `numascope apply` (docs/apply.md) and refuses before changing anything.
+ */
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { ChangeEvent } from 'react';
+import { formatCount } from '@numascope/viz';
+import { beginWork } from '../idle';
+import { ApiError } from './client';
+import type { LiveApi } from './client';
+import {
+  cpuList,
+  nodesOf,
+  notMovedReasons,
+  onPendingPlan,
+  parsePlanText,
+  PlanFileError,
+  rangePages,
+  statusText,
+  takePendingPlan,
+} from './apply';
+import type { ApplyReport, LoadedPlan, PageStats } from './apply';
+import type { ApiErrorBody, ProcessInfo } from './protocol';
+
+const n = (v: number) => v.toLocaleString('en-US');
+
+type Call =
+  | { kind: 'idle' }
+  | { kind: 'running'; startedAt: number }
+  | { kind: 'done'; report: ApplyReport; ms: number }
+  | { kind: 'error'; error: ApiErrorBody; ms: number };
+
+function asError(e: unknown): ApiErrorBody {
+  if (e instanceof ApiError) return { code: e.code, message: e.message };
+  return { code: 'internal', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** What each refusal means for the user, beyond the server's message. */
+const HINTS: Record<string, string> = {
+  'pid-mismatch': 'The plan was made for another process: pick the process in target.pid, or make a plan for this one.',
+  'no-process': 'The process does not exist (any more).',
+  'pid-reused': 'The pid now belongs to another process than the one the plan was made for (its start time differs).',
+  'wrong-machine': 'The plan was made on another machine (its NUMA node ids or distances differ from this one).',
+  'thread-not-in-process': 'A thread in the plan is no longer part of the process.',
+  permission: 'numascope serve may not change this process: run it as the process’s user, or grant it CAP_SYS_NICE and CAP_SYS_PTRACE (docs/apply.md).',
+  'invalid-plan': 'The plan does not follow docs/plan-format.md; the message names the field.',
+};
+
+export function ApplyPanel({
+  api,
+  processes,
+  recordedPid,
+  onRefresh,
+}: {
+  api: LiveApi;
+  processes: ProcessInfo[];
+  recordedPid: number | null;
+  onRefresh: () => void;
+}) {
+  const [initial] = useState<LoadedPlan | null>(() => takePendingPlan());
+  const [loaded, setLoaded] = useState<LoadedPlan | null>(initial);
+  const [fileError, setFileError] = useState<string | null>(null);
+  // Default target: the recorded process, else the plan's own target.pid.
+  const [pid, setPid] = useState<number | null>(() => recordedPid ?? initial?.plan.target.pid ?? null);
+  const [dry, setDry] = useState<Call>({ kind: 'idle' });
+  const [run, setRun] = useState<Call>({ kind: 'idle' });
+  const [rollback, setRollback] = useState<Call>({ kind: 'idle' });
+  const [now, setNow] = useState(() => Date.now());
+  const ref = useRef<HTMLElement>(null);
+
+  // A plan handed over from the Recommendations view while this panel is on screen.
+  useEffect(
+    () =>
+      onPendingPlan(() => {
+        const p = takePendingPlan();
+        if (p) choosePlan(p);
+      }),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [],
+  );
+  useEffect(() => {
+    if (loaded?.from === 'recommendations') ref.current?.scrollIntoView?.({ block: 'start' });
+  }, [loaded]);
+  useEffect(() => {
+    if (pid === null && recordedPid !== null) setPid(recordedPid);
+  }, [recordedPid, pid]);
+
+  const busy = dry.kind === 'running' || run.kind === 'running' || rollback.kind === 'running';
+  useEffect(() => {
+    if (!busy) return;
+    const t = setInterval(() => setNow(Date.now()), 100);
+    return () => clearInterval(t);
+  }, [busy]);
+
+  function reset() {
+    setDry({ kind: 'idle' });
+    setRun({ kind: 'idle' });
+    setRollback({ kind: 'idle' });
+  }
+
+  function choosePlan(p: LoadedPlan) {
+    setLoaded(p);
+    setFileError(null);
+    reset();
+    // Without a recorded process, default to the plan's own target.
+    setPid((cur) => cur ?? p.plan.target.pid);
+  }
+
+  async function onFile(e: ChangeEvent<HTMLInputElement>) {
+    const file = e.target.files?.[0];
+    e.target.value = '';
+    if (!file) return;
+    const done = beginWork();
+    try {
+      const plan = parsePlanText(await file.text());
+      choosePlan({ plan, name: file.name, from: 'file' });
+    } catch (err) {
+      setFileError(`${file.name}: ${err instanceof PlanFileError ? err.message : String(err)}`);
+    } finally {
+      done();
+    }
+  }
+
+  async function call(set: (c: Call) => void, fn: () => Promise<ApplyReport>) {
+    const startedAt = Date.now();
+    setNow(startedAt);
+    set({ kind: 'running', startedAt });
+    const done = beginWork();
+    try {
+      const report = await fn();
+      set({ kind: 'done', report, ms: Date.now() - startedAt });
+    } catch (e) {
+      set({ kind: 'error', error: asError(e), ms: Date.now() - startedAt });
+    } finally {
+      done();
+    }
+  }
+
+  const options = useMemo(() => {
+    const own = processes.filter((p) => p.own);
+    if (pid !== null && !own.some((p) => p.pid === pid)) return { own, missing: pid };
+    return { own, missing: null };
+  }, [processes, pid]);
+
+  const plan = loaded?.plan ?? null;
+  const applied = run.kind === 'done' ? run.report : null;
+  const canDry = plan !== null && pid !== null && !busy && applied === null;
+  const canApply = canDry && dry.kind === 'done';
+
+  return (
+    <section className="panel apply" aria-labelledby="apply-heading" data-testid="apply-panel" ref={ref}>
+      <h2 id="apply-heading">Apply a plan</h2>
+      <p className="ns-muted hint">
+        Moves page ranges between NUMA nodes and pins threads, on this machine, as <code>numascope apply</code> does (docs/apply.md). The server
+        checks the plan, the process (pid and start time), the machine and the permissions before anything changes. Dry run first.
+      </p>
+      <div className="apply__grid">
+        <div className="live__field">
+          <label htmlFor="apply-pid">Target process</label>
+          <div className="live__row">
+            <select
+              id="apply-pid"
+              data-testid="apply-pid"
+              value={pid === null ? '' : String(pid)}
+              onChange={(e) => {
+                setPid(e.target.value ? Number(e.target.value) : null);
+                reset();
+              }}
+            >
+              <option value="">choose a process…</option>
+              {options.missing !== null && <option value={options.missing}>{options.missing} (not in the list: refresh)</option>}
+              {options.own.map((p) => (
+                <option key={p.pid} value={p.pid}>
+                  {p.pid} {p.name}
+                  {p.pid === recordedPid ? ' (recorded)' : ''}
+                  {plan && p.pid === plan.target.pid ? ' (plan target)' : ''}
+                  {p.command.length ? ` — ${p.command.join(' ').slice(0, 80)}` : ''}
+                </option>
+              ))}
+            </select>
+            <button type="button" onClick={onRefresh}>
+              Refresh
+            </button>
+          </div>
+        </div>
+        <div className="live__field">
+          <label htmlFor="apply-file">Plan</label>
+          <input id="apply-file" type="file" accept=".json,application/json" data-testid="apply-plan-file" onChange={(e) => void onFile(e)} />
+          <span className="ns-muted small">A plan JSON (docs/plan-format.md), or “Apply through live mode” in a trace’s Recommendations view.</span>
+        </div>
+      </div>
+      {fileError && (
+        <p className="live__error" role="alert" data-testid="apply-file-error">
+          {fileError}
+        </p>
+      )}
+      {plan && <PlanSummary loaded={loaded!} pid={pid} />}
+      <div className="live__status">
+        <button type="button" disabled={!canDry} onClick={() => void call(setDry, () => api.apply({ plan, pid: pid!, dryRun: true }))} data-testid="apply-dry-run">
+          Dry run
+        </button>
+        <button
+          type="button"
+          className="primary"
+          disabled={!canApply}
+          title={dry.kind === 'done' ? undefined : 'Dry run first'}
+          onClick={() => {
+            setRollback({ kind: 'idle' });
+            void call(setRun, () => api.apply({ plan, pid: pid! }));
+          }}
+          data-testid="apply-run"
+        >
+          Apply
+        </button>
+        {applied?.rollback && (
+          <button
+            type="button"
+            disabled={busy || rollback.kind === 'done'}
+            onClick={() => void call(setRollback, () => api.rollback(applied.rollback!))}
+            data-testid="apply-rollback"
+          >
+            Rollback
+          </button>
+        )}
+        <span aria-live="polite" data-testid="apply-progress">
+          {dry.kind === 'running' && `Dry run… ${secs(now - dry.startedAt)}`}
+          {run.kind === 'running' && `Applying… ${secs(now - run.startedAt)}`}
+          {rollback.kind === 'running' && `Rolling back… ${secs(now - rollback.startedAt)}`}
+        </span>
+      </div>
+      <CallResult call={dry} testId="apply-dry" title="Dry run" />
+      <CallResult call={run} testId="apply-result" title="Apply" />
+      <CallResult call={rollback} testId="apply-rollback-result" title="Rollback" />
+    </section>
+  );
+}
+
+function secs(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function PlanSummary({ loaded, pid }: { loaded: LoadedPlan; pid: number | null }) {
+  const p = loaded.plan;
+  const ranges = p.pageRanges ?? [];
+  const threads = p.threads ?? [];
+  const pages = ranges.reduce((a, r) => a + rangePages(r), 0);
+  return (
+    <div className="apply__plan" data-testid="apply-plan" data-pid={p.target.pid}>
+      <p>
+        <strong>{loaded.name}</strong> ({loaded.from === 'file' ? 'file' : 'from the Recommendations view'}): for pid {p.target.pid}
+        {p.target.command?.length ? ` (${p.target.command.join(' ')})` : ''}, {formatCount(ranges.length, 'page range')} ({formatCount(pages, 'page')}),{' '}
+        {formatCount(threads.length, 'thread')} to pin{p.source?.policy ? `, policy ${p.source.policy}` : ''}.
+      </p>
+      {p.source?.summary && <p className="ns-muted small">{p.source.summary}</p>}
+      {pid !== null && pid !== p.target.pid && (
+        <p className="ns-muted small" data-testid="apply-pid-warning">
+          The plan names pid {p.target.pid}, not {pid}: the server will refuse it (pid-mismatch).
+        </p>
+      )}
+    </div>
+  );
+}
+
+function CallResult({ call, testId, title }: { call: Call; testId: string; title: string }) {
+  if (call.kind === 'idle' || call.kind === 'running') return null;
+  if (call.kind === 'error') {
+    const hint = HINTS[call.error.code];
+    return (
+      <div className="live__alert" role="alert" data-testid={`${testId}-error`} data-code={call.error.code}>
+        <p className="live__alert-title">
+          {title} refused: <code>{call.error.code}</code>
+        </p>
+        <p>{call.error.message}</p>
+        {hint && <p className="ns-muted">{hint}</p>}
+      </div>
+    );
+  }
+  return <Report report={call.report} testId={testId} title={title} ms={call.ms} />;
+}
+
+function Report({ report: r, testId, title, ms }: { report: ApplyReport; testId: string; title: string; ms: number }) {
+  const dry = r.dryRun;
+  return (
+    <div className="apply__report" data-testid={testId} data-status={r.status}>
+      <h3>
+        {title}: <span data-testid={`${testId}-status`}>{r.status}</span>
+      </h3>
+      <p>
+        {statusText(r)} {r.message && <span data-testid={`${testId}-message`}>{r.message}</span>}{' '}
+        <span className="ns-muted small">
+          (pid {r.pid}, server {r.elapsedMs.toFixed(1)} ms, round trip {n(ms)} ms{r.jobs ? `, ${r.jobs} move_pages threads` : ''})
+        </span>
+      </p>
+      {r.warnings.length > 0 && (
+        <ul className="apply__warnings" data-testid={`${testId}-warnings`}>
+          {r.warnings.map((w, i) => (
+            <li key={i}>{w}</li>
+          ))}
+        </ul>
+      )}
+      <PagesTable stats={r.pages} dry={dry} testId={testId} expected={r.expected?.pagesPerNodeAfter ?? null} />
+      {r.ranges.length > 0 && (
+        <table className="data" data-testid={`${testId}-ranges`}>
+          <caption>Page ranges</caption>
+          <thead>
+            <tr>
+              <th scope="col" className="text">
+                range
+              </th>
+              <th scope="col" className="text">
+                action
+              </th>
+              <th scope="col">pages</th>
+              <th scope="col">to move</th>
+              <th scope="col">already in place</th>
+              {!dry && <th scope="col">moved</th>}
+              {!dry && <th scope="col">on target after</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {r.ranges.map((x, i) => (
+              <tr key={i}>
+                <td className="text">
+                  <code>
+                    {String(x.start)}–{String(x.end)}
+                  </code>
+                </td>
+                <td className="text">
+                  {x.action} → {x.toNodes.map((id) => `node ${id}`).join(', ')}
+                  {x.thpPages ? ` (${n(x.thpPages)} in huge pages)` : ''}
+                </td>
+                <td>{n(x.pages)}</td>
+                <td>{n(x.toMove)}</td>
+                <td>{n(x.alreadyInPlace)}</td>
+                {!dry && <td>{n(x.moved)}</td>}
+                {!dry && <td>{x.onTargetAfter ?? '–'}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {r.threads.length > 0 && (
+        <table className="data" data-testid={`${testId}-threads`}>
+          <caption>Threads {dry ? 'to pin' : r.operation === 'rollback' ? 'restored' : 'pinned'}</caption>
+          <thead>
+            <tr>
+              <th scope="col">tid</th>
+              <th scope="col" className="text">
+                {r.operation === 'rollback' ? 'cpus restored' : 'to nodes → cpus'}
+              </th>
+              <th scope="col" className="text">
+                affinity before
+              </th>
+              {!dry && (
+                <th scope="col" className="text">
+                  read back
+                </th>
+              )}
+              {!dry && (
+                <th scope="col" className="text">
+                  result
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {r.threads.map((t) => (
+              <tr key={t.tid} data-testid={`${testId}-thread-${t.tid}`} data-pinned={String(t.pinned)} data-cpus={cpuList(t.cpus)}>
+                <th scope="row">{t.tid}</th>
+                <td className="text">
+                  {t.toNodes.length ? `${t.toNodes.map((id) => `node ${id}`).join(', ')} → ` : ''}cpus {cpuList(t.cpus)}
+                </td>
+                <td className="text">{cpuList(t.previousCpus)}</td>
+                {!dry && <td className="text">{cpuList(t.readBack)}</td>}
+                {!dry && <td className="text">{t.error ? `failed: ${t.error}` : t.pinned ? (r.operation === 'rollback' ? 'restored' : 'pinned') : 'not pinned'}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function PagesTable({ stats: s, dry, testId, expected }: { stats: PageStats; dry: boolean; testId: string; expected: Record<string, number> | null }) {
+  const nodes = nodesOf(s.before, s.plannedAfter, s.after, expected);
+  const reasons = notMovedReasons(s.notMoved);
+  return (
+    <>
+      <dl className="live__totals" data-testid={`${testId}-pages`}>
+        <Num id={`${testId}-to-move`} label={dry ? 'pages to move' : 'pages planned to move'} value={s.toMove} />
+        <Num id={`${testId}-in-place`} label="already in place" value={s.alreadyInPlace} />
+        <Num id={`${testId}-not-present`} label="not present" value={s.notPresentBefore} />
+        {!dry && <Num id={`${testId}-moved`} label="moved" value={s.moved} />}
+        {!dry && <Num id={`${testId}-not-moved`} label="not moved" value={reasons.reduce((a, [, v]) => a + v, 0)} />}
+        {!dry && <Num id={`${testId}-not-attempted`} label="not attempted (budget)" value={s.notAttempted} />}
+        {!dry && s.onTargetAfter != null && <Num id={`${testId}-on-target`} label="on their planned node after" value={s.onTargetAfter} />}
+      </dl>
+      {!dry && reasons.length > 0 && (
+        <p data-testid={`${testId}-reasons`}>
+          Not moved, by reason: {reasons.map(([k, v]) => `${k} ${n(v)}`).join(', ')} (docs/apply.md explains each).
+        </p>
+      )}
+      {nodes.length > 0 && (
+        <table className="data" data-testid={`${testId}-nodes`}>
+          <caption>Pages per node{dry ? ': now and as planned' : ': before, planned, achieved'}</caption>
+          <thead>
+            <tr>
+              <th scope="col">node</th>
+              <th scope="col">before</th>
+              <th scope="col">planned after</th>
+              {!dry && <th scope="col">after (verified)</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {nodes.map((id) => (
+              <tr key={id} data-testid={`${testId}-node-${id}`}>
+                <th scope="row">node {id}</th>
+                <td>{n(s.before[id] ?? 0)}</td>
+                <td data-value={s.plannedAfter[id] ?? 0}>{n(s.plannedAfter[id] ?? 0)}</td>
+                {!dry && <td data-value={s.after?.[id] ?? 0}>{s.after ? n(s.after[id] ?? 0) : '–'}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function Num({ id, label, value }: { id: string; label: string; value: number }) {
+  return (
+    <div className="live__stat">
+      <dt>{label}</dt>
+      <dd data-testid={id} data-value={value}>
+        {n(value)}
+      </dd>
+    </div>
+  );
+}
