@@ -4,70 +4,30 @@
  * stop, and check that the trace that opens matches the trace file the API serves.
  * Also: no token (how to connect) and a wrong token (the 401 message).
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { tableFromIPC } from 'apache-arrow';
 import { unzipSync } from 'fflate';
-import { REPO_ROOT, expectationsFor } from '../fixtures/expectations.js';
+import { expectationsFor } from '../fixtures/expectations.js';
 import { finishedLoad, idleState, screenshot, valueOf } from '../fixtures/app.js';
-
-const COLLECTOR = path.join(REPO_ROOT, 'native/collector/target/debug');
-const BIN = process.env.NUMASCOPE_BIN ?? path.join(COLLECTOR, 'numascope');
-const TESTLOAD = process.env.NUMASCOPE_TESTLOAD_BIN ?? path.join(COLLECTOR, 'numascope-testload');
-const WEB_DIR = path.join(REPO_ROOT, 'apps/web/dist');
+import { TESTLOAD, startServe, type Serve } from '../fixtures/serve.js';
 
 test.describe.configure({ mode: 'serial' });
 
-let server: ChildProcessWithoutNullStreams | null = null;
+let serve: Serve | null = null;
+let server: Serve['child'] | null = null;
 let base = '';
 let token = '';
 
 test.beforeAll(async () => {
-  for (const [what, file] of [
-    ['the collector binary', BIN],
-    ['the test load binary', TESTLOAD],
-  ] as const) {
-    if (!existsSync(file)) {
-      throw new Error(`${what} is missing at ${file}: build it with \`cargo build --workspace\` in native/collector (npm test does this before the e2e suite).`);
-    }
-  }
-  if (!existsSync(path.join(WEB_DIR, 'index.html'))) {
-    throw new Error(`apps/web/dist is not built: run \`npm run build -w apps/web\` (the Playwright webServer command builds it).`);
-  }
-  const child = spawn(BIN, ['serve', '--port', '0', '--web-dir', WEB_DIR], { stdio: ['pipe', 'pipe', 'pipe'] });
-  server = child;
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`numascope serve printed no URL in 10 s; stderr:\n${stderr}`)), 10_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /^(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]{64})$/m.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[0]);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`numascope serve exited (${code}) before printing its URL; stderr:\n${stderr}`));
-    });
-  });
-  const u = new URL(url);
-  base = u.origin;
-  token = u.searchParams.get('token')!;
+  serve = await startServe();
+  server = serve.child;
+  base = serve.base;
+  token = serve.token;
 });
 
 test.afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server!.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await serve?.stop();
+  serve = null;
   server = null;
 });
 

@@ -6,56 +6,14 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-fn numascope() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
-}
-
-fn testload() -> PathBuf {
-    static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        if let Some(p) = std::env::var_os("NUMASCOPE_TESTLOAD") {
-            return PathBuf::from(p);
-        }
-        let dir = numascope().parent().unwrap().to_path_buf();
-        let p = dir.join("numascope-testload");
-        if !p.exists() {
-            let cargo = option_env!("CARGO").unwrap_or("cargo");
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", "numascope-testload"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-            if dir.ends_with("release") {
-                cmd.arg("--release");
-            }
-            assert!(cmd.status().expect("run cargo").success(), "building numascope-testload failed");
-        }
-        p
-    })
-    .clone()
-}
+mod common;
+use common::{numascope, testload, Tmp};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../..").canonicalize().unwrap()
-}
-
-struct Tmp(PathBuf);
-impl Tmp {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("numascope-apply-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Tmp(p)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A running testload: pid, a worker tid, the shared buffer.

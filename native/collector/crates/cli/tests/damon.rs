@@ -7,7 +7,7 @@
 //!   makes nr_kdamonds unchangeable): check that the source is reported `failed` with the
 //!   reason and that the DAMON sysfs state is exactly as before.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -15,27 +15,10 @@ use numascope_core::sources::damon;
 use numascope_core::trace::reader::read_trace;
 use numascope_core::trace::TraceData;
 
+mod common;
+use common::{numascope, testload};
+
 const ADMIN: &str = "/sys/kernel/mm/damon/admin";
-
-fn numascope() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
-}
-
-fn testload() -> PathBuf {
-    if let Some(p) = std::env::var_os("NUMASCOPE_TESTLOAD") {
-        return PathBuf::from(p);
-    }
-    let p = numascope().parent().unwrap().join("numascope-testload");
-    if !p.exists() {
-        let st = Command::new(option_env!("CARGO").unwrap_or("cargo"))
-            .args(["build", "-p", "numascope-testload"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-    p
-}
 
 /// The readable configuration of every kdamond (not the volatile result files).
 fn sysfs_state() -> Vec<(String, String)> {
@@ -82,7 +65,12 @@ fn damon_regions(t: &TraceData) -> Vec<Region> {
         if c.scope.get(i) != damon::SCOPE {
             continue;
         }
-        let r = by.entry((c.time_us[i], c.scope_id[i])).or_insert(Region { time: c.time_us[i], start: 0, end: 0, nr: -1.0 });
+        let r = by.entry((c.time_us[i], c.scope_id[i])).or_insert(Region {
+            time: c.time_us[i],
+            start: 0,
+            end: 0,
+            nr: -1.0,
+        });
         match c.counter.get(i) {
             damon::COUNTER_START => r.start = c.value[i] as u64,
             damon::COUNTER_END => r.end = c.value[i] as u64,
@@ -129,11 +117,9 @@ fn record_with_damon() {
             assert_eq!(status, "used", "{reason}");
             assert_eq!(cap.status, "measured");
             let shared = stdout.lines().find(|l| l.starts_with("shared ")).expect("shared line");
-            let addr = u64::from_str_radix(
-                shared.split_whitespace().find_map(|w| w.strip_prefix("addr=0x")).unwrap(),
-                16,
-            )
-            .unwrap();
+            let addr =
+                u64::from_str_radix(shared.split_whitespace().find_map(|w| w.strip_prefix("addr=0x")).unwrap(), 16)
+                    .unwrap();
             let len: u64 = shared.split_whitespace().find_map(|w| w.strip_prefix("len=")).unwrap().parse().unwrap();
             let regs = damon_regions(&t);
             assert!(!regs.is_empty());

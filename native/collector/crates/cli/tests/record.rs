@@ -4,61 +4,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use numascope_core::trace::reader::read_trace;
 use numascope_core::trace::TraceData;
 
-fn numascope() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
-}
-
-/// The testload binary: `$NUMASCOPE_TESTLOAD`, else next to `numascope` in the target dir
-/// (built by `cargo test` of the workspace; built here with cargo if missing).
-fn testload() -> PathBuf {
-    static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        if let Some(p) = std::env::var_os("NUMASCOPE_TESTLOAD") {
-            return PathBuf::from(p);
-        }
-        let dir = numascope().parent().unwrap().to_path_buf();
-        let p = dir.join("numascope-testload");
-        if !p.exists() {
-            let cargo = option_env!("CARGO").unwrap_or("cargo");
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", "numascope-testload"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-            if dir.ends_with("release") {
-                cmd.arg("--release");
-            }
-            let st = cmd.status().expect("run cargo to build numascope-testload");
-            assert!(st.success(), "building numascope-testload failed");
-        }
-        assert!(p.exists(), "{} not found: run `cargo build -p numascope-testload` first", p.display());
-        p
-    })
-    .clone()
-}
-
-struct Tmp(PathBuf);
-impl Tmp {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("numascope-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Tmp(p)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::{numascope, testload, Tmp};
 
 #[derive(Debug, Clone, Copy)]
 struct Buffer {

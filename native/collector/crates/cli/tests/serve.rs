@@ -4,55 +4,15 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use numascope_core::trace::reader::read_trace;
 use serde_json::{json, Value};
 
-fn numascope() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_numascope"))
-}
-
-/// `$NUMASCOPE_TESTLOAD`, else next to `numascope` (built here with cargo if missing).
-fn testload() -> PathBuf {
-    static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        if let Some(p) = std::env::var_os("NUMASCOPE_TESTLOAD") {
-            return PathBuf::from(p);
-        }
-        let dir = numascope().parent().unwrap().to_path_buf();
-        let p = dir.join("numascope-testload");
-        if !p.exists() {
-            let cargo = option_env!("CARGO").unwrap_or("cargo");
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", "numascope-testload"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-            if dir.ends_with("release") {
-                cmd.arg("--release");
-            }
-            assert!(cmd.status().expect("run cargo").success(), "building numascope-testload failed");
-        }
-        p
-    })
-    .clone()
-}
-
-struct Tmp(PathBuf);
-impl Tmp {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("numascope-serve-test-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Tmp(p)
-    }
-}
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::{numascope, testload, Tmp};
 
 const SECRET: &str = "TOP-SECRET-OUTSIDE-WEB-DIR";
 const INDEX: &str = "<!doctype html><title>numascope test ui</title>";
