@@ -77,12 +77,14 @@ kernel, cpu model, and where each number came from.")]
     },
 
     /// Apply a placement plan to a running process (move pages, pin threads), with a report.
-    #[command(long_about = "Apply a placement plan (docs/plan-format.md) to the running process PID: \
+    #[command(
+        long_about = "Apply a placement plan (docs/plan-format.md) to the running process PID: \
 checks it is the same process (pid + start time) on the same machine, moves pages with move_pages \
 in batches (skipping pages already in place), pins threads with sched_setaffinity, verifies by \
 querying the pages again, reports planned vs achieved and writes a rollback record.\n\n\
 Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage, 3 partly done.",
-        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope rollback numascope-rollback-4242-1790000000.json")]
+        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope rollback numascope-rollback-4242-1790000000.json"
+    )]
     Apply(cmd_apply::ApplyArgs),
 
     /// Undo an apply: move pages back and restore thread affinities from a rollback record.
