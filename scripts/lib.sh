@@ -54,3 +54,12 @@ build_collector() {
     cp "$COLLECTOR/target/debug/libnumascope_node.so" "$COLLECTOR/crates/node/numascope.node"
   fi
 }
+
+# A free TCP port on 127.0.0.1, from $1 upward.
+free_port() {
+  node -e '
+    const net = require("node:net");
+    const tryPort = (p) => { const s = net.createServer(); s.once("error", () => tryPort(p + 1));
+      s.listen(p, "127.0.0.1", () => { s.close(() => console.log(p)); }); };
+    tryPort(Number(process.argv[1]));' "${1:-4179}"
+}

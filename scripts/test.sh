@@ -23,10 +23,12 @@ suite() {
   [ "$rc" -eq 0 ] || failed_suites+=("$name")
 }
 
-suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/policy-engine packages/viz apps/web sample-traces e2e"
+suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/policy-engine packages/viz apps/web apps/desktop sample-traces e2e"
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
 suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/*.test.js"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"
+# The e2e web server's port: free now, so a leftover server elsewhere cannot break the run.
+export NUMASCOPE_E2E_PORT="${NUMASCOPE_E2E_PORT:-$(free_port 4179)}"
 suite playwright bash -c "cd '$ROOT/e2e' && npx playwright test"
 # Multi-node placement, recording and Apply, for real, in a QEMU guest with 4 NUMA nodes.
 suite numa-testbed bash "$ROOT/testbed/run-scenarios.sh"

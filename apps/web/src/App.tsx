@@ -22,6 +22,7 @@ import { LiveView } from './live/LiveView';
 import { setTraceHandler } from './live/store';
 import { setOpenLiveHandler } from './live/apply';
 import { pageToken } from './live/token';
+import { desktopBridge } from './live/desktop';
 
 export type View =
   | { kind: 'landing' }
@@ -39,7 +40,7 @@ export function App() {
   const [view, setView] = useState<View>(() => {
     const url = traceParam();
     if (url) return { kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null };
-    return pageToken() ? { kind: 'live' } : { kind: 'landing' };
+    return pageToken() || desktopBridge() ? { kind: 'live' } : { kind: 'landing' };
   });
   /** Idle state of the Live screen (LiveView reports it). */
   const [liveState, setLiveState] = useState<AppState>('loading');
@@ -151,7 +152,7 @@ export function App() {
       else {
         loadToken.current++;
         loadedUrl.current = null;
-        setView(pageToken() ? { kind: 'live' } : { kind: 'landing' });
+        setView(pageToken() || desktopBridge() ? { kind: 'live' } : { kind: 'landing' });
       }
     };
     fromLocation();

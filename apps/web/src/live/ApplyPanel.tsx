@@ -9,7 +9,7 @@ import type { ChangeEvent } from 'react';
 import { formatCount } from '@numascope/viz';
 import { beginWork } from '../idle';
 import { ApiError } from './client';
-import type { LiveApi } from './client';
+import type { LiveClient } from './client';
 import {
   cpuList,
   nodesOf,
@@ -54,7 +54,7 @@ export function ApplyPanel({
   recordedPid,
   onRefresh,
 }: {
-  api: LiveApi;
+  api: LiveClient;
   processes: ProcessInfo[];
   recordedPid: number | null;
   onRefresh: () => void;

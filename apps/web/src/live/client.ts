@@ -59,7 +59,21 @@ export interface WatchHandlers {
   onLost: (message: string) => void;
 }
 
-export class LiveApi {
+/** What the Live screen and the apply panel need of a backend: `numascope serve` (LiveApi) or the desktop app (DesktopLiveApi). */
+export interface LiveClient {
+  probe(): Promise<Probe>;
+  topology(): Promise<Topology>;
+  processes(): Promise<ProcessInfo[]>;
+  start(req: StartRequest): Promise<Recording>;
+  status(id: string): Promise<Recording>;
+  stop(id: string): Promise<Recording>;
+  apply(req: ApplyRequest): Promise<ApplyReport>;
+  rollback(record: RollbackRecord): Promise<ApplyReport>;
+  trace(id: string): Promise<ArrayBuffer>;
+  watch(id: string, h: WatchHandlers): () => void;
+}
+
+export class LiveApi implements LiveClient {
   private readonly token: string;
   private readonly deps: LiveDeps;
 

@@ -5,7 +5,7 @@
  * the idle signal (`work`) so tests wait on it instead of sleeping.
  */
 import { ApiError } from './client';
-import type { LiveApi, StartRequest } from './client';
+import type { LiveClient, StartRequest } from './client';
 import { initialState, liveReducer } from './machine';
 import type { LiveEvent, LiveState } from './machine';
 import type { ApiErrorBody, LiveWindow } from './protocol';
@@ -28,7 +28,7 @@ function asBody(e: unknown): ApiErrorBody {
 
 export class LiveSession {
   state: LiveState;
-  private readonly api: LiveApi | null;
+  private readonly api: LiveClient | null;
   private readonly hooks: SessionHooks;
   private listeners = new Set<(s: LiveState) => void>();
   private pending: LiveWindow[] = [];
@@ -36,14 +36,14 @@ export class LiveSession {
   private unwatch: (() => void) | null = null;
   private disposed = false;
 
-  constructor(api: LiveApi | null, hooks: SessionHooks = {}) {
+  constructor(api: LiveClient | null, hooks: SessionHooks = {}) {
     this.api = api;
     this.hooks = hooks;
     this.state = initialState(api !== null);
   }
 
   /** The API client (null without a token), for the apply panel. */
-  get client(): LiveApi | null {
+  get client(): LiveClient | null {
     return this.api;
   }
 

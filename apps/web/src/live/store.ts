@@ -1,6 +1,7 @@
 /** The page's one live session: it outlives the Live screen, so a recording's state survives a visit to the trace views. */
 import { beginWork } from '../idle';
 import { LiveApi, browserDeps } from './client';
+import { DesktopLiveApi, desktopBridge } from './desktop';
 import { LiveSession } from './session';
 import { pageToken } from './token';
 
@@ -14,11 +15,14 @@ export function setTraceHandler(fn: (name: string, bytes: ArrayBuffer) => Promis
 }
 
 export function liveSession(): LiveSession {
-  const token = pageToken();
+  // Inside the desktop app the native API replaces numascope serve (no token needed).
+  const desktop = desktopBridge();
+  const token = desktop ? 'desktop' : pageToken();
   if (session && sessionToken === token) return session;
   session?.dispose();
   sessionToken = token;
-  session = new LiveSession(token ? new LiveApi(token, browserDeps()) : null, {
+  const api = desktop ? new DesktopLiveApi(desktop) : token ? new LiveApi(token, browserDeps()) : null;
+  session = new LiveSession(api, {
     work: beginWork,
     onTrace: (name, bytes) => onTrace(name, bytes),
   });

@@ -9,6 +9,7 @@ import { openApplyWithPlan } from '../live/apply';
 import type { PlanLike } from '../live/apply';
 import { liveSession } from '../live/store';
 import { pageToken } from '../live/token';
+import { desktopBridge } from '../live/desktop';
 import { EngineRefusal, EstimateBanner, Progress, predictionBadge, Badge } from './EngineParts';
 
 export function RecommendView({ source }: { source: string }) {
@@ -146,7 +147,7 @@ function planName(source: string): string {
   return `${(source.split('/').pop() ?? 'trace').replace(/\.numascope$/, '')}.plan.json`;
 }
 
-/** Connected to numascope serve: the page has a token and the server has not refused or lost it. */
+/** Connected to numascope serve (the page has a token and the server has not refused or lost it) or inside the desktop app. */
 function useLiveConnected(): boolean {
   const session = liveSession();
   const state = useSyncExternalStore(
@@ -154,7 +155,7 @@ function useLiveConnected(): boolean {
     () => session.state,
   );
   const k = state.phase.kind;
-  return pageToken() !== null && k !== 'no-token' && k !== 'unauthorized' && k !== 'unreachable';
+  return (pageToken() !== null || desktopBridge() !== null) && k !== 'no-token' && k !== 'unauthorized' && k !== 'unreachable';
 }
 
 function PlanPreview({ plan, onExport }: { plan: Plan; onExport: () => void }) {

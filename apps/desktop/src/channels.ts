@@ -1,0 +1,26 @@
+/** IPC channel names: one per invoke method, plus the main → renderer live stream. */
+import type { InvokeMethod } from './api';
+
+export const CHANNELS = {
+  probe: 'numascope:probe',
+  topology: 'numascope:topology',
+  listProcesses: 'numascope:list-processes',
+  startRecording: 'numascope:start-recording',
+  recordingStatus: 'numascope:recording-status',
+  stopRecording: 'numascope:stop-recording',
+  recordingTrace: 'numascope:recording-trace',
+  apply: 'numascope:apply',
+  rollback: 'numascope:rollback',
+  openTrace: 'numascope:open-trace',
+  openRecent: 'numascope:open-recent',
+  saveTrace: 'numascope:save-trace',
+  recentFiles: 'numascope:recent-files',
+  openExternal: 'numascope:open-external',
+} as const satisfies Record<InvokeMethod, string>;
+
+export type Channel = (typeof CHANNELS)[InvokeMethod];
+
+/** main → renderer: `{ id, message }` with message a LiveMessage. */
+export const LIVE_CHANNEL = 'numascope:live';
+
+export const INVOKE_CHANNELS: readonly string[] = Object.values(CHANNELS);

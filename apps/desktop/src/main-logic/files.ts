@@ -1,0 +1,79 @@
+/** Trace files through native dialogs (injected), and the recent-files list (a JSON file). */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { OpenedTrace, RecentFile } from '../api';
+
+export interface DialogProvider {
+  /** A file chosen to open, or null when cancelled. */
+  showOpen(opts: { title: string; filters: { name: string; extensions: string[] }[] }): Promise<string | null>;
+  /** Where to save, or null when cancelled. */
+  showSave(opts: { title: string; defaultPath: string; filters: { name: string; extensions: string[] }[] }): Promise<string | null>;
+}
+
+export const TRACE_FILTERS = [
+  { name: 'numascope traces', extensions: ['numascope'] },
+  { name: 'All files', extensions: ['*'] },
+];
+export const MAX_RECENT = 10;
+/** Largest trace the app opens (matches what the renderer can hold comfortably). */
+export const MAX_TRACE_BYTES = 2 * 1024 ** 3;
+
+export class FileService {
+  constructor(
+    private readonly dialogs: DialogProvider,
+    private readonly recentPath: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async recent(): Promise<RecentFile[]> {
+    try {
+      const v = JSON.parse(await fs.readFile(this.recentPath, 'utf8')) as unknown;
+      if (!Array.isArray(v)) return [];
+      return v
+        .filter(
+          (r): r is RecentFile =>
+            typeof r === 'object' && r !== null && typeof r.path === 'string' && typeof r.name === 'string' && typeof r.openedAtUnixMs === 'number',
+        )
+        .slice(0, MAX_RECENT);
+    } catch {
+      return [];
+    }
+  }
+
+  private async remember(file: string): Promise<void> {
+    const list = (await this.recent()).filter((r) => r.path !== file);
+    list.unshift({ path: file, name: path.basename(file), openedAtUnixMs: this.now() });
+    await fs.mkdir(path.dirname(this.recentPath), { recursive: true });
+    const tmp = `${this.recentPath}.tmp`;
+    await fs.writeFile(tmp, JSON.stringify(list.slice(0, MAX_RECENT), null, 2));
+    await fs.rename(tmp, this.recentPath);
+  }
+
+  private async read(file: string): Promise<OpenedTrace> {
+    const st = await fs.stat(file);
+    if (!st.isFile()) throw new Error(`${file} is not a file`);
+    if (st.size > MAX_TRACE_BYTES) throw new Error(`${file} is ${st.size} bytes, more than the ${MAX_TRACE_BYTES} the app opens`);
+    const bytes = new Uint8Array(await fs.readFile(file));
+    await this.remember(file);
+    return { name: path.basename(file), path: file, bytes };
+  }
+
+  async open(): Promise<OpenedTrace | null> {
+    const file = await this.dialogs.showOpen({ title: 'Open a numascope trace', filters: TRACE_FILTERS });
+    return file === null ? null : this.read(file);
+  }
+
+  /** Only paths already in the recent list: the renderer never names arbitrary files. */
+  async openRecent(file: string): Promise<OpenedTrace> {
+    if (!(await this.recent()).some((r) => r.path === file)) throw new Error(`${file} is not a recent file`);
+    return this.read(file);
+  }
+
+  async save(bytes: Uint8Array, suggestedName: string): Promise<string | null> {
+    const file = await this.dialogs.showSave({ title: 'Save the trace', defaultPath: suggestedName, filters: TRACE_FILTERS });
+    if (file === null) return null;
+    await fs.writeFile(file, bytes);
+    await this.remember(file);
+    return file;
+  }
+}

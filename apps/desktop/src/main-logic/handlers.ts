@@ -1,0 +1,79 @@
+/**
+ * The main process's IPC handlers as plain functions over injected dependencies, and `dispatch`,
+ * which every ipcMain.handle goes through: validate the request → run the handler → validate the
+ * response. src/main.ts only wires channels to dispatch; tests call dispatch directly.
+ */
+import type { ApplyOptions, InvokeMethod, LiveMessage, NumascopeDesktopApi, RollbackRecord, StartRecordingOptions } from '../api';
+import { liveEnvelope, methodOf, parseRequest, parseResponse } from '../ipc-schema';
+import type { CollectorAddon } from './addon';
+import { applyPlan } from './apply';
+import type { RollbackRunner } from './apply';
+import { FileService } from './files';
+import type { DialogProvider } from './files';
+import { listProcesses } from './processes';
+import type { ProcessListerOptions } from './processes';
+import { RecordingManager } from './recordings';
+
+export interface MainDeps {
+  addon: CollectorAddon;
+  dialogs: DialogProvider;
+  /** The recent-files JSON file. */
+  recentFilesPath: string;
+  /** Directory for recordings' trace files. */
+  workDir: string;
+  rollback: RollbackRunner;
+  openExternal: (url: string) => Promise<void>;
+  /** Sends a live message to the renderer(s) (main.ts: webContents.send(LIVE_CHANNEL, …)). */
+  sendLive: (envelope: { id: string; message: LiveMessage }) => void;
+  processes?: ProcessListerOptions;
+  windowMs?: number;
+}
+
+type Handlers = { [M in InvokeMethod]: (...args: never[]) => ReturnType<NumascopeDesktopApi[M]> };
+
+export interface MainLogic {
+  handlers: Handlers;
+  recordings: RecordingManager;
+  files: FileService;
+  /** Validated call of one channel; what ipcMain.handle(channel, (_e, ...args) => dispatch(channel, args)) runs. */
+  dispatch(channel: string, args: unknown): Promise<unknown>;
+}
+
+export function createMainLogic(deps: MainDeps): MainLogic {
+  const recordings = new RecordingManager({
+    addon: deps.addon,
+    workDir: deps.workDir,
+    windowMs: deps.windowMs,
+    ...(deps.processes?.procRoot ? { procRoot: deps.processes.procRoot } : {}),
+    // Live messages are validated like responses before they leave the main process.
+    emit: (id, message) => deps.sendLive(liveEnvelope.parse({ id, message }) as { id: string; message: LiveMessage }),
+  });
+  const files = new FileService(deps.dialogs, deps.recentFilesPath);
+  const handlers: Handlers = {
+    probe: () => deps.addon.probe(),
+    topology: () => deps.addon.topology(),
+    listProcesses: () => listProcesses(deps.processes),
+    startRecording: (opts: StartRecordingOptions) => recordings.start(opts),
+    recordingStatus: async (id: string) => recordings.status(id),
+    stopRecording: async (id: string) => recordings.stop(id),
+    recordingTrace: (id: string) => recordings.trace(id),
+    apply: (plan: Record<string, unknown>, opts: ApplyOptions) => applyPlan(deps.addon, plan, opts),
+    rollback: (record: RollbackRecord) => deps.rollback(record),
+    openTrace: () => files.open(),
+    openRecent: (p: string) => files.openRecent(p),
+    saveTrace: (bytes: Uint8Array, name: string) => files.save(bytes, name),
+    recentFiles: () => files.recent(),
+    openExternal: (url: string) => deps.openExternal(url),
+  };
+  return {
+    handlers,
+    recordings,
+    files,
+    async dispatch(channel, args) {
+      const method = methodOf(channel);
+      const parsed = parseRequest(channel, args);
+      const fn = handlers[method] as (...a: unknown[]) => Promise<unknown>;
+      return parseResponse(channel, await fn(...parsed));
+    },
+  };
+}

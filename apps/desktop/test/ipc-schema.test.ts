@@ -1,0 +1,115 @@
+// Every IPC request is validated before a handler runs; errors name the channel and the field.
+import { describe, expect, it, vi } from 'vitest';
+import { CHANNELS, INVOKE_CHANNELS } from '../src/channels';
+import { IpcValidationError, parseRequest, parseResponse, REQUESTS, RESPONSES } from '../src/ipc-schema';
+import { createMainLogic } from '../src/main-logic/handlers';
+import type { CollectorAddon } from '../src/main-logic/addon';
+
+function fakeLogic() {
+  const addon = {
+    probe: vi.fn(async () => ({ privileges: {}, pmus: [], nodes: 1, sources: [], capabilities: [] })),
+    topology: vi.fn(async () => ({ nodes: [{ id: 0, cpus: [0] }] })),
+    startRecording: vi.fn(),
+    apply: vi.fn(async () => ({ operation: 'apply', pid: 1, dryRun: true, status: 'dry-run' })),
+  } satisfies Record<keyof CollectorAddon, unknown>;
+  const openExternal = vi.fn(async () => {});
+  const logic = createMainLogic({
+    addon: addon as unknown as CollectorAddon,
+    dialogs: { showOpen: async () => null, showSave: async () => null },
+    recentFilesPath: '/nonexistent/recent.json',
+    workDir: '/nonexistent/work',
+    rollback: vi.fn(),
+    openExternal,
+    sendLive: () => {},
+  });
+  return { logic, addon, openExternal };
+}
+
+const bad = async (channel: string, args: unknown, field: RegExp) => {
+  const { logic, addon } = fakeLogic();
+  const err = await logic.dispatch(channel, args).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(IpcValidationError);
+  expect((err as Error).message).toMatch(field);
+  // Nothing reached the collector.
+  expect(addon.startRecording).not.toHaveBeenCalled();
+  expect(addon.apply).not.toHaveBeenCalled();
+};
+
+describe('IPC request validation', () => {
+  it('has a request and a response schema for every channel', () => {
+    expect(Object.keys(REQUESTS).sort()).toEqual(Object.keys(CHANNELS).sort());
+    expect(Object.keys(RESPONSES).sort()).toEqual(Object.keys(CHANNELS).sort());
+    expect(new Set(INVOKE_CHANNELS).size).toBe(INVOKE_CHANNELS.length);
+  });
+
+  it('refuses unknown channels', async () => {
+    await bad('numascope:exec', [], /numascope:exec: unknown IPC channel/);
+    await bad('probe', [], /unknown IPC channel/);
+    expect(() => parseRequest('__proto__', [])).toThrow(/unknown IPC channel/);
+  });
+
+  it('refuses extra arguments and non-list arguments', async () => {
+    await bad(CHANNELS.probe, [1], /takes 0 argument\(s\), got 1/);
+    await bad(CHANNELS.stopRecording, 'r1', /not a list/);
+  });
+
+  it('startRecording: wrong types, missing target, both targets, extra fields', async () => {
+    await bad(CHANNELS.startRecording, [], /numascope:start-recording: opts: missing/);
+    await bad(CHANNELS.startRecording, [{ pid: 'self' }], /opts\.pid: .*number/);
+    await bad(CHANNELS.startRecording, [{ pid: -3 }], /opts\.pid/);
+    await bad(CHANNELS.startRecording, [{ pid: 1.5 }], /opts\.pid/);
+    await bad(CHANNELS.startRecording, [{}], /opts\.pid: give exactly one of pid and command/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, command: ['ls'] }], /exactly one/);
+    await bad(CHANNELS.startRecording, [{ command: 'ls -l' }], /opts\.command: /);
+    await bad(CHANNELS.startRecording, [{ command: ['ls', 3] }], /opts\.command\[1\]: /);
+    await bad(CHANNELS.startRecording, [{ command: [] }], /opts\.command: /);
+    await bad(CHANNELS.startRecording, [{ pid: 10, output: '/etc/passwd' }], /opts: unexpected field\(s\) "output"/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, durationS: -1 }], /opts\.durationS/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, intervalMs: 1 }], /opts\.intervalMs/);
+  });
+
+  it('recording ids are short tokens', async () => {
+    await bad(CHANNELS.stopRecording, [42], /numascope:stop-recording: id: /);
+    await bad(CHANNELS.recordingTrace, ['../../etc/passwd'], /id: .*recording id/);
+    await bad(CHANNELS.recordingStatus, [], /id: missing/);
+  });
+
+  it('apply: plan must be an object, opts strict', async () => {
+    await bad(CHANNELS.apply, ['{"format":"numascope-plan"}', { pid: 1 }], /numascope:apply: plan: /);
+    await bad(CHANNELS.apply, [{}, {}], /opts\.pid: missing|opts\.pid: /);
+    await bad(CHANNELS.apply, [{}, { pid: 1, dryRun: 'yes' }], /opts\.dryRun: .*boolean/);
+    await bad(CHANNELS.apply, [{}, { pid: 1, budgetMs: 0 }], /opts\.budgetMs/);
+    await bad(CHANNELS.apply, [{}, { pid: 1, force: true }], /opts: unexpected field\(s\) "force"/);
+    await bad(CHANNELS.rollback, [null], /numascope:rollback: record: /);
+  });
+
+  it('files and links', async () => {
+    await bad(CHANNELS.saveTrace, ['not bytes', 'a.numascope'], /bytes: expected a Uint8Array/);
+    await bad(CHANNELS.saveTrace, [new Uint8Array(1), '../x.numascope'], /suggestedName: a file name/);
+    await bad(CHANNELS.saveTrace, [new Uint8Array(1)], /suggestedName: missing/);
+    await bad(CHANNELS.openRecent, [7], /path: /);
+    await bad(CHANNELS.openExternal, ['file:///etc/passwd'], /url: an http\(s\) URL/);
+    await bad(CHANNELS.openExternal, ['javascript:alert(1)'], /url: an http\(s\) URL/);
+  });
+
+  it('valid requests reach their handler', async () => {
+    const { logic, addon, openExternal } = fakeLogic();
+    await expect(logic.dispatch(CHANNELS.probe, [])).resolves.toMatchObject({ nodes: 1 });
+    await logic.dispatch(CHANNELS.openExternal, ['https://example.org/numa']);
+    expect(openExternal).toHaveBeenCalledWith('https://example.org/numa');
+    await logic.dispatch(CHANNELS.apply, [{ target: { pid: 1 } }, { pid: 1, dryRun: true }]);
+    expect(addon.apply).toHaveBeenCalledWith(JSON.stringify({ target: { pid: 1 } }), { pid: 1, dryRun: true });
+  });
+
+  it('validates responses too', async () => {
+    expect(() => parseResponse(CHANNELS.topology, { nodes: [{ id: 'zero', cpus: [] }] })).toThrow(
+      /numascope:topology: response\.nodes\[0\]\.id: /,
+    );
+    const { logic, addon } = fakeLogic();
+    addon.probe.mockResolvedValueOnce({ nodes: 'many' } as never);
+    await expect(logic.dispatch(CHANNELS.probe, [])).rejects.toThrow(/numascope:probe: response\./);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * Desktop mode: inside the Electron app the preload exposes `window.numascopeDesktop`
+ * (apps/desktop/src/api.ts, NumascopeDesktopApi). DesktopLiveApi implements the same client
+ * interface as the `numascope serve` client (LiveClient), so the Live screen and the apply panel
+ * work unchanged. The bridge's types are restated structurally here: apps/web does not import
+ * from apps/desktop.
+ */
+import { ApiError } from './client';
+import type { LiveClient, StartRequest, WatchHandlers } from './client';
+import { parseLiveMessage, ProtocolError } from './protocol';
+import type { ProcessInfo, Probe, Recording, Topology } from './protocol';
+import type { ApplyReport, ApplyRequest, RollbackRecord } from './apply';
+
+type DesktopRecording = Omit<Recording, 'urls'>;
+
+/** The part of NumascopeDesktopApi the Live screen uses. */
+export interface DesktopBridge {
+  readonly isDesktop: true;
+  probe(): Promise<Probe>;
+  topology(): Promise<Topology>;
+  listProcesses(): Promise<ProcessInfo[]>;
+  startRecording(opts: { pid?: number; command?: string[]; durationS?: number; intervalMs?: number }): Promise<DesktopRecording>;
+  recordingStatus(id: string): Promise<DesktopRecording>;
+  stopRecording(id: string): Promise<DesktopRecording>;
+  recordingTrace(id: string): Promise<Uint8Array>;
+  onLiveWindow(id: string, cb: (msg: unknown) => void): () => void;
+  apply(plan: unknown, opts: { pid: number; dryRun?: boolean; budgetMs?: number }): Promise<ApplyReport>;
+  rollback(record: RollbackRecord): Promise<ApplyReport>;
+}
+
+/** The desktop bridge when the page runs inside the Electron app, else null. */
+export function desktopBridge(): DesktopBridge | null {
+  if (typeof window === 'undefined') return null;
+  const b = (window as unknown as { numascopeDesktop?: DesktopBridge }).numascopeDesktop;
+  return b && b.isDesktop === true ? b : null;
+}
+
+/** IPC errors arrive as Error("Error invoking remote method 'numascope:…': Error: …"); keep the last part. */
+function wrap(e: unknown): ApiError {
+  const raw = e instanceof Error ? e.message : String(e);
+  const message = raw.replace(/^Error invoking remote method '[^']*': (?:\w*Error: )?/, '');
+  const code = /IpcValidationError/.test(raw) || /^numascope:[a-z-]+: /.test(message) ? 'invalid-request' : 'desktop';
+  return new ApiError('api', null, code, message);
+}
+
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw wrap(e);
+  }
+}
+
+const withUrls = (r: DesktopRecording): Recording => ({ ...r, urls: { status: '', stop: '', trace: '', live: '' } });
+
+export class DesktopLiveApi implements LiveClient {
+  constructor(private readonly bridge: DesktopBridge) {}
+
+  probe(): Promise<Probe> {
+    return call(() => this.bridge.probe());
+  }
+  topology(): Promise<Topology> {
+    return call(() => this.bridge.topology());
+  }
+  processes(): Promise<ProcessInfo[]> {
+    return call(() => this.bridge.listProcesses());
+  }
+  async start(req: StartRequest): Promise<Recording> {
+    const opts: { pid?: number; command?: string[]; durationS?: number; intervalMs?: number } = {};
+    if (req.pid !== undefined) opts.pid = req.pid;
+    if (req.command !== undefined) opts.command = req.command;
+    if (req.durationS !== undefined) opts.durationS = req.durationS;
+    if (req.intervalMs !== undefined) opts.intervalMs = req.intervalMs;
+    return withUrls(await call(() => this.bridge.startRecording(opts)));
+  }
+  async status(id: string): Promise<Recording> {
+    return withUrls(await call(() => this.bridge.recordingStatus(id)));
+  }
+  async stop(id: string): Promise<Recording> {
+    return withUrls(await call(() => this.bridge.stopRecording(id)));
+  }
+  apply(req: ApplyRequest): Promise<ApplyReport> {
+    const opts: { pid: number; dryRun?: boolean; budgetMs?: number } = { pid: req.pid };
+    if (req.dryRun) opts.dryRun = true;
+    if (req.budgetMs !== undefined) opts.budgetMs = req.budgetMs;
+    return call(() => this.bridge.apply(req.plan, opts));
+  }
+  rollback(record: RollbackRecord): Promise<ApplyReport> {
+    return call(() => this.bridge.rollback(record));
+  }
+  async trace(id: string): Promise<ArrayBuffer> {
+    const bytes = await call(() => this.bridge.recordingTrace(id));
+    return bytes.slice().buffer as ArrayBuffer;
+  }
+
+  watch(id: string, h: WatchHandlers): () => void {
+    let done = false;
+    let off: () => void = () => {};
+    const finish = () => {
+      done = true;
+      off();
+    };
+    off = this.bridge.onLiveWindow(id, (raw) => {
+      if (done) return;
+      let msg;
+      try {
+        // The main process validated it; the renderer checks it again like a WebSocket message.
+        msg = parseLiveMessage(JSON.stringify(raw));
+      } catch (err) {
+        finish();
+        h.onLost(`The desktop app sent something unexpected (${err instanceof ProtocolError ? err.message : String(err)}).`);
+        return;
+      }
+      if (msg.type === 'window') h.onWindow(msg);
+      else {
+        finish();
+        h.onEnd(msg);
+      }
+    });
+    // A recording that ended before this subscription (a command that failed at once) sent its
+    // end to nobody: read the status once and settle from it.
+    void this.bridge.recordingStatus(id).then(
+      (r) => {
+        if (done || r.status === 'running') return;
+        finish();
+        h.onEnd({ type: 'end', recording: id, status: r.status, summary: r.summary, error: r.error });
+      },
+      () => {},
+    );
+    return () => {
+      if (!done) finish();
+    };
+  }
+}

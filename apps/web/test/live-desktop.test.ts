@@ -1,0 +1,115 @@
+// Desktop mode: DesktopLiveApi over a fake window.numascopeDesktop, driven by the same LiveSession.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../src/live/client';
+import { DesktopLiveApi, desktopBridge } from '../src/live/desktop';
+import type { DesktopBridge } from '../src/live/desktop';
+import { LiveSession } from '../src/live/session';
+
+const rec = (status: 'running' | 'finished' | 'failed') => ({
+  id: 'r1',
+  status,
+  target: { command: ['x'] },
+  durationS: null,
+  startedAtUnixMs: 1,
+  stopRequested: false,
+  summary: status === 'finished' ? { output: '/t', sizeBytes: 3, samples: 5 } : null,
+  error: status === 'failed' ? { code: 'record-failed', message: 'no such file' } : null,
+});
+
+const windowMsg = (seq: number, final = false) => ({
+  type: 'window',
+  recording: 'r1',
+  seq,
+  startUs: seq * 1000,
+  endUs: (seq + 1) * 1000,
+  elapsedUs: (seq + 1) * 1000,
+  final,
+  pid: 42,
+  faults: 10,
+  faultsByNode: [{ node: 0, count: 10 }],
+  totals: { faults: 10 * (seq + 1), faultsByNode: [{ node: 0, count: 10 * (seq + 1) }], pages: 4, pagesByNode: [{ node: 0, count: 4 }] },
+  threads: [{ tid: 42, name: 'x', cpu: 0, node: 0, faults: 10, alive: true }],
+  threadsSeen: 1,
+  lostSamples: 0,
+});
+
+function fakeBridge(status: 'running' | 'failed' = 'running') {
+  let cb: ((m: unknown) => void) | null = null;
+  const bridge = {
+    isDesktop: true as const,
+    probe: vi.fn(async () => ({ capabilities: [] })),
+    topology: vi.fn(async () => ({ nodes: [{ id: 0, cpus: [0] }] })),
+    listProcesses: vi.fn(async () => []),
+    startRecording: vi.fn(async () => rec('running')),
+    recordingStatus: vi.fn(async () => rec(status)),
+    stopRecording: vi.fn(async () => ({ ...rec('running'), stopRequested: true })),
+    recordingTrace: vi.fn(async () => new Uint8Array([80, 75, 3])),
+    onLiveWindow: vi.fn((_id: string, f: (m: unknown) => void) => {
+      cb = f;
+      return () => (cb = null);
+    }),
+    apply: vi.fn(async () => ({ operation: 'apply', pid: 42, dryRun: true, status: 'dry-run' }) as never),
+    rollback: vi.fn(),
+  } satisfies DesktopBridge;
+  return { bridge, send: (m: unknown) => cb?.(m), subscribed: () => cb !== null };
+}
+
+afterEach(() => {
+  delete (window as unknown as { numascopeDesktop?: unknown }).numascopeDesktop;
+});
+
+describe('desktop mode', () => {
+  it('detects window.numascopeDesktop', () => {
+    expect(desktopBridge()).toBeNull();
+    (window as unknown as { numascopeDesktop: unknown }).numascopeDesktop = { isDesktop: true };
+    expect(desktopBridge()).not.toBeNull();
+  });
+
+  it('records through the bridge: start, windows, end, trace', async () => {
+    const { bridge, send } = fakeBridge();
+    let opened: [string, ArrayBuffer] | null = null;
+    const s = new LiveSession(new DesktopLiveApi(bridge), { onTrace: (n, b) => void (opened = [n, b]) });
+    await s.connect();
+    expect(s.state.phase.kind).toBe('ready');
+    await s.start({ command: ['x'], durationS: 2 });
+    expect(bridge.startRecording).toHaveBeenCalledWith({ command: ['x'], durationS: 2 });
+    expect(s.state.phase.kind).toBe('running');
+    send(windowMsg(0));
+    expect(s.state.latest?.totals.faults).toBe(10);
+    send(windowMsg(1, true));
+    send({ type: 'end', recording: 'r1', status: 'finished', summary: { samples: 5 }, error: null });
+    await vi.waitFor(() => expect(opened).not.toBeNull());
+    expect(opened![0]).toBe('numascope-r1.numascope');
+    expect(new Uint8Array(opened![1])).toEqual(new Uint8Array([80, 75, 3]));
+    s.dispose();
+  });
+
+  it('a recording that ended before the subscription settles from its status', async () => {
+    const { bridge, subscribed } = fakeBridge('failed');
+    const api = new DesktopLiveApi(bridge);
+    const ends: unknown[] = [];
+    api.watch('r1', { onWindow: () => {}, onEnd: (e) => ends.push(e), onLost: () => {} });
+    await vi.waitFor(() => expect(ends).toHaveLength(1));
+    expect(ends[0]).toMatchObject({ status: 'failed', error: { message: 'no such file' } });
+    expect(subscribed()).toBe(false);
+  });
+
+  it('a malformed live message loses the connection with a message', () => {
+    const { bridge, send } = fakeBridge();
+    const lost: string[] = [];
+    new DesktopLiveApi(bridge).watch('r1', { onWindow: () => {}, onEnd: () => {}, onLost: (m) => lost.push(m) });
+    send({ type: 'window', seq: 'x' });
+    expect(lost[0]).toMatch(/unexpected/);
+  });
+
+  it('IPC errors become ApiErrors with the main process message', async () => {
+    const { bridge } = fakeBridge();
+    bridge.apply.mockRejectedValueOnce(
+      new Error("Error invoking remote method 'numascope:apply': IpcValidationError: numascope:apply: opts.pid: Too small"),
+    );
+    const err = await new DesktopLiveApi(bridge).apply({ plan: {}, pid: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).message).toBe('numascope:apply: opts.pid: Too small');
+    expect((err as ApiError).code).toBe('invalid-request');
+  });
+});
