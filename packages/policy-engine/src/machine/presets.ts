@@ -303,7 +303,7 @@ function xeonX7560(): MachinePreset {
       routes: directRoutes(nodeIds, links),
       provenance: {
         distances: 'estimated:typical Intel 4S BIOS SLIT 10/20 (reference §5.3)',
-        latenciesNs: 'estimated:placeholders 130 ns local, 190 ns remote; no readable measurement (reference §5.3)',
+        latenciesNs: 'estimated:assumed 130 ns local, 190 ns remote; no readable measurement of this machine (reference §5.3)',
         links: 'estimated:6 QPI links, fully connected; 6.4 GT/s × 2 B = 12.8 GB/s per direction (reference §5.3)',
         routes: 'estimated:every pair is directly linked',
         memoryBandwidthGBps:
