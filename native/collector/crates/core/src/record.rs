@@ -1262,7 +1262,7 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
     }
 }
 
-/// A placeholder manifest (filled in by the caller).
+/// A manifest with only the format name and version set; the caller fills in every other field.
 pub fn empty_manifest() -> Manifest {
     Manifest {
         format: FORMAT_NAME.into(),
