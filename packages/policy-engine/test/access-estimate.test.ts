@@ -37,7 +37,7 @@ describe('access estimate "uniform"', () => {
     const input = buildReplayInput(TRACE, { windowMs: 100, accessEstimate: 'uniform' });
     expect(input.estimate).toBe('uniform');
     expect(input.windows.length).toBe(1);
-    const w = input.windows[0]!;
+    const w = input.windows.get(0);
     expect(w.page.length).toBe(32);
     expect(Array.from(w.loads).every((x) => x === 1)).toBe(true);
     expect(Array.from(w.stores).every((x) => x === 0)).toBe(true);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { autonumaPolicy } from '../src/policies/autonuma.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { replayInputFromTable } from './helpers/replay-table.js';
+import { windowsOf } from '../src/engine/contract.js';
 
 const options = { seed: 1, simulate: simulateWindow };
 
@@ -26,7 +27,7 @@ const input = (windows: number) => {
     windowUs: 1_000_000,
     table: TABLE,
   });
-  return { ...full, windows: full.windows.slice(0, windows) };
+  return { ...full, windows: windowsOf([...full.windows].slice(0, windows)) };
 };
 
 describe('automatic NUMA balancing', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCarrefourPolicy, carrefourPolicy } from '../src/policies/carrefour.js';
 import { simulateWindow } from '../src/engine/simulate.js';
-import type { PolicyReplay, ReplayInput } from '../src/engine/contract.js';
+import { windowsOf, type PolicyReplay, type ReplayInput } from '../src/engine/contract.js';
 import { meanOf, replayInputFromTable } from './helpers/replay-table.js';
 
 const OPTERON = 'amd-opteron-8385-4p';
@@ -9,7 +9,7 @@ const options = { seed: 1, simulate: simulateWindow };
 
 /** First-touch: the initial placement kept for every window. */
 function firstTouchLatencies(input: ReplayInput): number[] {
-  return input.windows.map((w) => simulateWindow(input.machine, w, input.initial, input.windowUs, input.pageBytes).memoryLatencyNs);
+  return [...input.windows].map((w) => simulateWindow(input.machine, w, input.initial, input.windowUs, input.pageBytes).memoryLatencyNs);
 }
 
 const kinds = (r: PolicyReplay, kind: string) => r.decisions.filter((d) => d.kind === kind);
@@ -116,9 +116,9 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
 
     it('fewer than 500 candidate pages in the first round: replication bootstrap holds back', () => {
       const input = shared(0);
-      const small = { ...input, windows: input.windows.map((w) => ({ ...w })) };
+      const small = { ...input };
       // Keep only pages 0-99 in the windows.
-      small.windows = input.windows.map((w) => {
+      small.windows = windowsOf([...input.windows].map((w) => {
         const keep = [...w.page.keys()].filter((i) => w.page[i]! < 100);
         return {
           ...w,
@@ -128,7 +128,7 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
           loads: Float64Array.from(keep, (i) => w.loads[i]! * 6),
           stores: Float64Array.from(keep, (i) => w.stores[i]!),
         };
-      });
+      }));
       const replay = createCarrefourPolicy({ memoryUsagePct: 10 }).replay(small, options);
       expect(kinds(replay, 'replicate')).toHaveLength(0);
       expect(replay.decisions.some((d) => /100 read-only pages .* needs ≥ 500 orders/.test(d.explanation))).toBe(true);

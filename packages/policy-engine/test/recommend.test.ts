@@ -9,8 +9,8 @@ import { replayInputFromTable } from './helpers/replay-table.js';
 function staticReplay(policy: string, input: ReplayInput, placement: Placement): PolicyReplay {
   return {
     policy,
-    windows: input.windows.map((w) => simulateWindow(input.machine, w, placement, input.windowUs, input.pageBytes)),
-    threadNodeByWindow: input.windows.map(() => placement.threadNode),
+    windows: [...input.windows].map((w) => simulateWindow(input.machine, w, placement, input.windowUs, input.pageBytes)),
+    threadNodeByWindow: [...input.windows].map(() => placement.threadNode),
     finalPlacement: placement,
     migratedPages: 0,
     migratedBytes: 0,

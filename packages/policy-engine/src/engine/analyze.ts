@@ -4,6 +4,7 @@
  */
 import type { MachineModel, Policy, PolicyReplay, ReplayInput, SimulateWindow, WindowMetrics } from './contract.js';
 import { EngineError } from './errors.js';
+import { replayAll, type ReplayProgress } from './run.js';
 import { simulateWindow } from './simulate.js';
 import { buildReplayInput, ESTIMATE_POLICIES } from './windows.js';
 import type { RetargetRule } from './retarget.js';
@@ -28,6 +29,10 @@ export interface AnalyzeOptions {
   simulate?: SimulateWindow;
   /** See ReplayInputOptions.accessEstimate: an estimated input from page placement when the trace has no access samples. */
   accessEstimate?: 'uniform';
+  /** See ReplayInputOptions.cacheEntries. */
+  cacheEntries?: number;
+  /** Called after each window of the replay with windows done and the total. */
+  onProgress?: ReplayProgress;
 }
 
 export interface OverallMetrics {
@@ -106,7 +111,7 @@ function resolve(policy: string | Policy): Policy {
 
 export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisResult {
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
-  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate });
+  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries });
   return analyzeInput(input, options);
 }
 
@@ -132,9 +137,13 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     policies = policies.filter(allowed);
   }
   const baselineId = options.baseline ?? DEFAULT_BASELINE;
+  // One pass over the windows for every policy (and the baseline when it is not among them).
+  const baselinePolicy = policies.some((p) => p.id === baselineId) ? null : resolve(baselineId);
+  const all = baselinePolicy ? [...policies, baselinePolicy] : policies;
+  const replayed = replayAll(input, all, { seed, simulate }, options.onProgress);
   const replays = new Map<string, { policy: Policy; replay: PolicyReplay }>();
-  for (const policy of policies) replays.set(policy.id, { policy, replay: policy.replay(input, { seed, simulate }) });
-  const baseline = replays.get(baselineId)?.replay ?? resolve(baselineId).replay(input, { seed, simulate });
+  policies.forEach((policy, k) => replays.set(policy.id, { policy, replay: replayed[k]! }));
+  const baseline = replays.get(baselineId)?.replay ?? replayed[replayed.length - 1]!;
   const migrationUs = (bytes: number) => (bytes / 1e9) * MIGRATION_SECONDS_PER_GB * 1e6;
   const baselineUs = overallMetrics(baseline.windows).predictedUs + migrationUs(baseline.migratedBytes);
 

@@ -67,6 +67,41 @@ export interface AccessWindow {
   stores: Float64Array;
 }
 
+/** A window's bounds and size, known without building its entries. */
+export interface WindowInfo {
+  index: number;
+  startUs: number;
+  endUs: number;
+  /** Samples (rows) that fell in the window, before aggregation. */
+  sampleCount: number;
+}
+
+/**
+ * The windows of a replay, in time order. Built from a trace they are aggregated on demand
+ * (windows.ts, TraceWindows): a window is built when asked for and kept only while a bounded
+ * cache has room, so the engine's memory follows pages and threads, not samples. Iterating
+ * builds each window in turn; `info` never builds one. Tests and small inputs use a plain array
+ * through windowsOf().
+ */
+export interface WindowSource extends Iterable<AccessWindow> {
+  readonly length: number;
+  info(index: number): WindowInfo;
+  get(index: number): AccessWindow;
+}
+
+/** A WindowSource over windows already in memory. */
+export function windowsOf(windows: readonly AccessWindow[]): WindowSource {
+  return {
+    length: windows.length,
+    info: (i) => {
+      const w = windows[i]!;
+      return { index: w.index, startUs: w.startUs, endUs: w.endUs, sampleCount: w.sampleCount };
+    },
+    get: (i) => windows[i]!,
+    [Symbol.iterator]: () => windows[Symbol.iterator](),
+  };
+}
+
 /** What the engine knows about the recording, independent of any placement. */
 export interface ReplayInput {
   machine: MachineModel;
@@ -76,8 +111,8 @@ export interface ReplayInput {
   pageBytes: number;
   /** Window length, µs. */
   windowUs: number;
-  /** Windows in time order. A policy may iterate them more than once. */
-  windows: readonly AccessWindow[];
+  /** Windows in time order, built on demand (WindowSource). Policies step through them once (PolicyRun). */
+  windows: WindowSource;
   /** Placement observed at the start of the recording (first-touch result, threads' first node). */
   initial: Placement;
   /** First node each page was touched from per thread (first-touch owner thread; -1 unknown). */
@@ -174,9 +209,20 @@ export interface ReplayOptions {
   simulate: SimulateWindow;
 }
 
+/**
+ * A replay in progress, as a generator: it yields the index of the window it needs next and is
+ * resumed with that window; it returns the PolicyReplay after the last one. Every policy asks for
+ * windows 0, 1, … in order, once each, so several policies can step through one pass over the
+ * trace (engine/run.ts, replayAll) and no window need stay in memory.
+ */
+export type PolicyRun = Generator<number, PolicyReplay, AccessWindow>;
+
 export interface Policy {
   id: string;
   /** One line: what it does and its source. */
   description: string;
+  /** Starts a replay (see PolicyRun). */
+  run(input: ReplayInput, options: ReplayOptions): PolicyRun;
+  /** The whole replay on its own: run() driven over input.windows. */
   replay(input: ReplayInput, options: ReplayOptions): PolicyReplay;
 }

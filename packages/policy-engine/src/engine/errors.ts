@@ -1,5 +1,5 @@
 /** Why the engine could not replay a trace. Every message names the problem and what to do. */
-export type EngineErrorCode = 'no-access-data' | 'bad-option' | 'bad-placement' | 'unknown-policy' | 'empty-trace' | 'estimate-unsupported';
+export type EngineErrorCode = 'no-access-data' | 'bad-option' | 'bad-placement' | 'unknown-policy' | 'empty-trace' | 'estimate-unsupported' | 'internal';
 
 export class EngineError extends Error {
   readonly code: EngineErrorCode;

@@ -9,10 +9,13 @@
  * period; 0 is read as 1). `fault` rows are first-touch information only. A trace with no counted
  * sample (a recording on a machine without a PMU) throws EngineError `no-access-data`.
  *
- * Memory: besides the trace's own columns, the builder keeps O(pages + threads) arrays and one
- * window's hash table; the output holds one entry per distinct (window, thread, page).
+ * Memory: besides the trace's own columns, the input keeps O(pages + threads + windows) arrays.
+ * Windows are built on demand (TraceWindows): radix-sorted and merged from the window's rows with
+ * scratch sized to the largest window, and kept only while a bounded cache has room
+ * (ReplayInputOptions.cacheEntries). A trace whose rows are not in time order also keeps one
+ * 4-byte row index per access sample.
  */
-import type { AccessWindow, MachineModel, Placement, ReplayInput } from './contract.js';
+import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource } from './contract.js';
 import { EngineError } from './errors.js';
 import { machineModel, nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
@@ -40,7 +43,16 @@ export interface ReplayInputOptions {
    * when the trace has access samples.
    */
   accessEstimate?: 'uniform';
+  /**
+   * Most window entries ((thread, page) pairs, 24 bytes each) kept built in memory; windows past
+   * that are rebuilt from the trace's columns each time they are asked for. Default
+   * WINDOW_CACHE_ENTRIES. 0 keeps none (one window at a time).
+   */
+  cacheEntries?: number;
 }
+
+/** Default window cache: 2 Mi entries, 48 MiB (docs/engine.md, "Memory"). */
+export const WINDOW_CACHE_ENTRIES = 1 << 21;
 
 /** Policies whose decisions do not depend on access rates: the only ones an estimated input can drive. */
 export const ESTIMATE_POLICIES: readonly string[] = ['observed', 'first-touch', 'interleave', 'manual'];
@@ -58,7 +70,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   }
   const recorded = machineModel(trace.manifest.machine);
   if (options.machine && !sameTopology(options.machine, recorded)) {
-    const input = buildReplayInput(trace, { windowMs: options.windowMs, accessEstimate: options.accessEstimate });
+    const input = buildReplayInput(trace, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries });
     return retarget(input, options.machine, options.retargetRule ?? 'modulo');
   }
   const machine = options.machine ?? recorded;
@@ -83,26 +95,68 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
 
   const pageCount = pages.numRows;
   let threadCount = threads.numRows;
+  for (let i = 0; i < sampleRows; i++) if (sThread[i]! >= threadCount) threadCount = sThread[i]! + 1;
+  // counted[op·dsCount + ds] = 1 for a load/store whose data source reached memory.
+  const dsCount = ds.values.length;
+  const counted = new Uint8Array(op.values.length * dsCount);
+  for (let o = 0; o < op.values.length; o++) {
+    for (let d = 0; d < dsCount; d++) counted[o * dsCount + d] = (o === LOAD || o === STORE) && memorySource[d] === 1 ? 1 : 0;
+  }
+  const opCodes = op.codes;
+  const dsCodes = ds.codes;
+  // One pass over the rows: counts, time order, and the earliest access of every page and thread
+  // (first-access thread of a page, first cpu of a thread: fallbacks for placement below).
+  const NEVER = 0xffffffff;
+  const pageFirstTime = new Uint32Array(pageCount).fill(NEVER);
+  const pageFirstThread = new Int32Array(pageCount).fill(-1);
+  const threadFirstTime = new Uint32Array(threadCount).fill(NEVER);
+  const threadFirstCpu = new Int32Array(threadCount).fill(-1);
   let maxTime = 0;
   let accessRows = 0;
   let cacheRows = 0;
   let faultRows = 0;
   let sorted = true;
   let prevTime = 0;
+  // Access rows per window (index floor(t / windowUs); every time is below the duration, so no
+  // index passes the last window), and while the rows are in time order the first row of each.
+  let perWindow = new Int32Array(Math.max(1, Math.ceil(trace.manifest.capture.durationUs / windowUs) + 1));
+  let firstRow = new Int32Array(perWindow.length);
+  let lastWindow = -1;
   for (let i = 0; i < sampleRows; i++) {
-    const o = op.codes[i]!;
+    const o = opCodes[i]!;
     const t = time[i]!;
     if (t > maxTime) maxTime = t;
-    if (sThread[i]! >= threadCount) threadCount = sThread[i]! + 1;
     if (o === FAULT) faultRows++;
-    if ((o !== LOAD && o !== STORE) || sPage[i]! < 0) continue;
-    if (!memorySource[ds.codes[i]!]) {
+    const page = sPage[i]!;
+    if ((o !== LOAD && o !== STORE) || page < 0) continue;
+    if (!memorySource[dsCodes[i]!]) {
       cacheRows++;
       continue;
     }
     accessRows++;
     if (t < prevTime) sorted = false;
     prevTime = t;
+    const w = Math.floor(t / windowUs);
+    if (w >= perWindow.length) {
+      const size = Math.max(w + 1, perWindow.length * 2);
+      const grown = new Int32Array(size);
+      grown.set(perWindow);
+      perWindow = grown;
+      const rows = new Int32Array(size);
+      rows.set(firstRow);
+      firstRow = rows;
+    }
+    perWindow[w]!++;
+    if (sorted) while (lastWindow < w) firstRow[++lastWindow] = i;
+    const thread = sThread[i]!;
+    if (page < pageCount && t < pageFirstTime[page]!) {
+      pageFirstTime[page] = t;
+      pageFirstThread[page] = thread;
+    }
+    if (t < threadFirstTime[thread]!) {
+      threadFirstTime[thread] = t;
+      threadFirstCpu[thread] = sCpu[i]!;
+    }
   }
   const estimated = accessRows === 0 && options.accessEstimate === 'uniform';
   if (accessRows > 0 && options.accessEstimate) {
@@ -124,104 +178,53 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   const duration = Math.max(trace.manifest.capture.durationUs, maxTime + 1);
   if (estimated) windowUs = Math.max(1, duration);
   const windowCount = Math.max(1, Math.ceil(duration / windowUs));
-
-  // Rows of each window: contiguous when the counted rows are in time order, else a counting sort.
-  const windowStart = new Int32Array(windowCount + 1);
-  let order: Int32Array | null = null;
-  // counted[op·dsCount + ds] = 1 for a load/store whose data source reached memory.
-  const dsCount = ds.values.length;
-  const counted = new Uint8Array(op.values.length * dsCount);
-  for (let o = 0; o < op.values.length; o++) {
-    for (let d = 0; d < dsCount; d++) counted[o * dsCount + d] = (o === LOAD || o === STORE) && memorySource[d] === 1 ? 1 : 0;
-  }
-  const opCodes = op.codes;
-  const dsCodes = ds.codes;
   const isAccess = (i: number) => counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0;
   const windowOf = (t: number) => Math.min(windowCount - 1, Math.floor(t / windowUs));
-  for (let i = 0; i < sampleRows; i++) if (isAccess(i)) windowStart[windowOf(time[i]!) + 1]!++;
-  for (let w = 0; w < windowCount; w++) windowStart[w + 1]! += windowStart[w]!;
-  if (!sorted) {
+
+  // The rows of each window. In time order (what the collector writes) window w is the row range
+  // [rowBound[w], rowBound[w+1]) with its non-access rows skipped: no per-sample index is kept.
+  // Out of order, a counting sort by window builds one (4 bytes per access sample).
+  const windowStart = new Int32Array(windowCount + 1);
+  let maxRows = 0;
+  for (let w = 0; w < windowCount; w++) {
+    const rows = w < perWindow.length ? perWindow[w]! : 0;
+    maxRows = Math.max(maxRows, rows);
+    windowStart[w + 1] = windowStart[w]! + rows;
+  }
+  let rowBound: Int32Array | null = null;
+  let order: Int32Array | null = null;
+  if (sorted) {
+    rowBound = new Int32Array(windowCount + 1).fill(sampleRows);
+    rowBound.set(firstRow.subarray(0, Math.min(lastWindow + 1, windowCount)));
+  } else {
     order = new Int32Array(accessRows);
     const fill = windowStart.slice(0, windowCount);
     for (let i = 0; i < sampleRows; i++) if (isAccess(i)) order[fill[windowOf(time[i]!)]!++] = i;
   }
 
-  // Per-window aggregation in an open-addressing hash table keyed by page·threadCount + thread.
-  const pageFirstThread = new Int32Array(pageCount).fill(-1);
-  const threadFirstCpu = new Int32Array(threadCount).fill(-1);
-  let capacity = 1024;
-  let keys = new Float64Array(capacity).fill(-1);
-  let sumLoads = new Float64Array(capacity);
-  let sumStores = new Float64Array(capacity);
-  const windows: AccessWindow[] = [];
-  let cursor = 0; // next row when rows are in time order
-  for (let w = 0; w < windowCount; w++) {
-    const rowsInWindow = windowStart[w + 1]! - windowStart[w]!;
-    while (capacity < rowsInWindow * 2) capacity *= 2;
-    if (keys.length !== capacity) {
-      keys = new Float64Array(capacity).fill(-1);
-      sumLoads = new Float64Array(capacity);
-      sumStores = new Float64Array(capacity);
-    }
-    const mask = capacity - 1;
-    const used = new Int32Array(rowsInWindow);
-    let distinct = 0;
-    let seen = 0;
-    while (seen < rowsInWindow) {
-      let i: number;
-      if (order) i = order[windowStart[w]! + seen]!;
-      else {
-        i = cursor++;
-        if (!isAccess(i)) continue;
-      }
-      seen++;
-      const thread = sThread[i]!;
-      const page = sPage[i]!;
-      const key = page * threadCount + thread;
-      let slot = hashSlot(page, thread, mask);
-      while (keys[slot] !== -1 && keys[slot] !== key) slot = (slot + 1) & mask;
-      if (keys[slot] === -1) {
-        keys[slot] = key;
-        used[distinct++] = slot;
-      }
-      const a = weight[i]! > 0 ? weight[i]! : 1;
-      if (op.codes[i] === STORE) sumStores[slot]! += a;
-      else sumLoads[slot]! += a;
-      if (pageFirstThread[page] === -1) pageFirstThread[page] = thread;
-      if (threadFirstCpu[thread] === -1) threadFirstCpu[thread] = sCpu[i]!;
-    }
-    const sortedKeys = new Float64Array(distinct);
-    for (let k = 0; k < distinct; k++) sortedKeys[k] = keys[used[k]!]!;
-    sortedKeys.sort();
-    const win: AccessWindow = {
-      index: w,
-      startUs: w * windowUs,
-      endUs: Math.min((w + 1) * windowUs, duration),
-      sampleCount: rowsInWindow,
-      thread: new Int32Array(distinct),
-      page: new Int32Array(distinct),
-      loads: new Float64Array(distinct),
-      stores: new Float64Array(distinct),
-    };
-    for (let k = 0; k < distinct; k++) {
-      const key = sortedKeys[k]!;
-      const page = Math.floor(key / threadCount);
-      const thread = key - page * threadCount;
-      let slot = hashSlot(page, thread, mask);
-      while (keys[slot] !== key) slot = (slot + 1) & mask;
-      win.thread[k] = thread;
-      win.page[k] = page;
-      win.loads[k] = sumLoads[slot]!;
-      win.stores[k] = sumStores[slot]!;
-    }
-    for (let k = 0; k < distinct; k++) {
-      const slot = used[k]!;
-      keys[slot] = -1;
-      sumLoads[slot] = 0;
-      sumStores[slot] = 0;
-    }
-    windows.push(win);
-  }
+  const infos: WindowInfo[] = Array.from({ length: windowCount }, (_, w) => ({
+    index: w,
+    startUs: w * windowUs,
+    endUs: Math.min((w + 1) * windowUs, duration),
+    sampleCount: windowStart[w + 1]! - windowStart[w]!,
+  }));
+  const aggregate = windowAggregator({
+    threadCount,
+    pageCount,
+    maxRows,
+    store: STORE,
+    counted,
+    dsCount,
+    opCodes,
+    dsCodes,
+    thread: sThread,
+    page: sPage,
+    weight,
+    rowBound,
+    order,
+    windowStart,
+  });
+  let windows: WindowSource = new TraceWindows(infos, (w) => aggregate(infos[w]!), options.cacheEntries ?? WINDOW_CACHE_ENTRIES);
   if (estimated) {
     if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
       throw new EngineError('bad-option', `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries`);
@@ -244,27 +247,37 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
         win.page[k] = p;
       }
     }
-    windows.length = 0;
-    windows.push(win);
+    windows = windowsOf([win]);
     notes.push(
       `ESTIMATED: the trace has no memory-access samples (${faultRows} page-fault rows); accesses were assumed uniform: ` +
         `each of the ${threadCount} threads reads each of the ${pageCount} pages once, in one window over the whole capture. ` +
         'Page placement and thread placement are measured; the traffic split over nodes follows from the assumption; rates and latencies are not meaningful.',
     );
   }
-  // Page-fault rows (first-touch) also name a thread and cpu for pages and threads.
+  // Page-fault rows (first-touch) also name a thread and cpu for pages, and for threads with no
+  // access sample: the earliest fault of each, whatever the row order.
   const faultThread = new Int32Array(pageCount).fill(-1);
   const faultCpu = new Int32Array(pageCount).fill(-1);
   if (faultRows > 0) {
+    const faultTime = new Uint32Array(pageCount).fill(NEVER);
+    const threadFaultTime = new Uint32Array(threadCount).fill(NEVER);
+    const threadFaultCpu = new Int32Array(threadCount).fill(-1);
     for (let i = 0; i < sampleRows; i++) {
-      if (op.codes[i] !== FAULT) continue;
+      if (opCodes[i] !== FAULT) continue;
       const page = sPage[i]!;
-      if (page >= 0 && faultThread[page] === -1) {
-        faultThread[page] = sThread[i]!;
+      const thread = sThread[i]!;
+      const t = time[i]!;
+      if (page >= 0 && page < pageCount && t < faultTime[page]!) {
+        faultTime[page] = t;
+        faultThread[page] = thread;
         faultCpu[page] = sCpu[i]!;
       }
-      if (threadFirstCpu[sThread[i]!] === -1) threadFirstCpu[sThread[i]!] = sCpu[i]!;
+      if (t < threadFaultTime[thread]!) {
+        threadFaultTime[thread] = t;
+        threadFaultCpu[thread] = sCpu[i]!;
+      }
     }
+    for (let t = 0; t < threadCount; t++) if (threadFirstCpu[t] === -1) threadFirstCpu[t] = threadFaultCpu[t]!;
   }
 
   // Threads: first recorded placement, else the first sample's cpu, else node 0.
@@ -370,12 +383,181 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
 
 const DS_KNOWN = new Set(['l1', 'lfb', 'l2', 'l3', 'local-dram', 'remote-dram', 'remote-cache', 'pmem', 'cxl', 'io', 'uncached', 'unknown']);
 
-function hashSlot(page: number, thread: number, mask: number): number {
-  let h = Math.imul(page, 0x9e3779b1) ^ Math.imul(thread + 1, 0x85ebca77);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  h ^= h >>> 13;
-  return h & mask;
+
+/**
+ * Windows built on demand from the trace's columns, kept while the cache has room (first come).
+ * `built` counts aggregations, for tests and the benchmark.
+ */
+export class TraceWindows implements WindowSource {
+  readonly length: number;
+  built = 0;
+  private readonly cache = new Map<number, AccessWindow>();
+  private cachedEntries = 0;
+  constructor(
+    private readonly infos: readonly WindowInfo[],
+    private readonly build: (index: number) => AccessWindow,
+    private readonly cacheEntries: number,
+  ) {
+    this.length = infos.length;
+  }
+  info(index: number): WindowInfo {
+    const info = this.infos[index];
+    if (!info) throw new RangeError(`window ${index} out of range 0..${this.length - 1}`);
+    return info;
+  }
+  get(index: number): AccessWindow {
+    const hit = this.cache.get(index);
+    if (hit) return hit;
+    this.info(index);
+    const window = this.build(index);
+    this.built++;
+    if (this.cachedEntries + window.page.length <= this.cacheEntries) {
+      this.cache.set(index, window);
+      this.cachedEntries += window.page.length;
+    }
+    return window;
+  }
+  *[Symbol.iterator](): Iterator<AccessWindow> {
+    for (let w = 0; w < this.length; w++) yield this.get(w);
+  }
+}
+
+const bitsFor = (count: number): number => (count <= 1 ? 0 : 32 - Math.clz32(count - 1));
+const RADIX_BITS = 11;
+const RADIX = 1 << RADIX_BITS;
+
+/**
+ * One stable LSD radix pass over (key, payload) pairs: by bits [shift, shift+11) of the key, from
+ * (srcKey, srcVal) into (dstKey, dstVal). Moving the keys with their payload keeps every read
+ * sequential.
+ */
+function radixPass(srcKey: Uint32Array, srcVal: Uint32Array, dstKey: Uint32Array, dstVal: Uint32Array, n: number, shift: number, counts: Uint32Array): void {
+  counts.fill(0);
+  for (let i = 0; i < n; i++) counts[((srcKey[i]! >>> shift) & (RADIX - 1)) + 1]!++;
+  for (let d = 0; d < RADIX; d++) counts[d + 1]! += counts[d]!;
+  for (let i = 0; i < n; i++) {
+    const key = srcKey[i]!;
+    const at = counts[(key >>> shift) & (RADIX - 1)]!++;
+    dstKey[at] = key;
+    dstVal[at] = srcVal[i]!;
+  }
+}
+
+/**
+ * Aggregates one window's access rows into (thread, page) entries sorted by page, then thread:
+ * gather, LSD radix sort by (page, thread) (one 32-bit key when page and thread bits fit, else
+ * thread then page), and a merge of equal pairs. Scratch is sized to the largest window and
+ * reused, so building a window costs O(its rows) time and memory, with no hash table.
+ */
+function windowAggregator(src: {
+  threadCount: number;
+  pageCount: number;
+  maxRows: number;
+  store: number;
+  counted: Uint8Array;
+  dsCount: number;
+  opCodes: ArrayLike<number>;
+  dsCodes: ArrayLike<number>;
+  thread: Uint32Array;
+  page: Int32Array;
+  weight: Uint32Array;
+  /** Rows in time order: window w is rows [rowBound[w], rowBound[w+1]) minus non-access rows. */
+  rowBound: Int32Array | null;
+  /** Else: access rows by window, order[windowStart[w] .. windowStart[w+1]). */
+  order: Int32Array | null;
+  windowStart: Int32Array;
+}): (info: WindowInfo) => AccessWindow {
+  const { counted, dsCount, opCodes, dsCodes, thread, page, weight, rowBound, order, windowStart, store } = src;
+  const threadBits = bitsFor(src.threadCount);
+  const pageBits = bitsFor(src.pageCount);
+  const oneKey = threadBits + pageBits <= 32;
+  const threadScale = 2 ** threadBits;
+  const n0 = Math.max(1, src.maxRows);
+  // (key, row) pairs, row = the sample's position in value/isStore. One 32-bit key
+  // page·2^threadBits + thread when it fits; else a stable sort by thread, then by page, with the
+  // row's thread and page kept aside.
+  let key = new Uint32Array(n0);
+  let keyB = new Uint32Array(n0);
+  let row = new Uint32Array(n0);
+  let rowB = new Uint32Array(n0);
+  const threadOfRow = oneKey ? null : new Uint32Array(n0);
+  const pageOfRow = oneKey ? null : new Uint32Array(n0);
+  const value = new Float64Array(n0);
+  const isStore = new Uint8Array(n0);
+  const counts = new Uint32Array(RADIX + 1);
+  let n = 0;
+  const put = (r: number): void => {
+    const t = thread[r]!;
+    const p = page[r]!;
+    if (oneKey) key[n] = p * threadScale + t;
+    else {
+      key[n] = t;
+      threadOfRow![n] = t;
+      pageOfRow![n] = p;
+    }
+    const wgt = weight[r]!;
+    value[n] = wgt > 0 ? wgt : 1;
+    isStore[n] = opCodes[r] === store ? 1 : 0;
+    row[n] = n;
+    n++;
+  };
+  const sortBy = (bits: number): void => {
+    for (let shift = 0; shift < bits; shift += RADIX_BITS) {
+      radixPass(key, row, keyB, rowB, n, shift, counts);
+      let t = key;
+      key = keyB;
+      keyB = t;
+      t = row;
+      row = rowB;
+      rowB = t;
+    }
+  };
+  /** True when sorted position i starts a new (page, thread) pair. */
+  const starts = (i: number): boolean => i === 0 || key[i] !== key[i - 1] || (!oneKey && threadOfRow![row[i]!] !== threadOfRow![row[i - 1]!]);
+  return (info) => {
+    n = 0;
+    const w = info.index;
+    if (rowBound) {
+      const end = rowBound[w + 1]!;
+      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0) put(i);
+    } else {
+      for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
+    }
+    if (oneKey) sortBy(threadBits + pageBits);
+    else {
+      sortBy(threadBits);
+      for (let i = 0; i < n; i++) key[i] = pageOfRow![row[i]!]!;
+      sortBy(pageBits);
+    }
+    let distinct = 0;
+    for (let i = 0; i < n; i++) if (starts(i)) distinct++;
+    const win: AccessWindow = {
+      ...info,
+      thread: new Int32Array(distinct),
+      page: new Int32Array(distinct),
+      loads: new Float64Array(distinct),
+      stores: new Float64Array(distinct),
+    };
+    const { thread: wThread, page: wPage, loads, stores } = win;
+    let k = -1;
+    for (let i = 0; i < n; i++) {
+      const r = row[i]!;
+      if (starts(i)) {
+        k++;
+        if (oneKey) {
+          const p = Math.floor(key[i]! / threadScale);
+          wPage[k] = p;
+          wThread[k] = key[i]! - p * threadScale;
+        } else {
+          wPage[k] = key[i]!;
+          wThread[k] = threadOfRow![r]!;
+        }
+      }
+      if (isStore[r]) stores[k]! += value[r]!;
+      else loads[k]! += value[r]!;
+    }
+    return win;
+  };
 }
 
 const INSTRUCTION_COUNTERS = ['instructions', 'inst_retired.any'];

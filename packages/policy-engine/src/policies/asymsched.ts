@@ -14,12 +14,13 @@ import type {
   NodeIndex,
   Placement,
   Policy,
-  PolicyReplay,
+  PolicyRun,
   ReplayInput,
   ReplayOptions,
   WindowMetrics,
 } from '../engine/contract.js';
 import { windowLengthUs } from './common.js';
+import { definePolicy } from '../engine/run.js';
 
 export const ASYMSCHED_CONSTANTS = {
   /** Placements with weighted bandwidth ≥ this × the best are candidates. */
@@ -85,40 +86,56 @@ export function clusterBandwidthMBps(nodes: readonly NodeIndex[], bw: Float64Arr
  * pages both touch (Σ_page min(a_i, a_j)) reach 10 % of the smaller thread's accesses in the
  * window; clusters are the connected components. Threads with no access in the window are left out.
  */
+/** Thread counts up to which threadClusters keeps pair sharing in a dense matrix. */
+const DENSE_SHARING_THREADS = 256;
+
 export function threadClusters(input: ReplayInput, window: AccessWindow, placement: Placement): ThreadCluster[] {
   const T = input.threadCount;
   const n = input.machine.nodeCount;
   const total = new Float64Array(T);
-  const sharing = new Map<number, number>();
+  // Shared accesses per thread pair (a < b): a dense T×T matrix for up to 256 threads, else a map.
+  const dense = T <= DENSE_SHARING_THREADS ? new Float64Array(T * T) : null;
+  const sparse = dense ? null : new Map<number, number>();
+  const addShared = (x: number, y: number, a: number): void => {
+    const key = Math.min(x, y) * T + Math.max(x, y);
+    if (dense) dense[key]! += a;
+    else sparse!.set(key, (sparse!.get(key) ?? 0) + a);
+  };
   const entryCount = window.page.length;
   let i = 0;
-  const sharers: Array<{ t: number; a: number }> = [];
+  // The sharers of one page: thread and accesses, in entry (thread) order.
+  const sT = new Int32Array(Math.max(1, T));
+  const sA = new Float64Array(Math.max(1, T));
+  const top: number[] = [];
   while (i < entryCount) {
     const page = window.page[i]!;
-    sharers.length = 0;
+    let count = 0;
     for (; i < entryCount && window.page[i] === page; i++) {
       const a = window.loads[i]! + window.stores[i]!;
       total[window.thread[i]!]! += a;
-      if (a > 0) sharers.push({ t: window.thread[i]!, a });
-    }
-    if (sharers.length < 2) continue;
-    sharers.sort((x, y) => y.a - x.a || x.t - y.t);
-    const k = Math.min(sharers.length, A.MAX_SHARERS_PER_PAGE);
-    for (let x = 0; x < k; x++) {
-      for (let y = x + 1; y < k; y++) {
-        const s = sharers[x]!;
-        const u = sharers[y]!;
-        const key = Math.min(s.t, u.t) * T + Math.max(s.t, u.t);
-        sharing.set(key, (sharing.get(key) ?? 0) + Math.min(s.a, u.a));
+      if (a > 0) {
+        sT[count] = window.thread[i]!;
+        sA[count++] = a;
       }
     }
+    if (count < 2) continue;
+    if (count <= A.MAX_SHARERS_PER_PAGE) {
+      for (let x = 0; x < count; x++) for (let y = x + 1; y < count; y++) addShared(sT[x]!, sT[y]!, Math.min(sA[x]!, sA[y]!));
+      continue;
+    }
+    // More sharers than the limit: the heaviest MAX_SHARERS_PER_PAGE (ties: lower thread first).
+    top.length = 0;
+    for (let x = 0; x < count; x++) top.push(x);
+    top.sort((x, y) => sA[y]! - sA[x]! || sT[x]! - sT[y]!);
+    const k = A.MAX_SHARERS_PER_PAGE;
+    for (let x = 0; x < k; x++) for (let y = x + 1; y < k; y++) addShared(sT[top[x]!]!, sT[top[y]!]!, Math.min(sA[top[x]!]!, sA[top[y]!]!));
   }
   const parent = Int32Array.from({ length: T }, (_, t) => t);
   const find = (t: number): number => {
     while (parent[t] !== t) t = parent[t] = parent[parent[t]!]!;
     return t;
   };
-  for (const [key, shared] of sharing) {
+  const join = (key: number, shared: number): void => {
     const a = Math.floor(key / T);
     const b = key % T;
     if (shared >= A.SHARING_MIN_SHARE * Math.min(total[a]!, total[b]!)) {
@@ -126,6 +143,11 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
       const rb = find(b);
       if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
     }
+  };
+  if (dense) {
+    for (let key = 0; key < dense.length; key++) if (dense[key]! > 0) join(key, dense[key]!);
+  } else {
+    for (const [key, shared] of sparse!) join(key, shared);
   }
   const byRoot = new Map<number, number[]>();
   for (let t = 0; t < T; t++) {
@@ -145,20 +167,28 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
   const remote = new Float64Array(clusters.length);
   i = 0;
   const perCluster = new Float64Array(clusters.length);
+  // Clusters that touched the current page (only those are read and reset: a page has few).
+  const touched = new Int32Array(Math.max(1, clusters.length));
   while (i < entryCount) {
     const page = window.page[i]!;
-    perCluster.fill(0);
+    let touchedCount = 0;
     for (; i < entryCount && window.page[i] === page; i++) {
       const t = window.thread[i]!;
       const c = clusterOf[t]!;
       if (c < 0) continue;
       const a = window.loads[i]! + window.stores[i]!;
+      if (perCluster[c] === 0 && a > 0) touched[touchedCount++] = c;
       perCluster[c]! += a;
       const served = placement.replicated[page] ? placement.threadNode[t]! : placement.pageNode[page]!;
       if (served !== placement.threadNode[t]) remote[c]! += window.loads[i]! * (placement.replicated[page] ? 0 : 1) + window.stores[i]!;
     }
+    // The main accessor: most accesses, ties to the lowest cluster index.
     let best = -1;
-    for (let c = 0; c < clusters.length; c++) if (perCluster[c]! > 0 && (best < 0 || perCluster[c]! > perCluster[best]!)) best = c;
+    for (let x = 0; x < touchedCount; x++) {
+      const c = touched[x]!;
+      if (best < 0 || perCluster[c]! > perCluster[best]! || (perCluster[c] === perCluster[best] && c < best)) best = c;
+    }
+    for (let x = 0; x < touchedCount; x++) perCluster[touched[x]!] = 0;
     if (best >= 0) clusters[best]!.memoryBytesOnNode[placement.pageNode[page]!]! += input.pageBytes;
   }
   const seconds = windowLengthUs(window) / 1e6;
@@ -353,12 +383,12 @@ export function searchPlacements(machine: MachineModel, clusters: readonly Threa
   };
 }
 
-export const asymschedPolicy: Policy = {
+export const asymschedPolicy: Policy = definePolicy({
   id: 'asymsched',
   description:
     'AsymSched (Lepers et al., ATC\'15): places clusters of data-sharing threads on the node sets with the most pairwise bandwidth, weighted by log remote bandwidth; 90 % rule, 5 % migration-cost abort (Algorithm 1 as re-implemented by hzqmwne/asymsched_demo).',
-  replay: replayAsymSched,
-};
+  run: replayAsymSched,
+});
 
 interface MovedCluster {
   threads: number[];
@@ -371,7 +401,7 @@ interface MovedCluster {
 const names = (machine: MachineModel, nodes: Iterable<NodeIndex>): string => [...nodes].map((x) => machine.nodeIds[x]).join(',');
 const threadList = (threads: number[]): string => (threads.length > 6 ? `${threads.slice(0, 6).join(',')},… (${threads.length})` : threads.join(','));
 
-function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyReplay {
+function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun {
   const { machine, pageBytes } = input;
   const n = machine.nodeCount;
   const placement: Placement = {
@@ -388,7 +418,7 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
   let evaluated = 0;
   let totalPlacements = 0;
   const moved: MovedCluster[] = [];
-  const startUs = input.windows[0]?.startUs ?? 0;
+  const startUs = input.windows.length > 0 ? input.windows.info(0).startUs : 0;
 
   const movePage = (page: number, to: NodeIndex): void => {
     placement.pageNode[page] = to;
@@ -397,7 +427,9 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
     migrationSeconds += (pageBytes / 1e9) * A.MIGRATION_S_PER_GB;
   };
 
-  for (const window of input.windows) {
+  // The work of a window is a plain function: V8 optimises it like any other (a loop body
+  // inside a generator would run unoptimised, generators get no on-stack replacement).
+  const step = (window: AccessWindow): void => {
     windows.push(options.simulate(machine, window, placement, windowLengthUs(window), pageBytes));
     threadNodeByWindow.push(placement.threadNode.slice());
     const w = window.index;
@@ -464,7 +496,7 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
 
     // Steps 1–3: clusters, remote bandwidth, weights.
     const clusters = threadClusters(input, window, placement);
-    if (clusters.length === 0) continue;
+    if (clusters.length === 0) return;
     const nodesNeeded = clusters.reduce((s, c) => s + c.nodes.length, 0);
     if (nodesNeeded > n) {
       decisions.push({
@@ -472,7 +504,7 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
         kind: 'none',
         explanation: `no placement: ${clusters.length} clusters occupy ${nodesNeeded} node slots (clusters share nodes), the machine has ${n} nodes`,
       });
-      continue;
+      return;
     }
     // Steps 4–14.
     const search = searchPlacements(machine, clusters);
@@ -487,7 +519,7 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
         kind: 'none',
         explanation: `threads stay: the current placement is among the candidates and moves no memory; ${searchWords}`,
       });
-      continue;
+      return;
     }
     // Steps 15–19: migration-cost abort.
     const mmGB = search.memoryToMigrateBytes / 1e9;
@@ -498,7 +530,7 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
         kind: 'abort',
         explanation: `migration aborted: time already spent migrating ${migrationSeconds.toFixed(4)} s + ${(mmGB * 1000).toFixed(2)} MB × ${A.MIGRATION_S_PER_GB} s/GB = ${(migrationSeconds + mmGB * A.MIGRATION_S_PER_GB).toFixed(4)} s > ${A.MAX_MIGRATION_SHARE * 100}% of ${elapsedS.toFixed(2)} s running time; ${searchWords}`,
       });
-      continue;
+      return;
     }
     // Step 20: move threads.
     for (const { c, k } of movers) {
@@ -513,7 +545,8 @@ function replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRepl
         toNodes: search.nodes[k]!,
       });
     }
-  }
+  };
+  for (let wi = 0; wi < input.windows.length; wi++) step(yield wi);
 
   return {
     policy: 'asymsched',

@@ -8,17 +8,19 @@
  * preferred node when the improvement is ≥ SMALLIMP. Simplifications: docs/policies.md.
  */
 import type {
+  AccessWindow,
   Decision,
   NodeIndex,
   Placement,
   Policy,
-  PolicyReplay,
+  PolicyRun,
   ReplayInput,
   ReplayOptions,
   WindowMetrics,
 } from '../engine/contract.js';
 import { seededRandom } from './seeded-random.js';
 import { windowLengthUs } from './common.js';
+import { definePolicy } from '../engine/run.js';
 
 export const AUTONUMA_CONSTANTS = {
   SCAN_DELAY_MS: 1000,
@@ -45,12 +47,12 @@ export interface AutoNumaOptions {
 const MB = 1 << 20;
 
 export function createAutoNumaPolicy(options: AutoNumaOptions = {}): Policy {
-  return {
+  return definePolicy({
     id: 'autonuma',
     description:
       'Linux automatic NUMA balancing (kernel/sched/fair.c): scan-armed hinting faults, two-stage last_cpupid filter for page migration, decayed per-node fault counts choose each thread\'s preferred node, task moves with SMALLIMP 30.',
-    replay: (input, replayOptions) => replayAutoNuma(input, replayOptions, options),
-  };
+    run: (input, replayOptions) => replayAutoNuma(input, replayOptions, options),
+  });
 }
 
 export const autonumaPolicy: Policy = createAutoNumaPolicy();
@@ -64,7 +66,7 @@ const REASON_WORDS: Record<Reason, string> = {
   'group-hysteresis': 'second consecutive fault from this node, passing the 3/4 group hysteresis',
 };
 
-function replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, options: AutoNumaOptions): PolicyReplay {
+function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, options: AutoNumaOptions): PolicyRun {
   const { machine, pageBytes, threadCount: T, pageCount } = input;
   const n = machine.nodeCount;
   const nodeName = (x: NodeIndex): string => `node ${machine.nodeIds[x]}`;
@@ -93,7 +95,7 @@ function replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, option
   let scanCursor = 0;
   let scanSeq = 0;
   let periodMs = scanDelayMs;
-  const firstUs = input.windows[0]?.startUs ?? 0;
+  const firstUs = input.windows.length > 0 ? input.windows.info(0).startUs : 0;
   let nextScanUs = firstUs + scanDelayMs * 1000;
 
   const faultsMem = new Float64Array(T * n); // decayed, by memory node
@@ -133,7 +135,9 @@ function replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, option
     return { stay: `group hysteresis: cpu faults on ${nodeName(dst)} do not beat ${nodeName(src)} by 4/3` };
   };
 
-  for (const window of input.windows) {
+  // The work of a window is a plain function: V8 optimises it like any other (a loop body
+  // inside a generator would run unoptimised, generators get no on-stack replacement).
+  const step = (window: AccessWindow): void => {
     windows.push(replayOptions.simulate(machine, window, placement, windowLengthUs(window), pageBytes));
     threadNodeByWindow.push(placement.threadNode.slice());
     const w = window.index;
@@ -239,7 +243,7 @@ function replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, option
       });
     }
 
-    if (!sequenceEnded) continue;
+    if (!sequenceEnded) return;
     // task_numa_placement(): decay, preferred node per thread.
     for (let x = 0; x < T * n; x++) {
       faultsMem[x] = faultsMem[x]! / 2 + faultsBuf[x]!;
@@ -335,7 +339,8 @@ function replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, option
         toNodes: [pref, cur],
       });
     }
-  }
+  };
+  for (let wi = 0; wi < input.windows.length; wi++) step(yield wi);
 
   return {
     policy: 'autonuma',

@@ -12,13 +12,14 @@ import type {
   NodeIndex,
   Placement,
   Policy,
-  PolicyReplay,
+  PolicyRun,
   ReplayInput,
   ReplayOptions,
   WindowMetrics,
 } from '../engine/contract.js';
 import { seededRandom, type SeededRandom } from './seeded-random.js';
 import { windowLengthUs } from './common.js';
+import { definePolicy } from '../engine/run.js';
 
 /** The code's constants (carrefour.c l.23–50, carrefour-module src/carrefour.c, ibs_main.c). */
 export const CARREFOUR_CONSTANTS = {
@@ -78,12 +79,12 @@ interface Flags {
 const C = CARREFOUR_CONSTANTS;
 
 export function createCarrefourPolicy(options: CarrefourOptions = {}): Policy {
-  return {
+  return definePolicy({
     id: 'carrefour',
     description:
       'Carrefour (Dashti et al., ASPLOS\'13): per-round MAPTU/LAR/MC-imbalance/read-ratio gates, then per-page replicate, interleave or migrate (authors\' carrefour-runtime and carrefour-module code).',
-    replay: (input, replayOptions) => replayCarrefour(input, replayOptions, options),
-  };
+    run: (input, replayOptions) => replayCarrefour(input, replayOptions, options),
+  });
 }
 
 export const carrefourPolicy: Policy = createCarrefourPolicy();
@@ -124,7 +125,7 @@ function thin(accesses: number, keep: number, random: SeededRandom): number {
 
 const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : 'unknown');
 
-function replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, options: CarrefourOptions): PolicyReplay {
+function* replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, options: CarrefourOptions): PolicyRun {
   const { machine, pageBytes } = input;
   const nodeCount = machine.nodeCount;
   const nodeName = (n: NodeIndex): string => `node ${machine.nodeIds[n]}`;
@@ -142,7 +143,9 @@ function replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, optio
   // The module's init sets the cheap rate: the first round samples cheaply.
   let rate: SamplingRate = 'cheap';
 
-  for (const window of input.windows) {
+  // The work of a window is a plain function: V8 optimises it like any other (a loop body
+  // inside a generator would run unoptimised, generators get no on-stack replacement).
+  const step = (window: AccessWindow): void => {
     const metrics = replayOptions.simulate(machine, window, placement, windowLengthUs(window), pageBytes);
     windows.push(metrics);
     threadNodeByWindow.push(placement.threadNode.slice());
@@ -163,7 +166,7 @@ function replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, optio
         explanation: `Carrefour off: MAPTU ${fmt(g.maptu)} accesses/µs < ${C.MAPTU_MIN}; no page decisions, sampling at the cheap rate`,
       });
       rate = 'cheap';
-      continue;
+      return;
     }
 
     const next: Flags = {
@@ -189,7 +192,7 @@ function replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, optio
     announced = true;
     if (!flags.replication && !flags.interleaving && !flags.migration) {
       rate = 'cheap';
-      continue;
+      return;
     }
 
     const orders = decidePages(input, window, placement, flags, rate, metrics, random);
@@ -262,7 +265,8 @@ function replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, optio
       });
     }
     rate = nextRate;
-  }
+  };
+  for (let wi = 0; wi < input.windows.length; wi++) step(yield wi);
 
   return {
     policy: 'carrefour',

@@ -1,5 +1,5 @@
 /** Helpers shared by the policies in this folder. */
-import type { AccessWindow, Decision, Placement, PolicyReplay, ReplayInput, ReplayOptions, WindowMetrics } from '../engine/contract.js';
+import type { AccessWindow, Decision, Placement, PolicyRun, ReplayInput, ReplayOptions, WindowMetrics } from '../engine/contract.js';
 
 /** Length of a window, µs (the last one may be shorter than input.windowUs). */
 export function windowLengthUs(window: AccessWindow): number {
@@ -33,7 +33,7 @@ export function mib(bytes: number): string {
  * Replays a placement that changes only in its threads (pages fixed for the whole replay):
  * simulate every window with `threadNodeAt(w)` and `pages`.
  */
-export function replayFixedPages(
+export function* replayFixedPages(
   policy: string,
   input: ReplayInput,
   options: ReplayOptions,
@@ -41,11 +41,12 @@ export function replayFixedPages(
   threadNodeAt: (window: number) => Int16Array,
   decisions: Decision[],
   migratedPages: number,
-): PolicyReplay {
+): PolicyRun {
   const windows: WindowMetrics[] = [];
   const threadNodeByWindow: Int16Array[] = [];
   let threadNode = input.initial.threadNode;
-  for (const window of input.windows) {
+  for (let w = 0; w < input.windows.length; w++) {
+    const window: AccessWindow = yield w;
     threadNode = threadNodeAt(window.index);
     const placement: Placement = { threadNode, pageNode: pages.pageNode, replicated: pages.replicated };
     windows.push(options.simulate(input.machine, window, placement, windowLengthUs(window), input.pageBytes));

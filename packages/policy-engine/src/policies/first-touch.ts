@@ -3,10 +3,11 @@
  * it (first-touch owner from the trace, else the first thread seen accessing it), threads stay on
  * their initial nodes. Pages are placed at allocation: nothing migrates.
  */
-import type { Policy } from '../engine/contract.js';
+import type { Policy, ReplayInput } from '../engine/contract.js';
+import { definePolicy } from '../engine/run.js';
 import { countByNode, pagesDiffering, perNode, replayFixedPages } from './common.js';
 
-export function firstTouchPageNodes(input: Parameters<Policy['replay']>[0]): Int16Array {
+export function firstTouchPageNodes(input: ReplayInput): Int16Array {
   const pageNode = input.initial.pageNode.slice();
   for (let p = 0; p < input.pageCount; p++) {
     const owner = input.firstTouchThread[p]!;
@@ -15,13 +16,13 @@ export function firstTouchPageNodes(input: Parameters<Policy['replay']>[0]): Int
   return pageNode;
 }
 
-export const firstTouchPolicy: Policy = {
+export const firstTouchPolicy: Policy = definePolicy({
   id: 'first-touch',
   description: "Linux's default: every page on the node of the thread that first touched it; threads stay where they started.",
-  replay(input, options) {
+  *run(input, options) {
     const pageNode = firstTouchPageNodes(input);
     const differ = pagesDiffering(pageNode, input.initial.pageNode);
-    return replayFixedPages(
+    return yield* replayFixedPages(
       'first-touch',
       input,
       options,
@@ -40,4 +41,4 @@ export const firstTouchPolicy: Policy = {
       0,
     );
   },
-};
+});

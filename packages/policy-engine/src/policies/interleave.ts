@@ -5,6 +5,7 @@
  */
 import type { NodeIndex, Policy, ReplayInput } from '../engine/contract.js';
 import { EngineError } from '../engine/errors.js';
+import { definePolicy } from '../engine/run.js';
 import { countByNode, perNode, replayFixedPages } from './common.js';
 
 /** Page rows in virtual-address order (row order when addresses are unknown). */
@@ -29,10 +30,10 @@ export function interleavePageNodes(input: ReplayInput, nodes: readonly NodeInde
 /** Interleave over `nodes` (node indices); all nodes when omitted. */
 export function interleavePolicy(nodes?: readonly NodeIndex[]): Policy {
   const id = nodes ? `interleave:${nodes.join(',')}` : 'interleave';
-  return {
+  return definePolicy({
     id,
     description: 'numactl --interleave: pages in address order dealt round-robin over the nodes (all nodes, or a given set); threads stay where they started.',
-    replay(input, options) {
+    *run(input, options) {
       const set = nodes ?? Array.from({ length: input.machine.nodeCount }, (_, i) => i);
       if (set.length === 0) throw new EngineError('bad-option', 'interleave needs at least one node');
       for (const node of set) {
@@ -41,7 +42,7 @@ export function interleavePolicy(nodes?: readonly NodeIndex[]): Policy {
         }
       }
       const pageNode = interleavePageNodes(input, set);
-      return replayFixedPages(
+      return yield* replayFixedPages(
         id,
         input,
         options,
@@ -61,7 +62,7 @@ export function interleavePolicy(nodes?: readonly NodeIndex[]): Policy {
         0,
       );
     },
-  };
+  });
 }
 
 export const interleaveAllPolicy: Policy = interleavePolicy();

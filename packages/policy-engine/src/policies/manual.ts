@@ -5,6 +5,7 @@
  */
 import type { Decision, NodeIndex, Policy, ReplayInput } from '../engine/contract.js';
 import { EngineError } from '../engine/errors.js';
+import { definePolicy } from '../engine/run.js';
 import { mib, replayFixedPages } from './common.js';
 
 export interface ManualPlacement {
@@ -26,10 +27,10 @@ function toBig(v: bigint | string, what: string): bigint {
 }
 
 export function manualPolicy(spec: ManualPlacement): Policy {
-  return {
+  return definePolicy({
     id: 'manual',
     description: 'A placement given by the user: threads to nodes and page ranges to nodes, applied at the start.',
-    replay(input: ReplayInput, options) {
+    *run(input: ReplayInput, options) {
       const n = input.machine.nodeCount;
       const checkNode = (node: number, what: string) => {
         if (!Number.isInteger(node) || node < 0 || node >= n) throw new EngineError('bad-placement', `${what}: node index ${node} is not a node of "${input.machine.name}" (0..${n - 1})`);
@@ -72,7 +73,7 @@ export function manualPolicy(spec: ManualPlacement): Policy {
       let moved = 0;
       for (let p = 0; p < input.pageCount; p++) if (pageNode[p] !== input.initial.pageNode[p]) moved++;
       decisions.push({ window: 0, kind: 'none', explanation: `${moved} pages (${mib(moved * input.pageBytes)}) differ from the recorded placement and would be migrated` });
-      return replayFixedPages('manual', input, options, { pageNode, replicated: new Uint8Array(input.pageCount) }, () => threadNode, decisions, moved);
+      return yield* replayFixedPages('manual', input, options, { pageNode, replicated: new Uint8Array(input.pageCount) }, () => threadNode, decisions, moved);
     },
-  };
+  });
 }

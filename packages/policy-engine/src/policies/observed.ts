@@ -1,11 +1,12 @@
 /** observed: the recorded placement as it is (pages where the trace saw them, threads as recorded over time). */
 import type { Policy } from '../engine/contract.js';
+import { definePolicy } from '../engine/run.js';
 import { countByNode, perNode, replayFixedPages } from './common.js';
 
-export const observedPolicy: Policy = {
+export const observedPolicy: Policy = definePolicy({
   id: 'observed',
   description: 'The recorded placement as it is: pages on the node the trace saw them on, threads on their recorded nodes window by window.',
-  replay(input, options) {
+  *run(input, options) {
     const n = input.machine.nodeCount;
     const byWindow = input.observedThreadNode;
     let moves = 0;
@@ -13,7 +14,7 @@ export const observedPolicy: Policy = {
       for (let w = 1; w < byWindow.length; w++) for (let t = 0; t < input.threadCount; t++) if (byWindow[w]![t] !== byWindow[w - 1]![t]) moves++;
     }
     const pageCounts = countByNode(input.initial.pageNode, n);
-    return replayFixedPages(
+    return yield* replayFixedPages(
       'observed',
       input,
       options,
@@ -32,4 +33,4 @@ export const observedPolicy: Policy = {
       0,
     );
   },
-};
+});

@@ -21,9 +21,12 @@ export function numericColumn<T extends TypedArray | BigIntArray = TypedArray>(t
   return v.toArray() as T;
 }
 
+/** Integer codes of a dictionary column: the file's own index array when it can be used as is. */
+export type DictionaryCodes = Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
+
 export interface DictionaryColumn {
   /** Per row: index into `values`. */
-  codes: Int32Array;
+  codes: DictionaryCodes;
   /** The distinct strings, in code order. */
   values: string[];
 }
@@ -32,9 +35,23 @@ export interface DictionaryColumn {
 export function dictionaryColumn(table: Table, name: string): DictionaryColumn {
   const v = table.getChild(name);
   if (!v) throw new Error(`column ${name} missing`);
-  const codes = new Int32Array(v.length);
   const values: string[] = [];
   const lookup = new Map<string, number>();
+  // One chunk with distinct dictionary strings (what numascope writes): the file's indices are
+  // the codes, used in place (no copy: 10M rows cost nothing here instead of 40 MB).
+  if (v.data.length === 1) {
+    const data = v.data[0]!;
+    const dict = data.dictionary;
+    const idx = data.values as unknown;
+    const strings = dict ? Array.from({ length: dict.length }, (_, i) => String(dict.get(i))) : [];
+    const distinct = new Set(strings).size === strings.length;
+    const typed =
+      idx instanceof Int8Array || idx instanceof Int16Array || idx instanceof Int32Array || idx instanceof Uint8Array || idx instanceof Uint16Array || idx instanceof Uint32Array;
+    if (dict && typed && distinct && data.offset === 0 && data.nullCount === 0 && (idx as DictionaryCodes).length >= data.length) {
+      return { codes: (idx as DictionaryCodes).subarray(0, data.length), values: strings };
+    }
+  }
+  const codes = new Int32Array(v.length);
   let row = 0;
   for (const data of v.data) {
     const dict = data.dictionary;

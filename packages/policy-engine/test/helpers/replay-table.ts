@@ -8,7 +8,7 @@
  *
  * Thread and page homes are written `range:node` (node index), e.g. `0-3:0 4-7:1`.
  */
-import type { AccessWindow, ReplayInput } from '../../src/engine/contract.js';
+import { windowsOf, type AccessWindow, type ReplayInput } from '../../src/engine/contract.js';
 import { machineModel } from '../../src/machine/model.js';
 import { getPreset } from '../../src/machine/presets.js';
 
@@ -93,7 +93,7 @@ export function replayInputFromTable(spec: TableSpec): ReplayInput {
     pageCount: spec.pages,
     pageBytes: 4096,
     windowUs: spec.windowUs,
-    windows,
+    windows: windowsOf(windows),
     initial: { threadNode, pageNode, replicated: new Uint8Array(spec.pages) },
     firstTouchThread: new Int32Array(spec.pages).fill(-1),
     counters: null,
