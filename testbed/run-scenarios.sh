@@ -13,8 +13,13 @@ COLLECTOR=$ROOT/native/collector
 CACHE=${TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numascope/testbed}
 WORK=${TESTBED_WORK:-$ROOT/.cache/testbed-work}
 TMO=${TESTBED_TIMEOUT:-240}
-KERNEL_PKG=${TESTBED_KERNEL_PKG:-}     # e.g. linux-image-6.1.0-56-amd64; default: what linux-image-amd64 depends on
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate"
+# Guest kernel: by default the newest Debian kernel of <codename>-backports (bookworm-backports:
+# 6.12, built with CONFIG_DAMON_SYSFS, which scenario h needs; bookworm's own 6.1 has no DAMON),
+# else the one linux-image-amd64 depends on. TESTBED_KERNEL_PKG=linux-image-… pins a package from
+# the host's own apt sources.
+KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
+KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon"
 T_ALL=$(date +%s.%N)
 mkdir -p "$CACHE" "$WORK"
 
@@ -38,6 +43,7 @@ is_static() { { ldd "$1" 2>&1 || true; } | grep -q -E 'not a dynamic|statically 
 { [ -x /bin/busybox ] && is_static /bin/busybox; } || need+=(busybox-static)
 command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
+command -v zstd >/dev/null || need+=(zstd)   # newer Debian kernels are zstd-compressed
 command -v migratepages >/dev/null || need+=(numactl)   # scenario g's baseline (copied into the guest)
 if [ ${#need[@]} -gt 0 ]; then
   t=$(date +%s.%N)
@@ -50,28 +56,52 @@ fi
 BUSYBOX=/bin/busybox
 
 # ------------------------------------------------------------------ 2. guest kernel (cached)
+# A kernel cached for another choice (an older testbed used bookworm's 6.1) is fetched again.
+if [ "$(cat "$CACHE/kernel-want" 2>/dev/null)" != "$KERNEL_WANT" ]; then rm -f "$CACHE/vmlinuz" "$CACHE/vmlinux"; fi
 if [ ! -s "$CACHE/vmlinuz" ]; then
   t=$(date +%s.%N)
+  APT_OPTS=(-o APT::Sandbox::User=root)
+  if [ -z "$KERNEL_PKG" ]; then
+    # A private apt state with only <codename>-backports: the host's sources stay untouched.
+    codename=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")
+    if [ -n "$codename" ]; then
+      B=$CACHE/apt-backports
+      mkdir -p "$B/lists/partial" "$B/cache/archives/partial"
+      echo "deb http://deb.debian.org/debian $codename-backports main" > "$B/sources.list"
+      BOPTS=(-o Dir::Etc::sourcelist="$B/sources.list" -o Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists="$B/lists" -o Dir::Cache="$B/cache")
+      if apt-get -qq "${APT_OPTS[@]}" "${BOPTS[@]}" update > "$CACHE/kernel.log" 2>&1; then
+        KERNEL_PKG=$(apt-cache "${BOPTS[@]}" search --names-only '^linux-image-[0-9.]+[^ ]*-amd64$' 2>/dev/null | awk '{ print $1 }' \
+          | grep -v -e '-rt-' -e '-cloud-' -e 'unsigned' -e 'dbg' | sort -V | tail -1)
+        [ -n "$KERNEL_PKG" ] && APT_OPTS+=("${BOPTS[@]}")
+      fi
+    fi
+  fi
   if [ -z "$KERNEL_PKG" ]; then
     KERNEL_PKG=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+    [ -n "$KERNEL_PKG" ] && say "no backports kernel found: using $KERNEL_PKG (it may lack DAMON: scenario h then fails and says so)"
   fi
   [ -n "$KERNEL_PKG" ] || setup_failed "cannot find the kernel package behind linux-image-amd64 (apt-get update?)"
   say "downloading guest kernel $KERNEL_PKG"
   rm -rf "$CACHE/deb" && mkdir -p "$CACHE/deb"
-  (cd "$CACHE/deb" && apt-get download -qq -o APT::Sandbox::User=root "$KERNEL_PKG" && dpkg -x ./*.deb x) \
-    > "$CACHE/kernel.log" 2>&1 || setup_failed "downloading $KERNEL_PKG failed (see $CACHE/kernel.log)"
+  (cd "$CACHE/deb" && apt-get download -qq "${APT_OPTS[@]}" "$KERNEL_PKG" && dpkg -x ./*.deb x) \
+    >> "$CACHE/kernel.log" 2>&1 || setup_failed "downloading $KERNEL_PKG failed (see $CACHE/kernel.log)"
   cp "$CACHE"/deb/x/boot/vmlinuz-* "$CACHE/vmlinuz" || setup_failed "no vmlinuz in $KERNEL_PKG"
   echo "$KERNEL_PKG" > "$CACHE/kernel-package"
+  echo "$KERNEL_WANT" > "$CACHE/kernel-want"
   rm -rf "$CACHE/deb"
-  # Uncompressed ELF vmlinux for PVH direct boot (skips SeaBIOS and in-guest decompression).
-  off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$CACHE/vmlinuz" | head -1 | cut -d: -f1 || true)
-  if [ -n "$off" ]; then
-    tail -c +$((off + 1)) "$CACHE/vmlinuz" | xz -dc --single-stream > "$CACHE/vmlinux.tmp" 2>/dev/null || true
+  # Uncompressed ELF vmlinux for PVH direct boot (skips SeaBIOS and in-guest decompression): the
+  # payload after the first xz or zstd magic of the bzImage.
+  for magic in xz zstd; do
+    if [ $magic = xz ]; then pat='\xfd7zXZ\x00'; dec=(xz -dc --single-stream); else pat='\x28\xb5\x2f\xfd'; dec=(zstd -dcq); fi
+    off=$(LC_ALL=C grep -obUaP "$pat" "$CACHE/vmlinuz" | head -1 | cut -d: -f1 || true)
+    [ -n "$off" ] || continue
+    tail -c +$((off + 1)) "$CACHE/vmlinuz" | "${dec[@]}" > "$CACHE/vmlinux.tmp" 2>/dev/null || true
     if [ "$(head -c 4 "$CACHE/vmlinux.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
       mv "$CACHE/vmlinux.tmp" "$CACHE/vmlinux"
+      break
     fi
-    rm -f "$CACHE/vmlinux.tmp"
-  fi
+  done
+  rm -f "$CACHE/vmlinux.tmp"
   say "kernel ready in $(el "$t") s"
 fi
 KERNEL=$CACHE/vmlinuz

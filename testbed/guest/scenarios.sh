@@ -438,5 +438,76 @@ else
   grep -E 'MemFree|MemAvailable' /proc/meminfo | sed 's/^/    /'
   fail g-bench-migrate "$why"
 fi
+
+# ------------------------------------------------------------------ h: DAMON region hotness, for real
+# `numascope record --damon` launches a testload whose threads read a 16 MiB shared buffer for
+# 3 s. While it records there must be one kdamond, `on`, monitoring the testload's pid; after it,
+# none (the recorder removes what it created). The host reads the trace's DAMON regions: some
+# must overlap the shared buffer with nr_accesses > 0. Then the same with Ctrl-C (SIGINT to the
+# recorder): the kdamond is removed and a trace is still written.
+t0=$(now)
+why=""
+KD=/sys/kernel/mm/damon/admin/kdamonds
+# rd FILE: a DAMON sysfs file, retried: it answers EBUSY while the recorder's reader is asking
+# the kdamond for its regions.
+rd() { for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do v=$(cat "$1" 2>/dev/null) && { echo "$v"; return 0; }; sleep 0.05; done; echo "unreadable"; }
+if [ ! -f $KD/nr_kdamonds ]; then
+  why="no DAMON sysfs interface in this guest kernel ($(uname -r)): boot one built with CONFIG_DAMON_SYSFS"
+elif [ "$(cat $KD/nr_kdamonds)" != 0 ]; then
+  why="a kdamond already exists before the test (nr_kdamonds=$(cat $KD/nr_kdamonds))"
+else
+  $N record --damon -d 4 -o h.numascope -- $T --threads 2 --mib 1 --shared-mib 16 --seconds 3 --start-delay 0.3 > h.out 2> h.rec.err &
+  rp=$!
+  if wait_for h.out '^shared' 1 10; then
+    sleep 1
+    tpid=$(field h.out pid)
+    during="nr=$(rd $KD/nr_kdamonds) state=$(rd $KD/0/state) target=$(rd $KD/0/contexts/0/targets/0/pid_target) ops=$(rd $KD/0/contexts/0/operations)"
+    echo "--- h: during the recording: $during (testload pid $tpid)"
+    [ "$during" = "nr=1 state=on target=$tpid ops=vaddr" ] || why="$why during=[$during](expected nr=1 state=on target=$tpid ops=vaddr)"
+  else
+    why="$why testload did not start"
+  fi
+  wait $rp; rrc=$?
+  after=$(rd $KD/nr_kdamonds)
+  echo "--- h: record rc=$rrc, nr_kdamonds after: $after"
+  [ $rrc = 0 ] || why="$why record-rc=$rrc"
+  [ "$after" = 0 ] || why="$why kdamond-left-behind(nr_kdamonds=$after)"
+  grep -i damon h.rec.err | sed 's/^/    record: /'
+  addr=$(grep '^shared' h.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  len=$(grep '^shared' h.out | sed 's/.*len=\([0-9]*\).*/\1/')
+  if [ -s h.numascope ] && [ -n "$addr" ] && chan_send h.numascope h.numascope && chan "DAMON h.numascope $addr $len"; then
+    d=$(grep '^DAMON' chan.reply)
+    echo "--- h: host: $d"
+    [ "$(echo "$d" | sed -n 's/.* source=\([^ ]*\).*/\1/p')" = used ] || why="$why damon-source-not-used"
+    [ "$(echo "$d" | sed -n 's/.* hot=\([0-9]*\).*/\1/p')" -gt 0 ] 2>/dev/null || why="$why no-hot-region-over-the-shared-buffer"
+  else
+    why="$why no-trace-or-channel($(head -c 200 chan.reply 2>/dev/null))"
+  fi
+  # Ctrl-C while recording: the kdamond goes, the trace stays.
+  $N record --damon -o h2.numascope -- $T --threads 1 --mib 1 --shared-mib 4 --seconds 30 > h2.out 2> h2.rec.err &
+  rp=$!
+  if wait_for h2.out '^shared' 1 10; then
+    sleep 1
+    mid=$(rd $KD/nr_kdamonds)
+    kill -INT $rp
+    wait $rp; irc=$?
+    left=$(rd $KD/nr_kdamonds)
+    echo "--- h: Ctrl-C: nr_kdamonds $mid during, $left after; record rc=$irc; trace $(wc -c < h2.numascope 2>/dev/null || echo missing) bytes"
+    [ "$mid" = 1 ] || why="$why ctrl-c-no-kdamond-during(nr=$mid)"
+    [ "$left" = 0 ] || why="$why ctrl-c-kdamond-left-behind(nr=$left)"
+    [ -s h2.numascope ] || why="$why ctrl-c-no-trace"
+    for p in $(grep '^ready' h2.out | sed 's/.*pid=//'); do kill $p 2>/dev/null; done
+  else
+    why="$why ctrl-c-testload-did-not-start"
+    kill $rp 2>/dev/null; wait $rp 2>/dev/null
+  fi
+fi
+if [ -z "$why" ]; then
+  pass h-damon "kdamond on for the testload during record --damon and removed after (also on Ctrl-C); $d ($t0 -> $(now) s)"
+else
+  dump "testload stdout" h.out 20; dump "record stderr" h.rec.err 40; dump "Ctrl-C record stderr" h2.rec.err 30; dump "channel reply" chan.reply 10
+  fail h-damon "$why"
+fi
+
 chan BYE >/dev/null 2>&1
 exit 0

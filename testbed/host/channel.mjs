@@ -12,6 +12,10 @@
 //                                               lines, then the plan as base64 lines; or NOPLAN POLICY <why>
 //   AUDIT NAME                                  the trace's manifest.appliedPlans and plan-applied events
 //                                               → AUDIT plans=N events=N statuses=… summary=…
+//   DAMON NAME ADDR LEN                         the trace's DAMON regions (counters scope damon-region)
+//                                               → DAMON snapshots=N rows=N source=STATUS overlap=N hot=N maxacc=N max=N
+//                                               (overlap: region rows overlapping ADDR..+LEN; hot: those with
+//                                               damon_nr_accesses > 0; max: damon_max_nr_accesses)
 //   BYE                                         close
 // Usage: channel.mjs SOCKET DIR   (files go to DIR; a log to DIR/channel.log)
 import { createServer } from 'node:net';
@@ -112,6 +116,43 @@ function auditReply(name) {
   return [`AUDIT plans=${plans.length} events=${events} statuses=${statuses || '-'} moved=${moved || '-'} policy=${plans.map((p) => p?.plan?.source?.policy ?? '?').join(',') || '-'}`];
 }
 
+function damonReply(name, addr, len) {
+  const trace = readTrace(new Uint8Array(readFileSync(join(dir, safe(name)))));
+  const t = trace.tables.counters;
+  const counter = dictionaryColumn(t, 'counter');
+  const scope = dictionaryColumn(t, 'scope');
+  const id = numericColumn(t, 'scope_id');
+  const time = numericColumn(t, 'time_us');
+  const value = numericColumn(t, 'value');
+  const regions = new Map(); // "time/index" → { start, end, acc }
+  let max = -1;
+  for (let i = 0; i < t.numRows; i++) {
+    const c = counter.values[counter.codes[i]];
+    if (c === 'damon_max_nr_accesses') max = value[i];
+    if (scope.values[scope.codes[i]] !== 'damon-region') continue;
+    const key = `${time[i]}/${id[i]}`;
+    const r = regions.get(key) ?? {};
+    if (c === 'damon_region_start') r.start = value[i];
+    else if (c === 'damon_region_end') r.end = value[i];
+    else if (c === 'damon_nr_accesses') r.acc = value[i];
+    regions.set(key, r);
+  }
+  const lo = Number(BigInt(addr));
+  const hi = lo + Number(len);
+  const snapshots = new Set([...regions.keys()].map((k) => k.split('/')[0])).size;
+  let overlap = 0;
+  let hot = 0;
+  let maxacc = 0;
+  for (const r of regions.values()) {
+    if (!(r.start < hi && r.end > lo)) continue;
+    overlap++;
+    if (r.acc > 0) hot++;
+    maxacc = Math.max(maxacc, r.acc ?? 0);
+  }
+  const src = trace.manifest.capture.sources.find((s) => s.id === 'damon');
+  return [`DAMON snapshots=${snapshots} rows=${regions.size} source=${src?.status ?? 'missing'} overlap=${overlap} hot=${hot} maxacc=${maxacc} max=${max}`];
+}
+
 const server = createServer((conn) => {
   log('guest connected');
   let buf = '';
@@ -137,6 +178,7 @@ const server = createServer((conn) => {
       else if (cmd === 'ANALYZE') send(await analyzeReply(a[0]));
       else if (cmd === 'PLAN') send(await planReply(a[0], a[1], a[2], a[3]));
       else if (cmd === 'AUDIT') send(auditReply(a[0]));
+      else if (cmd === 'DAMON') send(damonReply(a[0], a[1], a[2]));
       else if (cmd === 'BYE') {
         send(['BYE']);
         conn.end();

@@ -97,15 +97,21 @@ fn say(line: String) {
     let _ = l.flush();
 }
 
-/// An anonymous private mapping (address kept as usize so it can cross threads).
+/// An anonymous private mapping (address kept as usize so it can cross threads), between two
+/// PROT_NONE guard pages so that it is a mapping of its own: the kernel cannot merge it with a
+/// neighbour (newer kernels place and merge anonymous mappings more eagerly), and its numa_maps
+/// line starts at the address printed. 2 MiB aligned, so that with --thp every 2 MiB of it can
+/// be a huge page.
 fn map(len: usize, thp: bool) -> usize {
+    const GUARD: usize = 4096;
+    const HUGE: usize = 2 << 20;
     // SAFETY: plain anonymous mmap; checked for failure.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            len + HUGE + 2 * GUARD,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
             -1,
             0,
         )
@@ -114,11 +120,17 @@ fn map(len: usize, thp: bool) -> usize {
         eprintln!("numascope-testload: mmap of {len} bytes failed: {}", std::io::Error::last_os_error());
         std::process::exit(1);
     }
-    if !thp {
-        // SAFETY: p..p+len is our mapping.
-        unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+    let buf = ((p as usize + GUARD + HUGE - 1) & !(HUGE - 1)) as *mut libc::c_void;
+    // SAFETY: buf..buf+len lies inside the mapping just made, with at least a guard page either side.
+    if unsafe { libc::mprotect(buf, len, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+        eprintln!("numascope-testload: mprotect of {len} bytes failed: {}", std::io::Error::last_os_error());
+        std::process::exit(1);
     }
-    p as usize
+    if !thp {
+        // SAFETY: buf..buf+len is our mapping.
+        unsafe { libc::madvise(buf, len, libc::MADV_NOHUGEPAGE) };
+    }
+    buf as usize
 }
 
 fn touch(addr: usize, len: usize) -> usize {

@@ -37,6 +37,10 @@ use crate::time::{mono_now_ns, us_since};
 
 pub const DEFAULT_ADMIN: &str = "/sys/kernel/mm/damon/admin";
 
+/// The access pattern that matches every region: (field, max) of `access_pattern/<field>/{min,max}`,
+/// min 0. `sz` is bytes (unsigned long), `nr_accesses` and `age` are unsigned int in the kernel.
+pub const MATCH_ALL: [(&str, &str); 3] = [("sz", "18446744073709551615"), ("nr_accesses", "4294967295"), ("age", "4294967295")];
+
 #[derive(Clone, Debug)]
 pub struct DamonConfig {
     pub sample_us: u64,
@@ -226,8 +230,15 @@ impl DamonSession {
         write(&ctx.join("targets/nr_targets"), "1")?;
         write(&ctx.join("targets/0/pid_target"), &pid.to_string())?;
         write(&ctx.join("schemes/nr_schemes"), "1")?;
-        // `stat` does nothing to the memory; the default access pattern matches every region.
-        write(&ctx.join("schemes/0/action"), "stat")?;
+        // `stat` does nothing to the memory. The access pattern must match every region, and it
+        // has to be written: sysfs starts every min and max at 0, which matches no region at all
+        // (found on a real 6.12 kernel: tried_regions stayed empty).
+        let scheme = ctx.join("schemes/0");
+        write(&scheme.join("action"), "stat")?;
+        for (field, max) in MATCH_ALL {
+            write(&scheme.join(format!("access_pattern/{field}/min")), "0")?;
+            write(&scheme.join(format!("access_pattern/{field}/max")), max)?;
+        }
         Ok(())
     }
 
@@ -548,6 +559,42 @@ mod tests {
         assert!(e.contains("kdamond 0: on, paddr, pid 77"), "{e}");
         assert_eq!(fs::read_to_string(admin.join("kdamonds/nr_kdamonds")).unwrap(), "1\n");
         assert_eq!(fs::read_to_string(admin.join("kdamonds/0/state")).unwrap(), "on\n");
+        let _ = fs::remove_dir_all(&admin);
+    }
+
+    #[test]
+    fn configure_writes_a_match_everything_access_pattern() {
+        // sysfs starts every access_pattern min/max at 0 (matches no region): configure must
+        // write the full ranges, or tried_regions stays empty on a real kernel.
+        let admin = tmp("configure");
+        let kd = admin.join("kdamonds/0");
+        fs::create_dir_all(kd.join("contexts/0")).unwrap();
+        fs::write(kd.join("contexts/0/avail_operations"), "vaddr\nfvaddr\npaddr\n").unwrap();
+        let s = DamonSession {
+            admin: admin.clone(),
+            kd: kd.clone(),
+            config: DamonConfig::default(),
+            stop: Arc::new(AtomicBool::new(false)),
+            data: Arc::new(Mutex::new(DamonData::default())),
+            reader: None,
+            cleaned: true,
+        };
+        // The fake tree has no subdirectories for the files configure writes: create them.
+        for d in ["monitoring_attrs/intervals", "monitoring_attrs/nr_regions", "targets/0", "schemes/0/access_pattern/sz", "schemes/0/access_pattern/nr_accesses", "schemes/0/access_pattern/age"] {
+            fs::create_dir_all(kd.join("contexts/0").join(d)).unwrap();
+        }
+        s.configure(4242).unwrap();
+        let read = |p: &str| fs::read_to_string(kd.join("contexts/0").join(p)).unwrap();
+        assert_eq!(read("operations"), "vaddr");
+        assert_eq!(read("targets/0/pid_target"), "4242");
+        assert_eq!(read("schemes/0/action"), "stat");
+        assert_eq!(read("schemes/0/access_pattern/sz/max"), u64::MAX.to_string());
+        assert_eq!(read("schemes/0/access_pattern/nr_accesses/max"), u32::MAX.to_string());
+        assert_eq!(read("schemes/0/access_pattern/age/max"), u32::MAX.to_string());
+        for f in ["sz", "nr_accesses", "age"] {
+            assert_eq!(read(&format!("schemes/0/access_pattern/{f}/min")), "0");
+        }
+        drop(s);
         let _ = fs::remove_dir_all(&admin);
     }
 
