@@ -76,7 +76,7 @@ bp=$!
 why=""
 wait_for b.out '^ready' 1 30
 bpid=$(field b.out pid)
-$N record -q -p $bpid -d 4 -o b.numascope > b.rec.out 2> b.rec.err; rc=$?
+$N record -q --fault-period 1 -p $bpid -d 4 -o b.numascope > b.rec.out 2> b.rec.err; rc=$?
 [ $rc = 0 ] || why="$why record-rc=$rc"
 if wait_for b.out '^holding' 1 60; then
   pid=$bpid

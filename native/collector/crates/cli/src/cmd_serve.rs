@@ -575,13 +575,31 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
         return api_error(400, "bad-request", "the body must be a JSON object: {\"pid\": N} or {\"command\": [..]}");
     };
     for k in obj.keys() {
-        if !["pid", "command", "durationS", "intervalMs"].contains(&k.as_str()) {
+        if !["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz"].contains(&k.as_str()) {
             return api_error(
                 400,
                 "bad-request",
-                &format!("unknown field {k:?}: the fields are pid, command, durationS, intervalMs"),
+                &format!("unknown field {k:?}: the fields are pid, command, durationS, intervalMs, faultPeriod, faultRateHz"),
             );
         }
+    }
+    // Page-fault sampling: adaptive by default (record's --fault-rate), or a fixed period.
+    let fault_period = match obj.get("faultPeriod") {
+        None | Some(Value::Null) => None,
+        Some(p) => match p.as_u64() {
+            Some(n) if (1..=1_000_000).contains(&n) => Some(n),
+            _ => return api_error(400, "bad-fault-period", "faultPeriod must be an integer from 1 to 1000000"),
+        },
+    };
+    let fault_rate = match obj.get("faultRateHz") {
+        None | Some(Value::Null) => None,
+        Some(p) => match p.as_u64() {
+            Some(n) if (100..=1_000_000).contains(&n) => Some(n),
+            _ => return api_error(400, "bad-fault-rate", "faultRateHz must be an integer from 100 to 1000000"),
+        },
+    };
+    if fault_period.is_some() && fault_rate.is_some() {
+        return api_error(400, "bad-request", "give faultPeriod or faultRateHz, not both");
     }
     let duration_s = match obj.get("durationS") {
         None | Some(Value::Null) => None,
@@ -674,6 +692,13 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     opts.command_line = vec!["numascope".into(), "serve".into(), format!("(recording {id})")];
     opts.stop = Some(stop);
     opts.live = Some(LiveSink::new(tx));
+    if let Some(n) = fault_period {
+        opts.fault_period = n;
+        opts.fault_rate_hz = 0;
+    }
+    if let Some(hz) = fault_rate {
+        opts.fault_rate_hz = hz;
+    }
 
     // The forwarder turns windows into WebSocket messages; it ends when the recorder drops `tx`.
     let fwd_rec = rec.clone();

@@ -155,13 +155,22 @@ struct RecordArgs {
     #[arg(long = "damon")]
     damon: bool,
 
-    /// Sample one page fault in N (default 1: every fault, so the first touch of every page is
-    /// recorded). Sampling every fault costs most on programs that fault on most of their work
-    /// (about +40-60 % on a pure first-touch loop here); N > 1 cuts that cost, and each sample
-    /// then stands for N faults (its weight). Page placement (numa_maps) is not affected.
-    #[arg(long = "fault-period", value_name = "N", default_value_t = 1,
+    /// Sample one page fault in N (1: every fault, so the first touch of every page is recorded).
+    /// Instead of the default adaptive sampling (--fault-rate). Sampling every fault costs most on
+    /// programs that fault on most of their work (about +40-60 % on a pure first-touch loop
+    /// here); each sample stands for N faults (its weight). Page placement (numa_maps) is not
+    /// affected.
+    #[arg(long = "fault-period", value_name = "N", conflicts_with = "fault_rate",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    fault_period: u64,
+    fault_period: Option<u64>,
+
+    /// Adaptive page-fault sampling, the default: every fault while a thread faults less than HZ
+    /// times a second, about HZ samples a second above (the kernel's frequency mode), so the cost
+    /// stays bounded on programs that fault in millions of pages. Each sample's weight is the
+    /// period in force; the manifest says whether any fault went unsampled. [default: 10000]
+    #[arg(long = "fault-rate", value_name = "HZ",
+          value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    fault_rate: Option<u64>,
 
     /// The command to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
@@ -230,7 +239,14 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.command_line = std::env::args().collect();
     opts.progress = !args.quiet;
     opts.damon = args.damon;
-    opts.fault_period = args.fault_period;
+    match (args.fault_period, args.fault_rate) {
+        (Some(n), _) => {
+            opts.fault_period = n;
+            opts.fault_rate_hz = 0;
+        }
+        (None, Some(hz)) => opts.fault_rate_hz = hz,
+        (None, None) => {}
+    }
     let roots = topology::Roots::default();
     let s = record::record_with(&opts, &roots, &topo, &probe).map_err(|e| match e {
         RecordError::Usage(m) => (EXIT_USAGE, m),

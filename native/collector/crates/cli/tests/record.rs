@@ -164,7 +164,11 @@ fn check_common(t: &TraceData) {
     assert_eq!(m.tables.len(), 8);
     let pf = m.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
     assert_eq!(pf.status, "used", "page-faults source: {pf:?}");
-    assert_eq!(pf.sample_period, Some(1));
+    // Every fault (--fault-period 1), or adaptive (the default: no fixed period).
+    match pf.sample_period {
+        Some(p) => assert_eq!(p, 1),
+        None => assert!(pf.reason.as_deref().unwrap_or("").contains("adaptive"), "{pf:?}"),
+    }
     let procfs = m.capture.sources.iter().find(|s| s.id == "procfs").unwrap();
     assert_eq!(procfs.status, "used");
     assert_eq!(m.capture.capabilities.len(), 13);
@@ -196,7 +200,8 @@ fn launch_records_every_worker_buffer() {
     let tmp = Tmp::new("launch");
     let out = tmp.file("launch.numascope");
     let tl = testload();
-    let o = run(&["record", "-o", out.to_str().unwrap(), "--", tl.to_str().unwrap(), "--threads", "4", "--mib", "8"]);
+    // --fault-period 1: every fault, so every page's first touch can be checked below.
+    let o = run(&["record", "--fault-period", "1", "-o", out.to_str().unwrap(), "--", tl.to_str().unwrap(), "--threads", "4", "--mib", "8"]);
     assert!(o.status.success(), "{}", explain(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -262,7 +267,7 @@ fn attach_to_running_process() {
     let ready = lines.next().unwrap().unwrap();
     let pid: i32 = field(&ready, "pid=").parse().unwrap();
     // Workers exist now and map their buffers after 1 s: attach before that.
-    let o = run(&["record", "-p", &pid.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
+    let o = run(&["record", "--fault-period", "1", "-p", &pid.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", explain(&o));
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = wait_timeout(&mut tl, Duration::from_secs(20));
@@ -546,6 +551,8 @@ fn unprivileged_user() {
     let o = as_nobody(&[
         "record",
         "-q",
+        "--fault-period",
+        "1",
         "-o",
         out.to_str().unwrap(),
         "--",
@@ -599,4 +606,32 @@ fn fault_period_samples_one_fault_in_n() {
     let n = t.samples.weight.len();
     assert!(n > 0 && t.samples.weight.iter().all(|&w| w == 16), "weights {:?}", &t.samples.weight[..n.min(8)]);
     assert!((300..=1500).contains(&n), "expected about 8300/16 samples, got {n}");
+}
+
+#[test]
+fn adaptive_default_bounds_samples_on_a_fault_storm() {
+    // The default page-fault sampling is adaptive (kernel frequency mode, 10 000/s): a program
+    // that first-touches 64 Ki pages as fast as it can is sampled, each sample weighing the
+    // period in force, and the manifest says that first touches were sampled.
+    let tmp = Tmp::new("adaptive");
+    let out = tmp.file("adaptive.numascope");
+    let tl = testload();
+    let o = run(&["record", "-o", out.to_str().unwrap(), "--", tl.to_str().unwrap(), "--threads", "2", "--mib", "128", "--seconds", "0"]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let t = read_trace(&out).unwrap().to_trace_data();
+    check_common(&t);
+    let m = &t.manifest;
+    let pf = m.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
+    assert_eq!(pf.sample_period, None, "{pf:?}");
+    let reason = pf.reason.as_deref().unwrap_or("");
+    assert!(reason.contains("adaptive: every fault while a thread faults under 10000 /s"), "{reason}");
+    let faults: u64 = t.samples.weight.iter().map(|&w| w as u64).sum();
+    let n = t.samples.weight.len() as u64;
+    // 2 x 128 MiB + 4 MiB shared = 66 560 pages, plus the program's own faults.
+    assert!(n * 2 < 66_560, "expected the storm to be sampled, got {n} samples");
+    assert!(t.samples.weight.iter().any(|&w| w > 1), "some samples stand for several faults");
+    assert!((33_000..=200_000).contains(&faults), "sampled faults weigh {faults}, expected about 66 560");
+    assert!(reason.contains("samples had a period above 1"), "{reason}");
+    let ft = m.capture.capabilities.iter().find(|c| c.metric == "first-touch").unwrap();
+    assert!(ft.reason.contains("adaptive page-fault sampling"), "{}", ft.reason);
 }

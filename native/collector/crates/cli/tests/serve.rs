@@ -214,6 +214,12 @@ fn token_and_origin_are_enforced() {
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-request"));
     let r = s.post("/api/recordings", r#"{"pid":1,"durationS":-1}"#);
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-duration"));
+    let r = s.post("/api/recordings", r#"{"pid":1,"faultPeriod":0}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-period"));
+    let r = s.post("/api/recordings", r#"{"pid":1,"faultRateHz":5}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-rate"));
+    let r = s.post("/api/recordings", r#"{"pid":1,"faultPeriod":1,"faultRateHz":1000}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-request"));
     let r = s.post("/api/probe", "{}");
     assert_eq!((r.status, r.error_code().as_str()), (405, "method-not-allowed"));
 }
@@ -339,6 +345,8 @@ fn live_recording_agrees_with_trace() {
     let body = serde_json::json!({
         "command": [testload().to_str().unwrap(), "--threads", "4", "--mib", "8", "--seconds", "0.5", "--hold", "20"],
         "durationS": 30,
+        // Every fault, so that every page of the buffers shows up live (the default is adaptive).
+        "faultPeriod": 1,
     });
     let r = s.post("/api/recordings", &body.to_string());
     assert_eq!(r.status, 201, "{}", r.text());

@@ -59,8 +59,17 @@ pub struct RecordOptions {
     /// Also run a DAMON vaddr monitor on the target (`--damon`; see [`crate::sources::damon`]).
     pub damon: bool,
     /// Sample one page fault in this many (`--fault-period`; 1 = every fault, exact first touch).
+    /// Used when `fault_rate_hz` is 0.
     pub fault_period: u64,
+    /// Adaptive page-fault sampling (`--fault-rate`, the default): every fault while a thread
+    /// faults less than this many times a second, about this many samples a second above (the
+    /// kernel's frequency mode). 0 = the fixed `fault_period`.
+    pub fault_rate_hz: u64,
 }
+
+/// Default of [`RecordOptions::fault_rate_hz`]: exact below 10 000 faults/s per thread, and the
+/// sampler's cost bounded above (bench/overhead.sh has the figures).
+pub const DEFAULT_FAULT_RATE_HZ: u64 = 10_000;
 
 impl RecordOptions {
     pub fn new(target: Target, output: PathBuf) -> Self {
@@ -75,6 +84,7 @@ impl RecordOptions {
             live: None,
             damon: false,
             fault_period: 1,
+            fault_rate_hz: DEFAULT_FAULT_RATE_HZ,
         }
     }
 }
@@ -491,7 +501,9 @@ pub fn record_with(
             enable_on_exec: false,
             ring_exp: 9,
             period: opts.fault_period.max(1),
+            rate_hz: opts.fault_rate_hz,
         };
+    let adaptive = opts.fault_rate_hz > 0;
 
     // Start the target and open the page-fault events.
     let attached;
@@ -813,6 +825,10 @@ pub fn record_with(
         notes.push(format!("process {pid} {how} after {:.2} s", duration_us as f64 / 1e6));
     }
 
+    // Adaptive fault sampling: how far the kernel raised the period.
+    let max_period = raw.iter().map(|f| f.period).max().unwrap_or(1);
+    let subsampled = raw.iter().filter(|f| f.period > 1).count();
+
     // ---- assemble the trace ------------------------------------------------------------------
     let mut trace = build_trace(BuildInput {
         start_ns,
@@ -825,7 +841,6 @@ pub fn record_with(
         lost_events,
         exit: exit.clone().map(|(c, how)| (us_since(start_ns, stopped.at_ns.min(end_ns)), c, how)),
         notes: &mut notes,
-        fault_period: fault_period.min(u32::MAX as u64) as u32,
     });
 
     notes.push(
@@ -852,7 +867,18 @@ pub fn record_with(
             status: "used".into(),
             reason: Some(format!(
                 "software page-fault event, {}, {} event(s) ({} cpus{}), {} KiB ring each{}",
-                if fault_period == 1 { "every fault sampled".to_string() } else { format!("one fault in {fault_period} sampled") },
+                if adaptive {
+                    format!(
+                        "adaptive: every fault while a thread faults under {} /s, about {} samples/s above (kernel frequency mode; each sample's weight is the period in force: {})",
+                        opts.fault_rate_hz,
+                        opts.fault_rate_hz,
+                        if max_period > 1 { format!("{subsampled} samples had a period above 1, up to {max_period}") } else { "every fault was sampled".to_string() }
+                    )
+                } else if fault_period == 1 {
+                    "every fault sampled".to_string()
+                } else {
+                    format!("one fault in {fault_period} sampled")
+                },
                 s.event_count(),
                 cpus.len(),
                 if attached { format!(" x {} threads", s.opened_tids().len()) } else { String::new() },
@@ -863,14 +889,14 @@ pub fn record_with(
                     ""
                 }
             )),
-            sample_period: Some(fault_period),
+            sample_period: if adaptive { None } else { Some(fault_period) },
             interval_ms: None,
         },
         Err(e) => SourceStatus {
             id: "page-faults".into(),
             status: "failed".into(),
             reason: Some(e.clone()),
-            sample_period: Some(fault_period),
+            sample_period: if adaptive { None } else { Some(fault_period) },
             interval_ms: None,
         },
     };
@@ -891,10 +917,18 @@ pub fn record_with(
         interval_ms: None,
     };
     let mut capabilities = probe.capture_capabilities();
-    if fault_period > 1 {
+    if !adaptive && fault_period > 1 {
         if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
             c.reason = format!(
                 "software page-fault sampling, one fault in {fault_period}: a page's first touch is known only when its fault was sampled (about 1 page in {fault_period}); page placement (numa_maps) is unaffected"
+            );
+        }
+    }
+    if adaptive && max_period > 1 {
+        if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
+            c.reason = format!(
+                "adaptive page-fault sampling (at most about {} samples/s per thread): while the program faulted faster, faults were sampled ({subsampled} samples stood for up to {max_period} faults each), so a page's first touch is known only when its fault was sampled; record with --fault-period 1 for every first touch; page placement (numa_maps) is unaffected",
+                opts.fault_rate_hz
             );
         }
     }
@@ -1023,8 +1057,6 @@ struct BuildInput<'a> {
     /// (time_us, code, description)
     exit: Option<(u32, i32, String)>,
     notes: &'a mut Vec<String>,
-    /// Faults each sample stands for (the sampling period).
-    fault_period: u32,
 }
 
 /// Region lookup: newest snapshot wins where mappings overlap.
@@ -1196,7 +1228,7 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         s.hops.push(-1);
         s.node.push(inp.pages.pages[pi].node_first);
         s.latency_cycles.push(0);
-        s.weight.push(inp.fault_period);
+        s.weight.push(f.period.clamp(1, u32::MAX as u64) as u32);
     }
 
     // Thread placements.

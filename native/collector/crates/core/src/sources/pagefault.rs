@@ -1,5 +1,9 @@
-//! Software page-fault sampling with perf_event_open: one sample per fault (period 1) with
-//! TID, TIME (CLOCK_MONOTONIC), CPU and the faulting address.
+//! Software page-fault sampling with perf_event_open: TID, TIME (CLOCK_MONOTONIC), the faulting
+//! address, CPU and the period in force. Either one sample every `period` faults (1 = every
+//! fault), or adaptive: the kernel's frequency mode, which keeps the period at 1 while a thread
+//! faults less than `rate_hz` times a second and raises it above, so the sampler's cost stays
+//! bounded on a program that faults in millions of pages; each sample's period says how many
+//! faults it stands for.
 //!
 //! An inherited per-task event with cpu = -1 cannot be mmapped (kernel `perf_mmap` returns
 //! EINVAL), so we open one event per (task, cpu) with `inherit`: threads the task creates later
@@ -22,6 +26,8 @@ pub struct FaultSample {
     pub tid: u32,
     pub cpu: u32,
     pub addr: u64,
+    /// Faults this sample stands for (the sampling period in force when it was taken).
+    pub period: u64,
 }
 
 /// PERF_RECORD_* types we decode.
@@ -39,8 +45,12 @@ pub struct PageFaultOptions {
     pub enable_on_exec: bool,
     /// Ring-buffer size per event, as 2^exp data pages; reduced automatically if mmap fails.
     pub ring_exp: u8,
-    /// Sample one fault in `period` (1 = every fault: exact first touch of every page).
+    /// Sample one fault in `period` (1 = every fault: exact first touch of every page). Used
+    /// when `rate_hz` is 0.
     pub period: u64,
+    /// Adaptive sampling: at most about this many samples a second per event (kernel frequency
+    /// mode; every fault below that rate). 0 = fixed `period`.
+    pub rate_hz: u64,
 }
 
 /// Errors opening the sampler.
@@ -68,6 +78,9 @@ pub struct PageFaultSampler {
     cpus: Vec<u32>,
     opts: Opts,
     ring_exp: u8,
+    /// Samples carry PERIOD (frequency mode); else each stands for `fixed_period` faults.
+    with_period: bool,
+    fixed_period: u64,
     /// Records the kernel dropped (PERF_RECORD_LOST / LOST_SAMPLES), summed over all rings.
     pub lost: u64,
     /// Ring buffers read so far (for tests and progress).
@@ -78,8 +91,12 @@ impl PageFaultSampler {
     #[allow(clippy::field_reassign_with_default)]
     fn opts(o: &PageFaultOptions) -> Opts {
         let mut opts = Opts::default();
-        opts.sample_on = SampleOn::Count(o.period.max(1));
+        opts.sample_on = if o.rate_hz > 0 { SampleOn::Freq(o.rate_hz) } else { SampleOn::Count(o.period.max(1)) };
         opts.sample_format.data_addr = true;
+        // PERIOD only in frequency mode: for a software event with a fixed period the kernel
+        // takes a sample on *every* event when PERIOD is requested (perf_swevent_event():
+        // `if (sample_type & PERF_SAMPLE_PERIOD && !attr.freq)`), which would void the period.
+        opts.sample_format.period = o.rate_hz > 0;
         opts.record_id_format.task = true;
         opts.record_id_format.time = true;
         opts.record_id_format.cpu = true;
@@ -103,6 +120,8 @@ impl PageFaultSampler {
             cpus: cpus.to_vec(),
             opts: Self::opts(o),
             ring_exp: o.ring_exp,
+            with_period: o.rate_hz > 0,
+            fixed_period: o.period.max(1),
             lost: 0,
             records_read: 0,
         };
@@ -182,7 +201,7 @@ impl PageFaultSampler {
             while let Some(rec) = cow.lending_next() {
                 self.records_read += 1;
                 let bytes = rec.as_raw().as_bytes();
-                match decode_record(bytes) {
+                match decode_record(bytes, self.with_period, self.fixed_period) {
                     Decoded::Sample(s) => out.push(s),
                     Decoded::Lost(n) => self.lost += n,
                     Decoded::Other => {}
@@ -211,10 +230,11 @@ fn u64_at(b: &[u8], off: usize) -> Option<u64> {
 
 /// Decodes one record of our fixed sample layout.
 ///
-/// With `sample_type = TID | TIME | ADDR | CPU` a PERF_RECORD_SAMPLE body is, in this order
-/// (include/uapi/linux/perf_event.h): `u32 pid, tid; u64 time; u64 addr; u32 cpu, res;`.
+/// With `sample_type = TID | TIME | ADDR | CPU [| PERIOD]` a PERF_RECORD_SAMPLE body is, in this
+/// order (include/uapi/linux/perf_event.h): `u32 pid, tid; u64 time; u64 addr; u32 cpu, res;
+/// [u64 period;]`. Without PERIOD (`with_period` false) every sample stands for `fixed_period`.
 /// PERF_RECORD_LOST is `u64 id; u64 lost;` and PERF_RECORD_LOST_SAMPLES is `u64 lost;`.
-pub fn decode_record(bytes: &[u8]) -> Decoded {
+pub fn decode_record(bytes: &[u8], with_period: bool, fixed_period: u64) -> Decoded {
     let Some(ty) = u32_at(bytes, 0) else { return Decoded::Other };
     const H: usize = 8;
     match ty {
@@ -226,6 +246,7 @@ pub fn decode_record(bytes: &[u8]) -> Decoded {
                     time_ns: u64_at(bytes, H + 8)?,
                     addr: u64_at(bytes, H + 16)?,
                     cpu: u32_at(bytes, H + 24)?,
+                    period: if with_period { u64_at(bytes, H + 32)? } else { fixed_period },
                 })
             })();
             s.map(Decoded::Sample).unwrap_or(Decoded::Other)
@@ -258,17 +279,25 @@ mod tests {
         body.extend_from_slice(&0x7f00_dead_b000u64.to_ne_bytes());
         body.extend_from_slice(&1u32.to_ne_bytes());
         body.extend_from_slice(&0u32.to_ne_bytes());
+        body.extend_from_slice(&37u64.to_ne_bytes());
         assert_eq!(
-            decode_record(&rec(PERF_RECORD_SAMPLE, &body)),
-            Decoded::Sample(FaultSample { time_ns: 123_456_789, pid: 42, tid: 43, cpu: 1, addr: 0x7f00_dead_b000 })
+            decode_record(&rec(PERF_RECORD_SAMPLE, &body), true, 1),
+            Decoded::Sample(FaultSample { time_ns: 123_456_789, pid: 42, tid: 43, cpu: 1, addr: 0x7f00_dead_b000, period: 37 })
         );
+        // Without PERIOD in the layout (fixed period): the 32-byte body, the fixed period applies.
+        assert_eq!(
+            decode_record(&rec(PERF_RECORD_SAMPLE, &body[..32]), false, 16),
+            Decoded::Sample(FaultSample { time_ns: 123_456_789, pid: 42, tid: 43, cpu: 1, addr: 0x7f00_dead_b000, period: 16 })
+        );
+        // With PERIOD expected but missing: not a sample of ours.
+        assert_eq!(decode_record(&rec(PERF_RECORD_SAMPLE, &body[..32]), true, 1), Decoded::Other);
         let mut lost = Vec::new();
         lost.extend_from_slice(&7u64.to_ne_bytes());
         lost.extend_from_slice(&99u64.to_ne_bytes());
-        assert_eq!(decode_record(&rec(PERF_RECORD_LOST, &lost)), Decoded::Lost(99));
-        assert_eq!(decode_record(&rec(PERF_RECORD_LOST_SAMPLES, &5u64.to_ne_bytes())), Decoded::Lost(5));
-        assert_eq!(decode_record(&rec(3, &[0; 8])), Decoded::Other);
-        assert_eq!(decode_record(&[1, 2]), Decoded::Other);
+        assert_eq!(decode_record(&rec(PERF_RECORD_LOST, &lost), true, 1), Decoded::Lost(99));
+        assert_eq!(decode_record(&rec(PERF_RECORD_LOST_SAMPLES, &5u64.to_ne_bytes()), true, 1), Decoded::Lost(5));
+        assert_eq!(decode_record(&rec(3, &[0; 8]), true, 1), Decoded::Other);
+        assert_eq!(decode_record(&[1, 2], true, 1), Decoded::Other);
     }
 
     /// Samples our own page faults on a freshly mapped buffer (needs a perf_event kernel; skips
@@ -278,7 +307,7 @@ mod tests {
         let tid = unsafe { libc::gettid() } as u32;
         let cpus = crate::topology::read_topology().unwrap().online_cpus;
         let privs = crate::probe::read_privileges(std::path::Path::new("/proc"));
-        let o = PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 6, period: 1 };
+        let o = PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 6, period: 1, rate_hz: 0 };
         let mut s = match PageFaultSampler::open(&[tid], &cpus, &o) {
             Ok(s) => s,
             Err(e) => {
