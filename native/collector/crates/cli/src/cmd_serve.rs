@@ -579,7 +579,9 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
             return api_error(
                 400,
                 "bad-request",
-                &format!("unknown field {k:?}: the fields are pid, command, durationS, intervalMs, faultPeriod, faultRateHz"),
+                &format!(
+                    "unknown field {k:?}: the fields are pid, command, durationS, intervalMs, faultPeriod, faultRateHz"
+                ),
             );
         }
     }

@@ -172,6 +172,18 @@ struct RecordArgs {
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     fault_rate: Option<u64>,
 
+    /// Do not sample memory accesses with the PMU (AMD IBS op, Intel PEBS), even where the
+    /// machine has one. By default they are recorded whenever `numascope probe` lists them as
+    /// available.
+    #[arg(long = "no-pmu")]
+    no_pmu: bool,
+
+    /// PMU memory-access samples per second per event (IBS op, PEBS loads and stores; the
+    /// kernel's frequency mode; each sample weighs the period in force).
+    #[arg(long = "mem-rate", value_name = "HZ", default_value_t = numascope_core::sources::pmu::DEFAULT_MEM_RATE_HZ,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    mem_rate: u64,
+
     /// The command to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -239,6 +251,8 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.command_line = std::env::args().collect();
     opts.progress = !args.quiet;
     opts.damon = args.damon;
+    opts.mem_sampling = !args.no_pmu;
+    opts.mem_rate_hz = args.mem_rate;
     match (args.fault_period, args.fault_rate) {
         (Some(n), _) => {
             opts.fault_period = n;

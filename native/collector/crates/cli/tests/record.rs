@@ -201,7 +201,19 @@ fn launch_records_every_worker_buffer() {
     let out = tmp.file("launch.numascope");
     let tl = testload();
     // --fault-period 1: every fault, so every page's first touch can be checked below.
-    let o = run(&["record", "--fault-period", "1", "-o", out.to_str().unwrap(), "--", tl.to_str().unwrap(), "--threads", "4", "--mib", "8"]);
+    let o = run(&[
+        "record",
+        "--fault-period",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "4",
+        "--mib",
+        "8",
+    ]);
     assert!(o.status.success(), "{}", explain(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -616,7 +628,19 @@ fn adaptive_default_bounds_samples_on_a_fault_storm() {
     let tmp = Tmp::new("adaptive");
     let out = tmp.file("adaptive.numascope");
     let tl = testload();
-    let o = run(&["record", "-o", out.to_str().unwrap(), "--", tl.to_str().unwrap(), "--threads", "2", "--mib", "128", "--seconds", "0"]);
+    let o = run(&[
+        "record",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--mib",
+        "128",
+        "--seconds",
+        "0",
+    ]);
     assert!(o.status.success(), "{}", explain(&o));
     let t = read_trace(&out).unwrap().to_trace_data();
     check_common(&t);

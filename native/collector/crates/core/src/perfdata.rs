@@ -190,7 +190,10 @@ fn check_header(path: &Path) -> Result<(), ImportError> {
         b"PERFILE2" => {}
         b"2ELIFREP" => return Err(ImportError::Unsupported(p, "big-endian perf.data is not supported".into())),
         m if m.starts_with(b"PERFFILE") => {
-            return Err(ImportError::Unsupported(p, "version 1 (PERFFILE) is not supported; re-record with perf ≥ 2.6.32".into()))
+            return Err(ImportError::Unsupported(
+                p,
+                "version 1 (PERFFILE) is not supported; re-record with perf ≥ 2.6.32".into(),
+            ))
         }
         m => return Err(ImportError::NotPerfData(p, String::from_utf8_lossy(m).into())),
     }
@@ -222,7 +225,8 @@ pub fn read_perf_data(path: &Path) -> Result<PerfDataContents, ImportError> {
     let f = File::open(path).map_err(|e| ImportError::Io { path: p.clone(), source: e })?;
     let pipe = {
         let mut h = [0u8; 16];
-        File::open(path).and_then(|mut g| g.read_exact(&mut h)).is_ok() && u64::from_le_bytes(h[8..16].try_into().unwrap()) == 16
+        File::open(path).and_then(|mut g| g.read_exact(&mut h)).is_ok()
+            && u64::from_le_bytes(h[8..16].try_into().unwrap()) == 16
     };
     let reader = BufReader::new(f);
     let parsed = if pipe { PerfFileReader::parse_pipe(reader) } else { PerfFileReader::parse_file(reader) };
@@ -463,9 +467,15 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let nodes_known = pd.numa_nodes.as_ref().is_some_and(|n| !n.is_empty());
     if let Some(nodes) = pd.numa_nodes.as_ref().filter(|n| !n.is_empty()) {
         for (id, kb, cpus) in nodes {
-            mach.nodes.push(MachineNode { id: *id, cpus: cpus.clone(), memory_bytes: Some(kb * 1024), memory_bandwidth_gbps: None });
+            mach.nodes.push(MachineNode {
+                id: *id,
+                cpus: cpus.clone(),
+                memory_bytes: Some(kb * 1024),
+                memory_bandwidth_gbps: None,
+            });
         }
-        mach.provenance.memory_bytes = "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
+        mach.provenance.memory_bytes =
+            "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
     } else {
         let n = pd.nr_cpus.unwrap_or(1);
         mach.nodes.push(MachineNode {
@@ -474,7 +484,9 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
             memory_bytes: pd.total_mem_kb.map(|k| k * 1024),
             memory_bandwidth_gbps: None,
         });
-        mach.provenance.memory_bytes = "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed".into();
+        mach.provenance.memory_bytes =
+            "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed"
+                .into();
     }
     let nn = mach.nodes.len();
     mach.distances = (0..nn).map(|i| (0..nn).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
@@ -573,18 +585,25 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         } else {
             ("not-requested", "not in the imported perf.data".to_string(), None)
         };
-        cap.sources.push(SourceStatus { id: id.into(), status: status.into(), reason: Some(reason), sample_period: period, interval_ms: None });
+        cap.sources.push(SourceStatus {
+            id: id.into(),
+            status: status.into(),
+            reason: Some(reason),
+            sample_period: period,
+            interval_ms: None,
+        });
     }
     for metric in crate::probe::METRICS {
         let (status, reason) = match metric {
             "memory-accesses" | "data-source" if !mem.is_empty() => {
                 ("measured", format!("{reason_base}: sampled loads/stores with data_src"))
             }
-            "access-latency" if any_latency => ("measured", format!("{reason_base}: sample weight (load latency, core cycles)")),
-            "page-placement" if any_phys && single_node => (
-                "measured",
-                format!("{reason_base}: physical addresses on a single-node machine (node 0)"),
-            ),
+            "access-latency" if any_latency => {
+                ("measured", format!("{reason_base}: sample weight (load latency, core cycles)"))
+            }
+            "page-placement" if any_phys && single_node => {
+                ("measured", format!("{reason_base}: physical addresses on a single-node machine (node 0)"))
+            }
             _ => ("unavailable", "not in a perf.data import".to_string()),
         };
         cap.capabilities.push(Capability { metric: metric.into(), status: status.into(), reason });
@@ -602,7 +621,10 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         "events: {}",
         pd.attrs
             .iter()
-            .map(|a| format!("{} (type {}, config {:#x}, sample_type {:#x}) -> {:?}", a.name, a.type_, a.config, a.layout.sample_type, a.kind))
+            .map(|a| format!(
+                "{} (type {}, config {:#x}, sample_type {:#x}) -> {:?}",
+                a.name, a.type_, a.config, a.layout.sample_type, a.kind
+            ))
             .collect::<Vec<_>>()
             .join("; ")
     ));

@@ -259,10 +259,10 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
         push(
             "ibs-op",
             ok,
-            false,
+            true,
             if ok {
                 format!(
-                    "ibs_op PMU present ({}); live IBS sampling is not implemented in this collector version",
+                    "ibs_op PMU present ({}): `numascope record` samples IBS ops (memory accesses, data source, latency, addresses)",
                     privs.describe()
                 )
             } else {
@@ -286,8 +286,11 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
                     push(
                         id,
                         privs.can_profile_user(),
-                        false,
-                        format!("{p}/events/{ev} present ({}); live PEBS sampling is not implemented in this collector version", privs.describe()),
+                        true,
+                        format!(
+                            "{p}/events/{ev} present ({}): `numascope record` samples it with PEBS",
+                            privs.describe()
+                        ),
                     );
                 } else {
                     push(
@@ -377,7 +380,7 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
         if !ibs.available && !pebs.available {
             format!("{what} needs AMD IBS or Intel PEBS; here: {}; {}", short(&ibs.reason), short(&pebs.reason))
         } else {
-            format!("{what} needs IBS or PEBS sampling, which this collector version does not record yet")
+            format!("{what} is recorded by `numascope record` with IBS or PEBS (here: {}; {}); the probe itself measures nothing", short(&ibs.reason), short(&pebs.reason))
         }
     };
     let procfs = usable("procfs");
@@ -405,9 +408,11 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
         "measured",
         "/proc/PID/task/TID/sched se.nr_migrations deltas and cpu changes between polls".into(),
     );
-    m("memory-accesses", "unavailable", sampling_reason("access sampling"));
-    m("access-latency", "unavailable", sampling_reason("load latency"));
-    m("data-source", "unavailable", sampling_reason("data source (local/remote DRAM, cache)"));
+    let pmu_status =
+        if usable("ibs-op") || usable("pebs-load") || usable("pebs-store") { "measured" } else { "unavailable" };
+    m("memory-accesses", pmu_status, sampling_reason("access sampling"));
+    m("access-latency", pmu_status, sampling_reason("load latency"));
+    m("data-source", pmu_status, sampling_reason("data source (local/remote DRAM, cache)"));
     if fs::metadata(proc_root.join("vmstat")).is_ok() {
         m(
             "numa-counters",

@@ -65,6 +65,11 @@ pub struct RecordOptions {
     /// faults less than this many times a second, about this many samples a second above (the
     /// kernel's frequency mode). 0 = the fixed `fault_period`.
     pub fault_rate_hz: u64,
+    /// Sample memory accesses with the PMU (AMD IBS op, Intel PEBS) where the machine has one
+    /// (`--no-pmu` turns it off; see [`crate::sources::pmu`]).
+    pub mem_sampling: bool,
+    /// Samples per second per PMU event (`--mem-rate`).
+    pub mem_rate_hz: u64,
 }
 
 /// Default of [`RecordOptions::fault_rate_hz`]: exact below 10 000 faults/s per thread, and the
@@ -85,6 +90,8 @@ impl RecordOptions {
             damon: false,
             fault_period: 1,
             fault_rate_hz: DEFAULT_FAULT_RATE_HZ,
+            mem_sampling: true,
+            mem_rate_hz: crate::sources::pmu::DEFAULT_MEM_RATE_HZ,
         }
     }
 }
@@ -495,15 +502,33 @@ pub fn record_with(
     let cpus = topo.online_cpus.clone();
     let cpu_to_node = topo.cpu_to_node();
     let fault_period = opts.fault_period.max(1);
-    let pf_opts_base =
-        PageFaultOptions {
-            exclude_kernel: !privs.can_profile_kernel(),
-            enable_on_exec: false,
-            ring_exp: 9,
-            period: opts.fault_period.max(1),
-            rate_hz: opts.fault_rate_hz,
-        };
+    let pf_opts_base = PageFaultOptions {
+        exclude_kernel: !privs.can_profile_kernel(),
+        enable_on_exec: false,
+        ring_exp: 9,
+        period: opts.fault_period.max(1),
+        rate_hz: opts.fault_rate_hz,
+    };
     let adaptive = opts.fault_rate_hz > 0;
+    // PMU memory-access events (IBS/PEBS), planned from sysfs; opened with the page-fault events.
+    let (mem_specs, mem_refused) = if opts.mem_sampling {
+        crate::sources::pmu::plan_mem_events(&roots.sys, &privs, opts.mem_rate_hz)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut pmu: Option<Result<crate::sources::pmu::PmuSampler, String>>;
+    let open_pmu = |tids: &[u32], on_exec: bool| -> Option<Result<crate::sources::pmu::PmuSampler, String>> {
+        if mem_specs.is_empty() {
+            return None;
+        }
+        Some(crate::sources::pmu::PmuSampler::open(
+            mem_specs.clone(),
+            tids,
+            &cpus,
+            on_exec,
+            ring_exp_for(cpus.len() * tids.len().max(1)),
+        ))
+    };
 
     // Start the target and open the page-fault events.
     let attached;
@@ -526,6 +551,7 @@ pub fn record_with(
             child = Some(pid);
             let o = PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(cpus.len()), ..pf_opts_base };
             pf = PageFaultSampler::open(&[pid as u32], &cpus, &o).map_err(|e| describe_open_error(&e, &privs));
+            pmu = open_pmu(&[pid as u32], true);
             start_ns = mono_now_ns();
             start_unix_ms = unix_now_ms();
             if let Err(e) = stopped.release() {
@@ -550,11 +576,17 @@ pub fn record_with(
                 .collect();
             let o = PageFaultOptions { ring_exp: ring_exp_for(cpus.len() * tids.len().max(1)), ..pf_opts_base };
             pf = PageFaultSampler::open(&tids, &cpus, &o).map_err(|e| describe_open_error(&e, &privs));
+            pmu = open_pmu(&tids, false);
             start_ns = mono_now_ns();
             start_unix_ms = unix_now_ms();
             if let Ok(s) = &mut pf {
                 if let Err(e) = s.enable() {
                     pf = Err(format!("enabling page-fault events failed: {e}"));
+                }
+            }
+            if let Some(Ok(m)) = &pmu {
+                if let Err(e) = m.enable() {
+                    pmu = Some(Err(format!("enabling the PMU memory events failed: {e}")));
                 }
             }
             // Threads created between the enumeration and the opening are not followed by
@@ -603,6 +635,9 @@ pub fn record_with(
     if let Err(e) = &pf {
         warnings.push(format!("page-fault sampling unavailable, recording /proc data only: {e}"));
     }
+    if let Some(Err(e)) = &pmu {
+        warnings.push(format!("memory-access sampling (PMU) unavailable: {e}"));
+    }
     for w in &warnings {
         eprintln!("numascope: warning: {w}");
     }
@@ -637,6 +672,26 @@ pub fn record_with(
     let mut tids_in_samples: HashMap<u32, String> = HashMap::new();
     let mut lost_events: Vec<(u32, u64)> = Vec::new();
     let mut last_lost = 0u64;
+    let mut mem_raw: Vec<crate::perfdata::MemSample> = Vec::new();
+    let mut mem_other = 0u64;
+    let mut drain_pmu = |pmu: &mut Option<Result<crate::sources::pmu::PmuSampler, String>>,
+                         mem_raw: &mut Vec<crate::perfdata::MemSample>| {
+        if let Some(Ok(m)) = pmu {
+            let before = mem_raw.len();
+            m.drain(mem_raw);
+            // Inherited events also see the process's children: keep one address space.
+            let mut k = before;
+            for i in before..mem_raw.len() {
+                if mem_raw[i].pid == pid {
+                    mem_raw.swap(k, i);
+                    k += 1;
+                } else {
+                    mem_other += 1;
+                }
+            }
+            mem_raw.truncate(k);
+        }
+    };
     // New pages are queried often (every 20 ms at most) so that short-lived processes still get
     // their nodes before they exit.
     let query_every = opts.interval.min(Duration::from_millis(20));
@@ -677,6 +732,7 @@ pub fn record_with(
             }
         }
         absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
+        drain_pmu(&mut pmu, &mut mem_raw);
 
         let now = Instant::now();
         if now >= next_query {
@@ -732,13 +788,8 @@ pub fn record_with(
     let damon: Option<Result<crate::sources::damon::DamonData, String>> = damon.map(|d| d.map(|s| s.finish()));
     let mut procfs_data = poller.finish();
     // Plans `numascope apply` carried out on this process during the capture (apply/audit.rs).
-    let applied_plans = crate::apply::audit::collect(
-        &crate::apply::audit::spool_dir(),
-        pid,
-        start_ticks,
-        start_unix_ms,
-        unix_now_ms(),
-    );
+    let applied_plans =
+        crate::apply::audit::collect(&crate::apply::audit::spool_dir(), pid, start_ticks, start_unix_ms, unix_now_ms());
     for e in &applied_plans {
         let t = e["finishedUnixMs"].as_u64().unwrap_or(start_unix_ms).saturating_sub(start_unix_ms);
         procfs_data.events.push(crate::sources::procfs::PendingEvent {
@@ -753,7 +804,11 @@ pub fn record_with(
     if let Ok(s) = &mut pf {
         let _ = s.disable();
     }
+    if let Some(Ok(m)) = &pmu {
+        let _ = m.disable();
+    }
     let end_ns = mono_now_ns().max(stopped.at_ns);
+    drain_pmu(&mut pmu, &mut mem_raw);
     if let Ok(s) = &mut pf {
         s.drain(&mut fresh);
         if s.lost > last_lost {
@@ -761,8 +816,21 @@ pub fn record_with(
         }
     }
     absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
+    // Nodes of the pages only the PMU saw (move_pages, while the process is alive).
+    let mut mem_page_nodes: HashMap<u64, i8> = HashMap::new();
     if exited.is_none() && process_alive(roots, pid, start_ticks) {
         pages.query_all(pid);
+        let mut addrs: Vec<u64> =
+            mem_raw.iter().map(|m| m.addr & !4095).filter(|a| !pages.index.contains_key(a)).collect();
+        addrs.sort_unstable();
+        addrs.dedup();
+        if let Ok(nodes) = crate::numa_sys::query_page_nodes(pid, &addrs) {
+            for (a, n) in addrs.iter().zip(nodes) {
+                if (0..=i8::MAX as i32).contains(&n) {
+                    mem_page_nodes.insert(*a, n as i8);
+                }
+            }
+        }
     }
     if let Some(l) = live.as_mut() {
         let lost = pf.as_ref().map(|s| s.lost).unwrap_or(0);
@@ -860,6 +928,62 @@ pub fn record_with(
             pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
         ));
     }
+    let mem_rows = crate::sources::pmu::add_mem_samples(&mut trace, &mem_raw, start_ns, &mem_page_nodes);
+    let mut used_sources: Vec<SourceStatus> = Vec::new();
+    for (id, why) in &mem_refused {
+        used_sources.push(SourceStatus {
+            id: (*id).into(),
+            status: "failed".into(),
+            reason: Some(why.clone()),
+            sample_period: None,
+            interval_ms: None,
+        });
+    }
+    match &pmu {
+        Some(Ok(m)) => {
+            let c = &m.counts;
+            for id in m.sources() {
+                let n = mem_raw.iter().filter(|s| s.event == id).count();
+                used_sources.push(SourceStatus {
+                    id: id.into(),
+                    status: "used".into(),
+                    reason: Some(format!(
+                        "{n} memory-access samples at about {} samples/s per event (frequency mode; weight = the period in force), {} event(s); \
+                         all PMU events together: {} samples read, {} not a load/store, {} without a data address, {} undecodable, {} lost{}",
+                        opts.mem_rate_hz,
+                        m.event_count(),
+                        c.samples + c.skipped_not_load_store + c.skipped_no_address,
+                        c.skipped_not_load_store,
+                        c.skipped_no_address,
+                        c.bad,
+                        c.lost,
+                        if mem_other > 0 { format!(", {mem_other} from child processes not kept") } else { String::new() }
+                    )),
+                    sample_period: None,
+                    interval_ms: None,
+                });
+            }
+        }
+        Some(Err(e)) => {
+            for spec in &mem_specs {
+                if !used_sources.iter().any(|u| u.id == spec.source) {
+                    used_sources.push(SourceStatus {
+                        id: spec.source.into(),
+                        status: "failed".into(),
+                        reason: Some(e.clone()),
+                        sample_period: None,
+                        interval_ms: None,
+                    });
+                }
+            }
+        }
+        None => {}
+    }
+    if let Some(Ok(m)) = &pmu {
+        if m.counts.lost > 0 {
+            notes.push(format!("{} PMU memory-access records were lost (ring buffers full)", m.counts.lost));
+        }
+    }
     let lost = pf.as_ref().map(|s| s.lost).unwrap_or(0);
     let pf_status = match &pf {
         Ok(s) => SourceStatus {
@@ -932,6 +1056,38 @@ pub fn record_with(
             );
         }
     }
+    if mem_rows > 0 {
+        let by: Vec<&str> = pmu.as_ref().and_then(|p| p.as_ref().ok()).map(|m| m.sources()).unwrap_or_default();
+        for (metric, what) in [
+            ("memory-accesses", "sampled memory accesses"),
+            ("access-latency", "load latency"),
+            ("data-source", "data source per access"),
+        ] {
+            if let Some(c) = capabilities.iter_mut().find(|c| c.metric == metric) {
+                c.status = "measured".into();
+                c.reason = format!("{what} from {} ({mem_rows} samples)", by.join(", "));
+            }
+        }
+    } else {
+        // The probe may have promised IBS/PEBS: say why this recording has no access samples.
+        let why: Vec<String> = used_sources
+            .iter()
+            .filter(|u| u.status != "used")
+            .map(|u| format!("{}: {}", u.id, u.reason.clone().unwrap_or_default()))
+            .collect();
+        for metric in ["memory-accesses", "access-latency", "data-source"] {
+            if let Some(c) = capabilities.iter_mut().find(|c| c.metric == metric && c.status == "measured") {
+                c.status = "unavailable".into();
+                c.reason = if !opts.mem_sampling {
+                    "PMU memory-access sampling was turned off (--no-pmu)".into()
+                } else if why.is_empty() {
+                    "the PMU memory events recorded no load/store sample with an address".into()
+                } else {
+                    format!("PMU memory-access sampling failed: {}", why.join("; "))
+                };
+            }
+        }
+    }
     if let Err(e) = &pf {
         if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
             c.status = "unavailable".into();
@@ -950,10 +1106,11 @@ pub fn record_with(
             seed: None,
             model: None,
             description: format!(
-                "{} {} (pid {pid}) on {host} for {:.1} s: page faults and /proc placement",
+                "{} {} (pid {pid}) on {host} for {:.1} s: page faults{} and /proc placement",
                 if attached { "Attached to" } else { "Launched" },
                 command.first().map(|s| s.as_str()).unwrap_or("?"),
-                duration_us as f64 / 1e6
+                duration_us as f64 / 1e6,
+                if mem_rows > 0 { ", PMU memory-access samples" } else { "" }
             ),
             command: opts.command_line.clone(),
             from: None,
@@ -964,7 +1121,7 @@ pub fn record_with(
             start_unix_ms,
             duration_us,
             stop_reason: stopped.reason.into(),
-            sources: probe.capture_sources(&[pf_status, procfs_status, sysfs_status]),
+            sources: probe.capture_sources(&[vec![pf_status, procfs_status, sysfs_status], used_sources].concat()),
             capabilities,
             lost_samples: lost,
             sample_count: 0,

@@ -14,7 +14,11 @@ fn data_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../../../shared"));
     let d = base.join("data/perfdata");
-    assert!(d.is_dir(), "real perf.data fixtures not found at {} (set NUMASCOPE_SHARED to the shared/ folder)", d.display());
+    assert!(
+        d.is_dir(),
+        "real perf.data fixtures not found at {} (set NUMASCOPE_SHARED to the shared/ folder)",
+        d.display()
+    );
     d
 }
 
@@ -77,9 +81,13 @@ fn skx_weight_struct_matches_perf_script() {
 #[test]
 fn zen4_matches_c2c_report() {
     let dir = data_dir();
-    let report = std::fs::read_to_string(dir.join("amd-zen4-epyc9254_ibs-op-c2c-phys-addr_ring.c2c-report.txt")).unwrap();
+    let report =
+        std::fs::read_to_string(dir.join("amd-zen4-epyc9254_ibs-op-c2c-phys-addr_ring.c2c-report.txt")).unwrap();
     let val = |label: &str| -> u64 {
-        let line = report.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("{label} not in report"));
+        let line = report
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("{label} not in report"));
         line.rsplit(':').next().unwrap().trim().parse().unwrap()
     };
     let s = import_perf_data(&dir.join(ZEN4)).unwrap();

@@ -436,9 +436,7 @@ impl C2cStats {
                 if l & lvl::LOC_RAM != 0 {
                     self.lcl_dram += 1;
                 }
-                if l & (lvl::REM_RAM1 | lvl::REM_RAM2) != 0
-                    || (mrem && (n == lvlnum::RAM || n == lvlnum::PMEM))
-                {
+                if l & (lvl::REM_RAM1 | lvl::REM_RAM2) != 0 || (mrem && (n == lvlnum::RAM || n == lvlnum::PMEM)) {
                     self.rmt_dram += 1;
                 }
                 if l & (lvl::REM_CCE1 | lvl::REM_CCE2) != 0 || (mrem && n == lvlnum::ANY_CACHE) {

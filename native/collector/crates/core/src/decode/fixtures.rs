@@ -61,14 +61,25 @@ fn ibs_raw_fixtures_decode_and_normalise() {
         assert_eq!(n.addr, Some(0x7f00_0000_1040), "{name}");
         assert_eq!(n.phys_addr, *phys, "{name}");
         let c = MemDataSrc::decode(n.data_src).classify();
-        assert_eq!((c.op, c.source, c.hops), (*op, *class, *hops), "{name}: {}", super::data_src::describe(&MemDataSrc::decode(n.data_src)));
+        assert_eq!(
+            (c.op, c.source, c.hops),
+            (*op, *class, *hops),
+            "{name}: {}",
+            super::data_src::describe(&MemDataSrc::decode(n.data_src))
+        );
     }
 }
 
 #[test]
 fn ibs_extra_regs_and_errors() {
     // caps with BRNTRGT (bit 5) and OPDATA4 (bit 10): two more u64 after IbsDcPhysAd.
-    let mut raw = IbsOpRaw { caps: 0x81f | (1 << 5) | (1 << 10), op_data3: 1, br_target: Some(0xaa), op_data4: Some(0xbb), ..Default::default() };
+    let mut raw = IbsOpRaw {
+        caps: 0x81f | (1 << 5) | (1 << 10),
+        op_data3: 1,
+        br_target: Some(0xaa),
+        op_data4: Some(0xbb),
+        ..Default::default()
+    };
     let b = raw.to_bytes();
     assert_eq!(b.len(), 76);
     assert_eq!(IbsOpRaw::parse(&b).unwrap(), raw);
@@ -81,7 +92,12 @@ fn ibs_extra_regs_and_errors() {
     let na = ibs::normalise(&IbsOpRaw { caps: 0x81f, ..Default::default() }, None, true);
     assert!(MemDataSrc::decode(na.data_src).is_non_memory());
     // pre-Zen4 DataSrc 3 bits: hi bits ignored
-    let pre = IbsOpRaw { caps: 0x1f, op_data2: 3 | (1 << 6), op_data3: 1 | (1 << 7) | (1 << 20) | (1 << 17), ..Default::default() };
+    let pre = IbsOpRaw {
+        caps: 0x1f,
+        op_data2: 3 | (1 << 6),
+        op_data3: 1 | (1 << 7) | (1 << 20) | (1 << 17),
+        ..Default::default()
+    };
     assert_eq!(ibs::normalised_data_src(&pre, None).classify().source, DataSource::LocalDram);
 }
 
@@ -92,7 +108,13 @@ const DATA_SRC_FIXTURES: &[(&str, u64, MemOp, DataSource, i8)] = &[
     ("remote DRAM, HOPS_2 (other socket)", 0x0000183a00004042, MemOp::Load, DataSource::RemoteDram, 2),
     ("remote DRAM, HOPS_3 (other board)", 0x0000203a00004042, MemOp::Load, DataSource::RemoteDram, 3),
     ("remote DRAM, legacy REM_RAM1 only (no hops)", 0x0000000000002042, MemOp::Load, DataSource::RemoteDram, -1),
-    ("remote cache near: REM_CCE1|ANY_CACHE|REMOTE|HOPS_0, HITM", 0x0000083600808042, MemOp::Load, DataSource::RemoteCache, 0),
+    (
+        "remote cache near: REM_CCE1|ANY_CACHE|REMOTE|HOPS_0, HITM",
+        0x0000083600808042,
+        MemOp::Load,
+        DataSource::RemoteCache,
+        0,
+    ),
     ("remote cache far: REM_CCE2|ANY_CACHE|REMOTE|HOPS_1", 0x0000103600010042, MemOp::Load, DataSource::RemoteCache, 1),
     ("local PMEM", 0x0000001c00001042, MemOp::Load, DataSource::Pmem, -1),
     ("remote PMEM HOPS_1", 0x0000103c00002042, MemOp::Load, DataSource::Pmem, 1),
@@ -134,7 +156,24 @@ fn data_src_values_seen_in_real_files() {
 #[test]
 fn pebs_data_source_table() {
     use DataSource::*;
-    let expect = [Unknown, L1, Lfb, L2, L3, L3, L3, L3, RemoteCache, RemoteCache, LocalDram, RemoteDram, LocalDram, RemoteDram, Io, Uncached];
+    let expect = [
+        Unknown,
+        L1,
+        Lfb,
+        L2,
+        L3,
+        L3,
+        L3,
+        L3,
+        RemoteCache,
+        RemoteCache,
+        LocalDram,
+        RemoteDram,
+        LocalDram,
+        RemoteDram,
+        Io,
+        Uncached,
+    ];
     for (i, cls) in expect.iter().enumerate() {
         let v = pebs::load_latency_data(i as u64, PebsFlavor::default());
         let c = MemDataSrc::decode(v).classify();
@@ -167,14 +206,20 @@ fn weight_formats() {
 /// PHYS_ADDR (0x0108_810f).
 #[test]
 fn sample_body_fixtures() {
-    let st = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_ADDR | SAMPLE_PERIOD | SAMPLE_DATA_SRC | SAMPLE_WEIGHT_STRUCT;
+    let st =
+        SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_ADDR | SAMPLE_PERIOD | SAMPLE_DATA_SRC | SAMPLE_WEIGHT_STRUCT;
     assert_eq!(st, 0x0100_810f);
     let layout = SampleLayout { sample_type: st, ..Default::default() };
     // ip 0x401000 | pid 100 tid 101 | time 1e9 | addr 0x7f0000001040 | period 4000 |
     // weight var1 300 var2 0x21 | data_src 0x0000103a00002042 (remote DRAM, HOPS_1)
     let hex = concat!(
-        "0010400000000000", "6400000065000000", "00ca9a3b00000000", "40100000007f0000",
-        "a00f000000000000", "2c01000021000000", "422000003a100000"
+        "0010400000000000",
+        "6400000065000000",
+        "00ca9a3b00000000",
+        "40100000007f0000",
+        "a00f000000000000",
+        "2c01000021000000",
+        "422000003a100000"
     );
     let s = parse_sample(&unhex(hex), &layout).unwrap();
     assert_eq!(s.ip, Some(0x401000));
@@ -198,10 +243,30 @@ fn sample_body_fixtures() {
     assert_eq!(e.field, "PHYS_ADDR");
     // RAW + CPU + IDENTIFIER ordering (perf record -e ibs_op// -R): identifier, ip, tid, time,
     // addr, cpu, period, raw (u32 size 60 + 60 bytes = 64, already 8-aligned), data_src
-    let st3 = SAMPLE_IDENTIFIER | SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_ADDR | SAMPLE_CPU | SAMPLE_PERIOD | SAMPLE_RAW | SAMPLE_DATA_SRC;
+    let st3 = SAMPLE_IDENTIFIER
+        | SAMPLE_IP
+        | SAMPLE_TID
+        | SAMPLE_TIME
+        | SAMPLE_ADDR
+        | SAMPLE_CPU
+        | SAMPLE_PERIOD
+        | SAMPLE_RAW
+        | SAMPLE_DATA_SRC;
     let layout3 = SampleLayout { sample_type: st3, ..Default::default() };
     let raw = unhex(IBS_FIXTURES[8].1); // remote DRAM load, no phys
-    let s3 = PerfSample { identifier: Some(7), ip: Some(1), pid: Some(2), tid: Some(3), time: Some(4), addr: Some(0x7f00_0000_1040), cpu: Some(5), period: Some(16), raw: Some(raw.clone()), data_src: Some(ibs::normalise(&IbsOpRaw::parse(&raw).unwrap(), None, false).data_src), ..Default::default() };
+    let s3 = PerfSample {
+        identifier: Some(7),
+        ip: Some(1),
+        pid: Some(2),
+        tid: Some(3),
+        time: Some(4),
+        addr: Some(0x7f00_0000_1040),
+        cpu: Some(5),
+        period: Some(16),
+        raw: Some(raw.clone()),
+        data_src: Some(ibs::normalise(&IbsOpRaw::parse(&raw).unwrap(), None, false).data_src),
+        ..Default::default()
+    };
     let body = encode_sample(&s3, &layout3);
     assert_eq!(body.len(), 8 * 7 + 64 + 8);
     assert_eq!(parse_sample(&body, &layout3).unwrap(), s3);

@@ -138,8 +138,7 @@ impl IbsOpRaw {
             return Err(IbsError::BadLength(raw.len()));
         }
         let caps = u32::from_le_bytes(raw[0..4].try_into().unwrap());
-        let regs: Vec<u64> =
-            raw[4..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let regs: Vec<u64> = raw[4..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
         let mut extra = regs[7..].iter().copied();
         let br_target = if caps & caps::BRNTRGT != 0 { extra.next() } else { None };
         let op_data4 = if caps & caps::OPDATA4 != 0 { extra.next() } else { None };
@@ -320,11 +319,7 @@ fn mem_lvl(f: &IbsOpFields, zen4: bool, is_load: bool, cpu: Option<AmdCpu>) -> u
         }
         if zen4 && (s == src::EXT_PMEM || s == src::EXT_EXT_MEM) {
             let n = if s == src::EXT_PMEM { lvlnum::PMEM } else { lvlnum::CXL };
-            return if f.rmt_node {
-                l(lvl::REM_RAM1) | ln(n) | REM | hops(HOPS_1)
-            } else {
-                l(lvl::LOC_RAM) | ln(n)
-            };
+            return if f.rmt_node { l(lvl::REM_RAM1) | ln(n) | REM | hops(HOPS_1) } else { l(lvl::LOC_RAM) | ln(n) };
         }
         if s == src::EXT_IO {
             return l(lvl::IO) | ln(lvlnum::IO);
@@ -366,11 +361,7 @@ pub fn normalise(raw: &IbsOpRaw, cpu: Option<AmdCpu>, want_weight: bool) -> IbsN
     let lvl_bits = (ds >> shift::LVL) & 0x3fff;
     // snoop
     let mut sn = snoop::NA;
-    if AmdCpu::cache_hit_st_valid(cpu)
-        && is_load
-        && lvl_bits & (lvl::L1 | lvl::L2) == 0
-        && !f.cache_hit_st
-    {
+    if AmdCpu::cache_hit_st_valid(cpu) && is_load && lvl_bits & (lvl::L1 | lvl::L2) == 0 && !f.cache_hit_st {
         let s = f.data_src;
         let hitm = if raw.is_zen4() {
             matches!(s, src::EXT_LOC_CACHE | src::EXT_NEAR_CCX_CACHE | src::EXT_FAR_CCX_CACHE)

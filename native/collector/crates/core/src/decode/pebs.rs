@@ -42,8 +42,8 @@ pub const PEBS_DATA_SOURCE: [u64; 16] = [
     OP_LH | p_lvl(lvl::REM_CCE1) | REM | level(lvlnum::L3) | p_snoop(snoop::HITM), // 0x09: remote cache, hitm
     OP_LH | p_lvl(lvl::LOC_RAM) | level(lvlnum::RAM) | p_snoop(snoop::HIT),     // 0x0a: local DRAM, shared
     OP_LH | p_lvl(lvl::REM_RAM1) | REM | level(lvlnum::L3) | p_snoop(snoop::HIT), // 0x0b: remote DRAM, shared
-    OP_LH | p_lvl(lvl::LOC_RAM) | level(lvlnum::RAM) | SNOOP_NONE_MISS,          // 0x0c: local DRAM, exclusive
-    OP_LH | p_lvl(lvl::REM_RAM1) | level(lvlnum::RAM) | REM | SNOOP_NONE_MISS,   // 0x0d: remote DRAM, exclusive
+    OP_LH | p_lvl(lvl::LOC_RAM) | level(lvlnum::RAM) | SNOOP_NONE_MISS,         // 0x0c: local DRAM, exclusive
+    OP_LH | p_lvl(lvl::REM_RAM1) | level(lvlnum::RAM) | REM | SNOOP_NONE_MISS,  // 0x0d: remote DRAM, exclusive
     OP_LH | p_lvl(lvl::IO) | level(lvlnum::NA) | p_snoop(snoop::NONE),          // 0x0e: I/O
     OP_LH | p_lvl(lvl::UNC) | level(lvlnum::NA) | p_snoop(snoop::NONE),         // 0x0f: uncached
 ];

@@ -102,7 +102,12 @@ struct Cur<'a> {
 impl<'a> Cur<'a> {
     fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], SampleError> {
         if self.b.len() - self.pos < n {
-            return Err(SampleError { field, offset: self.pos, needed: n - (self.b.len() - self.pos), len: self.b.len() });
+            return Err(SampleError {
+                field,
+                offset: self.pos,
+                needed: n - (self.b.len() - self.pos),
+                len: self.b.len(),
+            });
         }
         let s = &self.b[self.pos..self.pos + n];
         self.pos += n;

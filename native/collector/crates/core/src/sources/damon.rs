@@ -39,7 +39,8 @@ pub const DEFAULT_ADMIN: &str = "/sys/kernel/mm/damon/admin";
 
 /// The access pattern that matches every region: (field, max) of `access_pattern/<field>/{min,max}`,
 /// min 0. `sz` is bytes (unsigned long), `nr_accesses` and `age` are unsigned int in the kernel.
-pub const MATCH_ALL: [(&str, &str); 3] = [("sz", "18446744073709551615"), ("nr_accesses", "4294967295"), ("age", "4294967295")];
+pub const MATCH_ALL: [(&str, &str); 3] =
+    [("sz", "18446744073709551615"), ("nr_accesses", "4294967295"), ("age", "4294967295")];
 
 #[derive(Clone, Debug)]
 pub struct DamonConfig {
@@ -132,7 +133,10 @@ pub fn check_available(admin: &Path) -> Result<(), String> {
         let state = read_trim(&kd.join("state")).unwrap_or_else(|_| "?".into());
         let ops = read_trim(&kd.join("contexts/0/operations")).unwrap_or_else(|_| "?".into());
         let pid = read_trim(&kd.join("pid")).unwrap_or_else(|_| "?".into());
-        busy.push(format!("kdamond {i}: {state}, {ops}{}", if state == "on" { format!(", pid {pid}") } else { String::new() }));
+        busy.push(format!(
+            "kdamond {i}: {state}, {ops}{}",
+            if state == "on" { format!(", pid {pid}") } else { String::new() }
+        ));
     }
     Err(format!(
         "DAMON sysfs is in use ({}): the interface cannot add a kdamond while one runs (nr_kdamonds answers EBUSY) and \
@@ -401,13 +405,9 @@ pub fn add_to_trace(
             "DAMON not requested (numascope record --damon)".to_string(),
             "not-requested".to_string(),
         ),
-        Some(Err(e)) => (
-            Some("failed"),
-            Some(e.clone()),
-            "unavailable",
-            format!("DAMON failed: {e}"),
-            format!("failed: {e}"),
-        ),
+        Some(Err(e)) => {
+            (Some("failed"), Some(e.clone()), "unavailable", format!("DAMON failed: {e}"), format!("failed: {e}"))
+        }
         Some(Ok(d)) => {
             let c = &mut trace.counters;
             let mut rows = 0usize;
@@ -445,7 +445,9 @@ pub fn add_to_trace(
             sort_counters_by_time(c);
             let notes = &mut trace.manifest.capture.notes;
             if skipped > 0 {
-                notes.push(format!("{skipped} DAMON regions above 2^53 were left out (float64 counters are not exact there)"));
+                notes.push(format!(
+                    "{skipped} DAMON regions above 2^53 were left out (float64 counters are not exact there)"
+                ));
             }
             for p in &d.problems {
                 warnings.push(p.clone());
@@ -580,7 +582,14 @@ mod tests {
             cleaned: true,
         };
         // The fake tree has no subdirectories for the files configure writes: create them.
-        for d in ["monitoring_attrs/intervals", "monitoring_attrs/nr_regions", "targets/0", "schemes/0/access_pattern/sz", "schemes/0/access_pattern/nr_accesses", "schemes/0/access_pattern/age"] {
+        for d in [
+            "monitoring_attrs/intervals",
+            "monitoring_attrs/nr_regions",
+            "targets/0",
+            "schemes/0/access_pattern/sz",
+            "schemes/0/access_pattern/nr_accesses",
+            "schemes/0/access_pattern/age",
+        ] {
             fs::create_dir_all(kd.join("contexts/0").join(d)).unwrap();
         }
         s.configure(4242).unwrap();

@@ -2,4 +2,5 @@
 
 pub mod damon;
 pub mod pagefault;
+pub mod pmu;
 pub mod procfs;

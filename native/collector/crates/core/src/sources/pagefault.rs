@@ -282,12 +282,26 @@ mod tests {
         body.extend_from_slice(&37u64.to_ne_bytes());
         assert_eq!(
             decode_record(&rec(PERF_RECORD_SAMPLE, &body), true, 1),
-            Decoded::Sample(FaultSample { time_ns: 123_456_789, pid: 42, tid: 43, cpu: 1, addr: 0x7f00_dead_b000, period: 37 })
+            Decoded::Sample(FaultSample {
+                time_ns: 123_456_789,
+                pid: 42,
+                tid: 43,
+                cpu: 1,
+                addr: 0x7f00_dead_b000,
+                period: 37
+            })
         );
         // Without PERIOD in the layout (fixed period): the 32-byte body, the fixed period applies.
         assert_eq!(
             decode_record(&rec(PERF_RECORD_SAMPLE, &body[..32]), false, 16),
-            Decoded::Sample(FaultSample { time_ns: 123_456_789, pid: 42, tid: 43, cpu: 1, addr: 0x7f00_dead_b000, period: 16 })
+            Decoded::Sample(FaultSample {
+                time_ns: 123_456_789,
+                pid: 42,
+                tid: 43,
+                cpu: 1,
+                addr: 0x7f00_dead_b000,
+                period: 16
+            })
         );
         // With PERIOD expected but missing: not a sample of ours.
         assert_eq!(decode_record(&rec(PERF_RECORD_SAMPLE, &body[..32]), true, 1), Decoded::Other);
@@ -307,7 +321,13 @@ mod tests {
         let tid = unsafe { libc::gettid() } as u32;
         let cpus = crate::topology::read_topology().unwrap().online_cpus;
         let privs = crate::probe::read_privileges(std::path::Path::new("/proc"));
-        let o = PageFaultOptions { exclude_kernel: !privs.can_profile_kernel(), enable_on_exec: false, ring_exp: 6, period: 1, rate_hz: 0 };
+        let o = PageFaultOptions {
+            exclude_kernel: !privs.can_profile_kernel(),
+            enable_on_exec: false,
+            ring_exp: 6,
+            period: 1,
+            rate_hz: 0,
+        };
         let mut s = match PageFaultSampler::open(&[tid], &cpus, &o) {
             Ok(s) => s,
             Err(e) => {
