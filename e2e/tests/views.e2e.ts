@@ -198,6 +198,39 @@ test('a share link reopens the same screen with the same numbers; back/forward r
   expect(await page.evaluate(() => document.body.dataset.loads)).toBe('1');
 });
 
+test('heatmap cells by keyboard: a visible focused cell, its value read out with units, Enter selects its region', async ({ page }) => {
+  await page.goto(`./?trace=samples/${SYNTHETIC}&view=memory`);
+  expect(await idleState(page)).toBe('ready');
+  const heatmap = page.getByTestId('heatmap');
+  const readout = page.getByTestId('heatmap-cell');
+  await expect(readout).toHaveAttribute('aria-live', 'polite');
+  await heatmap.locator('canvas').focus();
+  await expect(page.getByTestId('heatmap-focus')).toBeVisible();
+  // The keyboard starts on the hottest cell: its value is the grid's maximum.
+  expect(await valueOf(readout)).toBe(Number(await heatmap.getAttribute('data-max')));
+  await expect(readout).toContainText(/samples?, mostly from node \d/);
+  await expect(readout).toContainText(/\d+(\.\d+)? (µs|ms|s)–/);
+  const cols = Number(await heatmap.getAttribute('data-cols'));
+  const at = async () => [Number(await readout.getAttribute('data-row')), Number(await readout.getAttribute('data-col'))];
+  const [r0, c0] = await at();
+  await page.keyboard.press(c0! > 0 ? 'ArrowLeft' : 'ArrowRight');
+  expect(await at()).toEqual([r0, c0! > 0 ? c0! - 1 : Math.min(cols - 1, c0! + 1)]);
+  await page.keyboard.press('Home');
+  expect((await at())[1]).toBe(0);
+  await page.keyboard.press('ArrowDown');
+  const [r1] = await at();
+  expect(r1).toBe(Math.min(Number(await heatmap.getAttribute('data-rows')) - 1, r0! + 1));
+  // Enter selects the cell's region, as a click does.
+  const region = await readout.getAttribute('data-region');
+  expect(Number(region)).toBeGreaterThanOrEqual(0);
+  expect(new URL(page.url()).searchParams.get('region')).toBeNull();
+  await page.keyboard.press('Enter');
+  expect(await idleState(page)).toBe('ready');
+  expect(new URL(page.url()).searchParams.get('region')).toBe(region);
+  await expect(page.getByTestId('region-detail')).toHaveAttribute('data-region', region!);
+  await screenshot(page.getByTestId('heatmap'), 'heatmap-keyboard-focus');
+});
+
 test('export PNG, SVG, a Markdown summary and the trace bytes', async ({ page }) => {
   const file = SYNTHETIC;
   await page.goto(`./?trace=samples/${file}&view=memory`);
@@ -216,8 +249,20 @@ test('export PNG, SVG, a Markdown summary and the trace bytes', async ({ page })
   expect(svgDownload.suggestedFilename()).toMatch(/^partitioned-memory\.svg$/);
   const svgText = readFileSync(await svgDownload.path(), 'utf8');
   expect(svgText).toMatch(/^<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-  expect(svgText).toContain('<image'); // the heatmap canvas
   expect(svgText).toContain('<path'); // the timeline
+  // The heatmap canvas is embedded as a PNG image of its pixels, at its size on the page.
+  const images = [...svgText.matchAll(/<image [^>]*>/g)].map((m) => m[0]);
+  expect(images).toHaveLength(1);
+  const canvas = page.getByTestId('heatmap').locator('canvas');
+  const box = (await canvas.boundingBox())!;
+  const backing = await canvas.evaluate((c: HTMLCanvasElement) => ({ width: c.width, height: c.height }));
+  expect(images[0]).toContain(`width="${Math.round(box.width)}"`);
+  expect(images[0]).toContain(`height="${Math.round(box.height)}"`);
+  const href = /\shref="data:image\/png;base64,([^"]+)"/.exec(images[0]!)![1]!;
+  expect(images[0]).toMatch(/xlink:href="data:image\/png;base64,/);
+  const embedded = Buffer.from(href, 'base64');
+  expect([...embedded.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  expect([embedded.readUInt32BE(16), embedded.readUInt32BE(20)]).toEqual([backing.width, backing.height]);
 
   const md = page.waitForEvent('download');
   await page.getByTestId('export-markdown').click();
@@ -268,6 +313,6 @@ test.describe('dark colour scheme', () => {
 test('the engine views are tabs in the navigation', async ({ page }) => {
   await page.goto(`./?trace=samples/${SYNTHETIC}`);
   expect(await idleState(page)).toBe('ready');
-  for (const v of ['traffic', 'compare', 'recommend']) await expect(page.getByTestId(`tab-${v}`)).toBeVisible();
+  for (const v of ['traffic', 'compare', 'decisions', 'recommend']) await expect(page.getByTestId(`tab-${v}`)).toBeVisible();
   await screenshot(page.locator('nav.view-nav'), 'view-nav');
 });

@@ -2,72 +2,34 @@
  * The typed API the preload exposes to the renderer as `window.numascopeDesktop` (and the shapes
  * it exchanges). Shared by src/preload.ts, the main-process handlers and the web app's desktop
  * adapter. Every request and response crosses IPC and is validated by src/ipc-schema.ts.
- * No runtime code and no imports: the renderer bundles it as types only.
+ * Types only (no runtime code): the renderer bundles it as types.
+ *
+ * The live-protocol shapes (live windows, end messages, recordings, processes, probe, apply
+ * reports) have one source of truth: the web app's `numascope serve` protocol,
+ * apps/web/src/live/protocol.ts and apply.ts. The desktop API sends the same messages; the types
+ * below only narrow what the napi binding always fills in.
  */
+import type {
+  ApiErrorBody,
+  LiveEnd as ProtocolLiveEnd,
+  LiveWindow,
+  Probe as ProtocolProbe,
+  ProcessInfo,
+  Recording as ProtocolRecording,
+  RecordSummary as ProtocolRecordSummary,
+} from '../../web/src/live/protocol';
+import type { ApplyReport, RollbackRecord } from '../../web/src/live/apply';
 
-export interface NodeCount {
-  node: number;
-  count: number;
-}
+export type { LiveThread, LiveWindow, NodeCount, ProcessInfo, RecordingStatus } from '../../web/src/live/protocol';
 
-export interface LiveThread {
-  tid: number;
-  name: string;
-  cpu: number;
-  node: number;
-  faults: number;
-  alive: boolean;
-}
+export type ErrorBody = ApiErrorBody;
 
-/** One per-window aggregate (same shape as `numascope serve`'s live `window` message, docs/live-api.md). */
-export interface LiveWindow {
-  type: 'window';
-  recording: string;
-  seq: number;
-  startUs: number;
-  endUs: number;
-  elapsedUs: number;
-  final: boolean;
-  pid: number | null;
-  faults: number;
-  faultsByNode: NodeCount[];
-  totals: { faults: number; faultsByNode: NodeCount[]; pages: number; pagesByNode: NodeCount[] };
-  threads: LiveThread[];
-  threadsSeen: number;
-  lostSamples: number;
-}
+/** The napi `record()` summary: serve's RecordSummary with every field present, plus `damon`. */
+export type RecordSummary = Required<Omit<ProtocolRecordSummary, 'exitCode'>> & Pick<ProtocolRecordSummary, 'exitCode'> & { damon: string };
 
-export type RecordingStatus = 'running' | 'finished' | 'failed';
-
-export interface ErrorBody {
-  code: string;
-  message: string;
-}
-
-/** The napi `record()` summary. */
-export interface RecordSummary {
-  output: string;
-  sizeBytes: number;
-  durationUs: number;
-  stopReason: string;
-  pid: number;
-  exitCode?: number | null;
-  threads: number;
-  pages: number;
-  samples: number;
-  lostSamples: number;
-  pageFaults: string;
-  damon: string;
-  warnings: string[];
-}
-
-/** The last message of a recording's live stream. */
-export interface LiveEnd {
-  type: 'end';
-  recording: string;
-  status: RecordingStatus;
+/** The last message of a recording's live stream (serve's, with the napi summary). */
+export interface LiveEnd extends Omit<ProtocolLiveEnd, 'summary'> {
   summary: RecordSummary | null;
-  error: ErrorBody | null;
 }
 
 export type LiveMessage = LiveWindow | LiveEnd;
@@ -83,43 +45,27 @@ export interface StartRecordingOptions {
   intervalMs?: number;
 }
 
-export interface Recording {
-  id: string;
-  status: RecordingStatus;
-  target: { pid?: number; command?: string[] };
-  durationS: number | null;
-  startedAtUnixMs: number;
-  stopRequested: boolean;
+/** A recording as serve reports it, without serve's URLs, with the napi summary. */
+export interface Recording extends Omit<ProtocolRecording, 'urls' | 'summary'> {
   summary: RecordSummary | null;
-  error: ErrorBody | null;
 }
 
-export interface ProcessInfo {
-  pid: number;
-  name: string;
-  command: string[];
-  threads: number;
-  rssBytes: number | null;
-  uid: number;
-  own: boolean;
-}
-
-export interface Probe {
+/** The napi probe: serve's Probe with the fields the binding always fills in. */
+export interface Probe extends ProtocolProbe {
   privileges: Record<string, unknown>;
   pmus: string[];
   nodes: number;
   sources: { id: string; available: boolean; implemented: boolean; reason: string }[];
-  capabilities: { metric: string; status: string; reason: string }[];
 }
 
 /** The trace manifest's `machine` object. */
 export type Topology = { nodes: { id: number; cpus: number[] }[]; [k: string]: unknown };
 
-/** The napi apply report (`numascope apply --json`); `rollback` after a real apply. */
-export type ApplyReport = { operation: string; pid: number; dryRun: boolean; status: string; rollback?: RollbackRecord; [k: string]: unknown };
-
-/** Opaque: sent back to rollback() as it came. */
-export type RollbackRecord = { format?: string; pid?: number; [k: string]: unknown };
+/**
+ * The napi apply report is `numascope apply --json`'s, the same as serve's (`rollback` after a real
+ * apply); RollbackRecord is opaque, sent back to rollback() as it came.
+ */
+export type { ApplyReport, RollbackRecord } from '../../web/src/live/apply';
 
 export interface ApplyOptions {
   pid: number;
@@ -159,14 +105,45 @@ export interface NumascopeDesktopApi {
   rollback(record: RollbackRecord): Promise<ApplyReport>;
   /** Native open dialog; null when cancelled. Adds the file to the recent files. */
   openTrace(): Promise<OpenedTrace | null>;
-  /** Opens a file from recentFiles() (any other path is refused). */
+  /**
+   * Opens a file from recentFiles(), or one the main process was handed (command line, desktop
+   * file association, macOS open-file) and announced with an `open-path` command; any other path
+   * is refused.
+   */
   openRecent(path: string): Promise<OpenedTrace>;
   /** Native save dialog; the saved path, or null when cancelled. */
   saveTrace(bytes: Uint8Array, suggestedName: string): Promise<string | null>;
   recentFiles(): Promise<RecentFile[]>;
   /** Opens an http(s) URL in the system browser. */
   openExternal(url: string): Promise<void>;
+  /**
+   * Subscribes to the main process's commands (menus, shortcuts, files handed to the app); returns
+   * the unsubscribe function. Commands sent before the first subscriber are kept and delivered to it.
+   */
+  onCommand(cb: (cmd: DesktopCommand) => void): () => void;
 }
 
-/** The method names of the API that are requests over ipcRenderer.invoke (all but onLiveWindow). */
-export type InvokeMethod = Exclude<keyof NumascopeDesktopApi, 'onLiveWindow' | 'isDesktop'>;
+/** Commands without arguments, sent by the application menu and its shortcuts. */
+export type DesktopCommandName =
+  | 'open'
+  | 'save'
+  | 'export-png'
+  | 'export-svg'
+  | 'export-markdown'
+  | 'view-overview'
+  | 'view-memory'
+  | 'view-threads'
+  | 'view-traffic'
+  | 'view-compare'
+  | 'view-decisions'
+  | 'view-recommend'
+  | 'view-live';
+
+/**
+ * main → renderer (COMMAND_CHANNEL). `open-path`: open this file through openRecent(path) (a recent
+ * file from the menu, or a file given on the command line or by the desktop).
+ */
+export type DesktopCommand = { command: DesktopCommandName } | { command: 'open-path'; path: string };
+
+/** The method names of the API that are requests over ipcRenderer.invoke (all but the two subscriptions). */
+export type InvokeMethod = Exclude<keyof NumascopeDesktopApi, 'onLiveWindow' | 'onCommand' | 'isDesktop'>;

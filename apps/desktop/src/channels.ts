@@ -1,5 +1,5 @@
-/** IPC channel names: one per invoke method, plus the main → renderer live stream. */
-import type { InvokeMethod } from './api';
+/** IPC channel names: one per invoke method, plus the main → renderer live stream and commands. */
+import type { DesktopCommandName, InvokeMethod } from './api';
 
 export const CHANNELS = {
   probe: 'numascope:probe',
@@ -22,5 +22,28 @@ export type Channel = (typeof CHANNELS)[InvokeMethod];
 
 /** main → renderer: `{ id, message }` with message a LiveMessage. */
 export const LIVE_CHANNEL = 'numascope:live';
+
+/** main → renderer: a DesktopCommand (menus, shortcuts, files handed to the app). */
+export const COMMAND_CHANNEL = 'numascope:command';
+
+/** Every DesktopCommandName, once (checked both ways at compile time). */
+export const COMMAND_NAMES = [
+  'open',
+  'save',
+  'export-png',
+  'export-svg',
+  'export-markdown',
+  'view-overview',
+  'view-memory',
+  'view-threads',
+  'view-traffic',
+  'view-compare',
+  'view-decisions',
+  'view-recommend',
+  'view-live',
+] as const satisfies readonly DesktopCommandName[];
+type Missing = Exclude<DesktopCommandName, (typeof COMMAND_NAMES)[number]>;
+const _allCommandsListed: Missing extends never ? true : Missing = true;
+void _allCommandsListed;
 
 export const INVOKE_CHANNELS: readonly string[] = Object.values(CHANNELS);

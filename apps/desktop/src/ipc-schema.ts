@@ -5,8 +5,8 @@
  * (`numascope:apply: opts.pid: …`). Shared by main and tests; no Electron here.
  */
 import { z } from 'zod';
-import type { InvokeMethod } from './api';
-import { CHANNELS } from './channels';
+import type { DesktopCommand, InvokeMethod } from './api';
+import { CHANNELS, COMMAND_CHANNEL, COMMAND_NAMES } from './channels';
 
 const int = z.number().int();
 const pid = int.min(1).max(4_194_304);
@@ -170,6 +170,19 @@ export const liveEnd = z.strictObject({
 });
 export const liveEnvelope = z.strictObject({ id: recordingId, message: z.discriminatedUnion('type', [liveWindow, liveEnd]) });
 
+/** main → renderer commands (COMMAND_CHANNEL); `open-path` names an absolute path. */
+export const desktopCommand = z.discriminatedUnion('command', [
+  z.strictObject({ command: z.enum(COMMAND_NAMES) }),
+  z.strictObject({
+    command: z.literal('open-path'),
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((s) => s.startsWith('/') && !s.includes('\0'), 'an absolute path'),
+  }),
+]);
+
 export class IpcValidationError extends Error {
   readonly channel: string;
   readonly field: string;
@@ -227,4 +240,14 @@ export function parseResponse(channel: string, value: unknown): unknown {
     throw new IpcValidationError(channel, issuePath('response', issue), describe(issue));
   }
   return r.data;
+}
+
+/** Validates a command before main sends it; errors name the field like request errors do. */
+export function parseCommand(value: unknown): DesktopCommand {
+  const r = desktopCommand.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new IpcValidationError(COMMAND_CHANNEL, issuePath('command', issue), describe(issue));
+  }
+  return r.data as DesktopCommand;
 }

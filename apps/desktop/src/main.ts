@@ -1,32 +1,25 @@
 /**
  * The Electron shell: the only module that imports 'electron' at run time besides the preload.
  * Window security (contextIsolation, no nodeIntegration, sandbox, strict CSP, no navigation away,
- * new windows → system browser), and one ipcMain.handle per channel through the validating
- * dispatch of main-logic/handlers.ts. Not loaded by tests except with vi.mock('electron').
+ * new windows → system browser), the renderer served from app://numascope/ (main-logic/app-protocol),
+ * one ipcMain.handle per channel through the validating dispatch of main-logic/handlers.ts, the
+ * application menu (main-logic/menu), and trace files handed to the app (main-logic/launch:
+ * argv, second instance, open-file). Not loaded by tests except with vi.mock('electron').
  */
-import { app, BrowserWindow, dialog, ipcMain, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, shell } from 'electron';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { INVOKE_CHANNELS, LIVE_CHANNEL } from './channels';
+import type { DesktopCommand, RecentFile } from './api';
+import { COMMAND_CHANNEL, INVOKE_CHANNELS, LIVE_CHANNEL } from './channels';
 import { loadAddon } from './main-logic/addon';
+import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppHandler, CSP } from './main-logic/app-protocol';
 import { cliRollback } from './main-logic/apply';
 import { createMainLogic } from './main-logic/handlers';
 import type { MainLogic } from './main-logic/handlers';
-
-/** No remote content: scripts, styles, workers and fetches from the app's own files only. */
-export const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "worker-src 'self' blob:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+import { RendererCommands, ShellOpener } from './main-logic/launch';
+import { buildMenuTemplate, HELP_DOCS } from './main-logic/menu';
+import type { HelpDoc } from './main-logic/menu';
+import { appPaths } from './main-logic/paths';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -49,7 +42,7 @@ export const WEB_PREFERENCES = {
   spellcheck: false,
 } as const;
 
-export function createWindow(opts: { preload: string; index: string }): BrowserWindow {
+export function createWindow(opts: { preload: string; url: string; commands?: RendererCommands }): BrowserWindow {
   const win = new BrowserWindow({
     width: 1400,
     height: 900,
@@ -64,7 +57,13 @@ export function createWindow(opts: { preload: string; index: string }): BrowserW
     e.preventDefault();
     if (isExternalUrl(url)) void shell.openExternal(url);
   });
-  void win.loadFile(opts.index);
+  const commands = opts.commands;
+  if (commands) {
+    // The preload keeps commands until the page subscribes, so sending after the load is enough.
+    win.webContents.on('did-finish-load', () => commands.attach((c: DesktopCommand) => win.webContents.send(COMMAND_CHANNEL, c)));
+    win.on('closed', () => commands.detach());
+  }
+  void win.loadURL(opts.url);
   return win;
 }
 
@@ -79,39 +78,108 @@ export function setupSession(): void {
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, cb) => cb(false));
 }
 
+/** The application menu over the current recent files. */
+export function setMenu(logic: MainLogic, commands: RendererCommands, recent: readonly RecentFile[], docsDir: string): void {
+  const template = buildMenuTemplate({
+    platform: process.platform,
+    appName: app.getName(),
+    recent,
+    send: (c) => commands.send(c),
+    openDoc: (file: HelpDoc) => {
+      if (HELP_DOCS.some((d) => d.file === file)) void shell.openPath(path.join(docsDir, file));
+    },
+    openExternal: (url) => {
+      if (isExternalUrl(url)) void shell.openExternal(url);
+    },
+    homepage: process.env.NUMASCOPE_HOMEPAGE ?? null,
+    clearRecent: () => void logic.files.clearRecent(),
+    devTools: !app.isPackaged,
+  });
+  Menu.setApplicationMenu(Menu.buildFromTemplate(template));
+}
+
 export async function main(): Promise<void> {
+  // One app instance: a second launch (a .numascope file opened from the desktop) hands its argv
+  // to this one and quits.
+  if (!app.requestSingleInstanceLock()) {
+    app.quit();
+    return;
+  }
+  protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { ...APP_SCHEME_PRIVILEGES } }]);
+  const paths = appPaths({ here, isPackaged: app.isPackaged, resourcesPath: process.resourcesPath, env: process.env });
+
+  let logic: MainLogic;
+  try {
+    logic = createMainLogic({
+      addon: loadAddon(paths.bindingDir ?? undefined),
+      dialogs: {
+        showOpen: async (o) => {
+          const r = await dialog.showOpenDialog({ ...o, properties: ['openFile'] });
+          return r.canceled ? null : (r.filePaths[0] ?? null);
+        },
+        showSave: async (o) => {
+          const r = await dialog.showSaveDialog(o);
+          return r.canceled || !r.filePath ? null : r.filePath;
+        },
+      },
+      recentFilesPath: path.join(app.getPath('userData'), 'recent-files.json'),
+      workDir: path.join(app.getPath('temp'), 'numascope-recordings'),
+      rollback: cliRollback(paths.cliBin),
+      openExternal: async (url) => {
+        if (isExternalUrl(url)) await shell.openExternal(url);
+      },
+      sendLive: (envelope) => {
+        for (const w of BrowserWindow.getAllWindows()) if (!w.webContents.isDestroyed()) w.webContents.send(LIVE_CHANNEL, envelope);
+      },
+    });
+  } catch (e) {
+    dialog.showErrorBox('numascope cannot start', e instanceof Error ? e.message : String(e));
+    app.quit();
+    return;
+  }
+
+  const commands = new RendererCommands();
+  let win: BrowserWindow | null = null;
+  const opener = new ShellOpener({
+    grant: (f) => logic.files.grant(f),
+    send: (c) => commands.send(c),
+    showError: (m) => dialog.showErrorBox('numascope', m),
+    focus: () => {
+      if (!win) return;
+      if (win.isMinimized()) win.restore();
+      win.focus();
+    },
+  });
+  // macOS hands files over with open-file, possibly before 'ready' (queued in `commands`).
+  app.on('open-file', (e, file) => {
+    e.preventDefault();
+    void opener.openPaths([file]);
+  });
+  app.on('second-instance', (_e, argv, workingDirectory) => {
+    void opener.openArgv(argv, { defaultApp: process.defaultApp === true, cwd: workingDirectory });
+  });
+
   await app.whenReady();
   setupSession();
-  const logic = createMainLogic({
-    addon: loadAddon(),
-    dialogs: {
-      showOpen: async (o) => {
-        const r = await dialog.showOpenDialog({ ...o, properties: ['openFile'] });
-        return r.canceled ? null : (r.filePaths[0] ?? null);
-      },
-      showSave: async (o) => {
-        const r = await dialog.showSaveDialog(o);
-        return r.canceled || !r.filePath ? null : r.filePath;
-      },
-    },
-    recentFilesPath: path.join(app.getPath('userData'), 'recent-files.json'),
-    workDir: path.join(app.getPath('temp'), 'numascope-recordings'),
-    rollback: cliRollback(process.env.NUMASCOPE_BIN ?? 'numascope'),
-    openExternal: async (url) => {
-      if (isExternalUrl(url)) await shell.openExternal(url);
-    },
-    sendLive: (envelope) => {
-      for (const w of BrowserWindow.getAllWindows()) if (!w.webContents.isDestroyed()) w.webContents.send(LIVE_CHANNEL, envelope);
-    },
-  });
+  protocol.handle(APP_SCHEME, createAppHandler(paths.rendererDir, CSP));
   wireIpc(logic);
-  createWindow({
-    preload: path.join(here, 'preload.cjs'),
-    index: process.env.NUMASCOPE_WEB_INDEX ?? path.join(here, '..', '..', 'web', 'dist', 'index.html'),
+  logic.files.onRecentChange = (recent) => setMenu(logic, commands, recent, paths.docsDir);
+  setMenu(logic, commands, await logic.files.recent(), paths.docsDir);
+  win = createWindow({ preload: paths.preload, url: APP_INDEX_URL, commands });
+  win.on('closed', () => (win = null));
+  void opener.openArgv(process.argv, { defaultApp: process.defaultApp === true, cwd: process.cwd() });
+
+  // Recordings are stopped (their traces written) before the app exits, however it is quit.
+  let stopped = false;
+  app.on('before-quit', (e) => {
+    if (stopped) return;
+    e.preventDefault();
+    void logic.recordings.stopAll().finally(() => {
+      stopped = true;
+      app.quit();
+    });
   });
-  app.on('window-all-closed', () => {
-    void logic.recordings.stopAll().finally(() => app.quit());
-  });
+  app.on('window-all-closed', () => app.quit());
 }
 
 if (process.env.NUMASCOPE_DESKTOP_NO_AUTOSTART !== '1') void main();

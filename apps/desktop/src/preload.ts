@@ -1,16 +1,29 @@
 /**
- * The preload (sandboxed: it may import only 'electron', so it must be bundled with ./channels
- * before Electron loads it). Exposes `window.numascopeDesktop`: each method is one
+ * The preload (sandboxed: it may import only 'electron', so scripts/build.mjs bundles it with
+ * ./channels into dist/preload.cjs). Exposes `window.numascopeDesktop`: each method is one
  * ipcRenderer.invoke on its named channel (main validates every argument); live messages arrive on
- * LIVE_CHANNEL and reach only the subscribers of their recording. Nothing else of ipcRenderer or
- * Node leaks to the page.
+ * LIVE_CHANNEL and reach only the subscribers of their recording; commands (menus, shortcuts,
+ * files handed to the app) arrive on COMMAND_CHANNEL, validated by main, and are kept until the
+ * page subscribes. Nothing else of ipcRenderer or Node leaks to the page.
  */
 import { contextBridge, ipcRenderer } from 'electron';
 import type { IpcRendererEvent } from 'electron';
-import type { LiveMessage, NumascopeDesktopApi } from './api';
-import { CHANNELS, LIVE_CHANNEL } from './channels';
+import type { DesktopCommand, LiveMessage, NumascopeDesktopApi } from './api';
+import { CHANNELS, COMMAND_CHANNEL, LIVE_CHANNEL } from './channels';
 
 const invoke = (channel: string, ...args: unknown[]) => ipcRenderer.invoke(channel, ...args);
+
+/** Commands that arrived before anyone subscribed (a file given on the command line), at most MAX_PENDING. */
+const MAX_PENDING = 32;
+const pendingCommands: DesktopCommand[] = [];
+const commandListeners = new Set<(cmd: DesktopCommand) => void>();
+ipcRenderer.on(COMMAND_CHANNEL, (_e: IpcRendererEvent, cmd: unknown) => {
+  if (!cmd || typeof cmd !== 'object') return;
+  const c = cmd as DesktopCommand;
+  if (commandListeners.size === 0) {
+    if (pendingCommands.length < MAX_PENDING) pendingCommands.push(c);
+  } else for (const l of commandListeners) l(c);
+});
 
 export const api: NumascopeDesktopApi = {
   isDesktop: true,
@@ -36,6 +49,14 @@ export const api: NumascopeDesktopApi = {
   saveTrace: (bytes, name) => invoke(CHANNELS.saveTrace, bytes, name) as ReturnType<NumascopeDesktopApi['saveTrace']>,
   recentFiles: () => invoke(CHANNELS.recentFiles) as ReturnType<NumascopeDesktopApi['recentFiles']>,
   openExternal: (url) => invoke(CHANNELS.openExternal, url) as ReturnType<NumascopeDesktopApi['openExternal']>,
+  onCommand: (cb) => {
+    const listener = (c: DesktopCommand) => cb(c);
+    commandListeners.add(listener);
+    for (const c of pendingCommands.splice(0)) listener(c);
+    return () => {
+      commandListeners.delete(listener);
+    };
+  },
 };
 
 contextBridge.exposeInMainWorld('numascopeDesktop', api);

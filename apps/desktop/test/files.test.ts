@@ -20,6 +20,7 @@ describe('FileService', () => {
     expect(await files.open()).toBeNull();
     expect(await files.save(new Uint8Array([1, 2, 3]), 'x.numascope')).toBe(target);
     expect(fs.readFileSync(target)).toEqual(Buffer.from([1, 2, 3]));
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]); // written atomically
     expect(await files.save(new Uint8Array([1]), 'cancel.numascope')).toBeNull();
     openAnswer = target;
     const opened = await files.open();

@@ -1,7 +1,7 @@
 // Every IPC request is validated before a handler runs; errors name the channel and the field.
 import { describe, expect, it, vi } from 'vitest';
-import { CHANNELS, INVOKE_CHANNELS } from '../src/channels';
-import { IpcValidationError, parseRequest, parseResponse, REQUESTS, RESPONSES } from '../src/ipc-schema';
+import { CHANNELS, COMMAND_CHANNEL, COMMAND_NAMES, INVOKE_CHANNELS } from '../src/channels';
+import { IpcValidationError, parseCommand, parseRequest, parseResponse, REQUESTS, RESPONSES } from '../src/ipc-schema';
 import { createMainLogic } from '../src/main-logic/handlers';
 import type { CollectorAddon } from '../src/main-logic/addon';
 
@@ -111,5 +111,30 @@ describe('IPC request validation', () => {
     const { logic, addon } = fakeLogic();
     addon.probe.mockResolvedValueOnce({ nodes: 'many' } as never);
     await expect(logic.dispatch(CHANNELS.probe, [])).rejects.toThrow(/numascope:probe: response\./);
+  });
+
+  it('commands to the renderer are validated too: known names, an absolute open-path, nothing extra', () => {
+    for (const c of COMMAND_NAMES) expect(parseCommand({ command: c })).toEqual({ command: c });
+    expect(parseCommand({ command: 'open-path', path: '/t/a.numascope' })).toEqual({ command: 'open-path', path: '/t/a.numascope' });
+    const cases: [unknown, RegExp][] = [
+      [{ command: 'shell', arg: 'rm' }, /^numascope:command: command\.command: /],
+      [{ command: 'open', path: '/x' }, /^numascope:command: command: unexpected field\(s\) "path"/],
+      [{ command: 'open-path' }, /^numascope:command: command\.path: /],
+      [{ command: 'open-path', path: '../etc/passwd' }, /^numascope:command: command\.path: an absolute path/],
+      [{ command: 'open-path', path: 7 }, /^numascope:command: command\.path: /],
+      ['open', /^numascope:command: command: /],
+      [null, /^numascope:command: command: /],
+    ];
+    for (const [v, re] of cases) {
+      let err: unknown;
+      try {
+        parseCommand(v);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, JSON.stringify(v)).toBeInstanceOf(IpcValidationError);
+      expect((err as IpcValidationError).channel).toBe(COMMAND_CHANNEL);
+      expect((err as Error).message).toMatch(re);
+    }
   });
 });

@@ -38,7 +38,9 @@ describe('main logic over the real napi addon', () => {
     expect(rec.status).toBe('running');
     const done = await logic.recordings.settled(rec.id);
     expect(done.status).toBe('finished');
-    expect(done.summary!.samples).toBeGreaterThan(2 * 2048);
+    // Page faults are sampled adaptively by default (every fault below 10 000/s per thread), so a
+    // burst of first touches gives fewer samples than pages touched.
+    expect(done.summary!.samples).toBeGreaterThan(0);
     const msgs = live.get(rec.id)!;
     const windows = msgs.filter((m): m is LiveWindow => m.type === 'window');
     const end = msgs.at(-1) as LiveEnd;
@@ -46,11 +48,18 @@ describe('main logic over the real napi addon', () => {
     expect(end.status).toBe('finished');
     expect(windows.length).toBeGreaterThanOrEqual(3);
     expect(windows.at(-1)!.final).toBe(true);
-    // The poller found the child and saw its threads fault in their 8 MiB buffers.
-    expect(windows.some((w) => w.pid === done.summary!.pid)).toBe(true);
-    expect(Math.max(...windows.map((w) => w.threadsSeen))).toBeGreaterThanOrEqual(3);
-    expect(Math.max(...windows.map((w) => w.totals.faults))).toBeGreaterThan(2 * 2048);
+    // The collector's own windows (as numascope serve streams them): they follow the child's
+    // threads faulting in their 8 MiB buffers, and the final one agrees with the trace.
+    expect(windows.every((w) => w.pid === done.summary!.pid && w.recording === rec.id)).toBe(true);
+    expect(windows.filter((w) => w.final)).toHaveLength(1);
+    const last = windows.at(-1)!;
+    expect(last.threadsSeen).toBeGreaterThanOrEqual(3);
+    expect(last.totals.faults).toBe(done.summary!.samples);
+    expect(last.totals.pages).toBe(done.summary!.pages);
+    expect(windows.reduce((n, w) => n + w.faults, 0)).toBe(done.summary!.samples);
+    expect(last.lostSamples).toBe(done.summary!.lostSamples);
     expect(windows.map((w) => w.seq)).toEqual(windows.map((_, i) => i));
+    for (let i = 1; i < windows.length; i++) expect(windows[i]!.startUs).toBe(windows[i - 1]!.endUs);
     const bytes = (await logic.dispatch(CHANNELS.recordingTrace, [rec.id])) as Uint8Array;
     expect(bytes.length).toBe(done.summary!.sizeBytes);
     expect(String.fromCharCode(bytes[0]!, bytes[1]!)).toBe('PK');

@@ -24,7 +24,7 @@ vi.mock('electron', () => ({
 }));
 
 import type { NumascopeDesktopApi } from '../src/api';
-import { CHANNELS, INVOKE_CHANNELS, LIVE_CHANNEL } from '../src/channels';
+import { CHANNELS, COMMAND_CHANNEL, INVOKE_CHANNELS, LIVE_CHANNEL } from '../src/channels';
 import '../src/preload';
 
 const api = () => electron.exposed.get('numascopeDesktop') as NumascopeDesktopApi;
@@ -47,6 +47,7 @@ const METHODS: Record<Exclude<keyof NumascopeDesktopApi, 'isDesktop'>, unknown[]
   saveTrace: [new Uint8Array([1]), 'a.numascope'],
   recentFiles: [],
   openExternal: ['https://example.org'],
+  onCommand: [],
 };
 
 describe('preload', () => {
@@ -63,7 +64,7 @@ describe('preload', () => {
   it('maps each invoke method to its channel with the arguments unchanged', async () => {
     const used = new Set<string>();
     for (const [method, args] of Object.entries(METHODS)) {
-      if (method === 'onLiveWindow') continue;
+      if (method === 'onLiveWindow' || method === 'onCommand') continue;
       electron.invoke.mockClear();
       await (api() as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
       expect(electron.invoke).toHaveBeenCalledTimes(1);
@@ -90,5 +91,28 @@ describe('preload', () => {
     send({ id: 'r1', message: { type: 'end', recording: 'r1' } });
     expect(got).toHaveLength(1);
     expect(electron.listeners.get(LIVE_CHANNEL)!.size).toBe(0);
+  });
+
+  it('onCommand: commands sent before the page subscribed are kept for it, later ones arrive directly', () => {
+    const send = (cmd: unknown) => {
+      for (const l of electron.listeners.get(COMMAND_CHANNEL) ?? []) l({}, cmd);
+    };
+    // A file on the command line: main sends open-path right after the page loaded.
+    send({ command: 'open-path', path: '/t/a.numascope' });
+    send(null);
+    send('open');
+    const got: unknown[] = [];
+    const off = api().onCommand((c) => got.push(c));
+    expect(got).toEqual([{ command: 'open-path', path: '/t/a.numascope' }]);
+    send({ command: 'view-compare' });
+    expect(got).toHaveLength(2);
+    off();
+    send({ command: 'save' });
+    expect(got).toHaveLength(2);
+    // Kept again for the next subscriber (a reloaded page).
+    const again: unknown[] = [];
+    api().onCommand((c) => again.push(c))();
+    expect(again).toEqual([{ command: 'save' }]);
+    expect(electron.listeners.get(COMMAND_CHANNEL)!.size).toBe(1);
   });
 });

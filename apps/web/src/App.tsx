@@ -23,6 +23,8 @@ import { setTraceHandler } from './live/store';
 import { setOpenLiveHandler } from './live/apply';
 import { pageToken } from './live/token';
 import { desktopBridge } from './live/desktop';
+import { desktopShell, openedToFile, parseDesktopCommand, setDesktopOpenHandler } from './live/desktop-shell';
+import type { DesktopOpenedTrace } from './live/desktop-shell';
 
 export type View =
   | { kind: 'landing' }
@@ -124,6 +126,60 @@ export function App() {
     },
     [parse],
   );
+
+  // Desktop app: the Open buttons and File ▸ Open use the native dialog; files from Open Recent, the
+  // command line or the desktop arrive as `open-path` (live/desktop-shell.ts). Both end in openFile.
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  const openFromDesktop = useCallback(
+    async (source: string, get: () => Promise<DesktopOpenedTrace | null>) => {
+      let opened: DesktopOpenedTrace | null;
+      try {
+        opened = await get();
+      } catch (e) {
+        ++loadToken.current;
+        const raw = e instanceof Error ? e.message : String(e);
+        const message = raw.replace(/^Error invoking remote method '[^']*': (?:\w*Error: )?/, '');
+        setView({ kind: 'error', source, error: { code: 'read-failed', message } });
+        return;
+      }
+      if (opened) await openFile(openedToFile(opened));
+    },
+    [openFile],
+  );
+  useEffect(() => {
+    const shell = desktopShell();
+    if (!shell) return;
+    const openDialog = () => void openFromDesktop('Open trace…', () => shell.openTrace());
+    setDesktopOpenHandler(openDialog);
+    // Export and save do what their buttons do (the buttons exist while a trace is shown).
+    const click = (testId: string) => document.querySelector<HTMLButtonElement>(`[data-testid="${testId}"]`)?.click();
+    const off = shell.onCommand((raw) => {
+      const cmd = parseDesktopCommand(raw);
+      if (!cmd) return;
+      switch (cmd.command) {
+        case 'open':
+          return openDialog();
+        case 'open-path':
+          return void openFromDesktop(cmd.path, () => shell.openRecent(cmd.path));
+        case 'view-live':
+          return setView({ kind: 'live' });
+        case 'view':
+          if (viewRef.current.kind === 'ready') navigate({ view: cmd.view });
+          return;
+        case 'save':
+          return click('save-trace');
+        case 'export-png':
+        case 'export-svg':
+        case 'export-markdown':
+          return click(cmd.command);
+      }
+    });
+    return () => {
+      off();
+      setDesktopOpenHandler(null);
+    };
+  }, [openFromDesktop, navigate]);
 
   // "Apply through live mode" in the Recommendations view opens the Live screen.
   useEffect(() => setOpenLiveHandler(() => setView({ kind: 'live' })), []);

@@ -1,7 +1,8 @@
 /**
  * Exporting what is on screen: the current view's figures (every element marked
  * `data-export` inside it: SVG charts and canvases) stacked into one SVG or one PNG, and
- * downloads of text and bytes.
+ * downloads of text and bytes. In the SVG a canvas (the address-space heatmap) is an <image>
+ * holding its pixels as a PNG data URL.
  */
 
 const STYLE_PROPS = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-opacity', 'opacity', 'font-size', 'font-family', 'font-weight', 'text-anchor', 'dominant-baseline'];
@@ -38,6 +39,7 @@ function figures(root: Element): Figure[] {
     .filter((f) => f.width > 0 && f.height > 0 && (f.el instanceof SVGSVGElement || f.el instanceof HTMLCanvasElement));
 }
 
+const XLINK = 'http://www.w3.org/1999/xlink';
 const GAP = 16;
 const TITLE = 28;
 
@@ -80,7 +82,12 @@ export function exportSvg(root: Element, title: string): { svg: string; width: n
       img.setAttribute('y', String(y));
       img.setAttribute('width', String(f.width));
       img.setAttribute('height', String(f.height));
-      img.setAttribute('href', f.el.toDataURL('image/png'));
+      // The canvas's pixels as a PNG data URL, under both names: SVG 2 readers (browsers) use
+      // href, SVG 1.1 ones (librsvg before 2.52, Inkscape 0.92, many converters) only xlink:href.
+      const png = f.el.toDataURL('image/png');
+      img.setAttribute('href', png);
+      img.setAttributeNS(XLINK, 'xlink:href', png);
+      img.setAttribute('preserveAspectRatio', 'none');
       svg.appendChild(img);
     }
     y += f.height + GAP;

@@ -7,6 +7,7 @@ import { isTraceError, readTrace, summarizeTrace } from '@numascope/policy-engin
 import type { Trace, TraceSummary } from '@numascope/policy-engine';
 import { migrationMarks, regionMeta, traceColumns, windowSeries } from './analysis';
 import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
+import type { DecisionView } from './engine/decisions';
 import type { AnyAnswer, MigrationMark, Query, RegionMeta, TraceColumns, WindowSeries } from './analysis';
 
 export interface LoadFailure {
@@ -34,7 +35,12 @@ export type WorkerRequest =
   | { id: number; type: 'bytes'; traceId: number }
   | { id: number; type: 'analyze'; traceId: number; recording: number | null; request: AnalyzeRequest }
   | { id: number; type: 'open-extra'; bytes: ArrayBuffer; name: string }
-  | { id: number; type: 'plan'; traceId: number; request: AnalyzeRequest; ids: string[]; createdAt: string; traceName: string };
+  | { id: number; type: 'plan'; traceId: number; request: AnalyzeRequest; ids: string[]; createdAt: string; traceName: string }
+  | { id: number; type: 'decisions'; traceId: number; request: AnalyzeRequest }
+  | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string };
+
+/** Every decision of an analysis of the open trace (engine/decisions.ts), or why there is none. */
+export type DecisionsOutcome = { decisions: DecisionView[] } | { error: { code: string; message: string } };
 
 export type WorkerReply =
   | ({ id: number; type: 'open' } & OpenResult)
@@ -43,6 +49,10 @@ export type WorkerReply =
   | { id: number; type: 'analyze'; outcome: AnalyzeOutcome }
   | { id: number; type: 'open-extra'; recording: number; name: string }
   | { id: number; type: 'plan'; outcome: PlanOutcome }
+  | { id: number; type: 'decisions'; outcome: DecisionsOutcome }
+  | { id: number; type: 'decision-pages'; ranks: Int32Array }
+  /** Sent while request `id` replays windows (engine onProgress): not its answer, which follows. */
+  | { id: number; type: 'progress'; done: number; total: number }
   | { id: number; type: 'failed'; error: LoadFailure };
 
 export function parseTraceBytes(bytes: Uint8Array, now: () => number = () => performance.now()): ParseResult {

@@ -6,6 +6,8 @@
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import type { Answer, Query } from './analysis';
 import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
+import type { AnalyzeCallOptions } from './load';
+import type { DecisionsOutcome } from './parse';
 import { beginWork } from './idle';
 import type { ViewState } from './url-state';
 
@@ -13,7 +15,9 @@ export interface QueryClient {
   query<Q extends Query>(traceId: number, q: Q): Promise<Answer<Q>>;
   bytes(traceId: number): Promise<ArrayBuffer>;
   /** Policy engine (optional so test doubles without an engine still type-check). */
-  analyze?(traceId: number, recording: number | null, request: AnalyzeRequest): Promise<AnalyzeOutcome>;
+  analyze?(traceId: number, recording: number | null, request: AnalyzeRequest, options?: AnalyzeCallOptions): Promise<AnalyzeOutcome>;
+  decisions?(traceId: number, request: AnalyzeRequest): Promise<DecisionsOutcome>;
+  decisionPages?(traceId: number, request: AnalyzeRequest, key: string): Promise<Int32Array>;
   openExtra?(bytes: ArrayBuffer, name: string): Promise<{ recording: number; name: string }>;
   plan?(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string): Promise<PlanOutcome>;
 }

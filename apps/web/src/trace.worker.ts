@@ -1,96 +1,10 @@
 /**
- * The trace Worker: opens trace files off the UI thread and keeps the open trace's columns, so
- * the views can ask for aggregates at the resolution they draw (never raw rows). It also runs
- * the policy engine (analyze, plans) on the open trace or on extra recordings opened into
- * Compare columns, caching each analysis per (recording, policy set, machine, window, estimate).
+ * The trace Worker: every request is handled by worker-core.ts (opening traces, aggregate
+ * queries, the policy engine with progress messages); this file only wires it to the Worker.
  */
-import { readTrace } from '@numascope/policy-engine';
-import type { AnalysisResult, Trace } from '@numascope/policy-engine';
-import { answerQuery, transferables } from './analysis';
-import type { TraceColumns } from './analysis';
-import { analyzeOutcome, planFromRecommendations } from './engine/run';
-import type { AnalyzeOutcome, AnalyzeRequest } from './engine/run';
-import { openTraceBytes } from './parse';
-import type { WorkerReply, WorkerRequest } from './parse';
+import { createWorkerHandler } from './worker-core';
+import type { WorkerRequest } from './parse';
 
-let open: { traceId: number; columns: TraceColumns; bytes: Uint8Array; trace: Trace | null } | null = null;
-let nextTraceId = 1;
-/** Second recordings opened into Compare columns, by id. */
-const extras = new Map<number, { name: string; trace: Trace }>();
-let nextExtra = 1;
-const cache = new Map<string, { outcome: AnalyzeOutcome; result: AnalysisResult | null }>();
-const CACHE_LIMIT = 16;
+const handle = createWorkerHandler((reply, transfer) => self.postMessage(reply, { transfer }));
 
-function reply(r: WorkerReply, transfer: ArrayBuffer[] = []) {
-  self.postMessage(r, { transfer });
-}
-
-function mainTrace(): Trace {
-  if (!open) throw new Error('no trace is open');
-  return (open.trace ??= readTrace(open.bytes));
-}
-
-function analysis(traceId: number, recording: number | null, request: AnalyzeRequest) {
-  const key = JSON.stringify([traceId, recording, [...request.policies].sort(), request.machine, request.windowMs, request.estimate]);
-  let hit = cache.get(key);
-  if (!hit) {
-    const trace = recording === null ? mainTrace() : extras.get(recording)?.trace;
-    if (!trace) throw new Error('That recording is no longer open: open it again into the column.');
-    hit = analyzeOutcome(trace, request);
-    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-    cache.set(key, hit);
-  }
-  return hit;
-}
-
-self.onmessage = (event: MessageEvent<WorkerRequest>) => {
-  const req = event.data;
-  if (req.type === 'open') {
-    open = null;
-    cache.clear();
-    const traceId = nextTraceId++;
-    const bytes = new Uint8Array(req.bytes);
-    const { columns, ...result } = openTraceBytes(bytes, traceId);
-    if (columns) open = { traceId, columns, bytes, trace: null };
-    reply({ id: req.id, type: 'open', ...result }, 'overview' in result ? transferables(result.overview.windows) : []);
-    return;
-  }
-  if (req.type === 'open-extra') {
-    try {
-      const trace = readTrace(new Uint8Array(req.bytes));
-      const recording = nextExtra++;
-      extras.set(recording, { name: req.name, trace });
-      reply({ id: req.id, type: 'open-extra', recording, name: req.name });
-    } catch (e) {
-      reply({ id: req.id, type: 'failed', error: { code: 'read-failed', message: `${req.name}: ${e instanceof Error ? e.message : String(e)}` } });
-    }
-    return;
-  }
-  if (!open || open.traceId !== req.traceId) {
-    reply({ id: req.id, type: 'failed', error: { code: 'internal', message: 'That trace is no longer open.' } });
-    return;
-  }
-  try {
-    if (req.type === 'bytes') {
-      const copy = open.bytes.slice().buffer;
-      reply({ id: req.id, type: 'bytes', bytes: copy }, [copy]);
-      return;
-    }
-    if (req.type === 'analyze') {
-      reply({ id: req.id, type: 'analyze', outcome: analysis(req.traceId, req.recording, req.request).outcome });
-      return;
-    }
-    if (req.type === 'plan') {
-      const { result } = analysis(req.traceId, null, req.request);
-      const outcome = result
-        ? planFromRecommendations(mainTrace(), result, req.ids, req.createdAt, req.traceName)
-        : { error: 'the analysis failed, so there is nothing to plan from' };
-      reply({ id: req.id, type: 'plan', outcome });
-      return;
-    }
-    const answer = answerQuery(open.columns, req.query);
-    reply({ id: req.id, type: 'query', answer }, transferables(answer));
-  } catch (e) {
-    reply({ id: req.id, type: 'failed', error: { code: 'internal', message: e instanceof Error ? e.message : String(e) } });
-  }
-};
+self.onmessage = (event: MessageEvent<WorkerRequest>) => handle(event.data);

@@ -80,9 +80,21 @@ describe('analysis over the fixture trace (30 samples, 2 nodes + unknown, 3 thre
 describe('view state in the URL', () => {
   it('round-trips, keeps ?trace= first, and ignores malformed values', () => {
     const s = parseViewState('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
-    expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false });
+    expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, dpol: null, dkind: null, dec: null, manual: null });
     expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
     expect(parseViewState('?view=nope&from=5&to=2&region=-1&pages=9-3')).toEqual(parseViewState(''));
+  });
+  it('keeps the decision filters, the selected decision and the manual placement', () => {
+    const search = '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12&man=t0:1,t3:1,r2:0';
+    const s = parseViewState(search);
+    expect([s.view, s.dpol, s.dkind, s.dec]).toEqual(['decisions', 'carrefour', 'migrate', 'carrefour.12']);
+    expect(s.manual).toEqual({ threads: [{ thread: 0, node: 1 }, { thread: 3, node: 1 }], regions: [{ region: 2, node: 0 }] });
+    expect(writeViewState('?trace=samples/x.numascope', s)).toBe(search);
+    // Malformed entries are dropped; a later entry for the same item wins; nothing left = no placement.
+    expect(parseViewState('?man=t0:1,x9,r-1:2,t0:2').manual).toEqual({ threads: [{ thread: 0, node: 2 }], regions: [] });
+    expect(parseViewState('?man=junk&dkind=explode&dec=carrefour').manual).toBeNull();
+    expect(parseViewState('?dkind=explode&dec=carrefour').dkind).toBeNull();
+    expect(parseViewState('?dec=carrefour').dec).toBeNull();
   });
 });
 

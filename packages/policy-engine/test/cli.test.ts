@@ -26,7 +26,7 @@ describe('numascope-analyze', () => {
     const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'first-touch', '--policy', 'interleave', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'estimate', 'notes', 'nodes', 'counters', 'policies']);
+    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'estimate', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
     for (const p of json.policies) expect(Object.keys(p)).toEqual(POLICY_KEYS);
@@ -75,6 +75,32 @@ describe('numascope-analyze', () => {
     expect((await cli('analyze', SAMPLE('partitioned'), '--window-ms', '-3')).err).toMatch(/--window-ms must be a positive number, got "-3"/);
     expect((await cli('analyze', '/nonexistent.numascope')).err).toMatch(/cannot read trace \/nonexistent\.numascope: ENOENT/);
     expect((await cli('frobnicate')).status).toBe(2);
+  });
+
+  it('--from-ms/--to-ms replay only the windows in the range, and say so', async () => {
+    const whole = JSON.parse((await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--json')).out);
+    expect(whole.timeRange).toBeNull();
+    const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--from-ms', '450', '--to-ms', '1020', '--json');
+    expect(status).toBe(0);
+    const json = JSON.parse(out);
+    expect(json.timeRange).toEqual({ requestedStartUs: 450000, requestedEndUs: 1020000, startUs: 400000, endUs: 1100000, firstWindow: 4, totalWindows: whole.windowCount });
+    expect(json.windowCount).toBe(7);
+    const il = json.policies.find((p: { policy: string }) => p.policy === 'interleave');
+    const wholeIl = whole.policies.find((p: { policy: string }) => p.policy === 'interleave');
+    expect(il.windows.map((w: { predictedUs: number }) => w.predictedUs)).toEqual(wholeIl.windows.slice(4, 11).map((w: { predictedUs: number }) => w.predictedUs));
+    // Only --from-ms: to the end.
+    const tail = JSON.parse((await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--from-ms', '1500', '--json')).out);
+    expect(tail.timeRange.firstWindow).toBe(15);
+    expect(tail.windowCount).toBe(whole.windowCount - 15);
+    const text = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--from-ms', '450', '--to-ms', '1020');
+    expect(text.out).toContain('7 windows of 100 ms (400–1100 ms only: windows 4–10 of 19)');
+    const bad = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--from-ms', '500', '--to-ms', '400');
+    expect(bad.status).toBe(2);
+    expect(bad.err).toMatch(/--to-ms \(400\) must be greater than --from-ms \(500\)/);
+    expect((await cli('analyze', SAMPLE('streamcluster-hotspot'), '--from-ms', '-3')).status).toBe(2);
+    const outside = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--from-ms', '99000');
+    expect(outside.status).toBe(1);
+    expect(outside.err).toMatch(/overlaps no window of the trace/);
   });
 
   it('reads a machine file and a manual placement', async () => {

@@ -93,6 +93,10 @@ describe('policies on the Carrefour machine', () => {
     // thread 3 and its pages now both on node 0: still all local, node 0 carries two threads' traffic
     expect(replay.windows[0]!.localAccessRatio).toBe(1);
     expect(replay.windows[0]!.mcLoadBytesPerS[3]).toBe(0);
+    // The page decision names its pages (the app selects them in the Memory view).
+    const moved = replay.decisions.find((d) => d.kind === 'migrate')!;
+    expect(Array.from(moved.pageIndices!)).toEqual([12, 13, 14, 15]);
+    expect(moved.toNodes).toEqual([0]);
     expect(() => manualPolicy({ pages: [{ firstPage: 0, lastPage: 0, node: 9 }] }).replay(input, { seed: 1, simulate: simulateWindow })).toThrow(
       /node index 9 is not a node/,
     );

@@ -1,5 +1,5 @@
 import { interpolateViridis } from 'd3';
-import { useCallback, useRef, useState } from 'react';
+import { useCallback, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent, PointerEvent, WheelEvent } from 'react';
 import { ChartCanvas, canvasPoint } from './ChartCanvas.js';
 import type { CanvasSize } from './ChartCanvas.js';
@@ -27,11 +27,30 @@ export interface HeatmapGrid {
   pageCount: number;
 }
 
+/** One cell of the grid, as a click or Enter/Space selects it. */
+export interface HeatmapCell {
+  row: number;
+  col: number;
+  /** Region of the row's first page (-1 none). */
+  region: number;
+  /** Pages of the row, [rankLo, rankHi) in address order. */
+  rankLo: number;
+  rankHi: number;
+  /** Time span of the column, µs. */
+  fromUs: number;
+  toUs: number;
+  value: number;
+}
+
 export interface AddressHeatmapProps {
   grid: HeatmapGrid;
   nodeIds: readonly number[];
   /** Zoom to pages [lo, hi) (address order). */
   onZoom: (pages: { lo: number; hi: number } | null) => void;
+  /** A cell was clicked, or chosen with Enter/Space from the keyboard. */
+  onSelect?: (cell: HeatmapCell) => void;
+  /** Pages to mark (address-order ranks, ascending): rows holding one get a bar in the margin and an outline. */
+  marks?: ArrayLike<number> | null;
   /** A region's short name for tooltips. */
   regionName?: (region: number) => string;
   width?: number;
@@ -75,12 +94,50 @@ export function zoomPages(lo: number, hi: number, factor: number, centre: number
   return { lo: nlo, hi: nlo + span };
 }
 
+/** The cell's pages and time span. */
+export function heatmapCell(grid: HeatmapGrid, row: number, col: number): HeatmapCell {
+  const span = grid.rankHi - grid.rankLo;
+  return {
+    row,
+    col,
+    region: grid.rowRegion[row] ?? -1,
+    rankLo: grid.rankLo + Math.ceil((row * span) / grid.rows),
+    rankHi: grid.rankLo + Math.ceil(((row + 1) * span) / grid.rows),
+    fromUs: grid.fromUs + ((grid.toUs - grid.fromUs) * col) / grid.cols,
+    toUs: grid.fromUs + ((grid.toUs - grid.fromUs) * (col + 1)) / grid.cols,
+    value: grid.values[row * grid.cols + col] ?? 0,
+  };
+}
+
+/** Rows of the grid holding at least one marked page (ranks), by the Worker's binning; and how many marks are in view. */
+export function markedRows(grid: Pick<HeatmapGrid, 'rows' | 'rankLo' | 'rankHi'>, marks: ArrayLike<number>): { rows: Uint8Array; inView: number } {
+  const out = new Uint8Array(grid.rows);
+  const span = grid.rankHi - grid.rankLo;
+  let inView = 0;
+  for (let i = 0; i < marks.length; i++) {
+    const rank = marks[i]!;
+    if (rank < grid.rankLo || rank >= grid.rankHi) continue;
+    out[Math.floor(((rank - grid.rankLo) * grid.rows) / span)] = 1;
+    inView++;
+  }
+  return { rows: out, inView };
+}
+
+/** The cell the keyboard starts on: the one with the most (first in reading order on ties). */
+export function hottestCell(grid: Pick<HeatmapGrid, 'rows' | 'cols' | 'values'>): { r: number; c: number } {
+  let best = 0;
+  for (let k = 1; k < grid.rows * grid.cols; k++) if (grid.values[k]! > grid.values[best]!) best = k;
+  return { r: Math.floor(best / grid.cols), c: best % grid.cols };
+}
+
 /**
  * Address space × time: pages in address order (so unmapped gaps take no room) down, time
  * across, on the shared canvas primitive. Zoom with the wheel, by dragging a band of rows, with
- * the buttons, or with the keyboard (+/− zoom, ↑/↓ pan, 0 reset) once focused.
+ * the buttons, or with the keyboard once focused: arrow keys move a focused cell (its value is
+ * read out), Enter/Space selects it as a click does, +/− zoom around it, PageUp/PageDown (or
+ * moving past the top or bottom edge) pan, 0 resets.
  */
-export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960, height = 380, testId = 'heatmap' }: AddressHeatmapProps) {
+export function AddressHeatmap({ grid, nodeIds, onZoom, onSelect, marks, regionName, width = 960, height = 380, testId = 'heatmap' }: AddressHeatmapProps) {
   const M = HEATMAP_MARGIN;
   const pw = width - M.left - M.right;
   const ph = height - M.top - M.bottom;
@@ -89,6 +146,11 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
   const span = grid.rankHi - grid.rankLo;
   const [band, setBand] = useState<{ a: number; b: number } | null>(null);
   const dragging = useRef(false);
+  /** The keyboard's cell (kept inside the grid when it changes). */
+  const [focusCell, setFocusCell] = useState<{ r: number; c: number } | null>(null);
+  const [focused, setFocused] = useState(false);
+  const cur = focusCell ? { r: Math.min(focusCell.r, grid.rows - 1), c: Math.min(focusCell.c, grid.cols - 1) } : null;
+  const marked = useMemo(() => (marks && marks.length > 0 ? markedRows(grid, marks) : null), [grid, marks]);
 
   const draw = useCallback(
     (ctx: CanvasRenderingContext2D, { width: w, height: h }: CanvasSize) => {
@@ -114,6 +176,22 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
         }
       }
       ctx.globalAlpha = 1;
+      // Marked pages: a bar in the margin and an outline around each run of marked rows.
+      if (marked) {
+        ctx.fillStyle = fg;
+        ctx.strokeStyle = fg;
+        ctx.lineWidth = 1;
+        for (let r = 0; r < grid.rows; r++) {
+          if (!marked.rows[r]) continue;
+          let end = r;
+          while (end + 1 < grid.rows && marked.rows[end + 1]) end++;
+          const y0 = M.top + r * rh;
+          const hh = Math.max(2, (end + 1 - r) * rh);
+          ctx.fillRect(M.left - 4, y0, 3, hh);
+          ctx.strokeRect(M.left + 0.5, Math.round(y0) + 0.5, pw - 1, Math.max(1, Math.round(hh) - 1));
+          r = end;
+        }
+      }
       // Region boundaries and address labels.
       ctx.strokeStyle = fg;
       ctx.fillStyle = fg;
@@ -146,7 +224,7 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
       }
       void w;
     },
-    [grid, nodeIds, M.left, M.top, pw, ph, cw, rh],
+    [grid, nodeIds, marked, M.left, M.top, pw, ph, cw, rh],
   );
 
   const cellAt = useCallback(
@@ -177,6 +255,12 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
   const rankAt = (y: number) => grid.rankLo + Math.max(0, Math.min(span - 1, Math.floor(((y - M.top) / ph) * span)));
   const zoomBy = (factor: number, centre = grid.rankLo + span / 2) => onZoom(zoomPages(grid.rankLo, grid.rankHi, factor, centre, grid.pageCount));
   const zoomed = span < grid.pageCount;
+  const pan = (dir: -1 | 1) => {
+    if (!zoomed) return;
+    const step = Math.max(1, Math.round(span / 4));
+    if (dir > 0) onZoom({ lo: Math.min(grid.pageCount - span, grid.rankLo + step), hi: Math.min(grid.pageCount, grid.rankHi + step) });
+    else onZoom({ lo: Math.max(0, grid.rankLo - step), hi: Math.max(span, grid.rankHi - step) });
+  };
 
   function wheel(e: WheelEvent<HTMLCanvasElement>) {
     if (e.deltaY === 0) return;
@@ -195,23 +279,45 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
     const p = canvasPoint(e, width);
     setBand((b) => (b ? { a: b.a, b: p.y } : b));
   }
-  function up() {
+  function up(e: PointerEvent<HTMLCanvasElement>) {
     dragging.current = false;
     if (band && Math.abs(band.b - band.a) >= 4) {
       const lo = rankAt(Math.min(band.a, band.b));
       const hi = rankAt(Math.max(band.a, band.b)) + 1;
       onZoom(hi - lo >= grid.pageCount ? null : { lo, hi });
+    } else if (band) {
+      // A click (no band dragged): select the cell under the pointer.
+      const p = canvasPoint(e, width);
+      const hit = cellAt(p.x, p.y);
+      if (hit) {
+        setFocusCell(hit);
+        onSelect?.(heatmapCell(grid, hit.r, hit.c));
+      }
     }
     setBand(null);
   }
   function key(e: KeyboardEvent<HTMLCanvasElement>) {
-    const step = Math.max(1, Math.round(span / 4));
-    if (e.key === '+' || e.key === '=') zoomBy(0.5);
-    else if (e.key === '-' || e.key === '_') zoomBy(2);
+    const at = cur ?? hottestCell(grid);
+    const move = (r: number, c: number) => setFocusCell({ r: Math.max(0, Math.min(grid.rows - 1, r)), c: Math.max(0, Math.min(grid.cols - 1, c)) });
+    if (e.key === '+' || e.key === '=') zoomBy(0.5, cur ? heatmapCell(grid, at.r, at.c).rankLo : undefined);
+    else if (e.key === '-' || e.key === '_') zoomBy(2, cur ? heatmapCell(grid, at.r, at.c).rankLo : undefined);
     else if (e.key === '0') onZoom(null);
-    else if (e.key === 'ArrowDown' && zoomed) onZoom({ lo: Math.min(grid.pageCount - span, grid.rankLo + step), hi: Math.min(grid.pageCount, grid.rankHi + step) });
-    else if (e.key === 'ArrowUp' && zoomed) onZoom({ lo: Math.max(0, grid.rankLo - step), hi: Math.max(span, grid.rankHi - step) });
-    else return;
+    else if (e.key === 'ArrowLeft') move(at.r, at.c - 1);
+    else if (e.key === 'ArrowRight') move(at.r, at.c + 1);
+    else if (e.key === 'ArrowUp') {
+      if (cur && at.r === 0 && zoomed && grid.rankLo > 0) pan(-1);
+      else move(at.r - 1, at.c);
+    } else if (e.key === 'ArrowDown') {
+      if (cur && at.r === grid.rows - 1 && zoomed && grid.rankHi < grid.pageCount) pan(1);
+      else move(at.r + 1, at.c);
+    } else if (e.key === 'PageUp') pan(-1);
+    else if (e.key === 'PageDown') pan(1);
+    else if (e.key === 'Home') move(at.r, 0);
+    else if (e.key === 'End') move(at.r, grid.cols - 1);
+    else if (e.key === 'Enter' || e.key === ' ') {
+      move(at.r, at.c);
+      onSelect?.(heatmapCell(grid, at.r, at.c));
+    } else return;
     e.preventDefault();
   }
 
@@ -219,10 +325,34 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
   const label =
     `Address-space heatmap: pages ${formatCount(grid.rankLo)}–${formatCount(grid.rankHi)} of ${formatCount(grid.pageCount)} in address order, ` +
     `${formatDurationUs(grid.fromUs)} to ${formatDurationUs(grid.toUs)}; ${formatCount(grid.total, one, many)}. ` +
-    'Wheel or +/− to zoom, drag rows to zoom to them, arrow keys to pan, 0 to reset.';
+    'Arrow keys move between cells (each cell read out below), Enter or Space selects a cell’s region, +/− or the wheel zoom, ' +
+    'PageUp/PageDown pan, 0 resets; drag rows to zoom to them.';
+  const focusHit = cur ? heatmapCell(grid, cur.r, cur.c) : null;
+  const focusBox = cur
+    ? (() => {
+        const w = Math.max(cw, 8);
+        const h = Math.max(rh, 8);
+        const x = Math.max(0, M.left + (cur.c + 0.5) * cw - w / 2);
+        const y = Math.max(0, M.top + (cur.r + 0.5) * rh - h / 2);
+        return { left: `${(x / width) * 100}%`, top: `${(y / height) * 100}%`, width: `${(w / width) * 100}%`, height: `${(h / height) * 100}%` };
+      })()
+    : null;
 
   return (
-    <div className="ns-heatmap" data-testid={testId} data-total={grid.total} data-rows={grid.rows} data-cols={grid.cols} data-rank-lo={grid.rankLo} data-rank-hi={grid.rankHi} data-mode={grid.mode} data-export="heatmap">
+    <div
+      className="ns-heatmap"
+      data-testid={testId}
+      data-total={grid.total}
+      data-max={grid.max}
+      data-rows={grid.rows}
+      data-cols={grid.cols}
+      data-rank-lo={grid.rankLo}
+      data-rank-hi={grid.rankHi}
+      data-mode={grid.mode}
+      data-marked-rows={marked ? marked.rows.reduce((a, b) => a + b, 0) : 0}
+      data-marked-pages={marked ? marked.inView : 0}
+      data-export="heatmap"
+    >
       <div className="ns-heatmap__toolbar" role="group" aria-label="Heatmap zoom">
         <button type="button" onClick={() => zoomBy(0.5)} disabled={span <= 1} data-testid={`${testId}-zoom-in`}>
           Zoom in
@@ -250,15 +380,35 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, regionName, width = 960,
         onPointerMove={move}
         onPointerUp={up}
         onKeyDown={key}
+        onFocus={() => {
+          setFocused(true);
+          if (!focusCell) setFocusCell(hottestCell(grid));
+        }}
+        onBlur={() => setFocused(false)}
         overlay={
-          band ? (
-            <div
-              className="ns-heatmap__band"
-              style={{ top: `${(Math.min(band.a, band.b) / height) * 100}%`, height: `${(Math.abs(band.b - band.a) / height) * 100}%`, left: `${(M.left / width) * 100}%`, right: `${(M.right / width) * 100}%` }}
-            />
-          ) : null
+          <>
+            {band ? (
+              <div
+                className="ns-heatmap__band"
+                style={{ top: `${(Math.min(band.a, band.b) / height) * 100}%`, height: `${(Math.abs(band.b - band.a) / height) * 100}%`, left: `${(M.left / width) * 100}%`, right: `${(M.right / width) * 100}%` }}
+              />
+            ) : null}
+            {focusBox && focused ? <div className="ns-heatmap__focus" style={focusBox} data-testid={`${testId}-focus`} aria-hidden="true" /> : null}
+          </>
         }
       />
+      <p
+        className="ns-heatmap__readout"
+        role="status"
+        aria-live="polite"
+        data-testid={`${testId}-cell`}
+        data-row={focusHit?.row ?? ''}
+        data-col={focusHit?.col ?? ''}
+        data-value={focusHit?.value ?? ''}
+        data-region={focusHit?.region ?? ''}
+      >
+        {focusHit ? `Cell row ${focusHit.row + 1} of ${grid.rows}, column ${focusHit.col + 1} of ${grid.cols}: ${tooltip({ r: focusHit.row, c: focusHit.col })}` : 'Focus the heatmap to move between its cells with the arrow keys.'}
+      </p>
     </div>
   );
 }

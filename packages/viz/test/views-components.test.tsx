@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AddressHeatmap, HeatTable, WindowTimeline, heatmapResolution, stackWindows, windowsToRange, zoomPages } from '../src/index.js';
+import { AddressHeatmap, HeatTable, WindowTimeline, heatmapCell, heatmapResolution, markedRows, stackWindows, windowsToRange, zoomPages } from '../src/index.js';
 import type { HeatmapGrid } from '../src/index.js';
 
 afterEach(cleanup);
@@ -49,6 +49,68 @@ describe('AddressHeatmap', () => {
     fireEvent.keyDown(screen.getByRole('img'), { key: '+' });
     expect(onZoom).toHaveBeenCalledTimes(2);
     expect(screen.getByRole('img').getAttribute('aria-label')).toContain('7 samples');
+  });
+  it('keyboard: arrow keys move a visible focused cell whose value is read out with units; Enter and Space select it', () => {
+    const onSelect = vi.fn();
+    render(<AddressHeatmap grid={grid} nodeIds={[0, 1]} onZoom={vi.fn()} onSelect={onSelect} regionName={(r) => `region-${r}`} />);
+    const canvas = screen.getByRole('img');
+    expect(canvas.tabIndex).toBe(0);
+    const readout = screen.getByTestId('heatmap-cell');
+    expect(readout.getAttribute('aria-live')).toBe('polite');
+    expect(screen.queryByTestId('heatmap-focus')).toBeNull();
+    fireEvent.focus(canvas);
+    // Starts on the hottest cell: row 2, column 2 (4 samples, mostly from node 0).
+    expect(screen.getByTestId('heatmap-focus')).toBeTruthy();
+    expect(readout.dataset.value).toBe('4');
+    expect(readout.textContent).toBe('Cell row 2 of 2, column 2 of 2: 0x5000 (region-1), 50 µs–100 µs: 4 samples, mostly from node 0');
+    fireEvent.keyDown(canvas, { key: 'ArrowLeft' });
+    expect([readout.dataset.row, readout.dataset.col, readout.dataset.value]).toEqual(['1', '0', '0']);
+    expect(readout.textContent).toContain('0 samples');
+    fireEvent.keyDown(canvas, { key: 'ArrowUp' });
+    expect([readout.dataset.row, readout.dataset.col, readout.dataset.value]).toEqual(['0', '0', '1']);
+    expect(readout.textContent).toBe('Cell row 1 of 2, column 1 of 2: 0x1000 (region-0), 0 µs–50 µs: 1 sample, mostly from node 0');
+    fireEvent.keyDown(canvas, { key: 'ArrowUp' }); // stays in the grid (not zoomed: nothing to pan)
+    expect(readout.dataset.row).toBe('0');
+    fireEvent.keyDown(canvas, { key: 'Enter' });
+    expect(onSelect).toHaveBeenLastCalledWith({ row: 0, col: 0, region: 0, rankLo: 0, rankHi: 4, fromUs: 0, toUs: 50, value: 1 });
+    fireEvent.keyDown(canvas, { key: 'End' });
+    fireEvent.keyDown(canvas, { key: ' ' });
+    expect(onSelect).toHaveBeenLastCalledWith({ row: 0, col: 1, region: 0, rankLo: 0, rankHi: 4, fromUs: 50, toUs: 100, value: 2 });
+    fireEvent.blur(canvas);
+    expect(screen.queryByTestId('heatmap-focus')).toBeNull();
+  });
+  it('a click on a cell (no band dragged) selects it, as Enter does', () => {
+    const onSelect = vi.fn();
+    const onZoom = vi.fn();
+    render(<AddressHeatmap grid={grid} nodeIds={[0, 1]} onZoom={onZoom} onSelect={onSelect} />);
+    const canvas = screen.getByRole('img');
+    // Default 960×380: plot from x 120 (2 columns of 414 px), y 6 (2 rows of 175 px).
+    fireEvent.pointerDown(canvas, { button: 0, clientX: 600, clientY: 200, pointerId: 1 });
+    fireEvent.pointerUp(canvas, { button: 0, clientX: 600, clientY: 200, pointerId: 1 });
+    expect(onSelect).toHaveBeenLastCalledWith({ row: 1, col: 1, region: 1, rankLo: 4, rankHi: 8, fromUs: 50, toUs: 100, value: 4 });
+    expect(onZoom).not.toHaveBeenCalled();
+  });
+  it('keyboard pans with PageUp/PageDown and past the edge when zoomed', () => {
+    const onZoom = vi.fn();
+    const zoomed: HeatmapGrid = { ...grid, rankLo: 2, rankHi: 6 };
+    render(<AddressHeatmap grid={zoomed} nodeIds={[0, 1]} onZoom={onZoom} />);
+    const canvas = screen.getByRole('img');
+    fireEvent.focus(canvas);
+    fireEvent.keyDown(canvas, { key: 'PageDown' });
+    expect(onZoom).toHaveBeenLastCalledWith({ lo: 3, hi: 7 });
+    fireEvent.keyDown(canvas, { key: 'ArrowDown' }); // focus is on the last row already (hottest cell): pans
+    expect(onZoom).toHaveBeenLastCalledWith({ lo: 3, hi: 7 });
+    expect(onZoom).toHaveBeenCalledTimes(2);
+    fireEvent.keyDown(canvas, { key: 'PageUp' });
+    expect(onZoom).toHaveBeenLastCalledWith({ lo: 1, hi: 5 });
+  });
+  it('marks the rows holding marked pages, and a cell knows its pages', () => {
+    expect(Array.from(markedRows(grid, [5, 6, 9]).rows)).toEqual([0, 1]);
+    expect(markedRows(grid, [5, 6, 9]).inView).toBe(2);
+    expect(heatmapCell(grid, 1, 0)).toMatchObject({ rankLo: 4, rankHi: 8, region: 1 });
+    render(<AddressHeatmap grid={grid} nodeIds={[0, 1]} onZoom={vi.fn()} marks={Int32Array.from([0, 1])} />);
+    expect(screen.getByTestId('heatmap').dataset.markedRows).toBe('1');
+    expect(screen.getByTestId('heatmap').dataset.markedPages).toBe('2');
   });
   it('zoom arithmetic stays inside the pages, and the resolution is at most one cell per pixel', () => {
     expect(zoomPages(0, 100, 0.5, 90, 100)).toEqual({ lo: 45, hi: 95 });

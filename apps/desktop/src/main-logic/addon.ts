@@ -11,6 +11,26 @@ export interface AddonRecordOptions {
   durationMs?: number;
   output: string;
   intervalMs?: number;
+  /** Live window length, ms (with onWindow). */
+  windowMs?: number;
+  /** Receives the collector's live windows, the final one included, before `result` resolves. */
+  onWindow?: (w: CollectorWindow) => void;
+}
+
+/** A live window as the binding sends it (native/collector/crates/node/index.d.ts LiveWindow). */
+export interface CollectorWindow {
+  seq: number;
+  startUs: number;
+  endUs: number;
+  elapsedUs: number;
+  final: boolean;
+  pid: number;
+  faults: number;
+  faultsByNode: { node: number; count: number }[];
+  totals: { faults: number; faultsByNode: { node: number; count: number }[]; pages: number; pagesByNode: { node: number; count: number }[] };
+  threads: { tid: number; name: string; cpu: number; node: number; faults: number; alive: boolean }[];
+  threadsSeen: number;
+  lostSamples: number;
 }
 
 export interface CollectorAddon {

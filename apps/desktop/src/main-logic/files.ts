@@ -19,11 +19,26 @@ export const MAX_RECENT = 10;
 export const MAX_TRACE_BYTES = 2 * 1024 ** 3;
 
 export class FileService {
+  /** Paths the main process was handed (command line, desktop, open-file) that openRecent may open. */
+  private readonly granted = new Set<string>();
+  /** Called after the recent-files list changed (main.ts rebuilds the Open Recent menu). */
+  onRecentChange: ((recent: RecentFile[]) => void) | null = null;
+
   constructor(
     private readonly dialogs: DialogProvider,
     private readonly recentPath: string,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Lets openRecent() open this file (one the user handed to the app outside its dialogs). */
+  grant(file: string): void {
+    this.granted.add(file);
+  }
+
+  async clearRecent(): Promise<void> {
+    await fs.rm(this.recentPath, { force: true });
+    this.onRecentChange?.([]);
+  }
 
   async recent(): Promise<RecentFile[]> {
     try {
@@ -47,6 +62,7 @@ export class FileService {
     const tmp = `${this.recentPath}.tmp`;
     await fs.writeFile(tmp, JSON.stringify(list.slice(0, MAX_RECENT), null, 2));
     await fs.rename(tmp, this.recentPath);
+    this.onRecentChange?.(list.slice(0, MAX_RECENT));
   }
 
   private async read(file: string): Promise<OpenedTrace> {
@@ -63,16 +79,27 @@ export class FileService {
     return file === null ? null : this.read(file);
   }
 
-  /** Only paths already in the recent list: the renderer never names arbitrary files. */
+  /**
+   * Only paths already in the recent list or granted by the main process: the renderer never names
+   * arbitrary files.
+   */
   async openRecent(file: string): Promise<OpenedTrace> {
-    if (!(await this.recent()).some((r) => r.path === file)) throw new Error(`${file} is not a recent file`);
+    if (!this.granted.has(file) && !(await this.recent()).some((r) => r.path === file)) throw new Error(`${file} is not a recent file`);
     return this.read(file);
   }
 
   async save(bytes: Uint8Array, suggestedName: string): Promise<string | null> {
     const file = await this.dialogs.showSave({ title: 'Save the trace', defaultPath: suggestedName, filters: TRACE_FILTERS });
     if (file === null) return null;
-    await fs.writeFile(file, bytes);
+    // Written next to the target, then renamed: the file is never seen half-written.
+    const tmp = `${file}.${process.pid}.tmp`;
+    try {
+      await fs.writeFile(tmp, bytes);
+      await fs.rename(tmp, file);
+    } catch (e) {
+      await fs.rm(tmp, { force: true });
+      throw e;
+    }
     await this.remember(file);
     return file;
   }

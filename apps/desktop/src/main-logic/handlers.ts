@@ -44,7 +44,6 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     addon: deps.addon,
     workDir: deps.workDir,
     windowMs: deps.windowMs,
-    ...(deps.processes?.procRoot ? { procRoot: deps.processes.procRoot } : {}),
     // Live messages are validated like responses before they leave the main process.
     emit: (id, message) => deps.sendLive(liveEnvelope.parse({ id, message }) as { id: string; message: LiveMessage }),
   });

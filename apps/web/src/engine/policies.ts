@@ -8,6 +8,7 @@ export const POLICY_LABELS: Record<string, string> = {
   autonuma: 'AutoNUMA',
   carrefour: 'Carrefour',
   asymsched: 'AsymSched',
+  manual: 'Manual',
 };
 
 export function policyLabel(id: string): string {

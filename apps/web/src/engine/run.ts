@@ -4,9 +4,18 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analyze, buildPlan, getPreset, isEngineError, machineModel, recommend, serializePlan, validatePlan } from '@numascope/policy-engine';
-import type { AnalysisResult, Plan, PolicyReplay, Recommendation, Trace } from '@numascope/policy-engine';
+import { EngineError, analyze, buildPlan, getPreset, isEngineError, machineModel, manualPolicy, recommend, serializePlan, validatePlan } from '@numascope/policy-engine';
+import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace } from '@numascope/policy-engine';
 import { ESTIMATE_POLICY_IDS } from './policies';
+
+/**
+ * The manual policy's placement as the Worker gets it (plain JSON): node *indices* of the
+ * recording's machine, page ranges as virtual addresses ("0x…"), later ranges winning.
+ */
+export interface ManualRequest {
+  threads: Array<{ thread: number; node: number }>;
+  pages: Array<{ startAddress: string; endAddress: string; node: number }>;
+}
 
 export interface AnalyzeRequest {
   /** Policy ids to replay (the baseline is always replayed too). */
@@ -16,6 +25,24 @@ export interface AnalyzeRequest {
   /** Placement-only estimate for traces without access samples (engine `accessEstimate: 'uniform'`). */
   estimate: boolean;
   windowMs: number;
+  /** Replay only the windows that overlap this range (µs since the capture start, half-open); null = the whole trace. */
+  range?: { fromUs: number; toUs: number } | null;
+  /** Placement of the `manual` policy when `policies` lists it (none = every thread and page where the recording starts them). */
+  manual?: ManualRequest | null;
+}
+
+/** The part of the recording an analysis replayed (engine `timeRange`), in the app's words. */
+export interface AnalysisRange {
+  /** The range asked for (the brushed one), µs. */
+  requestedFromUs: number;
+  requestedToUs: number;
+  /** What the kept windows cover, µs: the range widened to whole windows. */
+  fromUs: number;
+  toUs: number;
+  /** Window index of the first kept window in the whole trace; windows kept; windows in the whole trace. */
+  firstWindow: number;
+  windows: number;
+  totalWindows: number;
 }
 
 export interface PolicyView {
@@ -73,6 +100,8 @@ export interface AnalysisView {
   machine: MachineView;
   windowMs: number;
   windowCount: number;
+  /** Set when only a time range was replayed. */
+  range: AnalysisRange | null;
   baseline: string;
   estimate: 'uniform' | null;
   synthetic: boolean;
@@ -132,7 +161,11 @@ const ESTIMATE_REASON =
 /** The baseline every speedup is measured against. */
 export const BASELINE = 'first-touch';
 
-export function runAnalysis(trace: Trace, req: AnalyzeRequest): { result: AnalysisResult; view: AnalysisView } {
+function manualPlacement(m: ManualRequest | null | undefined): ManualPlacement {
+  return { threads: m?.threads ?? [], pages: m?.pages ?? [] };
+}
+
+export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (done: number, total: number) => void): { result: AnalysisResult; view: AnalysisView } {
   const machine = req.machine ? machineModel(getPreset(req.machine)) : undefined;
   const wanted = Array.from(new Set([BASELINE, ...req.policies]));
   const runnable = req.estimate ? wanted.filter((p) => ESTIMATE_POLICY_IDS.includes(p) || p.startsWith('interleave')) : wanted;
@@ -140,10 +173,13 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest): { result: Analys
   const result = analyze(trace, {
     machine,
     windowMs: req.windowMs,
-    policies: runnable,
+    policies: runnable.map((id): string | Policy => (id === 'manual' ? manualPolicy(manualPlacement(req.manual)) : id)),
     baseline: BASELINE,
     accessEstimate: req.estimate ? 'uniform' : undefined,
+    timeRangeUs: req.range ? { startUs: req.range.fromUs, endUs: req.range.toUs } : undefined,
+    onProgress,
   });
+  const tr = result.timeRange;
   const m = result.input.machine;
   const synthetic = trace.manifest.origin.kind === 'synthetic';
   const provenance = [
@@ -164,6 +200,17 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest): { result: Analys
     },
     windowMs: result.windowMs,
     windowCount: result.windowCount,
+    range: tr
+      ? {
+          requestedFromUs: tr.requestedStartUs,
+          requestedToUs: tr.requestedEndUs,
+          fromUs: tr.startUs,
+          toUs: tr.endUs,
+          firstWindow: tr.firstWindow,
+          windows: result.windowCount,
+          totalWindows: tr.totalWindows,
+        }
+      : null,
     baseline: result.baseline,
     estimate: result.estimate,
     synthetic,
@@ -197,16 +244,21 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest): { result: Analys
       planable: r.planable,
       command: r.command ?? null,
     }));
-    lastRecs = recs;
+    recommendationsOf.set(result, recs);
   }
   return { result, view };
 }
 
-let lastRecs: Recommendation[] = [];
+/** The recommendations made from each analysis (for plans built from a cached analysis later). */
+const recommendationsOf = new WeakMap<AnalysisResult, Recommendation[]>();
 
-export function analyzeOutcome(trace: Trace, req: AnalyzeRequest): { outcome: AnalyzeOutcome; result: AnalysisResult | null } {
+export function analyzeOutcome(
+  trace: Trace,
+  req: AnalyzeRequest,
+  onProgress?: (done: number, total: number) => void,
+): { outcome: AnalyzeOutcome; result: AnalysisResult | null } {
   try {
-    const { result, view } = runAnalysis(trace, req);
+    const { result, view } = runAnalysis(trace, req, onProgress);
     return { outcome: { view }, result };
   } catch (e) {
     if (isEngineError(e) || e instanceof EngineError) return { outcome: { error: { code: e.code, message: e.message } }, result: null };
@@ -226,7 +278,7 @@ export interface PlanOutcome {
  * turned into a plan by the engine's buildPlan and checked with validatePlan.
  */
 export function planFromRecommendations(trace: Trace, result: AnalysisResult, ids: string[], createdAt: string, traceName: string): PlanOutcome {
-  const recs = lastRecs.filter((r) => ids.includes(r.id) && r.planable);
+  const recs = (recommendationsOf.get(result) ?? []).filter((r) => ids.includes(r.id) && r.planable);
   if (recs.length === 0) return { error: 'select at least one recommendation that a plan can express (move, interleave or pin)' };
   const input = result.input;
   const pageNode = Int16Array.from(input.initial.pageNode);

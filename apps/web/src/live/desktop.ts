@@ -2,8 +2,10 @@
  * Desktop mode: inside the Electron app the preload exposes `window.numascopeDesktop`
  * (apps/desktop/src/api.ts, NumascopeDesktopApi). DesktopLiveApi implements the same client
  * interface as the `numascope serve` client (LiveClient), so the Live screen and the apply panel
- * work unchanged. The bridge's types are restated structurally here: apps/web does not import
- * from apps/desktop.
+ * work unchanged. apps/web does not import from apps/desktop: the shapes exchanged are this app's
+ * protocol types (./protocol.ts, ./apply.ts), which apps/desktop/src/api.ts imports, and the bridge
+ * below names only the methods used; apps/desktop/test/web-contract.test.ts checks at compile time
+ * that the desktop API satisfies it (and live/desktop-shell.ts's DesktopShellBridge).
  */
 import { ApiError } from './client';
 import type { LiveClient, StartRequest, WatchHandlers } from './client';

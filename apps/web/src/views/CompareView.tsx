@@ -1,6 +1,12 @@
 /** Compare: 2–5 columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
 import { useMemo, useRef, useState } from 'react';
 import { listPresets } from '@numascope/policy-engine';
+import type { TraceSummary } from '@numascope/policy-engine';
+import type { RegionMeta } from '../analysis';
+import { manualRequest } from '../engine/manual';
+import type { AnalyzeRequest } from '../engine/run';
+import type { ViewState } from '../url-state';
+import { ManualEditor } from './ManualEditor';
 import { TrafficGraph, formatBytes, formatDurationUs, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../trace-context';
@@ -9,7 +15,7 @@ import type { ColumnSpec, DeltaRow } from '../engine/compare';
 import { engineRequest, useAnalysis } from '../engine/use-analysis';
 import { APP_POLICIES, policyLabel } from '../engine/policies';
 import type { AnalysisView, PolicyView } from '../engine/run';
-import { EngineRefusal, EstimateBanner, MetricCards, Progress, costText } from './EngineParts';
+import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, Progress, costText } from './EngineParts';
 import { trafficInput } from './TrafficView';
 
 function formatDelta(r: DeltaRow): string {
@@ -31,12 +37,26 @@ function formatDelta(r: DeltaRow): string {
   }
 }
 
+/** Manual placement is given in the recording's own nodes: no re-target, no second recording. */
+export const MANUAL_REASON = 'a manual placement is dragged together on the open recording’s own machine: remove the re-target or the second recording';
+
+/**
+ * The engine request of a column: the shared policy set for a policy column (one cached
+ * analysis serves them all), or the manual policy alone with the placement from the URL.
+ */
+export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
+  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range);
+  if (c.machine !== null || c.recording !== null) return null;
+  const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
+  return { ...engineRequest(null, state.estimate, state.range), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+}
+
 function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
   const rec = c.recording !== null ? ` · ${names.get(c.recording) ?? `recording ${c.recording}`}` : '';
   return `${policyLabel(c.policy)}${c.machine ? ` on ${c.machine}` : ''}${rec}`;
 }
 
-export function CompareView() {
+export function CompareView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
   const { state, navigate, client } = useTraceContext();
   const columns = parseColumns(state.cmp);
   const presets = useMemo(() => listPresets(), []);
@@ -47,7 +67,7 @@ export function CompareView() {
   const add = (c: ColumnSpec) => columns.length < MAX_COLUMNS && setColumns([...columns, c]);
   const base = columns[0];
   // One shared scale so marks and arrows compare across columns: the largest MC bandwidth and link capacity of the baseline's machine.
-  const baseAnalysis = useAnalysis(base ? engineRequest(base.machine, state.estimate) : null, base?.recording ?? null);
+  const baseAnalysis = useAnalysis(base ? columnRequest(base, state, summary, regions) : null, base?.recording ?? null);
   const scales: TrafficScales | undefined =
     baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome
       ? {
@@ -69,6 +89,7 @@ export function CompareView() {
   }
 
   const full = columns.length >= MAX_COLUMNS;
+  const hasManual = columns.some((c) => c.policy === 'manual');
   return (
     <section className="panel engine-view" data-testid="compare-view" data-columns={columns.length}>
       <h2>Compare</h2>
@@ -83,6 +104,15 @@ export function CompareView() {
             + {policyLabel(id)}
           </button>
         ))}
+        <button
+          type="button"
+          disabled={full || hasManual}
+          title={hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
+          data-testid="add-policy-manual"
+          onClick={() => add({ policy: 'manual', machine: null, recording: null })}
+        >
+          + Manual
+        </button>
         <label>
           Add a machine:{' '}
           <select
@@ -120,6 +150,7 @@ export function CompareView() {
           {fileError}
         </p>
       )}
+      {baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome && <EngineRange analysis={baseAnalysis.outcome.view} onClear={() => navigate({ range: null })} />}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
       <div className="compare-grid" style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
         {columns.map((c, i) => (
@@ -128,6 +159,8 @@ export function CompareView() {
             index={i}
             spec={c}
             base={base!}
+            request={columnRequest(c, state, summary, regions)}
+            baseRequest={columnRequest(base!, state, summary, regions)}
             title={columnTitle(c, names)}
             scales={scales}
             estimate={state.estimate}
@@ -137,6 +170,7 @@ export function CompareView() {
           />
         ))}
       </div>
+      {hasManual && <ManualEditor summary={summary} regions={regions} value={state.manual} onChange={(m) => navigate({ manual: m }, { replace: true })} />}
     </section>
   );
 }
@@ -145,6 +179,8 @@ function CompareColumn(props: {
   index: number;
   spec: ColumnSpec;
   base: ColumnSpec;
+  request: AnalyzeRequest | null;
+  baseRequest: AnalyzeRequest | null;
   title: string;
   scales?: TrafficScales;
   estimate: boolean;
@@ -152,9 +188,9 @@ function CompareColumn(props: {
   onBaseline?: () => void;
   onEstimate: () => void;
 }) {
-  const { index, spec, base, title, scales, estimate } = props;
-  const mine = useAnalysis(engineRequest(spec.machine, estimate), spec.recording);
-  const theirs = useAnalysis(engineRequest(base.machine, estimate), base.recording);
+  const { index, spec, base, title, scales } = props;
+  const mine = useAnalysis(props.request, spec.recording);
+  const theirs = useAnalysis(props.baseRequest, base.recording);
   const header = (
     <header className="compare-col__head">
       <h3 data-testid="column-title">
@@ -173,7 +209,8 @@ function CompareColumn(props: {
     </header>
   );
   let body;
-  if (mine.status === 'running') body = <Progress state={mine} />;
+  if (!props.request) body = <p className="notice" data-testid="column-unavailable">{MANUAL_REASON}</p>;
+  else if (mine.status === 'running') body = <Progress state={mine} />;
   else if ('error' in mine.outcome) body = <EngineRefusal error={mine.outcome.error} onEstimate={props.onEstimate} />;
   else {
     const a = mine.outcome.view;
@@ -203,7 +240,21 @@ function Unavailable({ a, policy }: { a: AnalysisView; policy: string }) {
   );
 }
 
-function ColumnBody({ a, p, b, index, title, scales }: { a: AnalysisView; p: PolicyView; b: PolicyView | undefined; index: number; title: string; scales?: TrafficScales }) {
+function ColumnBody({
+  a,
+  p,
+  b,
+  index,
+  title,
+  scales,
+}: {
+  a: AnalysisView;
+  p: PolicyView;
+  b: PolicyView | undefined;
+  index: number;
+  title: string;
+  scales?: TrafficScales;
+}) {
   const speedup = b ? speedupAgainst(b, p) : null;
   return (
     <>

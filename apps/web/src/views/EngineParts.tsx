@@ -1,6 +1,6 @@
 /** Pieces the engine views share: metric cards with provenance badges, progress, the no-access notice. */
 import { useEffect, useState } from 'react';
-import { formatBytes, formatDurationUs, formatPercent } from '@numascope/viz';
+import { formatBytes, formatCount, formatDurationUs, formatPercent } from '@numascope/viz';
 import type { AnalysisView, PolicyView } from '../engine/run';
 import type { AnalysisState } from '../engine/use-analysis';
 import { ESTIMATE_POLICY_IDS, policyLabel } from '../engine/policies';
@@ -89,10 +89,40 @@ export function Progress({ state }: { state: Extract<AnalysisState, { status: 'r
     const t = setInterval(() => setNow(Date.now()), 250);
     return () => clearInterval(t);
   }, []);
+  const p = state.progress;
   return (
-    <div className="engine-progress" role="status" data-testid="engine-progress">
-      <progress aria-label="Replaying policies" /> {state.label} <span className="ns-muted">{((now - state.startedAt) / 1000).toFixed(1)} s</span>
+    <div className="engine-progress" role="status" data-testid="engine-progress" data-done={p?.done ?? ''} data-total={p?.total ?? ''}>
+      {p ? <progress aria-label="Replaying policies" value={p.done} max={p.total} /> : <progress aria-label="Replaying policies" />} {state.label}{' '}
+      <span data-testid="engine-progress-text">
+        {p ? `window ${formatCount(p.done)} of ${formatCount(p.total)} (${Math.floor((p.done / Math.max(1, p.total)) * 100)}%)` : 'waiting for the engine'}
+      </span>{' '}
+      <span className="ns-muted">{((now - state.startedAt) / 1000).toFixed(1)} s</span>
     </div>
+  );
+}
+
+/**
+ * Says that an analysis replayed only part of the recording (the brushed time range, widened to
+ * whole engine windows), with a way back to the whole trace.
+ */
+export function EngineRange({ analysis, onClear }: { analysis: AnalysisView; onClear?: () => void }) {
+  const r = analysis.range;
+  if (!r) return null;
+  const last = r.firstWindow + r.windows - 1;
+  return (
+    <p className="notice notice--range" data-testid="engine-range" data-from={r.fromUs} data-to={r.toUs} data-first-window={r.firstWindow} data-windows={r.windows} data-total-windows={r.totalWindows}>
+      <strong>Time range only:</strong> these predictions replay {formatDurationUs(r.fromUs)} – {formatDurationUs(r.toUs)} of the recording
+      (windows {r.firstWindow}–{last} of {r.totalWindows}: the {analysis.windowMs} ms windows that overlap the selected {formatDurationUs(r.requestedFromUs)} –{' '}
+      {formatDurationUs(r.requestedToUs)}).
+      {onClear && (
+        <>
+          {' '}
+          <button type="button" className="link-button" onClick={onClear} data-testid="engine-range-clear">
+            Analyse the whole trace
+          </button>
+        </>
+      )}
+    </p>
   );
 }
 

@@ -6,6 +6,12 @@ import { regionName, regionRows, slotLabels } from '../selectors';
 import type { RegionRow } from '../selectors';
 import { useTraceContext, useTraceQuery } from '../trace-context';
 import { useWidth } from '../use-width';
+import { regionDecisions } from '../engine/decisions';
+import type { DecisionView } from '../engine/decisions';
+import { policyLabel } from '../engine/policies';
+import { engineRequest } from '../engine/use-analysis';
+import { useDecisionPages, useDecisions } from '../engine/use-decisions';
+import { EngineRefusal, Progress } from './EngineParts';
 
 const HEAT_LABELS: Record<HeatmapMode, string> = { node: 'accessing node', samples: 'samples', faults: 'first touches', accesses: 'accesses' };
 type TableMetric = 'pages' | 'samples' | 'faults' | 'accesses';
@@ -31,6 +37,11 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
   const modes: HeatmapMode[] = noAccess ? ['node', 'samples', 'faults'] : ['node', 'samples', 'faults', 'accesses'];
   const tableMetrics: TableMetric[] = noAccess ? ['pages', 'samples', 'faults'] : ['pages', 'samples', 'faults', 'accesses'];
   const selected = state.region !== null && state.region < regions.length ? state.region : null;
+  // A decision selected in the Decisions view: its pages are marked on the heatmap.
+  const decisionRequest = state.dec ? engineRequest(null, state.estimate, state.range) : null;
+  const decisions = useDecisions(decisionRequest);
+  const marks = useDecisionPages(decisionRequest, state.dec);
+  const decision = decisions.status === 'done' && 'decisions' in decisions.outcome ? (decisions.outcome.decisions.find((d) => d.key === state.dec) ?? null) : null;
 
   return (
     <div className="memory-view" ref={ref}>
@@ -51,10 +62,13 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
           ))}
         </fieldset>
         {heat === 'node' && <NodeLegend nodeIds={nodeIds} includeUnknown />}
+        {state.dec && <DecisionBanner decision={decision} decisionKey={state.dec} loading={decisions.status === 'running'} marks={marks} regions={regions} />}
         {grid.data ? (
           <AddressHeatmap
             grid={grid.data}
             nodeIds={nodeIds}
+            marks={state.dec ? marks : null}
+            onSelect={(cell) => cell.region >= 0 && cell.region < regions.length && navigate({ region: cell.region })}
             onZoom={(pages) => navigate({ pages })}
             regionName={(r) => names[r] ?? `region ${r}`}
             width={width}
@@ -274,6 +288,126 @@ function RegionDetailPanel({ summary, meta, onClose }: { summary: TraceSummary; 
         />
       )}
       <p className="ns-muted hint">{nodeLabel(-1)} counts samples whose page's node is not known.</p>
+      {/* After the region's own numbers: the engine's replay may take a while on a large trace. */}
+      {d && <RegionDecisions region={meta.index} />}
     </section>
+  );
+}
+
+/** The Memory view's note about the decision selected in the Decisions view, whose pages the heatmap marks. */
+function DecisionBanner({
+  decision,
+  decisionKey,
+  loading,
+  marks,
+  regions,
+}: {
+  decision: DecisionView | null;
+  decisionKey: string;
+  loading: boolean;
+  marks: Int32Array | null;
+  regions: RegionMeta[];
+}) {
+  const { navigate } = useTraceContext();
+  const clear = (
+    <button type="button" className="link-button" onClick={() => navigate({ dec: null })} data-testid="memory-decision-clear">
+      clear
+    </button>
+  );
+  if (!decision) {
+    return (
+      <p className="notice" data-testid="memory-decision" data-key={decisionKey}>
+        {loading ? `Finding decision ${decisionKey}…` : `Decision ${decisionKey} is not in the current analysis.`} {clear}
+      </p>
+    );
+  }
+  return (
+    <div className="notice notice--decision" data-testid="memory-decision" data-key={decision.key} data-pages={marks?.length ?? ''}>
+      <strong>
+        {policyLabel(decision.policy)}, window {decision.window} ({formatDurationUs(decision.fromUs)} – {formatDurationUs(decision.toUs)}), {decision.kind}:
+      </strong>{' '}
+      {decision.explanation}{' '}
+      {decision.scope === 'pages' ? (
+        <span className="ns-muted">
+          Its {formatCount(marks?.length ?? decision.pages ?? 0, 'page')} are marked on the heatmap (bar at the left edge, outlined rows); regions{' '}
+          {decision.regions
+            .slice(0, 5)
+            .map((r) => `#${r.region} ${regions[r.region] ? regionName(regions[r.region]!) : ''} (${formatCount(r.pages, 'page')})`)
+            .join(', ')}
+          {decision.regions.length > 5 ? `, and ${formatCount(decision.regions.length - 5, 'more')}` : ''}.
+        </span>
+      ) : (
+        <span className="ns-muted">It names no pages to mark.</span>
+      )}{' '}
+      <button type="button" className="link-button" onClick={() => navigate({ view: 'decisions' })}>
+        all decisions
+      </button>{' '}
+      {clear}
+    </div>
+  );
+}
+
+/** Every policy decision about a region's pages, with the reason (from the Decisions view's analysis). */
+function RegionDecisions({ region }: { region: number }) {
+  const { state, navigate } = useTraceContext();
+  const decisions = useDecisions(engineRequest(null, state.estimate, state.range));
+  const rows = useMemo(
+    () => (decisions.status === 'done' && 'decisions' in decisions.outcome ? regionDecisions(decisions.outcome.decisions, region) : null),
+    [decisions, region],
+  );
+  let body;
+  if (decisions.status === 'running') body = decisions.analysis ? <Progress state={decisions.analysis} /> : <p className="ns-muted">Listing the decisions…</p>;
+  else if ('error' in decisions.outcome && decisions.outcome.error.code === 'no-access-data') {
+    body = (
+      <p className="ns-muted" data-testid="region-decisions-none">
+        No policy decisions: this recording has no memory-access samples, so the engine does not replay it (the Traffic view offers a
+        placement-only estimate).
+      </p>
+    );
+  } else if ('error' in decisions.outcome) body = <EngineRefusal error={decisions.outcome.error} onEstimate={() => navigate({ estimate: true })} />;
+  else if (rows!.length === 0) body = <p className="ns-muted" data-testid="region-decisions-none">No policy made a decision about this region’s pages{state.range ? ' in the selected range' : ''}.</p>;
+  else {
+    body = (
+      <div className="table-scroll">
+        <table className="data" data-testid="region-decisions" data-value={rows!.length}>
+          <thead>
+            <tr>
+              <th scope="col">window</th>
+              <th scope="col" className="text">policy</th>
+              <th scope="col" className="text">kind</th>
+              <th scope="col">pages here</th>
+              <th scope="col" className="text">reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows!.slice(0, 100).map(({ decision: d, pages }) => (
+              <tr key={d.key} data-testid="region-decision" data-key={d.key} data-policy={d.policy} data-pages={pages ?? ''}>
+                <th scope="row">
+                  <button type="button" className="link-button" onClick={() => navigate({ view: 'decisions', dec: d.key })} title="Show in the Decisions view">
+                    {d.window}
+                  </button>{' '}
+                  <span className="ns-muted small">{formatDurationUs(d.fromUs)}</span>
+                </th>
+                <td className="text">{policyLabel(d.policy)}</td>
+                <td className="text">{d.kind}</td>
+                <td>{pages === null ? 'all' : formatCount(pages)}</td>
+                <td className="text decision-explanation">{d.explanation}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {rows!.length > 100 && <p className="ns-muted small">and {formatCount(rows!.length - 100, 'more decision')} (see the Decisions view)</p>}
+      </div>
+    );
+  }
+  return (
+    <>
+      <h3>Policy decisions about this region</h3>
+      <p className="ns-muted hint">
+        What each replayed policy decided about this region’s pages, with its reason ({state.range ? 'the selected time range' : 'the whole trace'}); “all” marks
+        decisions about every page.
+      </p>
+      {body}
+    </>
   );
 }

@@ -10,11 +10,11 @@ import type { PlanLike } from '../live/apply';
 import { liveSession } from '../live/store';
 import { pageToken } from '../live/token';
 import { desktopBridge } from '../live/desktop';
-import { EngineRefusal, EstimateBanner, Progress, predictionBadge, Badge } from './EngineParts';
+import { EngineRange, EngineRefusal, EstimateBanner, Progress, predictionBadge, Badge } from './EngineParts';
 
 export function RecommendView({ source }: { source: string }) {
   const { state, navigate, client, traceId } = useTraceContext();
-  const request = engineRequest(null, state.estimate);
+  const request = engineRequest(null, state.estimate, state.range);
   const analysis = useAnalysis(request);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [plan, setPlan] = useState<{ plan: Plan; json: string } | { error: string } | null>(null);
@@ -44,6 +44,7 @@ export function RecommendView({ source }: { source: string }) {
     <section className="panel engine-view" data-testid="recommend-view">
       <h2>Recommendations &amp; plan</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
+      <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       {a.recommendations.length === 0 ? (
         <p className="ns-muted" data-testid="no-recommendations">
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.

@@ -6,6 +6,7 @@ import { markdownSummary } from '../markdown';
 import type { RegionMeta } from '../analysis';
 import { regionRows } from '../selectors';
 import { withoutToken } from '../live/token';
+import { saveTraceBytes } from '../live/desktop-shell';
 import { useTraceContext } from '../trace-context';
 
 /** Export the current view (PNG, SVG), a Markdown summary, or the trace file itself. */
@@ -89,7 +90,8 @@ export function ShareBar({
         onClick={() =>
           run('Saving the trace', async () => {
             if (!client) throw new Error('the trace reader is not running');
-            download(new Blob([await client.bytes(traceId)], { type: 'application/octet-stream' }), `${name}.numascope`);
+            // The desktop app's native save dialog, else a download.
+            await saveTraceBytes(await client.bytes(traceId), `${name}.numascope`, download);
           })
         }
       >

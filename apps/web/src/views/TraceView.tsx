@@ -8,6 +8,7 @@ import { DEFAULT_VIEW_STATE } from '../url-state';
 import { CapturePanel } from './CapturePanel';
 import { MachinePanel } from './MachinePanel';
 import { CompareView } from './CompareView';
+import { DecisionsView } from './DecisionsView';
 import { MemoryView } from './MemoryView';
 import { NodesPanel } from './NodesPanel';
 import { OriginBanner } from './OriginBanner';
@@ -62,7 +63,7 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
       )}
       <div ref={panel} id="view-panel" role={overview ? 'tabpanel' : undefined} aria-labelledby={overview ? `tab-${view}` : undefined} data-testid={`view-${view}`}>
         {overview && (
-          <TimelinePanel summary={summary} windows={overview.windows} range={range} onRange={(r) => navigate({ range: r })} />
+          <TimelinePanel summary={summary} windows={overview.windows} range={range} onRange={(r) => navigate({ range: r, dec: null })} />
         )}
         {view === 'overview' && (
           <>
@@ -81,7 +82,8 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         {view === 'memory' && overview && <MemoryView summary={summary} regions={overview.regions} />}
         {view === 'threads' && overview && <ThreadsView summary={summary} counts={counts.data} migrations={overview.migrations} />}
         {view === 'traffic' && overview && <TrafficView />}
-        {view === 'compare' && overview && <CompareView />}
+        {view === 'compare' && overview && <CompareView summary={summary} regions={overview.regions} />}
+        {view === 'decisions' && overview && <DecisionsView summary={summary} regions={overview.regions} />}
         {view === 'recommend' && overview && <RecommendView source={source} />}
       </div>
     </div>

@@ -5,7 +5,7 @@ import { useTraceContext } from '../trace-context';
 import type { AnalysisView, PolicyView } from '../engine/run';
 import { engineRequest, useAnalysis } from '../engine/use-analysis';
 import { APP_POLICIES, policyLabel } from '../engine/policies';
-import { EngineRefusal, EstimateBanner, MetricCards, Progress, UnavailableList, costText } from './EngineParts';
+import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, Progress, UnavailableList, costText } from './EngineParts';
 
 export function trafficInput(a: AnalysisView, p: PolicyView): TrafficInput {
   return {
@@ -27,7 +27,7 @@ export function defaultPolicy(a: AnalysisView): PolicyView | undefined {
 
 export function TrafficView() {
   const { state, navigate } = useTraceContext();
-  const analysis = useAnalysis(engineRequest(null, state.estimate));
+  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range));
   if (analysis.status === 'running') return <Progress state={analysis} />;
   const { outcome } = analysis;
   if ('error' in outcome) return <EngineRefusal error={outcome.error} onEstimate={() => navigate({ estimate: true })} />;
@@ -37,6 +37,7 @@ export function TrafficView() {
     <section className="panel engine-view" data-testid="traffic-view" data-estimate={a.estimate ?? ''}>
       <h2>Traffic per policy</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
+      <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
         {APP_POLICIES.map((id) => {
           const there = a.policies.some((x) => x.policy === id);
@@ -87,6 +88,9 @@ export function TrafficView() {
         </button>{' '}
         <button type="button" className="link-button" onClick={() => navigate({ view: 'compare' })}>
           Compare policies side by side →
+        </button>{' '}
+        <button type="button" className="link-button" onClick={() => navigate({ view: 'decisions', dpol: p.policy })}>
+          {policyLabel(p.policy)}’s decisions, explained ({p.decisionCount}) →
         </button>
       </p>
       {a.notes.length > 0 && (

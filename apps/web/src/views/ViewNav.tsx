@@ -9,6 +9,7 @@ const LABELS: Record<ViewId, string> = {
   threads: 'Threads',
   traffic: 'Traffic per policy',
   compare: 'Compare',
+  decisions: 'Decisions',
   recommend: 'Recommendations & plan',
 };
 

@@ -15,8 +15,40 @@ export interface RecordOptions {
   intervalMs?: number;
   /** Also monitor region hotness with DAMON (root and a free DAMON sysfs; default false). */
   damon?: boolean;
+  /** Sample one page fault in N (1 = every fault, exact first touch). Default: adaptive (faultRateHz). */
+  faultPeriod?: number;
+  /** Adaptive page-fault sampling: every fault while a thread faults under this rate, about this many samples/s above (default 10000). */
+  faultRateHz?: number;
   /** Aborting it stops the recording early; the Promise still resolves (stopReason "signal"). */
   signal?: AbortSignal;
+  /**
+   * Receives the collector's live windows (the same as `numascope serve`'s, docs/live-api.md),
+   * every `windowMs`, then a last one with `final: true`; all arrive before the Promise settles.
+   */
+  onWindow?: (window: LiveWindow) => void;
+  /** Live window length in ms when `onWindow` is given (default 250; 10 … 60000). */
+  windowMs?: number;
+}
+
+export interface NodeCount {
+  node: number;
+  count: number;
+}
+
+/** One live window (core `live.rs`): aggregates of the samples drained in [startUs, endUs). */
+export interface LiveWindow {
+  seq: number;
+  startUs: number;
+  endUs: number;
+  elapsedUs: number;
+  final: boolean;
+  pid: number;
+  faults: number;
+  faultsByNode: NodeCount[];
+  totals: { faults: number; faultsByNode: NodeCount[]; pages: number; pagesByNode: NodeCount[] };
+  threads: { tid: number; name: string; cpu: number; node: number; faults: number; alive: boolean }[];
+  threadsSeen: number;
+  lostSamples: number;
 }
 
 /** What `record()` resolves to. */

@@ -23,13 +23,32 @@ if (!native) {
 }
 
 /**
+ * `onWindow` for the native layer: called with each live window; an exception thrown by the
+ * user's callback is reported on stderr instead of taking the process down (it runs from a
+ * threadsafe function, where an uncaught exception is fatal).
+ */
+function windowCallback(onWindow) {
+  if (onWindow === undefined || onWindow === null) return undefined;
+  if (typeof onWindow !== 'function') throw new TypeError('record: onWindow must be a function');
+  return (w) => {
+    try {
+      onWindow(w);
+    } catch (e) {
+      process.emitWarning(`numascope: the onWindow callback threw: ${e && e.stack ? e.stack : e}`);
+    }
+  };
+}
+
+/**
  * record(options): Promise<RecordResult>. `options.signal` (an AbortSignal) stops the recording
  * early; the Promise still resolves with the summary of the valid trace written so far.
+ * `options.onWindow(window)` receives the collector's live windows (every `windowMs`, default
+ * 250 ms, and a last one with `final: true`), all of them before the Promise settles.
  */
 function record(options) {
-  const { signal, ...rest } = options ?? {};
+  const { signal, onWindow, ...rest } = options ?? {};
   const token = new native.StopToken();
-  const promise = native.record(rest, token);
+  const promise = native.record(rest, token, windowCallback(onWindow));
   if (signal) {
     if (signal.aborted) token.stop();
     else {
@@ -47,8 +66,8 @@ function record(options) {
 /** startRecording(options): { result: Promise<RecordResult>, stop(): void }. */
 function startRecording(options) {
   const token = new native.StopToken();
-  const { signal: _ignored, ...rest } = options ?? {};
-  const result = native.record(rest, token);
+  const { signal: _ignored, onWindow, ...rest } = options ?? {};
+  const result = native.record(rest, token, windowCallback(onWindow));
   return { result, stop: () => token.stop() };
 }
 

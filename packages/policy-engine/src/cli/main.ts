@@ -32,6 +32,8 @@ options:
   --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also interleave:0,2 and manual
   --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
   --window-ms N           replay window, ms (default 100)
+  --from-ms N, --to-ms N  replay only the windows overlapping [N, M) ms since the capture start
+                          (either may be left out: from the start / to the end)
   --seed N                seed for randomised policies (default 1)
   --baseline NAME         policy the speedup is measured against (default first-touch)
   --access-estimate uniform  for traces without access samples (page-fault + procfs only):
@@ -51,6 +53,8 @@ interface Args {
   policies: string[];
   manual?: string;
   windowMs?: number;
+  fromMs?: number;
+  toMs?: number;
   seed?: number;
   baseline?: string;
   accessEstimate?: 'uniform';
@@ -86,6 +90,14 @@ function parseArgs(argv: string[]): Args {
       case '--policy': args.policies.push(value(i++, a)); break;
       case '--manual': args.manual = value(i++, a); break;
       case '--window-ms': args.windowMs = number(i++, a, false); break;
+      case '--from-ms': case '--to-ms': {
+        const raw = value(i++, a);
+        const v = Number(raw);
+        if (!/^\s*[0-9.e+]+\s*$/i.test(raw) || !Number.isFinite(v) || v < 0) throw new UsageError(`${a} must be a number of milliseconds ≥ 0, got "${raw}"`);
+        if (a === '--from-ms') args.fromMs = v;
+        else args.toMs = v;
+        break;
+      }
       case '--seed': args.seed = number(i++, a, true); break;
       case '--baseline': args.baseline = value(i++, a); break;
       case '--access-estimate': {
@@ -140,8 +152,17 @@ function policiesOf(args: Args): Policy[] | undefined {
   });
 }
 
+function timeRangeOf(args: Args): AnalyzeOptions['timeRangeUs'] {
+  if (args.fromMs === undefined && args.toMs === undefined) return undefined;
+  const startUs = (args.fromMs ?? 0) * 1000;
+  const endUs = args.toMs === undefined ? Number.MAX_SAFE_INTEGER : args.toMs * 1000;
+  if (endUs <= startUs) throw new UsageError(`--to-ms (${args.toMs}) must be greater than --from-ms (${args.fromMs ?? 0})`);
+  return { startUs, endUs };
+}
+
 function optionsOf(args: Args): AnalyzeOptions {
   return {
+    timeRangeUs: timeRangeOf(args),
     machine: args.machine ? loadMachine(args.machine) : undefined,
     retargetRule: args.retargetRule,
     windowMs: args.windowMs,
@@ -180,7 +201,7 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   const out: string[] = [];
   const t = json.trace;
   out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
-  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms; speedup vs ${json.baseline}`);
+  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; speedup vs ${json.baseline}`);
   for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
   if (json.nodes) {
     const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');

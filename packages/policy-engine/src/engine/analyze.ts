@@ -2,11 +2,11 @@
  * The analysis runner: a trace (or a ReplayInput) through a list of policies, summarised per
  * policy with the metrics of docs/engine.md ("Metrics") and a predicted speedup against a baseline.
  */
-import type { MachineModel, Policy, PolicyReplay, ReplayInput, SimulateWindow, WindowMetrics } from './contract.js';
+import type { MachineModel, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, WindowMetrics } from './contract.js';
 import { EngineError } from './errors.js';
 import { replayAll, type ReplayProgress } from './run.js';
 import { simulateWindow } from './simulate.js';
-import { buildReplayInput, ESTIMATE_POLICIES } from './windows.js';
+import { buildReplayInput, ESTIMATE_POLICIES, type TimeRangeUs } from './windows.js';
 import type { RetargetRule } from './retarget.js';
 import type { Trace } from '../trace/types.js';
 import { getPolicy, listPolicies } from '../policies/index.js';
@@ -33,6 +33,8 @@ export interface AnalyzeOptions {
   cacheEntries?: number;
   /** Called after each window of the replay with windows done and the total. */
   onProgress?: ReplayProgress;
+  /** See ReplayInputOptions.timeRangeUs: replay only the windows that overlap this range (µs). */
+  timeRangeUs?: TimeRangeUs;
 }
 
 export interface OverallMetrics {
@@ -72,6 +74,8 @@ export interface AnalysisResult {
   baseline: string;
   /** 'uniform' when the accesses are an estimate from page placement (no samples); null otherwise. */
   estimate: 'uniform' | null;
+  /** The part of the trace replayed when AnalyzeOptions.timeRangeUs was given (window indices count from its firstWindow); null = all of it. */
+  timeRange: ReplayTimeRange | null;
   notes: string[];
   counters: { l3Mpki: number; ipc: number } | null;
   policies: PolicyResult[];
@@ -111,7 +115,7 @@ function resolve(policy: string | Policy): Policy {
 
 export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisResult {
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
-  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries });
+  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
   return analyzeInput(input, options);
 }
 
@@ -175,6 +179,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     seed,
     baseline: baselineId,
     estimate: input.estimate ?? null,
+    timeRange: input.timeRange ?? null,
     notes,
     counters,
     policies: results,
@@ -236,6 +241,7 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
     seed: result.seed,
     baseline: result.baseline,
     estimate: result.estimate,
+    timeRange: result.timeRange,
     notes: result.notes,
     nodes: nodeLoads(result),
     counters: result.counters,

@@ -130,6 +130,21 @@ export interface ReplayInput {
   notes?: string[];
   /** Set when the accesses are an estimate, not samples (ReplayInputOptions.accessEstimate). */
   estimate?: 'uniform';
+  /**
+   * Set when only the windows overlapping a time range are replayed (ReplayInputOptions.timeRangeUs):
+   * window i of this input is window `firstWindow + i` of the whole trace (`totalWindows` windows);
+   * startUs–endUs is the span the kept windows cover, requested* the range asked for (µs).
+   */
+  timeRange?: ReplayTimeRange;
+}
+
+export interface ReplayTimeRange {
+  requestedStartUs: number;
+  requestedEndUs: number;
+  startUs: number;
+  endUs: number;
+  firstWindow: number;
+  totalWindows: number;
 }
 
 /**

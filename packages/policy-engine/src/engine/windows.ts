@@ -49,6 +49,22 @@ export interface ReplayInputOptions {
    * WINDOW_CACHE_ENTRIES. 0 keeps none (one window at a time).
    */
   cacheEntries?: number;
+  /**
+   * Replay only part of the recording: the windows that overlap [startUs, endUs) (µs since the
+   * capture start, half-open). Window boundaries stay where they are for the whole trace (window
+   * w still covers [w·windowMs, (w+1)·windowMs)), so the replayed span is the range widened to
+   * whole windows (ReplayInput.timeRange says which). Threads start where they were last observed
+   * before the first kept window; pages start where the trace has them (as for the whole trace).
+   * A range that overlaps no window throws EngineError `bad-option`. An access estimate has one
+   * window over the whole capture, which every range overlaps.
+   */
+  timeRangeUs?: TimeRangeUs;
+}
+
+/** A half-open time range, µs since the capture start. */
+export interface TimeRangeUs {
+  startUs: number;
+  endUs: number;
 }
 
 /** Default window cache: 2 Mi entries, 48 MiB (docs/engine.md, "Memory"). */
@@ -70,7 +86,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   }
   const recorded = machineModel(trace.manifest.machine);
   if (options.machine && !sameTopology(options.machine, recorded)) {
-    const input = buildReplayInput(trace, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries });
+    const input = buildReplayInput(trace, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
     return retarget(input, options.machine, options.retargetRule ?? 'modulo');
   }
   const machine = options.machine ?? recorded;
@@ -363,7 +379,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   const threadTid = numericColumn<Int32Array>(threads, 'tid');
   const tids = new Int32Array(threadCount).fill(-1);
   tids.set(threadTid.subarray(0, Math.min(threadTid.length, threadCount)));
-  return {
+  const whole: ReplayInput = {
     machine,
     threadCount,
     pageCount,
@@ -378,6 +394,66 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     threadTid: tids,
     observedThreadNode,
     notes,
+  };
+  return options.timeRangeUs ? restrictToTimeRange(whole, options.timeRangeUs) : whole;
+}
+
+const ms = (us: number) => `${+(us / 1000).toFixed(3)} ms`;
+
+/**
+ * The input cut to the windows that overlap `range` (ReplayInputOptions.timeRangeUs): windows are
+ * renumbered from 0 (index i is window `firstWindow + i` of the whole trace; startUs and endUs
+ * stay times since the capture start), observedThreadNode is cut to match, and threads start on
+ * the node they were last observed on before the first kept window.
+ */
+export function restrictToTimeRange(input: ReplayInput, range: TimeRangeUs): ReplayInput {
+  const { startUs, endUs } = range;
+  if (!Number.isFinite(startUs) || !Number.isFinite(endUs) || startUs < 0 || endUs <= startUs) {
+    throw new EngineError('bad-option', `time range must be 0 ≤ start < end (µs), got ${startUs}–${endUs}`);
+  }
+  const all = input.windows;
+  const total = all.length;
+  let first = -1;
+  let last = -1;
+  for (let w = 0; w < total; w++) {
+    const info = all.info(w);
+    if (info.endUs <= startUs || info.startUs >= endUs) continue;
+    if (first < 0) first = w;
+    last = w;
+  }
+  const traceEnd = total > 0 ? all.info(total - 1).endUs : 0;
+  if (first < 0) {
+    throw new EngineError('bad-option', `time range ${ms(startUs)}–${ms(endUs)} overlaps no window of the trace (it covers 0–${ms(traceEnd)})`);
+  }
+  const count = last - first + 1;
+  const covered = { startUs: all.info(first).startUs, endUs: all.info(last).endUs };
+  const windows: WindowSource = {
+    length: count,
+    info: (i) => {
+      if (!(i >= 0 && i < count)) throw new RangeError(`window ${i} out of range 0..${count - 1}`);
+      return { ...all.info(first + i), index: i };
+    },
+    get: (i) => {
+      if (!(i >= 0 && i < count)) throw new RangeError(`window ${i} out of range 0..${count - 1}`);
+      return { ...all.get(first + i), index: i };
+    },
+    *[Symbol.iterator]() {
+      for (let i = 0; i < count; i++) yield this.get(i);
+    },
+  };
+  const observed = input.observedThreadNode;
+  const threadNode = first > 0 && observed && observed[first - 1] ? observed[first - 1]!.slice() : input.initial.threadNode.slice();
+  const note =
+    count === total
+      ? `time range ${ms(startUs)}–${ms(endUs)}: every window overlaps it, the whole trace (0–${ms(traceEnd)}) is replayed`
+      : `time range ${ms(startUs)}–${ms(endUs)}: replaying windows ${first}–${last} of 0–${total - 1} (${ms(covered.startUs)}–${ms(covered.endUs)}); threads start where they were at ${ms(covered.startUs)}`;
+  return {
+    ...input,
+    windows,
+    initial: { ...input.initial, threadNode },
+    observedThreadNode: observed?.slice(first, last + 1),
+    notes: [...(input.notes ?? []), note],
+    timeRange: { requestedStartUs: startUs, requestedEndUs: endUs, startUs: covered.startUs, endUs: covered.endUs, firstWindow: first, totalWindows: total },
   };
 }
 

@@ -50,11 +50,15 @@ export function manualPolicy(spec: ManualPlacement): Policy {
       for (const range of spec.pages ?? []) {
         checkNode(range.node, 'page range');
         let count = 0;
+        const indices: number[] = [];
         if ('firstPage' in range) {
           if (!(range.firstPage >= 0 && range.lastPage < input.pageCount && range.firstPage <= range.lastPage)) {
             throw new EngineError('bad-placement', `page range ${range.firstPage}..${range.lastPage} is outside the trace's pages (0..${input.pageCount - 1})`);
           }
-          for (let p = range.firstPage; p <= range.lastPage; p++, count++) pageNode[p] = range.node;
+          for (let p = range.firstPage; p <= range.lastPage; p++, count++) {
+            pageNode[p] = range.node;
+            indices.push(p);
+          }
         } else {
           const start = toBig(range.startAddress, 'startAddress');
           const end = toBig(range.endAddress, 'endAddress');
@@ -63,12 +67,13 @@ export function manualPolicy(spec: ManualPlacement): Policy {
             const a = input.pageAddress ? input.pageAddress[p]! : BigInt(p * input.pageBytes);
             if (a >= start && a < end) {
               pageNode[p] = range.node;
+              indices.push(p);
               count++;
             }
           }
         }
         const label = 'firstPage' in range ? `pages ${range.firstPage}..${range.lastPage}` : `page range ${String(range.startAddress)}–${String(range.endAddress)}`;
-        decisions.push({ window: 0, kind: 'migrate', explanation: `${label} (${count} pages of the trace) placed on node ${input.machine.nodeIds[range.node]} as given`, pages: count, toNodes: [range.node] });
+        decisions.push({ window: 0, kind: 'migrate', explanation: `${label} (${count} pages of the trace) placed on node ${input.machine.nodeIds[range.node]} as given`, pages: count, pageIndices: Int32Array.from(indices), toNodes: [range.node] });
       }
       let moved = 0;
       for (let p = 0; p < input.pageCount; p++) if (pageNode[p] !== input.initial.pageNode[p]) moved++;

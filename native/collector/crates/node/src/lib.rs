@@ -2,18 +2,27 @@
 //! and by Node scripts). Every operation is asynchronous: the blocking work runs on the libuv
 //! thread pool (napi-rs `AsyncTask`) and the function returns a Promise.
 //!
-//! Native exports: `probe()`, `topology()`, `record(options, token?)`, `apply(planJson, options)`,
-//! the `StopToken` class and `stopRecordings()`. `index.js` adds the AbortSignal wiring
-//! (`record({…, signal})`) and `startRecording()` (a handle with `.stop()`).
+//! Native exports: `probe()`, `topology()`, `record(options, token?, onWindow?)`,
+//! `apply(planJson, options)`, the `StopToken` class and `stopRecordings()`. `index.js` adds the
+//! AbortSignal wiring (`record({…, signal})`), `onWindow` as an option, and `startRecording()`
+//! (a handle with `.stop()`).
+//!
+//! Live windows: with `onWindow`, the recorder's own per-window aggregates (core `live.rs`, the
+//! same windows `numascope serve` streams) are sent to that function from a forwarder thread
+//! through a ThreadsafeFunction. The forwarder waits until JavaScript has run the callback for a
+//! window before sending the next, and `record()` settles only after the forwarder has finished:
+//! every window, the final one included, reaches JavaScript before the Promise resolves.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use numascope_core::apply as core_apply;
+use numascope_core::live::{LiveSink, LiveWindow};
 use numascope_core::record::{self as core_record, RecordOptions as CoreOptions, Target};
 use numascope_core::{probe as core_probe, topology as core_topology};
 
@@ -87,6 +96,13 @@ pub struct RecordOptions {
     pub interval_ms: Option<u32>,
     /// Also monitor region hotness with DAMON (root, free DAMON sysfs; default false).
     pub damon: Option<bool>,
+    /// Sample one page fault in N (1 = every fault). Default: adaptive (`faultRateHz`).
+    pub fault_period: Option<u32>,
+    /// Adaptive page-fault sampling: every fault below this rate per thread, about this many
+    /// samples/s above (default 10000).
+    pub fault_rate_hz: Option<u32>,
+    /// Live window length in ms when `onWindow` is given (default 250, as `numascope serve`).
+    pub window_ms: Option<u32>,
 }
 
 /// What `record()` resolves to.
@@ -136,8 +152,35 @@ impl StopToken {
     }
 }
 
+/// `onWindow`: called on the JavaScript thread with each live window (a plain object).
+pub type WindowCallback = ThreadsafeFunction<serde_json::Value, Unknown<'static>, serde_json::Value, Status, false>;
+
+/// How long the forwarder waits for JavaScript to take one window (then it moves on).
+const WINDOW_ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub struct RecordTask {
     opts: CoreOptions,
+    live: Option<(mpsc::Receiver<LiveWindow>, WindowCallback)>,
+}
+
+/// Sends each window to JavaScript, one at a time, until the recorder drops its sender.
+fn forward_windows(rx: mpsc::Receiver<LiveWindow>, cb: WindowCallback) {
+    let mut js_gone = false;
+    for w in rx {
+        if js_gone {
+            continue; // drain, so the recorder never blocks
+        }
+        let Ok(v) = serde_json::to_value(&w) else { continue };
+        let (ack_tx, ack_rx) = mpsc::sync_channel::<()>(1);
+        let status = cb.call_with_return_value(v, ThreadsafeFunctionCallMode::Blocking, move |_ret, _env| {
+            let _ = ack_tx.send(());
+            Ok(())
+        });
+        if status != Status::Ok || ack_rx.recv_timeout(WINDOW_ACK_TIMEOUT).is_err() {
+            // The environment is closing (or JavaScript is stuck): stop calling it.
+            js_gone = true;
+        }
+    }
 }
 
 impl Task for RecordTask {
@@ -145,7 +188,22 @@ impl Task for RecordTask {
     type JsValue = RecordResult;
 
     fn compute(&mut self) -> Result<Self::Output> {
+        let forwarder = self.live.take().map(|(rx, cb)| {
+            std::thread::Builder::new().name("numascope-live".into()).spawn(move || forward_windows(rx, cb))
+        });
+        let forwarder = match forwarder.transpose() {
+            Ok(f) => f,
+            Err(e) => {
+                self.opts.live = None;
+                return Err(err(format!("cannot start the live-window thread: {e}")));
+            }
+        };
         let r = core_record::record(&self.opts).map_err(err);
+        // Dropping the sender ends the forwarder once it has delivered every window.
+        self.opts.live = None;
+        if let Some(f) = forwarder {
+            let _ = f.join();
+        }
         if let Some(stop) = &self.opts.stop {
             ACTIVE.lock().unwrap().retain(|s| !Arc::ptr_eq(s, stop));
         }
@@ -172,9 +230,13 @@ impl Task for RecordTask {
 }
 
 /// Records a trace on a libuv worker thread; resolves when the trace is written. `token`
-/// (a `StopToken`) stops it early.
+/// (a `StopToken`) stops it early; `on_window` receives the live windows (see the module docs).
 #[napi(ts_return_type = "Promise<RecordResult>")]
-pub fn record(options: RecordOptions, token: Option<&StopToken>) -> Result<AsyncTask<RecordTask>> {
+pub fn record(
+    options: RecordOptions,
+    token: Option<&StopToken>,
+    on_window: Option<WindowCallback>,
+) -> Result<AsyncTask<RecordTask>> {
     let target = match (options.pid, options.command) {
         (Some(pid), None) => Target::Attach(pid),
         (None, Some(cmd)) if !cmd.is_empty() => Target::Launch(cmd),
@@ -191,11 +253,45 @@ pub fn record(options: RecordOptions, token: Option<&StopToken>) -> Result<Async
         opts.interval = Duration::from_millis(i.max(1) as u64);
     }
     opts.damon = options.damon.unwrap_or(false);
+    match (options.fault_period, options.fault_rate_hz) {
+        (Some(_), Some(_)) => {
+            return Err(Error::new(Status::InvalidArg, "record: give faultPeriod or faultRateHz, not both"))
+        }
+        (Some(n), None) => {
+            if !(1..=1_000_000).contains(&n) {
+                return Err(Error::new(Status::InvalidArg, "record: faultPeriod must be an integer from 1 to 1000000"));
+            }
+            opts.fault_period = n as u64;
+            opts.fault_rate_hz = 0;
+        }
+        (None, Some(hz)) => {
+            if !(100..=1_000_000).contains(&hz) {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    "record: faultRateHz must be an integer from 100 to 1000000",
+                ));
+            }
+            opts.fault_rate_hz = hz as u64;
+        }
+        (None, None) => {}
+    }
     opts.command_line = vec!["numascope-node".into(), "record".into()];
+    let live = match on_window {
+        Some(cb) => {
+            let (tx, rx) = mpsc::channel();
+            let mut sink = LiveSink::new(tx);
+            if let Some(ms) = options.window_ms {
+                sink.every = Duration::from_millis(ms.clamp(10, 60_000) as u64);
+            }
+            opts.live = Some(sink);
+            Some((rx, cb))
+        }
+        None => None,
+    };
     let stop = token.map(|t| t.flag.clone()).unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
     ACTIVE.lock().unwrap().push(stop.clone());
     opts.stop = Some(stop);
-    Ok(AsyncTask::new(RecordTask { opts }))
+    Ok(AsyncTask::new(RecordTask { opts, live }))
 }
 
 /// Asks every running `record()` to stop now; each still writes its trace (stopReason "signal").

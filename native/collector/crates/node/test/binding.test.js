@@ -39,6 +39,9 @@ test('record() launches a command and writes a trace', async () => {
 
 test('record() rejects bad options', () => {
   assert.throws(() => addon.record({ output: '/tmp/x.numascope' }), /exactly one of/);
+  assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 1, faultRateHz: 1000 }), /faultPeriod or faultRateHz, not both/);
+  assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 0 }), /faultPeriod must be an integer from 1/);
+  assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultRateHz: 10 }), /faultRateHz must be an integer from 100/);
 });
 
 test('stopRecordings() stops a running record', async () => {

@@ -68,6 +68,7 @@ test('record() launches a testload for 1 s and resolves to the summary', { skip 
     command: [testload, '--threads', '2', '--mib', '8', '--seconds', '10'],
     output: out,
     durationMs: 1000,
+    faultPeriod: 1, // every fault: every page of the buffers is in the trace
   });
   assert.strictEqual(r.stopReason, 'duration');
   assert.ok(r.durationUs >= 900_000 && r.durationUs < 3_000_000, `durationUs ${r.durationUs}`);
@@ -115,6 +116,72 @@ test('startRecording() returns a handle whose stop() ends the recording', { skip
   assert.strictEqual(r.stopReason, 'signal');
   assert.strictEqual(readManifest(out).capture.stopReason, 'signal');
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("onWindow streams the collector's own live windows, all before the Promise settles", { skip }, async () => {
+  const dir = tmpdir();
+  const out = path.join(dir, 'live.numascope');
+  const windows = [];
+  const r = await addon.record({
+    command: [testload, '--threads', '2', '--mib', '8', '--seconds', '10'],
+    output: out,
+    durationMs: 1000,
+    windowMs: 100,
+    onWindow: (w) => windows.push(w),
+  });
+  // Everything arrived before the Promise resolved: the final window is already here.
+  assert.ok(windows.length >= 5, `${windows.length} windows`);
+  assert.deepStrictEqual(
+    windows.map((w) => w.seq),
+    windows.map((_, i) => i),
+  );
+  assert.deepStrictEqual(
+    windows.map((w) => w.final),
+    windows.map((_, i) => i === windows.length - 1),
+  );
+  for (let i = 1; i < windows.length; i++) assert.strictEqual(windows[i].startUs, windows[i - 1].endUs);
+  const last = windows[windows.length - 1];
+  assert.strictEqual(last.pid, r.pid);
+  // core live.rs: the final window agrees with the trace (launching: no duplicate samples).
+  assert.strictEqual(last.totals.faults, r.samples);
+  assert.strictEqual(last.totals.pages, r.pages);
+  assert.strictEqual(
+    windows.reduce((n, w) => n + w.faults, 0),
+    r.samples,
+  );
+  assert.ok(last.threadsSeen >= 2);
+  assert.ok(windows.some((w) => w.threads.length > 0));
+  for (const k of ['seq', 'startUs', 'endUs', 'elapsedUs', 'final', 'pid', 'faults', 'faultsByNode', 'totals', 'threads', 'threadsSeen', 'lostSamples'])
+    assert.ok(k in last, k);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a throwing onWindow is reported, and the recording still completes', { skip }, async () => {
+  const dir = tmpdir();
+  const warnings = [];
+  const onWarning = (w) => warnings.push(String(w.message));
+  process.on('warning', onWarning);
+  try {
+    let calls = 0;
+    const r = await addon.record({
+      command: [testload, '--threads', '1', '--mib', '2', '--seconds', '10'],
+      output: path.join(dir, 'throws.numascope'),
+      durationMs: 400,
+      windowMs: 100,
+      onWindow: () => {
+        calls++;
+        throw new Error('boom');
+      },
+    });
+    assert.strictEqual(r.stopReason, 'duration');
+    assert.ok(calls >= 2);
+    await new Promise((res) => setImmediate(res));
+    assert.ok(warnings.some((m) => m.includes('onWindow callback threw') && m.includes('boom')), warnings.join('\n'));
+    assert.throws(() => addon.record({ command: [testload], output: path.join(dir, 'x.numascope'), onWindow: 7 }), /onWindow must be a function/);
+  } finally {
+    process.off('warning', onWarning);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('apply() dry-runs a plan on a running child', { skip }, async () => {

@@ -55,7 +55,17 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { threads: 4, mib: 8, shared_mib: 4, seconds: 0.3, delay: 0.0, start_delay: 0.0, thp: false, pin: false, hold: 0.0 };
+    let mut a = Args {
+        threads: 4,
+        mib: 8,
+        shared_mib: 4,
+        seconds: 0.3,
+        delay: 0.0,
+        start_delay: 0.0,
+        thp: false,
+        pin: false,
+        hold: 0.0,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -65,7 +75,9 @@ fn parse_args() -> Result<Args, String> {
             "--shared-mib" => a.shared_mib = val("--shared-mib")?.parse().map_err(|_| "--shared-mib: not a number")?,
             "--seconds" => a.seconds = val("--seconds")?.parse().map_err(|_| "--seconds: not a number")?,
             "--delay" => a.delay = val("--delay")?.parse().map_err(|_| "--delay: not a number")?,
-            "--start-delay" => a.start_delay = val("--start-delay")?.parse().map_err(|_| "--start-delay: not a number")?,
+            "--start-delay" => {
+                a.start_delay = val("--start-delay")?.parse().map_err(|_| "--start-delay: not a number")?
+            }
             "--thp" => a.thp = true,
             "--pin" => a.pin = true,
             "--hold" => a.hold = val("--hold")?.parse().map_err(|_| "--hold: not a number")?,
