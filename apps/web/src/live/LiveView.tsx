@@ -307,7 +307,7 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
       )}
       {p.kind === 'ended' && <ApplyNote pid={p.end.summary?.pid ?? w?.pid ?? null} exited={p.end.summary?.stopReason === 'process-exit'} />}
       <p className="ns-muted hint" data-testid="live-honesty">
-        Measured: page faults (software event, every fault, by the node of the faulted page, asked with move_pages) and page placement
+        Measured: page faults (software event: every fault while a thread faults less than the sampling rate, sampled above it, so counts are samples; by the node of the faulted page, asked with move_pages) and page placement
         (distinct 4 KiB pages touched, by their current node). Thread cpu/node: where each thread last ran (/proc). Memory accesses and
         traffic are not shown live; nothing here is estimated.
       </p>
