@@ -40,7 +40,10 @@ fi
 # Electron's binary comes from its install script; run it if npm skipped install scripts.
 if [ ! -f "$TOOLS/node_modules/electron/path.txt" ]; then
   log "downloading the Electron $ELECTRON_VERSION binary"
-  (cd "$TOOLS/node_modules/electron" && node install.js)
+  if ! (cd "$TOOLS/node_modules/electron" && node install.js); then
+    echo "[numascope] error: downloading the Electron $ELECTRON_VERSION binary failed (see above). It comes from github.com/electron/electron releases: this needs internet access beyond the npm registry (or ELECTRON_MIRROR pointing at a mirror)." >&2
+    exit 1
+  fi
 fi
 # The shell's code against Electron's own types (tests use a slice of them: types/electron.d.ts).
 log "type-checking apps/desktop/src against electron $ELECTRON_VERSION's electron.d.ts"
