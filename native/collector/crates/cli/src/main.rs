@@ -172,6 +172,12 @@ struct RecordArgs {
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     fault_rate: Option<u64>,
 
+    /// Per-thread counters read on every poll: `core` (cycles, instructions, llc-misses, for IPC
+    /// and L3MPKI; needs a cpu PMU, else the source is reported failed with the reason),
+    /// `software` (task-clock, page-faults, context-switches: every kernel), or `off`.
+    #[arg(long = "counters", value_name = "SET", default_value = "core", value_parser = ["core", "software", "off"])]
+    counters: String,
+
     /// Do not sample memory accesses with the PMU (AMD IBS op, Intel PEBS), even where the
     /// machine has one. By default they are recorded whenever `numascope probe` lists them as
     /// available.
@@ -252,6 +258,11 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.progress = !args.quiet;
     opts.damon = args.damon;
     opts.mem_sampling = !args.no_pmu;
+    opts.counters = match args.counters.as_str() {
+        "software" => record::CounterChoice::Software,
+        "off" => record::CounterChoice::Off,
+        _ => record::CounterChoice::Core,
+    };
     opts.mem_rate_hz = args.mem_rate;
     match (args.fault_period, args.fault_rate) {
         (Some(n), _) => {

@@ -327,14 +327,14 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
         }
         _ if !opts.try_open => (true, format!("{} PMU present", cpu_pmu.unwrap())),
         _ => match try_open_hw_instructions() {
-            Ok(()) => (true, "hardware instructions counter opened; not recorded by this collector version".into()),
+            Ok(()) => (true, "hardware instructions counter opened: `numascope record` counts cycles, instructions and llc-misses per thread".into()),
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP)) => {
                 (false, "no cpu PMU: hardware events not supported (VM without PMU passthrough)".into())
             }
             Err(e) => (false, perf_open_error(&e, &privs)),
         },
     };
-    push("core-counters", core.0, false, core.1);
+    push("core-counters", core.0, true, core.1);
 
     // uncore
     let uncore: Vec<&String> = pmus
@@ -442,13 +442,13 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
         },
     );
     let core = src("core-counters");
-    let core_reason = if core.available {
-        "core counters present but not recorded by this collector version".to_string()
+    let (core_status, core_reason) = if core.available {
+        ("measured", "per-thread cycles, instructions and llc-misses, counted by `numascope record`".to_string())
     } else {
-        short(&core.reason)
+        ("unavailable", short(&core.reason))
     };
-    m("ipc", "unavailable", core_reason.clone());
-    m("l3-mpki", "unavailable", core_reason);
+    m("ipc", core_status, core_reason.clone());
+    m("l3-mpki", core_status, core_reason);
     let damon = src("damon");
     if damon.available {
         m("region-hotness", "measured", "DAMON vaddr region access frequency (with `record --damon`)".into());

@@ -70,6 +70,19 @@ pub struct RecordOptions {
     pub mem_sampling: bool,
     /// Samples per second per PMU event (`--mem-rate`).
     pub mem_rate_hz: u64,
+    /// Per-thread counting events read on every poll (`--counters`): the core set (cycles,
+    /// instructions, llc-misses: IPC and L3MPKI), software stand-ins, or none.
+    pub counters: CounterChoice,
+}
+
+/// Which per-thread counters [`RecordOptions::counters`] records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterChoice {
+    /// cycles, instructions, llc-misses (needs a cpu PMU; the source is `failed` without one).
+    Core,
+    /// task-clock, page-faults, context-switches (every kernel).
+    Software,
+    Off,
 }
 
 /// Default of [`RecordOptions::fault_rate_hz`]: exact below 10 000 faults/s per thread, and the
@@ -92,6 +105,7 @@ impl RecordOptions {
             fault_rate_hz: DEFAULT_FAULT_RATE_HZ,
             mem_sampling: true,
             mem_rate_hz: crate::sources::pmu::DEFAULT_MEM_RATE_HZ,
+            counters: CounterChoice::Core,
         }
     }
 }
@@ -605,6 +619,22 @@ pub fn record_with(
         }
     }
     let start_ticks = procfs::process_start_ticks(&roots.proc, pid);
+    // Per-thread counters: opened for the threads there are now, more as the loop finds them.
+    let mut counters: Option<Result<crate::sources::counters::ThreadCounters, String>> = match opts.counters {
+        CounterChoice::Off => None,
+        choice => {
+            use crate::sources::counters::{core_counters, software_counters, ThreadCounters};
+            let specs = if choice == CounterChoice::Core { core_counters() } else { software_counters() };
+            let r = ThreadCounters::open(specs, pid as u32, !privs.can_profile_kernel());
+            Some(r.map(|mut c| {
+                for t in procfs::list_tasks(&roots.proc, pid).unwrap_or_default() {
+                    c.add_thread(t as u32);
+                }
+                c
+            }))
+        }
+    };
+    let mut next_counters = Instant::now();
     let numa_maps_ok = roots.proc.join("self/numa_maps").exists();
     if attached {
         // Another user's process: say what is missing before recording nothing.
@@ -744,6 +774,13 @@ pub fn record_with(
             let end_us = mono_now_ns().saturating_sub(start_ns) / 1000;
             live_emit(l, &mut live_done, &raw, &mut pages, pid, true, end_us, false, last_lost, roots, &cpu_to_node);
         }
+        if let Some(Ok(c)) = counters.as_mut().filter(|_| now >= next_counters) {
+            next_counters = now + opts.interval;
+            for t in procfs::list_tasks(&roots.proc, pid).unwrap_or_default() {
+                c.add_thread(t as u32);
+            }
+            c.read(us_since(start_ns, mono_now_ns()));
+        }
         if opts.progress && now >= next_progress {
             next_progress = now + Duration::from_secs(1);
             eprintln!(
@@ -809,6 +846,9 @@ pub fn record_with(
     }
     let end_ns = mono_now_ns().max(stopped.at_ns);
     drain_pmu(&mut pmu, &mut mem_raw);
+    if let Some(Ok(c)) = counters.as_mut() {
+        c.read(us_since(start_ns, end_ns));
+    }
     if let Ok(s) = &mut pf {
         s.drain(&mut fresh);
         if s.lost > last_lost {
@@ -929,7 +969,30 @@ pub fn record_with(
         ));
     }
     let mem_rows = crate::sources::pmu::add_mem_samples(&mut trace, &mem_raw, start_ns, &mem_page_nodes);
+    let counter_rows = match &counters {
+        Some(Ok(c)) => c.add_to_trace(&mut trace),
+        _ => 0,
+    };
     let mut used_sources: Vec<SourceStatus> = Vec::new();
+    match &counters {
+        Some(Ok(c)) => used_sources.push(SourceStatus {
+            id: "core-counters".into(),
+            status: "used".into(),
+            reason: Some(format!(
+                "per-thread counting events {} ({}), {} threads, {counter_rows} rows (scope thread, cumulative, scaled by time_enabled/time_running{}){}{}",
+                c.names().join(", "),
+                if opts.counters == CounterChoice::Software { "software events: this machine's stand-in for the core set" } else { "hardware" },
+                c.thread_count(),
+                if c.multiplexed_reads > 0 { format!("; {} reads were multiplexed", c.multiplexed_reads) } else { String::new() },
+                if c.exclude_kernel() { "; user mode only (no kernel profiling permission)" } else { "" },
+                if c.failed_threads.is_empty() { String::new() } else { format!("; {} threads could not be followed: {}", c.failed_threads.len(), c.failed_threads[0].1) }
+            )),
+            sample_period: None,
+            interval_ms: Some(opts.interval.as_millis() as u64),
+        }),
+        Some(Err(e)) => used_sources.push(SourceStatus { id: "core-counters".into(), status: "failed".into(), reason: Some(e.clone()), sample_period: None, interval_ms: None }),
+        None => {}
+    }
     for (id, why) in &mem_refused {
         used_sources.push(SourceStatus {
             id: (*id).into(),
@@ -1054,6 +1117,21 @@ pub fn record_with(
                 "adaptive page-fault sampling (at most about {} samples/s per thread): while the program faulted faster, faults were sampled ({subsampled} samples stood for up to {max_period} faults each), so a page's first touch is known only when its fault was sampled; record with --fault-period 1 for every first touch; page placement (numa_maps) is unaffected",
                 opts.fault_rate_hz
             );
+        }
+    }
+    if counter_rows > 0 && opts.counters == CounterChoice::Core {
+        for (metric, what) in [("ipc", "instructions / cycles"), ("l3-mpki", "llc-misses per 1000 instructions")] {
+            if let Some(c) = capabilities.iter_mut().find(|c| c.metric == metric) {
+                c.status = "measured".into();
+                c.reason = format!("{what} from per-thread counting events ({counter_rows} rows)");
+            }
+        }
+    } else if let Some(Err(e)) = &counters {
+        for metric in ["ipc", "l3-mpki"] {
+            if let Some(c) = capabilities.iter_mut().find(|c| c.metric == metric) {
+                c.status = "unavailable".into();
+                c.reason = format!("core counters: {e}");
+            }
         }
     }
     if mem_rows > 0 {

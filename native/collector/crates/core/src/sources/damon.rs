@@ -502,7 +502,7 @@ pub fn add_to_trace(
 }
 
 /// Stable sort of the counters rows by time (DAMON rows are appended after the poller's).
-fn sort_counters_by_time(c: &mut crate::trace::Counters) {
+pub(crate) fn sort_counters_by_time(c: &mut crate::trace::Counters) {
     if c.time_us.windows(2).all(|w| w[0] <= w[1]) {
         return;
     }
