@@ -178,6 +178,12 @@ struct RecordArgs {
     #[arg(long = "counters", value_name = "SET", default_value = "core", value_parser = ["core", "software", "off"])]
     counters: String,
 
+    /// Do not count memory-controller traffic with uncore PMUs (Intel uncore_imc), even where
+    /// the machine has them. By default it is counted system-wide (it needs CAP_PERFMON, root or
+    /// perf_event_paranoid <= 0) and recorded per node.
+    #[arg(long = "no-uncore")]
+    no_uncore: bool,
+
     /// Do not sample memory accesses with the PMU (AMD IBS op, Intel PEBS), even where the
     /// machine has one. By default they are recorded whenever `numascope probe` lists them as
     /// available.
@@ -258,6 +264,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.progress = !args.quiet;
     opts.damon = args.damon;
     opts.mem_sampling = !args.no_pmu;
+    opts.uncore = !args.no_uncore;
     opts.counters = match args.counters.as_str() {
         "software" => record::CounterChoice::Software,
         "off" => record::CounterChoice::Off,

@@ -351,13 +351,19 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
     if uncore.is_empty() {
         push("uncore", false, false, "no memory-controller or interconnect uncore PMU (uncore_imc, amd_df, amd_umc, …) in /sys/bus/event_source/devices".into());
     } else {
+        let imc = uncore.iter().any(|p| p.starts_with("uncore_imc"));
         push(
             "uncore",
             privs.can_profile_kernel(),
-            false,
+            imc,
             format!(
-                "uncore PMUs present ({}); not recorded by this collector version",
-                uncore.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                "uncore PMUs present ({}); {}",
+                uncore.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                if imc {
+                    "`numascope record` counts uncore_imc CAS reads and writes as memory-controller bytes per node; link and AMD data-fabric counters are not recorded yet"
+                } else {
+                    "only Intel uncore_imc memory-controller counters are recorded by this collector version"
+                }
             ),
         );
     }
@@ -429,7 +435,7 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
     let unc = src("uncore");
     m(
         "memory-bandwidth",
-        "unavailable",
+        if unc.available && unc.implemented { "measured" } else { "unavailable" },
         if unc.available { unc.reason.clone() } else { format!("{}; no bandwidth benchmark data", short(&unc.reason)) },
     );
     m(

@@ -73,6 +73,9 @@ pub struct RecordOptions {
     /// Per-thread counting events read on every poll (`--counters`): the core set (cycles,
     /// instructions, llc-misses: IPC and L3MPKI), software stand-ins, or none.
     pub counters: CounterChoice,
+    /// Count memory-controller traffic with uncore PMUs where the machine has them (`--no-uncore`
+    /// turns it off; see [`crate::sources::uncore`]).
+    pub uncore: bool,
 }
 
 /// Which per-thread counters [`RecordOptions::counters`] records.
@@ -106,6 +109,7 @@ impl RecordOptions {
             mem_sampling: true,
             mem_rate_hz: crate::sources::pmu::DEFAULT_MEM_RATE_HZ,
             counters: CounterChoice::Core,
+            uncore: true,
         }
     }
 }
@@ -634,6 +638,20 @@ pub fn record_with(
             }))
         }
     };
+    // Memory-controller traffic (uncore), system-wide per socket.
+    let mut uncore: Option<Result<crate::sources::uncore::UncoreCounters, String>> = if opts.uncore {
+        let node_of = |cpu: u32| cpu_to_node.get(cpu as usize).map(|&n| n as i32).unwrap_or(-1);
+        match crate::sources::uncore::plan_uncore(&roots.sys, &node_of) {
+            Ok(specs) if specs.is_empty() => None,
+            Ok(specs) => Some(crate::sources::uncore::UncoreCounters::open(specs)),
+            Err(e) => Some(Err(e)),
+        }
+    } else {
+        None
+    };
+    if let Some(Ok(u)) = uncore.as_mut() {
+        u.read(0);
+    }
     let mut next_counters = Instant::now();
     let numa_maps_ok = roots.proc.join("self/numa_maps").exists();
     if attached {
@@ -774,12 +792,18 @@ pub fn record_with(
             let end_us = mono_now_ns().saturating_sub(start_ns) / 1000;
             live_emit(l, &mut live_done, &raw, &mut pages, pid, true, end_us, false, last_lost, roots, &cpu_to_node);
         }
-        if let Some(Ok(c)) = counters.as_mut().filter(|_| now >= next_counters) {
+        if now >= next_counters {
             next_counters = now + opts.interval;
-            for t in procfs::list_tasks(&roots.proc, pid).unwrap_or_default() {
-                c.add_thread(t as u32);
+            let t = us_since(start_ns, mono_now_ns());
+            if let Some(Ok(c)) = counters.as_mut() {
+                for tid in procfs::list_tasks(&roots.proc, pid).unwrap_or_default() {
+                    c.add_thread(tid as u32);
+                }
+                c.read(t);
             }
-            c.read(us_since(start_ns, mono_now_ns()));
+            if let Some(Ok(u)) = uncore.as_mut() {
+                u.read(t);
+            }
         }
         if opts.progress && now >= next_progress {
             next_progress = now + Duration::from_secs(1);
@@ -848,6 +872,9 @@ pub fn record_with(
     drain_pmu(&mut pmu, &mut mem_raw);
     if let Some(Ok(c)) = counters.as_mut() {
         c.read(us_since(start_ns, end_ns));
+    }
+    if let Some(Ok(u)) = uncore.as_mut() {
+        u.read(us_since(start_ns, end_ns));
     }
     if let Ok(s) = &mut pf {
         s.drain(&mut fresh);
@@ -973,6 +1000,10 @@ pub fn record_with(
         Some(Ok(c)) => c.add_to_trace(&mut trace),
         _ => 0,
     };
+    let uncore_rows = match &uncore {
+        Some(Ok(u)) => u.add_to_trace(&mut trace),
+        _ => 0,
+    };
     let mut used_sources: Vec<SourceStatus> = Vec::new();
     match &counters {
         Some(Ok(c)) => used_sources.push(SourceStatus {
@@ -991,6 +1022,20 @@ pub fn record_with(
             interval_ms: Some(opts.interval.as_millis() as u64),
         }),
         Some(Err(e)) => used_sources.push(SourceStatus { id: "core-counters".into(), status: "failed".into(), reason: Some(e.clone()), sample_period: None, interval_ms: None }),
+        None => {}
+    }
+    match &uncore {
+        Some(Ok(u)) => used_sources.push(SourceStatus {
+            id: "uncore".into(),
+            status: "used".into(),
+            reason: Some(format!(
+                "memory-controller CAS counts of {} (system-wide, per socket), as cumulative bytes per node: mc-read-bytes, mc-write-bytes ({uncore_rows} rows)",
+                u.pmus().join(", ")
+            )),
+            sample_period: None,
+            interval_ms: Some(opts.interval.as_millis() as u64),
+        }),
+        Some(Err(e)) => used_sources.push(SourceStatus { id: "uncore".into(), status: "failed".into(), reason: Some(e.clone()), sample_period: None, interval_ms: None }),
         None => {}
     }
     for (id, why) in &mem_refused {
@@ -1117,6 +1162,27 @@ pub fn record_with(
                 "adaptive page-fault sampling (at most about {} samples/s per thread): while the program faulted faster, faults were sampled ({subsampled} samples stood for up to {max_period} faults each), so a page's first touch is known only when its fault was sampled; record with --fault-period 1 for every first touch; page placement (numa_maps) is unaffected",
                 opts.fault_rate_hz
             );
+        }
+    }
+    if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "memory-bandwidth") {
+        match &uncore {
+            Some(Ok(_)) if uncore_rows > 0 => {
+                c.status = "measured".into();
+                c.reason = format!("memory-controller read and write bytes per node from uncore CAS counters ({uncore_rows} rows; whole machine, not only the recorded process)");
+            }
+            Some(Err(e)) => {
+                c.status = "unavailable".into();
+                c.reason = format!("uncore counters: {e}");
+            }
+            _ if c.status == "measured" => {
+                c.status = "unavailable".into();
+                c.reason = if opts.uncore {
+                    "no uncore memory-controller rows were read".into()
+                } else {
+                    "uncore counting was turned off (--no-uncore)".into()
+                };
+            }
+            _ => {}
         }
     }
     if counter_rows > 0 && opts.counters == CounterChoice::Core {

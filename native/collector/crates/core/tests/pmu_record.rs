@@ -1,5 +1,6 @@
-//! `record` with PMU memory-access sampling planned but impossible to open: a /sys whose
-//! `ibs_op` PMU has a type the kernel does not know (this machine has no PMU at all). The
+//! `record` with PMU memory-access sampling and uncore counting planned but impossible to open: a
+//! /sys whose `ibs_op` and `uncore_imc_0` PMUs have types the kernel does not know (this machine
+//! has no PMU at all). The
 //! recording must still succeed with page faults and /proc data, and the trace must say, per
 //! source and per metric, that memory accesses were not measured and why.
 
@@ -16,6 +17,20 @@ fn fake_sys(dir: &std::path::Path) -> PathBuf {
     fs::create_dir_all(sys.join("bus/event_source/devices/ibs_op")).unwrap();
     // A dynamic PMU type no kernel has.
     fs::write(sys.join("bus/event_source/devices/ibs_op/type"), "2147418112\n").unwrap();
+    // An Intel memory-controller PMU of a type no kernel has.
+    let imc = sys.join("bus/event_source/devices/uncore_imc_0");
+    for (f, v) in [
+        ("type", "2147418113"),
+        ("cpumask", "0"),
+        ("format/event", "config:0-7"),
+        ("format/umask", "config:8-15"),
+        ("events/cas_count_read", "event=0x04,umask=0x03"),
+        ("events/cas_count_read.scale", "6.103515625e-5"),
+        ("events/cas_count_read.unit", "MiB"),
+    ] {
+        fs::create_dir_all(imc.join(f).parent().unwrap()).unwrap();
+        fs::write(imc.join(f), format!("{v}\n")).unwrap();
+    }
     for d in ["devices", "kernel", "fs", "firmware"] {
         std::os::unix::fs::symlink(PathBuf::from("/sys").join(d), sys.join(d)).unwrap();
     }
@@ -56,6 +71,13 @@ fn unopenable_pmu_events_are_reported_and_nothing_else_is_lost() {
     assert_eq!(pf.status, "used");
     assert!(!t.samples.time_us.is_empty(), "page-fault samples are still recorded");
     assert!(t.samples.op.iter().all(|o| o == "fault"), "no access rows were invented");
+    let unc = m.capture.sources.iter().find(|s| s.id == "uncore").unwrap();
+    assert_eq!(unc.status, "failed", "{unc:?}");
+    assert!(unc.reason.as_deref().unwrap().starts_with("cannot open uncore_imc_0/mc-read-bytes on cpu 0:"), "{unc:?}");
+    let bw = m.capture.capabilities.iter().find(|c| c.metric == "memory-bandwidth").unwrap();
+    assert_eq!(bw.status, "unavailable", "{bw:?}");
+    assert!(bw.reason.starts_with("uncore counters: cannot open"), "{bw:?}");
+    assert!(!t.counters.counter.iter().any(|c| c.starts_with("mc-")), "no memory-controller rows were invented");
     for metric in ["memory-accesses", "access-latency", "data-source"] {
         let c = m.capture.capabilities.iter().find(|c| c.metric == metric).unwrap();
         assert_eq!(c.status, "unavailable", "{c:?}");

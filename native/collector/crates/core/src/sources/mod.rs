@@ -5,3 +5,4 @@ pub mod damon;
 pub mod pagefault;
 pub mod pmu;
 pub mod procfs;
+pub mod uncore;

@@ -124,7 +124,7 @@ pub fn encode_event(formats: &Formats, event: &str, overrides: &[(&str, u64)]) -
     Ok(out)
 }
 
-fn read_formats(pmu_dir: &Path) -> Result<Formats, String> {
+pub(crate) fn read_formats(pmu_dir: &Path) -> Result<Formats, String> {
     let dir = pmu_dir.join("format");
     let mut out = HashMap::new();
     for e in fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))? {
