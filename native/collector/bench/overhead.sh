@@ -10,7 +10,11 @@
 # wall time measures work). Every 4 KiB page is one page fault, so this is the worst case for
 # the page-fault sampler (period 1): its cost is per fault.
 #
-# Usage: bench/overhead.sh [REPEAT]   env: THREADS=2 MIB=256 SHARED=64 EXTRA="--damon"
+# PASSES=P adds fixed compute after the first touches: every thread reads its buffer P times
+# (one byte per cache line), the typical "allocate, then work on it" program; PASSES=0 (the
+# default) is the pure first-touch loop.
+#
+# Usage: bench/overhead.sh [REPEAT]   env: THREADS=2 MIB=256 SHARED=64 PASSES=0 EXTRA="--damon"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-5}
@@ -18,12 +22,13 @@ THREADS=${THREADS:-2}
 MIB=${MIB:-256}
 SHARED=${SHARED:-64}
 EXTRA=${EXTRA:-}
+PASSES=${PASSES:-0}
 cargo build -j2 --release -q -p numascope-cli -p numascope-testload
 NS=target/release/numascope
 TL=target/release/numascope-testload
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-WL=("$TL" --threads "$THREADS" --mib "$MIB" --shared-mib "$SHARED" --seconds 0)
+WL=("$TL" --threads "$THREADS" --mib "$MIB" --shared-mib "$SHARED" --seconds 0 --passes "$PASSES")
 pages=$(( (THREADS * MIB + SHARED) * 256 ))
 plain=() rec=() hwm=() samples=() cap=()
 "${WL[@]}" >/dev/null # warm-up (page cache, binary)
@@ -39,12 +44,13 @@ for i in $(seq "$REPEAT"); do
   read -r s d < <(unzip -p "$TMP/run.numascope" manifest.json | python3 -c 'import json,sys; c=json.load(sys.stdin)["capture"]; print(c["sampleCount"], c["durationUs"]/1e6)')
   samples+=("$s"); cap+=("$d")
 done
-python3 - "$pages" "${plain[*]}" "${rec[*]}" "${hwm[*]}" "${samples[*]}" "${cap[*]}" <<'PY'
+python3 - "$pages" "$PASSES" "${plain[*]}" "${rec[*]}" "${hwm[*]}" "${samples[*]}" "${cap[*]}" <<'PY'
 import statistics as st, sys
 pages = int(sys.argv[1])
-plain, whole, hwm, samples, rec = ([float(x) for x in a.split()] for a in sys.argv[2:7])
+passes = int(sys.argv[2])
+plain, whole, hwm, samples, rec = ([float(x) for x in a.split()] for a in sys.argv[3:8])
 mp, mr = st.median(plain), st.median(rec)
-print(f"workload: {pages} first-touch pages (4 KiB) per run, {len(plain)} runs each")
+print(f"workload: {pages} first-touch pages (4 KiB) per run, then {passes} read passes over each thread's memory, {len(plain)} runs each")
 print(f"plain    wall s: {' '.join(f'{x:.3f}' for x in plain)}  median {mp:.3f}  ({pages/mp:,.0f} faults/s)")
 print(f"numascope record end to end (startup + capture + trace write) s: {' '.join(f'{x:.3f}' for x in whole)}")
 print(f"recorded (capture.durationUs: exec to exit) s: {' '.join(f'{x:.3f}' for x in rec)}  median {mr:.3f}  ({pages/mr:,.0f} faults/s)")

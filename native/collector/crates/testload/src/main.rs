@@ -21,7 +21,7 @@ const USAGE: &str = "\
 numascope-testload: per-thread buffers touched page by page, then a shared read phase
 
 USAGE:
-    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--delay D] [--start-delay S] [--thp] [--pin] [--hold H]
+    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--passes P] [--delay D] [--start-delay S] [--thp] [--pin] [--hold H]
 
 OPTIONS:
     --threads N      worker threads, each with its own buffer (default 4; 0: the main thread
@@ -29,6 +29,8 @@ OPTIONS:
     --mib M          MiB per worker buffer (default 8)
     --shared-mib S   MiB of the shared buffer the main thread touches first (default 4)
     --seconds T      how long all threads read the shared buffer, seconds (default 0.3)
+    --passes P       fixed work before that: each worker reads its own buffer P times, the
+                     main thread the shared buffer P times (default 0), e.g. for benchmarks
     --delay D        seconds the workers wait before mapping their buffers (default 0)
     --start-delay S  seconds to wait after `ready pid=` before anything is mapped or pinned
                      (default 0), e.g. to attach `numascope record -p PID` first
@@ -47,6 +49,7 @@ struct Args {
     mib: usize,
     shared_mib: usize,
     seconds: f64,
+    passes: u32,
     delay: f64,
     start_delay: f64,
     thp: bool,
@@ -60,6 +63,7 @@ fn parse_args() -> Result<Args, String> {
         mib: 8,
         shared_mib: 4,
         seconds: 0.3,
+        passes: 0,
         delay: 0.0,
         start_delay: 0.0,
         thp: false,
@@ -74,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
             "--mib" => a.mib = val("--mib")?.parse().map_err(|_| "--mib: not a number")?,
             "--shared-mib" => a.shared_mib = val("--shared-mib")?.parse().map_err(|_| "--shared-mib: not a number")?,
             "--seconds" => a.seconds = val("--seconds")?.parse().map_err(|_| "--seconds: not a number")?,
+            "--passes" => a.passes = val("--passes")?.parse().map_err(|_| "--passes: not a number")?,
             "--delay" => a.delay = val("--delay")?.parse().map_err(|_| "--delay: not a number")?,
             "--start-delay" => {
                 a.start_delay = val("--start-delay")?.parse().map_err(|_| "--start-delay: not a number")?
@@ -244,6 +249,7 @@ fn main() {
     let read_for = Duration::from_secs_f64(a.seconds);
     let delay = Duration::from_secs_f64(a.delay);
     let hold = Duration::from_secs_f64(a.hold);
+    let passes = a.passes;
     let mut handles = Vec::new();
     for i in 0..a.threads {
         let barrier = barrier.clone();
@@ -262,8 +268,11 @@ fn main() {
                 let pages = touch(buf, len);
                 say(format!("touched tid={tid} pages={pages}"));
                 barrier.wait();
-                let end = Instant::now() + read_for;
                 let mut sum = 0u64;
+                for _ in 0..passes {
+                    sum = sum.wrapping_add(read_all(buf, len));
+                }
+                let end = Instant::now() + read_for;
                 loop {
                     sum = sum.wrapping_add(read_all(shared, shared_len));
                     if Instant::now() >= end {
@@ -277,8 +286,11 @@ fn main() {
         handles.push(h);
     }
     barrier.wait();
-    let end = Instant::now() + read_for;
     let mut sum = 0u64;
+    for _ in 0..passes {
+        sum = sum.wrapping_add(read_all(shared, shared_len));
+    }
+    let end = Instant::now() + read_for;
     loop {
         sum = sum.wrapping_add(read_all(shared, shared_len));
         if Instant::now() >= end {

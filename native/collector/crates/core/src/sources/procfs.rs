@@ -128,6 +128,10 @@ impl ProcfsData {
 }
 
 /// The poller state; [`Poller::poll`] takes one observation.
+/// Share of one cpu the numa_maps snapshots may take (the recorder shares the cpus with the
+/// program it records: bench/overhead.sh).
+pub const NUMA_MAPS_BUDGET: f64 = 0.02;
+
 pub struct Poller {
     pub cfg: PollerConfig,
     pub data: ProcfsData,
@@ -242,9 +246,10 @@ impl Poller {
                 let t0 = Instant::now();
                 self.snapshot_regions(now, self.cfg.numa_maps);
                 let took = t0.elapsed();
-                // Keep numa_maps reading under ~10% of the time: skip ticks if it was slow.
+                // Keep numa_maps reading under NUMA_MAPS_BUDGET of the time: skip ticks if it was
+                // slow (it walks the page tables of every mapping).
                 let ratio = took.as_secs_f64() / self.cfg.interval.as_secs_f64().max(1e-3);
-                self.numa_maps_budget_skip = (ratio * 10.0).floor().min(600.0) as u32;
+                self.numa_maps_budget_skip = (ratio / NUMA_MAPS_BUDGET).floor().min(600.0) as u32;
                 self.numa_maps_skip = self.numa_maps_budget_skip;
             } else {
                 self.numa_maps_skip -= 1;
