@@ -40,6 +40,7 @@ export {
   overallMetrics,
   analysisJson,
   policyResultJson,
+  policySummary,
   MIGRATION_SECONDS_PER_GB,
   DEFAULT_WINDOW_MS,
   DEFAULT_BASELINE,

@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analyze, buildPlan, getPreset, isEngineError, machineModel, manualPolicy, recommend, serializePlan, validatePlan } from '@numascope/policy-engine';
+import { EngineError, analyze, buildPlan, getPreset, isEngineError, machineModel, manualPolicy, policySummary, recommend, serializePlan, validatePlan } from '@numascope/policy-engine';
 import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace } from '@numascope/policy-engine';
 import { ESTIMATE_POLICY_IDS } from './policies';
 
@@ -132,21 +132,7 @@ export function policyView(r: AnalysisResult['policies'][number], linkCount: num
   const mcLoad = timeMean(r.replay, (w) => w.mcLoadBytesPerS, nodeCount);
   const total = mcLoad.reduce((a, b) => a + b, 0);
   return {
-    policy: r.policy,
-    description: r.description,
-    localAccessRatio: r.localAccessRatio,
-    memoryLatencyNs: r.memoryLatencyNs,
-    mcImbalancePct: r.mcImbalancePct,
-    interconnectUsagePct: r.interconnectUsagePct,
-    interconnectImbalancePct: r.interconnectImbalancePct,
-    predictedUs: r.predictedUs,
-    migrationUs: r.migrationUs,
-    predictedSpeedup: r.predictedSpeedup,
-    migratedPages: r.migratedPages,
-    migratedBytes: r.migratedBytes,
-    l3Mpki: r.l3Mpki,
-    ipc: r.ipc,
-    decisionCount: r.replay.decisions.length,
+    ...policySummary(r),
     mcLoadBytesPerS: mcLoad,
     mcUtilisation: timeMean(r.replay, (w) => w.mcUtilisation, nodeCount),
     mcShare: mcLoad.map((x) => (total > 0 ? x / total : 0)),

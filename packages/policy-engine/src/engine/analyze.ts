@@ -190,7 +190,8 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
 // ---------------------------------------------------------------------------------------------
 // Plain-JSON views (what the CLI prints; docs/engine.md lists every key)
 
-export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
+/** The overall scalar metrics of one policy, shared by the CLI's JSON and the app's views. */
+export function policySummary(r: PolicyResult) {
   return {
     policy: r.policy,
     description: r.description,
@@ -202,14 +203,27 @@ export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
     predictedUs: r.predictedUs,
     migrationUs: r.migrationUs,
     predictedSpeedup: r.predictedSpeedup,
-    accesses: r.accesses,
     migratedPages: r.migratedPages,
     migratedBytes: r.migratedBytes,
     l3Mpki: r.l3Mpki,
     ipc: r.ipc,
+    decisionCount: r.replay.decisions.length,
+  };
+}
+
+export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
+  // Key order as docs/engine.md lists them: accesses after the speedup, AsymSched's counts before decisionCount.
+  const { migratedPages, migratedBytes, l3Mpki, ipc, decisionCount, ...head } = policySummary(r);
+  return {
+    ...head,
+    accesses: r.accesses,
+    migratedPages,
+    migratedBytes,
+    l3Mpki,
+    ipc,
     placementsEvaluated: r.placementsEvaluated,
     placementsTotal: r.placementsTotal,
-    decisionCount: r.replay.decisions.length,
+    decisionCount,
     decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
       window: d.window,
       kind: d.kind,
