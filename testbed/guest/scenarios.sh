@@ -509,5 +509,79 @@ else
   fail h-damon "$why"
 fi
 
+# ------------------------------------------------------------------ i: NUMA hinting faults as access samples; the engine's Carrefour plan applied
+# No PMU in a TCG guest, but automatic NUMA balancing samples accesses for the kernel: its scanner
+# makes pages inaccessible and the next access faults. `numascope record` (auto fault event)
+# records those hinting faults from the tracepoint exceptions:page_fault_user as access rows.
+# The testload's shared buffer is bound to node 0 with MPOL_F_NUMA_BALANCING, so the kernel
+# scans it without moving it; its 4 pinned workers read and write it. The host's engine turns
+# the recording into a Carrefour plan (1 s windows: several scan passes each), which is applied
+# and checked against numa_maps.
+t0=$(now)
+why=""; moved=""
+NB=/sys/kernel/debug/sched/numa_balancing
+[ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+if [ -d $NB ]; then echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; fi
+echo 1 > /proc/sys/kernel/numa_balancing
+hint0=$(sed -n 's/^numa_hint_faults //p' /proc/vmstat)
+$T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 7 --start-delay 1 --hold 300 --bind-shared-hinting --shared-writes > i.out 2> i.err &
+ip=$!
+if wait_for i.out '^ready' 1 30; then
+  ipid=$(field i.out pid)
+  $N record -q --fault-period 1 -p $ipid -d 6 -o i.numascope > i.rec.out 2> i.rec.err; rc=$?
+  [ $rc = 0 ] || why="$why record-rc=$rc"
+else
+  why="$why testload-did-not-start"
+fi
+echo 0 > /proc/sys/kernel/numa_balancing
+hint1=$(sed -n 's/^numa_hint_faults //p' /proc/vmstat)
+echo "--- i: kernel numa_hint_faults during the recording: $((hint1 - hint0))"
+grep -q '^bound ' i.out || why="$why shared-buffer-not-bound"
+if [ -z "$why" ] && wait_for i.out '^holding' 1 60; then
+  pid=$ipid
+  addr=$(grep '^shared' i.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  blen=$(grep '^shared' i.out | sed 's/.*len=\([0-9]*\).*/\1/')
+  before=$(node_counts $pid $addr)
+  [ "$before" = "N0=2048" ] || why="$why before=[$before](expected N0=2048: the balancer must not have moved the bound buffer)"
+  if chan_send i.numascope i.numascope && chan "PLAN i.numascope carrefour $addr $blen 1000"; then
+    grep -v '^B ' chan.reply | sed 's/^/    engine: /'
+    src=$(grep '^SOURCE ' chan.reply)
+    [ "$(echo "$src" | sed -n 's/.*access=\([^ ]*\).*/\1/p')" = hinting-faults ] || why="$why access-source=[$src]"
+    ht=$(echo "$src" | sed -n 's/.*hintThreads=\([0-9]*\).*/\1/p')
+    [ "${ht:-0}" -ge 4 ] || why="$why hinting-faults-from-$ht-threads(expected >= 4)"
+    hs=$(echo "$src" | sed -n 's/.*hintStores=\([0-9]*\).*/\1/p')
+    [ "${hs:-0}" -gt 0 ] || why="$why no-store-hinting-faults"
+    if grep -q '^PLAN carrefour' chan.reply; then
+      grep '^B ' chan.reply | cut -c3- | base64 -d > i.plan.json
+      expect=$(sed -n 's/^EXPECT //p' chan.reply)
+      tomove=$(sed -n 's/^PLAN .*toMove=\([0-9]*\).*/\1/p' chan.reply)
+      [ "${tomove:-0}" -gt 0 ] || why="$why plan-moves-nothing"
+      $N apply i.plan.json -p $pid --json > i.report.json 2> i.apply.err; rc=$?
+      after=$(node_counts $pid $addr)
+      echo "--- i: carrefour plan: shared buffer numa_maps before [$before] after [$after], plan expects [$expect]"
+      [ $rc = 0 ] || why="$why apply-rc=$rc"
+      [ "$after" = "$expect" ] || why="$why after=[$after](plan expects [$expect])"
+      r=$(tr -d ' \n' < i.report.json)
+      echo "$r" | grep -q '"status":"complete"' || why="$why report-status"
+      tot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
+      moved=$(echo "$tot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
+    else
+      why="$why no-carrefour-plan: $(head -c 300 chan.reply)"
+    fi
+  else
+    why="$why channel: $(head -c 200 chan.reply)"
+  fi
+else
+  why="$why testload did not reach its hold phase"
+fi
+if [ -z "$why" ]; then
+  pass i-hinting-carrefour "hinting faults recorded as accesses ($src); engine Carrefour plan applied: $moved pages moved, shared buffer [$after] as the plan expects ($t0 -> $(now) s)"
+else
+  dump stdout i.out 20; dump stderr i.err; dump "record stderr" i.rec.err 30; dump "apply report" i.report.json 60; dump "apply stderr" i.apply.err
+  fail i-hinting-carrefour "$why"
+fi
+kill $ip 2>/dev/null; wait $ip 2>/dev/null
+
 chan BYE >/dev/null 2>&1
 exit 0

@@ -6,10 +6,13 @@
 //   ANALYZE NAME                                numascope-analyze analyze --json (with the uniform
 //                                               access estimate when the trace has no samples)
 //                                               → ANALYSIS hot=N|none share=a,b,… estimate=… policies=…
-//   PLAN NAME POLICY ADDR LEN                   numascope-analyze plan → PLAN POLICY BYTES, EXPECT (numa_maps
-//                                               N<node>=<pages> the plan implies for the mapping ADDR..+LEN),
-//                                               RANGEAFTER <json per-node pages of the plan's ranges>, PIN TID NODE
-//                                               lines, then the plan as base64 lines; or NOPLAN POLICY <why>
+//   PLAN NAME POLICY ADDR LEN [WINDOW_MS]       numascope-analyze plan (--window-ms WINDOW_MS when given)
+//                                               → PLAN POLICY BYTES, SUMMARY, SOURCE (access samples: the engine's
+//                                               accessSource, hinting-fault rows, their threads and loads/stores),
+//                                               EXPECT (numa_maps N<node>=<pages> the plan implies for the mapping
+//                                               ADDR..+LEN), RANGEAFTER <json per-node pages of the plan's ranges>,
+//                                               DECISION lines (the policy's decisions), PIN TID NODE lines, then
+//                                               the plan as base64 lines; or NOPLAN POLICY <why>
 //   AUDIT NAME                                  the trace's manifest.appliedPlans and plan-applied events
 //                                               → AUDIT plans=N events=N statuses=… summary=…
 //   DAMON NAME ADDR LEN                         the trace's DAMON regions (counters scope damon-region)
@@ -65,12 +68,13 @@ async function analyzeReply(name) {
   ];
 }
 
-async function planReply(name, policy, addr, len) {
+async function planReply(name, policy, addr, len, windowMs) {
   const path = join(dir, safe(name));
   const out = join(dir, `${safe(name)}.${safe(policy)}.plan.json`);
   rmSync(out, { force: true });
-  let r = await cli(['plan', path, '--policy', policy, '-o', out]);
-  if (r.rc !== 0 && /no memory-access samples/.test(r.err)) r = await cli(['plan', path, '--policy', policy, '--access-estimate', 'uniform', '-o', out]);
+  const win = windowMs ? ['--window-ms', windowMs] : [];
+  let r = await cli(['plan', path, '--policy', policy, ...win, '-o', out]);
+  if (r.rc !== 0 && /no memory-access samples/.test(r.err)) r = await cli(['plan', path, '--policy', policy, ...win, '--access-estimate', 'uniform', '-o', out]);
   if (r.rc !== 0) return [`NOPLAN ${policy} ${r.err.replace(/\s+/g, ' ')}`];
   const text = readFileSync(out);
   const plan = JSON.parse(text.toString());
@@ -95,9 +99,29 @@ async function planReply(name, policy, addr, len) {
     if (a >= lo && a < hi) shared.set(to, (shared.get(to) ?? 0) + 1);
   }
   const fmt = (m) => [...m.entries()].sort((x, y) => x[0] - y[0]).filter(([, c]) => c > 0).map(([k, c]) => `N${k}=${c}`).join(' ');
+  // The access samples the plan came from: hinting-fault rows (event access-fault), by thread and op.
+  const ev = dictionaryColumn(trace.tables.samples, 'event');
+  const op = dictionaryColumn(trace.tables.samples, 'op');
+  const sThread = numericColumn(trace.tables.samples, 'thread');
+  const HINT = ev.values.indexOf('access-fault');
+  const STORE = op.values.indexOf('store');
+  let hint = 0;
+  let hintStores = 0;
+  const hintThreads = new Set();
+  for (let i = 0; i < ev.codes.length; i++) {
+    if (ev.codes[i] !== HINT) continue;
+    hint++;
+    if (op.codes[i] === STORE) hintStores++;
+    hintThreads.add(sThread[i]);
+  }
+  const analysis = await cli(['analyze', path, '--policy', policy, ...win, '--json']);
+  const aj = analysis.rc === 0 ? JSON.parse(analysis.out) : null;
+  const decisions = aj ? aj.policies[0].decisions.slice(0, 12).map((d) => `DECISION w${d.window} ${d.kind} ${d.explanation}`) : [];
   return [
     `PLAN ${policy} ${text.length} ranges=${plan.pageRanges.length} toMove=${plan.expected?.pagesToMove} threads=${plan.threads.length} after=${JSON.stringify(plan.expected?.pagesPerNodeAfter)}`,
     `SUMMARY ${plan.source.summary}`,
+    `SOURCE access=${aj?.accessSource ?? 'unknown'} hintRows=${hint} hintStores=${hintStores} hintThreads=${hintThreads.size}`,
+    ...decisions,
     `EXPECT ${fmt(shared)}`,
     `RANGEAFTER ${JSON.stringify(Object.fromEntries([...inRanges.entries()].sort((x, y) => x[0] - y[0]).map(([k, c]) => [String(k), c])))}`,
     ...plan.threads.map((t) => `PIN ${t.tid} ${t.toNodes.join(',')}`),
@@ -176,7 +200,7 @@ const server = createServer((conn) => {
     try {
       if (cmd === 'PUT') put = { name: a[0], b64: [] };
       else if (cmd === 'ANALYZE') send(await analyzeReply(a[0]));
-      else if (cmd === 'PLAN') send(await planReply(a[0], a[1], a[2], a[3]));
+      else if (cmd === 'PLAN') send(await planReply(a[0], a[1], a[2], a[3], a[4]));
       else if (cmd === 'AUDIT') send(auditReply(a[0]));
       else if (cmd === 'DAMON') send(damonReply(a[0], a[1], a[2]));
       else if (cmd === 'BYE') {

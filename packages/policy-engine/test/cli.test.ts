@@ -26,7 +26,7 @@ describe('numascope-analyze', () => {
     const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'first-touch', '--policy', 'interleave', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'estimate', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
+    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
     for (const p of json.policies) expect(Object.keys(p)).toEqual(POLICY_KEYS);

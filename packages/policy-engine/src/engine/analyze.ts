@@ -74,6 +74,8 @@ export interface AnalysisResult {
   baseline: string;
   /** 'uniform' when the accesses are an estimate from page placement (no samples); null otherwise. */
   estimate: 'uniform' | null;
+  /** 'hinting-faults' when the access samples are NUMA hinting faults (shares meaningful, rates relative); null otherwise. */
+  accessSource: 'hinting-faults' | null;
   /** The part of the trace replayed when AnalyzeOptions.timeRangeUs was given (window indices count from its firstWindow); null = all of it. */
   timeRange: ReplayTimeRange | null;
   notes: string[];
@@ -179,6 +181,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     seed,
     baseline: baselineId,
     estimate: input.estimate ?? null,
+    accessSource: input.accessSource ?? null,
     timeRange: input.timeRange ?? null,
     notes,
     counters,
@@ -255,6 +258,7 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
     seed: result.seed,
     baseline: result.baseline,
     estimate: result.estimate,
+    accessSource: result.accessSource,
     timeRange: result.timeRange,
     notes: result.notes,
     nodes: nodeLoads(result),

@@ -131,6 +131,13 @@ export interface ReplayInput {
   /** Set when the accesses are an estimate, not samples (ReplayInputOptions.accessEstimate). */
   estimate?: 'uniform';
   /**
+   * Set when the access samples are NUMA hinting faults (samples.event `access-fault`, recorded
+   * without a PMU): measured pairs of thread and page, about one per page per scan pass of the
+   * kernel's balancer, so shares are meaningful and absolute rates are not. Rate gates (Carrefour's
+   * MAPTU) cannot be evaluated on them.
+   */
+  accessSource?: 'hinting-faults';
+  /**
    * Set when only the windows overlapping a time range are replayed (ReplayInputOptions.timeRangeUs):
    * window i of this input is window `firstWindow + i` of the whole trace (`totalWindows` windows);
    * startUs–endUs is the span the kept windows cover, requested* the range asked for (µs).

@@ -9,6 +9,12 @@
  * period; 0 is read as 1). `fault` rows are first-touch information only. A trace with no counted
  * sample (a recording on a machine without a PMU) throws EngineError `no-access-data`.
  *
+ * NUMA hinting faults (event `access-fault`, op load/store: accesses the kernel's NUMA-balancing
+ * scanner caught, recorded without a PMU) count as access samples when they are the only ones;
+ * the input then says `accessSource: 'hinting-faults'` (which thread touched which page, about
+ * once per page per scan pass: shares are meaningful, rates are not). Next to PMU samples they are
+ * skipped (a note says how many), so that the two kinds are never added up.
+ *
  * Memory: besides the trace's own columns, the input keeps O(pages + threads + windows) arrays.
  * Windows are built on demand (TraceWindows): radix-sorted and merged from the window's rows with
  * scratch sized to the largest window, and kept only while a bounded cache has room
@@ -103,6 +109,9 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   const weight = numericColumn<Uint32Array>(samples, 'weight');
   const op = dictionaryColumn(samples, 'op');
   const ds = dictionaryColumn(samples, 'data_source');
+  const ev = dictionaryColumn(samples, 'event');
+  const evCodes = ev.codes;
+  const HINT = ev.values.indexOf('access-fault');
   const LOAD = op.values.indexOf('load');
   const STORE = op.values.indexOf('store');
   const FAULT = op.values.indexOf('fault');
@@ -120,6 +129,21 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   }
   const opCodes = op.codes;
   const dsCodes = ds.codes;
+  // Hinting-fault rows are skipped when PMU access samples exist (see the module comment).
+  let skipEv = -1;
+  if (HINT >= 0) {
+    for (let i = 0; i < sampleRows; i++) {
+      if (evCodes[i] !== HINT && counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0) {
+        skipEv = HINT;
+        break;
+      }
+    }
+  }
+  let hintRows = 0;
+  let hintSkipped = 0;
+  // Time between successive hinting faults on one page (≈ the balancer's scan period), sampled.
+  const hintGaps: number[] = [];
+  const lastHint = HINT >= 0 && skipEv === -1 ? new Float64Array(pages.numRows).fill(-1) : null;
   // One pass over the rows: counts, time order, and the earliest access of every page and thread
   // (first-access thread of a page, first cpu of a thread: fallbacks for placement below).
   const NEVER = 0xffffffff;
@@ -148,6 +172,17 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     if (!memorySource[dsCodes[i]!]) {
       cacheRows++;
       continue;
+    }
+    if (evCodes[i] === HINT) {
+      if (HINT === skipEv) {
+        hintSkipped++;
+        continue;
+      }
+      hintRows++;
+      if (lastHint && page < lastHint.length) {
+        if (lastHint[page]! >= 0 && t > lastHint[page]! && hintGaps.length < 65536) hintGaps.push(t - lastHint[page]!);
+        lastHint[page] = t;
+      }
     }
     accessRows++;
     if (t < prevTime) sorted = false;
@@ -189,12 +224,32 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
         'or ask for an estimate from page placement alone (CLI --access-estimate uniform), which assumes every thread accesses every page equally.',
     );
   }
+  const hintingOnly = hintRows > 0 && hintRows === accessRows;
+  if (hintSkipped > 0) {
+    notes.push(`${hintSkipped} NUMA hinting-fault samples were skipped: the trace has PMU access samples, and the two are not added up`);
+  }
+  if (hintingOnly) {
+    notes.push(
+      `access samples are ${hintRows} NUMA hinting faults (no PMU): they say which thread touched which page, about once per page per scan pass of the kernel's balancer, not how often. ` +
+        'Traffic shares between nodes, local access ratio and imbalance follow from them; absolute rates, utilisation, latency and speedup do not (they are relative)',
+    );
+    if (hintGaps.length > 0) {
+      hintGaps.sort((a, b) => a - b);
+      const gapMs = hintGaps[hintGaps.length >> 1]! / 1000;
+      if (windowUs < 3 * gapMs * 1000) {
+        notes.push(
+          `hinting faults catch a page about every ${gapMs.toFixed(0)} ms (median), so a ${windowUs / 1000} ms window sees each page from one thread at most: ` +
+            `pages shared by threads on several nodes show as shared only in windows of several scan passes (--window-ms ${Math.ceil((4 * gapMs) / 100) * 100} or more)`,
+        );
+      }
+    }
+  }
   if (cacheRows > 0) notes.push(`${cacheRows} load/store samples that hit a cache (l1/lfb/l2/l3/remote-cache/io) load no memory controller and were skipped`);
 
   const duration = Math.max(trace.manifest.capture.durationUs, maxTime + 1);
   if (estimated) windowUs = Math.max(1, duration);
   const windowCount = Math.max(1, Math.ceil(duration / windowUs));
-  const isAccess = (i: number) => counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0;
+  const isAccess = (i: number) => counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0 && evCodes[i] !== skipEv;
   const windowOf = (t: number) => Math.min(windowCount - 1, Math.floor(t / windowUs));
 
   // The rows of each window. In time order (what the collector writes) window w is the row range
@@ -233,6 +288,8 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     dsCount,
     opCodes,
     dsCodes,
+    evCodes,
+    skipEv,
     thread: sThread,
     page: sPage,
     weight,
@@ -386,6 +443,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     pageBytes: PAGE_ROW_BYTES,
     windowUs,
     ...(estimated ? { estimate: 'uniform' as const } : {}),
+    ...(hintingOnly ? { accessSource: 'hinting-faults' as const } : {}),
     windows,
     initial,
     firstTouchThread,
@@ -534,6 +592,9 @@ function windowAggregator(src: {
   dsCount: number;
   opCodes: ArrayLike<number>;
   dsCodes: ArrayLike<number>;
+  /** Event codes, and the event whose rows are skipped (-1: none). */
+  evCodes: ArrayLike<number>;
+  skipEv: number;
   thread: Uint32Array;
   page: Int32Array;
   weight: Uint32Array;
@@ -543,7 +604,7 @@ function windowAggregator(src: {
   order: Int32Array | null;
   windowStart: Int32Array;
 }): (info: WindowInfo) => AccessWindow {
-  const { counted, dsCount, opCodes, dsCodes, thread, page, weight, rowBound, order, windowStart, store } = src;
+  const { counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart, store } = src;
   const threadBits = bitsFor(src.threadCount);
   const pageBits = bitsFor(src.pageCount);
   const oneKey = threadBits + pageBits <= 32;
@@ -595,7 +656,7 @@ function windowAggregator(src: {
     const w = info.index;
     if (rowBound) {
       const end = rowBound[w + 1]!;
-      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0) put(i);
+      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
     }

@@ -159,7 +159,13 @@ function* replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, opti
       memoryUsagePct: memoryUsagePct(input, placement, options.memoryUsagePct),
     };
 
-    if (!(g.maptu >= C.MAPTU_MIN)) {
+    // NUMA hinting faults give which thread touched which page, not how often: MAPTU has no value
+    // to compare. The gate is assumed open and the first decision says so.
+    const rateUnknown = input.accessSource === 'hinting-faults';
+    const maptuText = rateUnknown
+      ? `MAPTU unknown: the access samples are NUMA hinting faults, which give no access rate; the MAPTU ≥ ${C.MAPTU_MIN} gate is assumed passed (the prediction holds for a memory-intensive program)`
+      : `MAPTU ${fmt(g.maptu)} accesses/µs ≥ ${C.MAPTU_MIN}`;
+    if (!rateUnknown && !(g.maptu >= C.MAPTU_MIN)) {
       decisions.push({
         window: w,
         kind: 'none',
@@ -184,7 +190,7 @@ function* replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, opti
         decisions.push({
           window: w,
           kind: next[key] ? 'enable' : 'disable',
-          explanation: `${key} ${next[key] ? 'on' : 'off'}: ${why[key]} (MAPTU ${fmt(g.maptu)} accesses/µs ≥ ${C.MAPTU_MIN})`,
+          explanation: `${key} ${next[key] ? 'on' : 'off'}: ${why[key]} (${maptuText})`,
         });
       }
       flags[key] = next[key];

@@ -172,15 +172,25 @@ struct RecordArgs {
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     fault_rate: Option<u64>,
 
+    /// Which event carries the page faults. `auto`: while automatic NUMA balancing is on
+    /// (/proc/sys/kernel/numa_balancing), the x86 tracepoint exceptions:page_fault_user, whose
+    /// error codes tell the kernel's NUMA hinting faults (accesses its scanner caught: which
+    /// thread touched which page, without a PMU) from first touches; the software event
+    /// otherwise, or when the tracepoint cannot be used (tracefs not mounted, no CAP_PERFMON).
+    /// `software`: always the software event. `tracepoint`: always the tracepoint, or an error.
+    #[arg(long = "fault-event", value_name = "EVENT", default_value = "auto", value_parser = ["auto", "software", "tracepoint"])]
+    fault_event: String,
+
     /// Per-thread counters read on every poll: `core` (cycles, instructions, llc-misses, for IPC
     /// and L3MPKI; needs a cpu PMU, else the source is reported failed with the reason),
     /// `software` (task-clock, page-faults, context-switches: every kernel), or `off`.
     #[arg(long = "counters", value_name = "SET", default_value = "core", value_parser = ["core", "software", "off"])]
     counters: String,
 
-    /// Do not count memory-controller traffic with uncore PMUs (Intel uncore_imc), even where
-    /// the machine has them. By default it is counted system-wide (it needs CAP_PERFMON, root or
-    /// perf_event_paranoid <= 0) and recorded per node.
+    /// Do not count memory-controller and link traffic with uncore PMUs (Intel uncore_imc and
+    /// uncore_upi, AMD amd_umc and amd_df), even where the machine has them. By default it is
+    /// counted system-wide (it needs CAP_PERFMON, root or perf_event_paranoid <= 0) and recorded
+    /// per node, or per socket where a socket holds several nodes.
     #[arg(long = "no-uncore")]
     no_uncore: bool,
 
@@ -265,6 +275,11 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.damon = args.damon;
     opts.mem_sampling = !args.no_pmu;
     opts.uncore = !args.no_uncore;
+    opts.fault_event = match args.fault_event.as_str() {
+        "software" => record::FaultEventChoice::Software,
+        "tracepoint" => record::FaultEventChoice::Tracepoint,
+        _ => record::FaultEventChoice::Auto,
+    };
     opts.counters = match args.counters.as_str() {
         "software" => record::CounterChoice::Software,
         "off" => record::CounterChoice::Off,

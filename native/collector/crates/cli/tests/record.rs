@@ -725,3 +725,61 @@ fn per_thread_counters_are_recorded_and_core_counters_say_why_not() {
         assert!(ipc.reason.contains("core counters: cannot open the cycles counter"), "{}", ipc.reason);
     }
 }
+
+/// Mounts tracefs (test setup, as root) when it is not mounted; false when it cannot be had.
+fn tracefs_here() -> bool {
+    let root = Path::new("/sys/kernel/tracing");
+    if !root.join("events").is_dir() {
+        let _ = Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).status();
+    }
+    root.join("events/exceptions/page_fault_user/id").is_file()
+}
+
+#[test]
+fn tracepoint_fault_event_records_the_same_first_touches() {
+    // `--fault-event tracepoint`: the faults come from exceptions:page_fault_user (error codes).
+    // With NUMA balancing off (this machine), every fault is an ordinary fault: the trace holds
+    // the same first touches as with the software event, and the manifest names the event.
+    if !tracefs_here() {
+        eprintln!("skipping: no exceptions:page_fault_user tracepoint here (tracefs not mountable or not x86)");
+        return;
+    }
+    let balancing = std::fs::read_to_string("/proc/sys/kernel/numa_balancing").unwrap_or_default();
+    let tmp = Tmp::new("tracepoint");
+    let out = tmp.file("tp.numascope");
+    let tl = testload();
+    let o = run(&[
+        "record",
+        "--fault-event",
+        "tracepoint",
+        "--fault-period",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--mib",
+        "4",
+    ]);
+    if !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("CAP_PERFMON") {
+        eprintln!("skipping: the tracepoint's raw records need CAP_PERFMON: {}", explain(&o));
+        return;
+    }
+    assert!(o.status.success(), "{}", explain(&o));
+    let (buffers, _) = parse_testload(&String::from_utf8_lossy(&o.stdout));
+    let t = read_trace(&out).unwrap().to_trace_data();
+    check_common(&t);
+    check_worker_buffers(&t, &buffers);
+    let pf = t.manifest.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
+    let reason = pf.reason.as_deref().unwrap_or("");
+    assert!(reason.starts_with("tracepoint exceptions:page_fault_user (error codes"), "{reason}");
+    if balancing.trim() == "0" {
+        assert!(reason.contains("NUMA balancing was off, so no hinting faults"), "{reason}");
+        assert!(t.samples.op.iter().all(|op| op == "fault"), "no access rows without balancing");
+        assert!(t.samples.event.iter().all(|e| e == "page-fault"));
+        let acc = t.manifest.capture.capabilities.iter().find(|c| c.metric == "memory-accesses").unwrap();
+        assert_ne!(acc.status, "estimated", "{acc:?}");
+    }
+}

@@ -80,6 +80,11 @@ impl Privileges {
         self.cap_perfmon || self.cap_sys_admin || self.perf_event_paranoid.is_some_and(|p| p <= 1)
     }
 
+    /// Raw tracepoint records may be sampled (kernel perf_allow_tracepoint()).
+    pub fn can_read_tracepoints(&self) -> bool {
+        self.cap_perfmon || self.cap_sys_admin || self.perf_event_paranoid.is_some_and(|p| p <= -1)
+    }
+
     /// Per-process user-space perf events are allowed at all.
     pub fn can_profile_user(&self) -> bool {
         self.cap_perfmon || self.cap_sys_admin || self.perf_event_paranoid.is_some_and(|p| p <= 2)
@@ -192,6 +197,28 @@ impl Default for ProbeOptions {
 }
 
 /// Probes the live machine.
+/// Whether `record` can take NUMA hinting faults as access samples here: Ok(how) or Err(why not).
+fn hinting_faults(sys: &Path, proc_: &Path, privs: &Privileges) -> Result<String, String> {
+    use crate::sources::pagefault::{find_fault_tracepoint, numa_balancing_mode};
+    let mode = match numa_balancing_mode(proc_) {
+        None => return Err("the kernel has no automatic NUMA balancing (no /proc/sys/kernel/numa_balancing)".into()),
+        Some(m) if m & 1 == 0 => {
+            return Err(format!(
+                "automatic NUMA balancing is off (kernel.numa_balancing={m}{}); with it on (sysctl kernel.numa_balancing=1; the kernel then also moves pages) `numascope record` records the kernel's hinting faults as accesses",
+                if m != 0 { ": memory tiering only, no hinting faults on ordinary memory" } else { "" }
+            ))
+        }
+        Some(m) => m,
+    };
+    let roots = [sys.join("kernel/tracing"), sys.join("kernel/debug/tracing")];
+    let refs: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
+    find_fault_tracepoint(&refs)?;
+    if !privs.can_read_tracepoints() {
+        return Err("the tracepoint's raw records need CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid -1".into());
+    }
+    Ok(format!("kernel.numa_balancing={mode}, tracepoint exceptions:page_fault_user"))
+}
+
 pub fn probe(topology: &Topology) -> Probe {
     probe_with(topology, &ProbeOptions::default())
 }
@@ -225,7 +252,17 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
             Err(e) => (false, perf_open_error(&e, &privs)),
         }
     };
-    push("page-faults", pf.0, true, pf.1);
+    // NUMA hinting faults: access samples without a PMU, while automatic NUMA balancing is on.
+    let hinting = hinting_faults(sys, proc_, &privs);
+    let pf_reason = format!(
+        "{}; NUMA hinting faults as access samples: {}",
+        pf.1,
+        match &hinting {
+            Ok(s) => format!("yes ({s})"),
+            Err(e) => format!("no: {e}"),
+        }
+    );
+    push("page-faults", pf.0, true, pf_reason);
 
     // procfs
     let numa_maps = proc_.join("self/numa_maps").exists();
@@ -336,43 +373,62 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
     };
     push("core-counters", core.0, true, core.1);
 
-    // uncore
-    let uncore: Vec<&String> = pmus
-        .iter()
-        .filter(|p| {
-            p.starts_with("uncore_imc")
-                || p.starts_with("uncore_upi")
-                || p.starts_with("uncore_qpi")
-                || p.starts_with("amd_df")
-                || p.starts_with("amd_umc")
-                || p.starts_with("arm_cmn")
-        })
-        .collect();
-    if uncore.is_empty() {
-        push("uncore", false, false, "no memory-controller or interconnect uncore PMU (uncore_imc, amd_df, amd_umc, …) in /sys/bus/event_source/devices".into());
+    // uncore: planned from sysfs and /proc/cpuinfo as `record` would, without opening anything.
+    let cpu_to_node = topology.cpu_to_node();
+    let node_of = |cpu: u32| cpu_to_node.get(cpu as usize).map(|&n| n as i32).unwrap_or(-1);
+    let plan = crate::sources::uncore::plan_uncore(&opts.roots, &node_of);
+    let system_wide = privs.cap_perfmon || privs.cap_sys_admin || privs.perf_event_paranoid.is_some_and(|p| p <= 0);
+    let uncore_kinds = (system_wide && plan.counts("mc-"), system_wide && plan.counts("link-"));
+    if !plan.any_pmu() {
+        push("uncore", false, false, "no memory-controller or interconnect uncore PMU (uncore_imc, uncore_upi, amd_umc, amd_df, …) in /sys/bus/event_source/devices".into());
+    } else if plan.specs.is_empty() {
+        push("uncore", false, false, plan.summary());
     } else {
-        let imc = uncore.iter().any(|p| p.starts_with("uncore_imc"));
         push(
             "uncore",
-            privs.can_profile_kernel(),
-            imc,
-            format!(
-                "uncore PMUs present ({}); {}",
-                uncore.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-                if imc {
-                    "`numascope record` counts uncore_imc CAS reads and writes as memory-controller bytes per node; link and AMD data-fabric counters are not recorded yet"
-                } else {
-                    "only Intel uncore_imc memory-controller counters are recorded by this collector version"
-                }
-            ),
+            system_wide,
+            true,
+            if system_wide {
+                format!("`numascope record` counts: {}", plan.summary())
+            } else {
+                format!(
+                    "{} (system-wide uncore counting needs CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid <= 0; here {})",
+                    plan.summary(),
+                    privs.describe()
+                )
+            },
         );
     }
+    // Why memory-controller / link bandwidth cannot be measured (empty: the source's reason says it).
+    let why = |prefix: &str, families: &[&str]| -> String {
+        if !plan.any_pmu() {
+            String::new()
+        } else if plan.counts(prefix) && !system_wide {
+            format!(
+                "uncore counters are planned but system-wide uncore counting needs CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid <= 0 (here {})",
+                privs.describe()
+            )
+        } else {
+            plan.lines_for(families)
+        }
+    };
+    let uncore_why =
+        (why("mc-", &["uncore_imc", "amd_umc", "amd_df"]), why("link-", &["uncore_upi", "uncore_qpi", "amd_df"]));
 
-    let capabilities = metric_capabilities(&sources, topology, proc_);
+    let capabilities = metric_capabilities(&sources, topology, proc_, uncore_kinds, &uncore_why, &hinting);
     Probe { privileges: privs, pmus, nodes, sources, capabilities }
 }
 
-fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: &Path) -> Vec<MetricProbe> {
+/// `uncore`: (memory-controller, link) counters planned and permitted; `uncore_why`: why not, per
+/// kind (empty: the `uncore` source's reason says it).
+fn metric_capabilities(
+    sources: &[SourceProbe],
+    topology: &Topology,
+    proc_root: &Path,
+    uncore: (bool, bool),
+    uncore_why: &(String, String),
+    hinting: &Result<String, String>,
+) -> Vec<MetricProbe> {
     let src = |id: &str| sources.iter().find(|s| s.id == id).unwrap();
     let usable = |id: &str| {
         let s = src(id);
@@ -416,7 +472,17 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
     );
     let pmu_status =
         if usable("ibs-op") || usable("pebs-load") || usable("pebs-store") { "measured" } else { "unavailable" };
-    m("memory-accesses", pmu_status, sampling_reason("access sampling"));
+    match hinting {
+        Ok(how) if pmu_status == "unavailable" && usable("page-faults") => m(
+            "memory-accesses",
+            "estimated",
+            format!(
+                "no PMU ({}); `numascope record` takes the kernel's NUMA hinting faults as access samples ({how}): which thread touched which page, about once per page per scan pass, not how often",
+                short(&sampling_reason("access sampling"))
+            ),
+        ),
+        _ => m("memory-accesses", pmu_status, sampling_reason("access sampling")),
+    }
     m("access-latency", pmu_status, sampling_reason("load latency"));
     m("data-source", pmu_status, sampling_reason("data source (local/remote DRAM, cache)"));
     if fs::metadata(proc_root.join("vmstat")).is_ok() {
@@ -433,20 +499,27 @@ fn metric_capabilities(sources: &[SourceProbe], topology: &Topology, proc_root: 
         m("numa-counters", "unavailable", "/proc/vmstat not readable".into());
     }
     let unc = src("uncore");
-    m(
-        "memory-bandwidth",
-        if unc.available && unc.implemented { "measured" } else { "unavailable" },
-        if unc.available { unc.reason.clone() } else { format!("{}; no bandwidth benchmark data", short(&unc.reason)) },
-    );
-    m(
-        "link-bandwidth",
-        "unavailable",
-        if one_node {
-            one_node_note.into()
-        } else {
-            format!("needs interconnect uncore counters: {}", short(&unc.reason))
-        },
-    );
+    let (mc_why, link_why) = uncore_why;
+    if uncore.0 {
+        m(
+            "memory-bandwidth",
+            "measured",
+            format!("uncore memory-controller counters, with `numascope record`: {}", unc.reason),
+        );
+    } else if mc_why.is_empty() {
+        m("memory-bandwidth", "unavailable", format!("{}; no bandwidth benchmark data", short(&unc.reason)));
+    } else {
+        m("memory-bandwidth", "unavailable", format!("{mc_why}; no bandwidth benchmark data"));
+    }
+    if uncore.1 {
+        m("link-bandwidth", "measured", format!("uncore link counters, with `numascope record`: {}", unc.reason));
+    } else if one_node {
+        m("link-bandwidth", "unavailable", one_node_note.into());
+    } else if link_why.is_empty() {
+        m("link-bandwidth", "unavailable", format!("needs interconnect uncore counters: {}", short(&unc.reason)));
+    } else {
+        m("link-bandwidth", "unavailable", format!("needs interconnect uncore counters: {link_why}"));
+    }
     let core = src("core-counters");
     let (core_status, core_reason) = if core.available {
         ("measured", "per-thread cycles, instructions and llc-misses, counted by `numascope record`".to_string())

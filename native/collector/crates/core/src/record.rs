@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::probe::{self, Privileges, Probe};
 use crate::procfs;
-use crate::sources::pagefault::{FaultSample, PageFaultOptions, PageFaultSampler};
+use crate::sources::pagefault::{classify, FaultEvent, FaultKind, FaultSample, PageFaultOptions, PageFaultSampler};
 use crate::sources::procfs::{PendingEvent, PollerConfig, PollerHandle, ProcfsData};
 use crate::time::{iso8601_utc, mono_now_ns, unix_now_ms, us_since};
 use crate::topology::{self, Roots, Topology};
@@ -73,9 +73,30 @@ pub struct RecordOptions {
     /// Per-thread counting events read on every poll (`--counters`): the core set (cycles,
     /// instructions, llc-misses: IPC and L3MPKI), software stand-ins, or none.
     pub counters: CounterChoice,
-    /// Count memory-controller traffic with uncore PMUs where the machine has them (`--no-uncore`
-    /// turns it off; see [`crate::sources::uncore`]).
+    /// Count memory-controller and interconnect-link traffic with uncore PMUs where the machine
+    /// has them (`--no-uncore` turns it off; see [`crate::sources::uncore`]).
     pub uncore: bool,
+    /// Which event carries the page faults (`--fault-event`).
+    pub fault_event: FaultEventChoice,
+}
+
+/// Which perf event [`RecordOptions::fault_event`] samples page faults with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultEventChoice {
+    /// The tracepoint `exceptions:page_fault_user` while automatic NUMA balancing is on (its
+    /// error codes tell the kernel's hinting faults, i.e. sampled accesses, from first touches),
+    /// falling back to the software event when the tracepoint cannot be used; the software event
+    /// otherwise.
+    Auto,
+    /// The software event `page-faults` (every kernel, no error code).
+    Software,
+    /// The tracepoint, or an error saying why it cannot be used.
+    Tracepoint,
+}
+
+/// NUMA hinting faults on ordinary memory happen in the classic mode (bit 0).
+fn hinting_on(proc_root: &Path) -> bool {
+    crate::sources::pagefault::numa_balancing_mode(proc_root).is_some_and(|m| m & 1 != 0)
 }
 
 /// Which per-thread counters [`RecordOptions::counters`] records.
@@ -110,6 +131,7 @@ impl RecordOptions {
             mem_rate_hz: crate::sources::pmu::DEFAULT_MEM_RATE_HZ,
             counters: CounterChoice::Core,
             uncore: true,
+            fault_event: FaultEventChoice::Auto,
         }
     }
 }
@@ -377,6 +399,8 @@ fn is_zombie(roots: &Roots, pid: i32) -> bool {
 #[derive(Clone, Debug)]
 struct PageState {
     addr: u64,
+    /// The earliest first-touch fault seen ([`FaultKind::Touch`]); u64::MAX while the page was
+    /// only seen in hinting faults (touched before the recording started).
     first_time_ns: u64,
     first_tid: u32,
     first_cpu: u32,
@@ -398,10 +422,12 @@ struct PageTracker {
 impl PageTracker {
     fn add(&mut self, s: &FaultSample) {
         let addr = s.addr & !4095;
+        // Only a first-touch fault says who touched a page first; a hinting fault is a later access.
+        let touch = s.kind == FaultKind::Touch;
         match self.index.get(&addr) {
             Some(&i) => {
                 let p = &mut self.pages[i];
-                if s.time_ns < p.first_time_ns {
+                if touch && s.time_ns < p.first_time_ns {
                     p.first_time_ns = s.time_ns;
                     p.first_tid = s.tid;
                     p.first_cpu = s.cpu;
@@ -411,7 +437,7 @@ impl PageTracker {
                 let i = self.pages.len();
                 self.pages.push(PageState {
                     addr,
-                    first_time_ns: s.time_ns,
+                    first_time_ns: if touch { s.time_ns } else { u64::MAX },
                     first_tid: s.tid,
                     first_cpu: s.cpu,
                     node_first: -1,
@@ -520,12 +546,53 @@ pub fn record_with(
     let cpus = topo.online_cpus.clone();
     let cpu_to_node = topo.cpu_to_node();
     let fault_period = opts.fault_period.max(1);
+    // The fault event: the tracepoint where its error codes are wanted (see FaultEventChoice).
+    let mut hinting = hinting_on(&roots.proc);
+    let hinting_at_start = hinting;
+    let tracefs: Vec<PathBuf> = vec![roots.sys.join("kernel/tracing"), roots.sys.join("kernel/debug/tracing")];
+    let tracefs_refs: Vec<&Path> = tracefs.iter().map(|p| p.as_path()).collect();
+    let mut fault_event_note: Option<String> = None;
+    let fault_event = match opts.fault_event {
+        FaultEventChoice::Software => FaultEvent::Software,
+        FaultEventChoice::Tracepoint => match crate::sources::pagefault::find_fault_tracepoint(&tracefs_refs) {
+            Ok(tp) => FaultEvent::Tracepoint(tp),
+            Err(e) => return Err(RecordError::Usage(format!("--fault-event tracepoint: {e}"))),
+        },
+        FaultEventChoice::Auto if hinting => match crate::sources::pagefault::find_fault_tracepoint(&tracefs_refs) {
+            Ok(tp) => FaultEvent::Tracepoint(tp),
+            Err(e) => {
+                fault_event_note = Some(format!(
+                    "automatic NUMA balancing is on, but its hinting faults (sampled accesses) could not be told from first touches: {e}; the software page-fault event was used"
+                ));
+                FaultEvent::Software
+            }
+        },
+        FaultEventChoice::Auto => FaultEvent::Software,
+    };
+    let auto_event = opts.fault_event == FaultEventChoice::Auto;
     let pf_opts_base = PageFaultOptions {
         exclude_kernel: !privs.can_profile_kernel(),
         enable_on_exec: false,
         ring_exp: 9,
         period: opts.fault_period.max(1),
         rate_hz: opts.fault_rate_hz,
+        event: fault_event,
+    };
+    // Opens the fault events; in auto mode a tracepoint that cannot be opened (permissions:
+    // its raw records need CAP_PERFMON) falls back to the software event, with a note.
+    let open_faults = |tids: &[u32], o: &PageFaultOptions, note: &mut Option<String>| match PageFaultSampler::open(
+        tids, &cpus, o,
+    ) {
+        Ok(s) => Ok(s),
+        Err(e) if auto_event && o.event != FaultEvent::Software => {
+            *note = Some(format!(
+                    "the tracepoint exceptions:page_fault_user could not be opened ({}): hinting faults (sampled accesses) were not told from first touches; the software page-fault event was used",
+                    describe_open_error(&e, &privs)
+                ));
+            let sw = PageFaultOptions { event: FaultEvent::Software, ..o.clone() };
+            PageFaultSampler::open(tids, &cpus, &sw).map_err(|e| describe_open_error(&e, &privs))
+        }
+        Err(e) => Err(describe_open_error(&e, &privs)),
     };
     let adaptive = opts.fault_rate_hz > 0;
     // PMU memory-access events (IBS/PEBS), planned from sysfs; opened with the page-fault events.
@@ -567,8 +634,9 @@ pub fn record_with(
             attached = false;
             command = argv.clone();
             child = Some(pid);
-            let o = PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(cpus.len()), ..pf_opts_base };
-            pf = PageFaultSampler::open(&[pid as u32], &cpus, &o).map_err(|e| describe_open_error(&e, &privs));
+            let o =
+                PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(cpus.len()), ..pf_opts_base.clone() };
+            pf = open_faults(&[pid as u32], &o, &mut fault_event_note);
             pmu = open_pmu(&[pid as u32], true);
             start_ns = mono_now_ns();
             start_unix_ms = unix_now_ms();
@@ -592,8 +660,8 @@ pub fn record_with(
                 .into_iter()
                 .map(|t| t as u32)
                 .collect();
-            let o = PageFaultOptions { ring_exp: ring_exp_for(cpus.len() * tids.len().max(1)), ..pf_opts_base };
-            pf = PageFaultSampler::open(&tids, &cpus, &o).map_err(|e| describe_open_error(&e, &privs));
+            let o = PageFaultOptions { ring_exp: ring_exp_for(cpus.len() * tids.len().max(1)), ..pf_opts_base.clone() };
+            pf = open_faults(&tids, &o, &mut fault_event_note);
             pmu = open_pmu(&tids, false);
             start_ns = mono_now_ns();
             start_unix_ms = unix_now_ms();
@@ -638,14 +706,10 @@ pub fn record_with(
             }))
         }
     };
-    // Memory-controller traffic (uncore), system-wide per socket.
+    // Memory-controller and link traffic (uncore), system-wide per socket.
     let mut uncore: Option<Result<crate::sources::uncore::UncoreCounters, String>> = if opts.uncore {
         let node_of = |cpu: u32| cpu_to_node.get(cpu as usize).map(|&n| n as i32).unwrap_or(-1);
-        match crate::sources::uncore::plan_uncore(&roots.sys, &node_of) {
-            Ok(specs) if specs.is_empty() => None,
-            Ok(specs) => Some(crate::sources::uncore::UncoreCounters::open(specs)),
-            Err(e) => Some(Err(e)),
-        }
+        crate::sources::uncore::UncoreCounters::start(roots, &node_of)
     } else {
         None
     };
@@ -754,13 +818,18 @@ pub fn record_with(
     let mut absorb = |fresh: &mut Vec<FaultSample>,
                       raw: &mut Vec<FaultSample>,
                       pages: &mut PageTracker,
-                      tids: &mut HashMap<u32, String>| {
-        for s in fresh.drain(..) {
+                      tids: &mut HashMap<u32, String>,
+                      hinting: bool| {
+        // In time order, so that a page's first fault is classified before its later ones.
+        fresh.sort_by_key(|s| s.time_ns);
+        for mut s in fresh.drain(..) {
             if s.pid as i32 != pid {
                 other_samples += 1;
                 other_pids.insert(s.pid);
                 continue;
             }
+            // NUMA hinting faults: a not-present fault on a page faulted in before (see classify).
+            s.kind = classify(s.error_code, hinting, pages.index.contains_key(&(s.addr & !4095)));
             pages.add(&s);
             tids.entry(s.tid).or_insert_with(|| {
                 std::fs::read_to_string(roots.proc.join(format!("{pid}/task/{}/comm", s.tid)))
@@ -779,7 +848,7 @@ pub fn record_with(
                 last_lost = s.lost;
             }
         }
-        absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
+        absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples, hinting);
         drain_pmu(&mut pmu, &mut mem_raw);
 
         let now = Instant::now();
@@ -795,6 +864,10 @@ pub fn record_with(
         if now >= next_counters {
             next_counters = now + opts.interval;
             let t = us_since(start_ns, mono_now_ns());
+            // Balancing may be switched on while recording: hinting faults count from then on.
+            if !hinting && matches!(pf.as_ref().map(|s| s.event()), Ok(FaultEvent::Tracepoint(_))) {
+                hinting = hinting_on(&roots.proc);
+            }
             if let Some(Ok(c)) = counters.as_mut() {
                 for tid in procfs::list_tasks(&roots.proc, pid).unwrap_or_default() {
                     c.add_thread(tid as u32);
@@ -882,7 +955,7 @@ pub fn record_with(
             lost_events.push((us_since(start_ns, end_ns), s.lost - last_lost));
         }
     }
-    absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples);
+    absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples, hinting);
     // Nodes of the pages only the PMU saw (move_pages, while the process is alive).
     let mut mem_page_nodes: HashMap<u64, i8> = HashMap::new();
     if exited.is_none() && process_alive(roots, pid, start_ticks) {
@@ -1000,10 +1073,9 @@ pub fn record_with(
         Some(Ok(c)) => c.add_to_trace(&mut trace),
         _ => 0,
     };
-    let uncore_rows = match &uncore {
-        Some(Ok(u)) => u.add_to_trace(&mut trace),
-        _ => 0,
-    };
+    if let Some(Ok(u)) = &uncore {
+        u.add_to_trace(&mut trace);
+    }
     let mut used_sources: Vec<SourceStatus> = Vec::new();
     match &counters {
         Some(Ok(c)) => used_sources.push(SourceStatus {
@@ -1024,20 +1096,7 @@ pub fn record_with(
         Some(Err(e)) => used_sources.push(SourceStatus { id: "core-counters".into(), status: "failed".into(), reason: Some(e.clone()), sample_period: None, interval_ms: None }),
         None => {}
     }
-    match &uncore {
-        Some(Ok(u)) => used_sources.push(SourceStatus {
-            id: "uncore".into(),
-            status: "used".into(),
-            reason: Some(format!(
-                "memory-controller CAS counts of {} (system-wide, per socket), as cumulative bytes per node: mc-read-bytes, mc-write-bytes ({uncore_rows} rows)",
-                u.pmus().join(", ")
-            )),
-            sample_period: None,
-            interval_ms: Some(opts.interval.as_millis() as u64),
-        }),
-        Some(Err(e)) => used_sources.push(SourceStatus { id: "uncore".into(), status: "failed".into(), reason: Some(e.clone()), sample_period: None, interval_ms: None }),
-        None => {}
-    }
+    used_sources.extend(crate::sources::uncore::source_status(&uncore, opts.interval.as_millis() as u64));
     for (id, why) in &mem_refused {
         used_sources.push(SourceStatus {
             id: (*id).into(),
@@ -1093,12 +1152,52 @@ pub fn record_with(
         }
     }
     let lost = pf.as_ref().map(|s| s.lost).unwrap_or(0);
+    // Hinting-fault rows (accesses the NUMA-balancing scanner caught), by op.
+    let (hint_loads, hint_stores) = {
+        let ev = &trace.samples.event;
+        match ev.values.iter().position(|v| v == "access-fault") {
+            None => (0usize, 0usize),
+            Some(k) => {
+                let store = trace.samples.op.values.iter().position(|v| v == "store").map(|i| i as u16);
+                let mut loads = 0;
+                let mut stores = 0;
+                for (i, &key) in ev.keys.iter().enumerate() {
+                    if key as usize == k {
+                        if Some(trace.samples.op.keys[i]) == store {
+                            stores += 1;
+                        } else {
+                            loads += 1;
+                        }
+                    }
+                }
+                (loads, stores)
+            }
+        }
+    };
+    let hint_rows = hint_loads + hint_stores;
+    if let Some(n) = &fault_event_note {
+        notes.push(n.clone());
+    }
+    if hinting && !hinting_at_start {
+        notes.push("automatic NUMA balancing was switched on during the recording: hinting faults are access samples from then on".into());
+    }
+    let pf_event = match pf.as_ref().map(|s| s.event()) {
+        Ok(FaultEvent::Tracepoint(_)) => format!(
+            "tracepoint exceptions:page_fault_user (error codes: first touches told from {})",
+            if hinting {
+                format!("NUMA hinting faults, {hint_rows} access rows")
+            } else {
+                "protection faults; NUMA balancing was off, so no hinting faults".to_string()
+            }
+        ),
+        _ => "software page-fault event".to_string(),
+    };
     let pf_status = match &pf {
         Ok(s) => SourceStatus {
             id: "page-faults".into(),
             status: "used".into(),
             reason: Some(format!(
-                "software page-fault event, {}, {} event(s) ({} cpus{}), {} KiB ring each{}",
+                "{pf_event}, {}, {} event(s) ({} cpus{}), {} KiB ring each{}",
                 if adaptive {
                     format!(
                         "adaptive: every fault while a thread faults under {} /s, about {} samples/s above (kernel frequency mode; each sample's weight is the period in force: {})",
@@ -1164,27 +1263,7 @@ pub fn record_with(
             );
         }
     }
-    if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "memory-bandwidth") {
-        match &uncore {
-            Some(Ok(_)) if uncore_rows > 0 => {
-                c.status = "measured".into();
-                c.reason = format!("memory-controller read and write bytes per node from uncore CAS counters ({uncore_rows} rows; whole machine, not only the recorded process)");
-            }
-            Some(Err(e)) => {
-                c.status = "unavailable".into();
-                c.reason = format!("uncore counters: {e}");
-            }
-            _ if c.status == "measured" => {
-                c.status = "unavailable".into();
-                c.reason = if opts.uncore {
-                    "no uncore memory-controller rows were read".into()
-                } else {
-                    "uncore counting was turned off (--no-uncore)".into()
-                };
-            }
-            _ => {}
-        }
-    }
+    crate::sources::uncore::update_capabilities(&mut capabilities, &uncore, opts.uncore);
     if counter_rows > 0 && opts.counters == CounterChoice::Core {
         for (metric, what) in [("ipc", "instructions / cycles"), ("l3-mpki", "llc-misses per 1000 instructions")] {
             if let Some(c) = capabilities.iter_mut().find(|c| c.metric == metric) {
@@ -1198,6 +1277,14 @@ pub fn record_with(
                 c.status = "unavailable".into();
                 c.reason = format!("core counters: {e}");
             }
+        }
+    }
+    if mem_rows == 0 && hint_rows > 0 {
+        if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "memory-accesses") {
+            c.status = "estimated".into();
+            c.reason = format!(
+                "from NUMA hinting faults ({hint_loads} loads, {hint_stores} stores; automatic NUMA balancing was on): which thread touched which page, about once per page per scan pass of the kernel's balancer, not how often; traffic from them is relative, and stores include copy-on-write faults"
+            );
         }
     }
     if mem_rows > 0 {
@@ -1221,6 +1308,9 @@ pub fn record_with(
             .collect();
         for metric in ["memory-accesses", "access-latency", "data-source"] {
             if let Some(c) = capabilities.iter_mut().find(|c| c.metric == metric && c.status == "measured") {
+                if metric == "memory-accesses" && hint_rows > 0 {
+                    continue;
+                }
                 c.status = "unavailable".into();
                 c.reason = if !opts.mem_sampling {
                     "PMU memory-access sampling was turned off (--no-pmu)".into()
@@ -1254,7 +1344,13 @@ pub fn record_with(
                 if attached { "Attached to" } else { "Launched" },
                 command.first().map(|s| s.as_str()).unwrap_or("?"),
                 duration_us as f64 / 1e6,
-                if mem_rows > 0 { ", PMU memory-access samples" } else { "" }
+                if mem_rows > 0 {
+                    ", PMU memory-access samples"
+                } else if hint_rows > 0 {
+                    ", NUMA hinting faults"
+                } else {
+                    ""
+                }
             ),
             command: opts.command_line.clone(),
             from: None,
@@ -1494,9 +1590,16 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         out_pages.region.push(region.map(|r| r as i32).unwrap_or(-1));
         out_pages.node.push(node);
         out_pages.page_size.push(region.and_then(|r| region_page_size.get(&r).copied()).unwrap_or(4096));
-        out_pages.first_touch_us.push(us_since(start_ns, ps.first_time_ns) as i64);
-        out_pages.first_touch_thread.push(tindex.get(&(ps.first_tid as i32)).map(|&t| t as i32).unwrap_or(-1));
-        out_pages.first_touch_cpu.push(ps.first_cpu.min(i16::MAX as u32) as i16);
+        if ps.first_time_ns == u64::MAX {
+            // Seen only in hinting faults: touched before the recording started.
+            out_pages.first_touch_us.push(-1);
+            out_pages.first_touch_thread.push(-1);
+            out_pages.first_touch_cpu.push(-1);
+        } else {
+            out_pages.first_touch_us.push(us_since(start_ns, ps.first_time_ns) as i64);
+            out_pages.first_touch_thread.push(tindex.get(&(ps.first_tid as i32)).map(|&t| t as i32).unwrap_or(-1));
+            out_pages.first_touch_cpu.push(ps.first_cpu.min(i16::MAX as u32) as i16);
+        }
     }
     if fallback_used > 0 {
         inp.notes.push(format!(
@@ -1515,6 +1618,9 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
     let k_fault = s.op.intern("fault");
     let k_pf = s.event.intern("page-fault");
     let k_unknown = s.data_source.intern("unknown");
+    // Hinting faults (error code: protection fault while NUMA balancing was on) are accesses:
+    // op load/store, event `access-fault`. Keys are interned only when such a row exists.
+    let mut access_keys: Option<(u16, u16, u16)> = None;
     s.time_us.reserve(inp.raw.len());
     for f in &inp.raw {
         let pi = inp.pages.index[&(f.addr & !4095)];
@@ -1523,8 +1629,18 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         s.cpu.push(f.cpu.min(i16::MAX as u32) as i16);
         s.page.push(page_index[pi]);
         s.offset.push((f.addr & 4095) as u16);
-        s.op.push_key(k_fault);
-        s.event.push_key(k_pf);
+        match f.kind {
+            FaultKind::Touch => {
+                s.op.push_key(k_fault);
+                s.event.push_key(k_pf);
+            }
+            kind => {
+                let (load, store, ev) = *access_keys
+                    .get_or_insert_with(|| (s.op.intern("load"), s.op.intern("store"), s.event.intern("access-fault")));
+                s.op.push_key(if kind == FaultKind::AccessStore { store } else { load });
+                s.event.push_key(ev);
+            }
+        }
         s.data_source.push_key(k_unknown);
         s.hops.push(-1);
         s.node.push(inp.pages.pages[pi].node_first);

@@ -73,11 +73,19 @@ fn unopenable_pmu_events_are_reported_and_nothing_else_is_lost() {
     assert!(t.samples.op.iter().all(|o| o == "fault"), "no access rows were invented");
     let unc = m.capture.sources.iter().find(|s| s.id == "uncore").unwrap();
     assert_eq!(unc.status, "failed", "{unc:?}");
-    assert!(unc.reason.as_deref().unwrap().starts_with("cannot open uncore_imc_0/mc-read-bytes on cpu 0:"), "{unc:?}");
-    let bw = m.capture.capabilities.iter().find(|c| c.metric == "memory-bandwidth").unwrap();
-    assert_eq!(bw.status, "unavailable", "{bw:?}");
-    assert!(bw.reason.starts_with("uncore counters: cannot open"), "{bw:?}");
-    assert!(!t.counters.counter.iter().any(|c| c.starts_with("mc-")), "no memory-controller rows were invented");
+    assert!(
+        unc.reason.as_deref().unwrap().starts_with("cannot open uncore_imc_0/mc-read-bytes (cas_count_read) on cpu 0:"),
+        "{unc:?}"
+    );
+    for metric in ["memory-bandwidth", "link-bandwidth"] {
+        let bw = m.capture.capabilities.iter().find(|c| c.metric == metric).unwrap();
+        assert_eq!(bw.status, "unavailable", "{bw:?}");
+        assert!(bw.reason.starts_with("uncore counters: cannot open"), "{bw:?}");
+    }
+    assert!(
+        !t.counters.counter.iter().any(|c| c.starts_with("mc-") || c.starts_with("link-")),
+        "no memory-controller or link rows were invented"
+    );
     for metric in ["memory-accesses", "access-latency", "data-source"] {
         let c = m.capture.capabilities.iter().find(|c| c.metric == metric).unwrap();
         assert_eq!(c.status, "unavailable", "{c:?}");

@@ -10,6 +10,7 @@
 //!   buffer tid=<tid> addr=0x<hex> len=<bytes>     (one per worker)
 //!   touched tid=<tid> pages=<n>                    (one per worker, after its buffer is touched)
 //!   pinned tid=<tid> node=<n> cpus=<a,b,..>        (with --pin: main thread, then each worker)
+//!   bound addr=0x<hex> node=0                      (with --bind-shared-hinting, before the first touch)
 //!   holding seconds=<T>                            (with --hold: after the read phase)
 //!   done
 
@@ -21,7 +22,7 @@ const USAGE: &str = "\
 numascope-testload: per-thread buffers touched page by page, then a shared read phase
 
 USAGE:
-    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--passes P] [--delay D] [--start-delay S] [--thp] [--pin] [--hold H]
+    numascope-testload [--threads N] [--mib M] [--shared-mib S] [--seconds T] [--passes P] [--delay D] [--start-delay S] [--thp] [--pin] [--hold H] [--bind-shared-hinting] [--shared-writes]
 
 OPTIONS:
     --threads N      worker threads, each with its own buffer (default 4; 0: the main thread
@@ -41,6 +42,14 @@ OPTIONS:
                      /sys/devices/system/node)
     --hold H         after the read phase, all threads stay alive but idle (sleeping) for H
                      seconds before exiting (default 0), e.g. to apply a plan to them
+    --bind-shared-hinting
+                     before the main thread touches the shared buffer, bind it to node 0 with
+                     MPOL_BIND | MPOL_F_NUMA_BALANCING (Linux >= 5.12): automatic NUMA balancing
+                     still scans it (NUMA hinting faults, which numascope records as accesses)
+                     but may only move its pages towards node 0, where they are; so the kernel
+                     samples the accesses without moving the pages
+    --shared-writes  in the shared phase every other pass writes one byte per page instead of
+                     reading (so the buffer is read-write shared, not read-only)
     -h, --help       print this help
 ";
 
@@ -55,6 +64,8 @@ struct Args {
     thp: bool,
     pin: bool,
     hold: f64,
+    bind_shared_hinting: bool,
+    shared_writes: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -69,6 +80,8 @@ fn parse_args() -> Result<Args, String> {
         thp: false,
         pin: false,
         hold: 0.0,
+        bind_shared_hinting: false,
+        shared_writes: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -86,6 +99,8 @@ fn parse_args() -> Result<Args, String> {
             "--thp" => a.thp = true,
             "--pin" => a.pin = true,
             "--hold" => a.hold = val("--hold")?.parse().map_err(|_| "--hold: not a number")?,
+            "--bind-shared-hinting" => a.bind_shared_hinting = true,
+            "--shared-writes" => a.shared_writes = true,
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -160,6 +175,17 @@ fn touch(addr: usize, len: usize) -> usize {
         off += 4096;
     }
     pages
+}
+
+/// One pass of the shared phase: a read of every cache line, or with `writes` every other pass a
+/// write to every page instead.
+fn shared_pass(addr: usize, len: usize, pass: &mut u64, writes: bool) -> u64 {
+    *pass += 1;
+    if writes && *pass % 2 == 0 {
+        touch(addr, len) as u64
+    } else {
+        read_all(addr, len)
+    }
 }
 
 fn read_all(addr: usize, len: usize) -> u64 {
@@ -242,6 +268,32 @@ fn main() {
     }
     let shared = map(shared_len, a.thp);
     say(format!("shared tid={} addr=0x{shared:x} len={shared_len}", gettid()));
+    if a.bind_shared_hinting {
+        // include/uapi/linux/mempolicy.h: MPOL_BIND = 2, MPOL_F_NUMA_BALANCING = 1 << 13.
+        const MPOL_BIND: libc::c_long = 2;
+        const MPOL_F_NUMA_BALANCING: libc::c_long = 1 << 13;
+        let mask: libc::c_ulong = 1; // node 0
+                                     // SAFETY: mbind on our own mapping with a one-word node mask.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_mbind,
+                shared as libc::c_ulong,
+                shared_len as libc::c_ulong,
+                MPOL_BIND | MPOL_F_NUMA_BALANCING,
+                &mask as *const libc::c_ulong,
+                (8 * std::mem::size_of::<libc::c_ulong>()) as libc::c_ulong,
+                0 as libc::c_ulong,
+            )
+        };
+        if rc != 0 {
+            eprintln!(
+                "numascope-testload: mbind(MPOL_BIND | MPOL_F_NUMA_BALANCING, node 0) failed: {} (needs Linux >= 5.12 with NUMA)",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(1);
+        }
+        say(format!("bound addr=0x{shared:x} node=0"));
+    }
     touch(shared, shared_len);
 
     let len = a.mib << 20;
@@ -254,6 +306,7 @@ fn main() {
     for i in 0..a.threads {
         let barrier = barrier.clone();
         let thp = a.thp;
+        let writes = a.shared_writes;
         let pin = if a.pin { Some(nodes[i % nodes.len()].clone()) } else { None };
         let h = std::thread::Builder::new()
             .name(format!("testload-w{i}"))
@@ -273,8 +326,9 @@ fn main() {
                     sum = sum.wrapping_add(read_all(buf, len));
                 }
                 let end = Instant::now() + read_for;
+                let mut pass = 0u64;
                 loop {
-                    sum = sum.wrapping_add(read_all(shared, shared_len));
+                    sum = sum.wrapping_add(shared_pass(shared, shared_len, &mut pass, writes));
                     if Instant::now() >= end {
                         break;
                     }
@@ -291,8 +345,9 @@ fn main() {
         sum = sum.wrapping_add(read_all(shared, shared_len));
     }
     let end = Instant::now() + read_for;
+    let mut pass = 0u64;
     loop {
-        sum = sum.wrapping_add(read_all(shared, shared_len));
+        sum = sum.wrapping_add(shared_pass(shared, shared_len, &mut pass, a.shared_writes));
         if Instant::now() >= end {
             break;
         }

@@ -249,7 +249,7 @@ pub struct Samples {
     pub offset: Vec<u16>,
     /// `load`, `store`, `fault`, `unknown`.
     pub op: DictColumn,
-    /// `page-fault`, `ibs-op`, `pebs-load`, `pebs-store`, `synthetic`.
+    /// `page-fault`, `access-fault` (NUMA hinting faults), `ibs-op`, `pebs-load`, `pebs-store`, `synthetic`.
     pub event: DictColumn,
     /// `l1`, `lfb`, `l2`, `l3`, `local-dram`, `remote-dram`, `remote-cache`, `pmem`, `cxl`, `io`,
     /// `uncached`, `unknown`.
