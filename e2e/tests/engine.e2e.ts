@@ -127,3 +127,20 @@ test('page-fault-only recording: says so, offers the placement-only estimate, la
   expect(await idleState(page)).toBe('ready');
   await expect(page.getByTestId('compare-column').nth(2).getByTestId('column-unavailable')).toContainText('cannot run on an access estimate');
 });
+
+test('a recording with NUMA hinting faults (no PMU): the banner, the engine’s window, Carrefour’s numbers', async ({ page }) => {
+  const GUEST = 'recorded-guest-hinting-4nodes.numascope';
+  const direct = analyze(readTrace(new Uint8Array(readFileSync(path.join(SAMPLE_TRACES_DIR, GUEST)))), { policies: POLICIES });
+  expect(direct.accessSource).toBe('hinting-faults');
+  await page.goto(`./?trace=samples/${GUEST}&view=traffic&policy=carrefour`);
+  expect(await idleState(page)).toBe('ready');
+  const view = page.getByTestId('traffic-view');
+  const banner = view.getByTestId('hinting-banner');
+  await expect(banner).toContainText('NUMA HINTING FAULTS');
+  await expect(banner).toContainText(`Windows of ${direct.windowMs} ms span several scan passes`);
+  await expect(view.getByTestId('estimate-banner')).toHaveCount(0);
+  const c = direct.policies.find((p) => p.policy === 'carrefour')!;
+  expect(await valueOf(view.getByTestId('metric-mcImbalancePct').locator('dd'))).toBeCloseTo(c.mcImbalancePct, 6);
+  expect(await valueOf(view.getByTestId('metric-localAccessRatio').locator('dd'))).toBeCloseTo(c.localAccessRatio, 6);
+  await screenshot(page, 'traffic-hinting-faults');
+});

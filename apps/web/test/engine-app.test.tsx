@@ -307,3 +307,39 @@ describe('the Decisions view', () => {
     expect(navigate).toHaveBeenLastCalledWith({ view: 'memory' });
   });
 });
+
+describe('a recording whose access samples are NUMA hinting faults (sample-traces/recorded-guest-hinting-4nodes)', () => {
+  const GUEST = 'recorded-guest-hinting-4nodes.numascope';
+  const trace = readTrace(bytesOf(GUEST));
+
+  it('is replayed with the engine’s window for hinting faults, says so, and Carrefour acts on it', () => {
+    const { view } = runAnalysis(trace, engineRequest(null, false));
+    expect(view.accessSource).toBe('hinting-faults');
+    // The engine's own default for this trace (about four scan passes), not the 100 ms of PMU traces.
+    expect(view.windowMs).toBe(analyze(trace, { policies: ['observed'] }).windowMs);
+    expect(view.windowMs).toBeGreaterThan(100);
+    expect(view.notes.some((n) => /window length \d+ ms chosen for NUMA hinting faults/.test(n))).toBe(true);
+    const carrefour = view.policies.find((p) => p.policy === 'carrefour')!;
+    expect(carrefour.migratedPages).toBeGreaterThan(0);
+    // Measured in a 4-node guest: the observed placement has node 0 as the hot spot of the bound buffer.
+    expect(trace.manifest.machine.nodes.length).toBe(4);
+    expect(trace.manifest.capture.capabilities.find((c) => c.metric === 'memory-accesses')!.status).toBe('estimated');
+  });
+
+  it('the Traffic view shows the hinting-fault banner and the badge says the rates are relative', async () => {
+    const client: QueryClient = {
+      query: async () => {
+        throw new Error('no queries here');
+      },
+      bytes: async () => new ArrayBuffer(0),
+      analyze: async (_t, _r, req: AnalyzeRequest) => ({ view: runAnalysis(trace, req).view }),
+    };
+    const { wrap } = withContext(client, { view: 'traffic', policy: 'carrefour' });
+    render(wrap(<TrafficView />));
+    const banner = await screen.findByTestId('hinting-banner');
+    expect(banner.textContent).toContain('NUMA HINTING FAULTS');
+    expect(banner.textContent).toMatch(/rates, latencies and speedups are relative/);
+    expect(screen.queryByTestId('estimate-banner')).toBeNull();
+    expect(document.body.textContent).toContain('access samples are NUMA hinting faults');
+  });
+});

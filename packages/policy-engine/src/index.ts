@@ -22,7 +22,7 @@ export * from './engine/contract.js';
 export { EngineError, isEngineError, type EngineErrorCode } from './engine/errors.js';
 export { machineModel, traceMachineOf, nodeOfCpu, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
 export { machineFromJson, machineFromHwlocXml, machineFromText, parseHwlocCpuset, MachineLoadError } from './machine/loaders.js';
-export { buildReplayInput, restrictToTimeRange, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
+export { buildReplayInput, restrictToTimeRange, hintingFaultStats, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
 export {
   simulateWindow,
   simulateMatrix,

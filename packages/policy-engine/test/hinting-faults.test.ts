@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/engine/analyze.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput, hintingFaultStats } from '../src/engine/windows.js';
 import { buildPlan } from '../src/plan/index.js';
 import { getPreset } from '../src/machine/presets.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
@@ -123,6 +123,20 @@ describe('NUMA hinting faults as access samples', () => {
     expect(short.policies[0]!.replay.decisions.some((d) => d.kind === 'interleave')).toBe(false);
     const long = analyze(traceOf(rows()), { policies: ['carrefour'], windowMs: 500 });
     expect(long.notes.join('\n')).not.toMatch(/catch a page about every/);
+  });
+
+  it('by default the window spans about four scan passes (chosen from the trace, said in a note); an explicit window wins', () => {
+    const stats = hintingFaultStats(traceOf(rows()))!;
+    expect(stats).toEqual({ rows: PAGES * PASSES, otherAccessRows: 0, medianGapUs: 100_000, suggestedWindowMs: 400 });
+    const auto = analyze(traceOf(rows()), { policies: ['carrefour'] });
+    expect(auto.windowMs).toBe(400);
+    expect(auto.notes.join('\n')).toMatch(/window length 400 ms chosen for NUMA hinting faults: about four scan passes \(the median time between two hinting faults on a page is 100 ms\)/);
+    expect(auto.policies[0]!.replay.decisions.some((d) => d.kind === 'interleave')).toBe(true);
+    expect(analyze(traceOf(rows()), { policies: ['carrefour'], windowMs: 100 }).windowMs).toBe(100);
+    // PMU traces keep the default.
+    const asPmu = rows().map((r) => (r.event === 'access-fault' ? { ...r, event: 'ibs-op' as const, ds: 'local-dram' as const } : r));
+    expect(hintingFaultStats(traceOf(asPmu))).toBeNull();
+    expect(analyze(traceOf(asPmu), { policies: ['observed'] }).windowMs).toBe(100);
   });
 
   it('Carrefour: the MAPTU gate is assumed open (and said so); pages read from 4 nodes are interleaved off node 0', () => {

@@ -24,7 +24,8 @@ export interface AnalyzeRequest {
   machine: string | null;
   /** Placement-only estimate for traces without access samples (engine `accessEstimate: 'uniform'`). */
   estimate: boolean;
-  windowMs: number;
+  /** Window length, ms; null: the engine's default for the trace (100 ms, or about four scan passes for NUMA hinting faults). */
+  windowMs: number | null;
   /** Replay only the windows that overlap this range (µs since the capture start, half-open); null = the whole trace. */
   range?: { fromUs: number; toUs: number } | null;
   /** Placement of the `manual` policy when `policies` lists it (none = every thread and page where the recording starts them). */
@@ -104,6 +105,8 @@ export interface AnalysisView {
   range: AnalysisRange | null;
   baseline: string;
   estimate: 'uniform' | null;
+  /** 'hinting-faults' when the access samples are NUMA hinting faults (relative rates). */
+  accessSource: 'hinting-faults' | null;
   synthetic: boolean;
   notes: string[];
   counters: { l3Mpki: number; ipc: number } | null;
@@ -158,7 +161,7 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
   const unavailable = wanted.filter((p) => !runnable.includes(p)).map((policy) => ({ policy, reason: `${policy} ${ESTIMATE_REASON}` }));
   const result = analyze(trace, {
     machine,
-    windowMs: req.windowMs,
+    windowMs: req.windowMs ?? undefined,
     policies: runnable.map((id): string | Policy => (id === 'manual' ? manualPolicy(manualPlacement(req.manual)) : id)),
     baseline: BASELINE,
     accessEstimate: req.estimate ? 'uniform' : undefined,
@@ -199,6 +202,7 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
       : null,
     baseline: result.baseline,
     estimate: result.estimate,
+    accessSource: result.accessSource,
     synthetic,
     notes: result.notes,
     counters: result.counters,

@@ -8,7 +8,6 @@ import { useTraceContext } from '../trace-context';
 import { APP_POLICIES } from './policies';
 import type { AnalyzeOutcome, AnalyzeRequest } from './run';
 
-export const WINDOW_MS = 100;
 
 export type AnalysisState =
   | { status: 'running'; startedAt: number; label: string; progress: EngineProgress | null }
@@ -19,7 +18,7 @@ export type AnalysisState =
  * a brushed time range, only the windows that overlap it are replayed.
  */
 export function engineRequest(machine: string | null, estimate: boolean, range: TimeRange | null = null): AnalyzeRequest {
-  return { policies: [...APP_POLICIES], machine, estimate, windowMs: WINDOW_MS, range: range ? { fromUs: range.fromUs, toUs: range.toUs } : null };
+  return { policies: [...APP_POLICIES], machine, estimate, windowMs: null, range: range ? { fromUs: range.fromUs, toUs: range.toUs } : null };
 }
 
 export function analysisLabel(req: AnalyzeRequest): string {

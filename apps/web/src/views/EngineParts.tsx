@@ -23,7 +23,11 @@ export function Badge({ status, reason }: { status: BadgeStatus; reason: string 
 /** The badge of a simulator output: a prediction, and from what. */
 export function predictionBadge(a: AnalysisView): { status: BadgeStatus; reason: string } {
   if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording; predicted by the simulator from ${a.machine.provenance}` };
-  const est = a.estimate ? 'ESTIMATED from page placement only (no memory-access samples; accesses assumed uniform); ' : '';
+  const est = a.estimate
+    ? 'ESTIMATED from page placement only (no memory-access samples; accesses assumed uniform); '
+    : a.accessSource === 'hinting-faults'
+      ? 'access samples are NUMA hinting faults (which thread touched which page, not how often: rates relative); '
+      : '';
   return { status: 'estimated', reason: `${est}predicted by the simulator from ${a.machine.provenance}` };
 }
 
@@ -157,6 +161,16 @@ export function EngineRefusal({ error, onEstimate }: { error: { code: string; me
 }
 
 export function EstimateBanner({ analysis, onExit }: { analysis: AnalysisView; onExit?: () => void }) {
+  if (analysis.accessSource === 'hinting-faults') {
+    return (
+      <div className="notice notice--estimate" data-testid="hinting-banner">
+        <strong>NUMA HINTING FAULTS</strong> — this recording has no PMU samples; its access samples are the kernel&rsquo;s NUMA hinting
+        faults (automatic NUMA balancing was on). They say which thread touched which page, about once per page per scan pass, not how
+        often: node shares, local access ratio and imbalance follow from them; rates, latencies and speedups are relative. Windows of{' '}
+        {analysis.windowMs} ms span several scan passes.
+      </div>
+    );
+  }
   if (!analysis.estimate) return null;
   return (
     <div className="notice notice--estimate" data-testid="estimate-banner">

@@ -31,7 +31,8 @@ options:
   --retarget-rule RULE    ${RETARGET_RULES.join(' | ')} (default modulo)
   --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also interleave:0,2 and manual
   --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
-  --window-ms N           replay window, ms (default 100)
+  --window-ms N           replay window, ms (default 100; for NUMA hinting-fault recordings about
+                          four of the kernel's scan passes, from the trace)
   --from-ms N, --to-ms N  replay only the windows overlapping [N, M) ms since the capture start
                           (either may be left out: from the start / to the end)
   --seed N                seed for randomised policies (default 1)

@@ -6,7 +6,7 @@ import type { MachineModel, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, 
 import { EngineError } from './errors.js';
 import { replayAll, type ReplayProgress } from './run.js';
 import { simulateWindow } from './simulate.js';
-import { buildReplayInput, ESTIMATE_POLICIES, type TimeRangeUs } from './windows.js';
+import { buildReplayInput, ESTIMATE_POLICIES, hintingFaultStats, type TimeRangeUs } from './windows.js';
 import type { RetargetRule } from './retarget.js';
 import type { Trace } from '../trace/types.js';
 import { getPolicy, listPolicies } from '../policies/index.js';
@@ -20,6 +20,7 @@ export interface AnalyzeOptions {
   /** Machine model to replay on; default the trace's machine. A different topology re-targets. */
   machine?: MachineModel;
   retargetRule?: RetargetRule;
+  /** Window length, ms. Default 100, or for a trace whose access samples are NUMA hinting faults a window of about four scan passes (hintingFaultStats). */
   windowMs?: number;
   /** Policy ids (see getPolicy) or Policy objects; default every listed policy. */
   policies?: Array<string | Policy>;
@@ -116,8 +117,17 @@ function resolve(policy: string | Policy): Policy {
 }
 
 export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisResult {
-  const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
+  // Hinting-fault traces default to windows of several scan passes (docs/engine.md, "Windows").
+  const hinting = options.windowMs === undefined ? hintingFaultStats(trace) : null;
+  const auto = hinting && hinting.otherAccessRows === 0 ? hinting.suggestedWindowMs : null;
+  const windowMs = options.windowMs ?? auto ?? DEFAULT_WINDOW_MS;
   const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
+  if (auto !== null) {
+    input.notes = [
+      ...(input.notes ?? []),
+      `window length ${auto} ms chosen for NUMA hinting faults: about four scan passes (the median time between two hinting faults on a page is ${(hinting!.medianGapUs! / 1000).toFixed(0)} ms); give a window length to override`,
+    ];
+  }
   return analyzeInput(input, options);
 }
 

@@ -123,27 +123,14 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   for (let i = 0; i < sampleRows; i++) if (sThread[i]! >= threadCount) threadCount = sThread[i]! + 1;
   // counted[op·dsCount + ds] = 1 for a load/store whose data source reached memory.
   const dsCount = ds.values.length;
-  const counted = new Uint8Array(op.values.length * dsCount);
-  for (let o = 0; o < op.values.length; o++) {
-    for (let d = 0; d < dsCount; d++) counted[o * dsCount + d] = (o === LOAD || o === STORE) && memorySource[d] === 1 ? 1 : 0;
-  }
+  const counted = countedTable(op.values, ds.values);
   const opCodes = op.codes;
   const dsCodes = ds.codes;
   // Hinting-fault rows are skipped when PMU access samples exist (see the module comment).
-  let skipEv = -1;
-  if (HINT >= 0) {
-    for (let i = 0; i < sampleRows; i++) {
-      if (evCodes[i] !== HINT && counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0) {
-        skipEv = HINT;
-        break;
-      }
-    }
-  }
+  const hinting = HINT >= 0 ? hintingFaultStats(trace) : null;
+  const skipEv = hinting && hinting.otherAccessRows > 0 ? HINT : -1;
   let hintRows = 0;
   let hintSkipped = 0;
-  // Time between successive hinting faults on one page (≈ the balancer's scan period), sampled.
-  const hintGaps: number[] = [];
-  const lastHint = HINT >= 0 && skipEv === -1 ? new Float64Array(pages.numRows).fill(-1) : null;
   // One pass over the rows: counts, time order, and the earliest access of every page and thread
   // (first-access thread of a page, first cpu of a thread: fallbacks for placement below).
   const NEVER = 0xffffffff;
@@ -179,10 +166,6 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
         continue;
       }
       hintRows++;
-      if (lastHint && page < lastHint.length) {
-        if (lastHint[page]! >= 0 && t > lastHint[page]! && hintGaps.length < 65536) hintGaps.push(t - lastHint[page]!);
-        lastHint[page] = t;
-      }
     }
     accessRows++;
     if (t < prevTime) sorted = false;
@@ -233,15 +216,12 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       `access samples are ${hintRows} NUMA hinting faults (no PMU): they say which thread touched which page, about once per page per scan pass of the kernel's balancer, not how often. ` +
         'Traffic shares between nodes, local access ratio and imbalance follow from them; absolute rates, utilisation, latency and speedup do not (they are relative)',
     );
-    if (hintGaps.length > 0) {
-      hintGaps.sort((a, b) => a - b);
-      const gapMs = hintGaps[hintGaps.length >> 1]! / 1000;
-      if (windowUs < 3 * gapMs * 1000) {
-        notes.push(
-          `hinting faults catch a page about every ${gapMs.toFixed(0)} ms (median), so a ${windowUs / 1000} ms window sees each page from one thread at most: ` +
-            `pages shared by threads on several nodes show as shared only in windows of several scan passes (--window-ms ${Math.ceil((4 * gapMs) / 100) * 100} or more)`,
-        );
-      }
+    const gapMs = hinting?.medianGapUs != null ? hinting.medianGapUs / 1000 : null;
+    if (gapMs !== null && windowUs < 3 * gapMs * 1000) {
+      notes.push(
+        `hinting faults catch a page about every ${gapMs.toFixed(0)} ms (median), so a ${windowUs / 1000} ms window sees each page from one thread at most: ` +
+          `pages shared by threads on several nodes show as shared only in windows of several scan passes (--window-ms ${hinting!.suggestedWindowMs} or more)`,
+      );
     }
   }
   if (cacheRows > 0) notes.push(`${cacheRows} load/store samples that hit a cache (l1/lfb/l2/l3/remote-cache/io) load no memory controller and were skipped`);
@@ -513,6 +493,83 @@ export function restrictToTimeRange(input: ReplayInput, range: TimeRangeUs): Rep
     notes: [...(input.notes ?? []), note],
     timeRange: { requestedStartUs: startUs, requestedEndUs: endUs, startUs: covered.startUs, endUs: covered.endUs, firstWindow: first, totalWindows: total },
   };
+}
+
+/** counted[op·dsCount + ds] = 1 for a load/store whose data source reached memory. */
+function countedTable(ops: readonly string[], dataSources: readonly string[]): Uint8Array {
+  const LOAD = ops.indexOf('load');
+  const STORE = ops.indexOf('store');
+  const counted = new Uint8Array(ops.length * dataSources.length);
+  dataSources.forEach((v, d) => {
+    const memory = MEMORY_DATA_SOURCES.includes(v) || !DS_KNOWN.has(v);
+    for (let o = 0; o < ops.length; o++) counted[o * dataSources.length + d] = (o === LOAD || o === STORE) && memory ? 1 : 0;
+  });
+  return counted;
+}
+
+/** What a trace's NUMA hinting faults (samples.event `access-fault`) give (docs/engine.md, "Windows"). */
+export interface HintingFaultStats {
+  /** Hinting-fault rows that would count as accesses (load/store with a page). */
+  rows: number;
+  /** Access rows from other events (PMU samples); when > 0 the hinting faults are skipped. */
+  otherAccessRows: number;
+  /** Median time between two successive hinting faults on one page, µs, rounded down to 1 ms (≈ the balancer's scan period); null when no page has two. */
+  medianGapUs: number | null;
+  /** A window spanning about four scan passes: 4 × the median gap rounded up to 100 ms, within 100 ms – 60 s; null without a gap. */
+  suggestedWindowMs: number | null;
+}
+
+/** Largest gap the median is measured to (longer gaps count as this). */
+const GAP_BINS_MS = 60_000;
+
+/** Statistics of the trace's hinting-fault rows; null when the trace has none. One pass over the samples. */
+export function hintingFaultStats(trace: Trace): HintingFaultStats | null {
+  const samples = trace.tables.samples;
+  const ev = dictionaryColumn(samples, 'event');
+  const HINT = ev.values.indexOf('access-fault');
+  if (HINT < 0) return null;
+  const op = dictionaryColumn(samples, 'op');
+  const ds = dictionaryColumn(samples, 'data_source');
+  const counted = countedTable(op.values, ds.values);
+  const dsCount = ds.values.length;
+  const time = numericColumn<Uint32Array>(samples, 'time_us');
+  const page = numericColumn<Int32Array>(samples, 'page');
+  const last = new Float64Array(trace.tables.pages.numRows).fill(-1);
+  const gaps = new Uint32Array(GAP_BINS_MS + 1);
+  let rows = 0;
+  let other = 0;
+  let gapCount = 0;
+  for (let i = 0; i < samples.numRows; i++) {
+    const p = page[i]!;
+    if (p < 0 || counted[op.codes[i]! * dsCount + ds.codes[i]!] !== 1) continue;
+    if (ev.codes[i] !== HINT) {
+      other++;
+      continue;
+    }
+    rows++;
+    if (p >= last.length) continue;
+    const t = time[i]!;
+    // Rows in time order (what the collector writes); an earlier row gives no gap.
+    if (last[p]! >= 0 && t > last[p]!) {
+      gaps[Math.min(GAP_BINS_MS, Math.floor((t - last[p]!) / 1000))]!++;
+      gapCount++;
+    }
+    last[p] = t;
+  }
+  if (rows === 0) return null;
+  let medianGapUs: number | null = null;
+  if (gapCount > 0) {
+    let seen = 0;
+    for (let b = 0; b <= GAP_BINS_MS; b++) {
+      seen += gaps[b]!;
+      if (seen * 2 > gapCount) {
+        medianGapUs = b * 1000;
+        break;
+      }
+    }
+  }
+  const suggestedWindowMs = medianGapUs === null ? null : Math.min(60_000, Math.max(100, Math.ceil((4 * medianGapUs) / 1000 / 100) * 100));
+  return { rows, otherAccessRows: other, medianGapUs, suggestedWindowMs };
 }
 
 const DS_KNOWN = new Set(['l1', 'lfb', 'l2', 'l3', 'local-dram', 'remote-dram', 'remote-cache', 'pmem', 'cxl', 'io', 'uncached', 'unknown']);

@@ -27,7 +27,7 @@ export interface ColumnSpec {
 }
 
 export const OPS = ['load', 'store', 'fault', 'unknown'] as const;
-export const SAMPLE_EVENTS = ['page-fault', 'access-fault', 'ibs-op', 'pebs-load', 'pebs-store', 'synthetic'] as const;
+export const SAMPLE_EVENTS = ['page-fault', 'ibs-op', 'pebs-load', 'pebs-store', 'synthetic', 'access-fault'] as const;
 export const DATA_SOURCES = [
   'l1',
   'lfb',
@@ -43,7 +43,7 @@ export const DATA_SOURCES = [
   'unknown',
 ] as const;
 export const REGION_KINDS = ['heap', 'stack', 'anon', 'file', 'shm', 'vdso', 'other'] as const;
-export const COUNTER_SCOPES = ['system', 'node', 'socket', 'thread', 'link', 'damon-region'] as const;
+export const COUNTER_SCOPES = ['system', 'node', 'thread', 'link', 'damon-region', 'socket'] as const;
 export const EVENT_KINDS = [
   'thread-migration',
   'thread-start',
