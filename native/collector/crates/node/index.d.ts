@@ -19,6 +19,12 @@ export interface RecordOptions {
   faultPeriod?: number;
   /** Adaptive page-fault sampling: every fault while a thread faults under this rate, about this many samples/s above (default 10000). */
   faultRateHz?: number;
+  /**
+   * Which event carries the page faults: "auto" (default: the tracepoint exceptions:page_fault_user
+   * while automatic NUMA balancing is on, so its hinting faults are recorded as accesses),
+   * "software" or "tracepoint" (`numascope record --fault-event`).
+   */
+  faultEvent?: 'auto' | 'software' | 'tracepoint';
   /** Aborting it stops the recording early; the Promise still resolves (stopReason "signal"). */
   signal?: AbortSignal;
   /**

@@ -61,6 +61,12 @@ export interface RecordOptions {
   faultRateHz?: number
   /** Live window length in ms when `onWindow` is given (default 250, as `numascope serve`). */
   windowMs?: number
+  /**
+   * Which event carries the page faults: `auto` (default: the tracepoint
+   * exceptions:page_fault_user while automatic NUMA balancing is on, so that its hinting
+   * faults are recorded as accesses), `software` or `tracepoint` (`numascope record --fault-event`).
+   */
+  faultEvent?: string
 }
 
 /** What `record()` resolves to. */

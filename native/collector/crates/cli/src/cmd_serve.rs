@@ -575,12 +575,12 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
         return api_error(400, "bad-request", "the body must be a JSON object: {\"pid\": N} or {\"command\": [..]}");
     };
     for k in obj.keys() {
-        if !["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz"].contains(&k.as_str()) {
+        if !["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz", "faultEvent"].contains(&k.as_str()) {
             return api_error(
                 400,
                 "bad-request",
                 &format!(
-                    "unknown field {k:?}: the fields are pid, command, durationS, intervalMs, faultPeriod, faultRateHz"
+                    "unknown field {k:?}: the fields are pid, command, durationS, intervalMs, faultPeriod, faultRateHz, faultEvent"
                 ),
             );
         }
@@ -603,6 +603,15 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     if fault_period.is_some() && fault_rate.is_some() {
         return api_error(400, "bad-request", "give faultPeriod or faultRateHz, not both");
     }
+    // Which event carries the faults (record's --fault-event): auto by default.
+    let fault_event: record::FaultEventChoice = match obj.get("faultEvent") {
+        None | Some(Value::Null) => record::FaultEventChoice::Auto,
+        Some(Value::String(s)) => match s.parse() {
+            Ok(c) => c,
+            Err(e) => return api_error(400, "bad-fault-event", &format!("faultEvent: {e}")),
+        },
+        Some(_) => return api_error(400, "bad-fault-event", "faultEvent must be \"auto\", \"software\" or \"tracepoint\""),
+    };
     let duration_s = match obj.get("durationS") {
         None | Some(Value::Null) => None,
         Some(d) => match d.as_f64() {
@@ -701,6 +710,7 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     if let Some(hz) = fault_rate {
         opts.fault_rate_hz = hz;
     }
+    opts.fault_event = fault_event;
 
     // The forwarder turns windows into WebSocket messages; it ends when the recorder drops `tx`.
     let fwd_rec = rec.clone();

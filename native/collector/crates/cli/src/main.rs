@@ -275,11 +275,8 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     opts.damon = args.damon;
     opts.mem_sampling = !args.no_pmu;
     opts.uncore = !args.no_uncore;
-    opts.fault_event = match args.fault_event.as_str() {
-        "software" => record::FaultEventChoice::Software,
-        "tracepoint" => record::FaultEventChoice::Tracepoint,
-        _ => record::FaultEventChoice::Auto,
-    };
+    // clap has checked the value against the same three names.
+    opts.fault_event = args.fault_event.parse().unwrap_or(record::FaultEventChoice::Auto);
     opts.counters = match args.counters.as_str() {
         "software" => record::CounterChoice::Software,
         "off" => record::CounterChoice::Off,

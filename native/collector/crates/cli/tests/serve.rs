@@ -220,6 +220,10 @@ fn token_and_origin_are_enforced() {
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-rate"));
     let r = s.post("/api/recordings", r#"{"pid":1,"faultPeriod":1,"faultRateHz":1000}"#);
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-request"));
+    let r = s.post("/api/recordings", r#"{"pid":1,"faultEvent":"pmu"}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-event"));
+    let r = s.post("/api/recordings", r#"{"pid":1,"faultEvent":3}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-event"));
     let r = s.post("/api/probe", "{}");
     assert_eq!((r.status, r.error_code().as_str()), (405, "method-not-allowed"));
 }

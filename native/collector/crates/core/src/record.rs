@@ -94,6 +94,19 @@ pub enum FaultEventChoice {
     Tracepoint,
 }
 
+impl std::str::FromStr for FaultEventChoice {
+    type Err = String;
+    /// `auto`, `software` or `tracepoint` (the CLI's `--fault-event`, serve's and napi's `faultEvent`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(FaultEventChoice::Auto),
+            "software" => Ok(FaultEventChoice::Software),
+            "tracepoint" => Ok(FaultEventChoice::Tracepoint),
+            _ => Err(format!("fault event {s:?}: expected auto, software or tracepoint")),
+        }
+    }
+}
+
 /// NUMA hinting faults on ordinary memory happen in the classic mode (bit 0).
 fn hinting_on(proc_root: &Path) -> bool {
     crate::sources::pagefault::numa_balancing_mode(proc_root).is_some_and(|m| m & 1 != 0)

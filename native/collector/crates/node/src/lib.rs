@@ -103,6 +103,10 @@ pub struct RecordOptions {
     pub fault_rate_hz: Option<u32>,
     /// Live window length in ms when `onWindow` is given (default 250, as `numascope serve`).
     pub window_ms: Option<u32>,
+    /// Which event carries the page faults: `auto` (default: the tracepoint
+    /// exceptions:page_fault_user while automatic NUMA balancing is on, so that its hinting
+    /// faults are recorded as accesses), `software` or `tracepoint` (`numascope record --fault-event`).
+    pub fault_event: Option<String>,
 }
 
 /// What `record()` resolves to.
@@ -274,6 +278,9 @@ pub fn record(
             opts.fault_rate_hz = hz as u64;
         }
         (None, None) => {}
+    }
+    if let Some(e) = &options.fault_event {
+        opts.fault_event = e.parse().map_err(|e: String| Error::new(Status::InvalidArg, format!("record: {e}")))?;
     }
     opts.command_line = vec!["numascope-node".into(), "record".into()];
     let live = match on_window {

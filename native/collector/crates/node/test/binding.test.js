@@ -42,6 +42,7 @@ test('record() rejects bad options', () => {
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 1, faultRateHz: 1000 }), /faultPeriod or faultRateHz, not both/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 0 }), /faultPeriod must be an integer from 1/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultRateHz: 10 }), /faultRateHz must be an integer from 100/);
+  assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultEvent: 'pmu' }), /fault event "pmu": expected auto, software or tracepoint/);
 });
 
 test('stopRecordings() stops a running record', async () => {
