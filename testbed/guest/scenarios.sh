@@ -564,6 +564,16 @@ if [ -z "$why" ] && wait_for i.out '^holding' 1 60; then
       [ "$after" = "$expect" ] || why="$why after=[$after](plan expects [$expect])"
       r=$(tr -d ' \n' < i.report.json)
       echo "$r" | grep -q '"status":"complete"' || why="$why report-status"
+      # Carrefour places pages only: its plan pins no thread (the main thread, seen on another
+      # node before the testload pinned it, stays where it runs); any pin must hold.
+      npins=0
+      grep '^PIN ' chan.reply | cut -c5- > i.pins
+      while read -r tid to; do
+        eval want=\$EXPECT_CPULIST_$to
+        got=$(allowed $pid $tid); npins=$((npins + 1))
+        [ "$got" = "$want" ] || why="$why tid$tid-allowed=$got(expected $want)"
+      done < i.pins
+      [ $npins = 0 ] || why="$why carrefour-plan-pins-$npins-threads"
       tot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
       moved=$(echo "$tot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
     else
@@ -576,7 +586,7 @@ else
   why="$why testload did not reach its hold phase"
 fi
 if [ -z "$why" ]; then
-  pass i-hinting-carrefour "hinting faults recorded as accesses ($src); engine Carrefour plan applied: $moved pages moved, shared buffer [$after] as the plan expects ($t0 -> $(now) s)"
+  pass i-hinting-carrefour "hinting faults recorded as accesses ($src); engine Carrefour plan applied: $moved pages moved, shared buffer [$after] as the plan expects, no thread pinned ($t0 -> $(now) s)"
 else
   dump stdout i.out 20; dump stderr i.err; dump "record stderr" i.rec.err 30; dump "apply report" i.report.json 60; dump "apply stderr" i.apply.err
   fail i-hinting-carrefour "$why"

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/engine/analyze.js';
 import { buildReplayInput, hintingFaultStats } from '../src/engine/windows.js';
 import { buildPlan } from '../src/plan/index.js';
+import { manualPolicy } from '../src/policies/manual.js';
 import { getPreset } from '../src/machine/presets.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
 import { readTrace } from '../src/trace/reader.js';
@@ -44,7 +45,7 @@ function rows(extra: Row[] = []): Row[] {
   return [...out, ...extra].sort((a, b) => a.t - b.t);
 }
 
-function traceOf(r: Row[]): Trace {
+function traceOf(r: Row[], mainStartsOn = 0): Trace {
   const machine = getPreset('amd-opteron-8385-4p');
   const c = emptyColumns();
   c.threads = {
@@ -55,11 +56,14 @@ function traceOf(r: Row[]): Trace {
     last_seen_us: new Uint32Array(4).fill(PASSES * PASS_US),
     migrations: new BigInt64Array(4),
   };
+  // The main thread (thread 0) is seen first on node `mainStartsOn`, then on node 0 (where the
+  // testload pins it, after `record -p` attached).
+  const tpNodes = [mainStartsOn, 1, 2, 3, 0];
   c.thread_placements = {
-    time_us: new Uint32Array(4),
-    thread: Uint32Array.from([0, 1, 2, 3]),
-    cpu: Int16Array.from([0, 1, 2, 3], (n) => machine.nodes[n]!.cpus[0]!),
-    node: Int8Array.from([0, 1, 2, 3]),
+    time_us: Uint32Array.from([0, 0, 0, 0, 500]),
+    thread: Uint32Array.from([0, 1, 2, 3, 0]),
+    cpu: Int16Array.from(tpNodes, (n) => machine.nodes[n]!.cpus[0]!),
+    node: Int8Array.from(tpNodes),
   };
   c.pages = {
     address: BigUint64Array.from({ length: PAGES }, (_, p) => 0x7f0000000000n + BigInt(p) * 4096n),
@@ -180,5 +184,21 @@ describe('NUMA hinting faults as access samples', () => {
     }
     expect(total).toBe(40 * 1000);
     expect(input.notes!.join('\n')).toMatch(/640 NUMA hinting-fault samples were skipped: the trace has PMU access samples/);
+  });
+
+  it('a plan for a policy that places pages only does not pin a thread that moved during the recording; a manual pin does', () => {
+    // As in the guest: the main thread ran on node 2 when the recorder attached, then was pinned to node 0.
+    const moved = traceOf(rows(), 2);
+    const carrefour = analyze(moved, { policies: ['carrefour'], windowMs: 1000 });
+    const plan = buildPlan(moved, carrefour.policies[0]!.replay, { createdAt: '2026-11-21T20:00:00Z' });
+    expect(plan.threads).toEqual([]);
+    expect(plan.expected!.threadsToPin).toBe(0);
+    const manual = analyze(moved, { policies: [manualPolicy({ threads: [{ thread: 0, node: 2 }, { thread: 1, node: 3 }], pages: [] })], windowMs: 1000 });
+    const mplan = buildPlan(moved, manual.policies[0]!.replay, { createdAt: '2026-11-21T20:00:00Z' });
+    // thread 0 back to node 2 (pinned by the user, although it started there), thread 1 to node 3
+    expect(mplan.threads.map((t) => [t.tid, t.toNodes, t.expectedNode])).toEqual([
+      [100, [2], 0],
+      [101, [3], 1],
+    ]);
   });
 });

@@ -139,21 +139,36 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
   const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');
   const tpNode = numericColumn<Int8Array>(tables.thread_placements, 'node');
+  // Last and first recorded node of each thread.
   const observed = new Int32Array(tid.length).fill(-1);
   const observedAt = new Float64Array(tid.length).fill(-1);
+  const started = new Int32Array(tid.length).fill(-1);
+  const startedAt = new Float64Array(tid.length).fill(Infinity);
   for (let i = 0; i < tpTime.length; i++) {
     const t = tpThread[i]!;
-    if (t < tid.length && tpTime[i]! >= observedAt[t]!) {
+    if (t >= tid.length || tpNode[i]! < 0) continue;
+    if (tpTime[i]! >= observedAt[t]!) {
       observedAt[t] = tpTime[i]!;
       observed[t] = tpNode[i]!;
     }
+    if (tpTime[i]! < startedAt[t]!) {
+      startedAt[t] = tpTime[i]!;
+      started[t] = tpNode[i]!;
+    }
   }
+  // A thread is pinned only where the policy placed it: it ends on another node than the one the
+  // replay started it on (the recording's first), or a decision pinned it (manual). A policy that
+  // places pages only (first-touch, interleave, Carrefour) leaves threads where they run now, even
+  // when they moved during the recording.
+  const pinnedByDecision = new Set<number>();
+  for (const d of replay.decisions) if (d.kind === 'pin-threads') for (const t of d.threads ?? []) pinnedByDecision.add(t);
   const threads: PlanThreadPin[] = [];
   const first = replay.threadNodeByWindow[0];
   for (let t = 0; t < Math.min(tid.length, final.threadNode.length); t++) {
     const to = nodeIds[final.threadNode[t]!]!;
     const was = observed[t]! >= 0 ? observed[t]! : first ? nodeIds[first[t]!]! : -1;
     if (to === was || tid[t]! <= 0) continue;
+    if (started[t]! >= 0 && to === started[t] && !pinnedByDecision.has(t)) continue;
     threads.push({ tid: tid[t]!, toNodes: [to], expectedNode: observed[t]! >= 0 ? observed[t]! : null, reason: `${reason}: thread runs on node ${to}` });
   }
 
