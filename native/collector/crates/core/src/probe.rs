@@ -460,7 +460,14 @@ fn metric_capabilities(
         m("page-placement", "unavailable", short(&src("procfs").reason));
     }
     if usable("page-faults") {
-        m("first-touch", "measured", "software page-fault sampling, every fault (period 1)".into());
+        m(
+            "first-touch",
+            "measured",
+            format!(
+                "page-fault sampling: every fault while a thread faults under {} /s (record's default --fault-rate), sampled above; --fault-period 1 for every fault",
+                crate::record::DEFAULT_FAULT_RATE_HZ
+            ),
+        );
     } else {
         m("first-touch", "unavailable", format!("page-fault source: {}", src("page-faults").reason));
     }

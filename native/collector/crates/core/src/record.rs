@@ -1268,6 +1268,15 @@ pub fn record_with(
             );
         }
     }
+    if (!adaptive && fault_period == 1) || (adaptive && max_period <= 1) {
+        if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
+            c.reason = if adaptive {
+                format!("page-fault sampling: every fault was sampled (adaptive sampling at {} /s never had to thin them)", opts.fault_rate_hz)
+            } else {
+                "page-fault sampling, every fault (--fault-period 1)".to_string()
+            };
+        }
+    }
     if adaptive && max_period > 1 {
         if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
             c.reason = format!(
