@@ -19,7 +19,7 @@ TMO=${TESTBED_TIMEOUT:-240}
 # the host's own apt sources.
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-hinting-carrefour"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon"
 T_ALL=$(date +%s.%N)
 mkdir -p "$CACHE" "$WORK"
 

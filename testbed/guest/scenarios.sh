@@ -68,23 +68,40 @@ chan() { [ -n "$CH" ] || { echo "ERROR no channel" > chan.reply; return 1; }; ec
 chan_send() { [ -n "$CH" ] || return 1; { echo "PUT $1"; base64 "$2"; echo END; } >&3; chan_read && grep -q "^OK $1 " chan.reply; }
 
 # ------------------------------------------------------------------ b: record a pinned run; the engine names the hot spot
+# No PMU in a TCG guest, but automatic NUMA balancing samples accesses for the kernel: its scanner
+# makes pages inaccessible and the next access faults. With balancing on, `numascope record`
+# (auto fault event) records those hinting faults from the tracepoint exceptions:page_fault_user
+# as access rows. The testload's shared buffer is bound to node 0 with MPOL_F_NUMA_BALANCING
+# (--bind-shared-hinting), so the kernel scans it without moving it; its 4 pinned workers read
+# and write it (--shared-writes) while the recorder runs. Balancing is switched off again after.
 t0=$(now)
-# The testload waits 1.5 s before touching anything so that `record -p` is attached first, and
-# stays alive (--hold) so that scenario c can apply the engine's plan for this very recording.
-$T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 0.3 --start-delay 1.5 --hold 300 > b.out 2> b.err &
+NB=/sys/kernel/debug/sched/numa_balancing
+[ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+if [ -d $NB ]; then echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; fi
+echo 1 > /proc/sys/kernel/numa_balancing
+hint0=$(sed -n 's/^numa_hint_faults //p' /proc/vmstat)
+# The testload waits 1 s before touching anything so that `record -p` is attached first, and
+# stays alive (--hold) so that scenario c can apply the engine's plans for this very recording.
+$T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 7 --start-delay 1 --hold 300 --bind-shared-hinting --shared-writes > b.out 2> b.err &
 bp=$!
 why=""
 wait_for b.out '^ready' 1 30
 bpid=$(field b.out pid)
-$N record -q --fault-period 1 -p $bpid -d 4 -o b.numascope > b.rec.out 2> b.rec.err; rc=$?
+$N record -q --fault-period 1 -p $bpid -d 6 -o b.numascope > b.rec.out 2> b.rec.err; rc=$?
+echo 0 > /proc/sys/kernel/numa_balancing
+hint1=$(sed -n 's/^numa_hint_faults //p' /proc/vmstat)
+echo "--- b: kernel numa_hint_faults during the recording: $((hint1 - hint0))"
 [ $rc = 0 ] || why="$why record-rc=$rc"
+grep -q '^bound ' b.out || why="$why shared-buffer-not-bound"
 if wait_for b.out '^holding' 1 60; then
   pid=$bpid
   addr=$(grep '^shared' b.out | sed 's/.*addr=\([^ ]*\).*/\1/')
   blen=$(grep '^shared' b.out | sed 's/.*len=\([0-9]*\).*/\1/')
   counts=$(node_counts $pid $addr)
   echo "--- b: shared buffer $addr numa_maps: $counts"
-  # every page of the shared buffer on one node: node 0, where the main thread was pinned
+  # every page of the shared buffer on one node: node 0, where the main thread was pinned (and
+  # the balancer did not move it: bound)
   [ "$counts" = "N0=2048" ] || why="$why shared-buffer-nodes=[$counts](expected N0=2048)"
   seen=""
   for tid in $(grep '^buffer' b.out | sed 's/.*tid=\([0-9]*\).*/\1/'); do
@@ -107,13 +124,16 @@ if [ -z "$why" ]; then
     hot=$(sed -n 's/^ANALYSIS hot=\([^ ]*\).*/\1/p' chan.reply)
     share=$(sed -n 's/^ANALYSIS .*share=\([^ ]*\).*/\1/p' chan.reply)
     est=$(sed -n 's/^ANALYSIS .*estimate=\([^ ]*\).*/\1/p' chan.reply)
+    src=$(sed -n 's/^ANALYSIS .*access=\([^ ]*\).*/\1/p' chan.reply)
     [ "$hot" = 0 ] || why="$why engine-hot-spot=[$hot](expected 0)"
+    [ "$est" = none ] || why="$why engine-estimate=[$est](expected none: hinting faults are access samples)"
+    [ "$src" = hinting-faults ] || why="$why engine-access-source=[$src](expected hinting-faults)"
   else
     why="$why channel: $(head -c 200 chan.reply)"
   fi
 fi
 if [ -z "$why" ]; then
-  pass b-record-pinned "shared 8 MiB all on node 0, 4 workers pinned to nodes 0-3, trace $(wc -c < b.numascope) bytes; engine (on the host, estimate=$est): hot spot node $hot, traffic shares $share ($t0 -> $t1 -> $(now) s)"
+  pass b-record-pinned "shared 8 MiB all on node 0, 4 workers pinned to nodes 0-3, $((hint1 - hint0)) kernel hinting faults, trace $(wc -c < b.numascope) bytes; engine (on the host, access samples: $src): hot spot node $hot, traffic shares $share ($t0 -> $t1 -> $(now) s)"
 else
   dump stdout b.out; dump stderr b.err; dump "record stderr" b.rec.err; dump "channel reply" chan.reply
   fail b-record-pinned "$why"
@@ -171,12 +191,42 @@ if [ -n "$hot" ] && kill -0 $bpid 2>/dev/null; then
   else
     why="$why no-interleave-plan: $(head -c 300 chan.reply)"
   fi
-  chan "PLAN b.numascope carrefour $addr $blen"
-  if grep -q '^NOPLAN carrefour' chan.reply; then
-    cnote="carrefour: not produced (the engine refuses rate-driven policies on a page-fault-only trace)"
-    sed 's/^/    engine: /' chan.reply
-  elif grep -q '^PLAN carrefour' chan.reply; then
-    cnote="carrefour: plan produced but not applied"
+  # Then the engine's Carrefour plan for the same recording, on the placement the recording saw:
+  # the interleave is rolled back first (numa_maps back to N0=2048).
+  $N rollback c.engine.rollback.json > c.engine.rollback.txt 2>&1 || why="$why interleave-rollback-rc=$?"
+  back=$(node_counts $pid $addr)
+  [ "$back" = "N0=2048" ] || why="$why after-rollback=[$back](expected N0=2048)"
+  # 1 s windows: several of the balancer's scan passes each, so that shared pages show as shared.
+  if chan "PLAN b.numascope carrefour $addr $blen 1000"; then
+    grep -v '^B ' chan.reply | sed 's/^/    engine: /'
+    csrc=$(grep '^SOURCE ' chan.reply)
+    [ "$(echo "$csrc" | sed -n 's/.*access=\([^ ]*\).*/\1/p')" = hinting-faults ] || why="$why carrefour-access-source=[$csrc]"
+    ht=$(echo "$csrc" | sed -n 's/.*hintThreads=\([0-9]*\).*/\1/p')
+    [ "${ht:-0}" -ge 4 ] || why="$why hinting-faults-from-$ht-threads(expected >= 4)"
+    hs=$(echo "$csrc" | sed -n 's/.*hintStores=\([0-9]*\).*/\1/p')
+    [ "${hs:-0}" -gt 0 ] || why="$why no-store-hinting-faults"
+    if grep -q '^PLAN carrefour' chan.reply; then
+      grep '^B ' chan.reply | cut -c3- | base64 -d > c.carrefour.plan.json
+      cexpect=$(sed -n 's/^EXPECT //p' chan.reply)
+      tomove=$(sed -n 's/^PLAN .*toMove=\([0-9]*\).*/\1/p' chan.reply)
+      [ "${tomove:-0}" -gt 0 ] || why="$why carrefour-plan-moves-nothing"
+      $N apply c.carrefour.plan.json -p $pid --json > c.carrefour.report.json 2> c.carrefour.err; rc=$?
+      cafter=$(node_counts $pid $addr)
+      echo "--- c: engine carrefour plan: shared buffer numa_maps before [$back] after [$cafter], plan expects [$cexpect]"
+      [ $rc = 0 ] || why="$why carrefour-apply-rc=$rc"
+      [ "$cafter" = "$cexpect" ] || why="$why carrefour-after=[$cafter](plan expects [$cexpect])"
+      cr=$(tr -d ' \n' < c.carrefour.report.json)
+      echo "$cr" | grep -q '"status":"complete"' || why="$why carrefour-report-status"
+      # Carrefour places pages only: its plan pins no thread (the main thread, seen on another
+      # node before the testload pinned it, stays where it runs).
+      cpins=$(grep -c '^PIN ' chan.reply)
+      [ "$cpins" = 0 ] || why="$why carrefour-plan-pins-$cpins-threads"
+      ctot=$(echo "$cr" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
+      cmoved=$(echo "$ctot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
+      cnote="engine Carrefour plan (1 s windows; $csrc) applied after rolling the interleave back: $cmoved pages moved, shared buffer [$cafter] as the plan expects, no thread pinned"
+    else
+      why="$why no-carrefour-plan: $(head -c 300 chan.reply)"
+    fi
   else
     why="$why carrefour-channel"
   fi
@@ -184,9 +234,10 @@ else
   why="no live recorded process / engine analysis from scenario b"
 fi
 if [ -z "$why" ]; then
-  pass c-apply-engine-plan "engine interleave plan (estimated from placement) applied to the recorded process: $moved pages moved, shared buffer [$after] as the plan expects, $npins threads pinned, audit log has the plan; $cnote ($t0 -> $(now) s)"
+  pass c-apply-engine-plan "engine interleave plan applied to the recorded process: $moved pages moved, shared buffer [$after] as the plan expects, $npins threads pinned, audit log has the plan; $cnote ($t0 -> $(now) s)"
 else
   dump "apply report" c.engine.report.json 60; dump "apply stderr" c.engine.err; dump "record stderr" c.rec.err
+  dump "rollback" c.engine.rollback.txt 20; dump "carrefour apply report" c.carrefour.report.json 60; dump "carrefour apply stderr" c.carrefour.err
   fail c-apply-engine-plan "$why"
 fi
 kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
@@ -509,89 +560,6 @@ else
   fail h-damon "$why"
 fi
 
-# ------------------------------------------------------------------ i: NUMA hinting faults as access samples; the engine's Carrefour plan applied
-# No PMU in a TCG guest, but automatic NUMA balancing samples accesses for the kernel: its scanner
-# makes pages inaccessible and the next access faults. `numascope record` (auto fault event)
-# records those hinting faults from the tracepoint exceptions:page_fault_user as access rows.
-# The testload's shared buffer is bound to node 0 with MPOL_F_NUMA_BALANCING, so the kernel
-# scans it without moving it; its 4 pinned workers read and write it. The host's engine turns
-# the recording into a Carrefour plan (1 s windows: several scan passes each), which is applied
-# and checked against numa_maps.
-t0=$(now)
-why=""; moved=""
-NB=/sys/kernel/debug/sched/numa_balancing
-[ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
-[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-if [ -d $NB ]; then echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; fi
-echo 1 > /proc/sys/kernel/numa_balancing
-hint0=$(sed -n 's/^numa_hint_faults //p' /proc/vmstat)
-$T --pin --threads 4 --mib 1 --shared-mib 8 --seconds 7 --start-delay 1 --hold 300 --bind-shared-hinting --shared-writes > i.out 2> i.err &
-ip=$!
-if wait_for i.out '^ready' 1 30; then
-  ipid=$(field i.out pid)
-  $N record -q --fault-period 1 -p $ipid -d 6 -o i.numascope > i.rec.out 2> i.rec.err; rc=$?
-  [ $rc = 0 ] || why="$why record-rc=$rc"
-else
-  why="$why testload-did-not-start"
-fi
-echo 0 > /proc/sys/kernel/numa_balancing
-hint1=$(sed -n 's/^numa_hint_faults //p' /proc/vmstat)
-echo "--- i: kernel numa_hint_faults during the recording: $((hint1 - hint0))"
-grep -q '^bound ' i.out || why="$why shared-buffer-not-bound"
-if [ -z "$why" ] && wait_for i.out '^holding' 1 60; then
-  pid=$ipid
-  addr=$(grep '^shared' i.out | sed 's/.*addr=\([^ ]*\).*/\1/')
-  blen=$(grep '^shared' i.out | sed 's/.*len=\([0-9]*\).*/\1/')
-  before=$(node_counts $pid $addr)
-  [ "$before" = "N0=2048" ] || why="$why before=[$before](expected N0=2048: the balancer must not have moved the bound buffer)"
-  if chan_send i.numascope i.numascope && chan "PLAN i.numascope carrefour $addr $blen 1000"; then
-    grep -v '^B ' chan.reply | sed 's/^/    engine: /'
-    src=$(grep '^SOURCE ' chan.reply)
-    [ "$(echo "$src" | sed -n 's/.*access=\([^ ]*\).*/\1/p')" = hinting-faults ] || why="$why access-source=[$src]"
-    ht=$(echo "$src" | sed -n 's/.*hintThreads=\([0-9]*\).*/\1/p')
-    [ "${ht:-0}" -ge 4 ] || why="$why hinting-faults-from-$ht-threads(expected >= 4)"
-    hs=$(echo "$src" | sed -n 's/.*hintStores=\([0-9]*\).*/\1/p')
-    [ "${hs:-0}" -gt 0 ] || why="$why no-store-hinting-faults"
-    if grep -q '^PLAN carrefour' chan.reply; then
-      grep '^B ' chan.reply | cut -c3- | base64 -d > i.plan.json
-      expect=$(sed -n 's/^EXPECT //p' chan.reply)
-      tomove=$(sed -n 's/^PLAN .*toMove=\([0-9]*\).*/\1/p' chan.reply)
-      [ "${tomove:-0}" -gt 0 ] || why="$why plan-moves-nothing"
-      $N apply i.plan.json -p $pid --json > i.report.json 2> i.apply.err; rc=$?
-      after=$(node_counts $pid $addr)
-      echo "--- i: carrefour plan: shared buffer numa_maps before [$before] after [$after], plan expects [$expect]"
-      [ $rc = 0 ] || why="$why apply-rc=$rc"
-      [ "$after" = "$expect" ] || why="$why after=[$after](plan expects [$expect])"
-      r=$(tr -d ' \n' < i.report.json)
-      echo "$r" | grep -q '"status":"complete"' || why="$why report-status"
-      # Carrefour places pages only: its plan pins no thread (the main thread, seen on another
-      # node before the testload pinned it, stays where it runs); any pin must hold.
-      npins=0
-      grep '^PIN ' chan.reply | cut -c5- > i.pins
-      while read -r tid to; do
-        eval want=\$EXPECT_CPULIST_$to
-        got=$(allowed $pid $tid); npins=$((npins + 1))
-        [ "$got" = "$want" ] || why="$why tid$tid-allowed=$got(expected $want)"
-      done < i.pins
-      [ $npins = 0 ] || why="$why carrefour-plan-pins-$npins-threads"
-      tot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
-      moved=$(echo "$tot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
-    else
-      why="$why no-carrefour-plan: $(head -c 300 chan.reply)"
-    fi
-  else
-    why="$why channel: $(head -c 200 chan.reply)"
-  fi
-else
-  why="$why testload did not reach its hold phase"
-fi
-if [ -z "$why" ]; then
-  pass i-hinting-carrefour "hinting faults recorded as accesses ($src); engine Carrefour plan applied: $moved pages moved, shared buffer [$after] as the plan expects, no thread pinned ($t0 -> $(now) s)"
-else
-  dump stdout i.out 20; dump stderr i.err; dump "record stderr" i.rec.err 30; dump "apply report" i.report.json 60; dump "apply stderr" i.apply.err
-  fail i-hinting-carrefour "$why"
-fi
-kill $ip 2>/dev/null; wait $ip 2>/dev/null
 
 chan BYE >/dev/null 2>&1
 exit 0

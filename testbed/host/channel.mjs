@@ -5,7 +5,7 @@
 //   PUT NAME            + base64 lines + END   store a file from the guest   → OK NAME BYTES
 //   ANALYZE NAME                                numascope-analyze analyze --json (with the uniform
 //                                               access estimate when the trace has no samples)
-//                                               → ANALYSIS hot=N|none share=a,b,… estimate=… policies=…
+//                                               → ANALYSIS hot=N|none share=a,b,… estimate=… access=… policies=…
 //   PLAN NAME POLICY ADDR LEN [WINDOW_MS]       numascope-analyze plan (--window-ms WINDOW_MS when given)
 //                                               → PLAN POLICY BYTES, SUMMARY, SOURCE (access samples: the engine's
 //                                               accessSource, hinting-fault rows, their threads and loads/stores),
@@ -62,7 +62,7 @@ async function analyzeReply(name) {
   const j = JSON.parse(r.out);
   const n = j.nodes;
   return [
-    `ANALYSIS hot=${n?.hotSpot ?? 'none'} share=${n ? n.share.map((x) => x.toFixed(3)).join(',') : '-'} estimate=${j.estimate ?? 'none'} ` +
+    `ANALYSIS hot=${n?.hotSpot ?? 'none'} share=${n ? n.share.map((x) => x.toFixed(3)).join(',') : '-'} estimate=${j.estimate ?? 'none'} access=${j.accessSource ?? 'samples'} ` +
       `policies=${j.policies.map((p) => `${p.policy}:${(p.localAccessRatio * 100).toFixed(0)}%local:mcimb${p.mcImbalancePct.toFixed(0)}`).join(',')}`,
     ...j.notes.map((x) => `NOTE ${x}`),
   ];

@@ -20,6 +20,8 @@
 //!
 //! A window covers the samples the recorder drained between `startUs` and `endUs` (µs since the
 //! capture start); a sample's own time can be a little earlier than the window that counts it.
+//! A sample whose page move_pages could not place yet (asked while the fault was still mapping
+//! it) is counted in the first window after its node is known, the final one at the latest.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;

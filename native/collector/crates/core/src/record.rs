@@ -825,7 +825,8 @@ pub fn record_with(
     let limit = opts.duration.map(|d| d.min(MAX_CAPTURE)).unwrap_or(MAX_CAPTURE);
     let mut exited: Option<(i32, String)> = None;
     let mut live = opts.live.clone().map(|sink| crate::live::LiveAggregator::new(sink, pid));
-    let mut live_done = 0usize; // raw[..live_done] were counted into live windows
+    let mut live_done = 0usize; // raw[..live_done] were counted into live windows, but for:
+    let mut live_pending: Vec<usize> = Vec::new(); // samples whose page had no node yet
     let mut next_live = Instant::now() + live.as_ref().map(|l| l.every()).unwrap_or_default();
 
     let mut absorb = |fresh: &mut Vec<FaultSample>,
@@ -872,7 +873,20 @@ pub fn record_with(
         if let Some(l) = live.as_mut().filter(|_| now >= next_live) {
             next_live = now + l.every();
             let end_us = mono_now_ns().saturating_sub(start_ns) / 1000;
-            live_emit(l, &mut live_done, &raw, &mut pages, pid, true, end_us, false, last_lost, roots, &cpu_to_node);
+            live_emit(
+                l,
+                &mut live_done,
+                &mut live_pending,
+                &raw,
+                &mut pages,
+                pid,
+                true,
+                end_us,
+                false,
+                last_lost,
+                roots,
+                &cpu_to_node,
+            );
         }
         if now >= next_counters {
             next_counters = now + opts.interval;
@@ -988,7 +1002,20 @@ pub fn record_with(
     if let Some(l) = live.as_mut() {
         let lost = pf.as_ref().map(|s| s.lost).unwrap_or(0);
         let end_us = end_ns.saturating_sub(start_ns) / 1000;
-        live_emit(l, &mut live_done, &raw, &mut pages, pid, false, end_us, true, lost, roots, &cpu_to_node);
+        live_emit(
+            l,
+            &mut live_done,
+            &mut live_pending,
+            &raw,
+            &mut pages,
+            pid,
+            false,
+            end_us,
+            true,
+            lost,
+            roots,
+            &cpu_to_node,
+        );
     }
 
     // A launched command still running when we stop is terminated.
@@ -1271,7 +1298,10 @@ pub fn record_with(
     if (!adaptive && fault_period == 1) || (adaptive && max_period <= 1) {
         if let Some(c) = capabilities.iter_mut().find(|c| c.metric == "first-touch") {
             c.reason = if adaptive {
-                format!("page-fault sampling: every fault was sampled (adaptive sampling at {} /s never had to thin them)", opts.fault_rate_hz)
+                format!(
+                    "page-fault sampling: every fault was sampled (adaptive sampling at {} /s never had to thin them)",
+                    opts.fault_rate_hz
+                )
             } else {
                 "page-fault sampling, every fault (--fault-period 1)".to_string()
             };
@@ -1429,10 +1459,14 @@ pub fn record_with(
 /// Counts the samples absorbed since the last live window (`raw[*done..]`) with the node of
 /// their page, then sends a window. `query`: ask move_pages about new pages first (the periodic
 /// query the loop does anyway), so that a window's faults have the node the trace will give them.
+/// A sample whose page has no node yet (move_pages answered before the fault had mapped the
+/// page) waits in `pending` for a later window, the final one at the latest, so that it is
+/// counted with the node the trace gives it.
 #[allow(clippy::too_many_arguments)]
 fn live_emit(
     agg: &mut crate::live::LiveAggregator,
     done: &mut usize,
+    pending: &mut Vec<usize>,
     raw: &[FaultSample],
     pages: &mut PageTracker,
     pid: i32,
@@ -1446,8 +1480,14 @@ fn live_emit(
     if query {
         pages.query_new(pid);
     }
-    for s in &raw[*done..] {
+    let waiting = std::mem::take(pending);
+    for k in waiting.into_iter().chain(*done..raw.len()) {
+        let s = &raw[k];
         let node = pages.index.get(&(s.addr & !4095)).map(|&i| pages.pages[i].node_first).unwrap_or(-1);
+        if node < 0 && !is_final {
+            pending.push(k);
+            continue;
+        }
         agg.fault(s.tid, s.cpu, node);
     }
     *done = raw.len();
