@@ -73,7 +73,9 @@ chan_send() { [ -n "$CH" ] || return 1; { echo "PUT $1"; base64 "$2"; echo END; 
 # (auto fault event) records those hinting faults from the tracepoint exceptions:page_fault_user
 # as access rows. The testload's shared buffer is bound to node 0 with MPOL_F_NUMA_BALANCING
 # (--bind-shared-hinting), so the kernel scans it without moving it; its 4 pinned workers read
-# and write it (--shared-writes) while the recorder runs. Balancing is switched off again after.
+# and write it (--shared-writes) while the recorder runs: a buffer only read by 4 nodes is what
+# Carrefour replicates, which move_pages (and so a plan) cannot do; with stores it interleaves.
+# Balancing is switched off again after.
 t0=$(now)
 NB=/sys/kernel/debug/sched/numa_balancing
 [ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
