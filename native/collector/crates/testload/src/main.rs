@@ -181,7 +181,7 @@ fn touch(addr: usize, len: usize) -> usize {
 /// write to every page instead.
 fn shared_pass(addr: usize, len: usize, pass: &mut u64, writes: bool) -> u64 {
     *pass += 1;
-    if writes && *pass % 2 == 0 {
+    if writes && pass.is_multiple_of(2) {
         touch(addr, len) as u64
     } else {
         read_all(addr, len)

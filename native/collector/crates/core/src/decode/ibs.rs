@@ -134,7 +134,7 @@ impl IbsOpRaw {
         if raw.len() < 60 {
             return Err(IbsError::TooShort(raw.len()));
         }
-        if (raw.len() - 4) % 8 != 0 {
+        if !(raw.len() - 4).is_multiple_of(8) {
             return Err(IbsError::BadLength(raw.len()));
         }
         let caps = u32::from_le_bytes(raw[0..4].try_into().unwrap());
