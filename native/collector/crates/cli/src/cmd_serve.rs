@@ -575,7 +575,9 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
         return api_error(400, "bad-request", "the body must be a JSON object: {\"pid\": N} or {\"command\": [..]}");
     };
     for k in obj.keys() {
-        if !["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz", "faultEvent"].contains(&k.as_str()) {
+        if !["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz", "faultEvent"]
+            .contains(&k.as_str())
+        {
             return api_error(
                 400,
                 "bad-request",
@@ -610,7 +612,9 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
             Ok(c) => c,
             Err(e) => return api_error(400, "bad-fault-event", &format!("faultEvent: {e}")),
         },
-        Some(_) => return api_error(400, "bad-fault-event", "faultEvent must be \"auto\", \"software\" or \"tracepoint\""),
+        Some(_) => {
+            return api_error(400, "bad-fault-event", "faultEvent must be \"auto\", \"software\" or \"tracepoint\"")
+        }
     };
     let duration_s = match obj.get("durationS") {
         None | Some(Value::Null) => None,

@@ -173,10 +173,11 @@ struct RecordArgs {
     fault_rate: Option<u64>,
 
     /// Which event carries the page faults. `auto`: while automatic NUMA balancing is on
-    /// (/proc/sys/kernel/numa_balancing), the x86 tracepoint exceptions:page_fault_user, whose
-    /// error codes tell the kernel's NUMA hinting faults (accesses its scanner caught: which
-    /// thread touched which page, without a PMU) from first touches; the software event
-    /// otherwise, or when the tracepoint cannot be used (tracefs not mounted, no CAP_PERFMON).
+    /// (/proc/sys/kernel/numa_balancing), the x86 tracepoint exceptions:page_fault_user: a
+    /// fault on a page faulted in before is then one of the kernel's NUMA hinting faults (an
+    /// access its scanner caught: which thread touched which page, without a PMU), recorded as a
+    /// load or a store by the error code's write bit; the software event otherwise, or when the
+    /// tracepoint cannot be used (tracefs not mounted, no CAP_PERFMON).
     /// `software`: always the software event. `tracepoint`: always the tracepoint, or an error.
     #[arg(long = "fault-event", value_name = "EVENT", default_value = "auto", value_parser = ["auto", "software", "tracepoint"])]
     fault_event: String,

@@ -774,7 +774,7 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
     check_worker_buffers(&t, &buffers);
     let pf = t.manifest.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
     let reason = pf.reason.as_deref().unwrap_or("");
-    assert!(reason.starts_with("tracepoint exceptions:page_fault_user (error codes"), "{reason}");
+    assert!(reason.starts_with("tracepoint exceptions:page_fault_user (NUMA balancing"), "{reason}");
     if balancing.trim() == "0" {
         assert!(reason.contains("NUMA balancing was off, so no hinting faults"), "{reason}");
         assert!(t.samples.op.iter().all(|op| op == "fault"), "no access rows without balancing");

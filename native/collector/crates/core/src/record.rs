@@ -84,7 +84,8 @@ pub struct RecordOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultEventChoice {
     /// The tracepoint `exceptions:page_fault_user` while automatic NUMA balancing is on (its
-    /// error codes tell the kernel's hinting faults, i.e. sampled accesses, from first touches),
+    /// error codes' write bit makes the kernel's hinting faults, i.e. sampled accesses, loads or
+    /// stores; see [`classify`]),
     /// falling back to the software event when the tracepoint cannot be used; the software event
     /// otherwise.
     Auto,
@@ -1223,11 +1224,11 @@ pub fn record_with(
     }
     let pf_event = match pf.as_ref().map(|s| s.event()) {
         Ok(FaultEvent::Tracepoint(_)) => format!(
-            "tracepoint exceptions:page_fault_user (error codes: first touches told from {})",
+            "tracepoint exceptions:page_fault_user ({})",
             if hinting {
-                format!("NUMA hinting faults, {hint_rows} access rows")
+                format!("NUMA balancing on: a repeat fault on a page is a hinting fault, a load or store by the error code's write bit; {hint_rows} access rows")
             } else {
-                "protection faults; NUMA balancing was off, so no hinting faults".to_string()
+                "NUMA balancing was off, so no hinting faults: every fault is an ordinary one".to_string()
             }
         ),
         _ => "software page-fault event".to_string(),
