@@ -167,11 +167,7 @@ say "initramfs $(($(stat -c %s "$WORK/initrd.gz") / 1024)) KiB in $(el "$t") s"
 ACCEL=${TESTBED_ACCEL:-}
 if [ -z "$ACCEL" ]; then
   # /dev/kvm alone is not enough (a PVM host exposes it but stock kernels hang): require vmx/svm.
-  # TCG runs single-threaded: with multi-threaded TCG the guest kernel's live code patching
-  # (jump labels toggled when perf events are created and closed, patched with int3 while other
-  # vCPUs run the same code) once ended in "Oops: int3" in do_user_addr_fault and a panic; a
-  # single TCG thread sees every patch at once. On this 2-core host it is as fast (49 s vs 54 s).
-  if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then ACCEL=kvm; else ACCEL=tcg,thread=single; fi
+  if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then ACCEL=kvm; else ACCEL=tcg; fi
 fi
 # THP is off for the whole boot (transparent_hugepage=never) so page counts are exact;
 # scenario e switches it on at runtime to check how Apply reports huge pages.
@@ -180,21 +176,35 @@ LOG=$WORK/serial.log
 # Host↔guest channel: the guest's ttyS1 is connected to a unix socket served by host/channel.mjs,
 # which runs the policy engine on the guest's recording and sends plans back (README: "Channel").
 CHAN=$WORK/chan.sock
-rm -rf "$CHAN" "$WORK/chan" && mkdir -p "$WORK/chan"
-node "$HERE/host/channel.mjs" "$CHAN" "$WORK/chan" > "$WORK/chan/helper.out" 2>&1 &
-CHAN_PID=$!
-for _ in $(seq 100); do [ -S "$CHAN" ] && break; sleep 0.1; done
-CHAN_ARGS=()
-if [ -S "$CHAN" ]; then CHAN_ARGS=(-serial "unix:$CHAN"); else say "warning: channel helper did not start (see $WORK/chan/helper.out): scenarios b/c will fail"; fi
-say "booting ($ACCEL, $(basename "$KERNEL"), timeout ${TMO}s); serial log: $LOG"
-t=$(date +%s.%N)
-timeout --kill-after=5 "$TMO" qemu-system-x86_64 -accel "$ACCEL" -nodefaults -display none -no-reboot \
-  -serial stdio "${CHAN_ARGS[@]}" -kernel "$KERNEL" -initrd "$WORK/initrd.gz" -append "$APPEND" "${QARGS[@]}" \
-  < /dev/null > "$LOG" 2>&1
-qrc=$?
-BOOT_S=$(el "$t")
-kill "$CHAN_PID" 2>/dev/null; wait "$CHAN_PID" 2>/dev/null
-say "guest finished in $BOOT_S s (qemu rc=$qrc)"
+boot() {
+  rm -rf "$CHAN" "$WORK/chan" && mkdir -p "$WORK/chan"
+  node "$HERE/host/channel.mjs" "$CHAN" "$WORK/chan" > "$WORK/chan/helper.out" 2>&1 &
+  CHAN_PID=$!
+  for _ in $(seq 100); do [ -S "$CHAN" ] && break; sleep 0.1; done
+  CHAN_ARGS=()
+  if [ -S "$CHAN" ]; then CHAN_ARGS=(-serial "unix:$CHAN"); else say "warning: channel helper did not start (see $WORK/chan/helper.out): scenarios b/c will fail"; fi
+  say "booting ($ACCEL, $(basename "$KERNEL"), timeout ${TMO}s); serial log: $LOG"
+  t=$(date +%s.%N)
+  timeout --kill-after=5 "$TMO" qemu-system-x86_64 -accel "$ACCEL" -nodefaults -display none -no-reboot \
+    -serial stdio "${CHAN_ARGS[@]}" -kernel "$KERNEL" -initrd "$WORK/initrd.gz" -append "$APPEND" "${QARGS[@]}" \
+    < /dev/null > "$LOG" 2>&1
+  qrc=$?
+  BOOT_S=$(el "$t")
+  kill "$CHAN_PID" 2>/dev/null; wait "$CHAN_PID" 2>/dev/null
+  say "guest finished in $BOOT_S s (qemu rc=$qrc)"
+}
+boot
+# A guest kernel panic under multi-threaded TCG (seen once in about ten runs: "Oops: int3" in
+# do_user_addr_fault while the kernel live-patched a jump label as perf events were opened and
+# closed, a patch another vCPU thread saw stale) ends the boot with the remaining scenarios
+# unreported. The boot is run once more, saying so; a second panic fails as usual. Single-threaded
+# TCG avoids the race but makes DAMON's accessed-bit sampling see nothing at times (scenario h).
+if grep -aq 'Kernel panic - not syncing' "$LOG" && [ "${TESTBED_PANIC_RETRY:-1}" != 0 ]; then
+  say "the guest kernel panicked (emulator-level crash; first lines below, log kept as $LOG.panic): booting once more"
+  grep -a -m 3 -E 'Oops|RIP:|Kernel panic' "$LOG" >&2
+  cp "$LOG" "$LOG.panic"
+  boot
+fi
 
 # ------------------------------------------------------------------ 6. results
 if [ "${TESTBED_VERBOSE:-0}" != 0 ]; then cat "$LOG" >&2; fi
