@@ -1,8 +1,9 @@
 export * from './trace/types.js';
 export * from './trace/schema.js';
 export * from './trace/errors.js';
-export { readTrace, describeArrowType } from './trace/reader.js';
-export { upgradeTrace, UPGRADERS, OLDEST_TRACE_VERSION, type RawTrace, type Upgrader } from './trace/upgrade.js';
+export { readTrace, readTraceUnchecked, describeArrowType, type ReadTraceOptions } from './trace/reader.js';
+export { DEFAULT_TRACE_LIMITS, type TraceLimits } from './trace/limits.js';
+export { upgradeTrace, checkTraceVersion, UPGRADERS, OLDEST_TRACE_VERSION, type RawTrace, type Upgrader } from './trace/upgrade.js';
 export { validateManifest } from './trace/validate.js';
 export { numericColumn, dictionaryColumn, stringColumn, type DictionaryColumn } from './trace/columns.js';
 export { summarizeTrace, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary } from './trace/summary.js';

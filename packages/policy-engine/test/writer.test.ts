@@ -1,14 +1,17 @@
 /**
  * TypeScript writer → TypeScript reader: every column of every table, filled with edge values
  * (type minimum and maximum, -1, u64 above 2^53, NaN, non-ASCII text, nulls where allowed, every
- * documented dictionary value), is written, read back with readTrace and compared value by value.
- * The values are built from TABLE_SCHEMAS, so a column added to the schema is covered too.
+ * documented dictionary value), is written, read back with readTraceUnchecked and compared value
+ * by value. The values are built from TABLE_SCHEMAS, so a column added to the schema is covered too.
+ * Edge values in reference columns (a thread index of u32 max, node -128) point outside their
+ * tables, so readTrace itself refuses that file (tested below).
  */
 import { unzipSync, strFromU8 } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { readTrace } from '../src/trace/reader.js';
+import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
+import { TraceError } from '../src/trace/errors.js';
 import { TABLE_SCHEMAS, type ColumnSpec } from '../src/trace/schema.js';
-import { TABLE_NAMES, type TableName, type TraceManifest } from '../src/trace/types.js';
+import { TABLE_NAMES, type TableName, type TraceManifest, type UncheckedTrace } from '../src/trace/types.js';
 import {
   ARROW_ENTRY_ALIGNMENT_BYTES,
   TraceWriteError,
@@ -80,7 +83,7 @@ function rowsOf(columns: TraceColumns, table: TableName): number {
   return (Object.values(columns[table])[0] as { length: number }).length;
 }
 
-function readBack(table: TableName, column: string, trace: ReturnType<typeof readTrace>): unknown[] {
+function readBack(table: TableName, column: string, trace: UncheckedTrace): unknown[] {
   const vector = trace.tables[table].getChild(column)!;
   const out: unknown[] = [];
   for (let row = 0; row < vector.length; row++) out.push(vector.get(row) ?? null);
@@ -126,9 +129,22 @@ function localEntries(bytes: Uint8Array) {
   return entries;
 }
 
-describe('writeTrace → readTrace round trip', () => {
+describe('writeTrace → readTraceUnchecked round trip', () => {
   const columns = filledColumns();
-  const trace = readTrace(writeTrace(minimalManifest(), columns));
+  const trace = readTraceUnchecked(writeTrace(minimalManifest(), columns));
+
+  it('readTrace refuses the same file: its edge values point outside their tables', () => {
+    const e = (() => {
+      try {
+        readTrace(writeTrace(minimalManifest(), columns));
+      } catch (err) {
+        return err;
+      }
+      return null;
+    })();
+    expect(e).toBeInstanceOf(TraceError);
+    expect((e as TraceError).code).toBe('index-out-of-range');
+  });
 
   for (const table of TABLE_NAMES) {
     describe(`table ${table}`, () => {
@@ -165,7 +181,7 @@ describe('writeTrace manifest', () => {
     const manifest = minimalManifest();
     manifest.capture.sampleCount = 999;
     const before = JSON.stringify(manifest);
-    const trace = readTrace(writeTrace(manifest, columns));
+    const trace = readTraceUnchecked(writeTrace(manifest, columns));
     expect(JSON.stringify(manifest)).toBe(before);
     expect(trace.manifest.capture.sampleCount).toBe(rowsOf(columns, 'samples'));
     expect(trace.manifest.tables).toEqual(

@@ -2,92 +2,48 @@
  * Reads a `.numascope` trace: a ZIP of manifest.json and Arrow IPC tables (docs/trace-format.md).
  * Every failure is a TraceError whose message names the problem and what to do. Pure: runs in a
  * browser Worker and in Node.
+ *
+ * A trace file is untrusted input (docs/robustness.md, "Trace reader"). In order:
+ * 1. the ZIP directory is parsed and checked against the file and the limits before anything is
+ *    allocated (zip.ts); each entry read is inflated into bounded output and its CRC-32 checked;
+ * 2. manifest.json is bounded in size and nesting before JSON.parse (manifest-json.ts), its format
+ *    name and version checked before any table is decoded;
+ * 3. each table's Arrow metadata is checked with bounds-checked reads before apache-arrow decodes
+ *    it (arrow-ipc.ts), then its column types, nulls, strings and dictionary codes (check.ts);
+ * 4. the manifest is validated (validate.ts) and every row index, node id and cpu id checked
+ *    against its table or machine (check.ts).
+ * Only then is the result a `Trace`, the type the summary and the engine take.
  */
-import { DataType, Precision, tableFromIPC, type Table } from 'apache-arrow';
-import { unzipSync, strFromU8 } from 'fflate';
+import { tableFromIPC, type Table } from 'apache-arrow';
+import { ArrowMetadataError, checkArrowFile } from './arrow-ipc.js';
+import { checkReferences, checkTable } from './check.js';
 import { TraceError } from './errors.js';
-import { TABLE_SCHEMAS, type ColumnType } from './schema.js';
-import { TABLE_NAMES, TRACE_FORMAT_NAME, type Trace, type TraceManifest, type TableName } from './types.js';
-import { upgradeTrace, type RawTrace } from './upgrade.js';
+import { traceLimits, type TraceLimits } from './limits.js';
+import { parseManifestJson } from './manifest-json.js';
+import { TABLE_NAMES, TRACE_FORMAT_NAME, type TableName, type Trace, type TraceManifest, type UncheckedTrace } from './types.js';
+import { checkTraceVersion, upgradeTrace, type RawTrace } from './upgrade.js';
 import { validateManifest } from './validate.js';
+import { looksLikeZip, readZipDirectory, readZipEntry, type ZipBudget } from './zip.js';
 
-const LOCAL_FILE_SIG = 0x04034b50;
-const EOCD_SIG = 0x06054b50;
-/** The end-of-central-directory record is 22 bytes plus a comment of at most 65535 bytes. */
-const EOCD_SEARCH = 22 + 0xffff;
+export { describeArrowType } from './check.js';
 
-function u32At(b: Uint8Array, i: number): number {
-  return (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0;
+export interface ReadTraceOptions {
+  /** Tighter (or looser) limits than DEFAULT_TRACE_LIMITS, e.g. for a browser tab with little memory. */
+  limits?: Partial<TraceLimits>;
 }
 
-function hasEndOfCentralDirectory(b: Uint8Array): boolean {
-  const stop = Math.max(0, b.length - EOCD_SEARCH);
-  for (let i = b.length - 22; i >= stop; i--) {
-    if (u32At(b, i) === EOCD_SIG) return true;
-  }
-  return false;
-}
+const MANIFEST_ENTRY = 'manifest.json';
 
-/** Opens the ZIP container; returns its entries by name. */
-function unzipTrace(bytes: Uint8Array): Record<string, Uint8Array> {
-  if (bytes.length < 4 || (u32At(bytes, 0) !== LOCAL_FILE_SIG && u32At(bytes, 0) !== EOCD_SIG)) {
-    throw new TraceError(
-      'not-zip',
-      'This file is not a numascope trace: a .numascope file is a ZIP archive, and this one does not start with a ZIP signature. ' +
-        'Check that you picked the right file (a perf.data file must be converted with `numascope import` first).',
-    );
-  }
-  if (!hasEndOfCentralDirectory(bytes)) {
-    throw new TraceError(
-      'truncated',
-      `This trace is truncated: the ZIP end-of-archive record is missing (the file has ${bytes.length} bytes). ` +
-        'The download or copy was probably cut short; fetch the file again.',
-    );
-  }
+function parseTable(name: string, entry: string, bytes: Uint8Array, limits: TraceLimits): Table {
   try {
-    return unzipSync(bytes);
+    checkArrowFile(bytes, limits);
   } catch (e) {
+    if (!(e instanceof ArrowMetadataError)) throw e;
     throw new TraceError(
-      'truncated',
-      `This trace's ZIP container is damaged (${(e as Error).message}). The file was probably cut short or altered; fetch it again.`,
+      e.limit ? 'table-limits' : 'table-corrupt',
+      `Table "${name}" (${entry}) is not a readable Arrow IPC file: ${e.message}. ` + (e.limit ? 'It is larger than this reader accepts.' : 'The trace is damaged; fetch it again.'),
     );
   }
-}
-
-/** The format's name for an Arrow type, as used in the schema and in error messages. */
-export function describeArrowType(t: DataType): string {
-  if (DataType.isInt(t)) return `${t.isSigned ? 'int' : 'uint'}${t.bitWidth}`;
-  if (DataType.isFloat(t)) {
-    return t.precision === Precision.DOUBLE ? 'float64' : t.precision === Precision.SINGLE ? 'float32' : 'float16';
-  }
-  if (DataType.isUtf8(t)) return 'utf8';
-  if (DataType.isLargeUtf8(t)) return 'large_utf8';
-  if (DataType.isDictionary(t)) return `dictionary<${describeArrowType(t.indices)}, ${describeArrowType(t.dictionary)}>`;
-  return String(t);
-}
-
-function checkTable(name: TableName, table: Table): void {
-  for (const col of TABLE_SCHEMAS[name]) {
-    const field = table.schema.fields.find((f) => f.name === col.name);
-    if (!field) {
-      throw new TraceError(
-        'column-missing',
-        `Table "${name}" has no column "${col.name}" (expected ${col.type}). The file does not follow trace format v1; ` +
-          'it may come from a development build of another tool.',
-      );
-    }
-    const actual = describeArrowType(field.type);
-    if (actual !== (col.type as ColumnType)) {
-      throw new TraceError(
-        'column-type',
-        `Column "${name}.${col.name}" has type ${actual}, but trace format v1 requires ${col.type}. ` +
-          'The file was written by a program that does not follow the format.',
-      );
-    }
-  }
-}
-
-function parseTable(name: string, entry: string, bytes: Uint8Array): Table {
   try {
     return tableFromIPC(bytes);
   } catch (e) {
@@ -98,22 +54,42 @@ function parseTable(name: string, entry: string, bytes: Uint8Array): Table {
   }
 }
 
-/** Reads and checks a trace. The result always has the newest format version. */
-export function readTrace(bytes: Uint8Array): Trace {
-  const entries = unzipTrace(bytes);
-  const manifestBytes = entries['manifest.json'];
-  if (!manifestBytes) {
+/** The entry holding table `name`: the one manifest.tables names for it, else `<name>.arrow`. */
+function entryOf(name: TableName, listed: unknown, entries: ReadonlyMap<string, unknown>): string {
+  if (Array.isArray(listed)) {
+    for (const t of listed as unknown[]) {
+      const e = t as { name?: unknown; entry?: unknown } | null;
+      if (e && typeof e === 'object' && e.name === name && typeof e.entry === 'string' && entries.has(e.entry)) return e.entry;
+    }
+  }
+  return `${name}.arrow`;
+}
+
+function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTrace {
+  const limits = traceLimits(options.limits);
+  if (!looksLikeZip(bytes)) {
+    throw new TraceError(
+      'not-zip',
+      'This file is not a numascope trace: a .numascope file is a ZIP archive, and this one does not start with a ZIP signature. ' +
+        'Check that you picked the right file (a perf.data file must be converted with `numascope import` first).',
+    );
+  }
+  const directory = readZipDirectory(bytes, limits);
+  const budget: ZipBudget = { bytesRead: 0 };
+  const manifestEntry = directory.get(MANIFEST_ENTRY);
+  if (!manifestEntry) {
     throw new TraceError(
       'manifest-missing',
       'This ZIP has no manifest.json, so it is not a numascope trace (or it was repacked without it).',
     );
   }
-  let manifest: unknown;
-  try {
-    manifest = JSON.parse(strFromU8(manifestBytes));
-  } catch (e) {
-    throw new TraceError('manifest-invalid', `manifest.json is not valid JSON: ${(e as Error).message}.`);
+  if (manifestEntry.uncompressedSize > limits.maxManifestBytes) {
+    throw new TraceError(
+      'manifest-limits',
+      `manifest.json declares ${manifestEntry.uncompressedSize} bytes, more than the ${limits.maxManifestBytes} this reader accepts. The file is damaged or not a trace.`,
+    );
   }
+  const manifest = parseManifestJson(readZipEntry(bytes, manifestEntry, limits, budget, limits.maxManifestBytes), limits);
   if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
     throw new TraceError('manifest-invalid', 'manifest.json must hold a JSON object.');
   }
@@ -121,26 +97,25 @@ export function readTrace(bytes: Uint8Array): Trace {
   if (m.format !== TRACE_FORMAT_NAME) {
     throw new TraceError(
       'wrong-format',
-      `manifest.json says format ${JSON.stringify(m.format)}, not "${TRACE_FORMAT_NAME}": this ZIP is not a numascope trace.`,
+      `manifest.json says format ${JSON.stringify(m.format)?.slice(0, 200)}, not "${TRACE_FORMAT_NAME}": this ZIP is not a numascope trace.`,
     );
   }
   if (typeof m.version !== 'number' || !Number.isInteger(m.version)) {
-    throw new TraceError('manifest-invalid', `manifest.json "version" must be an integer, got ${JSON.stringify(m.version)}.`);
+    throw new TraceError('manifest-invalid', `manifest.json "version" must be an integer, got ${JSON.stringify(m.version)?.slice(0, 200)}.`);
   }
+  // A newer file is "too new" whatever its tables look like: checked before any is decoded.
+  checkTraceVersion(m.version);
 
+  // Only the tables format v1 has are read; other entries are ignored (neither inflated nor checked).
   const tables = new Map<string, Table>();
-  const listed = Array.isArray(m.tables) ? (m.tables as Array<{ name?: unknown; entry?: unknown }>) : [];
-  for (const [entry, data] of Object.entries(entries)) {
-    if (!entry.endsWith('.arrow')) continue;
-    const name = listed.find((t) => t.entry === entry)?.name;
-    const tableName = typeof name === 'string' ? name : entry.slice(0, -'.arrow'.length);
-    tables.set(tableName, parseTable(tableName, entry, data));
+  for (const name of TABLE_NAMES) {
+    const entry = entryOf(name, m.tables, directory);
+    const e = directory.get(entry);
+    if (e) tables.set(name, parseTable(name, entry, readZipEntry(bytes, e, limits, budget), limits));
   }
 
-  // Version check and upgrade happen before any v1-specific validation.
   const raw: RawTrace = upgradeTrace({ manifest: m as RawTrace['manifest'], tables });
-
-  const valid = validateManifest(raw.manifest);
+  const valid = validateManifest(raw.manifest, limits);
   const out = {} as Record<TableName, Table>;
   for (const name of TABLE_NAMES) {
     const table = raw.tables.get(name);
@@ -151,8 +126,34 @@ export function readTrace(bytes: Uint8Array): Trace {
           'it may have been written by a recorder that was killed before it finished.',
       );
     }
-    checkTable(name, table);
+    checkTable(name, table, limits);
+    const listed = valid.tables.find((t) => t.name === name);
+    if (listed && listed.rows !== table.numRows) {
+      throw new TraceError(
+        'table-corrupt',
+        `Table "${name}" has ${table.numRows} rows, but manifest.json says ${listed.rows}. The trace is damaged or was edited; fetch it again.`,
+      );
+    }
     out[name] = table;
   }
   return { manifest: valid as TraceManifest, tables: out };
+}
+
+/**
+ * Reads and checks a trace (see the module comment). The result always has the newest format
+ * version, and is the only way to get a `Trace`.
+ */
+export function readTrace(bytes: Uint8Array, options: ReadTraceOptions = {}): Trace {
+  const trace = readChecked(bytes, options);
+  checkReferences(trace.manifest, trace.tables);
+  return trace as Trace;
+}
+
+/**
+ * Reads a trace with every check of readTrace except the references between tables (row indices,
+ * node and cpu ids against what they point at). For format tools and round-trip tests that need
+ * the stored values as they are; the summary and the engine do not accept the result.
+ */
+export function readTraceUnchecked(bytes: Uint8Array, options: ReadTraceOptions = {}): UncheckedTrace {
+  return readChecked(bytes, options);
 }

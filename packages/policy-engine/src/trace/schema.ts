@@ -24,7 +24,15 @@ export interface ColumnSpec {
   nullable?: boolean;
   /** For dictionary columns: the values a v1 writer produces. */
   values?: readonly string[];
+  /**
+   * What the column's values point at: a row of another table, a node id of manifest.machine, or
+   * a cpu id of one of its nodes. In a signed column -1 means unknown. The reader refuses any other
+   * value (TraceError `index-out-of-range`).
+   */
+  ref?: ColumnRef;
 }
+
+export type ColumnRef = 'threads' | 'pages' | 'regions' | 'node' | 'cpu';
 
 export const OPS = ['load', 'store', 'fault', 'unknown'] as const;
 export const SAMPLE_EVENTS = ['page-fault', 'ibs-op', 'pebs-load', 'pebs-store', 'synthetic', 'access-fault'] as const;
@@ -61,26 +69,26 @@ export type DataSource = (typeof DATA_SOURCES)[number];
 export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
   samples: [
     { name: 'time_us', type: 'uint32' },
-    { name: 'thread', type: 'uint32' },
-    { name: 'cpu', type: 'int16' },
-    { name: 'page', type: 'int32' },
+    { name: 'thread', type: 'uint32', ref: 'threads' },
+    { name: 'cpu', type: 'int16', ref: 'cpu' },
+    { name: 'page', type: 'int32', ref: 'pages' },
     { name: 'offset', type: 'uint16' },
     { name: 'op', type: 'dictionary<int8, utf8>', values: OPS },
     { name: 'event', type: 'dictionary<int8, utf8>', values: SAMPLE_EVENTS },
     { name: 'data_source', type: 'dictionary<int8, utf8>', values: DATA_SOURCES },
     { name: 'hops', type: 'int8' },
-    { name: 'node', type: 'int8' },
+    { name: 'node', type: 'int8', ref: 'node' },
     { name: 'latency_cycles', type: 'uint32' },
     { name: 'weight', type: 'uint32' },
   ],
   pages: [
     { name: 'address', type: 'uint64' },
-    { name: 'region', type: 'int32' },
-    { name: 'node', type: 'int8' },
+    { name: 'region', type: 'int32', ref: 'regions' },
+    { name: 'node', type: 'int8', ref: 'node' },
     { name: 'page_size', type: 'uint32' },
     { name: 'first_touch_us', type: 'int64' },
-    { name: 'first_touch_thread', type: 'int32' },
-    { name: 'first_touch_cpu', type: 'int16' },
+    { name: 'first_touch_thread', type: 'int32', ref: 'threads' },
+    { name: 'first_touch_cpu', type: 'int16', ref: 'cpu' },
   ],
   threads: [
     { name: 'tid', type: 'int32' },
@@ -100,14 +108,14 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
   ],
   thread_placements: [
     { name: 'time_us', type: 'uint32' },
-    { name: 'thread', type: 'uint32' },
-    { name: 'cpu', type: 'int16' },
-    { name: 'node', type: 'int8' },
+    { name: 'thread', type: 'uint32', ref: 'threads' },
+    { name: 'cpu', type: 'int16', ref: 'cpu' },
+    { name: 'node', type: 'int8', ref: 'node' },
   ],
   region_placements: [
     { name: 'time_us', type: 'uint32' },
-    { name: 'region', type: 'uint32' },
-    { name: 'node', type: 'int8' },
+    { name: 'region', type: 'uint32', ref: 'regions' },
+    { name: 'node', type: 'int8', ref: 'node' },
     { name: 'pages', type: 'uint32' },
     { name: 'page_size', type: 'uint32' },
   ],
@@ -121,7 +129,7 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
   events: [
     { name: 'time_us', type: 'uint32' },
     { name: 'kind', type: 'dictionary<int8, utf8>', values: EVENT_KINDS },
-    { name: 'thread', type: 'int32' },
+    { name: 'thread', type: 'int32', ref: 'threads' },
     { name: 'value', type: 'int64' },
     { name: 'detail', type: 'utf8' },
   ],

@@ -161,10 +161,27 @@ export const TABLE_NAMES = [
 ] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
-/** A trace as the rest of the code sees it: the newest version, every table present. */
-export interface Trace {
+/** Type-only mark of a Trace that readTrace checked; no value of it exists at run time. */
+declare const checkedByReader: unique symbol;
+
+/**
+ * A trace as the stored file gives it: the newest version, every table present with the
+ * format's column types, the manifest valid. Row indices, dictionary codes, node and cpu ids are
+ * NOT checked against what they point at (readTraceUnchecked): for format tools and tests only.
+ */
+export interface UncheckedTrace {
   manifest: TraceManifest;
   tables: Record<TableName, Table>;
+}
+
+/**
+ * A trace as the rest of the code sees it: what readTrace returns after every check of
+ * docs/robustness.md ("Trace reader"). Only readTrace makes one (the mark below cannot be written
+ * anywhere else), so the summary, the engine and plans, which take a Trace, never see an unchecked
+ * file.
+ */
+export interface Trace extends UncheckedTrace {
+  readonly [checkedByReader]: true;
 }
 
 /**

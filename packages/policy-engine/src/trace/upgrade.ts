@@ -25,12 +25,16 @@ export const UPGRADERS: Readonly<Record<number, Upgrader>> = {};
 /** The oldest version this reader can upgrade from. */
 export const OLDEST_TRACE_VERSION = 1;
 
-export function upgradeTrace(
-  raw: RawTrace,
+/**
+ * Refuses a version this reader cannot read: newer than `current` (update numascope), or older
+ * than any upgrader (never released). The reader calls it before it decodes any table, so a newer
+ * file is reported as too new whatever its tables look like.
+ */
+export function checkTraceVersion(
+  version: number,
   upgraders: Readonly<Record<number, Upgrader>> = UPGRADERS,
   current: number = CURRENT_TRACE_VERSION,
-): RawTrace {
-  let version = raw.manifest.version;
+): void {
   if (version > current) {
     throw new TraceError(
       'too-new',
@@ -38,17 +42,27 @@ export function upgradeTrace(
         `Update numascope to open it.`,
     );
   }
-  let t = raw;
-  while (version < current) {
-    const step = upgraders[version];
-    if (!step) {
+  for (let v = version; v < current; v++) {
+    if (!Object.prototype.hasOwnProperty.call(upgraders, v)) {
       throw new TraceError(
         'manifest-invalid',
         `This trace is format version ${version}, which no released numascope wrote ` +
           `(the oldest readable version is ${OLDEST_TRACE_VERSION}). The file may be corrupt.`,
       );
     }
-    t = step(t);
+  }
+}
+
+export function upgradeTrace(
+  raw: RawTrace,
+  upgraders: Readonly<Record<number, Upgrader>> = UPGRADERS,
+  current: number = CURRENT_TRACE_VERSION,
+): RawTrace {
+  let version = raw.manifest.version;
+  checkTraceVersion(version, upgraders, current);
+  let t = raw;
+  while (version < current) {
+    t = upgraders[version]!(t);
     if (t.manifest.version !== version + 1) {
       throw new Error(`upgrader ${version}->${version + 1} produced version ${t.manifest.version}`);
     }

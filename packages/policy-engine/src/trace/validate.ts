@@ -1,14 +1,20 @@
 /**
- * Structural check of a v1 manifest (docs/trace-format.md). Errors name the offending field by
- * its path, e.g. `machine.nodes[2].cpus`.
+ * Structural check of a v1 manifest (docs/trace-format.md), then its consistency: node and cpu ids
+ * in range and unique, a distance matrix per node pair, and a machine the engine can model (links
+ * and routes between nodes it has). Errors name the offending field by its path, e.g.
+ * `machine.nodes[2].cpus`. docs/robustness.md lists the limits.
  */
 import { z } from 'zod';
+import { MachineModelError, machineModel } from '../machine/model.js';
 import { TraceError } from './errors.js';
+import { DEFAULT_TRACE_LIMITS, MAX_CPU_ID, MAX_DURATION_US, MAX_NODE_ID, type TraceLimits } from './limits.js';
 import { TABLE_NAMES, TRACE_FORMAT_NAME, type TraceManifest } from './types.js';
 
 const int = z.number().int();
 const nonNegInt = int.nonnegative();
-const u64String = z.string().regex(/^\d+$/, 'a decimal integer string');
+const u64String = z.string().regex(/^\d{1,20}$/, 'a decimal integer string');
+const nodeId = nonNegInt.max(MAX_NODE_ID);
+const finite = z.number();
 
 const machine = z.object({
   name: z.string(),
@@ -19,16 +25,16 @@ const machine = z.object({
   nodes: z
     .array(
       z.object({
-        id: nonNegInt,
-        cpus: z.array(nonNegInt),
+        id: nodeId,
+        cpus: z.array(nonNegInt.max(MAX_CPU_ID)),
         memoryBytes: z.number().nonnegative().nullable(),
         memoryBandwidthGBps: z.number().nonnegative().nullable(),
       }),
     )
     .min(1, 'at least one node'),
-  distances: z.array(z.array(z.number())),
-  latenciesNs: z.array(z.array(z.number())).nullable(),
-  links: z.array(z.object({ from: nonNegInt, to: nonNegInt, capacityGBps: z.number().nonnegative().nullable() })),
+  distances: z.array(z.array(finite.nonnegative())),
+  latenciesNs: z.array(z.array(finite)).nullable(),
+  links: z.array(z.object({ from: nodeId, to: nodeId, capacityGBps: z.number().nonnegative().nullable() })),
   routes: z.record(z.string(), z.array(nonNegInt)).nullable(),
   provenance: z.record(z.string(), z.string()),
 });
@@ -36,7 +42,7 @@ const machine = z.object({
 const capture = z.object({
   startMonotonicNs: u64String,
   startUnixMs: z.number(),
-  durationUs: z.number().nonnegative(),
+  durationUs: z.number().nonnegative().max(MAX_DURATION_US),
   stopReason: z.string(),
   sources: z.array(
     z.object({
@@ -95,23 +101,56 @@ function pathOf(path: ReadonlyArray<PropertyKey>): string {
   return s || '(root)';
 }
 
-export function validateManifest(m: unknown): TraceManifest {
+/** The first problem zod found, as a TraceError naming the field. */
+function zodError(error: z.ZodError): TraceError {
+  const issue = error.issues[0]!;
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problems)` : '';
+  return new TraceError(
+    'manifest-invalid',
+    `manifest.json field ${pathOf(issue.path)} is invalid: ${issue.message}${more}. The file does not follow trace format v1.`,
+  );
+}
+
+function invalid(field: string, what: string): TraceError {
+  return new TraceError('manifest-invalid', `manifest.json field ${field} is invalid: ${what}. The file does not follow trace format v1.`);
+}
+
+export function validateManifest(m: unknown, limits: Pick<TraceLimits, 'maxNodes'> = DEFAULT_TRACE_LIMITS): TraceManifest {
   const r = manifestSchema.safeParse(m);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const more = r.error.issues.length > 1 ? ` (and ${r.error.issues.length - 1} more problems)` : '';
-    throw new TraceError(
-      'manifest-invalid',
-      `manifest.json field ${pathOf(issue.path)} is invalid: ${issue.message}${more}. The file does not follow trace format v1.`,
-    );
-  }
+  if (!r.success) throw zodError(r.error);
   const man = r.data as TraceManifest;
-  const n = man.machine.nodes.length;
-  if (man.machine.distances.length !== n || man.machine.distances.some((row) => row.length !== n)) {
+  const machine = man.machine;
+  const n = machine.nodes.length;
+  if (n > limits.maxNodes) throw invalid('machine.nodes', `${n} nodes, more than the ${limits.maxNodes} this reader accepts`);
+  if (machine.distances.length !== n || machine.distances.some((row) => row.length !== n)) {
     throw new TraceError(
       'manifest-invalid',
       `manifest.json field machine.distances must be a ${n}×${n} matrix (one row and column per node).`,
     );
+  }
+  if (machine.latenciesNs && (machine.latenciesNs.length > n || machine.latenciesNs.some((row) => row.length > n))) {
+    throw invalid('machine.latenciesNs', `more rows or columns than the machine's ${n} nodes`);
+  }
+  const nodeSeen = new Set<number>();
+  const cpuNode = new Map<number, number>();
+  machine.nodes.forEach((node, i) => {
+    if (nodeSeen.has(node.id)) throw invalid(`machine.nodes[${i}].id`, `node id ${node.id} is listed twice`);
+    nodeSeen.add(node.id);
+    node.cpus.forEach((cpu, k) => {
+      const other = cpuNode.get(cpu);
+      if (other !== undefined) throw invalid(`machine.nodes[${i}].cpus[${k}]`, `cpu ${cpu} is also listed under node ${other}`);
+      cpuNode.set(cpu, node.id);
+    });
+  });
+  if (machine.links.length > n * n) throw invalid('machine.links', `${machine.links.length} links for ${n} nodes (at most one per ordered pair and direction)`);
+  if (machine.routes && Object.keys(machine.routes).length > n * n) throw invalid('machine.routes', `more routes than ordered pairs of the machine's ${n} nodes`);
+  // What the engine does first with a trace: the machine must make a model (links between nodes it
+  // has, a route for every pair that is a path over the links).
+  try {
+    machineModel(machine);
+  } catch (e) {
+    if (e instanceof MachineModelError) throw invalid('machine', e.message);
+    throw invalid('machine', `its links do not connect every pair of nodes (${(e as Error).message})`);
   }
   return man;
 }

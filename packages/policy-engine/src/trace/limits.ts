@@ -1,0 +1,57 @@
+/**
+ * Limits the trace reader enforces before it allocates (docs/robustness.md, "Trace reader").
+ * Everything the reader allocates is bounded by the bytes of the file itself or by one of these.
+ * A caller with less memory (a browser tab) may pass smaller values to readTrace.
+ */
+export interface TraceLimits {
+  /** ZIP entries in the central directory (v1 writes 9). */
+  maxEntries: number;
+  /** Uncompressed bytes of one entry that is read. */
+  maxEntryBytes: number;
+  /** Uncompressed bytes of all entries read, together. */
+  maxTotalBytes: number;
+  /**
+   * Largest declared ratio of uncompressed to compressed bytes of a deflated entry. Deflate cannot
+   * exceed 1032:1, so a larger declaration is a lie and is refused before anything is inflated.
+   */
+  maxDeflateRatio: number;
+  /** Bytes of manifest.json. */
+  maxManifestBytes: number;
+  /** Nesting depth of arrays and objects in manifest.json. */
+  maxManifestDepth: number;
+  /** NUMA nodes in manifest.machine (Linux allows 1024 node ids; the largest machines have 64 nodes). */
+  maxNodes: number;
+  /** Rows of one table (row indices are int32 in the format). */
+  maxTableRows: number;
+  /** Columns of one table (v1 tables have at most 12). */
+  maxColumns: number;
+  /** Record batches of one table, dictionary batches included. */
+  maxRecordBatches: number;
+  /** Bytes of one string value (a thread name, an event's detail line, a path). */
+  maxStringBytes: number;
+}
+
+export const DEFAULT_TRACE_LIMITS: Readonly<TraceLimits> = Object.freeze({
+  maxEntries: 256,
+  maxEntryBytes: 2 ** 31 - 1,
+  maxTotalBytes: 4 * 2 ** 30,
+  maxDeflateRatio: 1032,
+  maxManifestBytes: 16 * 2 ** 20,
+  maxManifestDepth: 64,
+  maxNodes: 256,
+  maxTableRows: 2 ** 31 - 1,
+  maxColumns: 64,
+  maxRecordBatches: 65536,
+  maxStringBytes: 2 ** 20,
+});
+
+export function traceLimits(overrides: Partial<TraceLimits> | undefined): TraceLimits {
+  return { ...DEFAULT_TRACE_LIMITS, ...overrides };
+}
+
+/** Largest cpu id a trace may name: cpu columns are int16. */
+export const MAX_CPU_ID = 32767;
+/** Largest node id a trace may name: Linux's MAX_NUMNODES is at most 1024. */
+export const MAX_NODE_ID = 1023;
+/** Longest capture: table times are uint32 microseconds. */
+export const MAX_DURATION_US = 2 ** 32;
