@@ -332,10 +332,13 @@ function manifestEdit(entries: RawEntry[], r: Rng): string {
       break;
     }
     case 4: {
-      const n = r.pick([1000, 100000]);
+      // Long lists, of the right or a wrong type: a validator that reports every bad item can be
+      // made to spend gigabytes on its report.
+      const n = r.pick([1000, 100000, 2000000]);
       const v = getAt(m, path);
-      m = setAt(m, path, Array.from({ length: n }, () => (Array.isArray(v) && v.length > 0 ? v[0]! : 1)));
-      note = `${where} = array of ${n}`;
+      const item = r.pick<Json>([Array.isArray(v) && v.length > 0 ? v[0]! : 1, 1.5, 'x', {}, null]);
+      m = setAt(m, path, Array.from({ length: n }, () => item));
+      note = `${where} = array of ${n} × ${JSON.stringify(item)}`;
       break;
     }
     case 5: {

@@ -56,7 +56,10 @@ export interface FuzzReport {
   peakRssMb: number;
   /** Resident memory of an idle process after loading the corpus, MiB (the baseline of the above). */
   baselineRssMb: number;
+  /** Time of the target (read, summary, engine) on the slowest input, ms. */
   slowestInputMs: number;
+  /** Which input that was. */
+  slowest: { index: number; base?: string; mutations?: string[] } | null;
   wallMs: number;
   /** Processes started in all (one per job, plus one per kill or death). */
   processes: number;
@@ -87,6 +90,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
     peakRssMb: 0,
     baselineRssMb: 0,
     slowestInputMs: 0,
+    slowest: null,
     wallMs: 0,
     processes: 0,
   };
@@ -169,7 +173,10 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
           } else if (m.type === 'done' && current && m.index === current.index) {
             clearTimeout(timer!);
             report.peakRssMb = Math.max(report.peakRssMb, m.maxRssBytes / 2 ** 20);
-            report.slowestInputMs = Math.max(report.slowestInputMs, m.ms);
+            if (m.ms > report.slowestInputMs) {
+              report.slowestInputMs = m.ms;
+              report.slowest = { index: m.index, base: current.base, mutations: current.mutations };
+            }
             const { kind, code, stage, message } = m.outcome;
             record(m.index, kind, { code, stage, message, base: current.base, mutations: current.mutations });
             current = null;
@@ -214,7 +221,8 @@ export function formatReport(r: FuzzReport, o: Pick<FuzzOptions, 'seed' | 'first
   lines.push('typed errors (TraceError code) and engine refusals of accepted traces:');
   for (const [k, v] of Object.entries(r.codes).sort((a, b) => b[1] - a[1])) lines.push(`  ${k.padEnd(24)} ${String(v).padStart(7)}`);
   lines.push(`peak resident memory of a fuzzing process: ${r.peakRssMb.toFixed(0)} MiB (idle with the corpus loaded: ${r.baselineRssMb.toFixed(0)} MiB)`);
-  lines.push(`slowest input: ${r.slowestInputMs.toFixed(0)} ms; processes started: ${r.processes}`);
+  const slow = r.slowest ? ` (input ${r.slowest.index}: ${r.slowest.base}; ${(r.slowest.mutations ?? []).join('; ')})` : '';
+  lines.push(`slowest input: ${r.slowestInputMs.toFixed(0)} ms${slow}; processes started: ${r.processes}`);
   for (const f of r.failures) {
     lines.push(`FAIL input ${f.index}: ${f.kind}${f.stage ? ` in ${f.stage}` : ''}: ${f.message ?? ''}`);
     lines.push(`     base ${f.base ?? '?'}; mutations: ${(f.mutations ?? []).join('; ')}`);

@@ -19,7 +19,10 @@ export interface TraceLimits {
   maxManifestBytes: number;
   /** Nesting depth of arrays and objects in manifest.json. */
   maxManifestDepth: number;
-  /** NUMA nodes in manifest.machine (Linux allows 1024 node ids; the largest machines have 64 nodes). */
+  /**
+   * NUMA nodes in manifest.machine. Node columns are int8, so a trace can name at most 128 node ids
+   * in its tables; the largest machines have 64 nodes. The machine model is O(nodes²).
+   */
   maxNodes: number;
   /** Rows of one table (row indices are int32 in the format). */
   maxTableRows: number;
@@ -38,7 +41,7 @@ export const DEFAULT_TRACE_LIMITS: Readonly<TraceLimits> = Object.freeze({
   maxDeflateRatio: 1032,
   maxManifestBytes: 16 * 2 ** 20,
   maxManifestDepth: 64,
-  maxNodes: 256,
+  maxNodes: 128,
   maxTableRows: 2 ** 31 - 1,
   maxColumns: 64,
   maxRecordBatches: 65536,

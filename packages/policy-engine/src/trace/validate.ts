@@ -115,7 +115,84 @@ function invalid(field: string, what: string): TraceError {
   return new TraceError('manifest-invalid', `manifest.json field ${field} is invalid: ${what}. The file does not follow trace format v1.`);
 }
 
+// ---- sizes and element types of the long lists, before zod --------------------------------------
+//
+// zod collects every problem it finds, about 1 KB each: a 4 MB manifest whose notes are 2 million
+// numbers takes 14 s and 1.9 GB to reject, and a list of 2 million wrong cpus overflows its stack.
+// So each list zod walks is bounded first, and its element type checked up to the first bad one.
+
+const MAX_LIST = 65536;
+const MAX_CPUS = MAX_CPU_ID + 1;
+
+function tooLong(field: string, n: number, max: number): TraceError {
+  return new TraceError('manifest-limits', `manifest.json field ${field} has ${n} items, more than the ${max} this reader accepts. The file is damaged or was made to exhaust the reader.`);
+}
+
+const isObject = (x: unknown): boolean => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isString = (x: unknown): boolean => typeof x === 'string';
+const isNumber = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x);
+const isNonNegative = (x: unknown): boolean => isNumber(x) && (x as number) >= 0;
+const isIndex = (x: unknown): boolean => Number.isSafeInteger(x) && (x as number) >= 0;
+const TYPE_NAMES = new Map<(x: unknown) => boolean, string>([
+  [isObject, 'an object'],
+  [isString, 'a string'],
+  [isNumber, 'a finite number'],
+  [isNonNegative, 'a non-negative number'],
+  [isIndex, 'a non-negative integer'],
+  [Array.isArray, 'an array'],
+]);
+
+/** A list at `field` (when it is one): at most `max` items, each passing `item` (first failure reported). */
+function list(v: unknown, field: string, max: number, item: (x: unknown) => boolean): unknown[] {
+  if (!Array.isArray(v)) return [];
+  if (v.length > max) throw tooLong(field, v.length, max);
+  for (let i = 0; i < v.length; i++) {
+    if (!item(v[i])) throw invalid(`${field}[${i}]`, `expected ${TYPE_NAMES.get(item)}`);
+  }
+  return v;
+}
+
+/** A record at `field` (when it is one): at most `max` keys, each value passing `item`; its [key, value] pairs. */
+function record(v: unknown, field: string, max: number, item: (x: unknown) => boolean): Array<[string, unknown]> {
+  if (!isObject(v)) return [];
+  const keys = Object.keys(v as object);
+  if (keys.length > max) throw tooLong(field, keys.length, max);
+  return keys.map((k) => {
+    const x = (v as Record<string, unknown>)[k];
+    if (!item(x)) throw invalid(`${field}.${k.slice(0, 64)}`, `expected ${TYPE_NAMES.get(item)}`);
+    return [k, x];
+  });
+}
+
+function checkListSizes(m: unknown, maxNodes: number): void {
+  if (!isObject(m)) return;
+  const o = m as Record<string, Record<string, unknown> | undefined>;
+  const origin = isObject(o.origin) ? o.origin! : {};
+  const capture = isObject(o.capture) ? o.capture! : {};
+  const process = isObject(o.process) ? o.process! : {};
+  const machine = isObject(o.machine) ? o.machine! : {};
+  list(origin.command, 'origin.command', MAX_LIST, isString);
+  list(origin.from, 'origin.from', MAX_LIST, isString);
+  list(process.command, 'process.command', MAX_LIST, isString);
+  list(capture.notes, 'capture.notes', MAX_LIST, isString);
+  list(capture.sources, 'capture.sources', 1024, isObject);
+  list(capture.capabilities, 'capture.capabilities', 1024, isObject);
+  list(o.appliedPlans, 'appliedPlans', MAX_LIST, isObject);
+  list(o.tables, 'tables', 1024, isObject);
+  let cpus = 0;
+  list(machine.nodes, 'machine.nodes', maxNodes, isObject).forEach((node, i) => {
+    cpus += list((node as Record<string, unknown>).cpus, `machine.nodes[${i}].cpus`, MAX_CPUS, isIndex).length;
+    if (cpus > MAX_CPUS) throw tooLong('machine.nodes[].cpus (all nodes)', cpus, MAX_CPUS);
+  });
+  list(machine.distances, 'machine.distances', maxNodes, Array.isArray).forEach((row, i) => list(row, `machine.distances[${i}]`, maxNodes, isNonNegative));
+  list(machine.latenciesNs, 'machine.latenciesNs', maxNodes, Array.isArray).forEach((row, i) => list(row, `machine.latenciesNs[${i}]`, maxNodes, isNumber));
+  list(machine.links, 'machine.links', maxNodes * maxNodes, isObject);
+  for (const [key, route] of record(machine.routes, 'machine.routes', maxNodes * maxNodes, Array.isArray)) list(route, `machine.routes.${key.slice(0, 64)}`, maxNodes, isIndex);
+  record(machine.provenance, 'machine.provenance', 1024, isString);
+}
+
 export function validateManifest(m: unknown, limits: Pick<TraceLimits, 'maxNodes'> = DEFAULT_TRACE_LIMITS): TraceManifest {
+  checkListSizes(m, limits.maxNodes);
   const r = manifestSchema.safeParse(m);
   if (!r.success) throw zodError(r.error);
   const man = r.data as TraceManifest;

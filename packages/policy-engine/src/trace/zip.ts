@@ -64,6 +64,7 @@ function unsupported(what: string): TraceError {
 /** Why a name may not be an entry name: an absolute path, a `..` segment, a backslash or a NUL. */
 function unsafeName(name: string): string | null {
   if (name.length === 0) return 'an empty name';
+  if (name.length > 1024) return 'a name of more than 1024 characters';
   if (name.includes('\0')) return 'a NUL character';
   if (name.includes('\\')) return 'a backslash';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute path';
@@ -136,14 +137,15 @@ export function readZipDirectory(b: Uint8Array, limits: TraceLimits): Map<string
     if (next > cdEnd) throw corrupt(`central directory record ${k} runs past the end of the directory`);
     const raw = b.subarray(p + CENTRAL_BYTES, p + CENTRAL_BYTES + nameLen);
     const name = decoder.decode(raw);
-    if (compressedSize === 0xffffffff || uncompressedSize === 0xffffffff || localOffset === 0xffffffff) throw unsupported(`ZIP64 sizes (entry "${name}")`);
+    const shown = name.length > 200 ? `${name.slice(0, 200)}…` : name;
+    if (compressedSize === 0xffffffff || uncompressedSize === 0xffffffff || localOffset === 0xffffffff) throw unsupported(`ZIP64 sizes (entry "${shown}")`);
     if (startDisk !== 0) throw unsupported('a split (multi-disk) archive');
     const why = unsafeName(name);
     if (why) {
-      throw new TraceError('zip-entry-name', `This trace's ZIP has an entry named ${JSON.stringify(name)}, with ${why}; a numascope trace never has one. The file is not a trace or was tampered with.`);
+      throw new TraceError('zip-entry-name', `This trace's ZIP has an entry named ${JSON.stringify(shown)}, with ${why}; a numascope trace never has one. The file is not a trace or was tampered with.`);
     }
     if (out.has(name)) {
-      throw new TraceError('zip-entry-name', `This trace's ZIP has two entries named "${name}"; a reader could pick either. The file is damaged or was tampered with.`);
+      throw new TraceError('zip-entry-name', `This trace's ZIP has two entries named "${shown}"; a reader could pick either. The file is damaged or was tampered with.`);
     }
     out.set(name, { name, method, flags, crc, compressedSize, uncompressedSize, localOffset, dataStart: 0, dataEnd: 0 });
     nameBytes.push(raw);
