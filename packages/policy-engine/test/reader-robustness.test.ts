@@ -205,6 +205,12 @@ describe('readTrace refuses damaged and hostile traces (issue #19)', () => {
     expect(e.code).toBe('manifest-limits');
   });
 
+  it('more threads than the limit (the summary makes an object per thread) are refused before decoding', () => {
+    const e = errorOf(() => readTrace(smallTrace(), { limits: { maxThreads: 1 } }));
+    expect(e.code).toBe('table-limits');
+    expect(e.message).toContain('Table "threads" (threads.arrow) has 2 rows, more than the 1 threads');
+  });
+
   it('two entries with one name', () => {
     const entries = entriesOf(smallTrace());
     const e = errorOf(() => readTrace(buildZip([...entries, { ...entries.find((x) => x.name === 'samples.arrow')! }])));

@@ -26,6 +26,11 @@ export interface TraceLimits {
   maxNodes: number;
   /** Rows of one table (row indices are int32 in the format). */
   maxTableRows: number;
+  /**
+   * Rows of the threads table. The summary makes an object per thread and the app posts it to the
+   * UI: 1M threads (a 28 MB file) take 9 s and 1 GB to post. No recorded process comes near this.
+   */
+  maxThreads: number;
   /** Columns of one table (v1 tables have at most 12). */
   maxColumns: number;
   /** Record batches of one table, dictionary batches included. */
@@ -43,6 +48,7 @@ export const DEFAULT_TRACE_LIMITS: Readonly<TraceLimits> = Object.freeze({
   maxManifestDepth: 64,
   maxNodes: 128,
   maxTableRows: 2 ** 31 - 1,
+  maxThreads: 262144,
   maxColumns: 64,
   maxRecordBatches: 65536,
   maxStringBytes: 2 ** 20,

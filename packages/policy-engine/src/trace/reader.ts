@@ -36,7 +36,10 @@ const MANIFEST_ENTRY = 'manifest.json';
 
 function parseTable(name: string, entry: string, bytes: Uint8Array, limits: TraceLimits): Table {
   try {
-    checkArrowFile(bytes, limits);
+    const { rows } = checkArrowFile(bytes, limits);
+    if (name === 'threads' && rows > limits.maxThreads) {
+      throw new TraceError('table-limits', `Table "threads" (${entry}) has ${rows} rows, more than the ${limits.maxThreads} threads this reader accepts (limits.maxThreads).`);
+    }
   } catch (e) {
     if (!(e instanceof ArrowMetadataError)) throw e;
     throw new TraceError(
