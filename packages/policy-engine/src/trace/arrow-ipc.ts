@@ -33,6 +33,8 @@ const TYPE_INT = 2;
 const TYPE_FLOAT = 3;
 const TYPE_UTF8 = 5;
 const TYPE_LARGE_UTF8 = 20;
+/** MetadataVersion V4 (Schema.fbs: V1 = 0 … V5 = 4). */
+const METADATA_V4 = 3;
 // MessageHeader union tags (Message.fbs).
 const HEADER_DICTIONARY_BATCH = 2;
 const HEADER_RECORD_BATCH = 3;
@@ -276,6 +278,9 @@ function readMessage(file: Uint8Array, block: Block, end: number, what: string):
   if (length <= 0 || p + length > end) throw new ArrowMetadataError(`${what} has a metadata length of ${length} at byte ${p}`);
   const fb = new Flat(file.subarray(p, p + length), what);
   const message = fb.root();
+  // apache-arrow reads the buffers of a pre-V4 message at other positions than the ones checked here.
+  const version = fb.field(message, 0, 2) ? fb.u16(fb.field(message, 0, 2)) : 0;
+  if (version < METADATA_V4) throw new ArrowMetadataError(`${what} has Arrow metadata version ${version + 1}; trace format v1 writes version 5`);
   checkKeyValues(fb, message, 4);
   const bodyLength = fb.field(message, 3, 8) ? fb.u53(fb.field(message, 3, 8), `${what} body length`) : 0;
   const bodyStart = p + length;
@@ -310,6 +315,8 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
   if (footerLength <= 0 || footerStart < 8) throw new ArrowMetadataError(`the footer length ${footerLength} does not fit the ${file.length}-byte file`);
   const fb = new Flat(file.subarray(footerStart, footerStart + footerLength), 'the footer');
   const footer = fb.root();
+  const version = fb.field(footer, 0, 2) ? fb.u16(fb.field(footer, 0, 2)) : 0;
+  if (version < METADATA_V4) throw new ArrowMetadataError(`its footer has Arrow metadata version ${version + 1}; trace format v1 writes version 5`);
   checkKeyValues(fb, footer, 4);
   const schemaTable = fb.child(footer, 1);
   if (!schemaTable) throw new ArrowMetadataError('the footer has no schema');

@@ -115,6 +115,9 @@ function checkColumn(table: TableName, col: ColumnSpec, vector: Vector, rows: nu
       throw new TraceError('column-null', `Column ${where}, row ${row + firstNull(data)}: null, but trace format v1 never leaves this column empty. The trace is damaged or was written by another tool.`);
     }
     if (col.type === 'utf8') checkStrings(data, where, row, limits);
+    else if (!((data.values as ArrayLike<unknown> | undefined)?.length! >= data.length)) {
+      throw new TraceError('table-corrupt', `Column ${where} has fewer values than rows. The trace is damaged; fetch it again.`);
+    }
     else if (col.type.startsWith('dictionary')) {
       const dict = data.dictionary;
       if (!dict) throw new TraceError('table-corrupt', `Column ${where} has no dictionary. The trace is damaged; fetch it again.`);
