@@ -5,10 +5,6 @@
  * (fuzz-trace.test.ts) covers the same ground at random.
  */
 import { tableFromIPC } from 'apache-arrow';
-import { Footer } from 'apache-arrow/fb/footer';
-import { Message } from 'apache-arrow/fb/message';
-import { RecordBatch } from 'apache-arrow/fb/record-batch';
-import { ByteBuffer } from 'flatbuffers';
 import { strToU8, unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { buildZip, entriesOf } from '../fuzz/zip-edit.js';
@@ -228,18 +224,27 @@ describe('readTrace refuses damaged and hostile traces (issue #19)', () => {
   it('an Arrow record batch that declares more rows than its columns have (no allocation by the declared length)', () => {
     const bytes = repack(smallTrace(), (entries) => {
       const data = entries['samples.arrow']!.slice();
-      // The record batch's `length` field, found through the footer and the message flatbuffer;
-      // its columns still say 4 rows. apache-arrow would pad every column to the batch length
-      // (a null bitmap of 2^29 bits each), and a consumer would loop over 2^29 rows.
+      // The record batch's `length` field, found through the footer and the message flatbuffer
+      // (Arrow's File.fbs and Message.fbs); its columns still say 4 rows. apache-arrow would pad
+      // every column to the batch length (a null bitmap of 2^29 bits each), and a consumer would
+      // loop over 2^29 rows.
       const view = new DataView(data.buffer);
-      const footerLength = view.getInt32(data.length - 10, true);
-      const footer = Footer.getRootAsFooter(new ByteBuffer(data.subarray(data.length - 10 - footerLength, data.length - 10)));
-      const at = Number(footer.recordBatches(0)!.offset()) + 8;
-      const message = Message.getRootAsMessage(new ByteBuffer(data.subarray(at)));
-      const batch = message.header(new RecordBatch()) as RecordBatch;
-      const field = batch.bb!.__offset(batch.bb_pos, 4);
-      expect(Number(batch.length())).toBe(4);
-      view.setUint32(at + batch.bb_pos + field, 2 ** 29, true);
+      const u32 = (p: number) => view.getUint32(p, true);
+      /** Position of field `i` of the flatbuffer table at `t` (0: absent). */
+      const field = (t: number, i: number) => {
+        const vtable = t - view.getInt32(t, true);
+        return 4 + 2 * i < view.getUint16(vtable, true) && view.getUint16(vtable + 4 + 2 * i, true) ? t + view.getUint16(vtable + 4 + 2 * i, true) : 0;
+      };
+      const footerStart = data.length - 10 - view.getInt32(data.length - 10, true);
+      const footer = footerStart + u32(footerStart);
+      const batches = field(footer, 3) + u32(field(footer, 3)); // Footer.recordBatches: [Block]
+      const blockOffset = Number(view.getBigUint64(batches + 4, true)); // Block.offset of batch 0
+      const meta = blockOffset + 8; // after 0xFFFFFFFF and the metadata length
+      const message = meta + u32(meta);
+      const batch = field(message, 2) + u32(field(message, 2)); // Message.header: RecordBatch
+      const lengthAt = field(batch, 0); // RecordBatch.length (int64)
+      expect(view.getBigUint64(lengthAt, true)).toBe(4n);
+      view.setBigUint64(lengthAt, 2n ** 29n, true);
       entries['samples.arrow'] = data;
     });
     const before = process.memoryUsage().arrayBuffers;
