@@ -72,3 +72,22 @@ test('a ?trace= URL that does not exist names the URL and the HTTP status', asyn
   );
   await screenshot(page, 'error-http-404');
 });
+
+test('a trace whose stored table was altered (CRC-32 mismatch)', async ({ page }) => {
+  // The first occurrence of the entry name is its local header; the data follows it.
+  const name = new TextEncoder().encode('samples.arrow');
+  let at = -1;
+  for (let i = 0; i + name.length <= good.length && at < 0; i++) {
+    if (name.every((b, k) => good[i + k] === b)) at = i;
+  }
+  expect(at).toBeGreaterThan(0);
+  const bad = good.slice();
+  const flip = at + name.length + 100;
+  bad[flip] = (bad[flip] ?? 0) ^ 0x40;
+  await openBytes(page, 'altered.numascope', bad);
+  const code = await page.getByTestId('error-view').getAttribute('data-error-code');
+  // Stored entries fail their CRC; a deflated one may fail inflating first. Either way it is named.
+  expect(['zip-crc', 'zip-corrupt']).toContain(code);
+  await expect(page.getByTestId('error-message')).toHaveText(/samples\.arrow/);
+  await expect(page.getByTestId('error-title')).toHaveText(/damaged/);
+});
