@@ -79,6 +79,9 @@ const LINGER: Duration = Duration::from_secs(2);
 /// Kernel send buffer for unauthenticated responses with a file body: what a client that never
 /// reads can hold of this server's memory per connection.
 const UNAUTH_SNDBUF_BYTES: libc::c_int = 256 * 1024;
+/// Kernel send buffer of a WebSocket connection: with the write deadline, what a client that
+/// never reads can hold (windows are a few KiB, a few per second).
+const LIVE_SNDBUF_BYTES: libc::c_int = 64 * 1024;
 /// A WebSocket client more than this many windows behind skips to the latest window.
 const WS_MAX_BACKLOG: usize = 16;
 /// Largest frame a WebSocket client may send (the server expects none but control frames).
@@ -221,7 +224,9 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     let token = random_hex(32).map_err(|e| (EXIT_RUNTIME, format!("reading random bytes for the token: {e}")))?;
     let out_dir = match &args.out_dir {
         Some(d) => {
-            if let Some(warning) = prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--out-dir {}: {e}", d.display())))? {
+            if let Some(warning) =
+                prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--out-dir {}: {e}", d.display())))?
+            {
                 eprintln!("numascope: warning: --out-dir {}: {warning}", d.display());
             }
             d.clone()
@@ -314,7 +319,8 @@ fn prepare_out_dir(d: &Path) -> Result<Option<String>, String> {
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
     if meta.uid() != euid && euid != 0 {
-        warnings.push(format!("it belongs to uid {}, not to you: its owner can remove or replace the traces", meta.uid()));
+        warnings
+            .push(format!("it belongs to uid {}, not to you: its owner can remove or replace the traces", meta.uid()));
     }
     let mode = meta.mode() & 0o7777;
     if mode & 0o077 != 0 {
@@ -622,10 +628,8 @@ async fn connection(st: &Arc<State>, sock: tokio::net::TcpStream, id: u64, evict
             Ok(Ok(head)) => head,
             Err(_) | Ok(Err(HeadError::Closed)) => return,
             Ok(Err(HeadError::TooLarge)) => {
-                let msg = format!(
-                    "the request head is larger than {} KiB or has too many headers",
-                    MAX_HEAD_BYTES / 1024
-                );
+                let msg =
+                    format!("the request head is larger than {} KiB or has too many headers", MAX_HEAD_BYTES / 1024);
                 let _ = conn.send(api_error(431, "head-too-large", &msg), false, true, WRITE_STALL_TIMEOUT).await;
                 conn.linger_close(LINGER).await;
                 return;
@@ -793,9 +797,8 @@ async fn read_request_body(conn: &mut Conn, head: &Head, limit: u64) -> Result<V
         let size = if limit >= 1024 * 1024 { format!("{} MiB", limit >> 20) } else { format!("{} KiB", limit >> 10) };
         api_error(413, "body-too-large", &format!("the request body is larger than {size}"))
     };
-    let framing = head
-        .framing()
-        .map_err(|e| api_error(400, "bad-request", &format!("the request body cannot be read: {e}")))?;
+    let framing =
+        head.framing().map_err(|e| api_error(400, "bad-request", &format!("the request body cannot be read: {e}")))?;
     match framing {
         Framing::None => return Ok(Vec::new()),
         Framing::Length(n) if n > limit => return Err(too_large()),
@@ -807,8 +810,12 @@ async fn read_request_body(conn: &mut Conn, head: &Head, limit: u64) -> Result<V
     match tokio::time::timeout(BODY_TIMEOUT, conn.read_body(framing, limit)).await {
         Ok(Ok(body)) => Ok(body),
         Ok(Err(BodyError::TooLarge)) => Err(too_large()),
-        Ok(Err(BodyError::Bad(m))) => Err(api_error(400, "bad-request", &format!("could not read the request body: {m}"))),
-        Ok(Err(BodyError::Io(e))) => Err(api_error(400, "bad-request", &format!("could not read the request body: {e}"))),
+        Ok(Err(BodyError::Bad(m))) => {
+            Err(api_error(400, "bad-request", &format!("could not read the request body: {m}")))
+        }
+        Ok(Err(BodyError::Io(e))) => {
+            Err(api_error(400, "bad-request", &format!("could not read the request body: {e}")))
+        }
         Err(_) => Err(api_error(
             408,
             "body-timeout",
@@ -1236,7 +1243,6 @@ fn error_code(e: &RecordError) -> &'static str {
     }
 }
 
-
 // ---- WebSocket --------------------------------------------------------------------------------
 
 /// `GET /api/recordings/:id/live`: upgrades to a WebSocket and streams the recording's windows.
@@ -1274,6 +1280,7 @@ async fn live_socket(st: &Arc<State>, conn: &mut Conn, head: &Head, rec: Arc<Rec
         "HTTP/1.1 101 Switching Protocols\r\nDate: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n",
         http::http_date(now)
     );
+    set_send_buffer(conn, LIVE_SNDBUF_BYTES);
     if conn.write_timed(switching.as_bytes(), WRITE_STALL_TIMEOUT).await.is_ok() {
         stream_windows(conn, &rec).await;
     }

@@ -423,11 +423,8 @@ fn parse_head(bytes: &[u8]) -> Result<Head, HeadError> {
     let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
         return Err(HeadError::Bad("incomplete request line".into()));
     };
-    let headers = req
-        .headers
-        .iter()
-        .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).trim().to_string()))
-        .collect();
+    let headers =
+        req.headers.iter().map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).trim().to_string())).collect();
     Ok(Head { method: method.to_string(), target: target.to_string(), http10: version == 0, headers })
 }
 
