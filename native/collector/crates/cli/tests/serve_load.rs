@@ -334,3 +334,44 @@ fn load_with_hostile_bodies() {
     assert!(longest_gap < Duration::from_secs(2), "longest gap {longest_gap:?}");
     assert_eq!(s.api("/api/topology").status, 200);
 }
+
+/// 500 connections that send nothing (or half a request head): the server keeps at most 256 of
+/// them (the oldest are closed to make room), runs no thread per connection, closes them when
+/// the head deadline passes, and the token holder still gets in at once.
+#[test]
+fn idle_connections_are_bounded() {
+    let s = Server::start("idle");
+    let baseline_fds = s.open_fds();
+    let mut idle = Vec::new();
+    for i in 0..500 {
+        let mut c = TcpStream::connect(s.addr()).unwrap();
+        if i % 2 == 0 {
+            // Half a head: a slow client that never finishes it.
+            c.write_all(b"GET /assets/app.js HTTP/1.1\r\nHost: 127.").unwrap();
+        }
+        idle.push(c);
+    }
+    let t = Instant::now();
+    let r = s.api("/api/topology");
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(r.status, 200);
+    // Let the accept loop catch up, then count.
+    std::thread::sleep(Duration::from_millis(500));
+    let fds = s.open_fds();
+    let (threads, rss_kib) = s.threads_and_rss_kib();
+    println!(
+        "idle: 500 idle connections: the API answered in {first_ms:.1} ms; server fds {fds} ({baseline_fds} before), threads {threads}, RSS {:.1} MiB",
+        rss_kib as f64 / 1024.0
+    );
+    assert!(fds <= baseline_fds + 256 + 8, "{fds} fds");
+    assert!(threads <= 40, "{threads} threads");
+    // The head deadline (10 s) closes the rest.
+    let t0 = Instant::now();
+    let mut fds = s.open_fds();
+    while fds > baseline_fds + 8 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(250));
+        fds = s.open_fds();
+    }
+    assert!(fds <= baseline_fds + 8, "{fds} fds 20 s later");
+    assert_eq!(s.api("/api/topology").status, 200);
+}

@@ -216,13 +216,13 @@ impl Conn {
         Conn { rd, wr, buf: Vec::new() }
     }
 
-    /// Reads more bytes into `buf`; 0 at end of stream.
+    /// Reads more bytes into `buf`; 0 at end of stream. `buf` grows by what arrived only (an
+    /// idle or slow connection holds no more than it was sent).
     async fn fill(&mut self) -> io::Result<usize> {
-        let start = self.buf.len();
-        self.buf.resize(start + IO_CHUNK, 0);
-        let r = self.rd.read(&mut self.buf[start..]).await;
-        self.buf.truncate(start + *r.as_ref().unwrap_or(&0));
-        r
+        let mut chunk = [0u8; 8 * 1024];
+        let n = self.rd.read(&mut chunk).await?;
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(n)
     }
 
     /// Reads one request head of at most `limit` bytes. Leading empty lines are skipped (RFC
