@@ -233,6 +233,9 @@ fn no_client_can_starve_the_api() {
     drop(stalled_ws);
     drop(stalled_downloads);
     assert_eq!(s.api("/api/topology").status, 200);
+    // Stop the recording (its process is ended with it) before the server goes.
+    assert_eq!(s.post(&format!("/api/recordings/{id}/stop"), "").status, 202);
+    s.wait_finished(&id, Duration::from_secs(30));
 }
 
 fn env_count(name: &str, default: usize) -> usize {
@@ -333,6 +336,9 @@ fn load_with_hostile_bodies() {
     );
     assert!(longest_gap < Duration::from_secs(2), "longest gap {longest_gap:?}");
     assert_eq!(s.api("/api/topology").status, 200);
+    // Stop the recording (its process is ended with it) before the server goes.
+    assert_eq!(s.post(&format!("/api/recordings/{id}/stop"), "").status, 202);
+    s.wait_finished(&id, Duration::from_secs(30));
 }
 
 /// 500 connections that send nothing (or half a request head): the server keeps at most 256 of
