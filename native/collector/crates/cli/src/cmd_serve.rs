@@ -71,8 +71,11 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Every write (a response, a WebSocket frame) must make progress within this.
 const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(10);
-/// A whole unauthenticated response (the largest UI file included) must be written within this.
+/// A whole unauthenticated response must be written within this, plus a second per
+/// `UNAUTH_MIN_BYTES_PER_S` of its body (a UI bundle of 8 MiB: 158 s, enough for a 512 kbit/s
+/// forwarded port; a client that trickles cannot hold its slot longer).
 const UNAUTH_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+const UNAUTH_MIN_BYTES_PER_S: u64 = 64 * 1024;
 /// After an answer to a request whose body was not read, what the client still sends is read
 /// and dropped for at most this long before the connection closes.
 const LINGER: Duration = Duration::from_secs(2);
@@ -703,7 +706,8 @@ async fn request(st: &Arc<State>, conn: &mut Conn, head: Head, id: u64, evict: &
 
 /// Answers a request that came without the token (a UI file, or a refusal): one of at most
 /// `MAX_UNAUTH_RESPONSES` at once, else a small 503 before anything large is sent; the whole
-/// answer within `UNAUTH_RESPONSE_TIMEOUT`. Its body, if any, is never read.
+/// answer within `UNAUTH_RESPONSE_TIMEOUT` plus a second per `UNAUTH_MIN_BYTES_PER_S`. Its
+/// body, if any, is never read.
 async fn unauthenticated(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, refusal: Option<Resp>) -> Next {
     let head_only = head.method == "HEAD";
     let has_body = head.framing() != Ok(Framing::None);
@@ -721,7 +725,9 @@ async fn unauthenticated(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &s
         set_send_buffer(conn, UNAUTH_SNDBUF_BYTES);
     }
     let close = has_body || head.wants_close();
-    let sent = tokio::time::timeout(UNAUTH_RESPONSE_TIMEOUT, conn.send(resp, head_only, close, WRITE_STALL_TIMEOUT));
+    let body_bytes = if head_only { 0 } else { resp.body.len() };
+    let deadline = UNAUTH_RESPONSE_TIMEOUT + Duration::from_secs(body_bytes / UNAUTH_MIN_BYTES_PER_S);
+    let sent = tokio::time::timeout(deadline, conn.send(resp, head_only, close, WRITE_STALL_TIMEOUT));
     match sent.await {
         Ok(Ok(())) if has_body => Next::Linger,
         Ok(Ok(())) if !close => Next::KeepAlive,
