@@ -11,12 +11,26 @@
 //!   `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` (the token is in the page
 //!   URL), no directory listing, and no path outside the web directory (`..`, encoded or not,
 //!   hidden files and symlinks leading out are refused).
+//!
+//! Resources (no local client can starve the token holder; docs/live-api.md, "Connections and
+//! limits"): every connection is a task on a small async runtime, never a thread of its own. Each
+//! step has a deadline (request head, body, every write). Connections that are not serving an
+//! authenticated request are capped, the oldest evicted first; unauthenticated responses (UI
+//! files, 401s) are capped and refused with a small 503 beyond that, before any large body;
+//! WebSocket clients are capped, and one that falls behind skips to the latest window or is
+//! dropped, never holding up the others. Blocking work runs on a bounded thread pool.
+//!
+//! Files: the traces of recordings are written in a private (0700) directory of their own and
+//! moved into the out directory as 0600 files, whatever the umask and the out directory's mode.
 
-use std::collections::{HashMap, VecDeque};
-use std::io::{Cursor, Read};
+mod http;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use numascope_core::live::LiveSink;
@@ -24,17 +38,59 @@ use numascope_core::probe;
 use numascope_core::record::{self, RecordError, RecordOptions, RecordSummary, Target};
 use numascope_core::topology::{self, Roots, Topology};
 use serde_json::{json, Value};
-use tiny_http::{Header, Method, Request, Response, StatusCode};
+use tokio::io::AsyncReadExt;
+use tokio::sync::{watch, Notify, Semaphore};
 
+use self::http::{Body, BodyError, Conn, Framing, Head, HeadError, Resp};
 use crate::{CliResult, EXIT_RUNTIME};
 
 const MAX_BODY: u64 = 64 * 1024;
 /// Plans and rollback records can list many page ranges.
 const MAX_PLAN_BODY: u64 = 16 * 1024 * 1024;
+/// Authenticated requests served at once (WebSockets not counted); 503 `busy` beyond.
 const MAX_ACTIVE_REQUESTS: usize = 64;
 const MAX_RUNNING_RECORDINGS: usize = 4;
 /// Live windows kept per recording for late WebSocket subscribers (one minute at 4 Hz).
 const KEEP_WINDOWS: usize = 240;
+
+/// Connections not serving an authenticated request (waiting for a request, reading one, or
+/// answering one without the token). At the cap the oldest of them is closed to make room, so
+/// that a flood of idle or slow connections cannot keep the token holder out.
+const MAX_IDLE_CONNECTIONS: usize = 256;
+/// Unauthenticated responses (UI files, 401/403s) being written at once; 503 `busy` beyond.
+const MAX_UNAUTH_RESPONSES: usize = 32;
+/// Open WebSocket clients; 503 `busy` beyond.
+const MAX_LIVE_SOCKETS: usize = 128;
+/// A request head (request line and headers).
+const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// The first request head on a connection must arrive within this.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// An idle keep-alive connection is closed when no complete request head arrives within this.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+/// A request body must arrive within this.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Every write (a response, a WebSocket frame) must make progress within this.
+const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// A whole unauthenticated response must be written within this, plus a second per
+/// `UNAUTH_MIN_BYTES_PER_S` of its body (a UI bundle of 8 MiB: 158 s, enough for a 512 kbit/s
+/// forwarded port; a client that trickles cannot hold its slot longer).
+const UNAUTH_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+const UNAUTH_MIN_BYTES_PER_S: u64 = 64 * 1024;
+/// After an answer to a request whose body was not read, what the client still sends is read
+/// and dropped for at most this long before the connection closes.
+const LINGER: Duration = Duration::from_secs(2);
+/// Kernel send buffer for unauthenticated responses with a file body: what a client that never
+/// reads can hold of this server's memory per connection.
+const UNAUTH_SNDBUF_BYTES: libc::c_int = 256 * 1024;
+/// Kernel send buffer of a WebSocket connection: with the write deadline, what a client that
+/// never reads can hold (windows are a few KiB, a few per second).
+const LIVE_SNDBUF_BYTES: libc::c_int = 64 * 1024;
+/// A WebSocket client more than this many windows behind skips to the latest window.
+const WS_MAX_BACKLOG: usize = 16;
+/// Largest frame a WebSocket client may send (the server expects none but control frames).
+const WS_MAX_CLIENT_FRAME: u64 = 64 * 1024;
+/// Threads for blocking work (probe, /proc, apply, starting recordings).
+const MAX_BLOCKING_THREADS: usize = 16;
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -48,7 +104,7 @@ pub struct ServeArgs {
     web_dir: Option<PathBuf>,
 
     /// Directory for the traces of recordings started through the API (default: a new private
-    /// directory under $TMPDIR).
+    /// directory under $TMPDIR). Created 0700 when missing; traces in it are 0600 files.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
 }
@@ -88,10 +144,55 @@ struct Recording {
     target: Value,
     duration_s: Option<f64>,
     started_unix_ms: u64,
-    output: PathBuf,
     stop: Arc<AtomicBool>,
     inner: Mutex<RecInner>,
-    changed: Condvar,
+    /// Bumped after every new window and at the end: wakes the WebSocket clients.
+    wake: watch::Sender<u64>,
+}
+
+impl Recording {
+    fn notify(&self) {
+        self.wake.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// The connections that may be closed to make room (see `MAX_IDLE_CONNECTIONS`), oldest first.
+#[derive(Default)]
+struct IdleConnections {
+    next_id: AtomicU64,
+    open: Mutex<BTreeMap<u64, Arc<Notify>>>,
+}
+
+impl IdleConnections {
+    /// Registers a new connection as idle, first closing the oldest idle one when at the cap.
+    fn register(&self) -> (u64, Arc<Notify>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let evict = Arc::new(Notify::new());
+        let mut open = self.open.lock().unwrap();
+        while open.len() >= MAX_IDLE_CONNECTIONS {
+            match open.pop_first() {
+                Some((_, victim)) => victim.notify_one(),
+                None => break,
+            }
+        }
+        open.insert(id, evict.clone());
+        (id, evict)
+    }
+
+    /// Takes the connection off the evictable list (it is serving an authenticated request);
+    /// false when it was evicted already.
+    fn claim(&self, id: u64) -> bool {
+        self.open.lock().unwrap().remove(&id).is_some()
+    }
+
+    /// Puts the connection back on the list (its authenticated request is answered).
+    fn release(&self, id: u64, evict: &Arc<Notify>) {
+        self.open.lock().unwrap().insert(id, evict.clone());
+    }
+
+    fn forget(&self, id: u64) {
+        self.open.lock().unwrap().remove(&id);
+    }
 }
 
 struct State {
@@ -102,7 +203,12 @@ struct State {
     topo: Topology,
     recordings: Mutex<HashMap<String, Arc<Recording>>>,
     order: Mutex<Vec<String>>,
+    /// Authenticated requests being served (not WebSockets).
     active: AtomicUsize,
+    /// WebSocket clients connected.
+    live_sockets: AtomicUsize,
+    idle: IdleConnections,
+    unauth: Arc<Semaphore>,
 }
 
 // ---- entry ------------------------------------------------------------------------------------
@@ -121,7 +227,11 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     let token = random_hex(32).map_err(|e| (EXIT_RUNTIME, format!("reading random bytes for the token: {e}")))?;
     let out_dir = match &args.out_dir {
         Some(d) => {
-            std::fs::create_dir_all(d).map_err(|e| (EXIT_RUNTIME, format!("--out-dir {}: {e}", d.display())))?;
+            if let Some(warning) =
+                prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--out-dir {}: {e}", d.display())))?
+            {
+                eprintln!("numascope: warning: --out-dir {}: {warning}", d.display());
+            }
             d.clone()
         }
         None => {
@@ -130,7 +240,6 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
                 std::process::id(),
                 random_hex(4).unwrap_or_default()
             ));
-            use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
                 .mode(0o700)
                 .create(&d)
@@ -139,9 +248,11 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         }
     };
     let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
-    let server = tiny_http::Server::http(("127.0.0.1", args.port))
+    let listener = std::net::TcpListener::bind(("127.0.0.1", args.port))
+        .and_then(|l| l.set_nonblocking(true).map(|_| l))
         .map_err(|e| (EXIT_RUNTIME, format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
-    let port = server.server_addr().to_ip().map(|a| a.port()).unwrap_or(args.port);
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(args.port);
+    raise_open_files_limit();
     let state = Arc::new(State {
         token,
         port,
@@ -151,7 +262,25 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         recordings: Mutex::new(HashMap::new()),
         order: Mutex::new(Vec::new()),
         active: AtomicUsize::new(0),
+        live_sockets: AtomicUsize::new(0),
+        idle: IdleConnections::default(),
+        unauth: Arc::new(Semaphore::new(MAX_UNAUTH_RESPONSES)),
     });
+    // Two workers (the connections are I/O, and this is a profiler's helper, not a web farm);
+    // blocking work goes to a bounded pool.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .thread_name("serve")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| (EXIT_RUNTIME, format!("starting the server runtime: {e}")))?;
+    let listener = {
+        let _guard = runtime.enter();
+        tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| (EXIT_RUNTIME, format!("cannot listen on 127.0.0.1:{port}: {e}")))?
+    };
     match &state.web_dir {
         Some(d) => eprintln!("numascope: serving the web UI from {}", d.display()),
         None => eprintln!(
@@ -164,22 +293,62 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    for req in server.incoming_requests() {
-        if state.active.fetch_add(1, Ordering::SeqCst) >= MAX_ACTIVE_REQUESTS {
-            state.active.fetch_sub(1, Ordering::SeqCst);
-            let _ = req.respond(api_error(503, "busy", "too many requests in progress; try again"));
-            continue;
-        }
-        let st = state.clone();
-        let spawned = std::thread::Builder::new().name("serve-request".into()).spawn(move || {
-            handle(&st, req);
-            st.active.fetch_sub(1, Ordering::SeqCst);
-        });
-        if spawned.is_err() {
-            state.active.fetch_sub(1, Ordering::SeqCst);
+    runtime.block_on(accept_loop(listener, state));
+    Ok(())
+}
+
+/// Creates `--out-dir` 0700 when it is missing (parents as the umask says); an existing one is
+/// used as it is. Answers a warning when other users can list or enter it (the traces in it are
+/// 0600 all the same), or when another user owns it.
+fn prepare_out_dir(d: &Path) -> Result<Option<String>, String> {
+    if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
+    let created = match std::fs::DirBuilder::new().mode(0o700).create(d) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(e.to_string()),
+    };
+    let meta = std::fs::metadata(d).map_err(|e| e.to_string())?;
+    if !meta.is_dir() {
+        return Err("not a directory".into());
+    }
+    if created {
+        // The umask may have taken bits from 0700 (never added any): make it exactly 0700.
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(|e| e.to_string())?;
+        return Ok(None);
+    }
+    let mut warnings = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if meta.uid() != euid && euid != 0 {
+        warnings
+            .push(format!("it belongs to uid {}, not to you: its owner can remove or replace the traces", meta.uid()));
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        warnings.push(format!(
+            "other users can list it (mode {mode:04o}): traces are written 0600, unreadable to them, but their names show; `chmod 700 {}` hides them",
+            d.display()
+        ));
+    }
+    Ok((!warnings.is_empty()).then(|| warnings.join("; ")))
+}
+
+/// Raises the soft limit on open files to the hard limit (capped at 65536): connections and
+/// the recordings' perf events share it.
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to our own struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            let want = lim.rlim_max.min(65_536);
+            if lim.rlim_cur < want {
+                lim.rlim_cur = want;
+                let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            }
         }
     }
-    Ok(())
 }
 
 /// Looks for `apps/web/dist/index.html` above the binary and above the working directory, and
@@ -235,27 +404,17 @@ fn unix_ms() -> u64 {
 
 // ---- responses --------------------------------------------------------------------------------
 
-type Resp = Response<Cursor<Vec<u8>>>;
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
-}
-
-/// Every response has a Content-Length (tiny_http would switch to chunked encoding past 32 KiB).
-fn with_api_headers<R: Read>(r: Response<R>) -> Response<R> {
-    r.with_chunked_threshold(usize::MAX)
-        .with_header(header("X-Content-Type-Options", "nosniff"))
-        .with_header(header("Cache-Control", "no-store"))
-        .with_header(header("Referrer-Policy", "no-referrer"))
-        .with_header(header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"))
+fn with_api_headers(r: Resp) -> Resp {
+    r.with_header("X-Content-Type-Options", "nosniff")
+        .with_header("Cache-Control", "no-store")
+        .with_header("Referrer-Policy", "no-referrer")
+        .with_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 }
 
 fn json_response(status: u16, v: &Value) -> Resp {
     let body = serde_json::to_vec_pretty(v).unwrap_or_default();
     with_api_headers(
-        Response::from_data(body)
-            .with_status_code(StatusCode(status))
-            .with_header(header("Content-Type", "application/json; charset=utf-8")),
+        Resp::new(status, Body::Bytes(body)).with_header("Content-Type", "application/json; charset=utf-8"),
     )
 }
 
@@ -350,10 +509,6 @@ fn api_error(status: u16, code: &str, message: &str) -> Resp {
     json_response(status, &json!({ "error": { "code": code, "message": message } }))
 }
 
-fn get_header(req: &Request, name: &'static str) -> Option<String> {
-    req.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str().to_string())
-}
-
 /// Constant-time comparison (the token must not leak through timing).
 fn same_secret(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -367,29 +522,322 @@ fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
     query.split('&').find_map(|kv| kv.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
 }
 
-// ---- dispatch ---------------------------------------------------------------------------------
+/// Refuses a JSON text with a key twice in one object (at any depth), which serde_json would
+/// otherwise accept, keeping the last. `Err` names the key and where its second copy is. A text
+/// that is not JSON passes (the handler's parse reports that).
+fn check_duplicate_keys(body: &[u8]) -> Result<(), String> {
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-fn handle(st: &State, req: Request) {
-    let url = req.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
-    // DNS rebinding: a page of another site that resolves to 127.0.0.1 sends its own Host.
-    if let Some(host) = get_header(&req, "Host") {
-        if !host_ok(&host, st.port) {
-            let _ = req.respond(api_error(
-                403,
-                "forbidden-host",
-                &format!("Host {host:?} is not this server (127.0.0.1:{0} or localhost:{0})", st.port),
-            ));
-            return;
+    struct Unique;
+    struct UniqueVisitor;
+    impl<'de> Deserialize<'de> for Unique {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Unique, D::Error> {
+            d.deserialize_any(UniqueVisitor)
         }
     }
-    if path == "/api" || path.starts_with("/api/") {
-        api(st, req, path, query);
-    } else {
-        let resp = serve_static(st, &req, path);
-        let _ = req.respond(resp);
+    impl<'de> Visitor<'de> for UniqueVisitor {
+        type Value = Unique;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_unit<E>(self) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+            while seq.next_element::<Unique>()?.is_some() {}
+            Ok(Unique)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if seen.contains(&key) {
+                    return Err(de::Error::custom(format!("duplicate key {key:?}")));
+                }
+                map.next_value::<Unique>()?;
+                seen.insert(key);
+            }
+            Ok(Unique)
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_slice(body);
+    match Unique::deserialize(&mut de).and_then(|_| de.end()) {
+        Err(e) if e.classify() == serde_json::error::Category::Data => Err(e.to_string()),
+        _ => Ok(()),
     }
 }
+
+fn duplicate_key_error(detail: &str) -> Resp {
+    api_error(
+        400,
+        "duplicate-key",
+        &format!("the request body has a {detail}: each key may appear only once in an object"),
+    )
+}
+
+// ---- connections ------------------------------------------------------------------------------
+
+/// What becomes of a connection after a request.
+enum Next {
+    /// Ready for the next request.
+    KeepAlive,
+    Close,
+    /// Close, after letting the client finish sending a body that was not read.
+    Linger,
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, st: Arc<State>) {
+    loop {
+        match listener.accept().await {
+            Ok((sock, _)) => {
+                let _ = sock.set_nodelay(true);
+                let (id, evict) = st.idle.register();
+                let st = st.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = evict.notified() => {}
+                        _ = connection(&st, sock, id, &evict) => {}
+                    }
+                    st.idle.forget(id);
+                });
+            }
+            // Out of file descriptors, or a connection reset before it was accepted: back off a
+            // little instead of spinning.
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+async fn connection(st: &Arc<State>, sock: tokio::net::TcpStream, id: u64, evict: &Arc<Notify>) {
+    let mut conn = Conn::new(sock);
+    let mut wait = HEAD_TIMEOUT;
+    loop {
+        let head = match tokio::time::timeout(wait, conn.read_head(MAX_HEAD_BYTES)).await {
+            Ok(Ok(head)) => head,
+            Err(_) | Ok(Err(HeadError::Closed)) => return,
+            Ok(Err(HeadError::TooLarge)) => {
+                let msg =
+                    format!("the request head is larger than {} KiB or has too many headers", MAX_HEAD_BYTES / 1024);
+                let _ = conn.send(api_error(431, "head-too-large", &msg), false, true, WRITE_STALL_TIMEOUT).await;
+                conn.linger_close(LINGER).await;
+                return;
+            }
+            Ok(Err(HeadError::Bad(msg))) => {
+                let _ = conn.send(api_error(400, "bad-request", &msg), false, true, WRITE_STALL_TIMEOUT).await;
+                conn.linger_close(LINGER).await;
+                return;
+            }
+        };
+        wait = IDLE_TIMEOUT;
+        match request(st, &mut conn, head, id, evict).await {
+            Next::KeepAlive => {}
+            Next::Close => return,
+            Next::Linger => return conn.linger_close(LINGER).await,
+        }
+    }
+}
+
+/// Whether the token came with the request (`?token=` or `Authorization: Bearer`); `Err` says
+/// why not.
+fn token_ok(st: &State, head: &Head, query: &str) -> Result<(), &'static str> {
+    let bearer = head.header("authorization").and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+    let given = query_param(query, "token").or(bearer);
+    match given {
+        Some(t) if same_secret(t, &st.token) => Ok(()),
+        Some(_) => Err("wrong token"),
+        None => Err("missing token"),
+    }
+}
+
+async fn request(st: &Arc<State>, conn: &mut Conn, head: Head, id: u64, evict: &Arc<Notify>) -> Next {
+    let target = head.target.clone();
+    let (path, query) = target.split_once('?').unwrap_or((target.as_str(), ""));
+    let is_api = path == "/api" || path.starts_with("/api/");
+    // DNS rebinding: a page of another site that resolves to 127.0.0.1 sends its own Host.
+    let refusal = if head.header_count("host") > 1 {
+        Some(api_error(400, "bad-request", "more than one Host header"))
+    } else if let Some(host) = head.header("host").filter(|h| !host_ok(h, st.port)) {
+        Some(api_error(
+            403,
+            "forbidden-host",
+            &format!("Host {host:?} is not this server (127.0.0.1:{0} or localhost:{0})", st.port),
+        ))
+    } else if !is_api {
+        None
+    } else {
+        token_ok(st, &head, query).err().map(|msg| {
+            api_error(
+                401,
+                "unauthorized",
+                &format!(
+                    "{msg}: every /api/ request needs the token from the URL `numascope serve` printed, as ?token=TOKEN or Authorization: Bearer TOKEN"
+                ),
+            )
+        })
+    };
+    if refusal.is_some() || !is_api {
+        return unauthenticated(st, conn, &head, path, refusal).await;
+    }
+    // The token holder's request: this connection may not be evicted while it is served.
+    if !st.idle.claim(id) {
+        return Next::Close;
+    }
+    let next = authenticated(st, conn, &head, path).await;
+    if !matches!(next, Next::Close) {
+        st.idle.release(id, evict);
+    }
+    next
+}
+
+/// Answers a request that came without the token (a UI file, or a refusal): one of at most
+/// `MAX_UNAUTH_RESPONSES` at once, else a small 503 before anything large is sent; the whole
+/// answer within `UNAUTH_RESPONSE_TIMEOUT` plus a second per `UNAUTH_MIN_BYTES_PER_S`. Its
+/// body, if any, is never read.
+async fn unauthenticated(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, refusal: Option<Resp>) -> Next {
+    let head_only = head.method == "HEAD";
+    let has_body = head.framing() != Ok(Framing::None);
+    let Ok(_permit) = st.unauth.clone().try_acquire_owned() else {
+        let r = api_error(503, "busy", "too many requests without the token in progress; try again")
+            .with_header("Retry-After", "1");
+        let _ = conn.send(r, head_only, true, WRITE_STALL_TIMEOUT).await;
+        return if has_body { Next::Linger } else { Next::Close };
+    };
+    let resp = match refusal {
+        Some(r) => r,
+        None => serve_static(st, &head.method, path),
+    };
+    if matches!(resp.body, Body::File(..)) && !head_only {
+        set_send_buffer(conn, UNAUTH_SNDBUF_BYTES);
+    }
+    let close = has_body || head.wants_close();
+    let body_bytes = if head_only { 0 } else { resp.body.len() };
+    let deadline = UNAUTH_RESPONSE_TIMEOUT + Duration::from_secs(body_bytes / UNAUTH_MIN_BYTES_PER_S);
+    let sent = tokio::time::timeout(deadline, conn.send(resp, head_only, close, WRITE_STALL_TIMEOUT));
+    match sent.await {
+        Ok(Ok(())) if has_body => Next::Linger,
+        Ok(Ok(())) if !close => Next::KeepAlive,
+        _ => Next::Close,
+    }
+}
+
+fn set_send_buffer(conn: &Conn, bytes: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    let fd = conn.wr.as_ref().as_raw_fd();
+    // SAFETY: setsockopt on our own open socket with a pointer to a c_int and its size.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            &bytes as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Decrements a counter when dropped.
+struct CountGuard<'a>(&'a AtomicUsize);
+
+impl Drop for CountGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Serves a request that carries the token.
+async fn authenticated(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str) -> Next {
+    let head_only = head.method == "HEAD";
+    let origin_refusal = if head.header_count("origin") > 1 {
+        Some("more than one Origin header".to_string())
+    } else {
+        head.header("origin").filter(|o| !origin_ok(o, st.port)).map(|origin| {
+            format!(
+                "Origin {origin:?} is not this server: only pages from http://127.0.0.1:{0} or http://localhost:{0} may call the API",
+                st.port
+            )
+        })
+    };
+    let segs: Vec<&str> = path.trim_start_matches("/api").split('/').filter(|s| !s.is_empty()).collect();
+    let (resp, body_read) = if let Some(msg) = origin_refusal {
+        (api_error(403, "forbidden-origin", &msg), false)
+    } else if let (["recordings", id, "live"], "GET") = (segs.as_slice(), head.method.as_str()) {
+        match find(st, id) {
+            Some(rec) => return live_socket(st, conn, head, rec).await,
+            None => (unknown_recording(id), false),
+        }
+    } else if st.active.fetch_add(1, Ordering::SeqCst) >= MAX_ACTIVE_REQUESTS {
+        st.active.fetch_sub(1, Ordering::SeqCst);
+        (api_error(503, "busy", "too many requests in progress; try again"), false)
+    } else {
+        let _active = CountGuard(&st.active);
+        route(st, conn, head, path, &segs).await
+    };
+    let has_body = head.framing() != Ok(Framing::None);
+    let unread = has_body && !body_read;
+    let close = unread || head.wants_close();
+    match conn.send(resp, head_only, close, WRITE_STALL_TIMEOUT).await {
+        Ok(()) if unread => Next::Linger,
+        Ok(()) if !close => Next::KeepAlive,
+        _ => Next::Close,
+    }
+}
+
+/// Reads a request body of at most `limit` bytes within `BODY_TIMEOUT`; `Err` is the answer.
+async fn read_request_body(conn: &mut Conn, head: &Head, limit: u64) -> Result<Vec<u8>, Resp> {
+    let too_large = || {
+        let size = if limit >= 1024 * 1024 { format!("{} MiB", limit >> 20) } else { format!("{} KiB", limit >> 10) };
+        api_error(413, "body-too-large", &format!("the request body is larger than {size}"))
+    };
+    let framing =
+        head.framing().map_err(|e| api_error(400, "bad-request", &format!("the request body cannot be read: {e}")))?;
+    match framing {
+        Framing::None => return Ok(Vec::new()),
+        Framing::Length(n) if n > limit => return Err(too_large()),
+        _ => {}
+    }
+    if head.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
+        let _ = conn.write_timed(b"HTTP/1.1 100 Continue\r\n\r\n", WRITE_STALL_TIMEOUT).await;
+    }
+    match tokio::time::timeout(BODY_TIMEOUT, conn.read_body(framing, limit)).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(BodyError::TooLarge)) => Err(too_large()),
+        Ok(Err(BodyError::Bad(m))) => {
+            Err(api_error(400, "bad-request", &format!("could not read the request body: {m}")))
+        }
+        Ok(Err(BodyError::Io(e))) => {
+            Err(api_error(400, "bad-request", &format!("could not read the request body: {e}")))
+        }
+        Err(_) => Err(api_error(
+            408,
+            "body-timeout",
+            &format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs()),
+        )),
+    }
+}
+
+/// Runs blocking work (files, /proc, perf, apply) on the bounded blocking pool.
+async fn blocking(f: impl FnOnce() -> Resp + Send + 'static) -> Resp {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|_| api_error(500, "internal", "the request handler failed (see the server's log)"))
+}
+
+// ---- dispatch ---------------------------------------------------------------------------------
 
 fn host_ok(host: &str, port: u16) -> bool {
     host == format!("127.0.0.1:{port}") || host == format!("localhost:{port}")
@@ -399,84 +847,57 @@ fn origin_ok(origin: &str, port: u16) -> bool {
     origin == format!("http://127.0.0.1:{port}") || origin == format!("http://localhost:{port}")
 }
 
-fn api(st: &State, mut req: Request, path: &str, query: &str) {
-    let auth = get_header(&req, "Authorization");
-    let bearer = auth.as_deref().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
-    let given = query_param(query, "token").or(bearer);
-    if !given.is_some_and(|t| same_secret(t, &st.token)) {
-        let msg = if given.is_some() { "wrong token" } else { "missing token" };
-        let _ = req.respond(api_error(
-            401,
-            "unauthorized",
-            &format!(
-                "{msg}: every /api/ request needs the token from the URL `numascope serve` printed, as ?token=TOKEN or Authorization: Bearer TOKEN"
-            ),
-        ));
-        return;
-    }
-    if let Some(origin) = get_header(&req, "Origin") {
-        if !origin_ok(&origin, st.port) {
-            let _ = req.respond(api_error(
-                403,
-                "forbidden-origin",
-                &format!(
-                    "Origin {origin:?} is not this server: only pages from http://127.0.0.1:{0} or http://localhost:{0} may call the API",
-                    st.port
-                ),
-            ));
-            return;
-        }
-    }
-    let segs: Vec<&str> = path.trim_start_matches("/api").split('/').filter(|s| !s.is_empty()).collect();
-    let method = req.method().clone();
+/// Routes an authenticated request; answers the response and whether the body was read.
+async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: &[&str]) -> (Resp, bool) {
+    let method = head.method.as_str();
     let not_allowed = |allow: &str| {
         api_error(405, "method-not-allowed", &format!("{method} is not allowed on {path}; use {allow}"))
-            .with_header(header("Allow", allow))
+            .with_header("Allow", allow)
     };
-    let resp = match (segs.as_slice(), &method) {
-        (["probe"], Method::Get) => {
-            let p = probe::probe(&st.topo);
-            json_response(200, &serde_json::to_value(&p).unwrap_or(Value::Null))
+    let resp = match (segs, method) {
+        (["probe"], "GET") => {
+            let st = st.clone();
+            blocking(move || {
+                let p = probe::probe(&st.topo);
+                json_response(200, &serde_json::to_value(&p).unwrap_or(Value::Null))
+            })
+            .await
         }
-        (["topology"], Method::Get) => {
-            json_response(200, &serde_json::to_value(st.topo.machine()).unwrap_or(Value::Null))
-        }
-        (["processes"], Method::Get) => json_response(200, &json!({ "processes": list_processes() })),
-        (["recordings"], Method::Get) => {
+        (["topology"], "GET") => json_response(200, &serde_json::to_value(st.topo.machine()).unwrap_or(Value::Null)),
+        (["processes"], "GET") => blocking(|| json_response(200, &json!({ "processes": list_processes() }))).await,
+        (["recordings"], "GET") => {
             let order = st.order.lock().unwrap().clone();
             let recs = st.recordings.lock().unwrap();
             let list: Vec<Value> = order.iter().filter_map(|id| recs.get(id)).map(|r| recording_json(r)).collect();
             json_response(200, &json!({ "recordings": list }))
         }
-        (["recordings"], Method::Post) => {
-            let mut body = Vec::new();
-            let read = req.as_reader().take(MAX_BODY + 1).read_to_end(&mut body);
-            if read.is_err() {
-                api_error(400, "bad-request", "could not read the request body")
-            } else if body.len() as u64 > MAX_BODY {
-                api_error(413, "body-too-large", "the request body is larger than 64 KiB")
-            } else {
-                start_recording(st, &body)
-            }
+        (["recordings"], "POST") => {
+            let body = match read_request_body(conn, head, MAX_BODY).await {
+                Ok(b) => b,
+                Err(r) => return (r, false),
+            };
+            let st = st.clone();
+            return (blocking(move || start_recording(&st, &body)).await, true);
         }
-        (["apply"], Method::Post) | (["rollback"], Method::Post) => {
-            let mut body = Vec::new();
-            let read = req.as_reader().take(MAX_PLAN_BODY + 1).read_to_end(&mut body);
-            if read.is_err() {
-                api_error(400, "bad-request", "could not read the request body")
-            } else if body.len() as u64 > MAX_PLAN_BODY {
-                api_error(413, "body-too-large", "the request body is larger than 16 MiB")
-            } else if segs[0] == "apply" {
-                apply_plan(&body)
-            } else {
-                rollback_record(&body)
-            }
+        (["apply"], "POST") | (["rollback"], "POST") => {
+            let body = match read_request_body(conn, head, MAX_PLAN_BODY).await {
+                Ok(b) => b,
+                Err(r) => return (r, false),
+            };
+            let apply = segs[0] == "apply";
+            let resp = blocking(move || match check_duplicate_keys(&body) {
+                Err(detail) => duplicate_key_error(&detail),
+                Ok(()) if apply => apply_plan(&body),
+                Ok(()) => rollback_record(&body),
+            })
+            .await;
+            return (resp, true);
         }
-        (["recordings", id], Method::Get) => match find(st, id) {
+        (["recordings", id], "GET") => match find(st, id) {
             Some(r) => json_response(200, &recording_json(&r)),
             None => unknown_recording(id),
         },
-        (["recordings", id, "stop"], Method::Post) => match find(st, id) {
+        (["recordings", id, "stop"], "POST") => match find(st, id) {
             Some(r) => {
                 {
                     let mut inner = r.inner.lock().unwrap();
@@ -489,39 +910,33 @@ fn api(st: &State, mut req: Request, path: &str, query: &str) {
             }
             None => unknown_recording(id),
         },
-        (["recordings", id, "trace"], Method::Get) => match find(st, id) {
+        (["recordings", id, "trace"], "GET") => match find(st, id) {
             Some(r) => {
-                let status = r.inner.lock().unwrap().status;
-                match status {
-                    Status::Running => api_error(
+                let (status, output) = {
+                    let inner = r.inner.lock().unwrap();
+                    (inner.status, inner.summary.as_ref().map(|s| s.output.clone()))
+                };
+                match (status, output) {
+                    (Status::Running, _) => api_error(
                         409,
                         "not-finished",
                         &format!("recording {id} is still running: stop it or wait for it to finish"),
                     ),
-                    Status::Failed => api_error(409, "no-trace", &format!("recording {id} failed and wrote no trace")),
-                    Status::Finished => match std::fs::File::open(&r.output) {
-                        Ok(f) => {
-                            let resp = with_api_headers(
-                                Response::from_file(f)
-                                    .with_header(header("Content-Type", "application/zip"))
-                                    .with_header(header(
-                                        "Content-Disposition",
-                                        &format!("attachment; filename=\"numascope-{id}.numascope\""),
-                                    )),
-                            );
-                            let _ = req.respond(resp);
-                            return;
-                        }
+                    (Status::Failed, _) | (_, None) => {
+                        api_error(409, "no-trace", &format!("recording {id} failed and wrote no trace"))
+                    }
+                    (Status::Finished, Some(output)) => match open_file(&output) {
+                        Ok((f, len)) => with_api_headers(
+                            Resp::new(200, Body::File(f, len))
+                                .with_header("Content-Type", "application/zip")
+                                .with_header(
+                                    "Content-Disposition",
+                                    &format!("attachment; filename=\"numascope-{id}.numascope\""),
+                                ),
+                        ),
                         Err(e) => api_error(500, "trace-unreadable", &format!("reading the trace of {id}: {e}")),
                     },
                 }
-            }
-            None => unknown_recording(id),
-        },
-        (["recordings", id, "live"], Method::Get) => match find(st, id) {
-            Some(r) => {
-                live_socket(req, r);
-                return;
             }
             None => unknown_recording(id),
         },
@@ -531,7 +946,13 @@ fn api(st: &State, mut req: Request, path: &str, query: &str) {
         (["recordings", _, "stop"], _) | (["apply"], _) | (["rollback"], _) => not_allowed("POST"),
         _ => api_error(404, "not-found", &format!("no API endpoint {method} {path} (see docs/live-api.md)")),
     };
-    let _ = req.respond(resp);
+    (resp, false)
+}
+
+fn open_file(p: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let f = std::fs::File::open(p)?;
+    let len = f.metadata()?.len();
+    Ok((f, len))
 }
 
 fn find(st: &State, id: &str) -> Option<Arc<Recording>> {
@@ -567,6 +988,9 @@ fn recording_json(r: &Recording) -> Value {
 // ---- recordings -------------------------------------------------------------------------------
 
 fn start_recording(st: &State, body: &[u8]) -> Resp {
+    if let Err(detail) = check_duplicate_keys(body) {
+        return duplicate_key_error(&detail);
+    }
     let v: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => return api_error(400, "bad-json", &format!("the body is not JSON: {e}")),
@@ -679,14 +1103,21 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
         Ok(id) => id,
         Err(e) => return api_error(500, "internal", &format!("random id: {e}")),
     };
-    let output = st.out_dir.join(format!("{id}.numascope"));
+    // The trace is written in a private directory of its own (0700, inside the out directory),
+    // then made 0600 and moved into the out directory: never readable by other users, whatever
+    // the umask or the out directory's mode (docs/live-api.md, "Files").
+    let staging = st.out_dir.join(format!(".{id}.recording"));
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&staging) {
+        return api_error(500, "io-error", &format!("creating {}: {e}", staging.display()));
+    }
+    let final_output = st.out_dir.join(format!("{id}.numascope"));
+    let output = staging.join(format!("{id}.numascope"));
     let stop = Arc::new(AtomicBool::new(false));
     let rec = Arc::new(Recording {
         id: id.clone(),
         target: target_json,
         duration_s,
         started_unix_ms: unix_ms(),
-        output: output.clone(),
         stop: stop.clone(),
         inner: Mutex::new(RecInner {
             status: Status::Running,
@@ -697,7 +1128,7 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
             latest: None,
             stop_requested: false,
         }),
-        changed: Condvar::new(),
+        wake: watch::Sender::new(0),
     });
 
     let (tx, rx) = mpsc::channel::<numascope_core::live::LiveWindow>();
@@ -737,13 +1168,17 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
             }
             inner.latest = Some(v);
             drop(inner);
-            fwd_rec.changed.notify_all();
+            fwd_rec.notify();
         }
     });
     let forwarder = match forwarder {
         Ok(f) => f,
-        Err(e) => return api_error(500, "internal", &format!("cannot start a thread: {e}")),
+        Err(e) => {
+            let _ = std::fs::remove_dir(&staging);
+            return api_error(500, "internal", &format!("cannot start a thread: {e}"));
+        }
     };
+    let staging2 = staging.clone();
     let topo = st.topo.clone();
     let rec2 = rec.clone();
     let spawned = std::thread::Builder::new().name(format!("record-{id}")).spawn(move || {
@@ -751,6 +1186,13 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
         let result = record::record_with(&opts, &Roots::default(), &topo, &probe);
         drop(opts); // closes the live channel: the forwarder drains it and ends
         let _ = forwarder.join();
+        let result = match result {
+            Ok(s) => Ok(publish_trace(s, &staging2, &final_output)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&staging2);
+                Err(e)
+            }
+        };
         let mut inner = rec2.inner.lock().unwrap();
         match result {
             Ok(s) => {
@@ -763,14 +1205,36 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
             }
         }
         drop(inner);
-        rec2.changed.notify_all();
+        rec2.notify();
     });
     if let Err(e) = spawned {
+        let _ = std::fs::remove_dir(&staging);
         return api_error(500, "internal", &format!("cannot start the recorder thread: {e}"));
     }
     st.recordings.lock().unwrap().insert(id.clone(), rec.clone());
     st.order.lock().unwrap().push(id);
     json_response(201, &recording_json(&rec))
+}
+
+/// Makes a finished trace 0600 and moves it from its private directory into the out directory.
+/// Should that fail, the trace stays where it is (private all the same) and the summary's
+/// output and warnings say so.
+fn publish_trace(mut s: RecordSummary, staging: &Path, final_output: &Path) -> RecordSummary {
+    let written = s.output.clone();
+    let moved = std::fs::set_permissions(&written, std::fs::Permissions::from_mode(0o600))
+        .and_then(|_| std::fs::rename(&written, final_output));
+    match moved {
+        Ok(()) => {
+            s.output = final_output.to_path_buf();
+            let _ = std::fs::remove_dir(staging);
+        }
+        Err(e) => s.warnings.push(format!(
+            "the trace stays at {} (moving it to {} failed: {e})",
+            written.display(),
+            final_output.display()
+        )),
+    }
+    s
 }
 
 fn error_code(e: &RecordError) -> &'static str {
@@ -787,39 +1251,76 @@ fn error_code(e: &RecordError) -> &'static str {
 
 // ---- WebSocket --------------------------------------------------------------------------------
 
-fn live_socket(req: Request, rec: Arc<Recording>) {
-    let upgrade = get_header(&req, "Upgrade").is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
-    let key = get_header(&req, "Sec-WebSocket-Key");
-    let (true, Some(key)) = (upgrade, key) else {
-        let _ = req.respond(api_error(
+/// `GET /api/recordings/:id/live`: upgrades to a WebSocket and streams the recording's windows.
+async fn live_socket(st: &Arc<State>, conn: &mut Conn, head: &Head, rec: Arc<Recording>) -> Next {
+    let upgrade = head.header("upgrade").is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
+    let key = head.header("sec-websocket-key");
+    let refusal = match (upgrade, key) {
+        (true, Some(_)) if st.live_sockets.fetch_add(1, Ordering::SeqCst) >= MAX_LIVE_SOCKETS => {
+            st.live_sockets.fetch_sub(1, Ordering::SeqCst);
+            Some(
+                api_error(503, "busy", &format!("{MAX_LIVE_SOCKETS} live clients are connected (at most); try again"))
+                    .with_header("Retry-After", "1"),
+            )
+        }
+        (true, Some(_)) => None,
+        _ => Some(api_error(
             400,
             "websocket-required",
             "this endpoint is a WebSocket: connect with ws://…/live?token=TOKEN (Upgrade: websocket)",
-        ));
-        return;
+        )),
     };
-    let accept = tungstenite::handshake::derive_accept_key(key.trim().as_bytes());
-    let resp = Response::new_empty(StatusCode(101))
-        .with_header(header("Upgrade", "websocket"))
-        .with_header(header("Connection", "Upgrade"))
-        .with_header(header("Sec-WebSocket-Accept", &accept));
-    let stream = req.upgrade("websocket", resp);
-    let mut ws = tungstenite::WebSocket::from_raw_socket(stream, tungstenite::protocol::Role::Server, None);
+    if let Some(r) = refusal {
+        let unread = head.framing() != Ok(Framing::None);
+        let close = unread || head.wants_close();
+        return match conn.send(r, false, close, WRITE_STALL_TIMEOUT).await {
+            Ok(()) if unread => Next::Linger,
+            Ok(()) if !close => Next::KeepAlive,
+            _ => Next::Close,
+        };
+    }
+    let _live = CountGuard(&st.live_sockets);
+    let accept = tungstenite::handshake::derive_accept_key(key.unwrap_or("").trim().as_bytes());
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let switching = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nDate: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n",
+        http::http_date(now)
+    );
+    set_send_buffer(conn, LIVE_SNDBUF_BYTES);
+    if conn.write_timed(switching.as_bytes(), WRITE_STALL_TIMEOUT).await.is_ok() {
+        stream_windows(conn, &rec).await;
+    }
+    Next::Close
+}
+
+/// Which kept windows a client gets next: it has had every window before `next_seq`, and the
+/// ring holds `len` windows from `first_seq`. Answers the index of the first window to send and
+/// the client's new `next_seq`. The first round replays every kept window (history for a late
+/// subscriber); after that a client more than `WS_MAX_BACKLOG` windows behind gets only the
+/// latest one (the windows' totals are cumulative, so the latest says where things stand).
+fn windows_to_send(first_seq: u64, len: usize, next_seq: u64, first_round: bool) -> (usize, u64) {
+    let from = (next_seq.max(first_seq) - first_seq) as usize;
+    let from = from.min(len);
+    let from = if !first_round && len - from > WS_MAX_BACKLOG { len - 1 } else { from };
+    (from, first_seq + len as u64)
+}
+
+/// Streams the windows, then the end message and a Close frame. Every write must make
+/// progress within `WRITE_STALL_TIMEOUT`, else the client is dropped; it never holds up the
+/// recording or the other clients (they all read the recording's shared ring of windows).
+async fn stream_windows(conn: &mut Conn, rec: &Recording) {
+    let mut wake = rec.wake.subscribe();
     let mut next_seq: u64 = 0;
+    let mut first_round = true;
+    let mut frames_in = std::mem::take(&mut conn.buf);
+    let mut chunk = vec![0u8; 4096];
     loop {
+        wake.mark_unchanged();
         let (msgs, done) = {
-            let mut inner = rec.inner.lock().unwrap();
-            loop {
-                let have_new = next_seq < inner.first_seq + inner.windows.len() as u64;
-                if have_new || inner.status != Status::Running {
-                    break;
-                }
-                inner = rec.changed.wait_timeout(inner, Duration::from_secs(1)).unwrap().0;
-            }
-            next_seq = next_seq.max(inner.first_seq);
-            let skip = (next_seq - inner.first_seq) as usize;
-            let msgs: Vec<Arc<String>> = inner.windows.iter().skip(skip).cloned().collect();
-            next_seq += msgs.len() as u64;
+            let inner = rec.inner.lock().unwrap();
+            let (from, next) = windows_to_send(inner.first_seq, inner.windows.len(), next_seq, first_round);
+            next_seq = next;
+            let msgs: Vec<Arc<String>> = inner.windows.iter().skip(from).cloned().collect();
             let done = (inner.status != Status::Running).then(|| {
                 json!({
                     "type": "end",
@@ -832,16 +1333,60 @@ fn live_socket(req: Request, rec: Arc<Recording>) {
             });
             (msgs, done)
         };
-        for m in msgs {
-            if ws.send(tungstenite::Message::text(m.as_str())).is_err() {
-                return;
-            }
+        first_round = false;
+        let mut out = Vec::new();
+        for m in &msgs {
+            out.extend_from_slice(&http::ws_frame(http::WS_TEXT, m.as_bytes()));
         }
-        if let Some(end) = done {
-            let _ = ws.send(tungstenite::Message::text(end));
-            let _ = ws.close(None);
-            let _ = ws.flush();
+        if let Some(end) = &done {
+            out.extend_from_slice(&http::ws_frame(http::WS_TEXT, end.as_bytes()));
+            out.extend_from_slice(&http::ws_frame(http::WS_CLOSE, &[]));
+        }
+        if !out.is_empty() && conn.write_timed(&out, WRITE_STALL_TIMEOUT).await.is_err() {
             return;
+        }
+        if done.is_some() {
+            // Give the client a moment to answer the Close, then close.
+            let _ = tokio::io::AsyncWriteExt::shutdown(&mut conn.wr).await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                while matches!(conn.rd.read(&mut chunk).await, Ok(n) if n > 0) {}
+            })
+            .await;
+            return;
+        }
+        tokio::select! {
+            changed = wake.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            got = conn.rd.read(&mut chunk) => {
+                match got {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => frames_in.extend_from_slice(&chunk[..n]),
+                }
+                // Control frames from the client: Close ends the stream, Ping is answered; data
+                // frames are not expected and are dropped.
+                loop {
+                    match http::ws_parse(&frames_in, WS_MAX_CLIENT_FRAME) {
+                        Ok(None) => break,
+                        Err(_) => return,
+                        Ok(Some((frame, used))) => {
+                            frames_in.drain(..used);
+                            let reply = match frame.opcode {
+                                http::WS_CLOSE => Some(http::ws_frame(http::WS_CLOSE, &[])),
+                                http::WS_PING => Some(http::ws_frame(http::WS_PONG, &frame.payload)),
+                                _ => None,
+                            };
+                            if let Some(r) = reply {
+                                if conn.write_timed(&r, WRITE_STALL_TIMEOUT).await.is_err() || frame.opcode == http::WS_CLOSE {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -914,27 +1459,26 @@ fn content_type(p: &Path) -> &'static str {
     }
 }
 
-fn static_error(status: u16, msg: &str) -> Response<Box<dyn Read + Send>> {
-    let r = Response::from_string(msg.to_string()).with_status_code(StatusCode(status));
-    static_headers(r, 0).with_header(header("Content-Type", "text/plain; charset=utf-8")).boxed()
+fn static_error(status: u16, msg: &str) -> Resp {
+    let r = Resp::new(status, Body::Bytes(msg.as_bytes().to_vec()));
+    static_headers(r, 0).with_header("Content-Type", "text/plain; charset=utf-8")
 }
 
-fn static_headers<R: Read>(r: Response<R>, port: u16) -> Response<R> {
+fn static_headers(r: Resp, port: u16) -> Resp {
     let csp = format!(
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
          font-src 'self'; worker-src 'self' blob:; connect-src 'self' ws://127.0.0.1:{port} ws://localhost:{port}; \
          object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     );
-    r.with_chunked_threshold(usize::MAX)
-        .with_header(header("X-Content-Type-Options", "nosniff"))
-        .with_header(header("Referrer-Policy", "no-referrer"))
-        .with_header(header("X-Frame-Options", "DENY"))
-        .with_header(header("Cross-Origin-Opener-Policy", "same-origin"))
-        .with_header(header("Content-Security-Policy", &csp))
+    r.with_header("X-Content-Type-Options", "nosniff")
+        .with_header("Referrer-Policy", "no-referrer")
+        .with_header("X-Frame-Options", "DENY")
+        .with_header("Cross-Origin-Opener-Policy", "same-origin")
+        .with_header("Content-Security-Policy", &csp)
 }
 
-fn serve_static(st: &State, req: &Request, raw_path: &str) -> Response<Box<dyn Read + Send>> {
-    if !matches!(req.method(), Method::Get | Method::Head) {
+fn serve_static(st: &State, method: &str, raw_path: &str) -> Resp {
+    if !matches!(method, "GET" | "HEAD") {
         return static_error(405, "only GET and HEAD are allowed for UI files");
     }
     let Some(root) = &st.web_dir else {
@@ -971,14 +1515,14 @@ fn serve_static(st: &State, req: &Request, raw_path: &str) -> Response<Box<dyn R
             return static_error(404, "not found (directories are not listed)");
         }
     }
-    let Ok(f) = std::fs::File::open(&resolved) else {
+    // Regular files only (opening a FIFO would wait for a writer).
+    let Some((f, len)) = resolved.is_file().then(|| open_file(&resolved).ok()).flatten() else {
         return static_error(404, "not found");
     };
     let cache = if segs.first() == Some(&"assets") { "public, max-age=31536000, immutable" } else { "no-cache" };
-    static_headers(Response::from_file(f), st.port)
-        .with_header(header("Content-Type", content_type(&resolved)))
-        .with_header(header("Cache-Control", cache))
-        .boxed()
+    static_headers(Resp::new(200, Body::File(f, len)), st.port)
+        .with_header("Content-Type", content_type(&resolved))
+        .with_header("Cache-Control", cache)
 }
 
 #[cfg(test)]
@@ -999,5 +1543,67 @@ mod tests {
         assert_eq!(query_param("a=1&token=xyz", "token"), Some("xyz"));
         assert_eq!(query_param("tokenx=1", "token"), None);
         assert_eq!(random_hex(32).unwrap().len(), 64);
+    }
+
+    #[test]
+    fn duplicate_keys() {
+        assert_eq!(check_duplicate_keys(br#"{"pid":1,"command":["a"]}"#), Ok(()));
+        let e = check_duplicate_keys(br#"{"pid":1,"pid":2}"#).unwrap_err();
+        assert!(e.starts_with("duplicate key \"pid\" at line 1 column"), "{e}");
+        // At any depth, in arrays too; the same key in sibling objects is fine.
+        let e = check_duplicate_keys(br#"{"plan":{"pageRanges":[{"start":1},{"start":2,"start":3}]}}"#).unwrap_err();
+        assert!(e.contains("\"start\""), "{e}");
+        assert_eq!(check_duplicate_keys(br#"[{"a":1},{"a":2}]"#), Ok(()));
+        // Escapes are decoded before comparing.
+        assert!(check_duplicate_keys(br#"{"pid":1,"p\u0069d":2}"#).is_err());
+        // Not JSON, or too deep: left to the handler's own parse (bad-json).
+        assert_eq!(check_duplicate_keys(b"{not json"), Ok(()));
+        assert_eq!(check_duplicate_keys(&[b'['; 100_000]), Ok(()));
+        assert_eq!(check_duplicate_keys(br#"{"a":1} trailing"#), Ok(()));
+    }
+
+    #[test]
+    fn slow_clients_skip_to_the_latest_window() {
+        // First round: the whole kept history, whatever its length.
+        assert_eq!(windows_to_send(0, 240, 0, true), (0, 240));
+        assert_eq!(windows_to_send(100, 240, 0, true), (0, 340));
+        // Later rounds: what is new, while within the backlog.
+        assert_eq!(windows_to_send(0, 10, 9, false), (9, 10));
+        assert_eq!(windows_to_send(0, 10, 10, false), (10, 10));
+        assert_eq!(windows_to_send(0, 30, 30 - WS_MAX_BACKLOG as u64, false), (30 - WS_MAX_BACKLOG, 30));
+        // Further behind: the latest window only.
+        assert_eq!(windows_to_send(0, 30, 30 - WS_MAX_BACKLOG as u64 - 1, false), (29, 30));
+        assert_eq!(windows_to_send(500, 240, 3, false), (239, 740));
+    }
+
+    #[test]
+    fn idle_connections_are_evicted_oldest_first() {
+        let idle = IdleConnections::default();
+        let first: Vec<(u64, Arc<Notify>)> = (0..MAX_IDLE_CONNECTIONS).map(|_| idle.register()).collect();
+        // An authenticated one is not evictable, and leaves room for one more.
+        assert!(idle.claim(first[0].0));
+        let _a = idle.register();
+        // At the cap: the oldest evictable one (index 1) is told to close and leaves the list.
+        let _b = idle.register();
+        assert!(!idle.claim(first[1].0));
+        assert!(idle.claim(first[2].0));
+        idle.release(first[0].0, &first[0].1);
+        assert_eq!(idle.open.lock().unwrap().len(), MAX_IDLE_CONNECTIONS);
+    }
+
+    #[test]
+    fn out_dir_is_created_private() {
+        let base = std::env::temp_dir().join(format!("numascope-outdir-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let d = base.join("a/b");
+        assert_eq!(prepare_out_dir(&d), Ok(None));
+        assert_eq!(std::fs::metadata(&d).unwrap().mode() & 0o777, 0o700);
+        // An existing open directory is used, with a warning.
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let w = prepare_out_dir(&d).unwrap().expect("a warning");
+        assert!(w.contains("0755") && w.contains("0600"), "{w}");
+        std::fs::write(base.join("file"), "").unwrap();
+        assert!(prepare_out_dir(&base.join("file")).is_err());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -1,156 +1,22 @@
 //! End-to-end tests of `numascope serve`: they start the real binary with `--port 0`, parse the
 //! URL it prints, and talk to it over loopback only (raw HTTP/1.1 and a tungstenite WebSocket).
+//! The load and starvation tests are in serve_load.rs.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use numascope_core::trace::reader::read_trace;
 use serde_json::{json, Value};
 
 mod common;
+mod serve_common;
 use common::{numascope, testload, Tmp};
-
-const SECRET: &str = "TOP-SECRET-OUTSIDE-WEB-DIR";
-const INDEX: &str = "<!doctype html><title>numascope test ui</title>";
-
-/// A running `numascope serve --port 0` with a fake web dir inside `tmp/web` and a secret file
-/// beside it (outside the web dir).
-struct Server {
-    child: Child,
-    port: u16,
-    token: String,
-    tmp: Tmp,
-}
-
-impl Server {
-    fn start(tag: &str) -> Server {
-        let tmp = Tmp::new(tag);
-        let web = tmp.0.join("web");
-        std::fs::create_dir_all(web.join("assets")).unwrap();
-        std::fs::create_dir_all(web.join("emptydir")).unwrap();
-        std::fs::write(web.join("index.html"), INDEX).unwrap();
-        std::fs::write(web.join("assets/app.js"), "console.log('ui');").unwrap();
-        std::fs::write(web.join(".hidden"), SECRET).unwrap();
-        std::fs::write(tmp.0.join("secret.txt"), SECRET).unwrap();
-        std::os::unix::fs::symlink(tmp.0.join("secret.txt"), web.join("link.txt")).unwrap();
-        let out = tmp.0.join("out");
-        let mut child = Command::new(numascope())
-            .args(["serve", "--port", "0", "--web-dir"])
-            .arg(&web)
-            .arg("--out-dir")
-            .arg(&out)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start numascope serve");
-        let mut lines = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        lines.read_line(&mut line).expect("read the URL line");
-        // Keep draining stdout (launched commands share it) so nothing blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = Vec::new();
-            let _ = lines.read_to_end(&mut sink);
-        });
-        let url = line.trim();
-        let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("unexpected URL line {url:?}"));
-        let (port, token) = rest.split_once("/?token=").unwrap_or_else(|| panic!("no token in {url:?}"));
-        assert!(token.len() >= 32 && token.chars().all(|c| c.is_ascii_hexdigit()), "token {token:?}");
-        Server { child, port: port.parse().unwrap(), token: token.to_string(), tmp }
-    }
-
-    fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn request(&self, method: &str, target: &str, headers: &[(&str, &str)], body: Option<&str>) -> Resp {
-        http(SocketAddr::from((Ipv4Addr::LOCALHOST, self.port)), method, target, headers, body)
-    }
-
-    fn get(&self, target: &str) -> Resp {
-        self.request("GET", target, &[], None)
-    }
-
-    /// GET with the token as a query parameter.
-    fn api(&self, path: &str) -> Resp {
-        let sep = if path.contains('?') { '&' } else { '?' };
-        self.get(&format!("{path}{sep}token={}", self.token))
-    }
-
-    fn post(&self, path: &str, body: &str) -> Resp {
-        let auth = format!("Bearer {}", self.token);
-        self.request(
-            "POST",
-            path,
-            &[("Authorization", &auth), ("Content-Type", "application/json"), ("Origin", &self.origin())],
-            Some(body),
-        )
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-impl Resp {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-    fn error_code(&self) -> String {
-        self.json()["error"]["code"].as_str().unwrap_or_else(|| panic!("no error.code in {}", self.text())).into()
-    }
-}
-
-/// A minimal HTTP/1.1 client (`Connection: close`, the target sent exactly as given, so that
-/// `..` reaches the server unnormalised).
-fn http(addr: SocketAddr, method: &str, target: &str, headers: &[(&str, &str)], body: Option<&str>) -> Resp {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = format!("{method} {target} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        req.push_str(&format!("Host: {addr}\r\n"));
-    }
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str(&format!("Content-Length: {}\r\n\r\n", body.map_or(0, |b| b.len())));
-    req.push_str(body.unwrap_or(""));
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read the response");
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("end of headers");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines.next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
-    let headers: HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let mut body = raw[split + 4..].to_vec();
-    if let Some(n) = headers.get("content-length").and_then(|n| n.parse::<usize>().ok()) {
-        body.truncate(n);
-    }
-    Resp { status, headers, body }
-}
-
+use serve_common::{Options, Server, INDEX, SECRET};
 #[test]
 fn token_and_origin_are_enforced() {
     let s = Server::start("auth");
@@ -557,4 +423,201 @@ fn apply_and_rollback_through_the_api() {
     assert_eq!(allowed_cpus(pid, tid.parse().unwrap()), before);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// #19: a JSON body with a key twice in one object (at any depth) is refused, naming the key,
+/// on every route that takes a body; serde_json alone would keep the last copy.
+#[test]
+fn duplicate_json_keys_are_refused() {
+    let s = Server::start("dupkeys");
+    for (path, body, key) in [
+        ("/api/recordings", r#"{"pid":1,"pid":2}"#, "pid"),
+        ("/api/recordings", r#"{"command":["true"],"durationS":1,"durationS":2}"#, "durationS"),
+        ("/api/apply", r#"{"pid":1,"pid":1,"plan":{}}"#, "pid"),
+        ("/api/apply", r#"{"pid":1,"plan":{"format":"numascope-plan","format":"x"}}"#, "format"),
+        ("/api/rollback", r#"{"record":{"pages":[{"start":"0x1000","start":"0x2000"}]}}"#, "start"),
+    ] {
+        let r = s.post(path, body);
+        assert_eq!((r.status, r.error_code().as_str()), (400, "duplicate-key"), "{path} {body}: {}", r.text());
+        let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(msg.contains(&format!("duplicate key \"{key}\"")), "{msg}");
+    }
+    // The same key in sibling objects is fine (and reaches the handler's own checks).
+    let r = s.post("/api/recordings", r#"{"pid":1,"command":[{"a":1},{"a":2}]}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-request"), "{}", r.text());
+    assert!(s.post("/api/recordings", "[1,").error_code() == "bad-json");
+}
+
+/// Hostile request shapes get a 4xx and the server goes on answering: bodies over the limit
+/// (by Content-Length, refused before they are read, and chunked), deep nesting, wrong types,
+/// a bad framing, an oversized head.
+#[test]
+fn hostile_requests_answer_4xx() {
+    let s = Server::start("hostile");
+    let auth = format!("Bearer {}", s.token);
+    let big = "x".repeat(64 * 1024 + 1);
+    let r = s.post("/api/recordings", &big);
+    assert_eq!((r.status, r.error_code().as_str()), (413, "body-too-large"), "{}", r.text());
+    assert_eq!(r.headers.get("connection").map(String::as_str), Some("close"));
+    let r = s.post("/api/apply", &"y".repeat(16 * 1024 * 1024 + 1));
+    assert_eq!((r.status, r.error_code().as_str()), (413, "body-too-large"), "{}", r.text());
+    // Chunked: counted as it arrives.
+    let mut chunked = String::new();
+    for _ in 0..20 {
+        chunked.push_str(&format!("{:x}\r\n{}\r\n", 4096, "z".repeat(4096)));
+    }
+    chunked.push_str("0\r\n\r\n");
+    let r = s.request(
+        "POST",
+        "/api/recordings",
+        &[("Authorization", &auth), ("Transfer-Encoding", "chunked")],
+        Some(&chunked),
+    );
+    // (The helper adds Content-Length: both framings at once are refused as such.)
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-request"), "{}", r.text());
+    let mut raw = TcpStream::connect(s.addr()).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    use std::io::{Read, Write};
+    let head = format!(
+        "POST /api/recordings HTTP/1.1\r\nHost: {}\r\nAuthorization: {auth}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        s.addr()
+    );
+    raw.write_all(head.as_bytes()).unwrap();
+    let _ = raw.write_all(chunked.as_bytes());
+    let mut out = Vec::new();
+    let _ = raw.read_to_end(&mut out);
+    let (r, _) = serve_common::parse_response(&out);
+    assert_eq!((r.status, r.error_code().as_str()), (413, "body-too-large"), "{}", r.text());
+    // A small chunked body is read like any other.
+    let mut raw = TcpStream::connect(s.addr()).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = r#"{"pid":"one"}"#;
+    raw.write_all(head.as_bytes()).unwrap();
+    raw.write_all(format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len()).as_bytes()).unwrap();
+    let mut out = Vec::new();
+    raw.read_to_end(&mut out).unwrap();
+    let (r, _) = serve_common::parse_response(&out);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-pid"), "{}", r.text());
+    // Deep nesting, wrong types, not an object.
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    assert_eq!(s.post("/api/recordings", &format!(r#"{{"command":{}}}"#, deep(10_000))).error_code(), "bad-json");
+    assert_eq!(s.post("/api/apply", &deep(1_000_000)).error_code(), "bad-json");
+    assert_eq!(s.post("/api/recordings", r#"{"pid":"1"}"#).error_code(), "bad-pid");
+    assert_eq!(s.post("/api/recordings", r#"{"command":"true"}"#).error_code(), "bad-command");
+    assert_eq!(s.post("/api/recordings", r#"{"pid":1,"intervalMs":-5}"#).error_code(), "bad-interval");
+    assert_eq!(s.post("/api/recordings", "[]").error_code(), "bad-request");
+    assert_eq!(s.post("/api/apply", r#"{"pid":"x","plan":{}}"#).error_code(), "bad-request");
+    // Framing: two lengths, or a length that is not a number.
+    let r = s.request(
+        "POST",
+        "/api/recordings",
+        &[("Authorization", &auth), ("Content-Length", "5"), ("Content-Length", "6")],
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    // A head over 16 KiB: 431, with or without the token.
+    let long = "a".repeat(20 * 1024);
+    let r = s.request("GET", &format!("/api/topology?token={}", s.token), &[("X-Long", &long)], None);
+    assert_eq!((r.status, r.error_code().as_str()), (431, "head-too-large"), "{}", r.text());
+    // Still answering.
+    assert_eq!(s.api("/api/topology").status, 200);
+}
+
+/// HTTP details the browser and curl rely on: keep-alive, HEAD, `Expect: 100-continue`, and a
+/// refusal without the token that closes a connection whose body was not read.
+#[test]
+fn http_keep_alive_head_and_continue() {
+    let s = Server::start("http11");
+    let auth = format!("Bearer {}", s.token);
+    let mut c = serve_common::KeepAlive::new(s.addr());
+    for _ in 0..5 {
+        assert_eq!(c.request("GET", "/api/topology", &[("Authorization", &auth)], b"").status, 200);
+        assert_eq!(c.request("GET", "/assets/app.js", &[], b"").status, 200);
+    }
+    let r = c.request("HEAD", "/", &[], b"");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers["content-length"], INDEX.len().to_string());
+    assert_eq!(c.reconnects, 1, "one connection for all of them");
+    // Without the token, a body is never read: 401 and the connection closes.
+    let r = c.request("POST", "/api/recordings", &[], br#"{"pid":1}"#);
+    assert_eq!(r.status, 401);
+    assert_eq!(r.headers.get("connection").map(String::as_str), Some("close"));
+    // Expect: 100-continue gets its interim answer, then the final one.
+    let mut raw = TcpStream::connect(s.addr()).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    use std::io::{Read, Write};
+    let body = r#"{"pid":"x"}"#;
+    let head = format!(
+        "POST /api/recordings HTTP/1.1\r\nHost: {}\r\nAuthorization: {auth}\r\nExpect: 100-continue\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        s.addr(),
+        body.len()
+    );
+    raw.write_all(head.as_bytes()).unwrap();
+    let mut first = [0u8; 25];
+    raw.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+    raw.write_all(body.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    raw.read_to_end(&mut out).unwrap();
+    let (r, _) = serve_common::parse_response(&out);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-pid"), "{}", r.text());
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// Records `true` through the API and answers the trace's path once finished.
+fn record_true(s: &Server) -> std::path::PathBuf {
+    let r = s.post("/api/recordings", r#"{"command":["true"]}"#);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let st = s.wait_finished(&id, Duration::from_secs(60));
+    assert_eq!(st["status"], "finished", "{st}");
+    std::path::PathBuf::from(st["summary"]["output"].as_str().unwrap())
+}
+
+/// #20: recordings are not readable by other users, in a given `--out-dir` (created 0700 when
+/// missing; an existing open one gets a warning) and in the default one, even with umask 0.
+#[test]
+fn recordings_are_private_whatever_the_umask() {
+    // A given directory that does not exist yet.
+    let s = Server::start_with("private-new", Options { umask: Some(0), ..Options::default() });
+    let out = s.tmp.0.join("out");
+    assert_eq!(mode(&out), 0o700, "created --out-dir");
+    let trace = record_true(&s);
+    assert_eq!(trace, out.join(trace.file_name().unwrap()), "the trace is in --out-dir");
+    assert_eq!(mode(&trace), 0o600, "{}", trace.display());
+    let names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, vec![trace.file_name().unwrap().to_string_lossy().into_owned()], "nothing else left there");
+    drop(s);
+
+    // A given directory that exists and is open to everyone: the traces are 0600 all the same,
+    // and the server says the directory is open.
+    let tmp = Tmp::new("private-open-dir");
+    let open = tmp.0.join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let s = Server::start_with(
+        "private-open",
+        Options { umask: Some(0), out_dir: Some(Some(open.clone())), ..Options::default() },
+    );
+    let trace = record_true(&s);
+    assert_eq!(trace.parent(), Some(open.as_path()));
+    assert_eq!(mode(&trace), 0o600);
+    assert_eq!(mode(&open), 0o777, "an existing directory is left as it is");
+    let err = s.stderr.lock().unwrap().clone();
+    assert!(err.contains("warning: --out-dir") && err.contains("0777"), "stderr: {err}");
+    drop(s);
+
+    // The default directory.
+    let s =
+        Server::start_with("private-default", Options { umask: Some(0), out_dir: Some(None), ..Options::default() });
+    let trace = record_true(&s);
+    let dir = trace.parent().unwrap().to_path_buf();
+    assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+    assert_eq!(mode(&trace), 0o600);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
 }
