@@ -376,11 +376,19 @@ pub fn file_mode() -> u32 {
 }
 
 /// 16 random hex digits (getrandom; the time and pid if that fails). Exclusive creation makes
-/// a guessed name harmless; randomness only keeps a planted one from blocking us.
+/// a guessed name harmless; randomness only keeps a planted one from blocking us. Never waits
+/// for the entropy pool: early after boot (a fresh VM) a blocking getrandom stalls for seconds.
 fn random_suffix() -> String {
+    const GRND_INSECURE: libc::c_uint = 0x0004; // Linux 5.6+
     let mut b = [0u8; 8];
-    // SAFETY: b is 8 writable bytes.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    let mut n = -1;
+    for flags in [GRND_INSECURE, libc::GRND_NONBLOCK] {
+        // SAFETY: b is 8 writable bytes.
+        n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), flags) };
+        if n == b.len() as isize {
+            break;
+        }
+    }
     if n != b.len() as isize {
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
