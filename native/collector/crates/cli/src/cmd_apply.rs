@@ -1,6 +1,6 @@
 //! `numascope apply PLAN.json -p PID` and `numascope rollback RECORD.json`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use numascope_core::apply::{self, ApplyError, ApplyOptions, ApplyReport, RollbackRecord, Status};
@@ -35,12 +35,12 @@ pub struct ApplyArgs {
     #[arg(long = "budget-ms", value_name = "N")]
     budget_ms: Option<u64>,
 
-    /// Pages per move_pages call.
-    #[arg(long = "batch", value_name = "PAGES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    /// Pages per move_pages call (at most 65536).
+    #[arg(long = "batch", value_name = "PAGES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     batch: u64,
 
     /// Where to write the rollback record (default: numascope-rollback-PID-UNIXTIME.json in
-    /// the current directory).
+    /// the current directory, never replacing a file; mode 0600 when run as root).
     #[arg(long = "rollback-out", value_name = "FILE")]
     rollback_out: Option<PathBuf>,
 
@@ -93,8 +93,8 @@ fn unix_ms() -> u64 {
 }
 
 pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
-    let text = std::fs::read_to_string(&args.plan)
-        .map_err(|e| (EXIT_RUNTIME, format!("reading {}: {e}", args.plan.display())))?;
+    let text =
+        apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (err_code(&e), e.to_string()))?;
     let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
     let plan = apply::parse_plan(&text, topo.page_size_bytes)
         .map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.plan.display())))?;
@@ -132,15 +132,9 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     }
     let mut write_err = None;
     if !args.dry_run && !out.rollback.is_empty() {
-        let path = args.rollback_out.clone().unwrap_or_else(|| {
-            let secs =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-            PathBuf::from(format!("numascope-rollback-{}-{secs}.json", args.pid))
-        });
-        match serde_json::to_string_pretty(&out.rollback).map(|s| std::fs::write(&path, s + "\n")) {
-            Ok(Ok(())) => report.rollback_record = Some(path.display().to_string()),
-            Ok(Err(e)) => write_err = Some(format!("writing the rollback record {}: {e}", path.display())),
-            Err(e) => write_err = Some(e.to_string()),
+        match write_rollback_record(&out.rollback, args.rollback_out.as_deref(), args.pid) {
+            Ok(path) => report.rollback_record = Some(path.display().to_string()),
+            Err(e) => write_err = Some(e),
         }
     }
     emit(&report, args.json)?;
@@ -150,9 +144,40 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     finish(&report)
 }
 
+/// Writes the rollback record safely (an exclusive temporary file in the destination's
+/// directory, synced, then renamed; mode 0600 as root): to `out` (replacing it) or, by default,
+/// to a new `numascope-rollback-PID-UNIXTIME.json` in the current directory (`-2`, `-3`, … when
+/// that name is taken: an earlier record is never replaced). Large records are written compact.
+fn write_rollback_record(rec: &RollbackRecord, out: Option<&Path>, pid: i32) -> Result<PathBuf, String> {
+    use numascope_core::trace::writer::{file_mode, split_output, TempFile};
+    use std::io::Write;
+    let text = if rec.pages.len() > 4096 { serde_json::to_string(rec) } else { serde_json::to_string_pretty(rec) }
+        .map_err(|e| e.to_string())?
+        + "\n";
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let default = PathBuf::from(format!("numascope-rollback-{pid}-{secs}.json"));
+    let path = out.map(Path::to_path_buf).unwrap_or(default);
+    let what = |p: &Path, e: std::io::Error| format!("writing the rollback record {}: {e}", p.display());
+    let (dir, name) = split_output(&path).map_err(|e| what(&path, e))?;
+    for n in 1..100 {
+        let mut tmp = TempFile::new_in(&dir, &name, file_mode()).map_err(|e| what(&path, e))?;
+        tmp.file().write_all(text.as_bytes()).map_err(|e| what(&path, e))?;
+        if out.is_some() {
+            return tmp.persist(&path).map(|_| path.clone()).map_err(|e| what(&path, e));
+        }
+        let p = if n == 1 { path.clone() } else { PathBuf::from(format!("numascope-rollback-{pid}-{secs}-{n}.json")) };
+        match tmp.persist_new(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(what(&p, e)),
+        }
+    }
+    Err(format!("writing the rollback record: every name numascope-rollback-{pid}-{secs}-N.json is taken"))
+}
+
 pub fn cmd_rollback(args: RollbackArgs) -> CmdResult {
-    let text = std::fs::read_to_string(&args.record)
-        .map_err(|e| (EXIT_RUNTIME, format!("reading {}: {e}", args.record.display())))?;
+    let text = apply::read_limited(&args.record, apply::MAX_RECORD_BYTES, "rollback record")
+        .map_err(|e| (err_code(&e), e.to_string()))?;
     let record = RollbackRecord::parse(&text).map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.record.display())))?;
     let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
     let opts = ApplyOptions { progress: !args.quiet, ..Default::default() };
@@ -216,6 +241,9 @@ pub fn human(r: &ApplyReport) -> String {
             "range {i}: 0x{:x}-0x{:x} ({} pages of {kib} KiB) {} to nodes {:?}",
             g.start, g.end, st.pages, g.action, g.to_nodes
         );
+        if st.unmapped > 0 {
+            let _ = writeln!(s, "  unmapped:       {} pages outside the process's mappings (skipped)", st.unmapped);
+        }
         let _ = writeln!(s, "  before:         {}  (not present: {})", nodes(&st.before), st.not_present_before);
         let _ = writeln!(s, "  planned after:  {}", nodes(&st.planned_after));
         let _ = writeln!(s, "  to move:        {} pages ({} already in place)", st.to_move, st.already_in_place);

@@ -422,13 +422,28 @@ fn json_response(status: u16, v: &Value) -> Resp {
 fn apply_error(e: &numascope_core::apply::ApplyError) -> Resp {
     use numascope_core::apply::ApplyError as E;
     let (status, code) = match e {
-        E::Plan(_) => (400, "invalid-plan"),
+        E::Plan(p) => return plan_error(p),
         E::WrongMachine(_) => (409, "wrong-machine"),
         E::NoProcess { .. } => (404, "no-process"),
         E::PidReused { .. } => (409, "pid-reused"),
         E::ThreadNotInProcess { .. } => (409, "thread-not-in-process"),
+        E::ForeignThread { .. } => (409, "foreign-thread"),
+        E::RangeNotMapped { .. } => (409, "range-not-mapped"),
         E::Permission(_) => (403, "permission"),
         E::Io(_) => (500, "io"),
+    };
+    api_error(status, code, &e.to_string())
+}
+
+/// An invalid plan or rollback record: 400, or 413 where it exceeds a documented limit.
+fn plan_error(e: &numascope_core::apply::PlanError) -> Resp {
+    use numascope_core::apply::PlanErrorKind;
+    let record = e.input != "plan";
+    let (status, code) = match (e.kind, record) {
+        (PlanErrorKind::TooLarge, false) => (413, "plan-too-large"),
+        (PlanErrorKind::TooLarge, true) => (413, "record-too-large"),
+        (PlanErrorKind::Invalid, false) => (400, "invalid-plan"),
+        (PlanErrorKind::Invalid, true) => (400, "invalid-record"),
     };
     api_error(status, code, &e.to_string())
 }
@@ -456,7 +471,7 @@ fn apply_plan(body: &[u8]) -> Resp {
     };
     let plan = match apply::parse_plan(&plan_v.to_string(), topo.page_size_bytes) {
         Ok(p) => p,
-        Err(e) => return api_error(400, "invalid-plan", &format!("plan: {e}")),
+        Err(e) => return plan_error(&e),
     };
     if plan.target.pid as i64 != pid {
         return api_error(
@@ -493,7 +508,7 @@ fn rollback_record(body: &[u8]) -> Resp {
     };
     let record = match apply::RollbackRecord::parse(&rec_v.to_string()) {
         Ok(r) => r,
-        Err(e) => return api_error(400, "invalid-record", &format!("rollback record: {e}")),
+        Err(e) => return plan_error(&e),
     };
     let topo = match topology::read_topology() {
         Ok(t) => t,

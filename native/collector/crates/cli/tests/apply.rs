@@ -300,6 +300,13 @@ fn thread_of_another_process_is_refused() {
     let p = write(&tmp, "plan.json", &v);
     let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
     assert_eq!(o.status.code(), Some(1));
+    let want = format!("thread {0} belongs to process {0}, not to process {1}", std::process::id(), load.pid);
+    assert!(stderr(&o).contains(&want) && stderr(&o).contains("nothing was changed"), "{}", stderr(&o));
+    // a thread that has exited (no such tid at all)
+    v["threads"][0]["tid"] = json!(i32::MAX);
+    let p = write(&tmp, "plan2.json", &v);
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string()]);
+    assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no longer belongs to process"), "{}", stderr(&o));
 }
 
@@ -470,4 +477,373 @@ fn apply_during_record_lands_in_the_audit_log() {
 
 fn node0_cpus_node() -> u32 {
     0
+}
+
+// ---------------------------------------------------------------- robustness (issue 19)
+
+/// How a bounded run of `numascope` ended.
+struct Finished {
+    code: Option<i32>,
+    signal: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory of the run (wait4 rusage), KiB.
+    max_rss_kib: i64,
+}
+
+/// Runs `numascope ARGS` in `tmp` with at most 4 GiB of address space, killing it (and failing
+/// the test) after `limit`; reaps it with wait4 to read its own peak memory.
+#[allow(clippy::zombie_processes)] // reaped by wait4/waitpid below, not by Child::wait
+fn run_bounded(tmp: &Tmp, args: &[&str], limit: std::time::Duration) -> Finished {
+    let (out, err) = (tmp.file("bounded.stdout"), tmp.file("bounded.stderr"));
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(numascope());
+    cmd.args(args)
+        .current_dir(&tmp.0)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    // SAFETY: setrlimit is async-signal-safe. A 4 GiB address-space cap keeps a run that does
+    // allocate without bound from taking the machine down with it (it aborts instead).
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 4 << 30, rlim_max: 4 << 30 };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    let pid = child.id() as i32;
+    let t0 = std::time::Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: zeroed rusage, filled by the kernel; pid is our child.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid {
+            let f = Finished {
+                code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+                signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+                stdout: std::fs::read_to_string(&out).unwrap(),
+                stderr: std::fs::read_to_string(&err).unwrap(),
+                max_rss_kib: ru.ru_maxrss,
+            };
+            return f;
+        }
+        if t0.elapsed() > limit {
+            // SAFETY: our own child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            panic!("numascope {args:?} ran longer than {limit:?} (killed): its work is not bounded");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+const BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+/// Peak memory a refused or clipped plan may take (KiB).
+const MAX_RSS_KIB: i64 = 256 * 1024;
+
+/// A valid plan whose page range spans the whole user address space: `apply --dry-run` used to
+/// try to allocate 2^35 entries and abort. Now it is refused at parse, naming the range and the
+/// limit, at once and in little memory.
+#[test]
+fn whole_address_space_plan_is_refused_in_dry_run() {
+    let tmp = Tmp::new("whole");
+    let load = Load::start();
+    let mut v = plan(&load, json!(load.start_time()), machine(), 0);
+    v["pageRanges"] = json!([{ "start": "0x1000", "end": "0x7ffffffff000", "action": "move", "toNodes": [0] }]);
+    let p = write(&tmp, "plan.json", &v);
+    let f = run_bounded(&tmp, &["apply", p.to_str().unwrap(), "-p", &load.pid.to_string(), "--dry-run"], BOUND);
+    assert_eq!((f.code, f.signal), (Some(2), None), "{}", f.stderr);
+    assert!(
+        f.stderr.contains("pageRanges[0]") && f.stderr.contains("limit of 134217728 pages") && f.stderr.contains("TiB"),
+        "{}",
+        f.stderr
+    );
+    assert!(f.max_rss_kib < MAX_RSS_KIB, "peak memory {} KiB", f.max_rss_kib);
+}
+
+/// A range under the limits but mostly outside the target's mappings is clipped to its mapped
+/// pages (the work follows what is mapped); a range outside every mapping is refused.
+#[test]
+fn plan_ranges_are_clipped_to_the_targets_mappings() {
+    let tmp = Tmp::new("clip");
+    let load = Load::start();
+    let pid = load.pid.to_string();
+    let gib: u64 = 1 << 30;
+    let start = (load.shared & !(gib - 1)).saturating_sub(gib).max(gib);
+    let end = start + 3 * gib;
+    let mut v = plan(&load, json!(load.start_time()), machine(), 0);
+    v["pageRanges"][0]["start"] = json!(format!("0x{start:x}"));
+    v["pageRanges"][0]["end"] = json!(format!("0x{end:x}"));
+    let p = write(&tmp, "plan.json", &v);
+    let f = run_bounded(&tmp, &["apply", p.to_str().unwrap(), "-p", &pid, "--dry-run", "--json", "-q"], BOUND);
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    let r: Value = serde_json::from_str(&f.stdout).unwrap();
+    let (pages, unmapped) = (r["pages"]["pages"].as_u64().unwrap(), r["pages"]["unmapped"].as_u64().unwrap());
+    assert_eq!(pages, 3 * gib / 4096);
+    assert!(unmapped > 0 && pages - unmapped >= load.shared_len / 4096, "{r}");
+    assert!(r["warnings"].to_string().contains("lie outside the mappings of process"), "{r}");
+    assert!(f.max_rss_kib < MAX_RSS_KIB, "peak memory {} KiB", f.max_rss_kib);
+    // below mmap_min_addr nothing is ever mapped
+    v["pageRanges"][0]["start"] = json!("0x1000");
+    v["pageRanges"][0]["end"] = json!("0x10000");
+    let p = write(&tmp, "outside.json", &v);
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &pid, "--dry-run"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pageRanges[0] 0x1000-0x10000 lies outside every mapping of process"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn rollback_record(load: &Load, pages: Value, threads: Value) -> Value {
+    json!({ "format": "numascope-rollback", "version": 1, "pid": load.pid, "startTimeTicks": load.start_time(),
+            "pageSize": 4096, "pages": pages, "threads": threads })
+}
+
+/// A rollback record with a page count of 2^40 used to grow a list without bound. Now it is
+/// refused at parse, naming the run and the limit.
+#[test]
+fn huge_rollback_page_count_is_refused() {
+    let tmp = Tmp::new("hugerb");
+    let load = Load::start();
+    let rec = rollback_record(
+        &load,
+        json!([{ "start": format!("0x{:x}", load.shared), "count": 1u64 << 40, "node": 0 }]),
+        json!([]),
+    );
+    let p = write(&tmp, "rb.json", &rec);
+    let f = run_bounded(&tmp, &["rollback", p.to_str().unwrap()], BOUND);
+    assert_eq!((f.code, f.signal), (Some(2), None), "{}", f.stderr);
+    assert!(f.stderr.contains("pages[0].count") && f.stderr.contains("limit of 134217728 pages"), "{}", f.stderr);
+    assert!(f.max_rss_kib < MAX_RSS_KIB, "peak memory {} KiB", f.max_rss_kib);
+}
+
+/// A rollback record for process A that lists a thread of process B: rollback used to re-pin
+/// B's thread. Now it refuses before anything changes, naming the tid and its process, and B's
+/// affinity is unchanged.
+#[test]
+fn foreign_tid_in_rollback_record_is_refused() {
+    let tmp = Tmp::new("foreignrb");
+    let a = Load::start();
+    let b = Load::start();
+    let cpus = node0_cpus();
+    set_affinity(b.tid, &cpus);
+    let before = affinity(b.tid);
+    for tid in [b.tid, b.pid] {
+        let rec = rollback_record(&a, json!([]), json!([{ "tid": tid, "cpus": [cpus[cpus.len() - 1]] }]));
+        let p = write(&tmp, "rb.json", &rec);
+        let o = run(&tmp, &["rollback", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let want = format!("thread {tid} belongs to process {}, not to process {}", b.pid, a.pid);
+        assert!(stderr(&o).contains(&want) && stderr(&o).contains("nothing was changed"), "{}", stderr(&o));
+        assert_eq!(affinity(b.tid), before, "B's thread was not touched");
+        assert_eq!(affinity(b.pid), before, "B's main thread was not touched");
+    }
+    // A's own thread in the same record is restored; a thread that exited is reported.
+    set_affinity(a.tid, &cpus);
+    let rec = rollback_record(
+        &a,
+        json!([]),
+        json!([{ "tid": a.tid, "cpus": [cpus[0]] }, { "tid": i32::MAX, "cpus": [cpus[0]] }]),
+    );
+    let p = write(&tmp, "rb-own.json", &rec);
+    let o = run(&tmp, &["rollback", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = json_out(&o);
+    assert_eq!(affinity(a.tid), vec![cpus[0]]);
+    assert_eq!(r["threads"][1]["error"], "the thread has exited", "{r}");
+}
+
+/// A record whose thread start time differs (the tid was reused by a new thread of the same
+/// process) leaves that thread alone.
+#[test]
+fn rollback_skips_a_thread_whose_start_time_changed() {
+    let tmp = Tmp::new("rbstart");
+    let load = Load::start();
+    let cpus = node0_cpus();
+    set_affinity(load.tid, &cpus);
+    let mut rec =
+        rollback_record(&load, json!([]), json!([{ "tid": load.tid, "cpus": [cpus[0]], "startTimeTicks": "1" }]));
+    let p = write(&tmp, "rb.json", &rec);
+    let o = run(&tmp, &["rollback", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(json_out(&o)["threads"][0]["error"].as_str().unwrap().contains("the thread id was reused"));
+    assert_eq!(affinity(load.tid), cpus, "left alone");
+    // apply writes the thread's start time into the record
+    let thread_start = {
+        let s = std::fs::read_to_string(format!("/proc/{}/task/{}/stat", load.pid, load.tid)).unwrap();
+        s[s.rfind(')').unwrap() + 2..].split_whitespace().nth(19).unwrap().to_string()
+    };
+    rec["threads"][0]["startTimeTicks"] = json!(thread_start);
+    let p = write(&tmp, "rb2.json", &rec);
+    let o = run(&tmp, &["rollback", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(affinity(load.tid), vec![cpus[0]]);
+    let pl = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let rb = tmp.file("undo.json");
+    let o = run(
+        &tmp,
+        &["apply", pl.to_str().unwrap(), "-p", &load.pid.to_string(), "-q", "--rollback-out", rb.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&rb).unwrap()).unwrap();
+    assert_eq!(rec["threads"][0]["startTimeTicks"], json!(thread_start), "{rec}");
+}
+
+/// Rollback records are written like traces: never through a planted link, privately when
+/// root, and the default name never replaces an earlier record.
+#[test]
+fn rollback_records_are_written_safely() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = Tmp::new("rbfile");
+    let load = Load::start();
+    let p = write(&tmp, "plan.json", &plan(&load, json!(load.start_time()), machine(), 0));
+    let pid = load.pid.to_string();
+    for _ in 0..2 {
+        let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &pid, "-q", "--no-skip"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let recs: Vec<_> = std::fs::read_dir(&tmp.0)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("numascope-rollback-"))
+        .collect();
+    assert_eq!(recs.len(), 2, "two applies, two records: {:?}", recs.iter().map(|e| e.file_name()).collect::<Vec<_>>());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        for e in &recs {
+            assert_eq!(e.metadata().unwrap().permissions().mode() & 0o077, 0, "{:?} is private", e.file_name());
+        }
+    }
+    let victim = tmp.file("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = tmp.file("undo.json");
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let o = run(&tmp, &["apply", p.to_str().unwrap(), "-p", &pid, "-q", "--rollback-out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&out).unwrap().file_type().is_file());
+    assert!(std::fs::read_dir(&tmp.0).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().ends_with(".tmp")));
+}
+
+/// `numascope serve --port 0` and a POST helper (loopback, token, own Origin).
+struct Server {
+    child: Child,
+    port: u16,
+    token: String,
+}
+
+impl Server {
+    fn start(tmp: &Tmp) -> Server {
+        let web = tmp.file("web");
+        std::fs::create_dir_all(&web).unwrap();
+        std::fs::write(web.join("index.html"), "<!doctype html>").unwrap();
+        let mut child = Command::new(numascope())
+            .args(["serve", "--port", "0", "--web-dir"])
+            .arg(&web)
+            .arg("--out-dir")
+            .arg(tmp.file("out"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        lines.read_line(&mut line).unwrap();
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut lines, &mut sink);
+        });
+        let rest = line.trim().strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("URL line {line:?}"));
+        let (port, token) = rest.split_once("/?token=").unwrap();
+        Server { child, port: port.parse().unwrap(), token: token.into() }
+    }
+
+    /// (status, JSON body) of a request.
+    fn call(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+        let origin = format!("http://127.0.0.1:{}", self.port);
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\
+             Origin: {origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.port,
+            self.token,
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a response");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let v = serde_json::from_slice(&raw[split + 4..]).unwrap_or(Value::Null);
+        (status, v)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Through `numascope serve`, the whole-address-space plan used to kill the server. Now every
+/// hostile plan or record is answered with a 4xx and a JSON error, and the server keeps
+/// answering.
+#[test]
+fn serve_answers_hostile_plans_and_records_with_4xx_and_keeps_running() {
+    let tmp = Tmp::new("servehostile");
+    let a = Load::start();
+    let b = Load::start();
+    let srv = Server::start(&tmp);
+    let cpus = node0_cpus();
+    set_affinity(b.tid, &cpus);
+    let before = affinity(b.tid);
+    let mut whole = plan(&a, json!(a.start_time()), machine(), 0);
+    whole["pageRanges"] = json!([{ "start": "0x1000", "end": "0x7ffffffff000", "action": "move", "toNodes": [0] }]);
+    let mut outside = whole.clone();
+    outside["pageRanges"][0]["end"] = json!("0x10000");
+    let cases = [
+        ("/api/apply", json!({ "plan": whole, "pid": a.pid, "dryRun": true }), 413, "plan-too-large"),
+        ("/api/apply", json!({ "plan": whole, "pid": a.pid }), 413, "plan-too-large"),
+        ("/api/apply", json!({ "plan": outside, "pid": a.pid, "dryRun": true }), 409, "range-not-mapped"),
+        ("/api/apply", json!({ "plan": { "format": "numascope-plan" }, "pid": a.pid }), 400, "invalid-plan"),
+        (
+            "/api/rollback",
+            json!({ "record": rollback_record(&a, json!([{ "start": "0x1000", "count": 1u64 << 40, "node": 0 }]), json!([])) }),
+            413,
+            "record-too-large",
+        ),
+        (
+            "/api/rollback",
+            json!({ "record": rollback_record(&a, json!([]), json!([{ "tid": b.tid, "cpus": [cpus[cpus.len() - 1]] }])) }),
+            409,
+            "foreign-thread",
+        ),
+        ("/api/rollback", json!({ "record": { "format": "numascope-rollback", "pid": -1 } }), 400, "invalid-record"),
+    ];
+    for (path, body, status, code) in cases {
+        let (s, v) = srv.call("POST", path, &body.to_string());
+        assert_eq!((s, v["error"]["code"].as_str()), (status, Some(code)), "{path}: {v}");
+        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+        let (s, _) = srv.call("GET", "/api/topology", "");
+        assert_eq!(s, 200, "the server still answers after {path} {code}");
+    }
+    assert_eq!(affinity(b.tid), before, "B's thread was not touched");
+    // and a valid dry run still works
+    let (s, v) = srv.call(
+        "POST",
+        "/api/apply",
+        &json!({ "plan": plan(&a, json!(a.start_time()), machine(), 0), "pid": a.pid, "dryRun": true }).to_string(),
+    );
+    assert_eq!(s, 200, "{v}");
 }

@@ -783,3 +783,136 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
         assert_ne!(acc.status, "estimated", "{acc:?}");
     }
 }
+
+// ---------------------------------------------------------------- files created safely (issue 19)
+
+/// Names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// The recorder used to create `OUT.numascope.partial` with a plain create that follows a link
+/// planted there: a local user could make root overwrite a file of their choice. Now the
+/// temporary file is made exclusively under a random name and the victim is untouched.
+#[test]
+fn planted_partial_symlink_is_not_followed_by_record() {
+    let tmp = Tmp::new("plant");
+    let victim = tmp.file("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let out = tmp.file("t.numascope");
+    std::os::unix::fs::symlink(&victim, tmp.file("t.numascope.partial")).unwrap();
+    let o = run(&["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"]);
+    assert!(o.status.success(), "{}", explain(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the victim was not written");
+    read_trace(&out).unwrap();
+    assert_eq!(names(&tmp.0), vec!["t.numascope", "t.numascope.partial", "victim"], "nothing else left behind");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "a trace written by root is private: {mode:o}");
+    }
+}
+
+/// A tmpfs mounted for one test (root only), unmounted on drop.
+struct Mount(std::path::PathBuf);
+impl Mount {
+    fn tmpfs(dir: &Path, opts: &str) -> Option<Mount> {
+        std::fs::create_dir_all(dir).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        let o = Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(dir).output().ok()?;
+        o.status.success().then(|| Mount(dir.to_path_buf()))
+    }
+}
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// An output that cannot be written used to be found only after the recording, losing it. Now
+/// it is refused before the command starts (the command would create a marker file).
+#[test]
+fn unwritable_output_is_detected_before_recording() {
+    let tmp = Tmp::new("unwritable");
+    let marker = tmp.file("started");
+    let cmd = format!("touch {}", marker.display());
+    std::fs::create_dir(tmp.file("adir")).unwrap();
+    let mut outputs = vec![
+        (tmp.file("adir"), "is a directory"),
+        (tmp.file("missing/t.numascope"), "does not exist"),
+        (tmp.file("file/t.numascope"), "is not a directory"),
+    ];
+    std::fs::write(tmp.file("file"), "").unwrap();
+    let ro = Mount::tmpfs(&tmp.file("ro"), "ro,size=1m");
+    if ro.is_some() {
+        outputs.push((tmp.file("ro/t.numascope"), "read-only"));
+    } else {
+        eprintln!("SKIPPED the read-only file system case: needs root and tmpfs mounts");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tmp.file("noperm");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o555)).unwrap();
+        outputs.push((d.join("t.numascope"), "no permission"));
+    }
+    for (out, why) in outputs {
+        let t0 = Instant::now();
+        let o = run(&["record", "-q", "-d", "5", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
+        assert_eq!(o.status.code(), Some(2), "{}: {}", out.display(), explain(&o));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(why) && e.contains("nothing was recorded"), "{}: {e}", out.display());
+        assert!(!marker.exists(), "{}: the command must not have started", out.display());
+        assert!(t0.elapsed() < Duration::from_secs(5), "refused at once");
+    }
+    drop(ro);
+}
+
+/// A full disk while writing used to destroy the trace already at the output (and leave a
+/// `.partial` file). Now the old trace stays intact, nothing is left beside it, and the
+/// recording is kept in a private fallback file whose path is printed. Needs root (a 1 MiB
+/// tmpfs filled up while recording).
+#[test]
+fn existing_trace_kept_when_the_disk_fills() {
+    let tmp = Tmp::new("diskfull");
+    let small = tmp.file("small");
+    let Some(mnt) = Mount::tmpfs(&small, "size=1m") else {
+        eprintln!("SKIPPED: needs root and tmpfs mounts");
+        return;
+    };
+    let out = small.join("t.numascope");
+    let o = run(&["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let before = std::fs::read(&out).unwrap();
+    // Fill the file system (a recording that has started still creates its files: the check at
+    // the start passes, the write at the end fails).
+    let mut filler = std::fs::File::create(small.join("filler")).unwrap();
+    let chunk = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut filler, &chunk).is_ok() {}
+    drop(filler);
+    let kept_dir = tmp.file("kept");
+    let o = Command::new(numascope())
+        .args(["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"])
+        .env("NUMASCOPE_FALLBACK_DIR", &kept_dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(e.contains("was left as it was") && e.contains("the recording was kept in"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), before, "the existing trace is intact");
+    assert_eq!(names(&small), vec!["filler", "t.numascope"], "nothing left beside the output");
+    let kept: Vec<_> = std::fs::read_dir(&kept_dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(e.contains(&kept[0].display().to_string()), "the printed path is the kept file: {e}");
+    let t = read_trace(&kept[0]).unwrap().to_trace_data();
+    assert_eq!(t.manifest.capture.stop_reason, "process-exit");
+    drop(mnt);
+}

@@ -548,11 +548,10 @@ pub fn record_with(
     let mut warnings: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
 
-    // Output path checks first: fail before starting anything.
-    let out_dir = opts.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !out_dir.is_dir() {
-        return Err(RecordError::Usage(format!("output directory {} does not exist", out_dir.display())));
-    }
+    // Output path checks first: fail before starting anything (a directory, a missing parent, a
+    // read-only file system or no permission is found here, by creating and removing an
+    // exclusive temporary file beside the output).
+    writer::check_output(&opts.output).map_err(|e| RecordError::Usage(format!("{e}; nothing was recorded")))?;
     if opts.interval.is_zero() {
         return Err(RecordError::Usage("the polling interval must be at least 1 ms".into()));
     }
@@ -1434,7 +1433,9 @@ pub fn record_with(
         trace.manifest.capture.notes.push(n.clone());
     }
     let damon_summary = crate::sources::damon::add_to_trace(&mut trace, damon.as_ref(), &damon_cfg, &mut warnings);
-    let size = writer::write_trace(&mut trace, &opts.output)?;
+    // If the output cannot be written now (disk full, directory gone), the recording is kept in
+    // a private fallback file and the error names it; an existing trace at the output stays.
+    let size = writer::write_trace_or_keep(&mut trace, &opts.output).map_err(|f| RecordError::Io(f.to_string()))?;
 
     let summary = RecordSummary {
         output: opts.output.clone(),

@@ -7,29 +7,43 @@
 //! `$XDG_RUNTIME_DIR/numascope/applied`, else `/tmp/numascope-<uid>/applied`; entries go to
 //! `<dir>/<pid>/<unix-ns>-<apply pid>.json`. Apply and record must run as the same user (or share
 //! `NUMASCOPE_SPOOL_DIR`) to meet there.
+//!
+//! Files are created safely: the default directories are private (created with mode 0700,
+//! refused if they are links or belong to someone else: `/tmp/numascope-<uid>` could have been
+//! planted), directories numascope creates are 0700, and each entry is written to an exclusive
+//! temporary file (mode 0600 as root) renamed to a name that must not exist yet.
 
 use std::fs;
-use std::io;
+use std::io::{self, Write};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::ApplyReport;
+use crate::trace::writer::{file_mode, private_dir, TempFile};
 
 /// Where entries are spooled (see the module comment).
 pub fn spool_dir() -> PathBuf {
+    spool_location().0
+}
+
+/// The spool directory, and for the default locations the numascope directory above it that
+/// must be private (`None` for `$NUMASCOPE_SPOOL_DIR`, the user's own choice).
+fn spool_location() -> (PathBuf, Option<PathBuf>) {
     if let Some(d) = std::env::var_os("NUMASCOPE_SPOOL_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
+        return (PathBuf::from(d), None);
     }
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
-    if uid == 0 && Path::new("/run").is_dir() {
-        return PathBuf::from("/run/numascope/applied");
-    }
-    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d).join("numascope/applied");
-    }
-    PathBuf::from(format!("/tmp/numascope-{uid}/applied"))
+    let base = if uid == 0 && Path::new("/run").is_dir() {
+        PathBuf::from("/run/numascope")
+    } else if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        PathBuf::from(d).join("numascope")
+    } else {
+        PathBuf::from(format!("/tmp/numascope-{uid}"))
+    };
+    (base.join("applied"), Some(base))
 }
 
 fn unix_now_ns() -> u128 {
@@ -55,12 +69,22 @@ pub fn entry(plan: &Value, report: &ApplyReport, started_unix_ms: u64, finished_
 pub fn spool(dir: &Path, entry: &Value) -> io::Result<PathBuf> {
     let pid = entry["pid"].as_i64().unwrap_or(-1);
     let d = dir.join(pid.to_string());
-    fs::create_dir_all(&d)?;
+    match spool_location() {
+        (default, Some(base)) if default == dir => {
+            private_dir(&base)?;
+            private_dir(dir)?;
+            private_dir(&d)?;
+        }
+        _ => match fs::DirBuilder::new().recursive(true).mode(0o700).create(&d) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        },
+    }
     let name = format!("{}-{}.json", unix_now_ns(), std::process::id());
-    let tmp = d.join(format!(".{name}.tmp"));
-    fs::write(&tmp, serde_json::to_string(entry).map_err(io::Error::other)? + "\n")?;
+    let mut tmp = TempFile::new_in(&d, std::ffi::OsStr::new(&name), file_mode())?;
+    tmp.file().write_all((serde_json::to_string(entry).map_err(io::Error::other)? + "\n").as_bytes())?;
     let path = d.join(name);
-    fs::rename(&tmp, &path)?;
+    tmp.persist_new(&path)?;
     Ok(path)
 }
 
@@ -125,6 +149,16 @@ mod tests {
         assert_eq!(collect(&dir, 7, None, 0, 10_000).len(), 3);
         assert_eq!(describe(&got[0]), "numascope apply: plan (interleave) complete: 3 pages moved, 1 threads pinned");
         assert!(collect(&dir, 9, None, 0, u64::MAX).is_empty());
+        // entries are private when written by root, and nothing else is left in the pid dir
+        let names: Vec<_> = fs::read_dir(dir.join("7")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            use std::os::unix::fs::PermissionsExt;
+            for n in names {
+                assert_eq!(fs::metadata(dir.join("7").join(n)).unwrap().permissions().mode() & 0o077, 0);
+            }
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 }

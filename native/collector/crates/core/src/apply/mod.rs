@@ -1,20 +1,25 @@
 //! Apply a placement plan (docs/plan-format.md) to a live process, and roll it back.
 //!
 //! Order of work (docs/apply.md):
-//! 1. validate the plan ([`plan::parse_plan`]);
+//! 1. validate the plan ([`plan::parse_plan`]), within the documented size limits;
 //! 2. [`check_target`]: same machine (node ids, distances), same process (pid + start time),
-//!    listed threads still belong to it;
-//! 3. permission pre-flight: the uid/capability rule for `sched_setaffinity`, and a
+//!    listed threads belong to it (a thread of another process is refused, naming its owner);
+//! 3. the page ranges are clipped to the target's mappings (`/proc/PID/maps`): a range outside
+//!    every mapping is refused, the unmapped part of a range is skipped and reported;
+//! 4. permission pre-flight: the uid/capability rule for `sched_setaffinity`, and a
 //!    `move_pages` query of every planned page (needs ptrace read access), before anything
 //!    changes;
-//! 4. move pages that are not already on their target node, in batches, under a time budget;
-//! 5. pin threads to all cpus of their target nodes;
-//! 6. verify: query every page again and read every thread's affinity back;
-//! 7. return a report (planned vs achieved) and a rollback record of what was changed.
+//! 5. move pages that are not already on their target node, in batches, under a time budget;
+//! 6. pin threads to all cpus of their target nodes (each thread checked again just before);
+//! 7. verify: query every page again and read every thread's affinity back;
+//! 8. return a report (planned vs achieved) and a rollback record of what was changed.
 //!
-//! Only the process named by the plan (or the rollback record) is touched.
+//! Pages are never listed: every pass walks the clipped ranges in batches ([`pages`]), so
+//! memory is proportional to ranges, mappings and batches, not to pages. Only the process named
+//! by the plan (or the rollback record) is touched.
 
 pub mod audit;
+pub mod pages;
 pub mod plan;
 pub mod sys;
 
@@ -32,7 +37,12 @@ use serde::{Deserialize, Serialize};
 use crate::numa_sys::query_page_nodes;
 use crate::procfs;
 use crate::topology::Topology;
-pub use plan::{parse_plan, Action, Expected, PageRange, Plan, PlanError, ThreadPin};
+use pages::{Batches, Group, RunBuilder, MAX_BATCH_PAGES, MAX_PAGES_IN_FLIGHT, QUERY_BATCH_PAGES};
+pub use plan::{
+    parse_plan, Action, Expected, PageRange, Plan, PlanError, PlanErrorKind, ThreadPin, APPLY_MAX_RUNS, MAX_CPUS,
+    MAX_NODES, MAX_PAGES_PER_RANGE, MAX_PAGE_RANGES, MAX_PLAN_BYTES, MAX_RECORD_BYTES, MAX_ROLLBACK_RUNS, MAX_THREADS,
+    MAX_TOTAL_PAGES,
+};
 
 /// `CAP_SYS_NICE` and `CAP_SYS_PTRACE` bit numbers (linux/capability.h).
 const CAP_SYS_PTRACE: u32 = 19;
@@ -47,7 +57,7 @@ pub struct ApplyOptions {
     pub dry_run: bool,
     /// Stop moving pages after this long (pinning and verification still run).
     pub budget: Option<Duration>,
-    /// Pages per `move_pages` call.
+    /// Pages per `move_pages` call (1 to [`pages::MAX_BATCH_PAGES`]; clamped).
     pub batch_pages: usize,
     /// Progress lines on stderr.
     pub progress: bool,
@@ -70,7 +80,12 @@ impl ApplyOptions {
     /// The number of threads a run uses for `work` pages: `jobs` (0: the number of cpus, at most
     /// [`MAX_AUTO_JOBS`]), 1 with a pause between batches, never more than there are batches.
     pub fn effective_jobs(&self, work: usize) -> usize {
-        self.max_jobs().min(work.div_ceil(self.batch_pages.max(1))).max(1)
+        self.max_jobs().min(work.div_ceil(self.batch())).min(MAX_PAGES_IN_FLIGHT / self.batch()).max(1)
+    }
+
+    /// `batch_pages` within 1..=[`MAX_BATCH_PAGES`].
+    pub fn batch(&self) -> usize {
+        self.batch_pages.clamp(1, MAX_BATCH_PAGES)
     }
 
     /// `jobs`, or the number of cpus (at most [`MAX_AUTO_JOBS`]) for 0; 1 with a pause.
@@ -121,6 +136,20 @@ pub enum ApplyError {
         tid: i32,
         pid: i32,
     },
+    /// A listed thread is a thread of another process (`owner`).
+    ForeignThread {
+        tid: i32,
+        pid: i32,
+        owner: i32,
+    },
+    /// A plan range lies outside every mapping of the process.
+    RangeNotMapped {
+        /// `pageRanges[i]`
+        path: String,
+        start: u64,
+        end: u64,
+        pid: i32,
+    },
     /// Not permitted; the message names the capability or access needed.
     Permission(String),
     Io(String),
@@ -142,6 +171,16 @@ impl fmt::Display for ApplyError {
             ApplyError::ThreadNotInProcess { tid, pid } => {
                 write!(f, "thread {tid} no longer belongs to process {pid} (/proc/{pid}/task/{tid} is missing); nothing was changed")
             }
+            ApplyError::ForeignThread { tid, pid, owner } => write!(
+                f,
+                "thread {tid} belongs to process {owner}, not to process {pid}: numascope only touches the process it \
+                 was pointed at; refused, nothing was changed"
+            ),
+            ApplyError::RangeNotMapped { path, start, end, pid } => write!(
+                f,
+                "{path} 0x{start:x}-0x{end:x} lies outside every mapping of process {pid} (/proc/{pid}/maps): there \
+                 is nothing there to move (was it unmapped since the plan was made?); nothing was changed"
+            ),
             ApplyError::Permission(m) => write!(f, "not permitted: {m}; nothing was changed"),
             ApplyError::Io(m) => write!(f, "{m}"),
         }
@@ -217,6 +256,8 @@ impl NotMoved {
 #[serde(rename_all = "camelCase")]
 pub struct PageStats {
     pub pages: u64,
+    /// Pages outside every mapping of the process (`/proc/PID/maps`): skipped, not queried.
+    pub unmapped: u64,
     /// Pages per node before (present pages only).
     pub before: BTreeMap<u32, u64>,
     /// Pages not present before (never touched, swapped out, not mapped).
@@ -239,6 +280,7 @@ pub struct PageStats {
 impl PageStats {
     fn add(&mut self, o: &PageStats) {
         self.pages += o.pages;
+        self.unmapped += o.unmapped;
         addmap(&mut self.before, &o.before);
         self.not_present_before += o.not_present_before;
         addmap(&mut self.planned_after, &o.planned_after);
@@ -355,9 +397,23 @@ pub struct PageRun {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ThreadAffinity {
     pub tid: i32,
     pub cpus: Vec<u32>,
+    /// The thread's own start time when Apply pinned it (`/proc/PID/task/TID/stat` field 22,
+    /// decimal string): rollback restores the affinity only while the tid still has it. Absent
+    /// in records written before it existed (then not checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time_ticks: Option<String>,
+}
+
+fn rec_err<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError::invalid("rollback record", path, message))
+}
+
+fn rec_too_large<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError::too_large("rollback record", path, message))
 }
 
 impl RollbackRecord {
@@ -365,30 +421,181 @@ impl RollbackRecord {
         self.pages.is_empty() && self.threads.is_empty()
     }
 
-    /// Parses a rollback record and checks its format and version.
-    pub fn parse(text: &str) -> Result<RollbackRecord, String> {
-        let r: RollbackRecord = serde_json::from_str(text).map_err(|e| format!("not a rollback record: {e}"))?;
-        if r.format != ROLLBACK_FORMAT {
-            return Err(format!("format: expected \"{ROLLBACK_FORMAT}\", found {:?}", r.format));
+    /// Parses a rollback record and checks it with the same care as a plan: format and version,
+    /// a positive pid and tids, aligned non-overlapping page runs that stay inside the address
+    /// space, and the limits ([`MAX_RECORD_BYTES`], [`MAX_ROLLBACK_RUNS`],
+    /// [`MAX_PAGES_PER_RANGE`] per run, [`MAX_TOTAL_PAGES`], [`MAX_THREADS`], [`MAX_CPUS`]).
+    pub fn parse(text: &str) -> Result<RollbackRecord, PlanError> {
+        if text.len() > MAX_RECORD_BYTES {
+            return rec_too_large(
+                "",
+                format!("the record is {} bytes, more than the limit of {MAX_RECORD_BYTES} bytes", text.len()),
+            );
         }
-        if r.version != ROLLBACK_VERSION {
-            return Err(format!(
-                "version: this numascope reads rollback records of version {ROLLBACK_VERSION}, found {}",
-                r.version
-            ));
-        }
-        for (i, p) in r.pages.iter().enumerate() {
-            parse_hex(&p.start).ok_or_else(|| format!("pages[{i}].start: {:?} is not a hex address", p.start))?;
-        }
-        r.start_time_ticks
-            .parse::<u64>()
-            .map_err(|_| format!("startTimeTicks: {:?} is not a decimal number", r.start_time_ticks))?;
+        let r: RollbackRecord = serde_json::from_str(text)
+            .map_err(|e| PlanError::invalid("rollback record", "", format!("not JSON of a rollback record: {e}")))?;
+        r.validate()?;
         Ok(r)
+    }
+
+    /// The checks of [`RollbackRecord::parse`] (format and version included).
+    pub fn validate(&self) -> Result<(), PlanError> {
+        if self.format != ROLLBACK_FORMAT {
+            let f: String = self.format.chars().take(40).collect();
+            return rec_err("format", format!("expected \"{ROLLBACK_FORMAT}\", found {f:?}"));
+        }
+        if self.version != ROLLBACK_VERSION {
+            return rec_err(
+                "version",
+                format!("this numascope reads rollback records of version {ROLLBACK_VERSION}, found {}", self.version),
+            );
+        }
+        if self.pid <= 0 {
+            return rec_err("pid", format!("expected a positive process id, found {}", self.pid));
+        }
+        if self.start_time_ticks.parse::<u64>().is_err() {
+            let s: String = self.start_time_ticks.chars().take(40).collect();
+            return rec_err("startTimeTicks", format!("{s:?} is not a decimal number"));
+        }
+        if self.page_size != 0 && (!self.page_size.is_power_of_two() || !(4096..=1 << 30).contains(&self.page_size)) {
+            return rec_err(
+                "pageSize",
+                format!("{} is not a page size (a power of two, 4096 to 1 GiB)", self.page_size),
+            );
+        }
+        self.checked_runs()?;
+        if self.threads.len() > MAX_THREADS {
+            return rec_too_large(
+                "threads",
+                format!("{} threads, more than the limit of {MAX_THREADS}", self.threads.len()),
+            );
+        }
+        let mut tids = std::collections::HashSet::new();
+        for (i, t) in self.threads.iter().enumerate() {
+            let p = format!("threads[{i}]");
+            if t.tid <= 0 {
+                return rec_err(&format!("{p}.tid"), format!("expected a positive thread id, found {}", t.tid));
+            }
+            if !tids.insert(t.tid) {
+                return rec_err(&format!("{p}.tid"), format!("thread {} is listed twice", t.tid));
+            }
+            if t.cpus.is_empty() {
+                return rec_err(&format!("{p}.cpus"), "must list at least one cpu");
+            }
+            if t.cpus.len() > MAX_CPUS {
+                return rec_too_large(&format!("{p}.cpus"), format!("more than {MAX_CPUS} cpus"));
+            }
+            if let Some((j, c)) = t.cpus.iter().enumerate().find(|(_, &c)| c as usize >= MAX_CPUS) {
+                return rec_err(
+                    &format!("{p}.cpus[{j}]"),
+                    format!("cpu {c} is beyond the largest cpu id ({})", MAX_CPUS - 1),
+                );
+            }
+            if let Some(s) = &t.start_time_ticks {
+                if s.parse::<u64>().is_err() {
+                    let s: String = s.chars().take(40).collect();
+                    return rec_err(&format!("{p}.startTimeTicks"), format!("{s:?} is not a decimal number"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The page runs as (start, count, node), sorted by address, after checking each run
+    /// (hex address aligned to the page size, 1 to [`MAX_PAGES_PER_RANGE`] pages, inside the
+    /// address space, a possible node id), that they do not overlap, and the limits.
+    pub fn checked_runs(&self) -> Result<Vec<(u64, u64, u32)>, PlanError> {
+        if self.pages.len() > MAX_ROLLBACK_RUNS {
+            return rec_too_large(
+                "pages",
+                format!("{} page runs, more than the limit of {MAX_ROLLBACK_RUNS}", self.pages.len()),
+            );
+        }
+        // 0: written without a page size; the base page is at least 4 KiB (rollback checks
+        // the real one against the machine's).
+        let page = if self.page_size == 0 { 4096 } else { self.page_size };
+        let mut out: Vec<(u64, u64, u32, usize)> = Vec::with_capacity(self.pages.len());
+        let mut total: u64 = 0;
+        for (i, r) in self.pages.iter().enumerate() {
+            let p = format!("pages[{i}]");
+            let Some(start) = parse_hex(&r.start) else {
+                let s: String = r.start.chars().take(40).collect();
+                return rec_err(&format!("{p}.start"), format!("{s:?} is not a hex address like \"0x7f3a2c000000\""));
+            };
+            if start % page != 0 {
+                return rec_err(
+                    &format!("{p}.start"),
+                    format!("0x{start:x} is not aligned to the {page}-byte page size"),
+                );
+            }
+            if r.count == 0 {
+                return rec_err(&format!("{p}.count"), "must be at least 1");
+            }
+            if r.count > MAX_PAGES_PER_RANGE {
+                return rec_too_large(
+                    &format!("{p}.count"),
+                    format!(
+                        "{} pages ({}), more than the limit of {MAX_PAGES_PER_RANGE} pages per run",
+                        r.count,
+                        plan::pages_human(r.count, page)
+                    ),
+                );
+            }
+            if r.count.checked_mul(page).and_then(|b| start.checked_add(b)).is_none() {
+                return rec_err(&p, format!("0x{start:x} + {} pages runs past the end of the address space", r.count));
+            }
+            if r.node as usize >= MAX_NODES {
+                return rec_err(&format!("{p}.node"), format!("node {} is not a possible node id", r.node));
+            }
+            total += r.count;
+            if total > MAX_TOTAL_PAGES {
+                return rec_too_large(
+                    &p,
+                    format!(
+                        "the runs up to this one hold {total} pages ({}), more than the limit of {MAX_TOTAL_PAGES} pages",
+                        plan::pages_human(total, page)
+                    ),
+                );
+            }
+            out.push((start, r.count, r.node, i));
+        }
+        out.sort_unstable();
+        for w in out.windows(2) {
+            if w[0].0 + w[0].1 * page > w[1].0 {
+                return rec_err(&format!("pages[{}]", w[1].3), format!("overlaps pages[{}]", w[0].3));
+            }
+        }
+        Ok(out.into_iter().map(|(s, c, n, _)| (s, c, n)).collect())
     }
 }
 
+/// Reads a plan or rollback record file of at most `limit` bytes (a larger file is refused
+/// without reading it: [`MAX_PLAN_BYTES`], [`MAX_RECORD_BYTES`]).
+pub fn read_limited(path: &Path, limit: usize, what: &'static str) -> Result<String, ApplyError> {
+    use std::io::Read;
+    let f = fs::File::open(path).map_err(|e| ApplyError::Io(format!("reading {}: {e}", path.display())))?;
+    let mut buf = Vec::new();
+    f.take(limit as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| ApplyError::Io(format!("reading {}: {e}", path.display())))?;
+    if buf.len() > limit {
+        return Err(ApplyError::Plan(PlanError::too_large(
+            what,
+            "",
+            format!("{} is larger than the limit of {limit} bytes", path.display()),
+        )));
+    }
+    String::from_utf8(buf).map_err(|e| {
+        ApplyError::Plan(PlanError::invalid(what, "", format!("{} is not UTF-8 text: {e}", path.display())))
+    })
+}
+
 fn parse_hex(s: &str) -> Option<u64> {
-    u64::from_str_radix(s.strip_prefix("0x")?, 16).ok()
+    let d = s.strip_prefix("0x")?;
+    if d.is_empty() || d.len() > 16 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(d, 16).ok()
 }
 
 // ---------------------------------------------------------------- checks
@@ -422,22 +629,33 @@ pub fn check_target(plan: &Plan, topo: &Topology, proc_root: &Path) -> Result<u6
         }
     }
     let pid = plan.target.pid;
-    check_process(pid, plan.target.start_time_ticks, proc_root).and_then(|st| {
-        for t in &plan.threads {
-            if !proc_root.join(format!("{pid}/task/{}", t.tid)).exists() {
-                return Err(ApplyError::ThreadNotInProcess { tid: t.tid, pid });
-            }
+    let st = check_process(pid, plan.target.start_time_ticks, proc_root)?;
+    for t in &plan.threads {
+        match task_owner(pid, t.tid, proc_root) {
+            TaskOwner::Ours { .. } => {}
+            TaskOwner::Gone => return Err(ApplyError::ThreadNotInProcess { tid: t.tid, pid }),
+            TaskOwner::Foreign(owner) => return Err(ApplyError::ForeignThread { tid: t.tid, pid, owner }),
         }
-        Ok(st)
-    })
+    }
+    Ok(st)
 }
 
-/// The process exists and (when `expected` is given) has that start time.
+/// The process exists, is a process (not a thread of one) and (when `expected` is given) has
+/// that start time.
 pub fn check_process(pid: i32, expected: Option<u64>, proc_root: &Path) -> Result<u64, ApplyError> {
+    if pid <= 0 {
+        return Err(ApplyError::NoProcess { pid });
+    }
     let st = procfs::process_start_ticks(proc_root, pid).ok_or(ApplyError::NoProcess { pid })?;
     if let Some(e) = expected {
         if e != st {
             return Err(ApplyError::PidReused { pid, expected: e, found: st });
+        }
+    }
+    // /proc/TID resolves for any thread: a thread id is not the process.
+    if let Some(owner) = tgid_of(pid, proc_root) {
+        if owner != pid {
+            return Err(ApplyError::ForeignThread { tid: pid, pid, owner });
         }
     }
     // A zombie has no memory left to move.
@@ -447,6 +665,38 @@ pub fn check_process(pid: i32, expected: Option<u64>, proc_root: &Path) -> Resul
         }
     }
     Ok(st)
+}
+
+/// The thread group (process) of thread `tid` (`/proc/TID/status` Tgid).
+fn tgid_of(tid: i32, proc_root: &Path) -> Option<i32> {
+    let s = fs::read_to_string(proc_root.join(format!("{tid}/status"))).ok()?;
+    s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// Where a thread id stands with respect to a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TaskOwner {
+    /// A thread of the process, with its start time.
+    Ours { start_ticks: u64 },
+    /// No such thread (it exited).
+    Gone,
+    /// A thread of another process.
+    Foreign(i32),
+}
+
+fn task_owner(pid: i32, tid: i32, proc_root: &Path) -> TaskOwner {
+    if tid <= 0 || pid <= 0 {
+        return TaskOwner::Gone;
+    }
+    if let Ok(s) = fs::read_to_string(proc_root.join(format!("{pid}/task/{tid}/stat"))) {
+        if let Some(t) = procfs::parse_task_stat(&s) {
+            return TaskOwner::Ours { start_ticks: t.start_time_ticks };
+        }
+    }
+    match tgid_of(tid, proc_root) {
+        Some(owner) if owner != pid => TaskOwner::Foreign(owner),
+        _ => TaskOwner::Gone,
+    }
 }
 
 struct Creds {
@@ -512,6 +762,18 @@ fn page_permission_message(pid: i32, proc_root: &Path, e: &io::Error) -> String 
     )
 }
 
+/// The target's mappings, or the refusal that reading them gives.
+fn target_mappings(pid: i32, proc_root: &Path) -> Result<Vec<(u64, u64)>, ApplyError> {
+    pages::read_mappings(pid, proc_root).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ESRCH) => ApplyError::NoProcess { pid },
+        Some(libc::EACCES) | Some(libc::EPERM) => ApplyError::Permission(format!(
+            "reading /proc/{pid}/maps: {e}; {}",
+            page_permission_message(pid, proc_root, &e)
+        )),
+        _ => ApplyError::Io(format!("reading /proc/{pid}/maps: {e}")),
+    })
+}
+
 /// Base pages of `[start, end)` that lie in mappings with transparent huge pages
 /// (`/proc/PID/smaps` AnonHugePages > 0), as (mapping start, mapping end) pairs.
 pub fn thp_mappings(pid: i32, proc_root: &Path) -> Vec<(u64, u64)> {
@@ -540,48 +802,61 @@ pub fn parse_smaps_thp(text: &str) -> Vec<(u64, u64)> {
     out
 }
 
-fn in_thp(maps: &[(u64, u64)], addr: u64) -> bool {
-    maps.iter().any(|&(a, b)| addr >= a && addr < b)
-}
-
 // ---------------------------------------------------------------- the engine
 
-/// One group of pages with their target nodes (a plan range, or a rollback).
-struct Group {
-    start: u64,
-    end: u64,
-    action: String,
-    to_nodes: Vec<u32>,
-    expected_nodes: Option<BTreeMap<u32, u64>>,
-    addrs: Vec<u64>,
-    targets: Vec<u32>,
-}
-
-fn plan_groups(plan: &Plan, page: u64) -> Vec<Group> {
-    plan.page_ranges
-        .iter()
-        .map(|r| {
-            let n = (r.end - r.start) / page;
-            Group {
+/// The plan's ranges clipped to the target's mappings: a range with no mapped page is refused,
+/// a partly mapped one keeps its mapped parts (a warning says how much was skipped).
+fn plan_groups(plan: &Plan, page: u64, proc_root: &Path, warnings: &mut Vec<String>) -> Result<Vec<Group>, ApplyError> {
+    if plan.page_ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pid = plan.target.pid;
+    let maps = target_mappings(pid, proc_root)?;
+    let mut groups = Vec::with_capacity(plan.page_ranges.len());
+    for (i, r) in plan.page_ranges.iter().enumerate() {
+        let (action, node) = match r.action {
+            Action::Move => ("move", Some(r.to_nodes[0])),
+            Action::Interleave => ("interleave", None),
+        };
+        let mut g = Group::new(r.start, r.end, action, r.to_nodes.clone());
+        g.expected_nodes = r.expected_nodes.clone();
+        for (s, e) in pages::clip(r.start, r.end, &maps) {
+            g.push(s, (e - s) / page, node);
+        }
+        let all = (r.end - r.start) / page;
+        g.unmapped = all - g.pages;
+        if g.pages == 0 {
+            return Err(ApplyError::RangeNotMapped {
+                path: format!("pageRanges[{i}]"),
                 start: r.start,
                 end: r.end,
-                action: match r.action {
-                    Action::Move => "move".into(),
-                    Action::Interleave => "interleave".into(),
-                },
-                to_nodes: r.to_nodes.clone(),
-                expected_nodes: r.expected_nodes.clone(),
-                addrs: (0..n).map(|i| r.start + i * page).collect(),
-                targets: (0..n).map(|i| r.target_of(i)).collect(),
-            }
-        })
-        .collect()
+                pid,
+            });
+        }
+        if g.unmapped > 0 {
+            warnings.push(format!(
+                "pageRanges[{i}] 0x{:x}-0x{:x}: {} of its {all} pages ({}) lie outside the mappings of process {pid} \
+                 (/proc/{pid}/maps) and were skipped; the range was clipped to its {} mapped pages",
+                r.start,
+                r.end,
+                g.unmapped,
+                plan::pages_human(g.unmapped, page),
+                g.pages
+            ));
+        }
+        groups.push(g);
+    }
+    Ok(groups)
 }
 
 struct Thread {
     tid: i32,
     to_nodes: Vec<u32>,
     cpus: Vec<u32>,
+    /// The thread's start time when checked; pinning checks it again just before.
+    start_ticks: Option<u64>,
+    /// Why the thread is not to be changed (rollback: it exited, or the tid was reused).
+    skip: Option<String>,
 }
 
 /// The result of [`apply`]: the report and what to write as the rollback record.
@@ -594,7 +869,8 @@ pub struct ApplyOutcome {
 pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyOutcome, ApplyError> {
     let start_time = check_target(plan, topo, &opts.proc_root)?;
     let page = topo.page_size_bytes;
-    let groups = plan_groups(plan, page);
+    let pid = plan.target.pid;
+    let mut warnings = Vec::new();
     let mut threads = Vec::new();
     for t in &plan.threads {
         let mut cpus: Vec<u32> =
@@ -607,22 +883,46 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
                 t.to_nodes, t.tid
             )));
         }
-        threads.push(Thread { tid: t.tid, to_nodes: t.to_nodes.clone(), cpus });
+        let start_ticks = match task_owner(pid, t.tid, &opts.proc_root) {
+            TaskOwner::Ours { start_ticks } => start_ticks,
+            TaskOwner::Gone => return Err(ApplyError::ThreadNotInProcess { tid: t.tid, pid }),
+            TaskOwner::Foreign(owner) => return Err(ApplyError::ForeignThread { tid: t.tid, pid, owner }),
+        };
+        threads.push(Thread {
+            tid: t.tid,
+            to_nodes: t.to_nodes.clone(),
+            cpus,
+            start_ticks: Some(start_ticks),
+            skip: None,
+        });
     }
-    let mut out = run(plan.target.pid, start_time, page, groups, threads, opts, "apply")?;
+    let groups = plan_groups(plan, page, &opts.proc_root, &mut warnings)?;
+    let mut out = run(pid, start_time, page, groups, threads, opts, "apply", warnings)?;
     out.report.expected = plan.expected.clone();
     Ok(out)
 }
 
 /// Restores what a rollback record lists: pages back to their previous nodes and threads'
-/// previous affinities. Threads that have exited are reported, not an error.
+/// previous affinities. Threads that have exited are reported, not an error; a thread id that
+/// now belongs to another process is refused before anything changes. Recorded pages that are
+/// no longer mapped are skipped (a warning says how many).
 pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyOutcome, ApplyError> {
-    let st: u64 = record.start_time_ticks.parse().map_err(|_| ApplyError::Io("bad startTimeTicks".into()))?;
-    let start_time = check_process(record.pid, Some(st), &opts.proc_root)?;
-    let page = if record.page_size > 0 { record.page_size } else { topo.page_size_bytes };
+    record.validate()?;
+    let proc_root = &opts.proc_root;
+    let pid = record.pid;
+    let st: u64 = record.start_time_ticks.parse().map_err(|_| {
+        ApplyError::Plan(PlanError::invalid("rollback record", "startTimeTicks", "not a decimal number"))
+    })?;
+    let start_time = check_process(pid, Some(st), proc_root)?;
+    let page = topo.page_size_bytes;
+    if record.page_size != 0 && record.page_size != page {
+        return Err(ApplyError::WrongMachine(format!(
+            "pageSize: the record's pages are {} bytes, this machine's base pages {page} bytes",
+            record.page_size
+        )));
+    }
+    let runs = record.checked_runs()?;
     let live: Vec<u32> = topo.nodes.iter().map(|n| n.id).collect();
-    let mut addrs = Vec::new();
-    let mut targets = Vec::new();
     for (i, r) in record.pages.iter().enumerate() {
         if !live.contains(&r.node) {
             return Err(ApplyError::WrongMachine(format!(
@@ -630,30 +930,54 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
                 r.node
             )));
         }
-        let s = parse_hex(&r.start).ok_or_else(|| ApplyError::Io(format!("pages[{i}].start is not a hex address")))?;
-        for k in 0..r.count {
-            addrs.push(s + k * page);
-            targets.push(r.node);
-        }
     }
+    // Threads first: a foreign thread refuses the whole rollback before anything changes.
+    let mut threads = Vec::with_capacity(record.threads.len());
+    for t in &record.threads {
+        let want: Option<u64> = t.start_time_ticks.as_deref().and_then(|s| s.parse().ok());
+        let (start_ticks, skip) = match task_owner(pid, t.tid, proc_root) {
+            TaskOwner::Foreign(owner) => return Err(ApplyError::ForeignThread { tid: t.tid, pid, owner }),
+            TaskOwner::Gone => (None, Some("the thread has exited".to_string())),
+            TaskOwner::Ours { start_ticks } => match want {
+                Some(w) if w != start_ticks => (
+                    None,
+                    Some(format!(
+                        "thread {} is not the thread the record was made for: it started at {start_ticks} ticks, the \
+                         record says {w} (the thread id was reused); its affinity was left alone",
+                        t.tid
+                    )),
+                ),
+                _ => (Some(start_ticks), None),
+            },
+        };
+        threads.push(Thread { tid: t.tid, to_nodes: Vec::new(), cpus: t.cpus.clone(), start_ticks, skip });
+    }
+    let mut warnings = Vec::new();
     let mut groups = Vec::new();
-    if !addrs.is_empty() {
-        let mut nodes: Vec<u32> = targets.clone();
+    if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
+        let maps = target_mappings(pid, proc_root)?;
+        let mut nodes: Vec<u32> = runs.iter().map(|r| r.2).collect();
         nodes.sort_unstable();
         nodes.dedup();
-        groups.push(Group {
-            start: *addrs.iter().min().unwrap(),
-            end: addrs.iter().max().unwrap() + page,
-            action: "restore".into(),
-            to_nodes: nodes,
-            expected_nodes: None,
-            addrs,
-            targets,
-        });
+        let mut g = Group::new(first.0, last.0 + last.1 * page, "restore", nodes);
+        let mut all = 0;
+        for &(s, c, n) in &runs {
+            all += c;
+            for (a, b) in pages::clip(s, s + c * page, &maps) {
+                g.push(a, (b - a) / page, Some(n));
+            }
+        }
+        g.unmapped = all - g.pages;
+        if g.unmapped > 0 {
+            warnings.push(format!(
+                "{} of the {all} recorded pages are no longer mapped in process {pid} (/proc/{pid}/maps; unmapped \
+                 since the apply?) and were skipped",
+                g.unmapped
+            ));
+        }
+        groups.push(g);
     }
-    let threads =
-        record.threads.iter().map(|t| Thread { tid: t.tid, to_nodes: Vec::new(), cpus: t.cpus.clone() }).collect();
-    run(record.pid, start_time, page, groups, threads, opts, "rollback")
+    run(pid, start_time, page, groups, threads, opts, "rollback", warnings)
 }
 
 fn progress(opts: &ApplyOptions, done: u64, total: u64, t0: Instant) {
@@ -661,6 +985,122 @@ fn progress(opts: &ApplyOptions, done: u64, total: u64, t0: Instant) {
         let pct = if total > 0 { done as f64 * 100.0 / total as f64 } else { 100.0 };
         eprintln!("numascope: moved {done}/{total} pages ({pct:.0}%) in {:.2} s", t0.elapsed().as_secs_f64());
     }
+}
+
+/// Locks, also after a worker panicked (the data are counters).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PageStats {
+    /// Adds the counters of `o` (not `pages`, `unmapped`, `after`, `onTargetAfter`).
+    fn add_counts(&mut self, o: &PageStats) {
+        addmap(&mut self.before, &o.before);
+        self.not_present_before += o.not_present_before;
+        addmap(&mut self.planned_after, &o.planned_after);
+        self.to_move += o.to_move;
+        self.already_in_place += o.already_in_place;
+        self.moved += o.moved;
+        self.not_moved.add(&o.not_moved);
+        self.not_attempted += o.not_attempted;
+    }
+}
+
+/// Pre-flight pass: queries every page of every group (in batches, on `jobs` threads) and
+/// fills the before/planned/to-move counters of `stats`.
+fn pre_query(
+    pid: i32,
+    page: u64,
+    groups: &[Group],
+    jobs: usize,
+    no_skip: bool,
+    stats: &mut [PageStats],
+) -> io::Result<()> {
+    let b = Batches::new(groups, QUERY_BATCH_PAGES);
+    let shared = Mutex::new(stats);
+    let failed: Mutex<Option<io::Error>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    pages::par_batches(
+        b.len(),
+        jobs,
+        || (Vec::new(), Vec::new()),
+        |(addrs, targets): &mut (Vec<u64>, Vec<u32>), k| {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let (g, from, n) = b.locate(k, groups);
+            groups[g].fill(from, n, page, addrs, targets);
+            match query_page_nodes(pid, addrs) {
+                Ok(st) => {
+                    let mut d = PageStats::default();
+                    for (i, &b) in st.iter().enumerate() {
+                        if b >= 0 {
+                            *d.before.entry(b as u32).or_default() += 1;
+                            *d.planned_after.entry(targets[i]).or_default() += 1;
+                            if b as u32 == targets[i] && !no_skip {
+                                d.already_in_place += 1;
+                            } else {
+                                d.to_move += 1;
+                            }
+                        } else {
+                            d.not_present_before += 1;
+                        }
+                    }
+                    lock(&shared)[g].add_counts(&d);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::SeqCst);
+                    lock(&failed).get_or_insert(e);
+                }
+            }
+        },
+    );
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Verification pass: pages per node after, and pages on their planned node, per group
+/// (`None` where a query failed).
+/// Pages per node found by the verification, and how many are on their planned node.
+type Found = Option<(BTreeMap<u32, u64>, u64)>;
+
+fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize) -> Vec<Found> {
+    let b = Batches::new(groups, QUERY_BATCH_PAGES);
+    let acc: Mutex<Vec<Found>> = Mutex::new(groups.iter().map(|_| Some((BTreeMap::new(), 0))).collect());
+    pages::par_batches(
+        b.len(),
+        jobs,
+        || (Vec::new(), Vec::new()),
+        |(addrs, targets): &mut (Vec<u64>, Vec<u32>), k| {
+            let (g, from, n) = b.locate(k, groups);
+            if lock(&acc)[g].is_none() {
+                return;
+            }
+            groups[g].fill(from, n, page, addrs, targets);
+            match query_page_nodes(pid, addrs) {
+                Ok(st) => {
+                    let mut hist: BTreeMap<u32, u64> = BTreeMap::new();
+                    let mut on = 0;
+                    for (i, &a) in st.iter().enumerate() {
+                        if a >= 0 {
+                            *hist.entry(a as u32).or_default() += 1;
+                            if a as u32 == targets[i] {
+                                on += 1;
+                            }
+                        }
+                    }
+                    if let Some((h, o)) = lock(&acc)[g].as_mut() {
+                        addmap(h, &hist);
+                        *o += on;
+                    }
+                }
+                Err(_) => lock(&acc)[g] = None,
+            }
+        },
+    );
+    acc.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -672,52 +1112,33 @@ fn run(
     threads: Vec<Thread>,
     opts: &ApplyOptions,
     operation: &str,
+    mut warnings: Vec<String>,
 ) -> Result<ApplyOutcome, ApplyError> {
     let t0 = Instant::now();
     let proc_root = &opts.proc_root;
-    let mut warnings = Vec::new();
 
     // -- permission pre-flight for pinning (nothing has changed yet)
-    if !threads.is_empty() {
+    if threads.iter().any(|t| t.skip.is_none()) {
         check_pin_permission(pid, proc_root)?;
     }
 
     // -- query every page (also the permission pre-flight for move_pages)
-    let mut befores: Vec<Vec<i32>> = Vec::with_capacity(groups.len());
-    for g in &groups {
-        match query_nodes(pid, &g.addrs, opts.max_jobs()) {
-            Ok(s) => befores.push(s),
-            Err(e) => {
-                return Err(match e.raw_os_error() {
-                    Some(libc::ESRCH) => ApplyError::NoProcess { pid },
-                    Some(libc::EPERM) | Some(libc::EACCES) => {
-                        ApplyError::Permission(page_permission_message(pid, proc_root, &e))
-                    }
-                    _ => ApplyError::Io(format!("move_pages query of process {pid} failed: {e}")),
-                })
-            }
-        }
-    }
-    let thp = thp_mappings(pid, proc_root);
+    let mapped: u64 = groups.iter().map(|g| g.pages).sum();
+    let query_jobs = opts.max_jobs().min(mapped.div_ceil(8192) as usize).max(1);
+    let mut stats: Vec<PageStats> = groups
+        .iter()
+        .map(|g| PageStats { pages: g.pages + g.unmapped, unmapped: g.unmapped, ..Default::default() })
+        .collect();
+    pre_query(pid, page, &groups, query_jobs, opts.no_skip, &mut stats).map_err(|e| match e.raw_os_error() {
+        Some(libc::ESRCH) => ApplyError::NoProcess { pid },
+        Some(libc::EPERM) | Some(libc::EACCES) => ApplyError::Permission(page_permission_message(pid, proc_root, &e)),
+        _ => ApplyError::Io(format!("move_pages query of process {pid} failed: {e}")),
+    })?;
+    let thp = pages::normalise(thp_mappings(pid, proc_root));
 
-    // -- per-group stats before, and the work list
-    let mut ranges: Vec<RangeReport> = Vec::new();
-    for (g, before) in groups.iter().zip(&befores) {
-        let mut s = PageStats { pages: g.addrs.len() as u64, ..Default::default() };
-        for (i, &b) in before.iter().enumerate() {
-            if b >= 0 {
-                *s.before.entry(b as u32).or_default() += 1;
-                *s.planned_after.entry(g.targets[i]).or_default() += 1;
-                if b as u32 == g.targets[i] && !opts.no_skip {
-                    s.already_in_place += 1;
-                } else {
-                    s.to_move += 1;
-                }
-            } else {
-                s.not_present_before += 1;
-            }
-        }
-        let thp_pages = g.addrs.iter().filter(|&&a| in_thp(&thp, a)).count() as u64;
+    let mut ranges: Vec<RangeReport> = Vec::with_capacity(groups.len());
+    for (g, s) in groups.iter().zip(stats) {
+        let thp_pages = if thp.is_empty() { 0 } else { g.pages_in(&thp, page) };
         if thp_pages > 0 {
             warnings.push(format!(
                 "range 0x{:x}-0x{:x}: {thp_pages} pages are in mappings backed by transparent huge pages (smaps \
@@ -754,10 +1175,10 @@ fn run(
             tid: t.tid,
             to_nodes: t.to_nodes.clone(),
             cpus: t.cpus.clone(),
-            previous_cpus: sys::get_affinity(t.tid).ok(),
+            previous_cpus: if t.skip.is_none() { sys::get_affinity(t.tid).ok() } else { None },
             read_back: None,
             pinned: false,
-            error: None,
+            error: t.skip.clone(),
         })
         .collect();
 
@@ -771,77 +1192,57 @@ fn run(
             start_time,
             proc_root,
             opts,
+            page,
+            groups: &groups,
+            thp: &thp,
             t0,
             total,
             stop: AtomicBool::new(false),
             budget_hit: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
+            runs_full: AtomicBool::new(false),
+            runs_used: AtomicUsize::new(0),
             done: AtomicU64::new(0),
             last_progress: Mutex::new(Instant::now()),
+            message: Mutex::new(None),
+            query_error: Mutex::new(None),
+            counts: Mutex::new(vec![(PageStats::default(), 0); groups.len()]),
         };
-        let mut moved_pages: Vec<(u64, u32)> = Vec::new();
-        for (gi, g) in groups.iter().enumerate() {
-            let before = &befores[gi];
-            let work: Vec<usize> = (0..g.addrs.len())
-                .filter(|&i| before[i] >= 0 && (opts.no_skip || before[i] as u32 != g.targets[i]))
-                .collect();
-            // Pass 0 moves the work list; pages that were busy (-EBUSY, outside THP mappings)
-            // are retried once in pass 1.
-            let mut retry: Vec<usize> = Vec::new();
-            for pass in 0..2 {
-                let list: Vec<usize> = if pass == 0 { work.clone() } else { std::mem::take(&mut retry) };
-                let chunks: Vec<&[usize]> = list.chunks(opts.batch_pages.max(1)).collect();
-                let results = mover.run_chunks(g, &chunks, pass == 0, jobs);
-                let s = &mut ranges[gi].stats;
-                for (chunk, result) in chunks.iter().zip(results) {
-                    match result {
-                        Chunk::NotAttempted => {
-                            if pass == 0 {
-                                s.not_attempted += chunk.len() as u64;
-                            } else {
-                                s.not_moved.busy += chunk.len() as u64;
-                            }
-                        }
-                        Chunk::Done(st) => {
-                            for (k, &i) in chunk.iter().enumerate() {
-                                let r = st[k];
-                                if r >= 0 && r as u32 == g.targets[i] {
-                                    s.moved += 1;
-                                    moved_pages.push((g.addrs[i], before[i] as u32));
-                                } else if r >= 0 {
-                                    s.not_moved.elsewhere += 1;
-                                    moved_pages.push((g.addrs[i], before[i] as u32));
-                                } else if in_thp(&thp, g.addrs[i]) {
-                                    s.not_moved.huge_page += 1;
-                                } else if pass == 0 && -r == libc::EBUSY {
-                                    retry.push(i);
-                                } else {
-                                    classify(&mut s.not_moved, -r);
-                                }
-                            }
-                        }
-                        // ESRCH: gone; an exiting process (zombie, no mm) gives EINVAL.
-                        Chunk::Failed { exited: true, .. } => {
-                            status = Status::ProcessExited;
-                            s.not_attempted += chunk.len() as u64;
-                        }
-                        Chunk::Failed { err: e, exited: false } => match e.raw_os_error() {
-                            Some(libc::EPERM) | Some(libc::EACCES) => {
-                                if status != Status::ProcessExited {
-                                    status = Status::Partial;
-                                }
-                                message.get_or_insert_with(|| page_permission_message(pid, proc_root, &e));
-                                s.not_attempted += chunk.len() as u64;
-                            }
-                            Some(n) => {
-                                *s.not_moved.other.entry(sys::errno_name(n)).or_default() += chunk.len() as u64;
-                            }
-                            None => {
-                                *s.not_moved.other.entry("unknown".into()).or_default() += chunk.len() as u64;
-                            }
-                        },
-                    }
-                }
-            }
+        let b = Batches::new(&groups, opts.batch());
+        let mut states = pages::par_batches(b.len(), jobs, MoveState::default, |st, k| mover.batch(st, &b, k));
+        // Pass 1: pages that were busy (-EBUSY, outside THP mappings) are retried once.
+        for st in states.iter_mut() {
+            mover.retry(st);
+        }
+        let mut all_runs = Vec::new();
+        for st in states {
+            all_runs.extend(st.runs.runs);
+        }
+        rollback.pages = pages::merge_runs(all_runs, page)
+            .into_iter()
+            .map(|(a, c, n)| PageRun { start: format!("0x{a:x}"), count: c, node: n })
+            .collect();
+        let counts = mover.counts.into_inner().unwrap_or_else(|e| e.into_inner());
+        for (r, (d, attempted)) in ranges.iter_mut().zip(counts) {
+            r.stats.add_counts(&d);
+            r.stats.not_attempted = r.stats.to_move.saturating_sub(attempted);
+        }
+        if let Some(e) = mover.query_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            warnings.push(e);
+        }
+        if mover.exited.load(Ordering::SeqCst) {
+            status = Status::ProcessExited;
+        } else if let Some(m) = mover.message.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            status = Status::Partial;
+            message = Some(m);
+        }
+        if mover.runs_full.load(Ordering::SeqCst) && status != Status::ProcessExited {
+            status = Status::Partial;
+            message.get_or_insert(format!(
+                "the rollback record reached its limit of {APPLY_MAX_RUNS} page runs (the pages' previous nodes \
+                 alternate too often to record compactly), so the remaining pages were not moved: split the plan \
+                 into smaller plans"
+            ));
         }
         if let (true, Status::Complete, Some(b)) = (mover.budget_hit.load(Ordering::SeqCst), status, opts.budget) {
             status = Status::BudgetExhausted;
@@ -850,15 +1251,36 @@ fn run(
         if total > 0 {
             progress(opts, mover.done.load(Ordering::SeqCst), total, t0);
         }
-        rollback.pages = runs(&mut moved_pages, page);
 
-        // -- pin threads
+        // -- pin threads (each checked again just before: still ours, same start time)
         if status != Status::ProcessExited {
             for (t, r) in threads.iter().zip(thread_reports.iter_mut()) {
+                if t.skip.is_some() {
+                    continue;
+                }
+                match task_owner(pid, t.tid, proc_root) {
+                    TaskOwner::Ours { start_ticks } if t.start_ticks.is_none_or(|s| s == start_ticks) => {}
+                    TaskOwner::Ours { .. } => {
+                        r.error = Some("the thread exited and its id was reused by a new thread; not pinned".into());
+                        continue;
+                    }
+                    TaskOwner::Gone => {
+                        r.error = Some("the thread has exited".into());
+                        continue;
+                    }
+                    TaskOwner::Foreign(owner) => {
+                        r.error = Some(format!("the thread id now belongs to process {owner}; not pinned"));
+                        continue;
+                    }
+                }
                 match sys::set_affinity(t.tid, &t.cpus) {
                     Ok(()) => {
                         if let Some(prev) = &r.previous_cpus {
-                            rollback.threads.push(ThreadAffinity { tid: t.tid, cpus: prev.clone() });
+                            rollback.threads.push(ThreadAffinity {
+                                tid: t.tid,
+                                cpus: prev.clone(),
+                                start_time_ticks: t.start_ticks.map(|s| s.to_string()),
+                            });
                         }
                         match sys::get_affinity(t.tid) {
                             Ok(rb) => {
@@ -903,23 +1325,13 @@ fn run(
                 "process {pid} exited midway: {moved} pages had been moved and {pinned} threads pinned before it exited"
             ));
         } else {
-            for (gi, g) in groups.iter().enumerate() {
-                if let Ok(after) = query_nodes(pid, &g.addrs, opts.max_jobs()) {
-                    let s = &mut ranges[gi].stats;
-                    let mut hist = BTreeMap::new();
-                    let mut on = 0;
-                    for (i, &a) in after.iter().enumerate() {
-                        if a >= 0 {
-                            *hist.entry(a as u32).or_default() += 1;
-                            if a as u32 == g.targets[i] {
-                                on += 1;
-                            }
-                        }
+            for (r, after) in ranges.iter_mut().zip(verify(pid, page, &groups, query_jobs)) {
+                match after {
+                    Some((hist, on)) => {
+                        r.stats.after = Some(hist);
+                        r.stats.on_target_after = Some(on);
                     }
-                    s.after = Some(hist);
-                    s.on_target_after = Some(on);
-                } else {
-                    warnings.push(format!("verification query of range 0x{:x}-0x{:x} failed", g.start, g.end));
+                    None => warnings.push(format!("verification query of range 0x{:x}-0x{:x} failed", r.start, r.end)),
                 }
             }
             let not_moved: u64 = ranges.iter().map(|r| r.stats.not_moved.total()).sum();
@@ -928,7 +1340,8 @@ fn run(
             }
             // The kernel's per-page status is not the last word (a THP moves as a whole, a
             // page can be migrated again by someone else): the verification query decides.
-            let present: u64 = ranges.iter().map(|r| r.stats.pages - r.stats.not_present_before).sum();
+            let present: u64 =
+                ranges.iter().map(|r| r.stats.pages - r.stats.unmapped - r.stats.not_present_before).sum();
             let on: u64 = ranges.iter().filter_map(|r| r.stats.on_target_after).sum();
             if on < present && matches!(status, Status::Complete | Status::Partial) {
                 status = Status::Partial;
@@ -978,121 +1391,248 @@ fn run(
     })
 }
 
-/// What became of one batch of `move_pages`.
-enum Chunk {
-    /// Not issued: the time budget ran out or moving stopped (process exited, not permitted).
-    NotAttempted,
-    /// The per-page status the kernel returned.
-    Done(Vec<i32>),
-    /// The whole call failed; `exited`: the process is gone (checked right after the failure).
-    Failed { err: io::Error, exited: bool },
+/// One worker's buffers and findings during the move pass.
+#[derive(Default)]
+struct MoveState {
+    addrs: Vec<u64>,
+    targets: Vec<u32>,
+    /// Moved pages with the node they were on before (the rollback record).
+    runs: RunBuilder,
+    /// Busy pages to retry once: (group, address, target, node before).
+    retry: Vec<(usize, u64, u32, u32)>,
 }
 
 /// Issues `move_pages` batches, on `jobs` threads at once when asked (disjoint page sets of one
-/// process: the kernel allows concurrent `move_pages` on one mm). Shared state: a stop flag
-/// (budget out, process gone, not permitted), the progress counter and its 250 ms throttle.
+/// process: the kernel allows concurrent `move_pages` on one mm). Each batch is queried just
+/// before it is moved (the current node decides what to move and is what the rollback record
+/// keeps). Shared state: the stop flag (budget out, process gone, not permitted, rollback record
+/// full), the progress counter and its 250 ms throttle, the per-group counters.
 struct Mover<'a> {
     pid: i32,
     start_time: u64,
     proc_root: &'a Path,
     opts: &'a ApplyOptions,
+    page: u64,
+    groups: &'a [Group],
+    thp: &'a [(u64, u64)],
     t0: Instant,
     total: u64,
     stop: AtomicBool,
     budget_hit: AtomicBool,
+    exited: AtomicBool,
+    runs_full: AtomicBool,
+    /// Runs the workers' rollback builders hold (reserved before each move).
+    runs_used: AtomicUsize,
     done: AtomicU64,
     last_progress: Mutex<Instant>,
+    /// Why moving stopped for lack of permission.
+    message: Mutex<Option<String>>,
+    query_error: Mutex<Option<String>>,
+    /// Per group: moved / not-moved counters, and pages handed to move_pages in pass 0.
+    counts: Mutex<Vec<(PageStats, u64)>>,
 }
 
 impl Mover<'_> {
-    /// Moves each chunk (indices into `g`) to its targets; results in chunk order.
-    fn run_chunks(&self, g: &Group, chunks: &[&[usize]], count_done: bool, jobs: usize) -> Vec<Chunk> {
-        if jobs <= 1 || chunks.len() <= 1 {
-            return chunks.iter().map(|c| self.one(g, c, count_done)).collect();
+    /// Reserves room for `n` more runs in the rollback record; false (and moving stops) when
+    /// the record would exceed [`APPLY_MAX_RUNS`].
+    fn reserve_runs(&self, n: usize) -> bool {
+        let mut cur = self.runs_used.load(Ordering::SeqCst);
+        loop {
+            if cur + n > APPLY_MAX_RUNS {
+                self.runs_full.store(true, Ordering::SeqCst);
+                self.stop.store(true, Ordering::SeqCst);
+                return false;
+            }
+            match self.runs_used.compare_exchange(cur, cur + n, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return true,
+                Err(x) => cur = x,
+            }
         }
-        let next = AtomicUsize::new(0);
-        let mut out: Vec<(usize, Chunk)> = std::thread::scope(|sc| {
-            let workers: Vec<_> = (0..jobs.min(chunks.len()))
-                .map(|_| {
-                    sc.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let k = next.fetch_add(1, Ordering::SeqCst);
-                            if k >= chunks.len() {
-                                break;
-                            }
-                            mine.push((k, self.one(g, chunks[k], count_done)));
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            workers.into_iter().flat_map(|w| w.join().expect("move_pages worker panicked")).collect()
-        });
-        out.sort_by_key(|(k, _)| *k);
-        out.into_iter().map(|(_, c)| c).collect()
     }
 
-    fn one(&self, g: &Group, chunk: &[usize], count_done: bool) -> Chunk {
-        if self.stop.load(Ordering::SeqCst) {
-            return Chunk::NotAttempted;
+    /// Replaces a reservation of `reserved` runs by the `added` runs a move really made.
+    fn settle_runs(&self, reserved: usize, added: usize) {
+        if added > reserved {
+            self.runs_used.fetch_add(added - reserved, Ordering::SeqCst);
+        } else {
+            self.runs_used.fetch_sub(reserved - added, Ordering::SeqCst);
         }
+    }
+
+    /// A whole call failed. Returns the errno name when the pages count as not moved; `None`
+    /// when moving stops (the process exited, or it is not permitted).
+    fn failed(&self, e: &io::Error) -> Option<String> {
+        let exited = e.raw_os_error() == Some(libc::ESRCH)
+            || check_process(self.pid, Some(self.start_time), self.proc_root).is_err();
+        if exited {
+            self.exited.store(true, Ordering::SeqCst);
+            self.stop.store(true, Ordering::SeqCst);
+            return None;
+        }
+        match e.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EACCES) => {
+                self.stop.store(true, Ordering::SeqCst);
+                lock(&self.message).get_or_insert_with(|| page_permission_message(self.pid, self.proc_root, e));
+                None
+            }
+            Some(n) => Some(sys::errno_name(n)),
+            None => Some("unknown".into()),
+        }
+    }
+
+    fn out_of_time(&self) -> bool {
         if let Some(b) = self.opts.budget {
             if self.t0.elapsed() >= b {
                 self.budget_hit.store(true, Ordering::SeqCst);
                 self.stop.store(true, Ordering::SeqCst);
-                return Chunk::NotAttempted;
+                return true;
             }
+        }
+        false
+    }
+
+    /// Queries batch `k` and moves its pages that are not on their target node.
+    fn batch(&self, st: &mut MoveState, b: &Batches, k: usize) {
+        if self.stop.load(Ordering::SeqCst) || self.out_of_time() {
+            return;
         }
         if let (Some(p), true) = (self.opts.pause, self.done.load(Ordering::SeqCst) > 0) {
             std::thread::sleep(p);
         }
-        let addrs: Vec<u64> = chunk.iter().map(|&i| g.addrs[i]).collect();
-        let nodes: Vec<i32> = chunk.iter().map(|&i| g.targets[i] as i32).collect();
-        let mut st = vec![0i32; chunk.len()];
-        let result = match sys::move_pages(self.pid, &addrs, &nodes, &mut st) {
-            Ok(_) => Chunk::Done(st),
+        let (g, from, n) = b.locate(k, self.groups);
+        let page = self.page;
+        self.groups[g].fill(from, n, page, &mut st.addrs, &mut st.targets);
+        let before = match query_page_nodes(self.pid, &st.addrs) {
+            Ok(v) => v,
             Err(e) => {
-                let exited = e.raw_os_error() == Some(libc::ESRCH)
-                    || check_process(self.pid, Some(self.start_time), self.proc_root).is_err();
-                if exited || matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
-                    self.stop.store(true, Ordering::SeqCst);
+                if let Some(name) = self.failed(&e) {
+                    lock(&self.query_error).get_or_insert(format!(
+                        "a move_pages query of process {} failed with {name}: those pages were not moved",
+                        self.pid
+                    ));
                 }
-                Chunk::Failed { err: e, exited }
+                return;
             }
         };
-        let done = if count_done {
-            self.done.fetch_add(chunk.len() as u64, Ordering::SeqCst) + chunk.len() as u64
-        } else {
-            self.done.load(Ordering::SeqCst)
-        };
+        let (addrs, targets) = (&st.addrs, &st.targets);
+        let work: Vec<usize> = (0..addrs.len())
+            .filter(|&i| before[i] >= 0 && (self.opts.no_skip || before[i] as u32 != targets[i]))
+            .collect();
+        if work.is_empty() {
+            return;
+        }
+        let reserved = pages::count_runs(work.iter().map(|&i| (addrs[i], before[i] as u32)), page);
+        if !self.reserve_runs(reserved) {
+            return;
+        }
+        let wa: Vec<u64> = work.iter().map(|&i| addrs[i]).collect();
+        let wn: Vec<i32> = work.iter().map(|&i| targets[i] as i32).collect();
+        let mut status = vec![0i32; work.len()];
+        let mut d = PageStats::default();
+        let mut attempted = 0u64;
+        let runs_before = st.runs.runs.len();
+        match sys::move_pages(self.pid, &wa, &wn, &mut status) {
+            Ok(_) => {
+                attempted = work.len() as u64;
+                for (j, &i) in work.iter().enumerate() {
+                    let (r, a, t, b0) = (status[j], addrs[i], targets[i], before[i] as u32);
+                    if r >= 0 {
+                        if r as u32 == t {
+                            d.moved += 1;
+                        } else {
+                            d.not_moved.elsewhere += 1;
+                        }
+                        st.runs.push(a, b0, page);
+                    } else if pages::contains(self.thp, a) {
+                        d.not_moved.huge_page += 1;
+                    } else if -r == libc::EBUSY {
+                        st.retry.push((g, a, t, b0));
+                    } else {
+                        classify(&mut d.not_moved, -r);
+                    }
+                }
+            }
+            Err(e) => {
+                if let Some(name) = self.failed(&e) {
+                    *d.not_moved.other.entry(name).or_default() += work.len() as u64;
+                    attempted = work.len() as u64;
+                }
+            }
+        }
+        self.settle_runs(reserved, st.runs.runs.len() - runs_before);
+        let done = self.done.fetch_add(work.len() as u64, Ordering::SeqCst) + work.len() as u64;
+        {
+            let mut c = lock(&self.counts);
+            c[g].0.add_counts(&d);
+            c[g].1 += attempted;
+        }
         if let Ok(mut last) = self.last_progress.lock() {
             if last.elapsed() >= Duration::from_millis(250) {
                 progress(self.opts, done, self.total, self.t0);
                 *last = Instant::now();
             }
         }
-        result
+        if st.retry.len() >= self.opts.batch() {
+            self.retry(st);
+        }
     }
-}
 
-/// `move_pages` query of `addrs` on up to `jobs` threads (disjoint slices).
-fn query_nodes(pid: i32, addrs: &[u64], jobs: usize) -> io::Result<Vec<i32>> {
-    const MIN_PER_JOB: usize = 8192;
-    let j = jobs.min(addrs.len().div_ceil(MIN_PER_JOB)).max(1);
-    if j <= 1 {
-        return query_page_nodes(pid, addrs);
+    /// Moves the busy pages of `st` once more; what still fails is counted as busy.
+    fn retry(&self, st: &mut MoveState) {
+        let list = std::mem::take(&mut st.retry);
+        if list.is_empty() {
+            return;
+        }
+        let page = self.page;
+        let mut d: BTreeMap<usize, PageStats> = BTreeMap::new();
+        let give_up = |d: &mut BTreeMap<usize, PageStats>| {
+            for &(g, ..) in &list {
+                d.entry(g).or_default().not_moved.busy += 1;
+            }
+        };
+        let reserved = pages::count_runs(list.iter().map(|&(_, a, _, b0)| (a, b0)), page);
+        if self.stop.load(Ordering::SeqCst) || self.out_of_time() || !self.reserve_runs(reserved) {
+            give_up(&mut d);
+        } else {
+            let wa: Vec<u64> = list.iter().map(|x| x.1).collect();
+            let wn: Vec<i32> = list.iter().map(|x| x.2 as i32).collect();
+            let mut status = vec![0i32; list.len()];
+            let runs_before = st.runs.runs.len();
+            match sys::move_pages(self.pid, &wa, &wn, &mut status) {
+                Ok(_) => {
+                    for (j, &(g, a, t, b0)) in list.iter().enumerate() {
+                        let s = d.entry(g).or_default();
+                        let r = status[j];
+                        if r >= 0 {
+                            if r as u32 == t {
+                                s.moved += 1;
+                            } else {
+                                s.not_moved.elsewhere += 1;
+                            }
+                            st.runs.push(a, b0, page);
+                        } else if -r == libc::EBUSY {
+                            s.not_moved.busy += 1;
+                        } else {
+                            classify(&mut s.not_moved, -r);
+                        }
+                    }
+                }
+                Err(e) => match self.failed(&e) {
+                    Some(name) => {
+                        for &(g, ..) in &list {
+                            *d.entry(g).or_default().not_moved.other.entry(name.clone()).or_default() += 1;
+                        }
+                    }
+                    None => give_up(&mut d),
+                },
+            }
+            self.settle_runs(reserved, st.runs.runs.len() - runs_before);
+        }
+        let mut c = lock(&self.counts);
+        for (g, s) in d {
+            c[g].0.add_counts(&s);
+        }
     }
-    let per = addrs.len().div_ceil(j);
-    let parts: Vec<io::Result<Vec<i32>>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = addrs.chunks(per).map(|c| sc.spawn(move || query_page_nodes(pid, c))).collect();
-        hs.into_iter().map(|h| h.join().expect("query worker panicked")).collect()
-    });
-    let mut out = Vec::with_capacity(addrs.len());
-    for p in parts {
-        out.extend(p?);
-    }
-    Ok(out)
 }
 
 fn classify(n: &mut NotMoved, errno: i32) {
@@ -1104,39 +1644,9 @@ fn classify(n: &mut NotMoved, errno: i32) {
     }
 }
 
-/// Run-length encodes (address, previous node) pairs into runs of consecutive pages.
-fn runs(pages: &mut [(u64, u32)], page: u64) -> Vec<PageRun> {
-    pages.sort_unstable();
-    let mut out: Vec<(u64, u64, u32)> = Vec::new();
-    for &(a, n) in pages.iter() {
-        if let Some(last) = out.last_mut() {
-            if last.2 == n && last.0 + last.1 * page == a {
-                last.1 += 1;
-                continue;
-            }
-        }
-        out.push((a, 1, n));
-    }
-    out.into_iter().map(|(a, c, n)| PageRun { start: format!("0x{a:x}"), count: c, node: n }).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn runs_merge_consecutive_pages() {
-        let mut p = vec![(0x3000, 1), (0x1000, 0), (0x2000, 0), (0x5000, 0)];
-        let r = runs(&mut p, 0x1000);
-        assert_eq!(
-            r,
-            vec![
-                PageRun { start: "0x1000".into(), count: 2, node: 0 },
-                PageRun { start: "0x3000".into(), count: 1, node: 1 },
-                PageRun { start: "0x5000".into(), count: 1, node: 0 },
-            ]
-        );
-    }
 
     #[test]
     fn smaps_thp_ranges() {
@@ -1145,20 +1655,84 @@ mod tests {
         assert_eq!(parse_smaps_thp(t), vec![(0x7f0000000000, 0x7f0000400000)]);
     }
 
-    #[test]
-    fn rollback_record_round_trip() {
-        let r = RollbackRecord {
+    fn record() -> RollbackRecord {
+        RollbackRecord {
             format: ROLLBACK_FORMAT.into(),
             version: 1,
             pid: 5,
             start_time_ticks: "77".into(),
             page_size: 4096,
-            pages: vec![PageRun { start: "0x1000".into(), count: 3, node: 0 }],
-            threads: vec![ThreadAffinity { tid: 6, cpus: vec![0, 1] }],
-        };
+            pages: vec![
+                PageRun { start: "0x5000".into(), count: 1, node: 0 },
+                PageRun { start: "0x1000".into(), count: 3, node: 1 },
+            ],
+            threads: vec![ThreadAffinity { tid: 6, cpus: vec![0, 1], start_time_ticks: Some("80".into()) }],
+        }
+    }
+
+    #[test]
+    fn rollback_record_round_trip() {
+        let r = record();
         let s = serde_json::to_string(&r).unwrap();
-        assert!(s.contains("\"startTimeTicks\":\"77\""), "{s}");
+        assert!(s.contains("\"startTimeTicks\":\"77\"") && s.contains("\"startTimeTicks\":\"80\""), "{s}");
         assert_eq!(RollbackRecord::parse(&s).unwrap(), r);
+        assert_eq!(r.checked_runs().unwrap(), vec![(0x1000, 3, 1), (0x5000, 1, 0)]);
         assert!(RollbackRecord::parse(&s.replace("numascope-rollback", "x")).is_err());
+        // a record without thread start times (older writers) still parses
+        let old = s.replace(",\"startTimeTicks\":\"80\"", "");
+        assert_eq!(RollbackRecord::parse(&old).unwrap().threads[0].start_time_ticks, None);
+    }
+
+    fn bad(f: impl FnOnce(&mut RollbackRecord)) -> PlanError {
+        let mut r = record();
+        f(&mut r);
+        RollbackRecord::parse(&serde_json::to_string(&r).unwrap()).unwrap_err()
+    }
+
+    #[test]
+    fn rollback_record_errors_name_the_field() {
+        assert_eq!(bad(|r| r.pid = 0).path, "pid");
+        assert_eq!(bad(|r| r.threads[0].tid = -1).path, "threads[0].tid");
+        assert_eq!(bad(|r| r.threads[0].cpus.clear()).path, "threads[0].cpus");
+        assert_eq!(bad(|r| r.threads[0].cpus = vec![0, 9000]).path, "threads[0].cpus[1]");
+        assert_eq!(bad(|r| r.pages[1].start = "0x1001".into()).path, "pages[1].start");
+        assert_eq!(bad(|r| r.pages[1].start = "0x+1000".into()).path, "pages[1].start");
+        assert_eq!(bad(|r| r.pages[1].count = 0).path, "pages[1].count");
+        assert_eq!(bad(|r| r.pages[1].count = 5).path, "pages[0]"); // 0x1000 + 5 pages overlaps 0x5000
+        assert_eq!(bad(|r| r.pages[0].start = "0xfffffffffffff000".into()).path, "pages[0]");
+        assert_eq!(bad(|r| r.page_size = 3).path, "pageSize");
+        let e = bad(|r| r.pages[0].count = 1 << 40);
+        assert_eq!((e.path.as_str(), e.kind), ("pages[0].count", PlanErrorKind::TooLarge));
+        assert!(e.to_string().contains("limit of 134217728 pages"), "{e}");
+        let e = bad(|r| {
+            r.pages = (0..3)
+                .map(|i| PageRun { start: format!("0x{:x}", (i + 1u64) << 40), count: 1 << 27, node: 0 })
+                .collect()
+        });
+        assert_eq!((e.path.as_str(), e.kind), ("pages[2]", PlanErrorKind::TooLarge));
+    }
+
+    #[test]
+    fn thread_owner_is_told_apart() {
+        let me = std::process::id() as i32;
+        let root = Path::new("/proc");
+        assert!(matches!(task_owner(me, me, root), TaskOwner::Ours { .. }));
+        // pid 1 is not one of our threads: it is init's
+        assert_eq!(task_owner(me, 1, root), TaskOwner::Foreign(1));
+        assert_eq!(task_owner(me, i32::MAX, root), TaskOwner::Gone);
+        assert_eq!(task_owner(me, 0, root), TaskOwner::Gone);
+        // a thread id is not a process id
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tx.send(unsafe { libc::syscall(libc::SYS_gettid) } as i32).unwrap();
+            let _ = done_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        assert!(matches!(task_owner(me, tid, root), TaskOwner::Ours { .. }));
+        assert!(matches!(check_process(tid, None, root), Err(ApplyError::ForeignThread { owner, .. }) if owner == me));
+        done_tx.send(()).unwrap();
+        h.join().unwrap();
     }
 }

@@ -13,19 +13,70 @@ use serde_json::Value;
 pub const PLAN_VERSION: u64 = 1;
 pub const PLAN_FORMAT: &str = "numascope-plan";
 
-/// A validation error: the JSON path of the offending field and what is wrong with it.
+// ---------------------------------------------------------------- limits
+
+/// Largest plan text accepted (bytes of JSON). The live server's body limit is the same.
+pub const MAX_PLAN_BYTES: usize = 16 * 1024 * 1024;
+/// Largest rollback record accepted (bytes of JSON).
+pub const MAX_RECORD_BYTES: usize = 256 * 1024 * 1024;
+/// Page ranges per plan.
+pub const MAX_PAGE_RANGES: usize = 1 << 18;
+/// Base pages in one range (or one run of a rollback record): 512 GiB of 4 KiB pages.
+pub const MAX_PAGES_PER_RANGE: u64 = 1 << 27;
+/// Base pages in all ranges of a plan (or all runs of a rollback record): 1 TiB of 4 KiB pages.
+pub const MAX_TOTAL_PAGES: u64 = 1 << 28;
+/// Threads per plan or rollback record.
+pub const MAX_THREADS: usize = 1 << 16;
+/// Node ids per plan (the kernel's MAX_NUMNODES is at most 1024).
+pub const MAX_NODES: usize = 1024;
+/// Page runs in a rollback record. Apply stops moving pages before its record could hold more
+/// than [`APPLY_MAX_RUNS`], which leaves room for the runs a batch in flight can add.
+pub const MAX_ROLLBACK_RUNS: usize = 1 << 22;
+/// Runs at which Apply stops moving pages (so that its rollback record stays readable).
+pub const APPLY_MAX_RUNS: usize = 1 << 21;
+/// Cpu ids in one thread's affinity (the kernel's CONFIG_NR_CPUS is at most 8192).
+pub const MAX_CPUS: usize = 8192;
+
+/// What kind of problem a [`PlanError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanErrorKind {
+    /// The input breaks a rule of the format.
+    Invalid,
+    /// The input is well-formed but exceeds one of the documented limits.
+    TooLarge,
+}
+
+/// A validation error of a plan or a rollback record: the JSON path of the offending field and
+/// what is wrong with it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanError {
+    /// `"plan"` or `"rollback record"`.
+    pub input: &'static str,
     pub path: String,
     pub message: String,
+    pub kind: PlanErrorKind,
+}
+
+impl PlanError {
+    pub fn invalid(input: &'static str, path: &str, message: impl Into<String>) -> PlanError {
+        PlanError { input, path: path.to_string(), message: message.into(), kind: PlanErrorKind::Invalid }
+    }
+
+    pub fn too_large(input: &'static str, path: &str, message: impl Into<String>) -> PlanError {
+        PlanError { input, path: path.to_string(), message: message.into(), kind: PlanErrorKind::TooLarge }
+    }
 }
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            PlanErrorKind::Invalid => "invalid",
+            PlanErrorKind::TooLarge => "refused",
+        };
         if self.path.is_empty() {
-            write!(f, "invalid plan: {}", self.message)
+            write!(f, "{what} {}: {}", self.input, self.message)
         } else {
-            write!(f, "invalid plan: {}: {}", self.path, self.message)
+            write!(f, "{what} {}: {}: {}", self.input, self.path, self.message)
         }
     }
 }
@@ -33,7 +84,28 @@ impl fmt::Display for PlanError {
 impl std::error::Error for PlanError {}
 
 fn err<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
-    Err(PlanError { path: path.to_string(), message: message.into() })
+    Err(PlanError::invalid("plan", path, message))
+}
+
+fn too_large<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError::too_large("plan", path, message))
+}
+
+/// `n` base pages of `page` bytes, human-readable (`128 TiB`).
+pub fn pages_human(n: u64, page: u64) -> String {
+    let b = n as f64 * page as f64;
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -162,10 +234,9 @@ fn node_id(v: &Value, path: &str) -> Result<u32, PlanError> {
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    if s.len() > 40 {
-        format!("{}…", &s[..40])
-    } else {
-        s
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
     }
 }
 
@@ -182,9 +253,12 @@ fn hex_addr(v: &Value, path: &str, page: u64) -> Result<u64, PlanError> {
     let digits = s
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
-        .map_or_else(|| err(path, format!("expected a hex string like \"0x7f3a2c000000\", found {s:?}")), Ok)?;
+        .map_or_else(|| err(path, format!("expected a hex string like \"0x7f3a2c000000\", found {}", short(v))), Ok)?;
+    if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return err(path, format!("{:?} is not a 64-bit hexadecimal address", short(v)));
+    }
     let a = u64::from_str_radix(digits, 16)
-        .map_or_else(|_| err(path, format!("{s:?} is not a hexadecimal address")), Ok)?;
+        .map_or_else(|_| err(path, format!("{} is not a hexadecimal address", short(v))), Ok)?;
     if a % page != 0 {
         return err(path, format!("{s} is not aligned to the {page}-byte page size"));
     }
@@ -211,11 +285,18 @@ fn node_map(v: &Value, path: &str) -> Result<BTreeMap<u32, u64>, PlanError> {
     Ok(out)
 }
 
-fn check_nodes_known(nodes: &[u32], known: &[u32], path: &str) -> Result<(), PlanError> {
+/// Every node of `nodes` is in `known` (`sorted`: the same ids, sorted) and none is listed twice.
+fn check_nodes_known(nodes: &[u32], known: &[u32], sorted: &[u32], path: &str) -> Result<(), PlanError> {
     for (i, n) in nodes.iter().enumerate() {
-        if !known.contains(n) {
+        if sorted.binary_search(n).is_err() {
             return err(&format!("{path}[{i}]"), format!("node {n} is not in target.machine.nodeIds {known:?}"));
         }
+    }
+    let mut seen = nodes.to_vec();
+    seen.sort_unstable();
+    if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+        let i = nodes.iter().rposition(|n| *n == w[0]).unwrap_or(0);
+        return err(&format!("{path}[{i}]"), format!("node {} listed twice", w[0]));
     }
     Ok(())
 }
@@ -223,13 +304,25 @@ fn check_nodes_known(nodes: &[u32], known: &[u32], path: &str) -> Result<(), Pla
 // ---------------------------------------------------------------- parse
 
 /// Parses and validates a plan. `page_size` is the machine's base page size (alignment rule).
+///
+/// Besides the format's rules, the documented limits are checked here ([`MAX_PLAN_BYTES`],
+/// [`MAX_PAGE_RANGES`], [`MAX_PAGES_PER_RANGE`], [`MAX_TOTAL_PAGES`], [`MAX_THREADS`],
+/// [`MAX_NODES`]), so that nothing later allocates or works in proportion to a hostile size.
 pub fn parse_plan(text: &str, page_size: u64) -> Result<Plan, PlanError> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| PlanError { path: String::new(), message: format!("not JSON: {e}") })?;
+    if text.len() > MAX_PLAN_BYTES {
+        return too_large(
+            "",
+            format!("the plan is {} bytes, more than the limit of {MAX_PLAN_BYTES} bytes", text.len()),
+        );
+    }
+    let v: Value = serde_json::from_str(text).map_err(|e| PlanError::invalid("plan", "", format!("not JSON: {e}")))?;
     plan_from_value(&v, page_size)
 }
 
 pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
+    if !page_size.is_power_of_two() {
+        return err("", format!("the machine's page size {page_size} is not a power of two"));
+    }
     let root = obj(v, "")?;
     let format = string(field(root, "", "format")?, "format")?;
     if format != PLAN_FORMAT {
@@ -283,14 +376,19 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         None => None,
     };
     let m = obj(field(t, "target", "machine")?, "target.machine")?;
-    let node_ids = node_list(field(m, "target.machine", "nodeIds")?, "target.machine.nodeIds")?;
+    let nv = field(m, "target.machine", "nodeIds")?;
+    if array(nv, "target.machine.nodeIds")?.len() > MAX_NODES {
+        return too_large("target.machine.nodeIds", format!("more than {MAX_NODES} nodes"));
+    }
+    let node_ids = node_list(nv, "target.machine.nodeIds")?;
     if node_ids.is_empty() {
         return err("target.machine.nodeIds", "must list at least one node");
     }
-    for i in 1..node_ids.len() {
-        if node_ids[..i].contains(&node_ids[i]) {
-            return err(&format!("target.machine.nodeIds[{i}]"), format!("node {} listed twice", node_ids[i]));
-        }
+    let mut sorted_ids = node_ids.clone();
+    sorted_ids.sort_unstable();
+    if let Some(w) = sorted_ids.windows(2).find(|w| w[0] == w[1]) {
+        let i = node_ids.iter().rposition(|n| *n == w[0]).unwrap_or(0);
+        return err(&format!("target.machine.nodeIds[{i}]"), format!("node {} listed twice", w[0]));
     }
     let distances = match opt_field(m, "distances") {
         Some(d) => {
@@ -324,14 +422,47 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
 
     // pageRanges
     let mut page_ranges = Vec::new();
+    let mut total_pages: u64 = 0;
     if let Some(prs) = opt_field(root, "pageRanges") {
-        for (i, r) in array(prs, "pageRanges")?.iter().enumerate() {
+        let prs = array(prs, "pageRanges")?;
+        if prs.len() > MAX_PAGE_RANGES {
+            return too_large(
+                "pageRanges",
+                format!("{} ranges, more than the limit of {MAX_PAGE_RANGES} ranges per plan", prs.len()),
+            );
+        }
+        page_ranges.reserve(prs.len());
+        for (i, r) in prs.iter().enumerate() {
             let p = format!("pageRanges[{i}]");
             let o = obj(r, &p)?;
             let start = hex_addr(field(o, &p, "start")?, &join(&p, "start"), page_size)?;
             let end = hex_addr(field(o, &p, "end")?, &join(&p, "end"), page_size)?;
             if start >= end {
                 return err(&join(&p, "end"), format!("end 0x{end:x} must be greater than start 0x{start:x}"));
+            }
+            let pages = (end - start) / page_size;
+            if pages > MAX_PAGES_PER_RANGE {
+                return too_large(
+                    &p,
+                    format!(
+                        "0x{start:x}-0x{end:x} is {pages} pages ({}), more than the limit of {MAX_PAGES_PER_RANGE} \
+                         pages ({}) per range",
+                        pages_human(pages, page_size),
+                        pages_human(MAX_PAGES_PER_RANGE, page_size)
+                    ),
+                );
+            }
+            total_pages += pages;
+            if total_pages > MAX_TOTAL_PAGES {
+                return too_large(
+                    &p,
+                    format!(
+                        "the ranges up to this one hold {total_pages} pages ({}), more than the limit of \
+                         {MAX_TOTAL_PAGES} pages ({}) per plan",
+                        pages_human(total_pages, page_size),
+                        pages_human(MAX_TOTAL_PAGES, page_size)
+                    ),
+                );
             }
             let action = match string(field(o, &p, "action")?, &join(&p, "action"))? {
                 "move" => Action::Move,
@@ -354,7 +485,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                 }
                 _ => {}
             }
-            check_nodes_known(&to_nodes, &node_ids, &tp)?;
+            check_nodes_known(&to_nodes, &node_ids, &sorted_ids, &tp)?;
             let expected_nodes = match opt_field(o, "expectedNodes") {
                 Some(e) => Some(node_map(e, &join(&p, "expectedNodes"))?),
                 None => None,
@@ -378,8 +509,16 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
 
     // threads
     let mut threads = Vec::new();
+    let mut tids = std::collections::HashSet::new();
     if let Some(ts) = opt_field(root, "threads") {
-        for (i, t) in array(ts, "threads")?.iter().enumerate() {
+        let ts = array(ts, "threads")?;
+        if ts.len() > MAX_THREADS {
+            return too_large(
+                "threads",
+                format!("{} threads, more than the limit of {MAX_THREADS} threads per plan", ts.len()),
+            );
+        }
+        for (i, t) in ts.iter().enumerate() {
             let p = format!("threads[{i}]");
             let o = obj(t, &p)?;
             let tid = uint(field(o, &p, "tid")?, &join(&p, "tid"))?;
@@ -391,7 +530,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
             if to_nodes.is_empty() {
                 return err(&tp, "must list at least one node");
             }
-            check_nodes_known(&to_nodes, &node_ids, &tp)?;
+            check_nodes_known(&to_nodes, &node_ids, &sorted_ids, &tp)?;
             let expected_node = match opt_field(o, "expectedNode") {
                 Some(n) => Some(node_id(n, &join(&p, "expectedNode"))?),
                 None => None,
@@ -400,7 +539,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                 Some(s) => Some(string(s, &join(&p, "reason"))?.to_string()),
                 None => None,
             };
-            if threads.iter().any(|x: &ThreadPin| x.tid == tid as i32) {
+            if !tids.insert(tid) {
                 return err(&join(&p, "tid"), format!("thread {tid} is listed twice"));
             }
             threads.push(ThreadPin { tid: tid as i32, to_nodes, expected_node, reason });
@@ -499,6 +638,47 @@ mod tests {
         let e = bad(|v| v["version"] = serde_json::json!(2));
         assert_eq!(e.path, "version");
         assert!(e.message.contains("version 2") && e.message.contains("(1)"), "{e}");
+    }
+
+    #[test]
+    fn limits_are_checked_at_parse() {
+        let e = bad(|v| {
+            v["pageRanges"] =
+                serde_json::json!([{ "start": "0x1000", "end": "0x7ffffffff000", "action": "move", "toNodes": [0] }])
+        });
+        assert_eq!((e.path.as_str(), e.kind), ("pageRanges[0]", PlanErrorKind::TooLarge));
+        assert!(
+            e.to_string().starts_with("refused plan: pageRanges[0]: 0x1000-0x7ffffffff000 is 34359738366 pages"),
+            "{e}"
+        );
+        let big = MAX_PAGES_PER_RANGE * 4096;
+        let r = |i: u64| serde_json::json!({ "start": format!("0x{:x}", (i + 1) * big), "end": format!("0x{:x}", (i + 2) * big), "action": "move", "toNodes": [0] });
+        let e = bad(|v| v["pageRanges"] = serde_json::json!([r(0), r(1), r(2)]));
+        assert_eq!((e.path.as_str(), e.kind), ("pageRanges[2]", PlanErrorKind::TooLarge));
+        let many = serde_json::json!({ "start": "0x1000", "end": "0x2000", "action": "move", "toNodes": [0] });
+        let e = bad(|v| v["pageRanges"] = Value::Array(vec![many; MAX_PAGE_RANGES + 1]));
+        assert_eq!((e.path.as_str(), e.kind), ("pageRanges", PlanErrorKind::TooLarge));
+        let t = serde_json::json!({ "tid": 1, "toNodes": [0] });
+        assert_eq!(bad(|v| v["threads"] = Value::Array(vec![t; MAX_THREADS + 1])).kind, PlanErrorKind::TooLarge);
+        let e = parse_plan(&" ".repeat(MAX_PLAN_BYTES + 1), 4096).unwrap_err();
+        assert_eq!(e.kind, PlanErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn hostile_values_give_errors_not_panics() {
+        assert_eq!(
+            bad(|v| v["pageRanges"][0]["toNodes"] = serde_json::json!([0, 1, 0])).path,
+            "pageRanges[0].toNodes[2]"
+        );
+        assert_eq!(bad(|v| v["pageRanges"][0]["start"] = "0x+1000".into()).path, "pageRanges[0].start");
+        assert_eq!(bad(|v| v["pageRanges"][0]["start"] = "0x10000000000000000".into()).path, "pageRanges[0].start");
+        // a long multi-byte string in an error message is cut at a character boundary
+        let e = bad(|v| v["pageRanges"][0]["start"] = "💥".repeat(50).into());
+        assert!(e.message.contains('…'), "{e}");
+        assert_eq!(
+            bad(|v| v["target"]["machine"]["nodeIds"] = serde_json::json!([0, 1, 1])).path,
+            "target.machine.nodeIds[2]"
+        );
     }
 
     #[test]
