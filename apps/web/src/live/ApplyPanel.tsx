@@ -46,6 +46,12 @@ const HINTS: Record<string, string> = {
   'thread-not-in-process': 'A thread in the plan is no longer part of the process.',
   permission: 'numascope serve may not change this process: run it as the process’s user, or grant it CAP_SYS_NICE and CAP_SYS_PTRACE (docs/apply.md).',
   'invalid-plan': 'The plan does not follow docs/plan-format.md; the message names the field.',
+  'plan-too-large': 'The plan has more ranges, pages or threads than numascope applies at once: split it (the message names the limit).',
+  'invalid-record': 'The rollback record is not one numascope wrote; the message names the field.',
+  'record-too-large': 'The rollback record is larger than the server accepts: roll it back with `numascope rollback` on the command line.',
+  'foreign-thread': 'A thread in the plan or record belongs to another process; nothing was changed.',
+  'range-not-mapped': 'No page of a range in the plan is mapped in the process any more (it freed or remapped that memory): record again and make a new plan.',
+  'duplicate-key': 'The request names a key twice in one object; the message says which.',
 };
 
 export function ApplyPanel({
