@@ -531,7 +531,7 @@ impl OpenedPerfData {
         };
         let le64 = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
         let mut r = BufReader::with_capacity(1 << 18, &self.file);
-        perf_file::walk_records(&mut r, self.layout.records, self.layout.pipe, |rec| {
+        let stats = perf_file::walk_records(&mut r, self.layout.records, self.layout.pipe, |rec| {
             match rec.type_ {
                 record_type::SAMPLE => {
                     let index = id_offset
@@ -575,6 +575,12 @@ impl OpenedPerfData {
             Ok(())
         })
         .map_err(|e| ImportError::from_format(&self.path, e))?;
+        if let Some((at, left)) = stats.cut_at {
+            out.notes.push(format!(
+                "the pipe-mode stream ends inside the record at offset {at}: its last {left} bytes were not imported \
+                 (perf says \"unexpected end of event stream\" and keeps the rest too)"
+            ));
+        }
         Ok(())
     }
 }

@@ -489,7 +489,14 @@ pub fn check_file_layout<R: Read + Seek>(r: &mut R, len: u64) -> Result<FileLayo
             "the perf.data header needs {HEADER_SIZE} bytes but the file has {len}"
         )));
     }
-    if header_size < HEADER_SIZE || header_size > len {
+    if header_size == 72 {
+        return Err(FormatError::Unsupported {
+            what: "a perf.data header of 72 bytes, without feature bits (perf before Linux 2.6.37)".into(),
+            hint: "re-record with a newer perf".into(),
+        });
+    }
+    if header_size != HEADER_SIZE {
+        // perf itself refuses any other size (perf_file_header__read).
         return Err(FormatError::Corrupt(format!(
             "the header says it is {header_size} bytes; a perf.data header is {HEADER_SIZE} bytes \
              (or {PIPE_HEADER_SIZE} in a pipe-mode file)"
@@ -606,7 +613,10 @@ pub fn check_pipe_metadata<R: Read + Seek>(r: &mut R, len: u64) -> Result<FileLa
             // perf_event_attr (its own size) + u64 ids, as HeaderAttr::parse reads it.
             let declared = u32_at(&body, 4).unwrap_or(0) as u64;
             let consumed = attr_parse_len(declared);
-            if declared < ATTR_SIZE_VER0 || consumed > body.len() as u64 || !(body.len() as u64 - consumed).is_multiple_of(8) {
+            if declared < ATTR_SIZE_VER0
+                || consumed > body.len() as u64
+                || !(body.len() as u64 - consumed).is_multiple_of(8)
+            {
                 return Err(FormatError::Corrupt(format!(
                     "HEADER_ATTR record at offset {pos}: a {declared}-byte perf_event_attr and a list of u64 ids \
                      do not make up its {}-byte body",
@@ -669,6 +679,9 @@ pub struct WalkStats {
     pub records: u64,
     pub compressed_bytes: u64,
     pub decompressed_bytes: u64,
+    /// Pipe mode only: the stream ends inside a record (offset of that record, bytes left).
+    /// perf reports "unexpected end of event stream" and keeps what it read; so do we.
+    pub cut_at: Option<(u64, u64)>,
 }
 
 /// Decompressed bytes allowed after `compressed` bytes of zstd input.
@@ -705,6 +718,10 @@ pub fn walk_records<R: Read + Seek>(
     let mut zstd: Option<Zstd> = None;
     while pos < end {
         if end - pos < RECORD_HEADER_SIZE {
+            if pipe {
+                stats.cut_at = Some((pos, end - pos));
+                break;
+            }
             return Err(FormatError::Truncated(format!(
                 "the data section ends with {} bytes at offset {pos}, too few for a record header (8 bytes)",
                 end - pos
@@ -721,6 +738,10 @@ pub fn walk_records<R: Read + Seek>(
             )));
         }
         if size > end - pos {
+            if pipe {
+                stats.cut_at = Some((pos, end - pos));
+                break;
+            }
             return Err(FormatError::Truncated(format!(
                 "record at offset {pos} (type {type_}) is {size} bytes but the data section ends {} bytes later, at offset {end}",
                 end - pos
@@ -953,4 +974,81 @@ pub fn replace_data_section(file: &[u8], new_data: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(fmt_bytes(21_584), "21.6 kB (21584 bytes)");
+        assert_eq!(fmt_bytes(512), "512 bytes");
+        assert_eq!(fmt_bytes(u64::MAX), "18.4 EB (18446744073709551615 bytes)");
+    }
+
+    #[test]
+    fn strings_are_cut_cleaned_and_bounded() {
+        assert_eq!(clean_string(b"server3\0\0garbage", 64), "server3");
+        assert_eq!(clean_string(b"a\xffb\x1bc", 64), "a\u{fffd}b\u{fffd}c");
+        assert_eq!(clean_string("ééé".as_bytes(), 4), "éé…");
+    }
+
+    #[test]
+    fn attr_consumption_follows_the_reader() {
+        assert_eq!(attr_parse_len(64), 64);
+        assert_eq!(attr_parse_len(100), 96);
+        assert_eq!(attr_parse_len(136), 136);
+        let mut attr = vec![0u8; 136];
+        attr[4..8].copy_from_slice(&136u32.to_le_bytes());
+        let what = || "attr".to_string();
+        assert_eq!(check_attr(&attr, 152, &what).unwrap(), 152);
+        assert_eq!(check_attr(&attr, 136, &what).unwrap(), 136);
+        assert!(matches!(check_attr(&attr, 128, &what), Err(FormatError::Corrupt(_))));
+        attr[4..8].copy_from_slice(&8u32.to_le_bytes());
+        assert!(matches!(check_attr(&attr, 128, &what), Err(FormatError::Corrupt(_))));
+    }
+
+    #[test]
+    fn event_desc_counts_are_checked_against_the_section() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&2u32.to_le_bytes()); // two events
+        b.extend_from_slice(&64u32.to_le_bytes());
+        let mut attr = vec![0u8; 64];
+        attr[4..8].copy_from_slice(&64u32.to_le_bytes());
+        b.extend_from_slice(&attr);
+        b.extend_from_slice(&1u32.to_le_bytes()); // one id
+        b.extend_from_slice(&8u32.to_le_bytes());
+        b.extend_from_slice(b"cycles\0\0");
+        b.extend_from_slice(&7u64.to_le_bytes());
+        // only one event present: the count says two
+        assert!(matches!(check_event_desc(&b, 0), Err(FormatError::Corrupt(_))));
+        b[0..4].copy_from_slice(&1u32.to_le_bytes());
+        let ev = check_event_desc(&b, 0).unwrap();
+        assert_eq!(ev, vec![EventDescEntry { name: "cycles".into(), first_id: Some(7) }]);
+        b[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(check_event_desc(&b, 0), Err(FormatError::Limit { .. })));
+    }
+
+    #[test]
+    fn records_smaller_than_their_header_stop_the_walk() {
+        let mut data = vec![0u8; 24];
+        data[6] = 8; // one 8-byte record
+        data[8 + 6] = 0; // then a zero-size one
+        let mut r = std::io::Cursor::new(data);
+        let mut seen = 0;
+        let e = walk_records(&mut r, Section { offset: 0, size: 24 }, false, |_| {
+            seen += 1;
+            Ok(())
+        });
+        assert!(matches!(e, Err(FormatError::Corrupt(m)) if m.contains("offset 8")));
+        assert_eq!(seen, 1);
+    }
+
+    #[test]
+    fn the_decompression_budget_grows_with_the_input() {
+        assert_eq!(decompression_budget(0), DECOMPRESSED_FLOOR);
+        assert_eq!(decompression_budget(1 << 20), DECOMPRESSED_FLOOR + 32 * (1 << 20));
+        assert_eq!(decompression_budget(u64::MAX), u64::MAX);
+    }
 }
