@@ -328,6 +328,37 @@ fn zstd_bomb_stops_at_the_decompression_budget() {
     expect_error(&run, "limit", &["expand to more than", "perf inject"]);
 }
 
+/// Memory stays proportional to the data: 14 MB of memory samples, each on its own page
+/// (the most the trace builder keeps per sample), zstd-compressed within the budget.
+#[test]
+fn many_compressed_samples_import_in_bounded_memory() {
+    let ivb = ivb();
+    let samples: Vec<usize> = records_of_type(&ivb, 9);
+    let mut data = Vec::new();
+    let mut n = 0u64;
+    while data.len() < 14 << 20 {
+        for &o in &samples {
+            let size = u16::from_le_bytes(ivb[o + 6..o + 8].try_into().unwrap()) as usize;
+            let start = data.len();
+            data.extend_from_slice(&ivb[o..o + size]);
+            // sample_type IP, TID, TIME, ADDR, ...: ADDR at body byte 24; a new page each time.
+            wr64(&mut data, start + 8 + 24, 0x7f00_0000_0000 + n * 4096);
+            n += 1;
+        }
+    }
+    let z = perf_file::compress_data_section(&perf_file::replace_data_section(&ivb, &data), 16 * 1024).unwrap();
+    drop(data);
+    let (run, m) = import("reg-zstd-many", &z);
+    let m = expect_ok(&run, m);
+    assert_eq!(m.capture.sample_count, n);
+    eprintln!(
+        "{n} samples from {} of zstd data: peak RSS {} MiB in {:.2} s",
+        z.len(),
+        run.max_rss_kib / 1024,
+        run.wall.as_secs_f64()
+    );
+}
+
 /// zstd-compressed records (`perf record -z`) import like the plain file.
 #[test]
 fn compressed_file_imports_like_the_original() {
