@@ -264,7 +264,7 @@ fn zero_size_record_is_corrupt_and_named_by_offset() {
     let o = record_offsets(&b)[5];
     wr16(&mut b, o + 6, 0);
     let (run, _) = import("reg-zero-size", &b);
-    expect_error(&run, "corrupt", &[&format!("record at offset {o}"), "says it is 0 bytes"]);
+    expect_error(&run, "corrupt", &[&format!("record at offset {o}"), "says its size is 0"]);
 }
 
 /// A pipe-mode stream cut inside its last record keeps what came before, with a note (perf:

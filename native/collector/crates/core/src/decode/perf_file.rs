@@ -596,7 +596,7 @@ pub fn check_pipe_metadata<R: Read + Seek>(r: &mut R, len: u64) -> Result<FileLa
         // The crate also reads the first record after the metadata: check it too.
         if size < RECORD_HEADER_SIZE {
             return Err(FormatError::Corrupt(format!(
-                "record at offset {pos} (type {type_}) says it is {size} bytes, less than its own 8-byte header"
+                "record at offset {pos} (type {type_}) says its size is {size}, less than its own 8-byte header"
             )));
         }
         if size > len - pos {
@@ -734,7 +734,7 @@ pub fn walk_records<R: Read + Seek>(
         let size = u16_at(&hdr, 6).unwrap_or(0) as u64;
         if size < RECORD_HEADER_SIZE {
             return Err(FormatError::Corrupt(format!(
-                "record at offset {pos} (type {type_}) says it is {size} bytes, less than its own 8-byte header \
+                "record at offset {pos} (type {type_}) says its size is {size}, less than its own 8-byte header \
                  (a record must advance the reader)"
             )));
         }
@@ -867,7 +867,7 @@ fn decompress_record(
             if size < RECORD_HEADER_SIZE as usize {
                 return Err(FormatError::Corrupt(format!(
                     "record at byte {at} of the zstd data decompressed from the COMPRESSED record at offset {offset} \
-                     (type {type_}) says it is {size} bytes, less than its own 8-byte header"
+                     (type {type_}) says its size is {size}, less than its own 8-byte header"
                 )));
             }
             if z.pending.len() - p < size {
