@@ -32,7 +32,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -439,8 +439,10 @@ fn open_perf_data(path: &Path) -> Result<OpenedPerfData, ImportError> {
     let layout = perf_file::check_file_layout(&mut r, len).map_err(|e| ImportError::from_format(&p, e))?;
     drop(r);
 
-    // linux-perf-data reads the checked header, attrs and feature sections.
-    let reader = BufReader::new(File::open(path).map_err(io_err(&p))?);
+    // linux-perf-data reads the checked header, attrs and feature sections, through the same
+    // open file (a path swapped meanwhile is not read).
+    let mut reader = BufReader::new(&file);
+    reader.seek(SeekFrom::Start(0)).map_err(io_err(&p))?; // the crate reads from where it is
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         if layout.pipe {
             PerfFileReader::parse_pipe(reader).map(|r| r.perf_file)
