@@ -411,6 +411,20 @@ fn failed_write_leaves_no_partial_file() {
     }
 }
 
+/// Old code: opening a FIFO waited for a writer forever (a hang). A pipe or device is refused.
+#[test]
+fn fifo_input_is_refused_without_waiting() {
+    let work = work_dir("reg-fifo");
+    let fifo = work.join("in.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let run = run_import(&fifo, &work, RunOptions::default());
+    expect_error(&run, "io", &["not a regular file"]);
+    assert!(run.wall < std::time::Duration::from_secs(5));
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// An output that cannot be written is refused before the input is read.
 #[test]
 fn missing_output_directory_is_refused_first() {

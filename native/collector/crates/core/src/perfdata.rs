@@ -426,13 +426,21 @@ fn crate_error(path: String, e: linux_perf_data::Error) -> ImportError {
 
 fn open_perf_data(path: &Path) -> Result<OpenedPerfData, ImportError> {
     let p = path.display().to_string();
+    let not_regular = || ImportError::Io {
+        path: p.clone(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe or device cannot be imported: save the stream to a file first)",
+        ),
+    };
+    // Checked before opening too: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).map_err(io_err(&p))?.is_file() {
+        return Err(not_regular());
+    }
     let file = File::open(path).map_err(io_err(&p))?;
     let meta = file.metadata().map_err(io_err(&p))?;
     if !meta.is_file() {
-        return Err(ImportError::Io {
-            path: p,
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-        });
+        return Err(not_regular());
     }
     let len = meta.len();
     let mut r = BufReader::new(&file);
