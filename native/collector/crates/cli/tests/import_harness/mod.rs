@@ -714,9 +714,12 @@ pub fn campaign(count: u64, seed: u64) -> Report {
             eprintln!("saved {class} input #{i} ({what}) as {}: {}", saved.display(), run.stderr.trim());
         }
         if run.outcome.is_failure() || seed_failed {
-            std::fs::create_dir_all(&failures_dir).unwrap();
+            // The first 50 failing inputs are kept (a broken build could fail thousands).
             let saved = failures_dir.join(format!("seed{seed}-input{i}.data"));
-            std::fs::write(&saved, &bytes).unwrap();
+            if report.failures.len() < 50 {
+                std::fs::create_dir_all(&failures_dir).unwrap();
+                std::fs::write(&saved, &bytes).unwrap();
+            }
             let msg = match &run.outcome {
                 Outcome::Leftover(v) => format!("left {v:?}; stderr: {}", run.stderr),
                 Outcome::BadOutput(e) => e.clone(),
