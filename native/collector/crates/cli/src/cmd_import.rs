@@ -1,8 +1,14 @@
 //! `numascope import FILE -o OUT.numascope`: perf.data → numascope trace.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use numascope_core::perfdata::{self, ImportError};
+
+/// Exit code of an input or output error (the message says which).
+const EXIT_IMPORT: u8 = 1;
+/// Exit code of a bug (a caught panic): sysexits' EX_SOFTWARE.
+const EXIT_INTERNAL: u8 = 70;
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
@@ -19,15 +25,48 @@ pub struct ImportArgs {
     pub quiet: bool,
 }
 
+/// Where the last panic happened (filled by the panic hook installed during an import).
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
 /// Runs the import; errors are (exit code, message).
+///
+/// A panic is a bug (every size in the file is checked first; the fuzz harness counts them):
+/// it is reported as an "internal error" naming where it happened, with exit code 70, instead
+/// of the default panic message and backtrace.
 pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
-    let s = perfdata::import_to_file(&args.input, &args.output).map_err(|e| {
-        let code = match e {
-            ImportError::Io { .. } | ImportError::Trace(_) => 1,
-            _ => 1,
-        };
-        (code, e.to_string())
-    })?;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        if let Ok(mut last) = LAST_PANIC.lock() {
+            *last = Some(format!("{msg}{at}"));
+        }
+    }));
+    let result = std::panic::catch_unwind(|| perfdata::import_to_file(&args.input, &args.output));
+    std::panic::set_hook(previous);
+    let last_panic = || LAST_PANIC.lock().ok().and_then(|mut l| l.take()).unwrap_or_else(|| "unknown".into());
+    let s = match result {
+        Ok(Ok(s)) => s,
+        Ok(Err(e @ ImportError::Internal { .. })) => {
+            return Err((EXIT_INTERNAL, format!("{e} [panic: {}]", last_panic())));
+        }
+        Ok(Err(e)) => return Err((EXIT_IMPORT, e.to_string())),
+        Err(_) => {
+            return Err((
+                EXIT_INTERNAL,
+                format!(
+                    "{}: internal error while importing ({}); please report it with the file",
+                    args.input.display(),
+                    last_panic()
+                ),
+            ))
+        }
+    };
     if !args.quiet {
         eprintln!(
             "numascope: imported {} of {} samples from {} into {}",

@@ -1,10 +1,17 @@
 //! `numascope import`: perf.data (from `perf mem record`, `perf c2c record`,
 //! `perf record -e ibs_op//`) → a numascope v1 trace.
 //!
-//! The container (header, attrs of any size, feature sections, zstd compression, record
-//! ordering by FINISHED_ROUND) is read with `linux-perf-data` 0.13.0; sample bodies are decoded
-//! by [`crate::decode::sample`] because the bundled reader drops DATA_SRC/WEIGHT and misparses
-//! WEIGHT_STRUCT (platform.md Q3).
+//! The file is untrusted (docs/robustness.md, "perf.data import (Rust)"). The container is
+//! checked by [`crate::decode::perf_file`] before anything is allocated from it: header,
+//! section table, feature sections and attrs against the file's length and limits; then
+//! `linux-perf-data` 0.13.0 reads the header, the attrs (of any size) and the feature sections,
+//! behind `catch_unwind` as a last line of defence; the records (framing, AUXTRACE, zstd
+//! compression) are walked by [`crate::decode::perf_file::walk_records`], which bounds every
+//! size and names the offset of a bad record; sample bodies are decoded by
+//! [`crate::decode::sample`] because the crate's reader drops DATA_SRC/WEIGHT and misparses
+//! WEIGHT_STRUCT (platform.md Q3). Header strings become valid UTF-8 (lossy). Metadata
+//! features (hostname, cpus, NUMA topology, ...) that do not decode are ignored with a note
+//! in the manifest; structural damage (sizes, offsets, records) is an [`ImportError`].
 //!
 //! Decisions (documented in native/collector/README.md):
 //! - **event**: an attr whose PMU (PMU_MAPPINGS header, by attr.type) is `ibs_op`, or whose name
@@ -25,34 +32,97 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Seek, SeekFrom};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType, RecordType, SamplingPolicy};
-use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
+use linux_perf_data::linux_perf_event_reader::{PerfEventType, SamplingPolicy};
+use linux_perf_data::{Feature, PerfFile, PerfFileReader};
 
 use crate::decode::data_src::{C2cStats, DataSource, MemDataSrc, MemOp};
 use crate::decode::ibs::{self, AmdCpu, IbsOpRaw};
 use crate::decode::pebs::{pebs_event_for_config, PebsEvent, Weight};
-use crate::decode::sample::{parse_sample, PerfSample, SampleLayout};
+use crate::decode::perf_file::{
+    self, clean_string, feature, record_type, FileLayout, FormatError, RawRecord, SectionCursor,
+};
+use crate::decode::sample::{
+    parse_sample, PerfSample, SampleLayout, SAMPLE_ADDR, SAMPLE_ID, SAMPLE_IDENTIFIER, SAMPLE_IP, SAMPLE_TID,
+    SAMPLE_TIME,
+};
 use crate::trace::*;
 
+/// Node ids a trace can hold (its `node` columns are int8).
+pub const MAX_NODES: usize = 128;
+/// Cpu ids a trace can hold (its `cpu` columns are int16).
+pub const MAX_CPUS: u32 = 32_768;
+/// Longest header string kept (hostname, kernel, cpu description, one command-line word).
+pub const MAX_HEADER_STRING: usize = 4096;
+/// Longest thread name kept (the kernel's is 16 bytes).
+pub const MAX_COMM: usize = 64;
+
+/// Why a perf.data file could not be imported. Every variant names the file and says what
+/// to do; [`ImportError::kind`] is a stable short name for scripts and the fuzz harness.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{path}: {source}")]
+    #[error("{path}: cannot read the file: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{0}: not a perf.data file (magic {1:?}; expected \"PERFILE2\")")]
-    NotPerfData(String, String),
-    #[error("{0}: unsupported perf.data version: {1}")]
-    Unsupported(String, String),
-    #[error("{0}: truncated perf.data: {1}")]
-    Truncated(String, String),
-    #[error("{0}: cannot read perf.data: {1}")]
-    Parse(String, String),
-    #[error("{0}: no memory samples: {1}")]
-    Empty(String, String),
+    #[error(
+        "{path}: not a perf.data file: {detail}; expected the \"PERFILE2\" magic of a file written by `perf record`"
+    )]
+    NotPerfData { path: String, detail: String },
+    #[error("{path}: unsupported perf.data: {what}; {hint}")]
+    Unsupported { path: String, what: String, hint: String },
+    #[error("{path}: perf.data is truncated: {what}; re-copy the file (or let perf finish writing it)")]
+    Truncated { path: String, what: String },
+    #[error("{path}: perf.data is corrupt: {what}; the file is damaged: re-copy it or record it again")]
+    Corrupt { path: String, what: String },
+    #[error("{path}: perf.data exceeds an import limit: {what}; {hint}")]
+    Limit { path: String, what: String, hint: String },
+    /// An error reported by linux-perf-data for a file that passed our checks.
+    #[error("{path}: cannot read perf.data: {what}; check the file with `perf report --header-only -i FILE`")]
+    Parse { path: String, what: String },
+    /// A panic caught around linux-perf-data (never expected: the checks come first).
+    #[error("{path}: internal error while reading perf.data ({what}); please report it with the file")]
+    Internal { path: String, what: String },
+    #[error("{path}: cannot write the trace there: {what}")]
+    Output { path: String, what: String },
     #[error("writing the trace: {0}")]
     Trace(#[from] TraceError),
+}
+
+impl ImportError {
+    /// Stable short name of the error class: `io`, `not-perf-data`, `unsupported`,
+    /// `truncated`, `corrupt`, `limit`, `parse`, `internal`, `output`, `trace`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ImportError::Io { .. } => "io",
+            ImportError::NotPerfData { .. } => "not-perf-data",
+            ImportError::Unsupported { .. } => "unsupported",
+            ImportError::Truncated { .. } => "truncated",
+            ImportError::Corrupt { .. } => "corrupt",
+            ImportError::Limit { .. } => "limit",
+            ImportError::Parse { .. } => "parse",
+            ImportError::Internal { .. } => "internal",
+            ImportError::Output { .. } => "output",
+            ImportError::Trace(_) => "trace",
+        }
+    }
+
+    fn from_format(path: &str, e: FormatError) -> Self {
+        let path = path.to_string();
+        match e {
+            FormatError::NotPerfData(detail) => ImportError::NotPerfData { path, detail },
+            FormatError::Truncated(what) => ImportError::Truncated { path, what },
+            FormatError::Corrupt(what) => ImportError::Corrupt { path, what },
+            FormatError::Unsupported { what, hint } => ImportError::Unsupported { path, what, hint },
+            FormatError::Limit { what, hint } => ImportError::Limit { path, what, hint },
+            FormatError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => ImportError::Truncated {
+                path,
+                what: "the file ended while it was being read (it shrank, or a size check missed a case)".into(),
+            },
+            FormatError::Io(source) => ImportError::Io { path, source },
+        }
+    }
 }
 
 /// How an attr's samples are turned into trace rows.
@@ -100,6 +170,8 @@ pub struct PerfDataContents {
     pub total_mem_kb: Option<u64>,
     pub numa_nodes: Option<Vec<(u32, u64, Vec<u32>)>>,
     pub cmdline: Option<Vec<String>>,
+    /// Header features that were present but could not be used, and why.
+    pub notes: Vec<String>,
 }
 
 fn type_and_config(t: &PerfEventType) -> (u32, u64) {
@@ -138,118 +210,291 @@ fn classify_attr(name: &str, type_: u32, config: u64, pmu: Option<&str>) -> Even
     }
 }
 
-/// perf header string: u32 len (incl. padding) + NUL-padded bytes.
-fn read_perf_string(b: &[u8], pos: &mut usize) -> Option<String> {
-    let len = u32::from_le_bytes(b.get(*pos..*pos + 4)?.try_into().ok()?) as usize;
-    *pos += 4;
-    let s = b.get(*pos..*pos + len)?;
-    *pos += len;
-    Some(String::from_utf8_lossy(s).trim_end_matches('\0').to_string())
+/// Parses a cpu list (`0-3,8,10-11`, `0-7:2`) from a file: every cpu id below [`MAX_CPUS`],
+/// at most [`MAX_CPUS`] entries, so a list like `0-4294967295` is an error, not 16 GB.
+pub fn parse_cpulist_bounded(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (range, stride) = match part.split_once(':') {
+            Some((r, st)) => (r, st.parse::<u32>().map_err(|_| format!("bad stride in {part:?}"))?),
+            None => (part, 1),
+        };
+        let (a, b) = match range.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
+            None => (range.parse::<u32>(), range.parse::<u32>()),
+        };
+        let (Ok(a), Ok(b)) = (a, b) else { return Err(format!("bad cpu list entry {part:?}")) };
+        if b < a || stride == 0 {
+            return Err(format!("bad cpu range {part:?}"));
+        }
+        if b >= MAX_CPUS {
+            return Err(format!("cpu {b} is beyond the {MAX_CPUS} cpus a trace can name"));
+        }
+        for c in (a..=b).step_by(stride as usize) {
+            if out.len() >= MAX_CPUS as usize {
+                return Err(format!("more than {MAX_CPUS} cpus listed"));
+            }
+            out.push(c);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
 }
 
-/// NUMA_TOPOLOGY feature: u32 nr; per node u32 id, u64 mem_total kB, u64 mem_free kB, string cpulist.
-pub fn parse_numa_topology(b: &[u8]) -> Option<Vec<(u32, u64, Vec<u32>)>> {
-    let nr = u32::from_le_bytes(b.get(0..4)?.try_into().ok()?);
-    let mut pos = 4;
-    let mut out = Vec::new();
+/// NUMA_TOPOLOGY feature: u32 nr; per node u32 id, u64 mem_total kB, u64 mem_free kB, string
+/// cpulist. At most [`MAX_NODES`] nodes with distinct ids below [`MAX_NODES`].
+pub fn numa_topology(b: &[u8], offset: u64) -> Result<Vec<(u32, u64, Vec<u32>)>, FormatError> {
+    let mut c = SectionCursor::new(b, offset, "the NUMA_TOPOLOGY feature section");
+    let nr = c.u32("the node count")?;
+    if nr as usize > MAX_NODES {
+        return Err(FormatError::Limit {
+            what: format!("{nr} nodes; a trace holds at most {MAX_NODES}"),
+            hint: String::new(),
+        });
+    }
+    let mut out: Vec<(u32, u64, Vec<u32>)> = Vec::with_capacity(nr as usize);
     for _ in 0..nr {
-        let id = u32::from_le_bytes(b.get(pos..pos + 4)?.try_into().ok()?);
-        let total = u64::from_le_bytes(b.get(pos + 4..pos + 12)?.try_into().ok()?);
-        pos += 20;
-        let list = read_perf_string(b, &mut pos)?;
-        let cpus = crate::topology::parse_cpulist(&list).ok()?;
+        let id = c.u32("a node id")?;
+        let total = c.u64("a node's MemTotal")?;
+        let _free = c.u64("a node's MemFree")?;
+        let list = c.string("a node's cpu list", MAX_HEADER_STRING)?;
+        if id as usize >= MAX_NODES || out.iter().any(|n| n.0 == id) {
+            return Err(FormatError::Corrupt(format!(
+                "node id {id} is repeated or beyond the {MAX_NODES} ids a trace can hold"
+            )));
+        }
+        let cpus = parse_cpulist_bounded(&list).map_err(|e| FormatError::Corrupt(format!("node {id}: {e}")))?;
         out.push((id, total, cpus));
     }
-    Some(out)
+    Ok(out)
 }
 
-/// PMU_MAPPINGS feature: u32 nr; per pmu u32 type, string name.
+/// NUMA_TOPOLOGY feature (see [`numa_topology`]); `None` if it does not decode.
+pub fn parse_numa_topology(b: &[u8]) -> Option<Vec<(u32, u64, Vec<u32>)>> {
+    numa_topology(b, 0).ok()
+}
+
+/// PMU_MAPPINGS feature: u32 nr; per pmu u32 type, string name. Stops at the first entry
+/// that does not fit.
 fn parse_pmu_mappings(b: &[u8]) -> HashMap<u32, String> {
     let mut m = HashMap::new();
-    let Some(nr) = b.get(0..4).map(|x| u32::from_le_bytes(x.try_into().unwrap())) else { return m };
-    let mut pos = 4;
+    let mut c = SectionCursor::new(b, 0, "the PMU_MAPPINGS feature section");
+    let Ok(nr) = c.u32("the count") else { return m };
     for _ in 0..nr {
-        let Some(t) = b.get(pos..pos + 4).map(|x| u32::from_le_bytes(x.try_into().unwrap())) else { break };
-        pos += 4;
-        let Some(name) = read_perf_string(b, &mut pos) else { break };
+        let Ok(t) = c.u32("a pmu type") else { break };
+        let Ok(name) = c.string("a pmu name", 256) else { break };
         m.insert(t, name);
     }
     m
 }
 
-fn check_header(path: &Path) -> Result<(), ImportError> {
-    let p = path.display().to_string();
-    let mut f = File::open(path).map_err(|e| ImportError::Io { path: p.clone(), source: e })?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut h = [0u8; 104];
-    let n = f.read(&mut h).map_err(|e| ImportError::Io { path: p.clone(), source: e })?;
-    if n < 8 {
-        return Err(ImportError::NotPerfData(p, String::from_utf8_lossy(&h[..n]).into()));
+/// CMDLINE feature: u32 nr; nr strings.
+fn parse_cmdline(b: &[u8], offset: u64) -> Result<Vec<String>, FormatError> {
+    let mut c = SectionCursor::new(b, offset, "the CMDLINE feature section");
+    let nr = c.u32("the word count")? as usize;
+    if nr > c.remaining() / 4 {
+        return Err(FormatError::Corrupt(format!(
+            "{nr} words cannot fit in the section's {} remaining bytes",
+            c.remaining()
+        )));
     }
-    match &h[..8] {
-        b"PERFILE2" => {}
-        b"2ELIFREP" => return Err(ImportError::Unsupported(p, "big-endian perf.data is not supported".into())),
-        m if m.starts_with(b"PERFFILE") => {
-            return Err(ImportError::Unsupported(
-                p,
-                "version 1 (PERFFILE) is not supported; re-record with perf ≥ 2.6.32".into(),
-            ))
-        }
-        m => return Err(ImportError::NotPerfData(p, String::from_utf8_lossy(m).into())),
-    }
-    if n < 16 {
-        return Err(ImportError::Truncated(p, format!("only {n} bytes")));
-    }
-    let hsize = u64::from_le_bytes(h[8..16].try_into().unwrap());
-    if hsize == 16 {
-        return Ok(()); // pipe mode: linux-perf-data parses it as a stream
-    }
-    if n < 104 {
-        return Err(ImportError::Truncated(p, format!("header needs 104 bytes, file has {n}")));
-    }
-    let data_off = u64::from_le_bytes(h[40..48].try_into().unwrap());
-    let data_size = u64::from_le_bytes(h[48..56].try_into().unwrap());
-    if data_off.saturating_add(data_size) > len {
-        return Err(ImportError::Truncated(
-            p,
-            format!("the data section ends at byte {} but the file has {len} bytes", data_off + data_size),
-        ));
-    }
-    Ok(())
+    (0..nr).map(|_| c.string("a word", MAX_HEADER_STRING)).collect()
 }
 
-/// Reads every sample, COMM and LOST record of a perf.data file.
-pub fn read_perf_data(path: &Path) -> Result<PerfDataContents, ImportError> {
-    check_header(path)?;
-    let p = path.display().to_string();
-    let f = File::open(path).map_err(|e| ImportError::Io { path: p.clone(), source: e })?;
-    let pipe = {
-        let mut h = [0u8; 16];
-        File::open(path).and_then(|mut g| g.read_exact(&mut h)).is_ok()
-            && u64::from_le_bytes(h[8..16].try_into().unwrap()) == 16
-    };
-    let reader = BufReader::new(f);
-    let parsed = if pipe { PerfFileReader::parse_pipe(reader) } else { PerfFileReader::parse_file(reader) };
-    let PerfFileReader { mut perf_file, mut record_iter } =
-        parsed.map_err(|e| ImportError::Parse(p.clone(), e.to_string()))?;
+fn format_reason(e: &FormatError) -> String {
+    match e {
+        FormatError::Truncated(w) | FormatError::Corrupt(w) | FormatError::NotPerfData(w) => w.clone(),
+        FormatError::Unsupported { what, .. } | FormatError::Limit { what, .. } => what.clone(),
+        FormatError::Io(e) => e.to_string(),
+    }
+}
 
-    let pmus = perf_file.feature_section_data(Feature::PMU_MAPPINGS).map(parse_pmu_mappings).unwrap_or_default();
-    let mut out = PerfDataContents {
-        hostname: perf_file.hostname().ok().flatten().map(str::to_string),
-        os_release: perf_file.os_release().ok().flatten().map(str::to_string),
-        cpu_desc: perf_file.cpu_desc().ok().flatten().map(str::to_string),
-        cpu_id: perf_file.cpu_id().ok().flatten().map(str::to_string),
-        perf_version: perf_file.perf_version().ok().flatten().map(str::to_string),
-        nr_cpus: perf_file.nr_cpus().ok().flatten().map(|n| n.nr_cpus_available),
-        total_mem_kb: perf_file.total_mem().ok().flatten(),
-        numa_nodes: perf_file.feature_section_data(Feature::NUMA_TOPOLOGY).and_then(parse_numa_topology),
-        cmdline: perf_file.cmdline().ok().flatten().map(|v| v.iter().map(|s| s.to_string()).collect()),
-        ..Default::default()
+/// Feature metadata, decoded leniently: what does not decode is left out with a note.
+fn read_metadata(pf: &PerfFile, layout: &FileLayout, out: &mut PerfDataContents) {
+    let offset = |bit: u32| layout.features.iter().find(|(b, _)| *b == bit).map(|(_, s)| s.offset).unwrap_or(0);
+    let data = |bit: u32| pf.feature_section_data(Feature(bit));
+    let mut notes = Vec::new();
+    let mut string = |bit: u32| -> Option<String> {
+        let b = data(bit)?;
+        let mut c = SectionCursor::new(b, offset(bit), "the feature section");
+        match c.string("the string", MAX_HEADER_STRING) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notes.push(format!("{} header ignored: {}", feature::name(bit), format_reason(&e)));
+                None
+            }
+        }
     };
-    for a in perf_file.event_attributes() {
+    out.hostname = string(feature::HOSTNAME);
+    out.os_release = string(feature::OSRELEASE);
+    out.cpu_desc = string(feature::CPUDESC);
+    out.cpu_id = string(feature::CPUID);
+    out.perf_version = string(feature::VERSION);
+    if let Some(b) = data(feature::NRCPUS) {
+        match b.get(0..4).map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]])) {
+            Some(n) if (1..=MAX_CPUS).contains(&n) => out.nr_cpus = Some(n),
+            Some(n) => notes.push(format!("NRCPUS header ignored: {n} cpus (a trace holds 1 to {MAX_CPUS})")),
+            None => notes.push(format!("NRCPUS header ignored: {} bytes, expected 8", b.len())),
+        }
+    }
+    if let Some(b) = data(feature::TOTAL_MEM) {
+        match b.get(0..8).map(|x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8]))) {
+            Some(kb) if kb.checked_mul(1024).is_some() => out.total_mem_kb = Some(kb),
+            Some(kb) => notes.push(format!("TOTAL_MEM header ignored: {kb} kB overflows a byte count")),
+            None => notes.push(format!("TOTAL_MEM header ignored: {} bytes, expected 8", b.len())),
+        }
+    }
+    if let Some(b) = data(feature::NUMA_TOPOLOGY) {
+        match numa_topology(b, offset(feature::NUMA_TOPOLOGY)) {
+            Ok(nodes) => {
+                if nodes.iter().any(|n| n.1.checked_mul(1024).is_none()) {
+                    notes.push("NUMA_TOPOLOGY header ignored: a node's MemTotal overflows a byte count".into());
+                } else {
+                    out.numa_nodes = Some(nodes);
+                }
+            }
+            Err(e) => notes.push(format!("NUMA_TOPOLOGY header ignored: {}", format_reason(&e))),
+        }
+    }
+    if let Some(b) = data(feature::CMDLINE) {
+        match parse_cmdline(b, offset(feature::CMDLINE)) {
+            Ok(v) => out.cmdline = Some(v),
+            Err(e) => notes.push(format!("CMDLINE header ignored: {}", format_reason(&e))),
+        }
+    }
+    out.notes = notes;
+}
+
+/// Byte offset of the event id in a SAMPLE body of this layout (IDENTIFIER first, else ID
+/// after IP, TID, TIME, ADDR), as linux-perf-data finds a sample's attr.
+fn sample_id_offset(layout: &SampleLayout) -> Option<usize> {
+    let st = layout.sample_type;
+    if st & SAMPLE_IDENTIFIER != 0 {
+        Some(0)
+    } else if st & SAMPLE_ID != 0 {
+        Some(8 * (st & (SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_ADDR)).count_ones() as usize)
+    } else {
+        None
+    }
+}
+
+/// A perf.data file whose header, attrs and features have been read.
+struct OpenedPerfData {
+    path: String,
+    file: File,
+    layout: FileLayout,
+    contents: PerfDataContents,
+    /// Event id → attr index (later attrs win, as in linux-perf-data).
+    id_to_attr: HashMap<u64, usize>,
+}
+
+fn io_err(path: &str) -> impl Fn(std::io::Error) -> ImportError + '_ {
+    move |source| ImportError::Io { path: path.to_string(), source }
+}
+
+/// A linux-perf-data error for a file that passed our checks, as a typed error.
+fn crate_error(path: String, e: linux_perf_data::Error) -> ImportError {
+    use linux_perf_data::{Error as E, ReadError};
+    let what = e.to_string();
+    match e {
+        E::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => ImportError::Truncated {
+            path,
+            what: format!("the file ends inside its header, attrs or feature sections ({what})"),
+        },
+        E::Read(ReadError::PerfEventAttr) => ImportError::Corrupt {
+            path,
+            what: "an event attribute (perf_event_attr) does not decode: unknown event type, hardware event, \
+                   cache event or clock id"
+                .into(),
+        },
+        E::Read(_) | E::InvalidPerfEventSize | E::InconsistentAttributeSizes(..) | E::NoAttributes => {
+            ImportError::Corrupt { path, what }
+        }
+        E::NoIdentifierDespiteMultiEvent(_) | E::InconsistentSampleIdAllWithMultiEvent(_) => ImportError::Unsupported {
+            path,
+            what: format!("several events whose records cannot be told apart ({what})"),
+            hint: "record with a perf that writes IDENTIFIER and sample_id_all for every event".into(),
+        },
+        _ => ImportError::Parse { path, what },
+    }
+}
+
+fn open_perf_data(path: &Path) -> Result<OpenedPerfData, ImportError> {
+    let p = path.display().to_string();
+    let not_regular = || ImportError::Io {
+        path: p.clone(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe or device cannot be imported: save the stream to a file first)",
+        ),
+    };
+    // Checked before opening too: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).map_err(io_err(&p))?.is_file() {
+        return Err(not_regular());
+    }
+    let file = File::open(path).map_err(io_err(&p))?;
+    let meta = file.metadata().map_err(io_err(&p))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let len = meta.len();
+    let mut r = BufReader::new(&file);
+    let layout = perf_file::check_file_layout(&mut r, len).map_err(|e| ImportError::from_format(&p, e))?;
+    drop(r);
+
+    // linux-perf-data reads the checked header, attrs and feature sections, through the same
+    // open file (a path swapped meanwhile is not read).
+    let mut reader = BufReader::new(&file);
+    reader.seek(SeekFrom::Start(0)).map_err(io_err(&p))?; // the crate reads from where it is
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        if layout.pipe {
+            PerfFileReader::parse_pipe(reader).map(|r| r.perf_file)
+        } else {
+            PerfFileReader::parse_file(reader).map(|r| r.perf_file)
+        }
+    }));
+    let perf_file = match parsed {
+        Ok(Ok(f)) => f,
+        Ok(Err(e)) => return Err(crate_error(p, e)),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic in linux-perf-data".into());
+            return Err(ImportError::Internal { path: p, what: format!("linux-perf-data panicked: {what}") });
+        }
+    };
+
+    let mut out = PerfDataContents::default();
+    read_metadata(&perf_file, &layout, &mut out);
+    let pmus = perf_file.feature_section_data(Feature::PMU_MAPPINGS).map(parse_pmu_mappings).unwrap_or_default();
+    let mut id_to_attr = HashMap::new();
+    for (i, a) in perf_file.event_attributes().iter().enumerate() {
         let attr = a.attributes();
         let (type_, config) = type_and_config(&attr.type_);
-        let name = a.name().unwrap_or("").to_string();
+        let first_id = a.ids().first().copied();
+        for id in a.ids() {
+            id_to_attr.insert(*id, i);
+        }
+        // The name from our own EVENT_DESC walk (lossy UTF-8): by position in a normal file,
+        // by first event id in a pipe-mode one.
+        let desc = layout.event_desc.as_ref().and_then(|ev| {
+            if layout.pipe {
+                ev.iter().find(|e| e.first_id.is_some() && e.first_id == first_id)
+            } else {
+                ev.get(i)
+            }
+        });
+        let name = match desc {
+            Some(d) => d.name.clone(),
+            None => clean_string(a.name().unwrap_or("").as_bytes(), perf_file::MAX_NAME),
+        };
         let pmu = pmus.get(&type_).cloned();
         let period = match attr.sampling_policy {
             SamplingPolicy::Period(n) => Some(n.get()),
@@ -271,44 +516,92 @@ pub fn read_perf_data(path: &Path) -> Result<PerfDataContents, ImportError> {
             period,
         });
     }
-
-    loop {
-        let rec = match record_iter.next_record(&mut perf_file) {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                let msg = e.to_string();
-                return Err(if msg.to_lowercase().contains("eof") || msg.contains("fill whole buffer") {
-                    ImportError::Truncated(p, msg)
-                } else {
-                    ImportError::Parse(p, msg)
-                });
-            }
-        };
-        let PerfFileRecord::EventRecord { attr_index, record } = rec else { continue };
-        let body = record.data.as_slice();
-        match record.record_type {
-            RecordType::SAMPLE => {
-                let layout = out.attrs.get(attr_index).map(|a| a.layout).unwrap_or_default();
-                let s = parse_sample(&body, &layout).map_err(|e| ImportError::Truncated(p.clone(), e.to_string()))?;
-                out.samples.push(RawSample { attr_index, sample: s });
-            }
-            RecordType::LOST_SAMPLES => {
-                if body.len() >= 8 {
-                    out.lost += u64::from_le_bytes(body[0..8].try_into().unwrap());
-                }
-            }
-            _ => match record.parse() {
-                Ok(EventRecord::Comm(c)) => {
-                    let name = String::from_utf8_lossy(&c.name.as_slice()).trim_end_matches('\0').to_string();
-                    out.comms.insert(c.tid, (c.pid, name));
-                }
-                Ok(EventRecord::Lost(l)) => out.lost += l.count,
-                _ => {}
-            },
-        }
+    if out.attrs.is_empty() {
+        return Err(ImportError::Corrupt { path: p, what: "the file describes no events".into() });
     }
-    Ok(out)
+    Ok(OpenedPerfData { path: p, file, layout, contents: out, id_to_attr })
+}
+
+impl OpenedPerfData {
+    /// Walks the records: samples go to `on_sample` (attrs, attr index, sample), COMM and LOST
+    /// records into the contents.
+    fn read_records(&mut self, mut on_sample: impl FnMut(&[AttrInfo], usize, PerfSample)) -> Result<(), ImportError> {
+        let out = &mut self.contents;
+        let attrs = &out.attrs;
+        let id_offset = if attrs.len() > 1 { sample_id_offset(&attrs[0].layout) } else { None };
+        let id_to_attr = &self.id_to_attr;
+        let comms = &mut out.comms;
+        let lost = &mut out.lost;
+        let short = |rec: &RawRecord, name: &str, need: usize| {
+            FormatError::Corrupt(format!(
+                "{name} record at {} has a {}-byte body; it needs at least {need}",
+                rec.place(),
+                rec.body.len()
+            ))
+        };
+        let le64 = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        let mut r = BufReader::with_capacity(1 << 18, &self.file);
+        let stats = perf_file::walk_records(&mut r, self.layout.records, self.layout.pipe, |rec| {
+            match rec.type_ {
+                record_type::SAMPLE => {
+                    let index = id_offset
+                        .and_then(|o| rec.body.get(o..o + 8))
+                        .and_then(|id| id_to_attr.get(&le64(id)).copied())
+                        .filter(|&i| i < attrs.len())
+                        .unwrap_or(0);
+                    let attr = &attrs[index];
+                    let s = parse_sample(rec.body, &attr.layout).map_err(|e| {
+                        FormatError::Corrupt(format!(
+                            "SAMPLE record at {} (event {:?}, sample_type {:#x}): {e}",
+                            rec.place(),
+                            attr.name,
+                            attr.layout.sample_type
+                        ))
+                    })?;
+                    on_sample(attrs, index, s);
+                }
+                record_type::COMM => {
+                    if rec.body.len() < 8 {
+                        return Err(short(rec, "COMM", 8));
+                    }
+                    let pid = i32::from_le_bytes([rec.body[0], rec.body[1], rec.body[2], rec.body[3]]);
+                    let tid = i32::from_le_bytes([rec.body[4], rec.body[5], rec.body[6], rec.body[7]]);
+                    comms.insert(tid, (pid, clean_string(&rec.body[8..], MAX_COMM)));
+                }
+                record_type::LOST => {
+                    if rec.body.len() < 16 {
+                        return Err(short(rec, "LOST", 16));
+                    }
+                    *lost = lost.saturating_add(le64(&rec.body[8..16]));
+                }
+                record_type::LOST_SAMPLES => {
+                    if rec.body.len() < 8 {
+                        return Err(short(rec, "LOST_SAMPLES", 8));
+                    }
+                    *lost = lost.saturating_add(le64(&rec.body[0..8]));
+                }
+                _ => {}
+            }
+            Ok(())
+        })
+        .map_err(|e| ImportError::from_format(&self.path, e))?;
+        if let Some((at, left)) = stats.cut_at {
+            out.notes.push(format!(
+                "the pipe-mode stream ends inside the record at offset {at}: its last {left} bytes were not imported \
+                 (perf says \"unexpected end of event stream\" and keeps the rest too)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Reads every sample, COMM and LOST record of a perf.data file.
+pub fn read_perf_data(path: &Path) -> Result<PerfDataContents, ImportError> {
+    let mut f = open_perf_data(path)?;
+    let mut samples = Vec::new();
+    f.read_records(|_, attr_index, sample| samples.push(RawSample { attr_index, sample }))?;
+    f.contents.samples = samples;
+    Ok(f.contents)
 }
 
 /// One sample after decoding and classification.
@@ -397,6 +690,42 @@ pub fn to_mem_sample(attr: &AttrInfo, s: &PerfSample, cpu_model: Option<AmdCpu>)
     })
 }
 
+/// A memory sample as kept until the trace is built: 56 bytes instead of a [`MemSample`]'s
+/// 184, since a file of small memory samples is mostly this.
+struct Row {
+    time: u64,
+    addr: u64,
+    pid: i32,
+    tid: i32,
+    latency: u32,
+    weight: u32,
+    cpu: i16,
+    phys: bool,
+    op: MemOp,
+    source: DataSource,
+    hops: i8,
+    event: &'static str,
+}
+
+impl From<&MemSample> for Row {
+    fn from(m: &MemSample) -> Self {
+        Row {
+            time: m.time,
+            addr: m.addr,
+            pid: m.pid,
+            tid: m.tid,
+            latency: u32::try_from(m.latency).unwrap_or(u32::MAX),
+            weight: u32::try_from(m.weight).unwrap_or(u32::MAX),
+            cpu: m.cpu.and_then(|c| i16::try_from(c).ok()).unwrap_or(-1),
+            phys: m.phys_addr.is_some(),
+            op: m.op,
+            source: m.source,
+            hops: m.hops,
+            event: m.event,
+        }
+    }
+}
+
 /// Result of an import.
 #[derive(Clone, Debug)]
 pub struct ImportSummary {
@@ -416,31 +745,41 @@ fn file_name(path: &Path) -> String {
 
 /// Imports a perf.data file into an in-memory trace.
 pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
-    let pd = read_perf_data(path)?;
+    let mut opened = open_perf_data(path)?;
     let from = file_name(path);
-    let amd = pd.cpu_id.as_deref().and_then(AmdCpu::from_cpuid_header);
-    let host = pd.hostname.clone().unwrap_or_else(|| "unknown host".into());
+    let amd = opened.contents.cpu_id.as_deref().and_then(AmdCpu::from_cpuid_header);
 
+    // Samples are converted as they are read: only memory samples are kept.
     let mut mem = Vec::new();
     let (mut sk_ev, mut sk_op, mut sk_addr) = (0u64, 0u64, 0u64);
     let mut c2c = C2cStats::default();
-    for rs in &pd.samples {
-        let attr = &pd.attrs[rs.attr_index];
+    let mut total = 0u64;
+    let (mut t0, mut t1) = (u64::MAX, 0u64);
+    opened.read_records(|attrs, attr_index, sample| {
+        total += 1;
+        if let Some(t) = sample.time {
+            t0 = t0.min(t);
+            t1 = t1.max(t);
+        }
+        let attr = &attrs[attr_index];
         if attr.kind != EventKind::NonMemory {
-            if let Some(ds) = rs.sample.data_src {
-                c2c.add(&MemDataSrc::decode(ds), rs.sample.addr.unwrap_or(0));
+            if let Some(ds) = sample.data_src {
+                c2c.add(&MemDataSrc::decode(ds), sample.addr.unwrap_or(0));
             }
         }
-        match to_mem_sample(attr, &rs.sample, amd) {
-            Ok(m) => mem.push(m),
+        match to_mem_sample(attr, &sample, amd) {
+            Ok(m) => mem.push(Row::from(&m)),
             Err(Skip::NonMemoryEvent) => sk_ev += 1,
             Err(Skip::NotLoadOrStore) => sk_op += 1,
             Err(Skip::NoAddress) => sk_addr += 1,
         }
-    }
+    })?;
+    let pd = opened.contents;
+    let host = pd.hostname.clone().unwrap_or_else(|| "unknown host".into());
     mem.sort_by_key(|m| m.time);
-    let t0 = pd.samples.iter().filter_map(|s| s.sample.time).min().unwrap_or(0);
-    let t1 = pd.samples.iter().filter_map(|s| s.sample.time).max().unwrap_or(t0);
+    if t0 > t1 {
+        (t0, t1) = (0, 0);
+    }
     let us = |t: u64| -> u32 { (t.saturating_sub(t0) / 1000).min(u32::MAX as u64) as u32 };
 
     // machine
@@ -470,18 +809,18 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
             mach.nodes.push(MachineNode {
                 id: *id,
                 cpus: cpus.clone(),
-                memory_bytes: Some(kb * 1024),
+                memory_bytes: kb.checked_mul(1024),
                 memory_bandwidth_gbps: None,
             });
         }
         mach.provenance.memory_bytes =
             "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
     } else {
-        let n = pd.nr_cpus.unwrap_or(1);
+        let n = pd.nr_cpus.unwrap_or(1).clamp(1, MAX_CPUS);
         mach.nodes.push(MachineNode {
             id: 0,
             cpus: (0..n).collect(),
-            memory_bytes: pd.total_mem_kb.map(|k| k * 1024),
+            memory_bytes: pd.total_mem_kb.and_then(|k| k.checked_mul(1024)),
             memory_bandwidth_gbps: None,
         });
         mach.provenance.memory_bytes =
@@ -523,8 +862,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let mut any_phys = false;
     for s in &mem {
         let page_addr = s.addr & !0xfff;
-        let node: i8 = if single_node && s.phys_addr.is_some() { mach_node0(&m.machine) } else { -1 };
-        any_phys |= s.phys_addr.is_some();
+        let node: i8 = if single_node && s.phys { mach_node0(&m.machine) } else { -1 };
+        any_phys |= s.phys;
         let pi = *pindex.entry(page_addr).or_insert_with(|| {
             pages.address.push(page_addr);
             pages.region.push(-1);
@@ -540,7 +879,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         }
         samples.time_us.push(us(s.time));
         samples.thread.push(tindex[&s.tid]);
-        samples.cpu.push(s.cpu.map(|c| c as i16).unwrap_or(-1));
+        samples.cpu.push(s.cpu);
         samples.page.push(pi);
         samples.offset.push((s.addr & 0xfff) as u16);
         samples.op.push(s.op.as_str());
@@ -548,8 +887,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         samples.data_source.push(s.source.as_str());
         samples.hops.push(s.hops);
         samples.node.push(node);
-        samples.latency_cycles.push(s.latency.min(u32::MAX as u64) as u32);
-        samples.weight.push(s.weight.min(u32::MAX as u64) as u32);
+        samples.latency_cycles.push(s.latency);
+        samples.weight.push(s.weight);
         any_latency |= s.latency > 0;
         *by_source.entry(s.source.as_str().to_string()).or_insert(0u64) += 1;
         *by_event.entry(s.event.to_string()).or_insert(0u64) += 1;
@@ -611,7 +950,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     cap.lost_samples = pd.lost;
     cap.notes.push(format!(
         "{} samples in the file: {} imported, {} skipped (not a memory event), {} skipped (data_src op N/A: not a load or store), {} skipped (load/store without a data address)",
-        pd.samples.len(),
+        total,
         mem.len(),
         sk_ev,
         sk_op,
@@ -634,6 +973,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         "sample node: -1 (perf.data does not say which node a physical address belongs to)".into()
     });
     cap.notes.push("times are perf_clock (sched_clock) nanoseconds; startUnixMs is unknown (0)".into());
+    cap.notes.extend(pd.notes.iter().cloned());
 
     let mut trace = TraceData {
         manifest: m,
@@ -651,12 +991,12 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         trace.events.time_us.push(0);
         trace.events.kind.push("lost-samples");
         trace.events.thread.push(-1);
-        trace.events.value.push(pd.lost as i64);
+        trace.events.value.push(i64::try_from(pd.lost).unwrap_or(i64::MAX));
         trace.events.detail.push(format!("{} samples lost (PERF_RECORD_LOST / LOST_SAMPLES)", pd.lost));
     }
     Ok(ImportSummary {
         trace,
-        total_samples: pd.samples.len() as u64,
+        total_samples: total,
         skipped_non_memory_event: sk_ev,
         skipped_not_load_store: sk_op,
         skipped_no_address: sk_addr,
@@ -670,10 +1010,47 @@ fn mach_node0(m: &Machine) -> i8 {
     m.nodes.first().map(|n| n.id as i8).unwrap_or(0)
 }
 
-/// Imports and writes `out`.
+/// Checks, before any work, that `out` can be a new file: not a directory, in an existing
+/// directory.
+fn check_output(out: &Path) -> Result<(), ImportError> {
+    let p = out.display().to_string();
+    if out.is_dir() {
+        return Err(ImportError::Output {
+            path: p,
+            what: "it is a directory; give a file name such as NAME.numascope".into(),
+        });
+    }
+    let parent = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(ImportError::Output {
+            path: p,
+            what: format!("the directory {} does not exist", parent.display()),
+        });
+    }
+    Ok(())
+}
+
+/// Imports and writes `out`. The input is read and converted completely before the output is
+/// created, so a bad input never leaves a file behind; if writing fails, the temporary file
+/// the writer created is removed.
 pub fn import_to_file(path: &Path, out: &Path) -> Result<ImportSummary, ImportError> {
+    check_output(out)?;
     let mut s = import_perf_data(path)?;
     s.trace.manifest.created_at = crate::time::iso8601_utc(crate::time::unix_now_ms());
-    crate::trace::writer::write_trace(&mut s.trace, out)?;
-    Ok(s)
+    // The writer's temporary file (trace/writer.rs); removed on failure unless it was there
+    // before (then it is not ours).
+    let partial = out.with_extension("numascope.partial");
+    let partial_was_there = partial.symlink_metadata().is_ok();
+    match crate::trace::writer::write_trace(&mut s.trace, out) {
+        Ok(_) => Ok(s),
+        Err(e) => {
+            if !partial_was_there {
+                let _ = std::fs::remove_file(&partial);
+            }
+            Err(e.into())
+        }
+    }
 }

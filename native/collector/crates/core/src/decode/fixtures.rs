@@ -15,7 +15,9 @@ fn unhex(s: &str) -> Vec<u8> {
 /// 0x7f0000001040, IbsDcPhysAd) and the amd-ibs.h bit fields; expected values follow the
 /// kernel's perf_ibs_parse_ld_st_data. Columns: name, hex, op, class, hops, latency (WEIGHT
 /// var1 = dc_miss_lat, only for DC-missing loads), phys_addr (only with DcPhyAddrValid).
-const IBS_FIXTURES: &[(&str, &str, MemOp, DataSource, i8, Option<u64>, Option<u64>)] = &[
+/// (name, hex payload, op, class, hops, latency, phys_addr).
+type IbsFixture = (&'static str, &'static str, MemOp, DataSource, i8, Option<u64>, Option<u64>);
+const IBS_FIXTURES: &[IbsFixture] = &[
     ("L1 load, nophys", "1f0800000010040000000000001040000000000000003000000000000000000000000000010002000000000040100000007f00000000000000000000", MemOp::Load, DataSource::L1, 0, None, None),
     ("L1 load, phys", "1f0800000010040000000000001040000000000000003000000000000000000000000000010006000000000040100000007f00004050341200000000", MemOp::Load, DataSource::L1, 0, None, Some(0x12345040)),
     ("L2 load, nophys", "1f0800000010040000000000001040000000000000003000000000000000000000000000810002000000000040100000007f00000000000000000000", MemOp::Load, DataSource::L2, 0, Some(0), None),

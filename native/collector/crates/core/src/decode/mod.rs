@@ -4,10 +4,12 @@
 //! - [`ibs`]: AMD IBS op PERF_SAMPLE_RAW payload → registers → the kernel's normalisation.
 //! - [`pebs`]: Intel PEBS data-source table, store status, WEIGHT vs WEIGHT_STRUCT.
 //! - [`sample`]: PERF_RECORD_SAMPLE bodies in the kernel's `perf_output_sample` order.
+//! - [`perf_file`]: the perf.data container, bounds-checked (header, sections, attrs, records).
 
 pub mod data_src;
 pub mod ibs;
 pub mod pebs;
+pub mod perf_file;
 pub mod sample;
 
 #[cfg(test)]
