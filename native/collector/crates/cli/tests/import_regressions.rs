@@ -438,6 +438,45 @@ fn missing_output_directory_is_refused_first() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// An output on a read-only file system is refused before the input is converted (the writer's
+/// exclusive temporary file is tried first), and nothing is left there. Needs root (mount).
+#[test]
+fn read_only_output_is_refused_before_converting() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to mount a read-only tmpfs");
+        return;
+    }
+    let work = work_dir("reg-out-ro");
+    let mnt = work.join("ro");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("skipped: mount -t tmpfs is not permitted here");
+        return;
+    }
+    let input = perfdata_dir().join(IVB);
+    let o = std::process::Command::new(bin())
+        .arg("import")
+        .arg(&input)
+        .arg("-o")
+        .arg(mnt.join("x.numascope"))
+        .output()
+        .unwrap();
+    let listed: Vec<_> = std::fs::read_dir(&mnt).unwrap().collect();
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write the trace there: the file system is read-only"), "{err}");
+    assert!(!err.contains("imported"), "refused before converting: {err}");
+    assert!(listed.is_empty());
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// Every real file, unmodified, still imports.
 #[test]
 fn real_files_import() {

@@ -1011,7 +1011,9 @@ fn mach_node0(m: &Machine) -> i8 {
 }
 
 /// Checks, before any work, that `out` can be a new file: not a directory, in an existing
-/// directory.
+/// directory where a file can be created (the writer's own check: it creates and removes its
+/// exclusive temporary file there, so a read-only or full file system is found now, not after
+/// the conversion).
 fn check_output(out: &Path) -> Result<(), ImportError> {
     let p = out.display().to_string();
     if out.is_dir() {
@@ -1030,7 +1032,11 @@ fn check_output(out: &Path) -> Result<(), ImportError> {
             what: format!("the directory {} does not exist", parent.display()),
         });
     }
-    Ok(())
+    crate::trace::writer::check_output(out).map_err(|msg| {
+        let prefix = format!("cannot write the trace to {p}: ");
+        let what = msg.strip_prefix(&prefix).map(str::to_string).unwrap_or(msg);
+        ImportError::Output { path: p, what }
+    })
 }
 
 /// Imports and writes `out`. The input is read and converted completely before the output is
@@ -1040,17 +1046,8 @@ pub fn import_to_file(path: &Path, out: &Path) -> Result<ImportSummary, ImportEr
     check_output(out)?;
     let mut s = import_perf_data(path)?;
     s.trace.manifest.created_at = crate::time::iso8601_utc(crate::time::unix_now_ms());
-    // The writer's temporary file (trace/writer.rs); removed on failure unless it was there
-    // before (then it is not ours).
-    let partial = out.with_extension("numascope.partial");
-    let partial_was_there = partial.symlink_metadata().is_ok();
-    match crate::trace::writer::write_trace(&mut s.trace, out) {
-        Ok(_) => Ok(s),
-        Err(e) => {
-            if !partial_was_there {
-                let _ = std::fs::remove_file(&partial);
-            }
-            Err(e.into())
-        }
-    }
+    // The writer creates its temporary file exclusively under a unique name in `out`'s
+    // directory and removes it on failure; an existing `out` is replaced only by a complete file.
+    crate::trace::writer::write_trace(&mut s.trace, out)?;
+    Ok(s)
 }

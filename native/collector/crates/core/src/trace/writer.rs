@@ -569,12 +569,12 @@ pub fn check_output(path: &Path) -> Result<(), String> {
     let name = path.file_name().unwrap_or_default();
     TempFile::new_in(&dir, name, file_mode()).map(drop).map_err(|e| {
         let why = match e.raw_os_error() {
-            Some(libc::EROFS) => "the file system is read-only".to_string(),
-            Some(libc::EACCES) | Some(libc::EPERM) => "no permission to create files there".to_string(),
-            Some(libc::ENOSPC) | Some(libc::EDQUOT) => "the file system is full".to_string(),
+            Some(libc::EROFS) => format!("the file system is read-only ({e})"),
+            Some(libc::EACCES) | Some(libc::EPERM) => format!("no permission to create files there ({e})"),
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!("the file system is full ({e})"),
             _ => e.to_string(),
         };
-        format!("cannot write the trace to {}: {why} ({e})", path.display())
+        format!("cannot write the trace to {}: {why}", path.display())
     })
 }
 
