@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileService, MAX_RECENT } from '../src/main-logic/files';
+import { FileService, MAX_RECENT, writeFileReplacing } from '../src/main-logic/files';
 import { tmpdir } from './helpers';
 
 describe('FileService', () => {
@@ -49,6 +49,36 @@ describe('FileService', () => {
     fs.writeFileSync(p, '{not json');
     const files = new FileService({ showOpen: async () => null, showSave: async () => null }, p);
     expect(await files.recent()).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('saves without following a link planted at a temporary name, privately, leaving nothing behind', async () => {
+    const dir = tmpdir();
+    const victim = path.join(dir, 'victim.txt');
+    fs.writeFileSync(victim, 'keep me');
+    const target = path.join(dir, 'shared.numascope');
+    fs.writeFileSync(target, 'old trace');
+    // The name the previous code used, planted as a link to the victim.
+    fs.symlinkSync(victim, `${target}.${process.pid}.tmp`);
+    const files = new FileService({ showOpen: async () => null, showSave: async () => target }, path.join(dir, 'recent.json'));
+    expect(await files.save(new Uint8Array([1, 2, 3]), 'x.numascope')).toBe(target);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
+    expect([...fs.readFileSync(target)]).toEqual([1, 2, 3]);
+    expect(fs.statSync(target).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp') && !fs.lstatSync(path.join(dir, n)).isSymbolicLink())).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an existing file is left whole when the new one cannot be written', async () => {
+    const dir = tmpdir();
+    const target = path.join(dir, 'kept.numascope');
+    fs.writeFileSync(target, 'old trace');
+    // A directory where the data should go: rename fails after the temporary file was written.
+    const blocked = path.join(dir, 'blocked');
+    fs.mkdirSync(path.join(blocked, 'inner'), { recursive: true });
+    await expect(writeFileReplacing(blocked, 'new')).rejects.toThrow();
+    expect(fs.readFileSync(target, 'utf8')).toBe('old trace');
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

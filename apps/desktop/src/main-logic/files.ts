@@ -1,4 +1,5 @@
 /** Trace files through native dialogs (injected), and the recent-files list (a JSON file). */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { OpenedTrace, RecentFile } from '../api';
@@ -17,6 +18,29 @@ export const TRACE_FILTERS = [
 export const MAX_RECENT = 10;
 /** Largest trace the app opens (matches what the renderer can hold comfortably). */
 export const MAX_TRACE_BYTES = 2 * 1024 ** 3;
+
+/**
+ * Writes `file` whole or not at all, without following a link planted at the temporary name:
+ * the temporary file gets an unpredictable name next to the target and is created exclusively
+ * (O_CREAT|O_EXCL, which also refuses an existing symlink) with mode 0600, then renamed over
+ * the target. An existing file is replaced only by a complete new one (docs/robustness.md).
+ */
+export async function writeFileReplacing(file: string, data: string | Uint8Array): Promise<void> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
+  const handle = await fs.open(tmp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(tmp, file);
+  } catch (e) {
+    await fs.rm(tmp, { force: true });
+    throw e;
+  }
+}
 
 export class FileService {
   /** Paths the main process was handed (command line, desktop, open-file) that openRecent may open. */
@@ -59,9 +83,7 @@ export class FileService {
     const list = (await this.recent()).filter((r) => r.path !== file);
     list.unshift({ path: file, name: path.basename(file), openedAtUnixMs: this.now() });
     await fs.mkdir(path.dirname(this.recentPath), { recursive: true });
-    const tmp = `${this.recentPath}.tmp`;
-    await fs.writeFile(tmp, JSON.stringify(list.slice(0, MAX_RECENT), null, 2));
-    await fs.rename(tmp, this.recentPath);
+    await writeFileReplacing(this.recentPath, JSON.stringify(list.slice(0, MAX_RECENT), null, 2));
     this.onRecentChange?.(list.slice(0, MAX_RECENT));
   }
 
@@ -91,15 +113,8 @@ export class FileService {
   async save(bytes: Uint8Array, suggestedName: string): Promise<string | null> {
     const file = await this.dialogs.showSave({ title: 'Save the trace', defaultPath: suggestedName, filters: TRACE_FILTERS });
     if (file === null) return null;
-    // Written next to the target, then renamed: the file is never seen half-written.
-    const tmp = `${file}.${process.pid}.tmp`;
-    try {
-      await fs.writeFile(tmp, bytes);
-      await fs.rename(tmp, file);
-    } catch (e) {
-      await fs.rm(tmp, { force: true });
-      throw e;
-    }
+    // Written next to the target, then renamed: never seen half-written, never through a planted link.
+    await writeFileReplacing(file, bytes);
     await this.remember(file);
     return file;
   }
