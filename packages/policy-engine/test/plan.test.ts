@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildPlan, PlanValidationError, serializePlan, validatePlan, type Plan } from '../src/plan/index.js';
+import { buildPlan, PLAN_LIMITS, PlanValidationError, serializePlan, validatePlan, type Plan } from '../src/plan/index.js';
 import type { PolicyReplay } from '../src/engine/contract.js';
 import { traceFromText } from './helpers/plan-trace.js';
 
@@ -118,6 +118,44 @@ describe('validatePlan', () => {
     expect(rejects((p) => (p.threads = [{ tid: 7, toNodes: [], expectedNode: null, reason: '' }]))).toMatch(/^threads\[0\]\.toNodes: /);
     expect(rejects((p) => (p.target.startTimeTicks = 'x'))).toBe('target.startTimeTicks: expected a decimal string');
     expect(rejects((p) => (p.pageRanges[0].start = 4096))).toMatch(/^pageRanges\[0\]\.start: /);
+  });
+
+  it('refuses plans past the limits numascope apply enforces, naming the field and the limit', () => {
+    // The whole user address space in one range (the hostile case of issue #19).
+    expect(
+      rejects((p) => {
+        p.pageRanges = [{ ...p.pageRanges[0], start: '0x1000', end: '0x7ffffffff000' }];
+        p.expected.pagesPerNodeAfter = {};
+      }),
+    ).toMatch(/^pageRanges\[0\]: 34359738366 pages, more than the limit of 134217728 pages per range/);
+    // Many ranges: refused by their count before zod looks at any item.
+    const many = Array.from({ length: PLAN_LIMITS.maxPageRanges + 1 }, () => ({ bogus: true }));
+    const t0 = performance.now();
+    expect(rejects((p) => (p.pageRanges = many))).toBe(`pageRanges: ${PLAN_LIMITS.maxPageRanges + 1} entries, more than the limit of ${PLAN_LIMITS.maxPageRanges}: split the plan`);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(rejects((p) => (p.threads = Array.from({ length: PLAN_LIMITS.maxThreads + 1 }, () => 0)))).toMatch(/^threads: 65537 entries/);
+    expect(() => validatePlan(' '.repeat(PLAN_LIMITS.maxPlanBytes + 1))).toThrow(/more than the limit of 16777216/);
+  });
+
+  it('has the same limits as the Rust consumer (native/collector/crates/core/src/apply/plan.rs)', () => {
+    const rust = readFileSync(fileURLToPath(new URL('../../../native/collector/crates/core/src/apply/plan.rs', import.meta.url)), 'utf8');
+    const constant = (name: string): number => {
+      const m = new RegExp(`pub const ${name}: \\w+ = ([^;]+);`).exec(rust);
+      if (!m) throw new Error(`${name} not found in plan.rs`);
+      const expr = m[1]!.replace(/_/g, '');
+      const shift = /^1 << (\d+)$/.exec(expr);
+      if (shift) return 2 ** Number(shift[1]);
+      const product = expr.split('*').map((x) => Number(x.trim()));
+      return product.reduce((a, b) => a * b, 1);
+    };
+    expect(PLAN_LIMITS).toEqual({
+      maxPlanBytes: constant('MAX_PLAN_BYTES'),
+      maxPageRanges: constant('MAX_PAGE_RANGES'),
+      maxPagesPerRange: constant('MAX_PAGES_PER_RANGE'),
+      maxTotalPages: constant('MAX_TOTAL_PAGES'),
+      maxThreads: constant('MAX_THREADS'),
+      maxNodes: constant('MAX_NODES'),
+    });
   });
 
   it('refuses a newer version naming both versions, and a wrong format', () => {

@@ -11,6 +11,21 @@ export const CURRENT_PLAN_VERSION = 1;
 /** Page ranges are aligned to this many bytes (the base page). */
 export const PLAN_PAGE_BYTES = 4096;
 
+/**
+ * The limits of docs/plan-format.md, the same as the Rust consumer's (`apply/plan.rs`; a test
+ * reads both): a plan past them is refused here, before it reaches `numascope apply` or the
+ * server (which would answer `413 plan-too-large`), and before zod walks a hostile list.
+ */
+export const PLAN_LIMITS = {
+  /** JSON text of one plan. */
+  maxPlanBytes: 16 * 1024 * 1024,
+  maxPageRanges: 2 ** 18,
+  maxPagesPerRange: 2 ** 27,
+  maxTotalPages: 2 ** 28,
+  maxThreads: 2 ** 16,
+  maxNodes: 1024,
+} as const;
+
 const hexAddress = z.string().regex(/^0x[0-9a-fA-F]+$/, 'expected a hexadecimal address string like "0x7f3a2c000000"');
 const nodeId = z.number().int().nonnegative();
 const count = z.number().int().nonnegative();
@@ -109,10 +124,18 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
     if (new Set(nodes).size !== nodes.length) issues.push({ path, message: 'node ids must be distinct' });
   };
   const spans: Array<{ start: bigint; end: bigint; index: number }> = [];
+  let totalPages = 0n;
   plan.pageRanges.forEach((range, i) => {
     const at = `pageRanges[${i}]`;
     const start = BigInt(range.start);
     const end = BigInt(range.end);
+    if (end > start) {
+      const pages = (end - start + BigInt(PLAN_PAGE_BYTES) - 1n) / BigInt(PLAN_PAGE_BYTES);
+      totalPages += pages;
+      if (pages > BigInt(PLAN_LIMITS.maxPagesPerRange)) {
+        issues.push({ path: at, message: `${pages} pages, more than the limit of ${PLAN_LIMITS.maxPagesPerRange} pages per range: split the range` });
+      }
+    }
     if (start % BigInt(PLAN_PAGE_BYTES) !== 0n) issues.push({ path: `${at}.start`, message: `${range.start} is not ${PLAN_PAGE_BYTES}-byte page-aligned` });
     if (end % BigInt(PLAN_PAGE_BYTES) !== 0n) issues.push({ path: `${at}.end`, message: `${range.end} is not ${PLAN_PAGE_BYTES}-byte page-aligned` });
     if (start >= end) issues.push({ path: `${at}.end`, message: `end ${range.end} must be greater than start ${range.start}` });
@@ -130,6 +153,9 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
     }
     spans.push({ start, end, index: i });
   });
+  if (totalPages > BigInt(PLAN_LIMITS.maxTotalPages)) {
+    issues.push({ path: 'pageRanges', message: `${totalPages} pages in all, more than the limit of ${PLAN_LIMITS.maxTotalPages}: split the plan` });
+  }
   spans.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.index - b.index));
   for (let k = 1; k < spans.length; k++) {
     const prev = spans[k - 1]!;
@@ -158,6 +184,9 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
 export function validatePlan(json: unknown): Plan {
   let value = json;
   if (typeof json === 'string') {
+    if (json.length > PLAN_LIMITS.maxPlanBytes) {
+      throw new PlanValidationError([{ path: '', message: `the plan is ${json.length} characters, more than the limit of ${PLAN_LIMITS.maxPlanBytes}` }]);
+    }
     try {
       value = JSON.parse(json);
     } catch (e) {
@@ -175,6 +204,18 @@ export function validatePlan(json: unknown): Plan {
     throw new PlanValidationError([
       { path: 'version', message: `plan format version ${record.version} is newer than this reader, which reads version ${CURRENT_PLAN_VERSION}` },
     ]);
+  }
+  // List lengths before zod, which would report every bad item of a hostile list.
+  const target = record.target as { machine?: { nodeIds?: unknown } } | null | undefined;
+  const lists: Array<[string, unknown, number]> = [
+    ['pageRanges', record.pageRanges, PLAN_LIMITS.maxPageRanges],
+    ['threads', record.threads, PLAN_LIMITS.maxThreads],
+    ['target.machine.nodeIds', typeof target === 'object' && target !== null ? target.machine?.nodeIds : undefined, PLAN_LIMITS.maxNodes],
+  ];
+  for (const [path, list, max] of lists) {
+    if (Array.isArray(list) && list.length > max) {
+      throw new PlanValidationError([{ path, message: `${list.length} entries, more than the limit of ${max}: split the plan` }]);
+    }
   }
   const parsed = PlanSchema.safeParse(value);
   if (!parsed.success) {
