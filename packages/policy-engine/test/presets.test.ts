@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { PRESET_IDS, getPreset, listPresets, routeKey, shortestPathRoutes } from '../src/machine/presets.js';
+import { simulateWindow } from '../src/engine/simulate.js';
+import { machineModel } from '../src/machine/model.js';
+import { PRESET_IDS, getPreset, listPresets, routeKey, shortestPathRoutes, type FigureKind } from '../src/machine/presets.js';
+import { carrefourPolicy } from '../src/policies/carrefour.js';
+import { replayInputFromTable } from './helpers/replay-table.js';
 import { readTrace } from '../src/trace/reader.js';
 import type { MachineLink, TraceMachine } from '../src/trace/types.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
@@ -184,5 +188,115 @@ describe('shortestPathRoutes', () => {
 
   it('throws when a node cannot be reached', () => {
     expect(() => shortestPathRoutes([0, 1, 2], line.slice(0, 2))).toThrow(/no route from node 0 to node 2/);
+  });
+});
+
+describe('presets completed from the published figures (shared/reference/published-measurements.md)', () => {
+  const presetOf = (id: string) => listPresets().find((p) => p.id === id)!;
+  const figure = (id: string, quantity: string, kind: FigureKind, unit = 'GB/s') =>
+    presetOf(id).figures.find((f) => f.quantity === quantity && f.kind === kind && f.unit === unit);
+
+  it('every figure has a kind, a positive value and a provenance', () => {
+    for (const preset of listPresets()) {
+      for (const f of preset.figures) {
+        expect(['theoretical', 'sustained', 'measured'], `${preset.id} ${f.quantity}`).toContain(f.kind);
+        expect(f.value, `${preset.id} ${f.quantity}`).toBeGreaterThan(0);
+        expect(f.provenance, `${preset.id} ${f.quantity}`).toMatch(PROVENANCE_KINDS);
+      }
+    }
+    // The machines the papers used all carry figures.
+    for (const id of ['amd-opteron-8385-4p', 'amd-asymsched-machine-a', 'amd-opteron-6172-4p', 'intel-xeon-x7560-4s']) {
+      expect(presetOf(id).figures.length, id).toBeGreaterThan(0);
+    }
+  });
+
+  it('amd-opteron-8385-4p (Carrefour, §1): 64 GB, 16 GB per node, 2.3 GHz', () => {
+    const m = getPreset('amd-opteron-8385-4p');
+    expect(m.nodes.map((node) => node.memoryBytes)).toEqual(Array(4).fill(16 * 1024 ** 3));
+    expect(m.provenance.memoryBytes).toMatch(/^documented:.*published-measurements\.md §1: 64 GB RAM, 16 GB per node/);
+    expect(figure('amd-opteron-8385-4p', 'cpu clock', 'measured', 'GHz')!.value).toBe(2.3);
+    expect(figure('amd-opteron-8385-4p', 'memory bandwidth per node', 'theoretical')!.provenance).toMatch(/^estimated:/);
+    const model = machineModel(m);
+    expect([...model.memoryBytes.value].reduce((a, b) => a + b, 0)).toBe(64 * 1024 ** 3);
+    expect(model.memoryBytes.source).toBe(m.provenance.memoryBytes);
+  });
+
+  it('amd-asymsched-machine-a (§2): two hops cost 80 cycles at 2.1 GHz (38.1 ns) more than one hop, idle', () => {
+    const m = getPreset('amd-asymsched-machine-a');
+    const extraNs = 80 / 2.1;
+    for (let i = 0; i < 8; i++) {
+      for (let j = 0; j < 8; j++) {
+        const ns = m.latenciesNs![i]![j]!;
+        if (i === j) expect(ns).toBe(98);
+        else if (m.distances[i]![j] === 16) expect(ns).toBe(145);
+        else expect(ns - 145).toBeCloseTo(extraNs, 1);
+      }
+    }
+    expect(m.provenance.latenciesNs).toMatch(/^estimated:two hops = one hop \+ 38\.1 ns, measured \(80 cycles at 2\.1 GHz/);
+    expect(figure('amd-asymsched-machine-a', 'idle latency, two hops minus one hop', 'measured', 'cycles')!.value).toBe(80);
+    expect(figure('amd-asymsched-machine-a', 'idle latency, two hops minus one hop', 'measured', 'ns')!.value).toBe(38.1);
+    expect(figure('amd-asymsched-machine-a', 'pair bandwidth over a 16-bit link', 'measured')!.value).toBe(5.6);
+    // The links are the measured pair bandwidths: the widest is 5.6 GB/s.
+    expect(Math.max(...m.links.map((l) => l.capacityGBps!))).toBe(5.6);
+    expect(m.provenance.links).toMatch(/measured \(sustained, not theoretical\)/);
+    // No memory size is published for Machine A.
+    expect(m.nodes.every((node) => node.memoryBytes === null)).toBe(true);
+    expect(m.provenance.memoryBytes).toMatch(/^unavailable:/);
+    const model = machineModel(m);
+    expect(model.idleLatencyNs.source).toBe(m.provenance.latenciesNs);
+    expect(model.idleLatencyNs.value[0]).toBe(98);
+  });
+
+  it('amd-opteron-6172-4p (NUMA-STREAM AMD, §3): peak 21.3 GB/s per node, sustained about a third', () => {
+    const m = getPreset('amd-opteron-6172-4p');
+    expect(m.nodes.every((node) => node.memoryBandwidthGBps === 21.3)).toBe(true);
+    expect(m.provenance.memoryBandwidthGBps).toMatch(/^documented:theoretical peak/);
+    expect(figure('amd-opteron-6172-4p', 'memory bandwidth per node', 'theoretical')!.value).toBe(21.3);
+    expect(figure('amd-opteron-6172-4p', 'link bandwidth, same package', 'theoretical')!.value).toBe(19.2);
+    expect(figure('amd-opteron-6172-4p', 'link bandwidth, other package', 'theoretical')!.value).toBe(6.4);
+    expect(figure('amd-opteron-6172-4p', 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', 'sustained')!.provenance).toMatch(/^measured:.*55,000 MB\/s/);
+    const sustained = figure('amd-opteron-6172-4p', 'memory bandwidth per node', 'sustained')!;
+    expect(sustained.value).toBeCloseTo(6.875, 3);
+    expect(sustained.provenance).toMatch(/^estimated:55,000 MB\/s measured .* ÷ 8 nodes/);
+    expect(sustained.value / 21.3).toBeCloseTo(1 / 3, 1);
+  });
+
+  it('intel-xeon-x7560-4s (NUMA-STREAM Intel, §3): peak 17.1 GB/s per node, sustained 10', () => {
+    const m = getPreset('intel-xeon-x7560-4s');
+    expect(m.nodes.every((node) => node.memoryBandwidthGBps === 17.1)).toBe(true);
+    expect(figure('intel-xeon-x7560-4s', 'memory bandwidth per node', 'theoretical')!.value).toBe(17.1);
+    expect(figure('intel-xeon-x7560-4s', 'link bandwidth per direction', 'theoretical')!.value).toBe(12.8);
+    expect(figure('intel-xeon-x7560-4s', 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', 'sustained')!.value).toBe(40);
+    expect(figure('intel-xeon-x7560-4s', 'memory bandwidth per node', 'sustained')!.value).toBe(10);
+  });
+
+  it('machineModel accepts every preset and keeps its provenance', () => {
+    for (const { id, machine } of listPresets()) {
+      const model = machineModel(machine);
+      expect(model.nodeCount, id).toBe(machine.nodes.length);
+      expect(model.memoryBytes.source, id).toBe(machine.provenance.memoryBytes);
+      expect(model.mcBandwidthBytesPerS.source, id).toBe(machine.provenance.memoryBandwidthGBps);
+      if (machine.latenciesNs) expect(model.idleLatencyNs.source, id).toBe(machine.provenance.latenciesNs);
+    }
+  });
+
+  it('with the testbed\'s memory size, Carrefour\'s replication can apply on amd-opteron-8385-4p', () => {
+    // 600 read-only pages shared by 4 nodes: 2.4 MB of 64 GiB, far below the 25 % memory-use limit.
+    const input = replayInputFromTable({
+      preset: 'amd-opteron-8385-4p',
+      threads: 16,
+      pages: 600,
+      threadNodes: '0-3:0 4-7:1 8-11:2 12-15:3',
+      pageNodes: '0-599:0',
+      windowUs: 10_000,
+      table: `
+        window | threads | pages | loads | stores
+        0-2    | 0-15    | 0-599 | 80    | 0`,
+    });
+    const replay = carrefourPolicy.replay(input, { seed: 1, simulate: simulateWindow });
+    const replicate = replay.decisions.filter((d) => d.kind === 'replicate');
+    expect(replicate.length).toBeGreaterThan(0);
+    expect(replicate[0]!.explanation).toMatch(/memory usage 0\.0% ≤ 25%/);
+    expect(replay.finalPlacement.replicated.every((x) => x === 1)).toBe(true);
   });
 });

@@ -11,7 +11,26 @@
  * are numbered node by node (node n has cpus n·k … n·k+k−1), an assumption stated in
  * `provenance.cpus` because the real machines' numbering is not documented.
  */
-import type { GBps, MachineLink, NodeId, TraceMachine } from '../trace/types.js';
+import type { GBps, MachineLink, NodeId, Provenance, TraceMachine } from '../trace/types.js';
+
+/**
+ * What kind of number a published figure is: `theoretical` = a peak computed from the parts'
+ * specifications (channels × transfer rate × 8 B, link rate × width); `sustained` = the rate a
+ * benchmark (STREAM) actually reached; `measured` = another measurement (an idle latency, a clock,
+ * a memory size, a pair's end-to-end bandwidth). Independent of the provenance prefix, which says
+ * how sure the number is (`documented:`, `measured:`, `estimated:<rule>`).
+ */
+export type FigureKind = 'theoretical' | 'sustained' | 'measured';
+
+/** A published number about a preset's machine, beyond (or behind) its `TraceMachine` fields. */
+export interface PresetFigure {
+  /** What the number is of, e.g. `memory bandwidth per node`. */
+  quantity: string;
+  kind: FigureKind;
+  value: number;
+  unit: 'GB/s' | 'ns' | 'cycles' | 'GHz' | 'bytes';
+  provenance: Provenance;
+}
 
 export interface MachinePreset {
   /** Stable id, also the machine's `name`. */
@@ -19,7 +38,16 @@ export interface MachinePreset {
   /** One sentence: what machine this is and what it is for. */
   description: string;
   machine: TraceMachine;
+  /**
+   * Figures the papers of shared/reference/published-measurements.md give for this machine (the
+   * machine's memory-bandwidth and link fields stay theoretical peaks; sustained rates are here);
+   * empty for a preset no paper measured.
+   */
+  figures: PresetFigure[];
 }
+
+const GIB = 1024 ** 3;
+const PUBLISHED = 'shared/reference/published-measurements.md';
 
 const PAGE_SIZE_BYTES = 4096;
 const CPUS_NUMBERING = 'estimated:cpus numbered node by node, one per core (the real machine\'s numbering is not documented)';
@@ -27,11 +55,11 @@ const CPUS_NUMBERING = 'estimated:cpus numbered node by node, one per core (the 
 // ---------------------------------------------------------------------------------------------
 // Building blocks (pure)
 
-function nodesOf(count: number, coresPerNode: number, memoryBandwidthGBps: GBps | null): TraceMachine['nodes'] {
+function nodesOf(count: number, coresPerNode: number, memoryBandwidthGBps: GBps | null, memoryBytes: number | null = null): TraceMachine['nodes'] {
   return Array.from({ length: count }, (_, id) => ({
     id,
     cpus: Array.from({ length: coresPerNode }, (_, core) => id * coresPerNode + core),
-    memoryBytes: null,
+    memoryBytes,
     memoryBandwidthGBps,
   }));
 }
@@ -123,17 +151,24 @@ function opteron8385(): MachinePreset {
   const hops = (i: number, j: number) => (i === j ? 0 : routes[routeKey(i, j)]!.length);
   const slitByHops = [10, 16, 22];
   const latencyNsByHops = [100, 110, 130];
+  const memoryPerNodeBytes = 16 * GIB;
   return {
     id,
     description:
-      'Carrefour (ASPLOS\'13) testbed as the seed article describes it: 4 quad-core Opteron 8385 (Shanghai) sockets, one node each, HyperTransport 1 square.',
+      'Carrefour (ASPLOS\'13) testbed as the seed article describes it: 4 quad-core Opteron 8385 (Shanghai, 2.3 GHz) sockets, one node each, 64 GB, HyperTransport 1 square.',
+    figures: [
+      { quantity: 'cpu clock', kind: 'measured', value: 2.3, unit: 'GHz', provenance: `documented:${PUBLISHED} §1 (Carrefour testbed, Gaud et al. CACM 2015)` },
+      { quantity: 'memory per node', kind: 'measured', value: memoryPerNodeBytes, unit: 'bytes', provenance: `documented:${PUBLISHED} §1: 64 GB RAM, 16 GB per node (read as GiB: DIMM sizes are binary)` },
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 12.8, unit: 'GB/s', provenance: 'estimated:2 DDR2-800 channels × 8 B (socket F; the testbed\'s DIMMs are not published; reference §5.1)' },
+      { quantity: 'link bandwidth per direction', kind: 'theoretical', value: hyperTransport1GBps, unit: 'GB/s', provenance: 'estimated:16-bit HyperTransport 1 at 2 GT/s (reference §5.1)' },
+    ],
     machine: {
       name: id,
       source: `preset:${id}`,
       kernel: null,
-      cpuModel: 'AMD Opteron 8385 (Shanghai, 4 cores)',
+      cpuModel: 'AMD Opteron 8385 (Shanghai, 4 cores, 2.3 GHz)',
       pageSizeBytes: PAGE_SIZE_BYTES,
-      nodes: nodesOf(4, 4, 12.8),
+      nodes: nodesOf(4, 4, 12.8, memoryPerNodeBytes),
       distances: matrix(4, (i, j) => slitByHops[hops(i, j)]!),
       latenciesNs: matrix(4, (i, j) => latencyNsByHops[hops(i, j)]!),
       links,
@@ -146,8 +181,8 @@ function opteron8385(): MachinePreset {
         links:
           'estimated:square "Quartet" wiring N0-N1, N0-N2, N1-N3, N2-N3 from AMD pub. 40555 Fig. 1 (the Carrefour machine\'s own wiring is not documented); 16-bit HyperTransport 1 at 2 GT/s = 4.0 GB/s per direction (reference §5.1)',
         routes: 'estimated:fewest hops; the 2-hop pairs (0,3) and (1,2) go through the lower-numbered neighbour',
-        memoryBandwidthGBps: 'estimated:2 DDR2-800 channels per node × 8 B = 12.8 GB/s peak (socket F; reference §5.1)',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        memoryBandwidthGBps: 'estimated:theoretical peak, 2 DDR2-800 channels per node × 8 B = 12.8 GB/s (socket F; reference §5.1); no sustained figure is published for this machine',
+        memoryBytes: `documented:${PUBLISHED} §1: 64 GB RAM, 16 GB per node (read as 16 GiB: DIMM sizes are binary)`,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -186,9 +221,20 @@ const OPTERON_6272_4P_SLIT: readonly (readonly number[])[] = [
 
 const MB_PER_GB = 1000;
 
+/** Machine A's clock and the published idle one-hop vs two-hop latency difference (ATC'15). */
+const MACHINE_A_CLOCK_GHZ = 2.1;
+const MACHINE_A_TWO_HOP_EXTRA_CYCLES = 80;
+
 function asymschedMachineA(): MachinePreset {
   const id = 'amd-asymsched-machine-a';
   const nodeIds = [0, 1, 2, 3, 4, 5, 6, 7];
+  // Idle latency: local and one hop as the Opteron 6172 preset (same G34 platform), two hops one
+  // hop + 80 cycles at 2.1 GHz (38.1 ns); hops from the SLIT (16 = one hop, 22 = two).
+  const twoHopExtraNs = MACHINE_A_TWO_HOP_EXTRA_CYCLES / MACHINE_A_CLOCK_GHZ;
+  const localNs = 98;
+  const oneHopNs = 145;
+  const latencyNs = (i: number, j: number): number =>
+    i === j ? localNs : OPTERON_6272_4P_SLIT[i]![j] === 16 ? oneHopNs : Math.round((oneHopNs + twoHopExtraNs) * 10) / 10;
   const links: MachineLink[] = [];
   for (const from of nodeIds) {
     for (const to of nodeIds) {
@@ -198,28 +244,53 @@ function asymschedMachineA(): MachinePreset {
   return {
     id,
     description:
-      'AsymSched (ATC\'15) Machine A: 4 Opteron 6272 (Bulldozer) packages, 2 dies each, 8 nodes × 8 cores, with the asymmetric measured node-to-node bandwidths as per-direction pair links.',
+      'AsymSched (ATC\'15) Machine A: 4 Opteron 6272 (Bulldozer, 2.1 GHz) packages, 2 dies each, 8 nodes × 8 cores, with the asymmetric measured node-to-node bandwidths as per-direction pair links.',
+    figures: [
+      { quantity: 'cpu clock', kind: 'measured', value: MACHINE_A_CLOCK_GHZ, unit: 'GHz', provenance: `documented:${PUBLISHED} §2 (Lepers et al., ATC'15)` },
+      {
+        quantity: 'idle latency, two hops minus one hop',
+        kind: 'measured',
+        value: MACHINE_A_TWO_HOP_EXTRA_CYCLES,
+        unit: 'cycles',
+        provenance: `measured:${PUBLISHED} §2: "only about 80 cycles on an idle interconnect" (ATC'15)`,
+      },
+      {
+        quantity: 'idle latency, two hops minus one hop',
+        kind: 'measured',
+        value: Math.round(twoHopExtraNs * 10) / 10,
+        unit: 'ns',
+        provenance: `measured:80 cycles ÷ 2.1 GHz = 38.1 ns (${PUBLISHED} §2)`,
+      },
+      {
+        quantity: 'pair bandwidth over a 16-bit link',
+        kind: 'measured',
+        value: 5.6,
+        unit: 'GB/s',
+        provenance: `measured:${PUBLISHED} §2: 16-bit links about 5.6 GB/s, 8-bit links about half (end-to-end node-to-node bandwidth, what the links of this preset carry)`,
+      },
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: 'estimated:2 DDR3-1333 channels per die × 8 B, assumed as on the Opteron 6172 preset (Machine A\'s memory is not published)' },
+    ],
     machine: {
       name: id,
       source: `preset:${id}`,
       kernel: null,
-      cpuModel: 'AMD Opteron 6272 (Interlagos, 16 cores per package, 8 per die)',
+      cpuModel: 'AMD Opteron 6272 (Interlagos, 16 cores per package, 8 per die, 2.1 GHz)',
       pageSizeBytes: PAGE_SIZE_BYTES,
       nodes: nodesOf(8, 8, 21.3),
       distances: OPTERON_6272_4P_SLIT.map((row) => [...row]),
-      latenciesNs: null,
+      latenciesNs: matrix(8, latencyNs),
       links,
       routes: directRoutes(nodeIds, links),
       provenance: {
         distances:
           'estimated:a real SLIT of a 4P Opteron 6272 box (xapi-project ocaml/xenopsd/test/test_topology.ml, reference §2.4); not necessarily Machine A\'s',
-        latenciesNs: 'unavailable:no latency measurement of Machine A is documented in the reference',
+        latenciesNs: `estimated:two hops = one hop + 38.1 ns, measured (80 cycles at 2.1 GHz on an idle interconnect, ATC'15, ${PUBLISHED} §2); local 98 ns and one hop 145 ns assumed as on the Opteron 6172 preset (same G34 platform); hop counts from the estimated SLIT (16 = one hop, 22 = two)`,
         links:
-          'documented:hzqmwne/asymsched_demo fake.py (secondary source, likely transcribed from the ATC\'15 paper): measured end-to-end node-to-node bandwidth in MB/s, used as one per-direction link per ordered node pair (reference §2.3); the physical HyperTransport links, widths and routing table are not documented',
+          `documented:hzqmwne/asymsched_demo fake.py (secondary source, likely transcribed from the ATC'15 paper): measured (sustained, not theoretical) end-to-end node-to-node bandwidth in MB/s, used as one per-direction link per ordered node pair (reference §2.3); agrees with the paper's "16-bit links about 5.6 GB/s, 8-bit about half" (${PUBLISHED} §2); the physical HyperTransport links, widths and routing table are not documented`,
         routes: 'estimated:each ordered pair uses its own measured pair link (the real routing table is not documented)',
         memoryBandwidthGBps:
-          'estimated:assumed equal to the Opteron 6172 preset on the same G34 platform, 2 DDR3-1333 channels per die × 8 B = 21.3 GB/s; Machine A\'s memory configuration is not documented',
-        memoryBytes: 'unavailable:the reference gives no memory size for Machine A',
+          'estimated:theoretical peak, assumed equal to the Opteron 6172 preset on the same G34 platform, 2 DDR3-1333 channels per die × 8 B = 21.3 GB/s; Machine A\'s memory configuration is not documented',
+        memoryBytes: `unavailable:neither the reference nor ${PUBLISHED} gives a memory size for Machine A`,
         cpus: CPUS_NUMBERING,
         nodes: 'documented:8 nodes × 8 cores = 64 cores (seed article and the ;login: abstract, reference §2.4)',
       },
@@ -251,7 +322,20 @@ function opteron6172(): MachinePreset {
   };
   return {
     id,
-    description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3.',
+    description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3 (the NUMA-STREAM AMD machine).',
+    figures: [
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3 (Bergstrom, NUMA-STREAM): local 21.3 GB/s` },
+      { quantity: 'link bandwidth, same package', kind: 'theoretical', value: 19.2, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: node in the same package 19.2 GB/s (x16 + x8 HT3; the preset's links use 12.8, reference §5.2)` },
+      { quantity: 'link bandwidth, other package', kind: 'theoretical', value: 6.4, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: other packages 6.4 GB/s (8-bit HT3)` },
+      { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 55, unit: 'GB/s', provenance: `measured:${PUBLISHED} §3: near 55,000 MB/s` },
+      {
+        quantity: 'memory bandwidth per node',
+        kind: 'sustained',
+        value: 55 / 8,
+        unit: 'GB/s',
+        provenance: `estimated:55,000 MB/s measured over the machine (NUMA-aware STREAM, ${PUBLISHED} §3) ÷ 8 nodes = 6.9 GB/s, about a third of the 21.3 GB/s peak as the paper notes`,
+      },
+    ],
     machine: {
       name: id,
       source: `preset:${id}`,
@@ -271,8 +355,8 @@ function opteron6172(): MachinePreset {
           'estimated:links = node pairs at SLIT 16 (18 pairs); same-package links 12.8 GB/s per direction (x16 HT3; Chips and Cheese: the x8 cross-die sublink was never enabled, nominal 19.2), other links x8 HT3 = 6.4 GB/s (reference §5.2); the real port budget suggests fewer x8 links',
         routes: 'estimated:fewest hops, ties through lower-numbered nodes',
         memoryBandwidthGBps:
-          'documented:AnandTech 42.7 GB/s peak per package = 2 DDR3-1333 channels per die, 21.3 GB/s (reference §5.2); the northbridge caps a package near 28.8 GB/s',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+          `documented:theoretical peak, AnandTech 42.7 GB/s per package = 2 DDR3-1333 channels per die, 21.3 GB/s (reference §5.2; NUMA-STREAM states the same, ${PUBLISHED} §3); the northbridge caps a package near 28.8 GB/s; sustained about 6.9 GB/s per node (preset figures)`,
+        memoryBytes: `unavailable:neither the reference nor ${PUBLISHED} gives a memory size for this machine`,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -289,7 +373,19 @@ function xeonX7560(): MachinePreset {
   const links = nodeIds.flatMap((a) => nodeIds.filter((b) => a < b).flatMap((b) => bothWays(a, b, qpiGBps)));
   return {
     id,
-    description: 'Nehalem-EX 4S: 4 Xeon X7560 sockets × 8 cores, fully connected QPI.',
+    description: 'Nehalem-EX 4S: 4 Xeon X7560 sockets × 8 cores, fully connected QPI (the NUMA-STREAM Intel machine).',
+    figures: [
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 17.1, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3 (Bergstrom, NUMA-STREAM): local 17.1 GB/s` },
+      { quantity: 'link bandwidth per direction', kind: 'theoretical', value: qpiGBps, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: remote 25.6 GB/s QPI, both directions together (12.8 per direction)` },
+      { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 40, unit: 'GB/s', provenance: `measured:${PUBLISHED} §3: near 40,000 MB/s` },
+      {
+        quantity: 'memory bandwidth per node',
+        kind: 'sustained',
+        value: 10,
+        unit: 'GB/s',
+        provenance: `estimated:40,000 MB/s measured over the machine (NUMA-aware STREAM, ${PUBLISHED} §3) ÷ 4 nodes = 10 GB/s`,
+      },
+    ],
     machine: {
       name: id,
       source: `preset:${id}`,
@@ -307,8 +403,8 @@ function xeonX7560(): MachinePreset {
         links: 'estimated:6 QPI links, fully connected; 6.4 GT/s × 2 B = 12.8 GB/s per direction (reference §5.3)',
         routes: 'estimated:every pair is directly linked',
         memoryBandwidthGBps:
-          'documented:17.1 GB/s per node from the Bergstrom STREAM paper (UChicago TR-2012-04) as quoted in reference §5.3 (paper body not read); equals 2 DDR3-1066 channels',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+          `documented:theoretical peak, 17.1 GB/s per node from the Bergstrom STREAM paper (UChicago TR-2012-04) as quoted in reference §5.3 and ${PUBLISHED} §3; equals 2 DDR3-1066 channels; sustained about 10 GB/s per node (preset figures)`,
+        memoryBytes: `unavailable:neither the reference nor ${PUBLISHED} gives a memory size for this machine`,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -325,6 +421,7 @@ function sapphireRapids2s(): MachinePreset {
   return {
     id,
     description: '4th-gen Xeon 2S (e.g. Platinum 8480+), flat mode: 2 nodes × 56 cores, 4 UPI links.',
+    figures: [],
     machine: {
       name: id,
       source: `preset:${id}`,
@@ -369,6 +466,7 @@ function genoa2sNps1(): MachinePreset {
   return {
     id,
     description: 'EPYC 9004 (Genoa) 2S in NPS1: 2 nodes × 96 cores, 4 xGMI links between the sockets.',
+    figures: [],
     machine: {
       name: id,
       source: `preset:${id}`,
@@ -431,6 +529,7 @@ function genoa2sNps4(): MachinePreset {
   return {
     id,
     description: 'EPYC 9004 (Genoa) 2S in NPS4: 8 nodes × 24 cores, a quadrant mesh in each socket, 4 xGMI links between them.',
+    figures: [],
     machine: {
       name: id,
       source: `preset:${id}`,
@@ -494,6 +593,7 @@ function sapphireRapids2sSnc4(): MachinePreset {
   return {
     id,
     description: '4th-gen Xeon 2S (e.g. Platinum 8480+) in SNC4: 8 nodes × 14 cores, a mesh inside each socket, UPI shared between the sockets.',
+    figures: [],
     machine: {
       name: id,
       source: `preset:${id}`,
@@ -535,6 +635,22 @@ function cxlExpander(): MachinePreset {
     id,
     description:
       'Sapphire Rapids 2S (flat) with a CXL type-3 memory expander (x16, no cpus) attached to socket 1 as node 2.',
+    figures: [
+      {
+        quantity: 'memory bandwidth of a DRAM socket',
+        kind: 'sustained',
+        value: 208,
+        unit: 'GB/s',
+        provenance: `estimated:about 208 GB/s measured for one socket's DRAM on the machine of the Linux weighted-interleave patch series (v5 cover letter, ${PUBLISHED} §5), not necessarily this one`,
+      },
+      {
+        quantity: 'memory bandwidth of the CXL node',
+        kind: 'sustained',
+        value: 24,
+        unit: 'GB/s',
+        provenance: `estimated:about 24 GB/s measured for the CXL expander of the weighted-interleave patch series (${PUBLISHED} §5); devices differ`,
+      },
+    ],
     machine: {
       name: id,
       source: `preset:${id}`,

@@ -43,6 +43,15 @@ export const ASYMSCHED_CONSTANTS = {
   MAX_PLACEMENTS_ENUMERATED: 200_000,
   /** Per page, only this many top accessor threads are paired when measuring sharing. */
   MAX_SHARERS_PER_PAGE: 16,
+  /**
+   * The search for the machine's symmetries stops after this many permutations (the presets have
+   * at most 1152) or this many tries; a machine with more (e.g. every pair alike) is searched with
+   * swaps of equal clusters only, which stays exact and costs no more than checking a large group.
+   */
+  MAX_SYMMETRIES: 2048,
+  MAX_SYMMETRY_STEPS: 200_000,
+  /** Node sets are bit masks in a 32-bit word: larger machines are placed greedily. */
+  MAX_SEARCH_NODES: 32,
 } as const;
 const A = ASYMSCHED_CONSTANTS;
 
@@ -207,10 +216,29 @@ export interface PlacementSearch {
   wbw: number;
   maxWbw: number;
   memoryToMigrateBytes: number;
+  /** Placements (each one, not each class of equivalent ones) with wbw ≥ 0.9 × the best. */
   candidates: number;
+  /** Placements whose weighted bandwidth was computed. */
   placementsEvaluated: number;
+  /** Every assignment of clusters to disjoint node sets of their sizes: Π C(free nodes, size). */
   placementsTotal: number;
+  /** Node permutations that keep every pair bandwidth, the identity included, that the search used. */
+  machineSymmetries: number;
+  /** False when the machine has more symmetries than MAX_SYMMETRIES: only the identity is used. */
+  symmetriesComplete: boolean;
+  /** Partial placements not extended because an equivalent one is (symmetry). */
+  equivalentCuts: number;
+  /** Branches not extended because no completion can reach 90 % of the best found so far. */
+  boundCuts: number;
   greedy: boolean;
+}
+
+/** Switches for tests and reports; the replay uses both. */
+export interface SearchOptions {
+  /** Skip placements equivalent under the machine's symmetries and interchangeable clusters. */
+  symmetry?: boolean;
+  /** Cut branches that cannot reach 90 % of the best weighted bandwidth found so far. */
+  bound?: boolean;
 }
 
 /** Old nodes that stay keep their place; the others map, in order, to the new nodes not yet used. */
@@ -220,12 +248,6 @@ function slotMapping(oldNodes: readonly NodeIndex[], newNodes: readonly NodeInde
   let f = 0;
   for (const o of oldNodes) mapping.set(o, newNodes.includes(o) ? o : freeNew[f++]!);
   return mapping;
-}
-
-function memoryToMigrate(cluster: ThreadCluster, mapping: Map<NodeIndex, NodeIndex>): number {
-  let mm = 0;
-  for (const [o, to] of mapping) if (o !== to) mm += cluster.memoryBytesOnNode[o]!;
-  return mm;
 }
 
 function combinations(pool: readonly number[], k: number, emit: (chosen: number[]) => void): void {
@@ -251,14 +273,150 @@ function binomial(n: number, k: number): number {
 }
 
 /**
- * Steps 4–14 of Algorithm 1: enumerate cluster → node-set placements, skipping placements
- * equivalent to one already evaluated (same canonical key: per cluster the sorted multiset of
- * directed pair bandwidths among its nodes, sorted across clusters of equal weight and size);
- * keep those with wbw ≥ 0.9·max; pick the one that migrates the least memory.
+ * Node sets are bit masks (bit x = node index x) held as plain numbers: up to 32 nodes, disjoint
+ * sets are joined by adding them and `a & b` (ToInt32 on both) is non-zero iff they share a node.
  */
-export function searchPlacements(machine: MachineModel, clusters: readonly ThreadCluster[]): PlacementSearch {
+const bit = (x: number): number => 2 ** x;
+
+/** Every node set of one size, with ids in lexicographic order of their sorted nodes. */
+interface NodeSets {
+  masks: number[];
+  nodes: NodeIndex[][];
+  /** bw_P(C) of the set, MB/s, summed in ascending order so every relabelling gives the same float. */
+  bandwidth: Float64Array;
+  idOfMask: Map<number, number>;
+  /** Set ids by bandwidth, highest first (ties: lower id first). */
+  byBandwidth: Int32Array;
+  maxBandwidth: number;
+  /** images[g · count + id]: id of set `id` under symmetry g (tables.symmetries). */
+  images: Int32Array;
+}
+
+interface SearchTables {
+  n: number;
+  bw: Float64Array;
+  /** The machine's symmetry group without the identity; empty when it is larger than the bound. */
+  symmetries: Int16Array[];
+  symmetriesComplete: boolean;
+  setsBySize: Map<number, NodeSets>;
+}
+
+const tablesByMachine = new WeakMap<MachineModel, SearchTables>();
+
+/**
+ * The machine's symmetries as the placement score sees them: node permutations π with
+ * bw(π a → π b) = bw(a → b) for every ordered pair (pair bandwidth = bottleneck link on the route,
+ * so this covers link capacities and routes). Backtracking node by node; a node can only map to
+ * one with the same sorted row and column of bandwidths. Stops after MAX_SYMMETRIES permutations or
+ * MAX_SYMMETRY_STEPS tries; `complete` says whether it finished. The identity comes first.
+ */
+export function machineSymmetries(machine: MachineModel): { permutations: Int16Array[]; complete: boolean } {
   const n = machine.nodeCount;
   const bw = pairBandwidthMBps(machine);
+  const signature = Array.from({ length: n }, (_, a) => {
+    const row: number[] = [];
+    const column: number[] = [];
+    for (let b = 0; b < n; b++) if (b !== a) row.push(bw[a * n + b]!), column.push(bw[b * n + a]!);
+    return `${row.sort((x, y) => x - y).join(',')}|${column.sort((x, y) => x - y).join(',')}`;
+  });
+  const permutations: Int16Array[] = [];
+  const perm = new Int16Array(n);
+  const used = new Uint8Array(n);
+  let steps = 0;
+  let complete = true;
+  const rec = (i: number): void => {
+    if (!complete) return;
+    if (i === n) {
+      permutations.push(perm.slice());
+      if (permutations.length >= A.MAX_SYMMETRIES) complete = false;
+      return;
+    }
+    for (let v = 0; v < n && complete; v++) {
+      if (used[v] || signature[v] !== signature[i]) continue;
+      if (++steps > A.MAX_SYMMETRY_STEPS) {
+        complete = false;
+        return;
+      }
+      let ok = true;
+      for (let j = 0; j < i && ok; j++) ok = bw[v * n + perm[j]!] === bw[i * n + j] && bw[perm[j]! * n + v] === bw[j * n + i];
+      if (!ok) continue;
+      used[v] = 1;
+      perm[i] = v;
+      rec(i + 1);
+      used[v] = 0;
+    }
+  };
+  rec(0);
+  return { permutations, complete };
+}
+
+function tablesOf(machine: MachineModel): SearchTables {
+  let tables = tablesByMachine.get(machine);
+  if (!tables) {
+    const { permutations, complete } = machineSymmetries(machine);
+    const isIdentity = (p: Int16Array) => p.every((v, i) => v === i);
+    tables = {
+      n: machine.nodeCount,
+      bw: pairBandwidthMBps(machine),
+      symmetries: complete ? permutations.filter((p) => !isIdentity(p)) : [],
+      symmetriesComplete: complete,
+      setsBySize: new Map(),
+    };
+    tablesByMachine.set(machine, tables);
+  }
+  return tables;
+}
+
+function nodeSetsOf(tables: SearchTables, size: number): NodeSets {
+  let sets = tables.setsBySize.get(size);
+  if (sets) return sets;
+  const { n, bw } = tables;
+  const masks: number[] = [];
+  const nodes: NodeIndex[][] = [];
+  const values: number[] = [];
+  combinations(
+    Array.from({ length: n }, (_, x) => x),
+    size,
+    (chosen) => {
+      nodes.push([...chosen]);
+      masks.push(chosen.reduce((m, x) => m + bit(x), 0));
+      const pairs: number[] = [];
+      for (const a of chosen) for (const b of chosen) if (a !== b) pairs.push(bw[a * n + b]!);
+      values.push(pairs.sort((x, y) => x - y).reduce((s, v) => s + v, 0));
+    },
+  );
+  const bandwidth = Float64Array.from(values);
+  const byBandwidth = Int32Array.from(masks.keys()).sort((x, y) => bandwidth[y]! - bandwidth[x]! || x - y);
+  const idOfMask = new Map(masks.map((m, id) => [m, id]));
+  const images = new Int32Array(tables.symmetries.length * masks.length);
+  tables.symmetries.forEach((perm, g) => {
+    nodes.forEach((set, id) => {
+      let mask = 0;
+      for (const x of set) mask += bit(perm[x]!);
+      images[g * masks.length + id] = idOfMask.get(mask)!;
+    });
+  });
+  sets = { masks, nodes, bandwidth, idOfMask, byBandwidth, maxBandwidth: values.length > 0 ? Math.max(...values) : 0, images };
+  tables.setsBySize.set(size, sets);
+  return sets;
+}
+
+/**
+ * Steps 4–14 of Algorithm 1: among the assignments of clusters to disjoint node sets of their
+ * sizes, find those with wbw ≥ 0.9 × the best and pick the one that migrates the least memory
+ * (ties: higher wbw, then the first in enumeration order). Exact, with work saved three ways
+ * (docs/policies.md, AsymSched step 4):
+ * - placements equivalent under a machine symmetry (machineSymmetries) or by swapping clusters of
+ *   equal weight and size have equal wbw: only the least of each class (in enumeration order) is
+ *   extended and evaluated, partial placements that cannot lead to it are cut;
+ * - node sets are tried widest first and a branch whose best completion is below 0.9 × the best
+ *   wbw found so far is cut (it cannot hold a candidate);
+ * - the members of a candidate's class, which share its wbw, are listed only to find the one that
+ *   migrates the least memory.
+ * Above MAX_PLACEMENTS_ENUMERATED assignments (or 32 nodes) clusters are placed greedily instead.
+ */
+export function searchPlacements(machine: MachineModel, clusters: readonly ThreadCluster[], options: SearchOptions = {}): PlacementSearch {
+  const n = machine.nodeCount;
   const sizes = clusters.map((c) => c.nodes.length);
   let total = 1;
   let left = n;
@@ -267,119 +425,218 @@ export function searchPlacements(machine: MachineModel, clusters: readonly Threa
     left -= s;
   }
   if (left < 0) throw new Error(`clusters need ${n - left} nodes, the machine has ${n}`);
-  const groupOf = clusters.map((c, k) => {
-    const first = clusters.findIndex((d) => d.nodes.length === c.nodes.length && Math.abs(d.weight - c.weight) < 1e-9);
-    return first < 0 ? k : first;
-  });
-  const clusterKey = (nodes: readonly number[]): string => {
-    const values: number[] = [];
-    for (const a of nodes) for (const b of nodes) if (a !== b) values.push(bw[a * n + b]!);
-    return values.sort((x, y) => x - y).join(',');
+  if (total > A.MAX_PLACEMENTS_ENUMERATED || n > A.MAX_SEARCH_NODES) return greedyPlacement(machine, clusters, total);
+
+  const useSymmetry = options.symmetry !== false;
+  const useBound = options.bound !== false;
+  const tables = tablesOf(machine);
+  const symmetries = useSymmetry ? tables.symmetries : [];
+  const K = clusters.length;
+  // Search order: heaviest clusters first (a good best early makes the bound cut more); clusters
+  // of equal weight and size are adjacent and form a class whose node-set ids must increase.
+  const order = clusters.map((_, k) => k).sort((x, y) => clusters[y]!.weight - clusters[x]!.weight || sizes[y]! - sizes[x]! || x - y);
+  const positionOf = new Int32Array(K);
+  order.forEach((k, p) => (positionOf[k] = p));
+  const weightAt = order.map((k) => clusters[k]!.weight);
+  const setsAt = order.map((k) => nodeSetsOf(tables, sizes[k]!));
+  const classStart = new Int32Array(K);
+  for (let p = 0; p < K; p++) {
+    const sameClass = useSymmetry && p > 0 && weightAt[p] === weightAt[p - 1] && sizes[order[p]!] === sizes[order[p - 1]!];
+    classStart[p] = sameClass ? classStart[p - 1]! : p;
+  }
+  // Best wbw any completion of positions p.. can add.
+  const restMax = new Float64Array(K + 1);
+  for (let p = K - 1; p >= 0; p--) restMax[p] = restMax[p + 1]! + weightAt[p]! * setsAt[p]!.maxBandwidth;
+
+  const chosen = new Int32Array(K);
+  const images = symmetries.map(() => new Int32Array(K));
+  const scratch = new Int32Array(K);
+  /** Whether a symmetry maps positions 0..p to a tuple that, class-sorted, is below chosen[0..p]. */
+  const lesserImageExists = (p: number): boolean => {
+    for (const image of images) {
+      let verdict = 0;
+      for (let start = 0; start <= p && verdict === 0; ) {
+        let end = start + 1;
+        while (end <= p && classStart[end] === start) end++;
+        // The class's images in ascending order (insertion sort: classes are small).
+        for (let q = start; q < end; q++) {
+          const v = image[q]!;
+          let r = q;
+          while (r > start && scratch[r - 1]! > v) scratch[r] = scratch[--r]!;
+          scratch[r] = v;
+        }
+        for (let q = start; q < end && verdict === 0; q++) verdict = scratch[q]! - chosen[q]!;
+        start = end;
+      }
+      if (verdict < 0) return true;
+    }
+    return false;
   };
 
-  if (total > A.MAX_PLACEMENTS_ENUMERATED) {
-    // Greedy: heaviest cluster first, each on the free node set of its size with the most bandwidth.
-    const free = new Set(Array.from({ length: n }, (_, x) => x));
-    const nodes: NodeIndex[][] = clusters.map(() => []);
-    const order = clusters.map((_, k) => k).sort((x, y) => clusters[y]!.weight - clusters[x]!.weight || x - y);
-    let evaluated = 0;
-    for (const k of order) {
-      let best: number[] = [];
-      let bestBw = -1;
-      combinations([...free], sizes[k]!, (chosen) => {
-        evaluated++;
-        const b = clusterBandwidthMBps(chosen, bw, n);
-        if (b > bestBw) {
-          bestBw = b;
-          best = [...chosen];
-        }
-      });
-      nodes[k] = best;
-      for (const x of best) free.delete(x);
-    }
-    const mapping = clusters.map((c, k) => slotMapping(c.nodes, nodes[k]!));
-    const wbw = clusters.reduce((s, c, k) => s + c.weight * clusterBandwidthMBps(nodes[k]!, bw, n), 0);
-    return {
-      nodes,
-      mapping,
-      wbw,
-      maxWbw: wbw,
-      memoryToMigrateBytes: clusters.reduce((s, c, k) => s + memoryToMigrate(c, mapping[k]!), 0),
-      candidates: 1,
-      placementsEvaluated: evaluated,
-      placementsTotal: total,
-      greedy: true,
-    };
-  }
-
-  interface Entry {
+  interface Leaf {
+    ids: Int32Array;
     wbw: number;
-    mm: number;
-    nodes: NodeIndex[][];
   }
-  const byKey = new Map<string, Entry>();
-  const current: NodeIndex[][] = [];
-  const used = new Uint8Array(n);
-  const keys: string[] = [];
-  const rec = (k: number): void => {
-    if (k === clusters.length) {
-      const parts = new Map<number, string[]>();
-      keys.forEach((key, c) => {
-        const g = groupOf[c]!;
-        const list = parts.get(g) ?? [];
-        list.push(key);
-        parts.set(g, list);
-      });
-      const placementKey = [...parts.entries()].map(([g, list]) => `${g}:${list.sort().join('|')}`).join(';');
-      let mm = 0;
-      current.forEach((nodes, c) => (mm += memoryToMigrate(clusters[c]!, slotMapping(clusters[c]!.nodes, nodes))));
-      const seen = byKey.get(placementKey);
-      if (seen) {
-        if (mm < seen.mm) {
-          seen.mm = mm;
-          seen.nodes = current.map((x) => [...x]);
-        }
-        return;
-      }
-      let wbw = 0;
-      current.forEach((nodes, c) => (wbw += clusters[c]!.weight * clusterBandwidthMBps(nodes, bw, n)));
-      byKey.set(placementKey, { wbw, mm, nodes: current.map((x) => [...x]) });
+  const kept: Leaf[] = [];
+  let best = -Infinity;
+  let evaluated = 0;
+  let equivalentCuts = 0;
+  let boundCuts = 0;
+  const rec = (p: number, used: number, partial: number): void => {
+    if (p === K) {
+      evaluated++;
+      if (partial > best) best = partial;
+      if (partial >= A.CANDIDATE_FRACTION * best) kept.push({ ids: chosen.slice(), wbw: partial });
       return;
     }
-    const pool: number[] = [];
-    for (let x = 0; x < n; x++) if (!used[x]) pool.push(x);
-    combinations(pool, sizes[k]!, (chosen) => {
-      for (const x of chosen) used[x] = 1;
-      current.push([...chosen]);
-      keys.push(clusterKey(chosen));
-      rec(k + 1);
-      keys.pop();
-      current.pop();
-      for (const x of chosen) used[x] = 0;
-    });
+    const sets = setsAt[p]!;
+    const minId = classStart[p]! < p ? chosen[p - 1]! + 1 : 0;
+    for (const id of sets.byBandwidth) {
+      if (id < minId || (sets.masks[id]! & used) !== 0) continue;
+      const value = partial + weightAt[p]! * sets.bandwidth[id]!;
+      // Sets come widest first and weights are ≥ 0: once one cannot reach the bar, none after it can.
+      if (useBound && value + restMax[p + 1]! < A.CANDIDATE_FRACTION * best * (1 - 1e-12)) {
+        boundCuts++;
+        break;
+      }
+      chosen[p] = id;
+      for (let g = 0; g < images.length; g++) images[g]![p] = sets.images[g * sets.masks.length + id]!;
+      if (lesserImageExists(p)) {
+        equivalentCuts++;
+        continue;
+      }
+      rec(p + 1, used + sets.masks[id]!, value);
+    }
   };
-  rec(0);
+  rec(0, 0, 0);
+  const maxWbw = best;
 
-  let maxWbw = 0;
-  for (const e of byKey.values()) maxWbw = Math.max(maxWbw, e.wbw);
-  let best: Entry | null = null;
+  // The placements equivalent to `ids` (search order, class-sorted), each in cluster order.
+  const classSort = (ids: Int32Array): Int32Array => {
+    for (let start = 0; start < K; ) {
+      let end = start + 1;
+      while (end < K && classStart[end] === start) end++;
+      if (end - start > 1) ids.subarray(start, end).sort();
+      start = end;
+    }
+    return ids;
+  };
+  const keyOf = (ids: Int32Array) => ids.join(',');
+  const classMembers = (ids: Int32Array): Int32Array[] => {
+    // The symmetries are the whole group: the images of one placement are its whole class.
+    const found = new Map<string, Int32Array>([[symmetries.length > 0 ? keyOf(ids) : '', ids]]);
+    for (let g = 0; g < symmetries.length; g++) {
+      const to = classSort(Int32Array.from(ids, (id, p) => setsAt[p]!.images[g * setsAt[p]!.masks.length + id]!));
+      found.set(keyOf(to), to);
+    }
+    // Every arrangement of a class's node sets over the class's clusters.
+    const out: Int32Array[] = [];
+    for (const sorted of found.values()) {
+      const current = Int32Array.from(sorted);
+      const arrange = (p: number): void => {
+        if (p === K) {
+          out.push(Int32Array.from(clusters, (_, k) => current[positionOf[k]!]!));
+          return;
+        }
+        // Positions p..end-1 of the class take its remaining node sets in every order.
+        let end = p + 1;
+        while (end < K && classStart[end] === classStart[p]) end++;
+        for (let q = p; q < end; q++) {
+          [current[q], current[p]] = [current[p]!, current[q]!];
+          arrange(p + 1);
+          [current[q], current[p]] = [current[p]!, current[q]!];
+        }
+      };
+      arrange(0);
+    }
+    return out;
+  };
+
+  const oldNodes = clusters.map((c) => c.nodes);
+  const memoryToMigrate = (ids: Int32Array): number => {
+    let mm = 0;
+    clusters.forEach((c, k) => {
+      const mask = setsAt[positionOf[k]!]!.masks[ids[k]!]!;
+      for (const o of oldNodes[k]!) if ((mask & bit(o)) === 0) mm += c.memoryBytesOnNode[o]!;
+    });
+    return mm;
+  };
+  const lexLess = (a: Int32Array, b: Int32Array): boolean => {
+    for (let k = 0; k < K; k++) if (a[k] !== b[k]) return a[k]! < b[k]!;
+    return false;
+  };
+  let winner: { ids: Int32Array; wbw: number; mm: number } | null = null;
   let candidates = 0;
-  for (const e of byKey.values()) {
-    if (e.wbw < A.CANDIDATE_FRACTION * maxWbw) continue;
-    candidates++;
-    if (!best || e.mm < best.mm || (e.mm === best.mm && e.wbw > best.wbw)) best = e;
+  for (const leaf of kept) {
+    if (leaf.wbw < A.CANDIDATE_FRACTION * maxWbw) continue;
+    for (const ids of classMembers(leaf.ids)) {
+      candidates++;
+      const mm = memoryToMigrate(ids);
+      if (!winner || mm < winner.mm || (mm === winner.mm && (leaf.wbw > winner.wbw || (leaf.wbw === winner.wbw && lexLess(ids, winner.ids))))) {
+        winner = { ids, wbw: leaf.wbw, mm };
+      }
+    }
   }
-  const chosen = best!;
+  const chosenNodes = clusters.map((_, k) => [...setsAt[positionOf[k]!]!.nodes[winner!.ids[k]!]!]);
   return {
-    nodes: chosen.nodes,
-    mapping: clusters.map((c, k) => slotMapping(c.nodes, chosen.nodes[k]!)),
-    wbw: chosen.wbw,
+    nodes: chosenNodes,
+    mapping: clusters.map((c, k) => slotMapping(c.nodes, chosenNodes[k]!)),
+    wbw: winner!.wbw,
     maxWbw,
-    memoryToMigrateBytes: chosen.mm,
+    memoryToMigrateBytes: winner!.mm,
     candidates,
-    placementsEvaluated: byKey.size,
+    placementsEvaluated: evaluated,
     placementsTotal: total,
+    machineSymmetries: symmetries.length + 1,
+    symmetriesComplete: tables.symmetriesComplete,
+    equivalentCuts,
+    boundCuts,
     greedy: false,
+  };
+}
+
+/** Greedy: heaviest cluster first, each on the free node set of its size with the most bandwidth. */
+function greedyPlacement(machine: MachineModel, clusters: readonly ThreadCluster[], total: number): PlacementSearch {
+  const n = machine.nodeCount;
+  const bw = pairBandwidthMBps(machine);
+  const free = new Set(Array.from({ length: n }, (_, x) => x));
+  const nodes: NodeIndex[][] = clusters.map(() => []);
+  const order = clusters.map((_, k) => k).sort((x, y) => clusters[y]!.weight - clusters[x]!.weight || x - y);
+  let evaluated = 0;
+  for (const k of order) {
+    let best: number[] = [];
+    let bestBw = -1;
+    combinations([...free], clusters[k]!.nodes.length, (chosen) => {
+      evaluated++;
+      const b = clusterBandwidthMBps(chosen, bw, n);
+      if (b > bestBw) {
+        bestBw = b;
+        best = [...chosen];
+      }
+    });
+    nodes[k] = best;
+    for (const x of best) free.delete(x);
+  }
+  const mapping = clusters.map((c, k) => slotMapping(c.nodes, nodes[k]!));
+  const wbw = clusters.reduce((s, c, k) => s + c.weight * clusterBandwidthMBps(nodes[k]!, bw, n), 0);
+  let mm = 0;
+  clusters.forEach((c, k) => {
+    for (const [o, to] of mapping[k]!) if (o !== to) mm += c.memoryBytesOnNode[o]!;
+  });
+  return {
+    nodes,
+    mapping,
+    wbw,
+    maxWbw: wbw,
+    memoryToMigrateBytes: mm,
+    candidates: 1,
+    placementsEvaluated: evaluated,
+    placementsTotal: total,
+    machineSymmetries: 1,
+    symmetriesComplete: false,
+    equivalentCuts: 0,
+    boundCuts: 0,
+    greedy: true,
   };
 }
 
@@ -512,7 +769,9 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
     totalPlacements += search.placementsTotal;
     const movers = clusters.map((c, k) => ({ c, k })).filter(({ k }) => [...search.mapping[k]!].some(([o, to]) => o !== to));
     const bw = pairBandwidthMBps(machine);
-    const searchWords = `${search.greedy ? 'greedy placement (too many placements to enumerate): ' : ''}evaluated ${search.placementsEvaluated} of ${search.placementsTotal} placements (equivalent placements skipped); ${search.candidates} within ${A.CANDIDATE_FRACTION * 100}% of the best weighted bandwidth ${search.maxWbw.toFixed(0)}`;
+    const searchWords = search.greedy
+      ? `greedy placement (${search.placementsTotal} placements, too many to enumerate): ${search.placementsEvaluated} node sets compared`
+      : `weighted bandwidth evaluated for ${search.placementsEvaluated} of ${search.placementsTotal} placements (equivalent placements under ${search.machineSymmetries} machine symmetr${search.machineSymmetries === 1 ? 'y' : 'ies'} and swaps of equal clusters evaluated once; placements that cannot reach ${A.CANDIDATE_FRACTION * 100}% of the best not evaluated); ${search.candidates} within ${A.CANDIDATE_FRACTION * 100}% of the best weighted bandwidth ${search.maxWbw.toFixed(0)}`;
     if (movers.length === 0) {
       decisions.push({
         window: w,
