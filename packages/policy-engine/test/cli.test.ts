@@ -58,9 +58,14 @@ describe('numascope-analyze', () => {
   it('presets --json lists every preset with provenance', async () => {
     const { status, out } = await cli('presets', '--json');
     expect(status).toBe(0);
-    const ids = JSON.parse(out).map((p: { id: string }) => p.id);
+    const presets = JSON.parse(out) as Array<{ id: string; memoryBytes: Array<number | null>; figures: Array<{ kind: string; provenance: string }> }>;
+    const ids = presets.map((p) => p.id);
     expect(ids).toContain('intel-spr-2s-snc4');
     expect(ids).toContain('cxl-expander');
+    // The published figures come with their kind and provenance (theoretical, sustained, measured).
+    const opteron = presets.find((p) => p.id === 'amd-opteron-8385-4p')!;
+    expect(opteron.memoryBytes.every((b) => typeof b === 'number' && b > 0)).toBe(true);
+    expect(presets.some((p) => p.figures.some((f) => f.kind === 'sustained' && f.provenance.length > 0))).toBe(true);
   });
 
   it('says access data is unavailable for a page-fault-only recording (exit 1)', async () => {

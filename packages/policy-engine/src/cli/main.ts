@@ -247,7 +247,9 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         cpus: p.machine.nodes.reduce((s, n) => s + n.cpus.length, 0),
         links: p.machine.links.length,
         memoryBandwidthGBps: p.machine.nodes.map((n) => n.memoryBandwidthGBps),
+        memoryBytes: p.machine.nodes.map((n) => n.memoryBytes),
         provenance: p.machine.provenance,
+        figures: p.figures,
       }));
       if (args.format === 'json') emit(JSON.stringify(presets, null, 2));
       else emit(presets.map((p) => `${p.id.padEnd(26)} ${String(p.nodes).padStart(2)} nodes ${String(p.cpus).padStart(4)} cpus  ${p.description}`).join('\n'));
