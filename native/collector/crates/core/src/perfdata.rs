@@ -210,42 +210,6 @@ fn classify_attr(name: &str, type_: u32, config: u64, pmu: Option<&str>) -> Even
     }
 }
 
-/// Parses a cpu list (`0-3,8,10-11`, `0-7:2`) from a file: every cpu id below [`MAX_CPUS`],
-/// at most [`MAX_CPUS`] entries, so a list like `0-4294967295` is an error, not 16 GB.
-pub fn parse_cpulist_bounded(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in s.trim().split(',') {
-        let part = part.trim();
-        if part.is_empty() {
-            continue;
-        }
-        let (range, stride) = match part.split_once(':') {
-            Some((r, st)) => (r, st.parse::<u32>().map_err(|_| format!("bad stride in {part:?}"))?),
-            None => (part, 1),
-        };
-        let (a, b) = match range.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
-            None => (range.parse::<u32>(), range.parse::<u32>()),
-        };
-        let (Ok(a), Ok(b)) = (a, b) else { return Err(format!("bad cpu list entry {part:?}")) };
-        if b < a || stride == 0 {
-            return Err(format!("bad cpu range {part:?}"));
-        }
-        if b >= MAX_CPUS {
-            return Err(format!("cpu {b} is beyond the {MAX_CPUS} cpus a trace can name"));
-        }
-        for c in (a..=b).step_by(stride as usize) {
-            if out.len() >= MAX_CPUS as usize {
-                return Err(format!("more than {MAX_CPUS} cpus listed"));
-            }
-            out.push(c);
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
-
 /// NUMA_TOPOLOGY feature: u32 nr; per node u32 id, u64 mem_total kB, u64 mem_free kB, string
 /// cpulist. At most [`MAX_NODES`] nodes with distinct ids below [`MAX_NODES`].
 pub fn numa_topology(b: &[u8], offset: u64) -> Result<Vec<(u32, u64, Vec<u32>)>, FormatError> {
@@ -268,7 +232,8 @@ pub fn numa_topology(b: &[u8], offset: u64) -> Result<Vec<(u32, u64, Vec<u32>)>,
                 "node id {id} is repeated or beyond the {MAX_NODES} ids a trace can hold"
             )));
         }
-        let cpus = parse_cpulist_bounded(&list).map_err(|e| FormatError::Corrupt(format!("node {id}: {e}")))?;
+        let cpus = crate::topology::parse_cpulist_limited(&list, MAX_CPUS)
+            .map_err(|e| FormatError::Corrupt(format!("node {id}: {e}")))?;
         out.push((id, total, cpus));
     }
     Ok(out)

@@ -46,29 +46,46 @@ pub struct Topology {
     pub notes: Vec<String>,
 }
 
-/// Parses a kernel cpu/node list such as `0-3,8-11` or `` (empty).
+/// Cpu ids a cpu list read from sysfs may name (the kernel's NR_CPUS is at most 8192 on x86 and
+/// a few times that elsewhere; the trace's cpu columns are int16).
+pub const CPULIST_MAX_CPUS: u32 = 32_768;
+
+/// Parses a kernel cpu/node list such as `0-3,8-11` or `` (empty), with ids below
+/// [`CPULIST_MAX_CPUS`].
 pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
+    parse_cpulist_limited(s, CPULIST_MAX_CPUS)
+}
+
+/// Parses a cpu list (`0-3,8,10-11`, `0-7:2`; ranges may carry a stride suffix in some kernel
+/// lists) whose ids must lie below `max_cpus`, with at most `max_cpus` entries: a list like
+/// `0-4294967295` from a file is an error, not 16 GB.
+pub fn parse_cpulist_limited(s: &str, max_cpus: u32) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
     for part in s.trim().split(',') {
         let part = part.trim();
         if part.is_empty() {
             continue;
         }
-        // Ranges may carry a stride suffix (`0-7:2`) in some kernel lists.
         let (range, stride) = match part.split_once(':') {
             Some((r, st)) => (r, st.parse::<u32>().map_err(|_| format!("bad stride in {part:?}"))?),
             None => (part, 1),
         };
-        match range.split_once('-') {
-            Some((a, b)) => {
-                let a: u32 = a.parse().map_err(|_| format!("bad cpu list entry {part:?}"))?;
-                let b: u32 = b.parse().map_err(|_| format!("bad cpu list entry {part:?}"))?;
-                if b < a || stride == 0 {
-                    return Err(format!("bad cpu range {part:?}"));
-                }
-                out.extend((a..=b).step_by(stride as usize));
+        let (a, b) = match range.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
+            None => (range.parse::<u32>(), range.parse::<u32>()),
+        };
+        let (Ok(a), Ok(b)) = (a, b) else { return Err(format!("bad cpu list entry {part:?}")) };
+        if b < a || stride == 0 {
+            return Err(format!("bad cpu range {part:?}"));
+        }
+        if b >= max_cpus {
+            return Err(format!("cpu {b} is beyond the {max_cpus} cpus a trace can name"));
+        }
+        for c in (a..=b).step_by(stride as usize) {
+            if out.len() >= max_cpus as usize {
+                return Err(format!("more than {max_cpus} cpus listed"));
             }
-            None => out.push(range.parse().map_err(|_| format!("bad cpu list entry {part:?}"))?),
+            out.push(c);
         }
     }
     out.sort_unstable();

@@ -121,6 +121,9 @@ fn cpulists() {
     assert_eq!(parse_cpulist("0-7:2").unwrap(), vec![0, 2, 4, 6]);
     assert!(parse_cpulist("3-1").is_err());
     assert!(parse_cpulist("x").is_err());
+    // Bounded: a hostile list is an error, not gigabytes.
+    assert!(parse_cpulist("0-4294967295").unwrap_err().contains("beyond the 32768 cpus"));
+    assert!(parse_cpulist("0-32767").is_ok());
 }
 
 #[test]
