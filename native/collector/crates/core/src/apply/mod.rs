@@ -281,14 +281,7 @@ impl PageStats {
     fn add(&mut self, o: &PageStats) {
         self.pages += o.pages;
         self.unmapped += o.unmapped;
-        addmap(&mut self.before, &o.before);
-        self.not_present_before += o.not_present_before;
-        addmap(&mut self.planned_after, &o.planned_after);
-        self.to_move += o.to_move;
-        self.already_in_place += o.already_in_place;
-        self.moved += o.moved;
-        self.not_moved.add(&o.not_moved);
-        self.not_attempted += o.not_attempted;
+        self.add_counts(o);
         match (&mut self.after, &o.after) {
             (Some(a), Some(b)) => addmap(a, b),
             (a @ None, Some(b)) if self.pages == o.pages => *a = Some(b.clone()),
