@@ -175,14 +175,17 @@ function optionsOf(args: Args): AnalyzeOptions {
 }
 
 const fmt = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
+// Steady state first (the headline: docs/engine.md, "Steady state"), then the replay's speedup and transient.
 const COLUMNS: Array<[string, (p: ReturnType<typeof analysisJson>['policies'][number]) => string]> = [
   ['policy', (p) => p.policy],
-  ['local %', (p) => fmt(p.localAccessRatio * 100, 1)],
-  ['latency ns', (p) => fmt(p.memoryLatencyNs, 0)],
-  ['MC imbalance %', (p) => fmt(p.mcImbalancePct, 1)],
-  ['link usage %', (p) => fmt(p.interconnectUsagePct, 1)],
-  ['link imbalance %', (p) => fmt(p.interconnectImbalancePct, 1)],
-  ['speedup', (p) => fmt(p.predictedSpeedup, 3)],
+  ['local %', (p) => fmt(p.steadyState.localAccessRatio * 100, 1)],
+  ['latency ns', (p) => fmt(p.steadyState.memoryLatencyNs, 0)],
+  ['MC imbalance %', (p) => fmt(p.steadyState.mcImbalancePct, 1)],
+  ['link usage %', (p) => fmt(p.steadyState.interconnectUsagePct, 1)],
+  ['link imbalance %', (p) => fmt(p.steadyState.interconnectImbalancePct, 1)],
+  ['steady speedup', (p) => fmt(p.steadyState.predictedSpeedup, 3)],
+  ['replay speedup', (p) => fmt(p.predictedSpeedup, 3)],
+  ['converged at', (p) => (p.steadyState.convergedAtWindow === null ? `+${p.steadyState.continuationRounds} rounds` : `window ${p.steadyState.convergedAtWindow}`)],
   ['migrated MiB', (p) => fmt(p.migratedBytes / 1048576, 1)],
   ['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)],
 ];
@@ -208,6 +211,11 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
     const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');
     out.push(`${markdown ? '- ' : '  '}memory traffic by node (${json.nodes.policy}${json.estimate ? ', ESTIMATED' : ''}): ${loads}; hot spot: ${json.nodes.hotSpot === null ? 'none' : `node ${json.nodes.hotSpot}`}`);
   }
+  out.push('');
+  out.push(
+    `${markdown ? '' : '  '}headline: steady state (each policy's converged placement held over the whole recording); ` +
+      `replay speedup: the window-by-window replay with its moves and migration cost; metric columns are the steady state`,
+  );
   out.push('');
   out.push(table(json, markdown));
   out.push('');
