@@ -18,7 +18,7 @@ async function cli(...argv: string[]): Promise<{ status: number; out: string; er
 const POLICY_KEYS = [
   'policy', 'description', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct',
   'interconnectImbalancePct', 'predictedUs', 'migrationUs', 'predictedSpeedup', 'accesses', 'migratedPages',
-  'migratedBytes', 'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'decisionCount', 'decisions', 'windows',
+  'migratedBytes', 'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'decisionCount', 'decisions', 'windows',
 ];
 
 describe('numascope-analyze', () => {
@@ -26,7 +26,7 @@ describe('numascope-analyze', () => {
     const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'first-touch', '--policy', 'interleave', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
+    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'headline', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
     for (const p of json.policies) expect(Object.keys(p)).toEqual(POLICY_KEYS);
