@@ -36,6 +36,8 @@ export interface AnalyzeOptions {
   onProgress?: ReplayProgress;
   /** See ReplayInputOptions.timeRangeUs: replay only the windows that overlap this range (µs). */
   timeRangeUs?: TimeRangeUs;
+  /** Also predict each policy's steady state and make it the headline (ReplayOptions.steadyState). */
+  steadyState?: boolean;
 }
 
 export interface OverallMetrics {
@@ -64,8 +66,8 @@ export interface PolicyResult extends OverallMetrics {
   ipc: number | null;
   placementsEvaluated: number | null;
   placementsTotal: number | null;
-  /** The headline: the converged placement held over the whole recording (docs/engine.md, "Steady state"). */
-  steadyState: SteadyStateResult;
+  /** The converged placement held over the whole recording (docs/engine.md, "Steady state"); null unless requested. */
+  steadyState: SteadyStateResult | null;
   replay: PolicyReplay;
 }
 
@@ -90,8 +92,8 @@ export interface AnalysisResult {
   windowCount: number;
   seed: number;
   baseline: string;
-  /** Which prediction is the headline: the steady state (PolicyResult.steadyState); the replay is the transient. */
-  headline: 'steady-state';
+  /** Which prediction is the headline: the steady state (PolicyResult.steadyState) when requested, else the replay. */
+  headline: 'steady-state' | 'replay';
   /** 'uniform' when the accesses are an estimate from page placement (no samples); null otherwise. */
   estimate: 'uniform' | null;
   /** 'hinting-faults' when the access samples are NUMA hinting faults (shares meaningful, rates relative); null otherwise. */
@@ -175,7 +177,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   // One pass over the windows for every policy (and the baseline when it is not among them).
   const baselinePolicy = policies.some((p) => p.id === baselineId) ? null : resolve(baselineId);
   const all = baselinePolicy ? [...policies, baselinePolicy] : policies;
-  const replayed = replayAll(input, all, { seed, simulate }, options.onProgress);
+  const replayed = replayAll(input, all, { seed, simulate, steadyState: options.steadyState === true }, options.onProgress);
   const replays = new Map<string, { policy: Policy; replay: PolicyReplay }>();
   policies.forEach((policy, k) => replays.set(policy.id, { policy, replay: replayed[k]! }));
   const baseline = replays.get(baselineId)?.replay ?? replayed[replayed.length - 1]!;
@@ -204,6 +206,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
       placementsEvaluated: replay.placementsEvaluated ?? null,
       placementsTotal: replay.placementsTotal ?? null,
       steadyState: (() => {
+        if (!options.steadyState) return null;
         const st = steadyOf(replay);
         const m = overallMetrics(st.windows);
         const at = st.convergedAtWindow;
@@ -227,7 +230,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     windowCount: input.windows.length,
     seed,
     baseline: baselineId,
-    headline: 'steady-state',
+    headline: options.steadyState ? 'steady-state' : 'replay',
     estimate: input.estimate ?? null,
     accessSource: input.accessSource ?? null,
     timeRange: input.timeRange ?? null,
@@ -265,6 +268,7 @@ export function policySummary(r: PolicyResult) {
 /** The steady-state headline of one policy as plain JSON (docs/engine.md lists every key). */
 export function steadyStateJson(r: PolicyResult) {
   const s = r.steadyState;
+  if (!s) return null;
   return {
     basis: s.basis,
     localAccessRatio: s.localAccessRatio,

@@ -266,6 +266,11 @@ export interface SteadyState {
 export interface ReplayOptions {
   seed: number;
   simulate: SimulateWindow;
+  /**
+   * Also compute each replay's steady state (engine/steady.ts; one more pass, about +45 % time at
+   * 10M samples today). Off by default until the app shows it as its headline (issue #12).
+   */
+  steadyState?: boolean;
 }
 
 /**

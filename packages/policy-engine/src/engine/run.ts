@@ -18,6 +18,7 @@ export type ReplayProgress = (done: number, total: number) => void;
  */
 export function replayAll(input: ReplayInput, policies: readonly Policy[], options: ReplayOptions, onProgress?: ReplayProgress): PolicyReplay[] {
   const replays = replayPass(input, policies, options, onProgress);
+  if (!options.steadyState) return replays;
   const steady = steadyStates(input, policies, replays, options, (i, p, o) => replayPass(i, [p], o)[0]!);
   replays.forEach((r, k) => {
     r.steadyState = steady[k]!;
