@@ -18,7 +18,7 @@ async function cli(...argv: string[]): Promise<{ status: number; out: string; er
 const POLICY_KEYS = [
   'policy', 'description', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct',
   'interconnectImbalancePct', 'predictedUs', 'migrationUs', 'predictedSpeedup', 'accesses', 'migratedPages',
-  'migratedBytes', 'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'decisionCount', 'decisions', 'windows',
+  'migratedBytes', 'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'decisionCount', 'decisions', 'windows',
 ];
 
 describe('numascope-analyze', () => {
@@ -26,10 +26,13 @@ describe('numascope-analyze', () => {
     const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'first-touch', '--policy', 'interleave', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
+    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'headline', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
     for (const p of json.policies) expect(Object.keys(p)).toEqual(POLICY_KEYS);
+    // The steady state is opt-in (--steady-state) until the app shows it as its headline.
+    expect(json.headline).toBe('replay');
+    expect(json.policies[0].steadyState).toBeNull();
     expect(Object.keys(json.policies[0].windows[0])).toEqual([
       'index', 'predictedUs', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'accessesPerUs', 'mcUtilisationPct',
     ]);
@@ -53,6 +56,26 @@ describe('numascope-analyze', () => {
     expect(Object.keys(json)).toEqual(['a', 'b', 'deltas']);
     expect(json.deltas[0].policy).toBe('first-touch');
     expect(json.deltas[0].localAccessRatio).toBeCloseTo(json.b.policies[0].localAccessRatio - json.a.policies[0].localAccessRatio, 12);
+  });
+
+  it('analyze --steady-state makes the converged placement the headline, with the replay beside it', async () => {
+    const guest = SAMPLE('recorded-guest-hinting-4nodes');
+    const { status, out } = await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour', '--steady-state', '--json');
+    expect(status).toBe(0);
+    const json = JSON.parse(out);
+    expect(json.headline).toBe('steady-state');
+    const carrefour = json.policies.find((p: { policy: string }) => p.policy === 'carrefour');
+    expect(Object.keys(carrefour.steadyState)).toEqual([
+      'basis', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct',
+      'predictedUs', 'predictedSpeedup', 'accesses', 'convergedAtWindow', 'convergedAtUs', 'pagesMovedOnTheWay',
+      'continuationRounds', 'continuationMovedPages',
+    ]);
+    // The replay ran out of accesses before Carrefour acted; its steady state did not.
+    expect(carrefour.mcImbalancePct).toBeGreaterThan(150);
+    expect(carrefour.steadyState.mcImbalancePct).toBeLessThan(45);
+    const text = await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour', '--steady-state');
+    expect(text.out).toMatch(/headline: steady state/);
+    expect(text.out).toMatch(/steady speedup\s+replay speedup\s+converged at/);
   });
 
   it('presets --json lists every preset with provenance', async () => {

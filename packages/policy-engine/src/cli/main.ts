@@ -36,6 +36,9 @@ options:
   --from-ms N, --to-ms N  replay only the windows overlapping [N, M) ms since the capture start
                           (either may be left out: from the start / to the end)
   --seed N                seed for randomised policies (default 1)
+  --steady-state          also predict each policy's converged placement held over the whole
+                          recording, and make it the headline (the replay stays as the transient);
+                          one more pass (docs/engine.md, "Steady state")
   --baseline NAME         policy the speedup is measured against (default first-touch)
   --access-estimate uniform  for traces without access samples (page-fault + procfs only):
                           ESTIMATE traffic from page placement, assuming every thread reads every
@@ -59,6 +62,7 @@ interface Args {
   seed?: number;
   baseline?: string;
   accessEstimate?: 'uniform';
+  steadyState?: boolean;
   format: 'text' | 'json' | 'markdown';
   out?: string;
 }
@@ -107,6 +111,7 @@ function parseArgs(argv: string[]): Args {
         args.accessEstimate = v;
         break;
       }
+      case '--steady-state': args.steadyState = true; break;
       case '--json': args.format = 'json'; break;
       case '--markdown': args.format = 'markdown'; break;
       case '-o': case '--output': args.out = value(i++, a); break;
@@ -171,11 +176,19 @@ function optionsOf(args: Args): AnalyzeOptions {
     seed: args.seed,
     baseline: args.baseline,
     accessEstimate: args.accessEstimate,
+    steadyState: args.steadyState,
   };
 }
 
 const fmt = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
-const COLUMNS: Array<[string, (p: ReturnType<typeof analysisJson>['policies'][number]) => string]> = [
+type PolicyJson = ReturnType<typeof analysisJson>['policies'][number];
+type Column = [string, (p: PolicyJson) => string];
+const TAIL_COLUMNS: Column[] = [
+  ['migrated MiB', (p) => fmt(p.migratedBytes / 1048576, 1)],
+  ['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)],
+];
+/** The replay as the headline (the default). */
+const REPLAY_COLUMNS: Column[] = [
   ['policy', (p) => p.policy],
   ['local %', (p) => fmt(p.localAccessRatio * 100, 1)],
   ['latency ns', (p) => fmt(p.memoryLatencyNs, 0)],
@@ -183,11 +196,24 @@ const COLUMNS: Array<[string, (p: ReturnType<typeof analysisJson>['policies'][nu
   ['link usage %', (p) => fmt(p.interconnectUsagePct, 1)],
   ['link imbalance %', (p) => fmt(p.interconnectImbalancePct, 1)],
   ['speedup', (p) => fmt(p.predictedSpeedup, 3)],
-  ['migrated MiB', (p) => fmt(p.migratedBytes / 1048576, 1)],
-  ['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)],
+  ...TAIL_COLUMNS,
+];
+/** --steady-state: steady state first (docs/engine.md, "Steady state"), then the replay's speedup and transient. */
+const STEADY_COLUMNS: Column[] = [
+  ['policy', (p) => p.policy],
+  ['local %', (p) => fmt(p.steadyState!.localAccessRatio * 100, 1)],
+  ['latency ns', (p) => fmt(p.steadyState!.memoryLatencyNs, 0)],
+  ['MC imbalance %', (p) => fmt(p.steadyState!.mcImbalancePct, 1)],
+  ['link usage %', (p) => fmt(p.steadyState!.interconnectUsagePct, 1)],
+  ['link imbalance %', (p) => fmt(p.steadyState!.interconnectImbalancePct, 1)],
+  ['steady speedup', (p) => fmt(p.steadyState!.predictedSpeedup, 3)],
+  ['replay speedup', (p) => fmt(p.predictedSpeedup, 3)],
+  ['converged at', (p) => (p.steadyState!.convergedAtWindow === null ? `+${p.steadyState!.continuationRounds} rounds` : `window ${p.steadyState!.convergedAtWindow}`)],
+  ...TAIL_COLUMNS,
 ];
 
 function table(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+  const COLUMNS = json.headline === 'steady-state' ? STEADY_COLUMNS : REPLAY_COLUMNS;
   const rows = json.policies.map((p) => COLUMNS.map(([, f]) => f(p)));
   const head = COLUMNS.map(([h]) => h);
   if (markdown) {
@@ -209,6 +235,13 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
     out.push(`${markdown ? '- ' : '  '}memory traffic by node (${json.nodes.policy}${json.estimate ? ', ESTIMATED' : ''}): ${loads}; hot spot: ${json.nodes.hotSpot === null ? 'none' : `node ${json.nodes.hotSpot}`}`);
   }
   out.push('');
+  if (json.headline === 'steady-state') {
+    out.push(
+      `${markdown ? '' : '  '}headline: steady state (each policy's converged placement held over the whole recording); ` +
+        `replay speedup: the window-by-window replay with its moves and migration cost; metric columns are the steady state`,
+    );
+    out.push('');
+  }
   out.push(table(json, markdown));
   out.push('');
   for (const p of json.policies) {

@@ -2,7 +2,7 @@
  * The analysis runner: a trace (or a ReplayInput) through a list of policies, summarised per
  * policy with the metrics of docs/engine.md ("Metrics") and a predicted speedup against a baseline.
  */
-import type { MachineModel, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, WindowMetrics } from './contract.js';
+import type { MachineModel, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, SteadyState, WindowMetrics } from './contract.js';
 import { EngineError } from './errors.js';
 import { replayAll, type ReplayProgress } from './run.js';
 import { simulateWindow } from './simulate.js';
@@ -36,6 +36,8 @@ export interface AnalyzeOptions {
   onProgress?: ReplayProgress;
   /** See ReplayInputOptions.timeRangeUs: replay only the windows that overlap this range (µs). */
   timeRangeUs?: TimeRangeUs;
+  /** Also predict each policy's steady state and make it the headline (ReplayOptions.steadyState). */
+  steadyState?: boolean;
 }
 
 export interface OverallMetrics {
@@ -64,7 +66,24 @@ export interface PolicyResult extends OverallMetrics {
   ipc: number | null;
   placementsEvaluated: number | null;
   placementsTotal: number | null;
+  /** The converged placement held over the whole recording (docs/engine.md, "Steady state"); null unless requested. */
+  steadyState: SteadyStateResult | null;
   replay: PolicyReplay;
+}
+
+/** A policy's steady-state prediction, summarised (the replay's numbers stay on PolicyResult). */
+export interface SteadyStateResult extends OverallMetrics {
+  basis: SteadyState['basis'];
+  /** baseline's steady-state predictedUs / this predictedUs (no migration: the placement is in force from the start). */
+  predictedSpeedup: number;
+  /** First replay window from which the replay's placement stopped changing materially; null = it had not by the end. */
+  convergedAtWindow: number | null;
+  /** Start of that window, µs from the first window's start; null with convergedAtWindow. */
+  convergedAtUs: number | null;
+  /** Pages the replay moved on the way (its migratedPages), and the continuation's on top. */
+  pagesMovedOnTheWay: number;
+  continuationRounds: number;
+  continuationMovedPages: number;
 }
 
 export interface AnalysisResult {
@@ -73,6 +92,8 @@ export interface AnalysisResult {
   windowCount: number;
   seed: number;
   baseline: string;
+  /** Which prediction is the headline: the steady state (PolicyResult.steadyState) when requested, else the replay. */
+  headline: 'steady-state' | 'replay';
   /** 'uniform' when the accesses are an estimate from page placement (no samples); null otherwise. */
   estimate: 'uniform' | null;
   /** 'hinting-faults' when the access samples are NUMA hinting faults (shares meaningful, rates relative); null otherwise. */
@@ -156,12 +177,15 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   // One pass over the windows for every policy (and the baseline when it is not among them).
   const baselinePolicy = policies.some((p) => p.id === baselineId) ? null : resolve(baselineId);
   const all = baselinePolicy ? [...policies, baselinePolicy] : policies;
-  const replayed = replayAll(input, all, { seed, simulate }, options.onProgress);
+  const replayed = replayAll(input, all, { seed, simulate, steadyState: options.steadyState === true }, options.onProgress);
   const replays = new Map<string, { policy: Policy; replay: PolicyReplay }>();
   policies.forEach((policy, k) => replays.set(policy.id, { policy, replay: replayed[k]! }));
   const baseline = replays.get(baselineId)?.replay ?? replayed[replayed.length - 1]!;
   const migrationUs = (bytes: number) => (bytes / 1e9) * MIGRATION_SECONDS_PER_GB * 1e6;
   const baselineUs = overallMetrics(baseline.windows).predictedUs + migrationUs(baseline.migratedBytes);
+  const steadyOf = (r: PolicyReplay): SteadyState => r.steadyState ?? { basis: 'allocation', placement: null, windows: r.windows, convergedAtWindow: 0, continuationRounds: 0, continuationMovedPages: 0 };
+  const baselineSteadyUs = overallMetrics(steadyOf(baseline).windows).predictedUs;
+  const firstStartUs = input.windows.length > 0 ? input.windows.info(0).startUs : 0;
 
   const c = input.counters;
   const counters = c && c.instructions > 0 && c.cycles > 0 ? { l3Mpki: (c.l3Misses / c.instructions) * 1000, ipc: c.instructions / c.cycles } : null;
@@ -181,6 +205,22 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
       ipc: replay.policy === 'observed' ? (counters?.ipc ?? null) : null,
       placementsEvaluated: replay.placementsEvaluated ?? null,
       placementsTotal: replay.placementsTotal ?? null,
+      steadyState: (() => {
+        if (!options.steadyState) return null;
+        const st = steadyOf(replay);
+        const m = overallMetrics(st.windows);
+        const at = st.convergedAtWindow;
+        return {
+          basis: st.basis,
+          ...m,
+          predictedSpeedup: m.predictedUs > 0 ? baselineSteadyUs / m.predictedUs : 1,
+          convergedAtWindow: at,
+          convergedAtUs: at === null ? null : at < input.windows.length ? input.windows.info(at).startUs - firstStartUs : input.windows.length > 0 ? input.windows.info(input.windows.length - 1).endUs - firstStartUs : 0,
+          pagesMovedOnTheWay: replay.migratedPages,
+          continuationRounds: st.continuationRounds,
+          continuationMovedPages: st.continuationMovedPages,
+        };
+      })(),
       replay,
     });
   }
@@ -190,6 +230,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     windowCount: input.windows.length,
     seed,
     baseline: baselineId,
+    headline: options.steadyState ? 'steady-state' : 'replay',
     estimate: input.estimate ?? null,
     accessSource: input.accessSource ?? null,
     timeRange: input.timeRange ?? null,
@@ -224,6 +265,28 @@ export function policySummary(r: PolicyResult) {
   };
 }
 
+/** The steady-state headline of one policy as plain JSON (docs/engine.md lists every key). */
+export function steadyStateJson(r: PolicyResult) {
+  const s = r.steadyState;
+  if (!s) return null;
+  return {
+    basis: s.basis,
+    localAccessRatio: s.localAccessRatio,
+    memoryLatencyNs: s.memoryLatencyNs,
+    mcImbalancePct: s.mcImbalancePct,
+    interconnectUsagePct: s.interconnectUsagePct,
+    interconnectImbalancePct: s.interconnectImbalancePct,
+    predictedUs: s.predictedUs,
+    predictedSpeedup: s.predictedSpeedup,
+    accesses: s.accesses,
+    convergedAtWindow: s.convergedAtWindow,
+    convergedAtUs: s.convergedAtUs,
+    pagesMovedOnTheWay: s.pagesMovedOnTheWay,
+    continuationRounds: s.continuationRounds,
+    continuationMovedPages: s.continuationMovedPages,
+  };
+}
+
 export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
   // Key order as docs/engine.md lists them: accesses after the speedup, AsymSched's counts before decisionCount.
   const { migratedPages, migratedBytes, l3Mpki, ipc, decisionCount, ...head } = policySummary(r);
@@ -236,6 +299,7 @@ export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
     ipc,
     placementsEvaluated: r.placementsEvaluated,
     placementsTotal: r.placementsTotal,
+    steadyState: steadyStateJson(r),
     decisionCount,
     decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
       window: d.window,
@@ -267,6 +331,7 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
     windowCount: result.windowCount,
     seed: result.seed,
     baseline: result.baseline,
+    headline: result.headline,
     estimate: result.estimate,
     accessSource: result.accessSource,
     timeRange: result.timeRange,

@@ -224,11 +224,53 @@ export interface PolicyReplay {
   /** AsymSched only. */
   placementsEvaluated?: number;
   placementsTotal?: number;
+  /**
+   * True when the policy's placement is set at allocation and never changes by the policy's own
+   * decisions (observed, first-touch, interleave, manual): the replay is then its own steady state.
+   */
+  placedAtAllocation?: boolean;
+  /** The steady-state prediction (engine/steady.ts), filled in by replayAll after the replay pass. */
+  steadyState?: SteadyState;
+}
+
+/**
+ * A policy's steady state: its converged placement held over every window of the recording ("had
+ * this policy been in force from the start"). docs/engine.md, "Steady state".
+ */
+export interface SteadyState {
+  /**
+   * `allocation`: the placement is set at allocation (the replay is the steady state, same windows);
+   * `unchanged`: the replay never changed the placement (same windows);
+   * `final`: the placement at the end of the replay, which one more round of the policy over the
+   * recording's last windows with accesses left (materially) as it was;
+   * `continued`: the replay ended still changing; the policy kept running over the recording's last
+   * windows with accesses until a round changed nothing material (or CONTINUATION_MAX_ROUNDS).
+   */
+  basis: 'allocation' | 'unchanged' | 'final' | 'continued';
+  /** The placement held (null for `allocation`: the replay's own placement, threads as replayed). */
+  placement: Placement | null;
+  /** Metrics per window under the held placement (the replay's own array for `allocation`/`unchanged`). */
+  windows: WindowMetrics[];
+  /**
+   * First window of the replay from which its placement no longer changed materially (pages moved
+   * afterwards ≤ CONVERGED_MOVE_SHARE of the pages, no thread moved); null when the replay ended
+   * still changing (`continued`).
+   */
+  convergedAtWindow: number | null;
+  /** Rounds of continuation run (0 unless `continued`; 1 for `final`, the confirming round). */
+  continuationRounds: number;
+  /** Pages the continuation moved on top of the replay's (not in the replay's migratedPages). */
+  continuationMovedPages: number;
 }
 
 export interface ReplayOptions {
   seed: number;
   simulate: SimulateWindow;
+  /**
+   * Also compute each replay's steady state (engine/steady.ts; one more pass, about +45 % time at
+   * 10M samples today). Off by default until the app shows it as its headline (issue #12).
+   */
+  steadyState?: boolean;
 }
 
 /**

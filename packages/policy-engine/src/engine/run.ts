@@ -6,12 +6,28 @@
  */
 import type { AccessWindow, Policy, PolicyReplay, PolicyRun, ReplayInput, ReplayOptions } from './contract.js';
 import { EngineError } from './errors.js';
+import { steadyStates } from './steady.js';
 
 /** Progress of a replay: windows done out of the total. */
 export type ReplayProgress = (done: number, total: number) => void;
 
-/** Runs every policy over the input's windows in one pass; results in the order of `policies`. */
+/**
+ * Runs every policy over the input's windows in one pass, then adds each replay's steady state
+ * (engine/steady.ts: one more simulation pass with every converged placement held); results in
+ * the order of `policies`.
+ */
 export function replayAll(input: ReplayInput, policies: readonly Policy[], options: ReplayOptions, onProgress?: ReplayProgress): PolicyReplay[] {
+  const replays = replayPass(input, policies, options, onProgress);
+  if (!options.steadyState) return replays;
+  const steady = steadyStates(input, policies, replays, options, (i, p, o) => replayPass(i, [p], o)[0]!);
+  replays.forEach((r, k) => {
+    r.steadyState = steady[k]!;
+  });
+  return replays;
+}
+
+/** The replay pass alone: every policy over the input's windows, each window built once. */
+export function replayPass(input: ReplayInput, policies: readonly Policy[], options: ReplayOptions, onProgress?: ReplayProgress): PolicyReplay[] {
   const runs: PolicyRun[] = policies.map((p) => p.run(input, options));
   const state = runs.map((r) => r.next());
   const total = input.windows.length;

@@ -60,5 +60,6 @@ export function* replayFixedPages(
     migratedPages,
     migratedBytes: migratedPages * input.pageBytes,
     decisions,
+    placedAtAllocation: true,
   };
 }
