@@ -24,6 +24,8 @@
 //! moved into the out directory as 0600 files, whatever the umask and the out directory's mode.
 
 mod http;
+#[cfg(test)]
+mod protocol_fixture;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Read;
@@ -485,15 +487,18 @@ fn apply_plan(body: &[u8]) -> Resp {
     }
     let opts = apply::ApplyOptions { dry_run, budget, ..Default::default() };
     match apply::apply(&plan, &topo, &opts) {
-        Ok(out) => {
-            let mut r = serde_json::to_value(&out.report).unwrap_or(Value::Null);
-            if let (false, Some(o)) = (dry_run, r.as_object_mut()) {
-                o.insert("rollback".into(), serde_json::to_value(&out.rollback).unwrap_or(Value::Null));
-            }
-            json_response(200, &r)
-        }
+        Ok(out) => json_response(200, &apply_answer(&out.report, (!dry_run).then_some(&out.rollback))),
         Err(e) => apply_error(&e),
     }
+}
+
+/// The answer of `POST /api/apply`: the report, and after a real apply the rollback record.
+fn apply_answer(report: &numascope_core::apply::ApplyReport, rollback: Option<&numascope_core::apply::RollbackRecord>) -> Value {
+    let mut r = serde_json::to_value(report).unwrap_or(Value::Null);
+    if let (Some(rb), Some(o)) = (rollback, r.as_object_mut()) {
+        o.insert("rollback".into(), serde_json::to_value(rb).unwrap_or(Value::Null));
+    }
+    r
 }
 
 /// `POST /api/rollback` `{record}`: restores what an apply changed (the `rollback` it answered).
@@ -521,7 +526,12 @@ fn rollback_record(body: &[u8]) -> Resp {
 }
 
 fn api_error(status: u16, code: &str, message: &str) -> Resp {
-    json_response(status, &json!({ "error": { "code": code, "message": message } }))
+    json_response(status, &error_json(code, message))
+}
+
+/// The body of every API error (packages/protocol `apiError`).
+fn error_json(code: &str, message: &str) -> Value {
+    json!({ "error": { "code": code, "message": message } })
 }
 
 /// Constant-time comparison (the token must not leak through timing).
@@ -1166,11 +1176,7 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     let fwd_rec = rec.clone();
     let forwarder = std::thread::Builder::new().name(format!("live-{id}")).spawn(move || {
         for w in rx {
-            let mut v = serde_json::to_value(&w).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut v {
-                m.insert("type".into(), json!("window"));
-                m.insert("recording".into(), json!(fwd_rec.id));
-            }
+            let v = window_message(&fwd_rec.id, &w);
             let msg = Arc::new(v.to_string());
             let mut inner = fwd_rec.inner.lock().unwrap();
             if inner.windows.is_empty() {
@@ -1320,6 +1326,27 @@ fn windows_to_send(first_seq: u64, len: usize, next_seq: u64, first_round: bool)
     (from, first_seq + len as u64)
 }
 
+/// A live window as the WebSocket's `window` message of recording `id`.
+fn window_message(id: &str, w: &numascope_core::live::LiveWindow) -> Value {
+    let mut v = serde_json::to_value(w).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("type".into(), json!("window"));
+        m.insert("recording".into(), json!(id));
+    }
+    v
+}
+
+/// The WebSocket's last message: how the recording ended.
+fn end_message(id: &str, inner: &RecInner) -> Value {
+    json!({
+        "type": "end",
+        "recording": id,
+        "status": inner.status.as_str(),
+        "summary": inner.summary,
+        "error": inner.error.as_ref().map(|(c, m)| json!({ "code": c, "message": m })),
+    })
+}
+
 /// Streams the windows, then the end message and a Close frame. Every write must make
 /// progress within `WRITE_STALL_TIMEOUT`, else the client is dropped; it never holds up the
 /// recording or the other clients (they all read the recording's shared ring of windows).
@@ -1336,16 +1363,7 @@ async fn stream_windows(conn: &mut Conn, rec: &Recording) {
             let (from, next) = windows_to_send(inner.first_seq, inner.windows.len(), next_seq, first_round);
             next_seq = next;
             let msgs: Vec<Arc<String>> = inner.windows.iter().skip(from).cloned().collect();
-            let done = (inner.status != Status::Running).then(|| {
-                json!({
-                    "type": "end",
-                    "recording": rec.id,
-                    "status": inner.status.as_str(),
-                    "summary": inner.summary,
-                    "error": inner.error.as_ref().map(|(c, m)| json!({ "code": c, "message": m })),
-                })
-                .to_string()
-            });
+            let done = (inner.status != Status::Running).then(|| end_message(&rec.id, &inner).to_string());
             (msgs, done)
         };
         first_round = false;
@@ -1422,21 +1440,23 @@ fn list_processes() -> Vec<Value> {
             field("VmRSS:").and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok());
         let uid: Option<u32> = field("Uid:").and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok());
         let command = numascope_core::procfs::read_cmdline(Path::new("/proc"), pid).unwrap_or_default();
-        out.push((
-            pid,
-            json!({
-                "pid": pid,
-                "name": name,
-                "command": command,
-                "threads": threads,
-                "rssBytes": rss_kib.map(|k| k * 1024),
-                "uid": uid,
-                "own": uid == Some(euid) || euid == 0,
-            }),
-        ));
+        out.push((pid, process_json(pid, &name, &command, threads, rss_kib, uid, euid)));
     }
     out.sort_by_key(|(p, _)| *p);
     out.into_iter().map(|(_, v)| v).collect()
+}
+
+/// One entry of `GET /api/processes`.
+fn process_json(pid: i32, name: &str, command: &[String], threads: u64, rss_kib: Option<u64>, uid: Option<u32>, euid: u32) -> Value {
+    json!({
+        "pid": pid,
+        "name": name,
+        "command": command,
+        "threads": threads,
+        "rssBytes": rss_kib.map(|k| k * 1024),
+        "uid": uid,
+        "own": uid == Some(euid) || euid == 0,
+    })
 }
 
 // ---- static files -----------------------------------------------------------------------------

@@ -1,0 +1,23 @@
+/** Field schemas shared by the messages. */
+import { z } from 'zod';
+
+export const int = z.number().int();
+/** A Rust unsigned count (u32/u64/usize): a non-negative integer. */
+export const count = int.nonnegative();
+/** A process or thread id as the kernel hands them out (PID_MAX_LIMIT is 2^22). */
+export const pid = int.min(1).max(4_194_304);
+/** A NUMA node id; -1 where a count is of pages or threads whose node is not known. */
+export const nodeOrUnknown = int.min(-1);
+/** A recording id: serve's 16 hex digits, the desktop app's `r1-…`. */
+export const recordingId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a recording id (letters, digits, - and _)');
+/** A u64 the collector writes as a decimal string (it can exceed 2^53), e.g. a process start time in clock ticks. */
+export const decimalString = z.string().regex(/^\d+$/, 'a decimal integer string');
+/** A page address as a hexadecimal string, e.g. "0x7f3a2c000000". */
+export const hexAddress = z.string().regex(/^0x[0-9a-fA-F]+$/, 'a hexadecimal address string like "0x7f3a2c000000"');
+/** Pages (or bytes) per node: node id as a string key → count. */
+export const nodePages = z.record(z.string().regex(/^\d+$/, 'a node id key'), count);
+export type NodePages = z.infer<typeof nodePages>;
+
+/** `{ code, message }`: every API error and a failed recording's error. */
+export const errorBody = z.strictObject({ code: z.string(), message: z.string() });
+export type ErrorBody = z.infer<typeof errorBody>;

@@ -1,0 +1,77 @@
+/**
+ * The desktop app's IPC payloads about recordings and plans (apps/desktop: the preload's
+ * `window.numascopeDesktop`, validated in the main process), and the parts of that API the web
+ * app calls. The desktop app answers the same shapes as `numascope serve`, less serve's URLs.
+ */
+import { z } from 'zod';
+import { recordingId } from './common';
+import { COMMAND_NAMES } from './commands';
+import type { DesktopCommand } from './commands';
+import { liveMessage } from './live';
+import type { LiveMessage } from './live';
+import type { ApplyOptions, ApplyReport, RollbackRecord } from './apply';
+import { startRecordingRequest } from './record';
+import type { StartRecordingRequest } from './record';
+import { recordingFields } from './serve';
+import type { Machine, ProcessInfo, Probe } from './serve';
+
+/** `startRecording(opts)`: the same options as `POST /api/recordings`. */
+export const startRecordingOptions = startRecordingRequest;
+export type StartRecordingOptions = StartRecordingRequest;
+
+/** A recording as the desktop app reports it: serve's, without `latest` and `urls`. */
+export const desktopRecording = z.strictObject(recordingFields);
+export type DesktopRecording = z.infer<typeof desktopRecording>;
+
+/** main → renderer on `numascope:live`: a live message of recording `id`. */
+export const liveEnvelope = z.strictObject({ id: recordingId, message: liveMessage });
+export type LiveEnvelope = z.infer<typeof liveEnvelope>;
+
+/** A trace file the desktop app read from disk. */
+export const openedTrace = z.strictObject({
+  name: z.string(),
+  path: z.string(),
+  bytes: z.instanceof(Uint8Array, { message: 'expected a Uint8Array' }),
+});
+export type OpenedTrace = z.infer<typeof openedTrace>;
+
+/** main → renderer on `numascope:command`; `open-path` names an absolute path. */
+export const desktopCommand = z.discriminatedUnion('command', [
+  z.strictObject({ command: z.enum(COMMAND_NAMES) }),
+  z.strictObject({
+    command: z.literal('open-path'),
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((s) => s.startsWith('/') && !s.includes('\0'), 'an absolute path'),
+  }),
+]);
+// The schema and the plain type of ./commands.ts are the same, both ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _commandTypesAgree: Same<z.infer<typeof desktopCommand>, DesktopCommand> = true;
+void _commandTypesAgree;
+
+/** The part of the desktop API the Live screen and the apply panel use (apps/web/src/live/desktop.ts). */
+export interface DesktopLiveBridge {
+  readonly isDesktop: true;
+  probe(): Promise<Probe>;
+  topology(): Promise<Machine>;
+  listProcesses(): Promise<ProcessInfo[]>;
+  startRecording(opts: StartRecordingOptions): Promise<DesktopRecording>;
+  recordingStatus(id: string): Promise<DesktopRecording>;
+  stopRecording(id: string): Promise<DesktopRecording>;
+  recordingTrace(id: string): Promise<Uint8Array>;
+  onLiveWindow(id: string, cb: (msg: LiveMessage) => void): () => void;
+  apply(plan: unknown, opts: ApplyOptions): Promise<ApplyReport>;
+  rollback(record: RollbackRecord): Promise<ApplyReport>;
+}
+
+/** The part of the desktop API the web app's shell integration uses (apps/web/src/live/desktop-shell.ts). */
+export interface DesktopShellBridge {
+  readonly isDesktop: true;
+  openTrace(): Promise<OpenedTrace | null>;
+  openRecent(path: string): Promise<OpenedTrace>;
+  saveTrace(bytes: Uint8Array, suggestedName: string): Promise<string | null>;
+  onCommand(cb: (cmd: DesktopCommand) => void): () => void;
+}

@@ -1,0 +1,40 @@
+/**
+ * Every message the collector serialises for another process, by name: the names of
+ * fixtures/rust-messages.json, which a Rust test writes from the collector's own types and
+ * functions (native/collector/crates/cli/src/cmd_serve/protocol_fixture.rs) and
+ * test/fixtures.test.ts parses with these schemas. A name on one side only fails that test.
+ */
+import type { z } from 'zod';
+import { applyReport, rollbackRecord } from './apply';
+import { collectorWindow, liveEnd, liveWindow } from './live';
+import { recordSummary } from './record';
+import { apiError, machine, probe, processList, recording, recordingList } from './serve';
+
+export const RUST_MESSAGES = {
+  /** GET /api/probe; the binding's probe(). */
+  probe,
+  /** GET /api/topology; the binding's topology(). */
+  machine,
+  /** GET /api/processes. */
+  processList,
+  /** POST /api/recordings, GET /api/recordings/:id, POST …/stop. */
+  recording,
+  /** GET /api/recordings. */
+  recordingList,
+  /** WebSocket `window`. */
+  liveWindow,
+  /** WebSocket `end`. */
+  liveEnd,
+  /** The binding's onWindow argument (core LiveWindow). */
+  collectorWindow,
+  /** A finished recording's summary (in recordings and `end`; the binding's record() has the same fields). */
+  recordSummary,
+  /** POST /api/apply and /api/rollback; the binding's apply(). */
+  applyReport,
+  /** An apply's `rollback`, sent back to POST /api/rollback. */
+  rollbackRecord,
+  /** Every API error answer. */
+  apiError,
+} as const satisfies Record<string, z.ZodType>;
+
+export type RustMessageName = keyof typeof RUST_MESSAGES;

@@ -1,0 +1,90 @@
+/**
+ * Recording: the limits of a recording's options, the request that starts one (`POST
+ * /api/recordings`, the desktop app's `startRecording`), and the summary a finished recording
+ * reports (the collector's `RecordSummary`, docs/live-api.md).
+ */
+import { z } from 'zod';
+import { count, int, pid } from './common';
+
+/**
+ * The limits of the record options, the same as the collector's (test/limits.test.ts reads the
+ * Rust sources): `MAX_CAPTURE` of crates/core/src/record.rs, and the ranges the `numascope
+ * record` options accept (crates/cli/src/main.rs), which `numascope serve` applies to its body.
+ */
+export const RECORD_LIMITS = {
+  /** Longest capture, seconds: trace format v1 stores times as u32 microseconds. */
+  maxDurationS: 4290,
+  /** /proc polling interval, ms. */
+  intervalMs: { min: 1, max: 60_000 },
+  /** Sample one page fault in N. */
+  faultPeriod: { min: 1, max: 1_000_000 },
+  /** Adaptive page-fault sampling rate, samples/s. */
+  faultRateHz: { min: 100, max: 1_000_000 },
+} as const;
+
+/**
+ * Limits of a launched command's argv that only the apps check (the collector takes any argv the
+ * kernel takes): they keep a hostile request from making the main process copy megabytes.
+ */
+export const COMMAND_LIMITS = { maxArgs: 256, maxArgChars: 4096 } as const;
+
+export const FAULT_EVENTS = ['auto', 'software', 'tracepoint'] as const;
+export type FaultEvent = (typeof FAULT_EVENTS)[number];
+
+/**
+ * What starts a recording: `POST /api/recordings`'s body and the desktop app's
+ * `startRecording(opts)`. Exactly one of `pid` and `command`; `faultPeriod` and `faultRateHz`
+ * not together.
+ */
+export const startRecordingRequest = z
+  .strictObject({
+    pid: pid.optional(),
+    command: z.array(z.string().min(1).max(COMMAND_LIMITS.maxArgChars)).min(1).max(COMMAND_LIMITS.maxArgs).optional(),
+    durationS: z.number().positive().max(RECORD_LIMITS.maxDurationS).optional(),
+    intervalMs: int.min(RECORD_LIMITS.intervalMs.min).max(RECORD_LIMITS.intervalMs.max).optional(),
+    faultPeriod: int.min(RECORD_LIMITS.faultPeriod.min).max(RECORD_LIMITS.faultPeriod.max).optional(),
+    faultRateHz: int.min(RECORD_LIMITS.faultRateHz.min).max(RECORD_LIMITS.faultRateHz.max).optional(),
+    faultEvent: z.enum(FAULT_EVENTS).optional(),
+  })
+  .superRefine((o, ctx) => {
+    if ((o.pid === undefined) === (o.command === undefined))
+      ctx.addIssue({ code: 'custom', path: ['pid'], message: 'give exactly one of pid and command' });
+    if (o.faultPeriod !== undefined && o.faultRateHz !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['faultPeriod'], message: 'give faultPeriod or faultRateHz, not both' });
+  });
+export type StartRecordingRequest = z.infer<typeof startRecordingRequest>;
+
+/** What a finished recording reports (core `RecordSummary`, serialised by serde). */
+export const recordSummary = z.strictObject({
+  /** The trace file written. */
+  output: z.string(),
+  sizeBytes: count,
+  durationUs: count,
+  /** `duration`, `process-exit`, `signal` or `error`. */
+  stopReason: z.string(),
+  pid: int,
+  /** The launched command's exit code; null when attached, killed by a signal, or unknown. */
+  exitCode: int.nullable(),
+  threads: count,
+  pages: count,
+  samples: count,
+  lostSamples: count,
+  /** How page faults were recorded (`used`, `used: …`, `unavailable: …`). */
+  pageFaults: z.string(),
+  /** `not-requested`, `used: …` or `failed: <reason>`. */
+  damon: z.string(),
+  warnings: z.array(z.string()),
+});
+export type RecordSummary = z.infer<typeof recordSummary>;
+
+/**
+ * What the napi binding's `record()` resolves to: the same fields as RecordSummary, but a napi
+ * object leaves `exitCode` out instead of writing null. `toRecordSummary` gives the serve shape.
+ */
+export const bindingRecordResult = recordSummary.extend({ exitCode: int.optional() });
+export type BindingRecordResult = z.infer<typeof bindingRecordResult>;
+
+/** The binding's record result in the shape serve reports (exitCode null when absent). */
+export function toRecordSummary(r: BindingRecordResult): RecordSummary {
+  return { ...r, exitCode: r.exitCode ?? null };
+}
