@@ -24,7 +24,7 @@ import { setOpenLiveHandler } from './live/apply';
 import { pageToken } from './live/token';
 import { desktopBridge } from './live/desktop';
 import { desktopShell, openedToFile, parseDesktopCommand, setDesktopOpenHandler } from './live/desktop-shell';
-import type { DesktopOpenedTrace } from './live/desktop-shell';
+import type { OpenedTrace } from '@numascope/protocol';
 
 export type View =
   | { kind: 'landing' }
@@ -132,8 +132,8 @@ export function App() {
   const viewRef = useRef(view);
   viewRef.current = view;
   const openFromDesktop = useCallback(
-    async (source: string, get: () => Promise<DesktopOpenedTrace | null>) => {
-      let opened: DesktopOpenedTrace | null;
+    async (source: string, get: () => Promise<OpenedTrace | null>) => {
+      let opened: OpenedTrace | null;
       try {
         opened = await get();
       } catch (e) {

@@ -15,7 +15,9 @@ import {
   statusText,
   takePendingPlan,
 } from '../src/live/apply';
-import type { ApplyReport, PlanLike } from '../src/live/apply';
+import type { ApplyReport, RollbackRecord } from '@numascope/protocol';
+import { rustExample } from '@numascope/protocol/fixtures';
+import type { PlanLike } from '../src/live/apply';
 
 const TOKEN = 'b'.repeat(64);
 const ORIGIN = 'http://127.0.0.1:41873';
@@ -31,6 +33,7 @@ const PLAN: PlanLike = {
 function report(extra: Partial<ApplyReport> = {}): ApplyReport {
   const stats = {
     pages: 1024,
+    unmapped: 0,
     before: { '0': 1024 },
     notPresentBefore: 0,
     plannedAfter: { '0': 1024 },
@@ -45,6 +48,7 @@ function report(extra: Partial<ApplyReport> = {}): ApplyReport {
   return {
     operation: 'apply',
     pid: 42,
+    startTimeTicks: '12345',
     dryRun: false,
     status: 'complete',
     message: null,
@@ -52,8 +56,11 @@ function report(extra: Partial<ApplyReport> = {}): ApplyReport {
     pages: stats,
     ranges: [],
     threads: [{ tid: 43, toNodes: [0], cpus: [0, 1], previousCpus: [0], readBack: [0, 1], pinned: true, error: null }],
+    expected: null,
     warnings: [],
+    jobs: 1,
     elapsedMs: 1.2,
+    rollbackRecord: null,
     ...extra,
   };
 }
@@ -87,7 +94,7 @@ describe('LiveApi apply and rollback', () => {
   });
 
   it('a real apply sends no dryRun; the rollback record goes back as {record}', async () => {
-    const record = { format: 'numascope-rollback', pid: 42, threads: [{ tid: 43, cpus: [0] }] };
+    const record: RollbackRecord = { ...rustExample('rollbackRecord'), pid: 42 };
     const { api, calls } = fake((path) => (path === '/api/apply' ? json(200, report({ rollback: record })) : json(200, report({ operation: 'rollback' }))));
     const r = await api.apply({ plan: PLAN, pid: 42, budgetMs: 500 });
     expect(calls[0]!.body).toEqual({ plan: PLAN, pid: 42, budgetMs: 500 });

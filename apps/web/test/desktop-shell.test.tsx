@@ -3,6 +3,7 @@
 // the web (no bridge) the file input and the download stay as they were.
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from '@numascope/protocol';
 import { desktopShell, parseDesktopCommand, requestDesktopOpen, saveTraceBytes, setDesktopOpenHandler } from '../src/live/desktop-shell';
 import type { DesktopShellBridge } from '../src/live/desktop-shell';
 import { OpenFileButton } from '../src/views/OpenFileButton';
@@ -42,6 +43,10 @@ describe('desktop shell', () => {
     expect(parseDesktopCommand({ command: 'open-path', path: '/t/x.numascope' })).toEqual({ command: 'open-path', path: '/t/x.numascope' });
     for (const bad of [null, 'open', {}, { command: 'view-nope' }, { command: 'open-path' }, { command: 'open-path', path: 'rel' }, { command: 'exec' }])
       expect(parseDesktopCommand(bad), JSON.stringify(bad)).toBeNull();
+  });
+
+  it('understands every command the desktop menu can send (@numascope/protocol COMMAND_NAMES)', () => {
+    for (const c of COMMAND_NAMES) expect(parseDesktopCommand({ command: c }), c).not.toBeNull();
   });
 
   it('web: the Open button is a file input, as before', () => {

@@ -4,6 +4,7 @@ import { ApiError } from '../src/live/client';
 import { DesktopLiveApi, desktopBridge } from '../src/live/desktop';
 import type { DesktopBridge } from '../src/live/desktop';
 import { LiveSession } from '../src/live/session';
+import { rustExample } from '@numascope/protocol/fixtures';
 
 const rec = (status: 'running' | 'finished' | 'failed') => ({
   id: 'r1',
@@ -12,7 +13,7 @@ const rec = (status: 'running' | 'finished' | 'failed') => ({
   durationS: null,
   startedAtUnixMs: 1,
   stopRequested: false,
-  summary: status === 'finished' ? { output: '/t', sizeBytes: 3, samples: 5 } : null,
+  summary: status === 'finished' ? rustExample('recordSummary') : null,
   error: status === 'failed' ? { code: 'record-failed', message: 'no such file' } : null,
 });
 
@@ -37,8 +38,8 @@ function fakeBridge(status: 'running' | 'failed' = 'running') {
   let cb: ((m: unknown) => void) | null = null;
   const bridge = {
     isDesktop: true as const,
-    probe: vi.fn(async () => ({ capabilities: [] })),
-    topology: vi.fn(async () => ({ nodes: [{ id: 0, cpus: [0] }] })),
+    probe: vi.fn(async () => rustExample('probe')),
+    topology: vi.fn(async () => rustExample('machine')),
     listProcesses: vi.fn(async () => []),
     startRecording: vi.fn(async () => rec('running')),
     recordingStatus: vi.fn(async () => rec(status)),
@@ -77,7 +78,7 @@ describe('desktop mode', () => {
     send(windowMsg(0));
     expect(s.state.latest?.totals.faults).toBe(10);
     send(windowMsg(1, true));
-    send({ type: 'end', recording: 'r1', status: 'finished', summary: { samples: 5 }, error: null });
+    send({ type: 'end', recording: 'r1', status: 'finished', summary: { ...rustExample('recordSummary'), samples: 5 }, error: null });
     await vi.waitFor(() => expect(opened).not.toBeNull());
     expect(opened![0]).toBe('numascope-r1.numascope');
     expect(new Uint8Array(opened![1])).toEqual(new Uint8Array([80, 75, 3]));

@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { ApiError, LiveApi } from '../src/live/client';
 import type { LiveDeps, WebSocketLike } from '../src/live/client';
 import { endReason, initialState, liveReducer, MAX_WINDOWS } from '../src/live/machine';
-import { parseLiveMessage, ProtocolError, splitArgv } from '../src/live/protocol';
-import type { LiveWindow, Recording } from '../src/live/protocol';
+import { parseLiveMessage, ProtocolError } from '@numascope/protocol';
+import type { LiveWindow, Recording, RecordSummary } from '@numascope/protocol';
+import { rustExample } from '@numascope/protocol/fixtures';
+import { splitArgv } from '../src/live/argv';
 import { LiveSession } from '../src/live/session';
 import { tokenFromSearch, withoutToken } from '../src/live/token';
 import { filterProcesses } from '../src/live/LiveView';
@@ -40,6 +42,8 @@ function windowMsg(seq: number, extra: Partial<LiveWindow> = {}): LiveWindow {
   };
 }
 
+const summary = (extra: Partial<RecordSummary>): RecordSummary => ({ ...rustExample('recordSummary'), ...extra });
+
 const recording: Recording = {
   id: 'r1',
   status: 'running',
@@ -49,6 +53,7 @@ const recording: Recording = {
   stopRequested: false,
   summary: null,
   error: null,
+  latest: null,
   urls: { status: '/api/recordings/r1', stop: '/api/recordings/r1/stop', trace: '/api/recordings/r1/trace', live: '/api/recordings/r1/live' },
 };
 
@@ -185,15 +190,20 @@ describe('parseLiveMessage', () => {
   it('parses windows and the end message', () => {
     const w = parseLiveMessage(JSON.stringify(windowMsg(3)));
     expect(w).toMatchObject({ type: 'window', seq: 3, totals: { pages: 32 } });
-    const end = parseLiveMessage(JSON.stringify({ type: 'end', recording: 'r1', status: 'finished', summary: { stopReason: 'signal' }, error: null }));
-    expect(end).toMatchObject({ type: 'end', status: 'finished' });
+    const end = parseLiveMessage(JSON.stringify({ type: 'end', recording: 'r1', status: 'finished', summary: summary({ stopReason: 'signal' }), error: null }));
+    expect(end).toMatchObject({ type: 'end', status: 'finished', summary: { stopReason: 'signal' } });
+    // The collector's own messages (packages/protocol/fixtures) parse unchanged.
+    for (const m of [rustExample('liveWindow'), rustExample('liveWindow', 1), rustExample('liveEnd'), rustExample('liveEnd', 1)])
+      expect(parseLiveMessage(JSON.stringify(m))).toEqual(m);
   });
   it('rejects malformed messages with a ProtocolError', () => {
     expect(() => parseLiveMessage('not json')).toThrow(ProtocolError);
     expect(() => parseLiveMessage('{"type":"other"}')).toThrow(/unknown live message type/);
     expect(() => parseLiveMessage(JSON.stringify({ ...windowMsg(0), totals: null }))).toThrow(/totals/);
     expect(() => parseLiveMessage(JSON.stringify({ ...windowMsg(0), faultsByNode: [{ node: 'x' }] }))).toThrow(/faultsByNode/);
-    expect(() => parseLiveMessage(JSON.stringify({ type: 'end', status: 'weird' }))).toThrow(/status/);
+    expect(() => parseLiveMessage(JSON.stringify({ type: 'end', recording: 'r1', status: 'weird', summary: null, error: null }))).toThrow(/^end\.status: /);
+    // Strict: a field the protocol does not have is refused, named.
+    expect(() => parseLiveMessage(JSON.stringify({ ...windowMsg(0), cpuTime: 3 }))).toThrow('window: unexpected field(s) "cpuTime"');
   });
 });
 
@@ -217,7 +227,7 @@ describe('splitArgv / filterProcesses', () => {
 });
 
 describe('liveReducer', () => {
-  const ready = liveReducer(initialState(true), { type: 'connected', probe: { capabilities: [] }, topology: { nodes: [] }, processes: [] });
+  const ready = liveReducer(initialState(true), { type: 'connected', probe: rustExample('probe'), topology: rustExample('machine'), processes: [] });
   it('starts at no-token without a token, connecting with one', () => {
     expect(initialState(false).phase.kind).toBe('no-token');
     expect(ready.phase.kind).toBe('ready');
@@ -232,7 +242,7 @@ describe('liveReducer', () => {
     expect(s.windows).toHaveLength(2);
     s = liveReducer(s, { type: 'stop' });
     expect(s.phase.kind).toBe('stopping');
-    s = liveReducer(s, { type: 'end', end: { type: 'end', recording: 'r1', status: 'finished', summary: { stopReason: 'signal' }, error: null } });
+    s = liveReducer(s, { type: 'end', end: { type: 'end', recording: 'r1', status: 'finished', summary: summary({ stopReason: 'signal' }), error: null } });
     expect(s.phase.kind).toBe('downloading');
     s = liveReducer(s, { type: 'trace-opened' });
     expect(s.phase.kind).toBe('ended');
@@ -259,10 +269,10 @@ describe('liveReducer', () => {
     expect(s.windows[0]!.seq).toBe(10);
   });
   it('says when the process exited by itself', () => {
-    expect(endReason({ type: 'end', recording: 'r', status: 'finished', summary: { stopReason: 'process-exit', exitCode: 0 }, error: null })).toBe(
+    expect(endReason({ type: 'end', recording: 'r', status: 'finished', summary: summary({ stopReason: 'process-exit', exitCode: 0 }), error: null })).toBe(
       'The process exited (exit code 0): the recording ended by itself.',
     );
-    expect(endReason({ type: 'end', recording: 'r', status: 'finished', summary: { stopReason: 'signal' }, error: null })).toBe('Stopped on request.');
+    expect(endReason({ type: 'end', recording: 'r', status: 'finished', summary: summary({ stopReason: 'signal' }), error: null })).toBe('Stopped on request.');
   });
 });
 
@@ -309,7 +319,7 @@ describe('LiveSession against a fake server', () => {
     expect(server.calls.at(-1)).toMatchObject({ method: 'POST', path: '/api/recordings/r1/stop' });
     expect(session.state.phase.kind).toBe('stopping');
     socket.send(windowMsg(50, { final: true }));
-    socket.send({ type: 'end', recording: 'r1', status: 'finished', summary: { stopReason: 'signal', pid: 77 }, error: null });
+    socket.send({ type: 'end', recording: 'r1', status: 'finished', summary: summary({ stopReason: 'signal', pid: 77 }), error: null });
     expect(session.state.latest?.seq).toBe(50); // pending windows are flushed before the end
     expect(session.state.phase.kind).toBe('downloading');
     await flushPromises();

@@ -21,8 +21,8 @@ import {
   statusText,
   takePendingPlan,
 } from './apply';
-import type { ApplyReport, LoadedPlan, PageStats } from './apply';
-import type { ApiErrorBody, ProcessInfo } from './protocol';
+import type { LoadedPlan } from './apply';
+import type { ApplyReport, ErrorBody, PageStats, ProcessInfo } from '@numascope/protocol';
 
 const n = (v: number) => v.toLocaleString('en-US');
 
@@ -30,9 +30,9 @@ type Call =
   | { kind: 'idle' }
   | { kind: 'running'; startedAt: number }
   | { kind: 'done'; report: ApplyReport; ms: number }
-  | { kind: 'error'; error: ApiErrorBody; ms: number };
+  | { kind: 'error'; error: ErrorBody; ms: number };
 
-function asError(e: unknown): ApiErrorBody {
+function asError(e: unknown): ErrorBody {
   if (e instanceof ApiError) return { code: e.code, message: e.message };
   return { code: 'internal', message: e instanceof Error ? e.message : String(e) };
 }
@@ -204,7 +204,7 @@ export function ApplyPanel({
       )}
       {plan && <PlanSummary loaded={loaded!} pid={pid} />}
       <div className="live__status">
-        <button type="button" disabled={!canDry} onClick={() => void call(setDry, () => api.apply({ plan, pid: pid!, dryRun: true }))} data-testid="apply-dry-run">
+        <button type="button" disabled={!canDry} onClick={() => void call(setDry, () => api.apply({ plan: plan!, pid: pid!, dryRun: true }))} data-testid="apply-dry-run">
           Dry run
         </button>
         <button
@@ -214,7 +214,7 @@ export function ApplyPanel({
           title={dry.kind === 'done' ? undefined : 'Dry run first'}
           onClick={() => {
             setRollback({ kind: 'idle' });
-            void call(setRun, () => api.apply({ plan, pid: pid! }));
+            void call(setRun, () => api.apply({ plan: plan!, pid: pid! }));
           }}
           data-testid="apply-run"
         >

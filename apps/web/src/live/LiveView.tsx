@@ -8,8 +8,8 @@ import { CapabilityList, formatBytes, formatCount, formatDurationUs, nodeColor }
 import type { AppState } from '../idle';
 import { endReason, recordingOf } from './machine';
 import type { LiveState } from './machine';
-import { splitArgv } from './protocol';
-import type { LiveWindow, NodeCount, ProcessInfo } from './protocol';
+import type { LiveWindow, NodeCount, ProcessInfo } from '@numascope/protocol';
+import { splitArgv } from './argv';
 import type { LiveSession } from './session';
 import { liveSession } from './store';
 import { ApplyPanel } from './ApplyPanel';

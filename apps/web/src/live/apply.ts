@@ -1,86 +1,10 @@
 /**
  * Applying a placement plan through `numascope serve` (docs/live-api.md, `POST /api/apply` and
  * `POST /api/rollback`): the report types, plan loading, and the hand-over of a plan built in the
- * Recommendations view to the Live screen's "Apply a plan" panel.
+ * Recommendations view to the Live screen's "Apply a plan" panel. The report and rollback record
+ * are @numascope/protocol's.
  */
-
-/** Pages per node: node id (as a string key) → pages. */
-export type NodePages = Record<string, number>;
-
-export interface NotMoved {
-  busy: number;
-  notPresent: number;
-  notPermitted: number;
-  hugePage: number;
-  elsewhere: number;
-  other: Record<string, number>;
-}
-
-export interface PageStats {
-  pages: number;
-  before: NodePages;
-  notPresentBefore: number;
-  plannedAfter: NodePages;
-  toMove: number;
-  alreadyInPlace: number;
-  moved: number;
-  notMoved: NotMoved;
-  notAttempted: number;
-  /** null in a dry run (no verification). */
-  after?: NodePages | null;
-  onTargetAfter?: number | null;
-}
-
-export interface RangeReport extends PageStats {
-  start: string | number;
-  end: string | number;
-  action: string;
-  toNodes: number[];
-  expectedNodes?: NodePages | null;
-  thpPages?: number;
-}
-
-export interface ThreadReport {
-  tid: number;
-  toNodes: number[];
-  cpus: number[];
-  previousCpus: number[] | null;
-  readBack: number[] | null;
-  pinned: boolean;
-  error: string | null;
-}
-
-export type ApplyStatus = 'dry-run' | 'complete' | 'partial' | 'budget-exhausted' | 'process-exited';
-
-export interface ApplyReport {
-  operation: 'apply' | 'rollback' | string;
-  pid: number;
-  startTimeTicks?: string | number;
-  dryRun: boolean;
-  status: ApplyStatus | string;
-  message: string | null;
-  pageSize: number;
-  pages: PageStats;
-  ranges: RangeReport[];
-  threads: ThreadReport[];
-  expected?: { pagesToMove?: number; pagesPerNodeAfter?: NodePages; threadsToPin?: number } | null;
-  warnings: string[];
-  jobs?: number;
-  elapsedMs: number;
-  rollbackRecord?: string | null;
-  /** The rollback record of a real apply (send it back to `/api/rollback` to undo). */
-  rollback?: RollbackRecord;
-}
-
-/** Opaque to the app: sent back as it came. */
-export type RollbackRecord = { format?: string; pid?: number; [k: string]: unknown };
-
-export interface ApplyRequest {
-  plan: unknown;
-  pid: number;
-  dryRun?: boolean;
-  budgetMs?: number;
-}
+import type { ApplyReport, NodePages, NotMoved } from '@numascope/protocol';
 
 /** A plan as loaded into the panel: the parsed object plus where it came from. */
 export interface LoadedPlan {
@@ -90,7 +14,7 @@ export interface LoadedPlan {
 }
 
 /** The fields of a plan the panel reads (the server validates the whole plan, docs/plan-format.md). */
-export interface PlanLike {
+export type PlanLike = {
   format: string;
   version: number;
   target: { pid: number; startTimeTicks?: string | null; command?: string[]; machine?: { nodeIds?: number[] } };
@@ -98,7 +22,7 @@ export interface PlanLike {
   threads?: Array<{ tid: number; toNodes: number[] }>;
   expected?: { pagesToMove?: number; threadsToPin?: number };
   source?: { policy?: string; summary?: string };
-}
+};
 
 export class PlanFileError extends Error {}
 

@@ -3,9 +3,20 @@
  * `Authorization: Bearer TOKEN`; the WebSocket, which cannot carry headers, has `?token=`.
  * `fetch` and `WebSocket` are injected so the unit tests run against a fake server.
  */
-import { parseLiveMessage, ProtocolError } from './protocol';
-import type { LiveEnd, LiveWindow, ProcessInfo, Probe, Recording, Topology } from './protocol';
-import type { ApplyReport, ApplyRequest, RollbackRecord } from './apply';
+import { parseLiveMessage, ProtocolError } from '@numascope/protocol';
+import type {
+  ApplyReport,
+  ApplyRequest,
+  LiveEnd,
+  LiveMessage,
+  LiveWindow,
+  Machine,
+  ProcessInfo,
+  Probe,
+  Recording,
+  RollbackRecord,
+  StartRecordingRequest,
+} from '@numascope/protocol';
 
 /** auth: 401/403 (wrong or stale token, foreign origin); unreachable: no answer at all; api: any other API error. */
 export type ApiErrorKind = 'auth' | 'unreachable' | 'api' | 'protocol';
@@ -45,13 +56,6 @@ export function browserDeps(): LiveDeps {
   };
 }
 
-export interface StartRequest {
-  pid?: number;
-  command?: string[];
-  durationS?: number;
-  intervalMs?: number;
-}
-
 export interface WatchHandlers {
   onWindow: (w: LiveWindow) => void;
   onEnd: (e: LiveEnd) => void;
@@ -62,9 +66,9 @@ export interface WatchHandlers {
 /** What the Live screen and the apply panel need of a backend: `numascope serve` (LiveApi) or the desktop app (DesktopLiveApi). */
 export interface LiveClient {
   probe(): Promise<Probe>;
-  topology(): Promise<Topology>;
+  topology(): Promise<Machine>;
   processes(): Promise<ProcessInfo[]>;
-  start(req: StartRequest): Promise<Recording>;
+  start(req: StartRecordingRequest): Promise<Recording>;
   status(id: string): Promise<Recording>;
   stop(id: string): Promise<Recording>;
   apply(req: ApplyRequest): Promise<ApplyReport>;
@@ -127,15 +131,15 @@ export class LiveApi implements LiveClient {
     return this.json<Probe>('GET', '/api/probe');
   }
 
-  topology(): Promise<Topology> {
-    return this.json<Topology>('GET', '/api/topology');
+  topology(): Promise<Machine> {
+    return this.json<Machine>('GET', '/api/topology');
   }
 
   async processes(): Promise<ProcessInfo[]> {
     return (await this.json<{ processes: ProcessInfo[] }>('GET', '/api/processes')).processes;
   }
 
-  start(req: StartRequest): Promise<Recording> {
+  start(req: StartRecordingRequest): Promise<Recording> {
     return this.json<Recording>('POST', '/api/recordings', req);
   }
 
@@ -183,7 +187,7 @@ export class LiveApi implements LiveClient {
     socket.onmessage = (e) => {
       if (done) return;
       if (typeof e.data !== 'string') return;
-      let msg: LiveWindow | LiveEnd;
+      let msg: LiveMessage;
       try {
         msg = parseLiveMessage(e.data);
       } catch (err) {

@@ -8,21 +8,11 @@
  * both end there, so a native dialog's file goes through the same load path as a picked file.
  */
 
-/** A trace file the desktop app read from disk. */
-export interface DesktopOpenedTrace {
-  name: string;
-  path: string;
-  bytes: Uint8Array;
-}
+import { desktopCommand } from '@numascope/protocol';
+import type { DesktopShellBridge, OpenedTrace } from '@numascope/protocol';
 
 /** The part of NumascopeDesktopApi (apps/desktop/src/api.ts) this module uses. */
-export interface DesktopShellBridge {
-  readonly isDesktop: true;
-  openTrace(): Promise<DesktopOpenedTrace | null>;
-  openRecent(path: string): Promise<DesktopOpenedTrace>;
-  saveTrace(bytes: Uint8Array, suggestedName: string): Promise<string | null>;
-  onCommand(cb: (cmd: unknown) => void): () => void;
-}
+export type { DesktopShellBridge };
 
 /** The trace views a command can switch to (apps/web/src/url-state.ts VIEWS). */
 export const COMMAND_VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend'] as const;
@@ -43,22 +33,22 @@ export function desktopShell(): DesktopShellBridge | null {
   return b as DesktopShellBridge;
 }
 
-const SIMPLE = new Set(['open', 'save', 'export-png', 'export-svg', 'export-markdown', 'view-live']);
-
 /**
- * Checks a command from the main process (it validated it before sending; the page checks again,
- * as it does live messages). Unknown or malformed commands give null.
+ * Checks a command from the main process with the protocol's schema (main validated it before
+ * sending; the page checks again, as it does live messages) and maps `view-NAME` to a view.
+ * Unknown or malformed commands give null.
  */
 export function parseDesktopCommand(raw: unknown): DesktopCommand | null {
-  if (typeof raw !== 'object' || raw === null) return null;
-  const o = raw as Record<string, unknown>;
-  const c = o.command;
-  if (typeof c !== 'string') return null;
-  if (SIMPLE.has(c)) return { command: c as 'open' };
-  if (c === 'open-path') return typeof o.path === 'string' && o.path.startsWith('/') ? { command: 'open-path', path: o.path } : null;
-  const view = c.startsWith('view-') ? c.slice(5) : null;
-  if (view && (COMMAND_VIEWS as readonly string[]).includes(view)) return { command: 'view', view: view as CommandView };
-  return null;
+  const r = desktopCommand.safeParse(raw);
+  if (!r.success) return null;
+  const c = r.data;
+  if (c.command === 'open-path') return { command: 'open-path', path: c.path };
+  if (c.command === 'view-live') return { command: 'view-live' };
+  if (c.command.startsWith('view-')) {
+    const view = c.command.slice(5);
+    return (COMMAND_VIEWS as readonly string[]).includes(view) ? { command: 'view', view: view as CommandView } : null;
+  }
+  return { command: c.command as 'open' };
 }
 
 let openHandler: (() => void) | null = null;
@@ -83,7 +73,7 @@ export function requestDesktopOpen(onFile: (f: File) => void): void {
 }
 
 /** An opened trace as a File, so it takes the same load path as a picked or dropped file. */
-export function openedToFile(t: DesktopOpenedTrace): File {
+export function openedToFile(t: OpenedTrace): File {
   return new File([t.bytes.slice()], t.name, { type: 'application/x-numascope' });
 }
 

@@ -2,33 +2,29 @@
  * Desktop mode: inside the Electron app the preload exposes `window.numascopeDesktop`
  * (apps/desktop/src/api.ts, NumascopeDesktopApi). DesktopLiveApi implements the same client
  * interface as the `numascope serve` client (LiveClient), so the Live screen and the apply panel
- * work unchanged. apps/web does not import from apps/desktop: the shapes exchanged are this app's
- * protocol types (./protocol.ts, ./apply.ts), which apps/desktop/src/api.ts imports, and the bridge
- * below names only the methods used; apps/desktop/test/web-contract.test.ts checks at compile time
- * that the desktop API satisfies it (and live/desktop-shell.ts's DesktopShellBridge).
+ * work unchanged. apps/web and apps/desktop do not import each other: the shapes exchanged, and
+ * the part of the desktop API used here (DesktopLiveBridge), are @numascope/protocol's;
+ * apps/desktop/test/web-contract.test.ts checks at compile time that the desktop API satisfies it.
  */
+import { parseLiveMessageValue, ProtocolError } from '@numascope/protocol';
+import type {
+  ApplyOptions,
+  ApplyReport,
+  ApplyRequest,
+  DesktopLiveBridge,
+  DesktopRecording,
+  Machine,
+  ProcessInfo,
+  Probe,
+  Recording,
+  RollbackRecord,
+  StartRecordingRequest,
+} from '@numascope/protocol';
 import { ApiError } from './client';
-import type { LiveClient, StartRequest, WatchHandlers } from './client';
-import { parseLiveMessage, ProtocolError } from './protocol';
-import type { ProcessInfo, Probe, Recording, Topology } from './protocol';
-import type { ApplyReport, ApplyRequest, RollbackRecord } from './apply';
-
-type DesktopRecording = Omit<Recording, 'urls'>;
+import type { LiveClient, WatchHandlers } from './client';
 
 /** The part of NumascopeDesktopApi the Live screen uses. */
-export interface DesktopBridge {
-  readonly isDesktop: true;
-  probe(): Promise<Probe>;
-  topology(): Promise<Topology>;
-  listProcesses(): Promise<ProcessInfo[]>;
-  startRecording(opts: { pid?: number; command?: string[]; durationS?: number; intervalMs?: number }): Promise<DesktopRecording>;
-  recordingStatus(id: string): Promise<DesktopRecording>;
-  stopRecording(id: string): Promise<DesktopRecording>;
-  recordingTrace(id: string): Promise<Uint8Array>;
-  onLiveWindow(id: string, cb: (msg: unknown) => void): () => void;
-  apply(plan: unknown, opts: { pid: number; dryRun?: boolean; budgetMs?: number }): Promise<ApplyReport>;
-  rollback(record: RollbackRecord): Promise<ApplyReport>;
-}
+export type DesktopBridge = DesktopLiveBridge;
 
 /** The desktop bridge when the page runs inside the Electron app, else null. */
 export function desktopBridge(): DesktopBridge | null {
@@ -53,7 +49,7 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const withUrls = (r: DesktopRecording): Recording => ({ ...r, urls: { status: '', stop: '', trace: '', live: '' } });
+const withUrls = (r: DesktopRecording): Recording => ({ ...r, latest: null, urls: { status: '', stop: '', trace: '', live: '' } });
 
 export class DesktopLiveApi implements LiveClient {
   constructor(private readonly bridge: DesktopBridge) {}
@@ -61,18 +57,15 @@ export class DesktopLiveApi implements LiveClient {
   probe(): Promise<Probe> {
     return call(() => this.bridge.probe());
   }
-  topology(): Promise<Topology> {
+  topology(): Promise<Machine> {
     return call(() => this.bridge.topology());
   }
   processes(): Promise<ProcessInfo[]> {
     return call(() => this.bridge.listProcesses());
   }
-  async start(req: StartRequest): Promise<Recording> {
-    const opts: { pid?: number; command?: string[]; durationS?: number; intervalMs?: number } = {};
-    if (req.pid !== undefined) opts.pid = req.pid;
-    if (req.command !== undefined) opts.command = req.command;
-    if (req.durationS !== undefined) opts.durationS = req.durationS;
-    if (req.intervalMs !== undefined) opts.intervalMs = req.intervalMs;
+  async start(req: StartRecordingRequest): Promise<Recording> {
+    // Only the fields given: the main process refuses unknown ones.
+    const opts = Object.fromEntries(Object.entries(req).filter(([, v]) => v !== undefined)) as StartRecordingRequest;
     return withUrls(await call(() => this.bridge.startRecording(opts)));
   }
   async status(id: string): Promise<Recording> {
@@ -82,7 +75,7 @@ export class DesktopLiveApi implements LiveClient {
     return withUrls(await call(() => this.bridge.stopRecording(id)));
   }
   apply(req: ApplyRequest): Promise<ApplyReport> {
-    const opts: { pid: number; dryRun?: boolean; budgetMs?: number } = { pid: req.pid };
+    const opts: ApplyOptions = { pid: req.pid };
     if (req.dryRun) opts.dryRun = true;
     if (req.budgetMs !== undefined) opts.budgetMs = req.budgetMs;
     return call(() => this.bridge.apply(req.plan, opts));
@@ -107,7 +100,7 @@ export class DesktopLiveApi implements LiveClient {
       let msg;
       try {
         // The main process validated it; the renderer checks it again like a WebSocket message.
-        msg = parseLiveMessage(JSON.stringify(raw));
+        msg = parseLiveMessageValue(raw);
       } catch (err) {
         finish();
         h.onLost(`The desktop app sent something unexpected (${err instanceof ProtocolError ? err.message : String(err)}).`);

@@ -1,5 +1,5 @@
 /** The live screen's state machine: a pure reducer, driven by LiveSession (session.ts). */
-import type { ApiErrorBody, LiveEnd, LiveWindow, ProcessInfo, Probe, Recording, Topology } from './protocol';
+import type { ErrorBody, LiveEnd, LiveWindow, Machine, ProcessInfo, Probe, Recording } from '@numascope/protocol';
 
 /** Windows kept for the chart (the server keeps the last 240 too: one minute). */
 export const MAX_WINDOWS = 240;
@@ -20,36 +20,36 @@ export type Phase =
   /** The trace was downloaded and handed to the views. */
   | { kind: 'ended'; recording: Recording; end: LiveEnd }
   /** The recording failed (its end status), or the trace could not be downloaded. */
-  | { kind: 'failed'; recording: Recording | null; error: ApiErrorBody }
+  | { kind: 'failed'; recording: Recording | null; error: ErrorBody }
   /** The WebSocket closed before the end message. */
   | { kind: 'gone'; recording: Recording; message: string };
 
 export interface LiveState {
   phase: Phase;
   probe: Probe | null;
-  topology: Topology | null;
+  topology: Machine | null;
   processes: ProcessInfo[] | null;
   /** An error of the last start request (bad command, pid not found, permission…), shown by the form. */
-  startError: ApiErrorBody | null;
+  startError: ErrorBody | null;
   windows: LiveWindow[];
   latest: LiveWindow | null;
 }
 
 export type LiveEvent =
   | { type: 'connect' }
-  | { type: 'connected'; probe: Probe; topology: Topology; processes: ProcessInfo[] }
+  | { type: 'connected'; probe: Probe; topology: Machine; processes: ProcessInfo[] }
   | { type: 'unauthorized'; status: number; message: string }
   | { type: 'unreachable'; message: string }
   | { type: 'processes'; processes: ProcessInfo[] }
   | { type: 'start' }
   | { type: 'started'; recording: Recording }
-  | { type: 'start-failed'; error: ApiErrorBody }
+  | { type: 'start-failed'; error: ErrorBody }
   | { type: 'windows'; windows: LiveWindow[] }
   | { type: 'stop' }
   | { type: 'end'; end: LiveEnd }
   | { type: 'lost'; message: string }
   | { type: 'trace-opened' }
-  | { type: 'trace-failed'; error: ApiErrorBody }
+  | { type: 'trace-failed'; error: ErrorBody }
   | { type: 'reset' };
 
 export function initialState(hasToken: boolean): LiveState {

@@ -5,10 +5,10 @@
  * the idle signal (`work`) so tests wait on it instead of sleeping.
  */
 import { ApiError } from './client';
-import type { LiveClient, StartRequest } from './client';
+import type { LiveClient } from './client';
 import { initialState, liveReducer } from './machine';
 import type { LiveEvent, LiveState } from './machine';
-import type { ApiErrorBody, LiveWindow } from './protocol';
+import type { ErrorBody, LiveWindow, StartRecordingRequest } from '@numascope/protocol';
 
 export const RENDER_INTERVAL_MS = 250;
 
@@ -21,7 +21,7 @@ export interface SessionHooks {
   clearTimer?: (t: unknown) => void;
 }
 
-function asBody(e: unknown): ApiErrorBody {
+function asBody(e: unknown): ErrorBody {
   if (e instanceof ApiError) return { code: e.code, message: e.message };
   return { code: 'internal', message: e instanceof Error ? e.message : String(e) };
 }
@@ -102,7 +102,7 @@ export class LiveSession {
     });
   }
 
-  async start(req: StartRequest): Promise<void> {
+  async start(req: StartRecordingRequest): Promise<void> {
     const api = this.api;
     if (!api || this.state.phase.kind !== 'ready') return;
     this.dispatch({ type: 'start' });
