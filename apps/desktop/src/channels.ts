@@ -1,5 +1,13 @@
-/** IPC channel names: one per invoke method, plus the main → renderer live stream and commands. */
-import type { DesktopCommandName, InvokeMethod } from './api';
+/**
+ * IPC channel names: one per invoke method, plus the main → renderer live stream and commands.
+ * The preload bundles this module: it imports nothing with runtime code but the zod-free
+ * @numascope/protocol/commands.
+ */
+import { COMMAND_NAMES } from '@numascope/protocol/commands';
+import type { InvokeMethod } from './api';
+
+/** Every menu command name, once (@numascope/protocol/commands). */
+export { COMMAND_NAMES };
 
 export const CHANNELS = {
   probe: 'numascope:probe',
@@ -25,25 +33,5 @@ export const LIVE_CHANNEL = 'numascope:live';
 
 /** main → renderer: a DesktopCommand (menus, shortcuts, files handed to the app). */
 export const COMMAND_CHANNEL = 'numascope:command';
-
-/** Every DesktopCommandName, once (checked both ways at compile time). */
-export const COMMAND_NAMES = [
-  'open',
-  'save',
-  'export-png',
-  'export-svg',
-  'export-markdown',
-  'view-overview',
-  'view-memory',
-  'view-threads',
-  'view-traffic',
-  'view-compare',
-  'view-decisions',
-  'view-recommend',
-  'view-live',
-] as const satisfies readonly DesktopCommandName[];
-type Missing = Exclude<DesktopCommandName, (typeof COMMAND_NAMES)[number]>;
-const _allCommandsListed: Missing extends never ? true : Missing = true;
-void _allCommandsListed;
 
 export const INVOKE_CHANNELS: readonly string[] = Object.values(CHANNELS);

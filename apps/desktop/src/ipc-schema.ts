@@ -1,36 +1,30 @@
 /**
- * zod schemas of every IPC request (the argument list of each invoke channel) and response, and
- * of the live messages main sends. The main process validates each request before a handler sees
- * it and each response before it leaves; errors name the channel and the field
- * (`numascope:apply: opts.pid: …`). Shared by main and tests; no Electron here.
+ * zod schemas of every IPC request (the argument list of each invoke channel) and response. The
+ * main process validates each request before a handler sees it and each response before it
+ * leaves; errors name the channel and the field (`numascope:apply: opts.pid: …`). The schemas of
+ * the recording, live, probe, process and apply payloads are @numascope/protocol's (the live
+ * messages main sends are checked with its `liveEnvelope`); the file and link ones are the
+ * desktop app's own. Shared by main and tests; no Electron here.
  */
+import {
+  applyOptions,
+  applyReport,
+  describeIssue,
+  desktopCommand,
+  desktopRecording,
+  machine,
+  openedTrace,
+  probe,
+  processInfo,
+  recordingId,
+  startRecordingOptions,
+} from '@numascope/protocol';
+import type { DesktopCommand } from '@numascope/protocol/commands';
 import { z } from 'zod';
-import type { DesktopCommand, InvokeMethod } from './api';
-import { CHANNELS, COMMAND_CHANNEL, COMMAND_NAMES } from './channels';
+import type { InvokeMethod } from './api';
+import { CHANNELS, COMMAND_CHANNEL } from './channels';
 
-const int = z.number().int();
-const pid = int.min(1).max(4_194_304);
-const recordingId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a recording id (letters, digits, - and _)');
-const nodeCount = z.strictObject({ node: int, count: z.number() });
-
-export const startRecordingOptions = z
-  .strictObject({
-    pid: pid.optional(),
-    command: z.array(z.string().min(1).max(4096)).min(1).max(256).optional(),
-    durationS: z.number().positive().max(86_400).optional(),
-    intervalMs: int.min(10).max(60_000).optional(),
-  })
-  .superRefine((o, ctx) => {
-    if ((o.pid === undefined) === (o.command === undefined))
-      ctx.addIssue({ code: 'custom', path: ['pid'], message: 'give exactly one of pid and command' });
-  });
-
-export const applyOptions = z.strictObject({
-  pid,
-  dryRun: z.boolean().optional(),
-  budgetMs: int.min(1).max(3_600_000).optional(),
-});
-
+// The plan and the rollback record are checked by the collector, whose errors name the field.
 const plainObject = z.record(z.string(), z.unknown());
 const bytes = z.instanceof(Uint8Array, { message: 'expected a Uint8Array' });
 const fileName = z
@@ -74,60 +68,15 @@ export const REQUESTS = {
   openExternal: [['url', externalUrl]],
 } as const satisfies Record<InvokeMethod, readonly (readonly [string, z.ZodType])[]>;
 
-const summary = z.looseObject({
-  output: z.string(),
-  sizeBytes: z.number(),
-  durationUs: z.number(),
-  stopReason: z.string(),
-  pid: int,
-  exitCode: int.nullable().optional(),
-  threads: z.number(),
-  pages: z.number(),
-  samples: z.number(),
-  lostSamples: z.number(),
-  pageFaults: z.string(),
-  damon: z.string(),
-  warnings: z.array(z.string()),
-});
-const errorBody = z.strictObject({ code: z.string(), message: z.string() });
-const status = z.enum(['running', 'finished', 'failed']);
-export const recording = z.strictObject({
-  id: recordingId,
-  status,
-  target: z.strictObject({ pid: pid.optional(), command: z.array(z.string()).optional() }),
-  durationS: z.number().nullable(),
-  startedAtUnixMs: z.number(),
-  stopRequested: z.boolean(),
-  summary: summary.nullable(),
-  error: errorBody.nullable(),
-});
-const applyReport = z.looseObject({ operation: z.string(), pid: int, dryRun: z.boolean(), status: z.string() });
-const openedTrace = z.strictObject({ name: z.string(), path: z.string(), bytes });
 const recentFile = z.strictObject({ path: z.string(), name: z.string(), openedAtUnixMs: z.number() });
 
 export const RESPONSES = {
-  probe: z.looseObject({
-    privileges: plainObject,
-    pmus: z.array(z.string()),
-    nodes: int,
-    sources: z.array(z.looseObject({ id: z.string(), available: z.boolean(), implemented: z.boolean(), reason: z.string() })),
-    capabilities: z.array(z.looseObject({ metric: z.string(), status: z.string(), reason: z.string() })),
-  }),
-  topology: z.looseObject({ nodes: z.array(z.looseObject({ id: int, cpus: z.array(int) })) }),
-  listProcesses: z.array(
-    z.strictObject({
-      pid,
-      name: z.string(),
-      command: z.array(z.string()),
-      threads: int,
-      rssBytes: z.number().nullable(),
-      uid: int,
-      own: z.boolean(),
-    }),
-  ),
-  startRecording: recording,
-  recordingStatus: recording,
-  stopRecording: recording,
+  probe,
+  topology: machine,
+  listProcesses: z.array(processInfo),
+  startRecording: desktopRecording,
+  recordingStatus: desktopRecording,
+  stopRecording: desktopRecording,
   recordingTrace: bytes,
   apply: applyReport,
   rollback: applyReport,
@@ -137,51 +86,6 @@ export const RESPONSES = {
   recentFiles: z.array(recentFile),
   openExternal: z.undefined(),
 } as const satisfies Record<InvokeMethod, z.ZodType>;
-
-export const liveWindow = z.strictObject({
-  type: z.literal('window'),
-  recording: recordingId,
-  seq: int,
-  startUs: z.number(),
-  endUs: z.number(),
-  elapsedUs: z.number(),
-  final: z.boolean(),
-  pid: pid.nullable(),
-  faults: z.number(),
-  faultsByNode: z.array(nodeCount),
-  totals: z.strictObject({
-    faults: z.number(),
-    faultsByNode: z.array(nodeCount),
-    pages: z.number(),
-    pagesByNode: z.array(nodeCount),
-  }),
-  threads: z.array(
-    z.strictObject({ tid: int, name: z.string(), cpu: int, node: int, faults: z.number(), alive: z.boolean() }),
-  ),
-  threadsSeen: int,
-  lostSamples: z.number(),
-});
-export const liveEnd = z.strictObject({
-  type: z.literal('end'),
-  recording: recordingId,
-  status,
-  summary: summary.nullable(),
-  error: errorBody.nullable(),
-});
-export const liveEnvelope = z.strictObject({ id: recordingId, message: z.discriminatedUnion('type', [liveWindow, liveEnd]) });
-
-/** main → renderer commands (COMMAND_CHANNEL); `open-path` names an absolute path. */
-export const desktopCommand = z.discriminatedUnion('command', [
-  z.strictObject({ command: z.enum(COMMAND_NAMES) }),
-  z.strictObject({
-    command: z.literal('open-path'),
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .refine((s) => s.startsWith('/') && !s.includes('\0'), 'an absolute path'),
-  }),
-]);
 
 export class IpcValidationError extends Error {
   readonly channel: string;
@@ -205,13 +109,11 @@ export function methodOf(channel: unknown): InvokeMethod {
   return m;
 }
 
-function issuePath(prefix: string, issue: z.core.$ZodIssue): string {
-  return [prefix, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].join('.').replace(/\.\[/g, '[');
-}
-
-function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unexpected field(s) ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
-  return issue.message;
+/** The field path and the problem, as `opts.command[1]: …` (prefixed by the channel in IpcValidationError). */
+function split(prefix: string, issue: z.core.$ZodIssue): [string, string] {
+  const text = describeIssue(prefix, issue);
+  const at = text.indexOf(': ');
+  return [text.slice(0, at), text.slice(at + 2)];
 }
 
 /** Validates a request's argument list; returns the parsed arguments. */
@@ -224,8 +126,8 @@ export function parseRequest(channel: string, args: unknown): unknown[] {
   return params.map(([name, schema], i) => {
     const r = schema.safeParse(args[i]);
     if (!r.success) {
-      const issue = r.error.issues[0]!;
-      throw new IpcValidationError(channel, issuePath(name, issue), args[i] === undefined ? 'missing' : describe(issue));
+      const [field, problem] = split(name, r.error.issues[0]!);
+      throw new IpcValidationError(channel, field, args[i] === undefined ? 'missing' : problem);
     }
     return r.data;
   });
@@ -236,8 +138,7 @@ export function parseResponse(channel: string, value: unknown): unknown {
   const method = methodOf(channel);
   const r = (RESPONSES[method] as z.ZodType).safeParse(value);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new IpcValidationError(channel, issuePath('response', issue), describe(issue));
+    throw new IpcValidationError(channel, ...split('response', r.error.issues[0]!));
   }
   return r.data;
 }
@@ -246,8 +147,7 @@ export function parseResponse(channel: string, value: unknown): unknown {
 export function parseCommand(value: unknown): DesktopCommand {
   const r = desktopCommand.safeParse(value);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new IpcValidationError(COMMAND_CHANNEL, issuePath('command', issue), describe(issue));
+    throw new IpcValidationError(COMMAND_CHANNEL, ...split('command', r.error.issues[0]!));
   }
   return r.data as DesktopCommand;
 }

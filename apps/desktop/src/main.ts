@@ -9,7 +9,8 @@
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, shell } from 'electron';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DesktopCommand, RecentFile } from './api';
+import type { DesktopCommand } from '@numascope/protocol/commands';
+import type { RecentFile } from './api';
 import { COMMAND_CHANNEL, INVOKE_CHANNELS, LIVE_CHANNEL } from './channels';
 import { loadAddon } from './main-logic/addon';
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, createAppHandler, CSP } from './main-logic/app-protocol';

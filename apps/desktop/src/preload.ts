@@ -8,7 +8,9 @@
  */
 import { contextBridge, ipcRenderer } from 'electron';
 import type { IpcRendererEvent } from 'electron';
-import type { DesktopCommand, LiveMessage, NumascopeDesktopApi } from './api';
+import type { LiveMessage } from '@numascope/protocol';
+import type { DesktopCommand } from '@numascope/protocol/commands';
+import type { NumascopeDesktopApi } from './api';
 import { CHANNELS, COMMAND_CHANNEL, LIVE_CHANNEL } from './channels';
 
 const invoke = (channel: string, ...args: unknown[]) => ipcRenderer.invoke(channel, ...args);

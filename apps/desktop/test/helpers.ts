@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { LiveMessage } from '../src/api';
+import type { LiveMessage } from '@numascope/protocol';
 import { bindingDir, loadAddon } from '../src/main-logic/addon';
 import { createMainLogic } from '../src/main-logic/handlers';
 import type { MainDeps } from '../src/main-logic/handlers';

@@ -1,5 +1,7 @@
 // Every IPC request is validated before a handler runs; errors name the channel and the field.
 import { describe, expect, it, vi } from 'vitest';
+import { RECORD_LIMITS } from '@numascope/protocol';
+import { rustExample } from '@numascope/protocol/fixtures';
 import { CHANNELS, COMMAND_CHANNEL, COMMAND_NAMES, INVOKE_CHANNELS } from '../src/channels';
 import { IpcValidationError, parseCommand, parseRequest, parseResponse, REQUESTS, RESPONSES } from '../src/ipc-schema';
 import { createMainLogic } from '../src/main-logic/handlers';
@@ -7,10 +9,10 @@ import type { CollectorAddon } from '../src/main-logic/addon';
 
 function fakeLogic() {
   const addon = {
-    probe: vi.fn(async () => ({ privileges: {}, pmus: [], nodes: 1, sources: [], capabilities: [] })),
-    topology: vi.fn(async () => ({ nodes: [{ id: 0, cpus: [0] }] })),
+    probe: vi.fn(async () => rustExample('probe')),
+    topology: vi.fn(async () => rustExample('machine')),
     startRecording: vi.fn(),
-    apply: vi.fn(async () => ({ operation: 'apply', pid: 1, dryRun: true, status: 'dry-run' })),
+    apply: vi.fn(async () => rustExample('applyReport')),
   } satisfies Record<keyof CollectorAddon, unknown>;
   const openExternal = vi.fn(async () => {});
   const logic = createMainLogic({
@@ -68,7 +70,13 @@ describe('IPC request validation', () => {
     await bad(CHANNELS.startRecording, [{ command: [] }], /opts\.command: /);
     await bad(CHANNELS.startRecording, [{ pid: 10, output: '/etc/passwd' }], /opts: unexpected field\(s\) "output"/);
     await bad(CHANNELS.startRecording, [{ pid: 10, durationS: -1 }], /opts\.durationS/);
-    await bad(CHANNELS.startRecording, [{ pid: 10, intervalMs: 1 }], /opts\.intervalMs/);
+    // The collector's limits (RECORD_LIMITS, read from its sources by packages/protocol's tests).
+    await bad(CHANNELS.startRecording, [{ pid: 10, durationS: RECORD_LIMITS.maxDurationS + 1 }], /opts\.durationS: .*4290/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, intervalMs: 0 }], /opts\.intervalMs/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, intervalMs: RECORD_LIMITS.intervalMs.max + 1 }], /opts\.intervalMs/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, faultRateHz: 99 }], /opts\.faultRateHz/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, faultPeriod: 1, faultRateHz: 1000 }], /opts\.faultPeriod: give faultPeriod or faultRateHz, not both/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, faultEvent: 'hardware' }], /opts\.faultEvent/);
   });
 
   it('recording ids are short tokens', async () => {
@@ -97,17 +105,31 @@ describe('IPC request validation', () => {
 
   it('valid requests reach their handler', async () => {
     const { logic, addon, openExternal } = fakeLogic();
-    await expect(logic.dispatch(CHANNELS.probe, [])).resolves.toMatchObject({ nodes: 1 });
+    await expect(logic.dispatch(CHANNELS.probe, [])).resolves.toEqual(rustExample('probe'));
     await logic.dispatch(CHANNELS.openExternal, ['https://example.org/numa']);
     expect(openExternal).toHaveBeenCalledWith('https://example.org/numa');
     await logic.dispatch(CHANNELS.apply, [{ target: { pid: 1 } }, { pid: 1, dryRun: true }]);
     expect(addon.apply).toHaveBeenCalledWith(JSON.stringify({ target: { pid: 1 } }), { pid: 1, dryRun: true });
   });
 
+  it('startRecording hands the record options to the binding, within the limits', async () => {
+    const { logic, addon } = fakeLogic();
+    addon.startRecording.mockReturnValue({ result: new Promise(() => {}), stop: () => {} });
+    const opts = { command: ['./app'], durationS: RECORD_LIMITS.maxDurationS, intervalMs: 1, faultRateHz: 500, faultEvent: 'software' };
+    const rec = await logic.dispatch(CHANNELS.startRecording, [opts]);
+    expect(rec).toMatchObject({ status: 'running', target: { command: ['./app'] }, durationS: RECORD_LIMITS.maxDurationS, summary: null });
+    expect(addon.startRecording).toHaveBeenCalledWith(
+      expect.objectContaining({ command: ['./app'], durationMs: RECORD_LIMITS.maxDurationS * 1000, intervalMs: 1, faultRateHz: 500, faultEvent: 'software' }),
+    );
+  });
+
   it('validates responses too', async () => {
-    expect(() => parseResponse(CHANNELS.topology, { nodes: [{ id: 'zero', cpus: [] }] })).toThrow(
+    const machine = rustExample('machine');
+    expect(() => parseResponse(CHANNELS.topology, { ...machine, nodes: [{ ...machine.nodes[0], id: 'zero' }] })).toThrow(
       /numascope:topology: response\.nodes\[0\]\.id: /,
     );
+    // A field the collector does not send (or renamed) is refused too: the schemas are strict.
+    expect(() => parseResponse(CHANNELS.probe, { ...rustExample('probe'), cpus: 4 })).toThrow(/numascope:probe: response: unexpected field\(s\) "cpus"/);
     const { logic, addon } = fakeLogic();
     addon.probe.mockResolvedValueOnce({ nodes: 'many' } as never);
     await expect(logic.dispatch(CHANNELS.probe, [])).rejects.toThrow(/numascope:probe: response\./);

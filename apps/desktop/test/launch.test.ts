@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { DesktopCommand } from '../src/api';
+import type { DesktopCommand } from '@numascope/protocol/commands';
 import { CHANNELS } from '../src/channels';
 import { IpcValidationError } from '../src/ipc-schema';
 import { checkTraceFile, fileArgs, RendererCommands, ShellOpener } from '../src/main-logic/launch';

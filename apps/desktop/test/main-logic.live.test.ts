@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ApplyReport, LiveEnd, LiveWindow, ProcessInfo, Recording } from '../src/api';
+import type { ApplyReport, DesktopRecording as Recording, LiveEnd, LiveWindow, ProcessInfo } from '@numascope/protocol';
 import { CHANNELS } from '../src/channels';
 import { realLogic, repoRoot, testload } from './helpers';
 

@@ -1,7 +1,8 @@
 // The application menu template (main-logic/menu.ts) under Node: labels, shortcuts, and that each
 // click sends the right validated command (or runs the right role / opens the right document).
 import { describe, expect, it, vi } from 'vitest';
-import type { DesktopCommand, RecentFile } from '../src/api';
+import type { DesktopCommand } from '@numascope/protocol/commands';
+import type { RecentFile } from '../src/api';
 import { COMMAND_NAMES } from '../src/channels';
 import { parseCommand } from '../src/ipc-schema';
 import { buildMenuTemplate, findItem, HELP_DOCS, recentLabel } from '../src/main-logic/menu';

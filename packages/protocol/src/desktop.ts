@@ -52,26 +52,42 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const _commandTypesAgree: Same<z.infer<typeof desktopCommand>, DesktopCommand> = true;
 void _commandTypesAgree;
 
-/** The part of the desktop API the Live screen and the apply panel use (apps/web/src/live/desktop.ts). */
+/**
+ * The part of the desktop API (`window.numascopeDesktop`, apps/desktop/src/api.ts) the Live screen
+ * and the apply panel use (apps/web/src/live/desktop.ts).
+ */
 export interface DesktopLiveBridge {
+  /** Always true: lets the renderer tell the desktop API from anything else on window. */
   readonly isDesktop: true;
   probe(): Promise<Probe>;
   topology(): Promise<Machine>;
   listProcesses(): Promise<ProcessInfo[]>;
+  /** Starts a recording; its windows and its end arrive through onLiveWindow(id). */
   startRecording(opts: StartRecordingOptions): Promise<DesktopRecording>;
   recordingStatus(id: string): Promise<DesktopRecording>;
+  /** Asks the recording to stop early; the trace is still written (status follows through onLiveWindow). */
   stopRecording(id: string): Promise<DesktopRecording>;
+  /** The finished recording's trace file. */
   recordingTrace(id: string): Promise<Uint8Array>;
+  /** Subscribes to a recording's live windows and its end message; returns the unsubscribe function. */
   onLiveWindow(id: string, cb: (msg: LiveMessage) => void): () => void;
-  apply(plan: unknown, opts: ApplyOptions): Promise<ApplyReport>;
+  apply(plan: Record<string, unknown>, opts: ApplyOptions): Promise<ApplyReport>;
   rollback(record: RollbackRecord): Promise<ApplyReport>;
 }
 
 /** The part of the desktop API the web app's shell integration uses (apps/web/src/live/desktop-shell.ts). */
 export interface DesktopShellBridge {
   readonly isDesktop: true;
+  /** Native open dialog; null when cancelled. Adds the file to the recent files. */
   openTrace(): Promise<OpenedTrace | null>;
+  /**
+   * Opens a recent file, or one the main process was handed (command line, desktop file
+   * association, macOS open-file) and announced with an `open-path` command; any other path is
+   * refused.
+   */
   openRecent(path: string): Promise<OpenedTrace>;
+  /** Native save dialog; the saved path, or null when cancelled. */
   saveTrace(bytes: Uint8Array, suggestedName: string): Promise<string | null>;
+  /** Subscribes to the main process's commands; returns the unsubscribe function. */
   onCommand(cb: (cmd: DesktopCommand) => void): () => void;
 }

@@ -1,44 +1,15 @@
-/** The napi collector binding (native/collector/crates/node), typed as the handlers use it. */
+/**
+ * The napi collector binding (native/collector/crates/node), typed by its own index.d.ts, whose
+ * results are @numascope/protocol's types.
+ */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ApplyReport, Probe, RecordSummary, Topology } from '../api';
+import type * as Binding from '../../../../native/collector/crates/node/index';
 
-export interface AddonRecordOptions {
-  pid?: number;
-  command?: string[];
-  durationMs?: number;
-  output: string;
-  intervalMs?: number;
-  /** Live window length, ms (with onWindow). */
-  windowMs?: number;
-  /** Receives the collector's live windows, the final one included, before `result` resolves. */
-  onWindow?: (w: CollectorWindow) => void;
-}
-
-/** A live window as the binding sends it (native/collector/crates/node/index.d.ts LiveWindow). */
-export interface CollectorWindow {
-  seq: number;
-  startUs: number;
-  endUs: number;
-  elapsedUs: number;
-  final: boolean;
-  pid: number;
-  faults: number;
-  faultsByNode: { node: number; count: number }[];
-  totals: { faults: number; faultsByNode: { node: number; count: number }[]; pages: number; pagesByNode: { node: number; count: number }[] };
-  threads: { tid: number; name: string; cpu: number; node: number; faults: number; alive: boolean }[];
-  threadsSeen: number;
-  lostSamples: number;
-}
-
-export interface CollectorAddon {
-  probe(): Promise<Probe>;
-  topology(): Promise<Topology>;
-  startRecording(options: AddonRecordOptions): { result: Promise<RecordSummary>; stop(): void };
-  apply(planJson: string, options: { pid: number; dryRun?: boolean; budgetMs?: number }): Promise<ApplyReport>;
-}
+/** The binding's functions the handlers use. */
+export type CollectorAddon = Pick<typeof Binding, 'probe' | 'topology' | 'startRecording' | 'apply'>;
 
 /** native/collector/crates/node, found from this file (src/ or a compiled dist/). */
 export function bindingDir(): string {

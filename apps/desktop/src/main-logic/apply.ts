@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ApplyOptions, ApplyReport, RollbackRecord } from '../api';
+import type { ApplyOptions, ApplyReport, RollbackRecord } from '@numascope/protocol';
 import type { CollectorAddon } from './addon';
 
 export type RollbackRunner = (record: RollbackRecord) => Promise<ApplyReport>;

@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { OpenedTrace, RecentFile } from '../api';
+import type { OpenedTrace } from '@numascope/protocol';
+import type { RecentFile } from '../api';
 
 export interface DialogProvider {
   /** A file chosen to open, or null when cancelled. */

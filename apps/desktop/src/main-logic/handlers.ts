@@ -3,8 +3,10 @@
  * which every ipcMain.handle goes through: validate the request → run the handler → validate the
  * response. src/main.ts only wires channels to dispatch; tests call dispatch directly.
  */
-import type { ApplyOptions, InvokeMethod, LiveMessage, NumascopeDesktopApi, RollbackRecord, StartRecordingOptions } from '../api';
-import { liveEnvelope, methodOf, parseRequest, parseResponse } from '../ipc-schema';
+import { liveEnvelope } from '@numascope/protocol';
+import type { ApplyOptions, LiveEnvelope, LiveMessage, RollbackRecord, StartRecordingOptions } from '@numascope/protocol';
+import type { InvokeMethod, NumascopeDesktopApi } from '../api';
+import { methodOf, parseRequest, parseResponse } from '../ipc-schema';
 import type { CollectorAddon } from './addon';
 import { applyPlan } from './apply';
 import type { RollbackRunner } from './apply';
@@ -24,7 +26,7 @@ export interface MainDeps {
   rollback: RollbackRunner;
   openExternal: (url: string) => Promise<void>;
   /** Sends a live message to the renderer(s) (main.ts: webContents.send(LIVE_CHANNEL, …)). */
-  sendLive: (envelope: { id: string; message: LiveMessage }) => void;
+  sendLive: (envelope: LiveEnvelope) => void;
   processes?: ProcessListerOptions;
   windowMs?: number;
 }
@@ -45,7 +47,7 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     workDir: deps.workDir,
     windowMs: deps.windowMs,
     // Live messages are validated like responses before they leave the main process.
-    emit: (id, message) => deps.sendLive(liveEnvelope.parse({ id, message }) as { id: string; message: LiveMessage }),
+    emit: (id: string, message: LiveMessage) => deps.sendLive(liveEnvelope.parse({ id, message })),
   });
   const files = new FileService(deps.dialogs, deps.recentFilesPath);
   const handlers: Handlers = {

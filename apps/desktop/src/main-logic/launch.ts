@@ -13,7 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DesktopCommand } from '../api';
+import type { DesktopCommand } from '@numascope/protocol/commands';
 import { parseCommand } from '../ipc-schema';
 
 export const TRACE_EXTENSION = '.numascope';

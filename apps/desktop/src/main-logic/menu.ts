@@ -9,7 +9,8 @@
  * Recommendations 5, Live L, Quit Q.
  */
 import path from 'node:path';
-import type { DesktopCommand, DesktopCommandName, RecentFile } from '../api';
+import type { DesktopCommand, DesktopCommandName } from '@numascope/protocol/commands';
+import type { RecentFile } from '../api';
 
 /** The Electron menu roles this template uses. */
 export type MenuRole =

@@ -1,7 +1,7 @@
 /** The process list, read from /proc (what `numascope serve`'s /api/processes answers). */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { ProcessInfo } from '../api';
+import type { ProcessInfo } from '@numascope/protocol';
 
 export interface ProcessListerOptions {
   procRoot?: string;

@@ -9,8 +9,9 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { LiveMessage, LiveWindow, Recording, StartRecordingOptions } from '../api';
-import type { CollectorAddon, CollectorWindow } from './addon';
+import { toLiveWindow, toRecordSummary } from '@numascope/protocol';
+import type { CollectorWindow, DesktopRecording, LiveMessage, StartRecordingOptions } from '@numascope/protocol';
+import type { CollectorAddon } from './addon';
 
 export interface RecordingDeps {
   addon: CollectorAddon;
@@ -24,35 +25,10 @@ export interface RecordingDeps {
 }
 
 interface Entry {
-  rec: Recording;
+  rec: DesktopRecording;
   output: string;
   stop: () => void;
   done: Promise<void>;
-}
-
-/** A collector window as a LiveWindow of recording `id` (fields named one by one: the schema is strict). */
-export function toLiveWindow(id: string, w: CollectorWindow): LiveWindow {
-  return {
-    type: 'window',
-    recording: id,
-    seq: w.seq,
-    startUs: w.startUs,
-    endUs: w.endUs,
-    elapsedUs: w.elapsedUs,
-    final: w.final,
-    pid: w.pid > 0 ? w.pid : null,
-    faults: w.faults,
-    faultsByNode: w.faultsByNode.map((c) => ({ node: c.node, count: c.count })),
-    totals: {
-      faults: w.totals.faults,
-      faultsByNode: w.totals.faultsByNode.map((c) => ({ node: c.node, count: c.count })),
-      pages: w.totals.pages,
-      pagesByNode: w.totals.pagesByNode.map((c) => ({ node: c.node, count: c.count })),
-    },
-    threads: w.threads.map((t) => ({ tid: t.tid, name: t.name, cpu: t.cpu, node: t.node, faults: t.faults, alive: t.alive })),
-    threadsSeen: w.threadsSeen,
-    lostSamples: w.lostSamples,
-  };
 }
 
 export class RecordingManager {
@@ -61,7 +37,7 @@ export class RecordingManager {
 
   constructor(private readonly deps: RecordingDeps) {}
 
-  private snapshot(e: Entry): Recording {
+  private snapshot(e: Entry): DesktopRecording {
     return structuredClone(e.rec);
   }
 
@@ -71,7 +47,7 @@ export class RecordingManager {
     return e;
   }
 
-  async start(opts: StartRecordingOptions): Promise<Recording> {
+  async start(opts: StartRecordingOptions): Promise<DesktopRecording> {
     const { addon, workDir } = this.deps;
     const now = this.deps.now ?? Date.now;
     await fs.mkdir(workDir, { recursive: true });
@@ -89,11 +65,14 @@ export class RecordingManager {
       ...(opts.pid !== undefined ? { pid: opts.pid } : { command: opts.command! }),
       ...(opts.durationS !== undefined ? { durationMs: Math.round(opts.durationS * 1000) } : {}),
       ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
+      ...(opts.faultPeriod !== undefined ? { faultPeriod: opts.faultPeriod } : {}),
+      ...(opts.faultRateHz !== undefined ? { faultRateHz: opts.faultRateHz } : {}),
+      ...(opts.faultEvent !== undefined ? { faultEvent: opts.faultEvent } : {}),
       output,
       windowMs: this.deps.windowMs ?? 250,
       onWindow: emitWindow,
     });
-    const rec: Recording = {
+    const rec: DesktopRecording = {
       id,
       status: 'running',
       target: opts.pid !== undefined ? { pid: opts.pid } : { command: [...opts.command!] },
@@ -105,7 +84,8 @@ export class RecordingManager {
     };
     // The binding delivers every window (the final one included) before its Promise settles.
     const done = handle.result.then(
-      (summary) => {
+      (result) => {
+        const summary = toRecordSummary(result);
         rec.status = 'finished';
         rec.summary = summary;
         this.deps.emit(id, { type: 'end', recording: id, status: 'finished', summary, error: null });
@@ -121,11 +101,11 @@ export class RecordingManager {
     return this.snapshot(entry);
   }
 
-  status(id: string): Recording {
+  status(id: string): DesktopRecording {
     return this.snapshot(this.get(id));
   }
 
-  stop(id: string): Recording {
+  stop(id: string): DesktopRecording {
     const e = this.get(id);
     if (e.rec.status === 'running') {
       e.rec.stopRequested = true;
@@ -135,7 +115,7 @@ export class RecordingManager {
   }
 
   /** Resolves when the recording has ended and its end message was sent. */
-  async settled(id: string): Promise<Recording> {
+  async settled(id: string): Promise<DesktopRecording> {
     const e = this.get(id);
     await e.done;
     return this.snapshot(e);

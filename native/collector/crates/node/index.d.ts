@@ -1,5 +1,14 @@
 // Types of the numascope Node-API binding. Written by hand (see README: `napi new` needs the
 // network); test/dts.test.js checks that every export is declared here and vice versa.
+//
+// What the binding returns (the probe, the machine, live windows, the record result, the apply
+// report) is defined once, in the workspace package @numascope/protocol (packages/protocol,
+// resolved from the repository's node_modules), whose schemas a test checks against the
+// collector's serde output. The options below are the binding's own inputs, checked against the
+// Rust-generated index.generated.d.ts by test/dts.test.js.
+import type { ApplyReport, BindingRecordResult, CollectorWindow, Machine, Probe } from '@numascope/protocol';
+
+export type { ApplyReport, Machine, Probe };
 
 /** Options of `record()`: exactly one of `pid` and `command`. */
 export interface RecordOptions {
@@ -36,55 +45,11 @@ export interface RecordOptions {
   windowMs?: number;
 }
 
-export interface NodeCount {
-  node: number;
-  count: number;
-}
-
 /** One live window (core `live.rs`): aggregates of the samples drained in [startUs, endUs). */
-export interface LiveWindow {
-  seq: number;
-  startUs: number;
-  endUs: number;
-  elapsedUs: number;
-  final: boolean;
-  pid: number;
-  faults: number;
-  faultsByNode: NodeCount[];
-  totals: { faults: number; faultsByNode: NodeCount[]; pages: number; pagesByNode: NodeCount[] };
-  threads: { tid: number; name: string; cpu: number; node: number; faults: number; alive: boolean }[];
-  threadsSeen: number;
-  lostSamples: number;
-}
+export type LiveWindow = CollectorWindow;
 
-/** What `record()` resolves to. */
-export interface RecordResult {
-  output: string;
-  sizeBytes: number;
-  durationUs: number;
-  stopReason: string;
-  pid: number;
-  exitCode?: number | null;
-  threads: number;
-  pages: number;
-  samples: number;
-  lostSamples: number;
-  pageFaults: string;
-  /** `not-requested`, `used: …` or `failed: <reason>`. */
-  damon: string;
-  warnings: string[];
-}
-
-export interface Probe {
-  privileges: Record<string, unknown>;
-  pmus: string[];
-  nodes: number;
-  sources: { id: string; available: boolean; implemented: boolean; reason: string }[];
-  capabilities: { metric: string; status: string; reason: string }[];
-}
-
-/** The manifest `machine` object (docs/trace-format.md). */
-export type Machine = Record<string, unknown> & { nodes: { id: number; cpus: number[] }[] };
+/** What `record()` resolves to: the collector's RecordSummary, `exitCode` left out when unknown. */
+export type RecordResult = BindingRecordResult;
 
 /** Options of `apply()`. */
 export interface ApplyOptions {
@@ -95,9 +60,6 @@ export interface ApplyOptions {
   /** Stop moving pages after this many ms. */
   budgetMs?: number;
 }
-
-/** The apply report (same object as `numascope apply --json`); `rollback` after a real apply. */
-export type ApplyReport = Record<string, unknown> & { status: string; dryRun: boolean; rollback?: unknown };
 
 /** Stops one recording early (see `record(options, token)` in the native layer). */
 export declare class StopToken {

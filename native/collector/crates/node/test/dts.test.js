@@ -49,8 +49,27 @@ test('index.d.ts covers the generated native types (functions, classes, every op
   for (const name of genExports) assert.ok(exported.has(name), `native ${name} is exported by index.js`);
   const want = interfaces(gen);
   const have = interfaces(dts);
-  for (const iface of ['RecordOptions', 'RecordResult', 'ApplyOptions']) {
+  for (const iface of ['RecordOptions', 'ApplyOptions']) {
     assert.ok(want.has(iface), `generated ${iface}`);
     for (const field of want.get(iface)) assert.ok(have.get(iface)?.has(field), `index.d.ts ${iface}.${field} (generated from src/lib.rs)`);
   }
+});
+
+// The results are @numascope/protocol's types. RecordResult is the one the binding builds
+// field by field (a napi object, not serde): its generated fields must be those of the
+// collector's RecordSummary, as serialised into packages/protocol/fixtures/rust-messages.json
+// (whose examples packages/protocol's strict schemas parse).
+test('index.d.ts takes the results from @numascope/protocol; RecordResult has the RecordSummary fields', () => {
+  const root = path.join(__dirname, '..');
+  const dts = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8');
+  assert.match(dts, /^import type \{[^}]*\bBindingRecordResult\b[^}]*\} from '@numascope\/protocol';$/m);
+  assert.match(dts, /^export type RecordResult = BindingRecordResult;$/m);
+  assert.match(dts, /^export type LiveWindow = CollectorWindow;$/m);
+  for (const name of ['RecordResult', 'LiveWindow', 'Probe', 'Machine', 'ApplyReport'])
+    assert.doesNotMatch(dts, new RegExp(`^export interface ${name}\\b`, 'm'), `${name} is not restated here`);
+  const gen = interfaces(fs.readFileSync(path.join(root, 'index.generated.d.ts'), 'utf8')).get('RecordResult');
+  const fixture = path.join(root, '..', '..', '..', '..', 'packages', 'protocol', 'fixtures', 'rust-messages.json');
+  const summaries = JSON.parse(fs.readFileSync(fixture, 'utf8')).recordSummary;
+  assert.ok(summaries.length > 0);
+  for (const s of summaries) assert.deepStrictEqual([...gen].sort(), Object.keys(s).sort());
 });
