@@ -23,7 +23,7 @@ suite() {
   [ "$rc" -eq 0 ] || failed_suites+=("$name")
 }
 
-suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/protocol packages/policy-engine packages/viz apps/web apps/desktop sample-traces e2e"
+suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/protocol packages/policy-engine packages/viz apps/web apps/desktop sample-traces e2e scripts/layering"
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
 suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/*.test.js"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"

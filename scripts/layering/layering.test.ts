@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { checkLayering, layerOf } from './check.js';
+import { LAYERS } from './rules.js';
+
+const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
+
+function walk(dir: string, out: Map<string, string>): void {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path, out);
+    else if (SOURCE.test(name) && !name.endsWith('.d.ts')) {
+      out.set(relative(ROOT, path).split(sep).join('/'), readFileSync(path, 'utf8'));
+    }
+  }
+}
+
+function repoFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const layer of LAYERS) for (const prefix of layer.files) {
+    try { walk(join(ROOT, prefix), files); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+  }
+  return files;
+}
+
+describe('layering (scripts/layering/rules.ts)', () => {
+  it('every source file imports only what its layer may', () => {
+    const files = repoFiles();
+    // The walk found the code it is meant to check.
+    for (const l of LAYERS) {
+      expect([...files.keys()].some((f) => layerOf(f)?.name === l.name), `files of layer ${l.name}`).toBe(true);
+    }
+    const violations = checkLayering({ files });
+    expect(violations.map((v) => v.message)).toEqual([]);
+  });
+
+  it('fails on a wrong-way import between layers', () => {
+    const files = new Map([
+      ['packages/viz/src/Chart.tsx', "import { App } from '../../../apps/web/src/App.js';\nexport const x = App;"],
+      ['packages/policy-engine/src/engine/x.ts', "import { Chart } from '@numascope/viz';\nexport const y = Chart;"],
+      ['apps/desktop/src/main.ts', "const m = await import('../../web/src/load.js');"],
+      ['apps/web/src/ok.ts', "import { analyze } from '@numascope/policy-engine';\nimport { Chart } from '@numascope/viz';"],
+    ]);
+    const v = checkLayering({ files });
+    expect(v.map((x) => [x.file, x.specifier])).toEqual([
+      ['apps/desktop/src/main.ts', '../../web/src/load.js'],
+      ['packages/policy-engine/src/engine/x.ts', '@numascope/viz'],
+      ['packages/viz/src/Chart.tsx', '../../../apps/web/src/App.js'],
+    ]);
+    expect(v[1]!.message).toMatch(/layer 'engine' may import only itself/);
+  });
+
+  it('fails on forbidden packages and Node built-ins, including type-only and dynamic imports', () => {
+    const files = new Map([
+      ['packages/policy-engine/src/a.ts', "import type { Stats } from 'node:fs';\nexport type S = Stats;"],
+      ['packages/policy-engine/src/b.ts', "const p = await import('path');"],
+      ['packages/policy-engine/src/c.ts', "import * as d3 from 'd3-scale';"],
+      ['packages/policy-engine/src/cli/main.ts', "import { readFileSync } from 'node:fs';"],
+      ['apps/web/src/d.ts', "import { ipcRenderer } from 'electron';"],
+    ]);
+    const v = checkLayering({ files });
+    expect(v.map((x) => x.file)).toEqual([
+      'apps/web/src/d.ts',
+      'packages/policy-engine/src/a.ts',
+      'packages/policy-engine/src/b.ts',
+      'packages/policy-engine/src/c.ts',
+    ]);
+  });
+
+  it('an allowlisted import passes, and only that one', () => {
+    const files = new Map([['packages/viz/src/x.ts', "import '../../../apps/web/src/a.js';\nimport '../../../apps/web/src/b.js';"]]);
+    const v = checkLayering({ files, allowlist: [{ file: 'packages/viz/src/x.ts', import: '../../../apps/web/src/a.js' }] });
+    expect(v.map((x) => x.specifier)).toEqual(['../../../apps/web/src/b.js']);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The allowed import directions of the TypeScript code, written once. `npm test` checks every
+ * source file against them (layering.test.ts); a wrong-way import fails the run with the file,
+ * the import and the rule it breaks.
+ *
+ * A file belongs to the first layer whose `files` prefix matches its repository path. Imports
+ * of another layer's files (by relative path or by workspace package name) must be listed in
+ * `mayImport`; imports of npm packages and Node built-ins must not match `forbidPackages`.
+ */
+
+export interface Layer {
+  /** Short name used in messages. */
+  readonly name: string;
+  /** Repository-relative path prefixes of the files in this layer (first match wins). */
+  readonly files: readonly string[];
+  /** Repository-relative prefixes excluded from `files` (they belong to a later layer). */
+  readonly except?: readonly string[];
+  /** Layers this one may import. Imports within the layer itself are always allowed. */
+  readonly mayImport: readonly string[];
+  /** npm package names (or prefixes ending in '*') this layer must not import. */
+  readonly forbidPackages?: readonly string[];
+  /** Whether Node's built-in modules (fs, node:path, ...) are forbidden. */
+  readonly forbidNodeBuiltins?: boolean;
+  /** Why, for the failure message. */
+  readonly why: string;
+}
+
+/** Workspace package name -> repository-relative folder of its sources. */
+export const WORKSPACE_PACKAGES: Readonly<Record<string, string>> = {
+  '@numascope/protocol': 'packages/protocol/src/',
+  '@numascope/policy-engine': 'packages/policy-engine/src/',
+  '@numascope/viz': 'packages/viz/src/',
+  '@numascope/web': 'apps/web/src/',
+  '@numascope/desktop': 'apps/desktop/src/',
+  '@numascope/sample-traces': 'sample-traces/generator/',
+};
+
+const UI_PACKAGES = ['react', 'react-dom', 'react-dom/*', 'd3', 'd3-*'];
+
+export const LAYERS: readonly Layer[] = [
+  {
+    name: 'protocol',
+    files: ['packages/protocol/src/'],
+    mayImport: [],
+    forbidPackages: [...UI_PACKAGES, 'electron', 'apache-arrow'],
+    forbidNodeBuiltins: true,
+    why: 'the cross-process message schemas are shared by the browser, the desktop main process and tests: zod only',
+  },
+  {
+    name: 'engine',
+    files: ['packages/policy-engine/src/'],
+    except: ['packages/policy-engine/src/cli/'],
+    mayImport: [],
+    forbidPackages: [...UI_PACKAGES, 'electron'],
+    forbidNodeBuiltins: true,
+    why: 'the policy engine is pure TypeScript: it runs in a Web Worker, in Node and in tests alike',
+  },
+  {
+    name: 'engine-cli',
+    files: ['packages/policy-engine/src/cli/', 'packages/policy-engine/bin/'],
+    mayImport: ['engine'],
+    forbidPackages: [...UI_PACKAGES, 'electron'],
+    why: 'the scripted-analysis CLI is a Node front end of the engine',
+  },
+  {
+    name: 'viz',
+    files: ['packages/viz/src/'],
+    mayImport: ['engine'],
+    forbidPackages: ['electron'],
+    forbidNodeBuiltins: true,
+    why: 'viz components are reusable: they never reach into an app',
+  },
+  {
+    name: 'web',
+    files: ['apps/web/src/'],
+    mayImport: ['protocol', 'engine', 'viz'],
+    forbidPackages: ['electron'],
+    forbidNodeBuiltins: true,
+    why: 'the web app runs in a browser; it uses the shared packages only',
+  },
+  {
+    name: 'desktop',
+    files: ['apps/desktop/src/'],
+    mayImport: ['protocol', 'engine', 'viz', 'binding'],
+    why: 'the desktop shell uses only the shared packages and the collector binding, never web-app internals',
+  },
+  {
+    name: 'binding',
+    files: ['native/collector/crates/node/'],
+    except: ['native/collector/crates/node/target/'],
+    mayImport: ['protocol'],
+    forbidPackages: [...UI_PACKAGES, 'electron'],
+    why: 'the napi binding of the collector: reached only from the desktop main process (and its own tests)',
+  },
+  {
+    name: 'sample-traces',
+    files: ['sample-traces/generator/'],
+    mayImport: ['engine'],
+    forbidPackages: [...UI_PACKAGES, 'electron'],
+    why: 'the sample generator builds traces with the engine only',
+  },
+];
+
+/**
+ * Known exceptions, each with the reason and the issue that removes it. Starts empty and
+ * should stay so: fix the import instead of adding to it.
+ */
+export const ALLOWLIST: readonly { file: string; import: string; reason: string }[] = [];
