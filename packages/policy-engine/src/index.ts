@@ -31,9 +31,9 @@ export {
   sampleCvPct,
   CACHE_LINE_BYTES,
   MEMORY_STALL_SHARE,
-  QUEUE_BASE_NS,
-  MAX_UTILISATION,
+  queueDelayNs,
 } from './engine/simulate.js';
+export { trafficModel, sustainedShare, presetSustainedGBps, type TrafficModel, type Coherence } from './machine/traffic.js';
 export { retarget, retargetNodeMap, RETARGET_RULES, type RetargetRule } from './engine/retarget.js';
 export {
   analyze,

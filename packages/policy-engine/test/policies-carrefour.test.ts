@@ -45,8 +45,10 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
     // rounds 1–2 move some back; by round 3 the imbalance is 20% and interleaving turns off.
     expect(replay.windows.map((w) => Math.round(w.mcImbalancePct))).toEqual([200, 65, 38, 20, 20, 20]);
     expect(replay.decisions.find((d) => d.explanation.startsWith('interleaving off'))?.window).toBe(3);
-    expect(Math.round(ft[1]!)).toBe(133);
-    expect(Math.round(cf[5]!)).toBe(117);
+    // Loaded latency (docs/engine.md, "Traffic model"): node 0 near its sustained capacity under
+    // first-touch, four controllers sharing the load once interleaved.
+    expect(Math.round(ft[1]!)).toBe(292);
+    expect(Math.round(cf[5]!)).toBe(157);
     expect(meanOf(cf, 1)).toBeLessThan(meanOf(ft, 1));
     // Nothing is replicated: 94% reads < 95%.
     expect(kinds(replay, 'replicate')).toHaveLength(0);
@@ -88,7 +90,7 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
         windowUs: 10_000,
         table: `
           window | threads | pages | loads | stores
-          0-2    | 0-15    | 0-599 | 80    | ${stores}`,
+          0-2    | 0-15    | 0-599 | 200   | ${stores}`,
       });
 
     it('read-only, memory use 10%: all 600 pages replicated (≥ 500 orders in the first round)', () => {
@@ -102,9 +104,9 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
     });
 
     it('10% stores: read ratio 90% < 95%, no replication (interleaved instead)', () => {
-      const replay = createCarrefourPolicy({ memoryUsagePct: 10 }).replay(shared(9), options);
+      const replay = createCarrefourPolicy({ memoryUsagePct: 10 }).replay(shared(22), options);
       expect(kinds(replay, 'replicate')).toHaveLength(0);
-      expect(replay.decisions.find((d) => d.explanation.startsWith('replication off'))?.explanation).toMatch(/read ratio 89\.9% < 95%/);
+      expect(replay.decisions.find((d) => d.explanation.startsWith('replication off'))?.explanation).toMatch(/read ratio 90\.1% < 95%/);
       expect(kinds(replay, 'interleave').length).toBeGreaterThan(0);
     });
 
@@ -126,6 +128,7 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
           thread: Int32Array.from(keep, (i) => w.thread[i]!),
           page: Int32Array.from(keep, (i) => w.page[i]!),
           loads: Float64Array.from(keep, (i) => w.loads[i]! * 6),
+          // (a sixth of the pages at six times the rate: the same MAPTU)
           stores: Float64Array.from(keep, (i) => w.stores[i]!),
         };
       }));
@@ -140,7 +143,7 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
     const replay = carrefourPolicy.replay(input, options);
     expect(replay.windows[0]!.accessesPerUs).toBeLessThan(50);
     expect(replay.decisions.every((d) => d.kind === 'none')).toBe(true);
-    expect(replay.decisions[0]!.explanation).toMatch(/^Carrefour off: MAPTU 13\.8 accesses\/µs < 50/);
+    expect(replay.decisions[0]!.explanation).toMatch(/^Carrefour off: MAPTU 12\.7 accesses\/µs < 50/);
     expect(replay.migratedPages).toBe(0);
   });
 

@@ -291,7 +291,7 @@ describe('presets completed from the published figures (shared/reference/publish
       windowUs: 10_000,
       table: `
         window | threads | pages | loads | stores
-        0-2    | 0-15    | 0-599 | 80    | 0`,
+        0-2    | 0-15    | 0-599 | 200   | 0`,
     });
     const replay = carrefourPolicy.replay(input, { seed: 1, simulate: simulateWindow });
     const replicate = replay.decisions.filter((d) => d.kind === 'replicate');

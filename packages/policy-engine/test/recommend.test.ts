@@ -43,7 +43,7 @@ describe('recommend', () => {
     expect(rec.gain.latencyNsAfter).toBeLessThan(rec.gain.latencyNsBefore);
     expect(rec.cost.pages).toBe(rec.pageIndices!.length);
     expect(rec.cost.seconds).toBeCloseTo((rec.cost.pages * 4096) / (MIGRATION_GBPS * 1e9), 12);
-    expect(rec.title).toMatch(/^interleave \d+ hot pages over the nodes as carrefour does: predicted 1\.\d\d× \(memory latency 133 → 1\d\d ns, local 25% → 25%\)/);
+    expect(rec.title).toMatch(/^interleave \d+ hot pages over the nodes as carrefour does: predicted 1\.\d\d× \(memory latency 292 → 1\d\d ns, local 25% → 25%\)/);
     // The preset's latencies and links are estimated: confidence says so.
     expect(rec.confidence.reasons.join('; ')).toMatch(/machine numbers not measured/);
   });

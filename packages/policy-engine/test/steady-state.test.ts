@@ -53,8 +53,10 @@ describe('steady state on the synthetic sample traces: directions as the replay 
   });
   it('two-groups: interleave beats first-touch; partitioned: interleave loses to first-touch', () => {
     expect(of(run('two-groups'), 'interleave').steadyState!.predictedSpeedup).toBeGreaterThan(1.5);
-    expect(of(run('partitioned'), 'interleave').steadyState!.predictedSpeedup).toBeLessThan(0.6);
-    expect(of(run('partitioned'), 'interleave').predictedSpeedup).toBeLessThan(0.6);
+    // (loaded-latency model, docs/engine.md "Traffic model": the local placement's controllers are
+    // not saturated, so spreading costs distance and link traffic, about 10 %)
+    expect(of(run('partitioned'), 'interleave').steadyState!.predictedSpeedup).toBeLessThan(0.95);
+    expect(of(run('partitioned'), 'interleave').predictedSpeedup).toBeLessThan(0.95);
   });
   it('shared-readmostly: Carrefour lowers MC imbalance in both, more in the steady state', () => {
     const c = of(run('shared-readmostly'), 'carrefour');

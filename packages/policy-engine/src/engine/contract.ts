@@ -65,6 +65,17 @@ export interface AccessWindow {
   page: Int32Array;
   loads: Float64Array;
   stores: Float64Array;
+  // Additive fields (traffic model, issue #12 item 3); absent on hand-built windows (defaults apply).
+  /**
+   * The window's length converted from observed time to idle-latency time under the observed
+   * placement (engine/windows.ts, "Observed → idle time"), µs: the work the recording did in the
+   * window, timed as if no resource queued. The simulator's W; absent = endUs − startUs.
+   */
+  idleUs?: number;
+  /** Share of the window's time stalled on memory at idle local latency (0..1); absent = MEMORY_STALL_SHARE. */
+  stallShare?: number;
+  /** Accesses each counted access stands for in rates (hinting-fault recordings: an assumed scale); absent = 1. */
+  accessScale?: number;
 }
 
 /** A window's bounds and size, known without building its entries. */

@@ -14,6 +14,7 @@
  *   Deterministic: every round runs with the replay's seed.
  * - Then one simulation pass over the recording's windows with every policy's held placement.
  */
+import { windowLengthUs } from '../policies/common.js';
 import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, ReplayOptions, SteadyState, WindowMetrics, WindowSource } from './contract.js';
 
 /** Pages moved after a window, as a share of the pages, below which the placement counts as converged. */
@@ -171,7 +172,7 @@ export function steadyStates(
   if (pending.length > 0) {
     for (let w = 0; w < windowCount; w++) {
       const window = input.windows.get(w);
-      const lengthUs = Math.max(1, window.endUs - window.startUs);
+      const lengthUs = windowLengthUs(window);
       for (const p of pending) p.windows.push(options.simulate(input.machine, window, p.held.placement, lengthUs, input.pageBytes));
     }
   }

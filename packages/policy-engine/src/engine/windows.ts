@@ -27,6 +27,8 @@ import { machineModel, nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { retarget, type RetargetRule } from './retarget.js';
+import { accessMatrix, demandOf, latencyAt, MEMORY_STALL_SHARE } from './simulate.js';
+import { trafficModel } from '../machine/traffic.js';
 
 export const PAGE_ROW_BYTES = 4096;
 /** Data sources that reach a memory controller (see the module comment). */
@@ -107,6 +109,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   const sCpu = numericColumn<Int16Array>(samples, 'cpu');
   const sPage = numericColumn<Int32Array>(samples, 'page');
   const weight = numericColumn<Uint32Array>(samples, 'weight');
+  const latencyCycles = numericColumn<Uint32Array>(samples, 'latency_cycles');
   const op = dictionaryColumn(samples, 'op');
   const ds = dictionaryColumn(samples, 'data_source');
   const ev = dictionaryColumn(samples, 'event');
@@ -148,6 +151,9 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   // index passes the last window), and while the rows are in time order the first row of each.
   let perWindow = new Int32Array(Math.max(1, Math.ceil(trace.manifest.capture.durationUs / windowUs) + 1));
   let firstRow = new Int32Array(perWindow.length);
+  // PMU load latencies (cycles × weight, and weights) per window, for the observed → idle conversion.
+  let latSum = new Float64Array(perWindow.length);
+  let latWeight = new Float64Array(perWindow.length);
   let lastWindow = -1;
   for (let i = 0; i < sampleRows; i++) {
     const o = opCodes[i]!;
@@ -179,8 +185,20 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       const rows = new Int32Array(size);
       rows.set(firstRow);
       firstRow = rows;
+      const ls = new Float64Array(size);
+      ls.set(latSum);
+      latSum = ls;
+      const lw = new Float64Array(size);
+      lw.set(latWeight);
+      latWeight = lw;
     }
     perWindow[w]!++;
+    const lat = latencyCycles[i]!;
+    if (lat > 0 && o === LOAD) {
+      const wt = weight[i]! || 1;
+      latSum[w]! += lat * wt;
+      latWeight[w]! += wt;
+    }
     if (sorted) while (lastWindow < w) firstRow[++lastWindow] = i;
     const thread = sThread[i]!;
     if (page < pageCount && t < pageFirstTime[page]!) {
@@ -277,7 +295,17 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     order,
     windowStart,
   });
-  let windows: WindowSource = new TraceWindows(infos, (w) => aggregate(infos[w]!), options.cacheEntries ?? WINDOW_CACHE_ENTRIES);
+  // Each window, once built, gets its observed → idle timing (observedTiming, below): it needs the
+  // observed placement, which is known by the time the first window is asked for.
+  let timing: ((win: AccessWindow) => AccessWindow) | null = null;
+  let windows: WindowSource = new TraceWindows(
+    infos,
+    (w) => {
+      const win = aggregate(infos[w]!);
+      return timing ? timing(win) : win;
+    },
+    options.cacheEntries ?? WINDOW_CACHE_ENTRIES,
+  );
   if (estimated) {
     if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
       throw new EngineError('bad-option', `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries`);
@@ -413,6 +441,31 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   if (n === 1) notes.push('one-node machine: every access is local; policies cannot differ');
 
   const initial: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
+  const counters = countersOf(trace);
+  if (!estimated) {
+    const clockGHz = trafficModel(machine).clockGHz.value;
+    const stallSource: StallShareSource = hintingOnly ? 'default' : counters && counters.cycles > 0 && clockGHz ? 'counters' : 'samples';
+    const observed: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
+    const seen = new Uint8Array(threadCount);
+    const how = (w: number, accessScale: number | null) => {
+      observed.threadNode = observedThreadNode[w] ?? threadNode;
+      return {
+        source: stallSource,
+        pmuLatencyNs: clockGHz && latWeight[w]! > 0 ? latSum[w]! / latWeight[w]! / clockGHz : null,
+        missesPerThreadNs: stallSource === 'counters' ? (counters!.l3Misses * clockGHz!) / counters!.cycles : null,
+        accessScale,
+      };
+    };
+    // Hinting faults: one access scale for the whole recording, set by its busiest window.
+    let scale: number | null = null;
+    if (stallSource === 'default') {
+      let busiest = 0;
+      for (let w = 1; w < windowCount; w++) if (infos[w]!.sampleCount > infos[busiest]!.sampleCount) busiest = w;
+      scale = observedTiming(machine, aggregate(infos[busiest]!), observed, seen, how(busiest, null)).accessScale ?? 1;
+    }
+    timing = (win) => ({ ...win, ...observedTiming(machine, win, observed, seen, how(win.index, scale)) });
+    notes.push(observedTimingNote(machine, stallSource, clockGHz !== null && latWeight.some((v) => v > 0)));
+  }
   const threadTid = numericColumn<Int32Array>(threads, 'tid');
   const tids = new Int32Array(threadCount).fill(-1);
   tids.set(threadTid.subarray(0, Math.min(threadTid.length, threadCount)));
@@ -427,7 +480,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     windows,
     initial,
     firstTouchThread,
-    counters: countersOf(trace),
+    counters,
     pageAddress: numericColumn<BigUint64Array>(pages, 'address'),
     threadTid: tids,
     observedThreadNode,
@@ -786,4 +839,104 @@ function countersOf(trace: Trace): ReplayInput['counters'] {
   }
   if (!seen.i || !seen.c || !seen.l) return null;
   return { instructions: total.i, cycles: total.c, l3Misses: total.l };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observed → idle time (docs/engine.md, "Observed → idle time" and "Stall share")
+
+/** Where a window's stall share comes from. */
+export type StallShareSource = 'counters' | 'samples' | 'default';
+/** Stall shares are kept within these bounds (a thread that issues misses is never stalled all the time). */
+export const STALL_SHARE_MIN = 0.01;
+export const STALL_SHARE_MAX = 0.95;
+/** Utilisation at which the observed latency is evaluated at most when the recorded rates exceed the model's capacity. */
+export const OBSERVED_UTILISATION_MAX = 0.98;
+
+export interface ObservedTiming {
+  idleUs: number;
+  stallShare: number;
+  accessScale: number;
+}
+
+/**
+ * The window's idle-time length and stall share under the observed placement:
+ * - L_obs: the window's mean PMU load latency (when the trace has one and the clock is known), else
+ *   the model's latency at the recorded rates (accesses / recorded window length; utilisation at
+ *   most OBSERVED_UTILISATION_MAX);
+ * - stall share while recorded, s_obs = R · L_obs / MLP (R: DRAM accesses per ns of a running
+ *   thread, from the L3-miss counter (`counters`) or the samples (`samples`); MLP: the machine's
+ *   outstanding accesses per core), within [STALL_SHARE_MIN, STALL_SHARE_MAX];
+ * - `default` (NUMA hinting faults: rates unknown): in the recording's busiest window s_obs =
+ *   MEMORY_STALL_SHARE, and the rate that gives it (accessScale σ with σ·R·L_obs(σ)/MLP = s_obs) is
+ *   assumed; every window then uses that σ (each fault stands for σ accesses) as `samples` would;
+ * - at idle local latency s = s_obs / (s_obs + r(1 − s_obs)), r = L_obs / L_local, and the idle-time
+ *   length W = W_obs / ((1 − s) + s·r), so that the simulator (T = W((1 − s) + s·L(T)/L_local))
+ *   gives back the recorded length under the recorded placement.
+ */
+export function observedTiming(
+  machine: MachineModel,
+  win: AccessWindow,
+  observed: Placement,
+  seen: Uint8Array,
+  how: { source: StallShareSource; pmuLatencyNs: number | null; missesPerThreadNs: number | null; accessScale?: number | null },
+): Partial<ObservedTiming> {
+  const wObs = Math.max(1, win.endUs - win.startUs);
+  const { loads, stores } = accessMatrix(machine, win, observed);
+  const d = demandOf(machine, loads, stores, 1);
+  if (d.total === 0) return {};
+  let threads = 0;
+  for (let k = 0; k < win.thread.length; k++) {
+    const t = win.thread[k]!;
+    if (!seen[t]) {
+      seen[t] = 1;
+      threads++;
+    }
+  }
+  for (let k = 0; k < win.thread.length; k++) seen[win.thread[k]!] = 0;
+  const mlp = trafficModel(machine).mlp.value;
+  const perThreadNs = (scale: number) => (scale * d.total) / (threads * wObs * 1000);
+  let scale = 1;
+  let sObs: number;
+  let lObs: number;
+  if (how.source === 'default' && how.accessScale != null) {
+    // The recording's access scale is known (set by its busiest window): rates follow from it.
+    scale = how.accessScale;
+    lObs = how.pmuLatencyNs ?? latencyAt(d, wObs / scale, OBSERVED_UTILISATION_MAX);
+    sObs = Math.min(STALL_SHARE_MAX, Math.max(STALL_SHARE_MIN, (perThreadNs(scale) * lObs) / mlp));
+  } else if (how.source === 'default') {
+    sObs = MEMORY_STALL_SHARE;
+    // σ·R·L(σ)/MLP grows with σ (L(σ) is the latency at σ times the recorded rates): bisect on log σ.
+    const f = (sigma: number) => (perThreadNs(sigma) * (how.pmuLatencyNs ?? latencyAt(d, wObs / sigma, OBSERVED_UTILISATION_MAX))) / mlp - sObs;
+    let lo = -40;
+    let hi = 40;
+    for (let it = 0; it < 80; it++) {
+      const mid = (lo + hi) / 2;
+      if (f(Math.exp(mid)) > 0) hi = mid;
+      else lo = mid;
+    }
+    scale = Math.exp((lo + hi) / 2);
+    lObs = how.pmuLatencyNs ?? latencyAt(d, wObs / scale, OBSERVED_UTILISATION_MAX);
+  } else {
+    lObs = how.pmuLatencyNs ?? latencyAt(d, wObs, OBSERVED_UTILISATION_MAX);
+    const rate = how.source === 'counters' && how.missesPerThreadNs !== null ? how.missesPerThreadNs : perThreadNs(1);
+    sObs = Math.min(STALL_SHARE_MAX, Math.max(STALL_SHARE_MIN, (rate * lObs) / mlp));
+  }
+  const r = Math.max(1, lObs / d.localNs);
+  const s = sObs / (sObs + r * (1 - sObs));
+  return { idleUs: wObs / (1 - s + s * r), stallShare: s, ...(scale !== 1 ? { accessScale: scale } : {}) };
+}
+
+function observedTimingNote(machine: MachineModel, source: StallShareSource, pmuLatency: boolean): string {
+  const t = trafficModel(machine);
+  const latency = pmuLatency ? "the recording's PMU load latencies" : "the model's latency at the recorded rates";
+  const share =
+    source === 'counters'
+      ? "from the trace's L3-miss and cycle counters"
+      : source === 'samples'
+        ? "from the access samples' rate"
+        : `assumed ${MEMORY_STALL_SHARE * 100} % (hinting faults give no rate; the access rate that gives it is assumed, so rates and times are relative)`;
+  return (
+    `windows converted from recorded time to idle-latency time under the recorded placement (latency: ${latency}; ` +
+    `stall share ${share}, with ${t.mlp.value.toFixed(2)} outstanding accesses per core): the recorded placement is predicted at its recorded time`
+  );
 }

@@ -44,6 +44,12 @@ export interface MachinePreset {
    * empty for a preset no paper measured.
    */
   figures: PresetFigure[];
+  /**
+   * Cache coherence traffic on the links, when documented: `broadcast` = every DRAM access sends a
+   * probe to every node with caches and each answers the requester (no probe filter); absent =
+   * a directory or probe filter (machine/traffic.ts, rule CO1).
+   */
+  coherence?: { value: 'broadcast' | 'filtered'; provenance: Provenance };
 }
 
 const GIB = 1024 ** 3;
@@ -156,6 +162,11 @@ function opteron8385(): MachinePreset {
     id,
     description:
       'Carrefour (ASPLOS\'13) testbed as the seed article describes it: 4 quad-core Opteron 8385 (Shanghai, 2.3 GHz) sockets, one node each, 64 GB, HyperTransport 1 square.',
+    coherence: {
+      value: 'broadcast',
+      provenance:
+        'estimated:Shanghai (2008) predates HT Assist, the probe filter AMD introduced with Istanbul (2009): every DRAM access broadcasts probes to all nodes, which answer the requester',
+    },
     figures: [
       { quantity: 'cpu clock', kind: 'measured', value: 2.3, unit: 'GHz', provenance: `documented:${PUBLISHED} §1 (Carrefour testbed, Gaud et al. CACM 2015)` },
       { quantity: 'memory per node', kind: 'measured', value: memoryPerNodeBytes, unit: 'bytes', provenance: `documented:${PUBLISHED} §1: 64 GB RAM, 16 GB per node (read as GiB: DIMM sizes are binary)` },

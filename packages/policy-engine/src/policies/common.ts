@@ -1,9 +1,13 @@
 /** Helpers shared by the policies in this folder. */
 import type { AccessWindow, Decision, Placement, PolicyRun, ReplayInput, ReplayOptions, WindowMetrics } from '../engine/contract.js';
 
-/** Length of a window, µs (the last one may be shorter than input.windowUs). */
+/**
+ * Length of a window as the simulator takes it, µs: its idle-latency length (`idleUs`, the
+ * recorded window converted under the observed placement, engine/windows.ts) when it has one,
+ * else its recorded length (the last one may be shorter than input.windowUs).
+ */
 export function windowLengthUs(window: AccessWindow): number {
-  return Math.max(1, window.endUs - window.startUs);
+  return window.idleUs ?? Math.max(1, window.endUs - window.startUs);
 }
 
 /** "0: 120, 1: 4" — counts per node, by kernel node id. */

@@ -1,0 +1,117 @@
+/**
+ * The calibrated traffic model (docs/engine.md, "Traffic model", "Stall share", "Observed → idle
+ * time"): machine facts with provenance, the observed → idle conversion, the stall-share sources,
+ * and the guest hinting-fault recording's steady state (issue #12 item 3).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyze } from '../src/engine/analyze.js';
+import { buildReplayInput } from '../src/engine/windows.js';
+import { machineModel } from '../src/machine/model.js';
+import { getPreset } from '../src/machine/presets.js';
+import { sustainedShare, trafficModel } from '../src/machine/traffic.js';
+import { readTrace } from '../src/trace/reader.js';
+import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';
+
+const spec = (over: Partial<MirrorSpec> = {}): MirrorSpec => ({
+  id: 'test',
+  description: 'traffic-model test',
+  preset: 'amd-opteron-8385-4p',
+  threadNodes: Array.from({ length: 16 }, (_, t) => t % 4),
+  regions: [{ name: 'shared', pageNodes: Array(1024).fill(0) }],
+  targets: [{ region: 0, share: 1, loadShare: 0.9 }],
+  accessesPerThreadPerS: 4e6,
+  durationUs: 500_000,
+  samples: 8000,
+  seed: 5,
+  ...over,
+});
+
+describe('machine facts of the traffic model', () => {
+  it('sustained capacity: a preset STREAM figure (S0), else the measured sustained/theoretical share (S1)', () => {
+    const x7560 = trafficModel(machineModel(getPreset('intel-xeon-x7560-4s')));
+    expect(x7560.mcCapacity.value[0]).toBeCloseTo(10e9, -6);
+    expect(x7560.mcCapacity.source).toMatch(/^estimated:S0/);
+    const share = sustainedShare();
+    expect(share.value).toBeCloseTo((55 / 8 / 21.3 + 40 / 4 / 17.1) / 2, 3);
+    const opteron = trafficModel(machineModel(getPreset('amd-opteron-8385-4p')));
+    expect(opteron.mcCapacity.value[0]).toBeCloseTo(12.8e9 * share.value, -3);
+    expect(opteron.mcCapacity.source).toMatch(/^estimated:S1/);
+  });
+
+  it('service scales and MLP come from the idle latencies and the sustained capacity', () => {
+    const t = trafficModel(machineModel(getPreset('amd-opteron-8385-4p')));
+    expect(t.mcServiceNs[0]).toBe(100);
+    // one hop 110 − 100, two hops (130 − 100) / 2: mean over the 12 remote pairs (8 one-hop, 4 two-hop)
+    expect(t.linkServiceNs.value).toBeCloseTo((8 * 10 + 4 * 15) / 12, 9);
+    expect(t.mlp.value).toBeCloseTo((t.mcCapacity.value[0]! * 100e-9) / 64 / 4, 9);
+    expect(t.coherence.value).toBe('broadcast');
+    expect(trafficModel(machineModel(getPreset('intel-xeon-x7560-4s'))).coherence.value).toBe('filtered');
+  });
+
+  it('documented routes stay as they are; estimated ones share their equal-cost paths', () => {
+    expect(trafficModel(machineModel(getPreset('amd-opteron-8385-4p'))).sharedRoutes).toBe(true);
+    expect(trafficModel(machineModel(getPreset('intel-spr-2s'))).sharedRoutes).toBe(true);
+    const a = machineModel(getPreset('amd-asymsched-machine-a'));
+    // every pair has its own measured link: one path each
+    const t = trafficModel(a);
+    for (let p = 0; p < 64; p++) expect(t.latencyLinks.start[p + 1]! - t.latencyLinks.start[p]!).toBe(p % 9 === 0 ? 0 : 2);
+  });
+});
+
+describe('observed → idle time', () => {
+  it('the recorded placement is predicted at its recorded time (model latency, rate from the samples)', () => {
+    const r = analyze(readTrace(mirrorTrace(spec())), { policies: ['observed', 'interleave'], windowMs: 100 });
+    const observed = r.policies.find((p) => p.policy === 'observed')!;
+    for (const [w, m] of observed.replay.windows.entries()) {
+      const info = r.input.windows.info(w);
+      expect(m.predictedUs / (info.endUs - info.startUs)).toBeCloseTo(1, 5);
+    }
+    // node 0 alone serves 16 threads: interleaving is predicted faster
+    expect(r.policies.find((p) => p.policy === 'interleave')!.predictedSpeedup).toBeGreaterThan(1);
+    expect(r.notes.join('\n')).toMatch(/converted from recorded time to idle-latency time.*stall share from the access samples' rate/s);
+  });
+
+  it('a recording made under congestion is converted to less idle time than it took', () => {
+    const input = buildReplayInput(readTrace(mirrorTrace(spec({ accessesPerThreadPerS: 5e6 }))), { windowMs: 100 });
+    const w = input.windows.get(1);
+    expect(w.idleUs!).toBeLessThan(0.8 * (w.endUs - w.startUs));
+    expect(w.stallShare!).toBeGreaterThan(0);
+    expect(w.stallShare!).toBeLessThan(1);
+  });
+
+  it('stall share from the counters and PMU latency when the trace has them', () => {
+    const withPmu = buildReplayInput(readTrace(mirrorTrace(spec({ loadLatencyCycles: 1197, counters: { ipc: 0.15, clockGHz: 2.3 } }))), { windowMs: 100 });
+    const plain = buildReplayInput(readTrace(mirrorTrace(spec())), { windowMs: 100 });
+    expect(withPmu.notes!.join('\n')).toMatch(/latency: the recording's PMU load latencies; stall share from the trace's L3-miss and cycle counters/);
+    // a longer measured latency means more of the recorded time was stall: less idle time
+    expect(withPmu.windows.get(1).idleUs!).not.toBeCloseTo(plain.windows.get(1).idleUs!, 0);
+  });
+});
+
+describe('the guest recording (NUMA hinting faults, shared buffer bound to node 0)', () => {
+  const trace = readTrace(new Uint8Array(readFileSync(resolve(__dirname, '../../../sample-traces/recorded-guest-hinting-4nodes.numascope'))));
+  const r = analyze(trace, { steadyState: true });
+  const steady = (id: string) => r.policies.find((p) => p.policy === id)!.steadyState!;
+
+  it('assumes the access rate (50 % stall in the busiest window) and says so', () => {
+    expect(r.notes.join('\n')).toMatch(/stall share assumed 50 %/);
+    const w0 = r.input.windows.get(0);
+    expect(w0.accessScale!).toBeGreaterThan(1);
+  });
+
+  it('interleave lowers MC imbalance far below 35 % and is not slower than first-touch or observed', () => {
+    const il = steady('interleave');
+    expect(il.mcImbalancePct).toBeLessThan(5);
+    expect(il.predictedUs).toBeLessThanOrEqual(steady('first-touch').predictedUs);
+    expect(il.predictedUs).toBeLessThanOrEqual(steady('observed').predictedUs);
+  });
+
+  it('Carrefour is not slower than first-touch or observed and lowers MC imbalance (not yet below 35 %)', () => {
+    const cf = steady('carrefour');
+    expect(cf.predictedUs).toBeLessThanOrEqual(steady('first-touch').predictedUs);
+    expect(cf.predictedUs).toBeLessThanOrEqual(steady('observed').predictedUs);
+    expect(cf.mcImbalancePct).toBeLessThan(40);
+  });
+});
