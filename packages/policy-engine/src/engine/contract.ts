@@ -143,6 +143,17 @@ export interface ReplayInput {
    * startUs–endUs is the span the kept windows cover, requested* the range asked for (µs).
    */
   timeRange?: ReplayTimeRange;
+  /**
+   * Pages whose node the trace records (pages.node); the others were placed by fallback (first
+   * toucher's node). 0 means the trace has no observed page placement: the default baseline is then
+   * first-touch (analyze.ts, "Baselines"). Undefined for hand-built inputs (counted as recorded).
+   */
+  pagesWithRecordedNode?: number;
+  /**
+   * Set by retarget(): the recording's own machine and placement, so that predicted times stay
+   * anchored on what actually ran on the recorded machine (analyze.ts, "Anchoring").
+   */
+  recorded?: { machine: MachineModel; initial: Placement; observedThreadNode?: Int16Array[] };
 }
 
 export interface ReplayTimeRange {
@@ -267,8 +278,8 @@ export interface ReplayOptions {
   seed: number;
   simulate: SimulateWindow;
   /**
-   * Also compute each replay's steady state (engine/steady.ts; one more pass, about +45 % time at
-   * 10M samples today). Off by default until the app shows it as its headline (issue #12).
+   * Also compute each replay's steady state (engine/steady.ts). analyze() asks for it by default
+   * (it is the headline); replayAll and Policy.replay compute it only when this is true.
    */
   steadyState?: boolean;
 }

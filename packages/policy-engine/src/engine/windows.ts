@@ -389,12 +389,14 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   const firstTouchThread = new Int32Array(pageCount);
   let pagesFromThread = 0;
   let pagesDefaulted = 0;
+  let pagesRecorded = 0;
   for (let p = 0; p < pageCount; p++) {
     const owner = pFtThread[p]! >= 0 ? pFtThread[p]! : faultThread[p]! >= 0 ? faultThread[p]! : pageFirstThread[p]!;
     firstTouchThread[p] = owner;
     const byId = pNode[p]! >= 0 ? nodeIndexOfId.get(pNode[p]!) : undefined;
     if (byId !== undefined) {
       pageNode[p] = byId;
+      pagesRecorded++;
       continue;
     }
     const cpu = pFtCpu[p]! >= 0 ? pFtCpu[p]! : faultCpu[p]!;
@@ -432,6 +434,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     threadTid: tids,
     observedThreadNode,
     notes,
+    pagesWithRecordedNode: pagesRecorded,
   };
   return options.timeRangeUs ? restrictToTimeRange(whole, options.timeRangeUs) : whole;
 }
