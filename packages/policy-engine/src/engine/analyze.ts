@@ -61,11 +61,14 @@ export interface OverallMetrics {
   accesses: number;
 }
 
-/** The window-by-window replay of a policy, summarised: the transient on the way to its steady state. */
+/**
+ * The window-by-window replay of a policy, summarised: the transient on the way to its steady
+ * state. predictedUs is the replay's windows plus the migration time of what it moved.
+ */
 export interface ReplaySummary extends OverallMetrics {
-  /** Time to migrate migratedBytes at MIGRATION_SECONDS_PER_GB, µs. */
+  /** Time to migrate migratedBytes at MIGRATION_SECONDS_PER_GB, µs (included in predictedUs). */
   migrationUs: number;
-  /** (baseline replay predictedUs + its migrationUs) / (this predictedUs + migrationUs): a ratio of times. */
+  /** baseline replay's predictedUs / this predictedUs (both with their migration time): a ratio of times. */
   predictedSpeedup: number;
   /** Pages and bytes the replay moved on the way. */
   migratedPages: number;
@@ -304,8 +307,10 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     const overall = overallMetrics(replay.windows, timeScale);
     const mUs = migrationUs(replay.migratedBytes);
     const st = steadyOf(replay);
+    // The replay's predicted time includes its migrations: its speedup is then a ratio of its times.
     const transient: ReplaySummary = {
       ...overall,
+      predictedUs: overall.predictedUs + mUs,
       migrationUs: mUs,
       predictedSpeedup: baseReplayUs / (overall.predictedUs + mUs),
       migratedPages: replay.migratedPages,
@@ -314,14 +319,20 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
       convergedAtUs: atUs(st.convergedAtWindow),
     };
     const headlineWindows = headlineWindowsOf(replay);
-    const head = steadyOn ? overallMetrics(headlineWindows, timeScale) : overall;
-    const headUs = steadyOn ? head.predictedUs : overall.predictedUs + mUs;
+    const head = steadyOn ? overallMetrics(headlineWindows, timeScale) : transient;
+    const headUs = head.predictedUs;
     const placement = (steadyOn ? st.placement : null) ?? replay.finalPlacement;
     const pagesToMove = pagesDiffering(placement, input.initial);
     return {
       policy: replay.policy,
       description: policy.description,
-      ...head,
+      localAccessRatio: head.localAccessRatio,
+      memoryLatencyNs: head.memoryLatencyNs,
+      mcImbalancePct: head.mcImbalancePct,
+      interconnectUsagePct: head.interconnectUsagePct,
+      interconnectImbalancePct: head.interconnectImbalancePct,
+      predictedUs: headUs,
+      accesses: head.accesses,
       predictedSpeedup: headUs > 0 ? baseHeadlineUs / headUs : 1,
       pagesToMove,
       bytesToMove: pagesToMove * input.pageBytes,
