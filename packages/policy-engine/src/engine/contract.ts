@@ -87,6 +87,13 @@ export interface WindowSource extends Iterable<AccessWindow> {
   readonly length: number;
   info(index: number): WindowInfo;
   get(index: number): AccessWindow;
+  /**
+   * Optional: for each placement, window `index`'s accesses by (accessing node, serving node), loads
+   * and stores apart (what simulate.ts's accessMatrix gives from the built window), summed straight
+   * from the trace's rows without building the window. The steady-state pass uses it
+   * (engine/steady.ts).
+   */
+  accessMatrices?(index: number, placements: readonly Placement[], nodeCount: number): Array<{ loads: Float64Array; stores: Float64Array }>;
 }
 
 /** A WindowSource over windows already in memory. */

@@ -277,7 +277,8 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     order,
     windowStart,
   });
-  let windows: WindowSource = new TraceWindows(infos, (w) => aggregate(infos[w]!), options.cacheEntries ?? WINDOW_CACHE_ENTRIES);
+  const matrices = matrixScanner({ store: STORE, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread: sThread, page: sPage, weight, rowBound, order, windowStart });
+  let windows: WindowSource = new TraceWindows(infos, (w) => aggregate(infos[w]!), options.cacheEntries ?? WINDOW_CACHE_ENTRIES, matrices);
   if (estimated) {
     if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
       throw new EngineError('bad-option', `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries`);
@@ -478,6 +479,7 @@ export function restrictToTimeRange(input: ReplayInput, range: TimeRangeUs): Rep
       if (!(i >= 0 && i < count)) throw new RangeError(`window ${i} out of range 0..${count - 1}`);
       return { ...all.get(first + i), index: i };
     },
+    ...(all.accessMatrices ? { accessMatrices: (i: number, placements: readonly Placement[], n: number) => all.accessMatrices!(first + i, placements, n) } : {}),
     *[Symbol.iterator]() {
       for (let i = 0; i < count; i++) yield this.get(i);
     },
@@ -591,8 +593,29 @@ export class TraceWindows implements WindowSource {
     private readonly infos: readonly WindowInfo[],
     private readonly build: (index: number) => AccessWindow,
     private readonly cacheEntries: number,
+    private readonly matrices?: (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }>,
   ) {
     this.length = infos.length;
+  }
+  accessMatrices(index: number, placements: readonly Placement[], nodeCount: number): Array<{ loads: Float64Array; stores: Float64Array }> {
+    this.info(index);
+    if (!this.matrices) {
+      // Without a row scanner: from the built window, as accessMatrix does.
+      const w = this.get(index);
+      return placements.map((pl) => {
+        const loads = new Float64Array(nodeCount * nodeCount);
+        const stores = new Float64Array(nodeCount * nodeCount);
+        for (let k = 0; k < w.page.length; k++) {
+          const c = pl.threadNode[w.thread[k]!]!;
+          const p = w.page[k]!;
+          const home = pl.pageNode[p]!;
+          if (w.loads[k]! > 0) loads[c * nodeCount + (pl.replicated[p] ? c : home)]! += w.loads[k]!;
+          if (w.stores[k]! > 0) stores[c * nodeCount + home]! += w.stores[k]!;
+        }
+        return { loads, stores };
+      });
+    }
+    return this.matrices(index, placements, nodeCount);
   }
   info(index: number): WindowInfo {
     const info = this.infos[index];
@@ -754,6 +777,54 @@ function windowAggregator(src: {
       else loads[k]! += value[r]!;
     }
     return win;
+  };
+}
+
+/**
+ * Access matrices of one window under several placements, summed from the window's rows in one
+ * pass (no sort, no window entries): for each counted row, its weight goes to (thread's node,
+ * serving node) of every placement. Weights are integers, so the sums equal accessMatrix's over
+ * the built window exactly (float64 adds integers below 2^53 without rounding).
+ */
+function matrixScanner(src: {
+  store: number;
+  counted: Uint8Array;
+  dsCount: number;
+  opCodes: ArrayLike<number>;
+  dsCodes: ArrayLike<number>;
+  evCodes: ArrayLike<number>;
+  skipEv: number;
+  thread: Uint32Array;
+  page: Int32Array;
+  weight: Uint32Array;
+  rowBound: Int32Array | null;
+  order: Int32Array | null;
+  windowStart: Int32Array;
+}): (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }> {
+  const { store, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart } = src;
+  return (w, placements, n) => {
+    const out = placements.map(() => ({ loads: new Float64Array(n * n), stores: new Float64Array(n * n) }));
+    const K = placements.length;
+    const row = (i: number): void => {
+      const p = page[i]!;
+      const t = thread[i]!;
+      const wg = weight[i]! > 0 ? weight[i]! : 1;
+      const isStore = opCodes[i] === store;
+      for (let k = 0; k < K; k++) {
+        const pl = placements[k]!;
+        const c = pl.threadNode[t]!;
+        const home = pl.pageNode[p]!;
+        if (isStore) out[k]!.stores[c * n + home]! += wg;
+        else out[k]!.loads[c * n + (pl.replicated[p] ? c : home)]! += wg;
+      }
+    };
+    if (rowBound) {
+      const end = rowBound[w + 1]!;
+      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) row(i);
+    } else {
+      for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) row(order![k]!);
+    }
+    return out;
   };
 }
 
