@@ -26,6 +26,8 @@ export interface ViewState {
   cmp: string[] | null;
   /** Placement-only access estimate for page-fault-only recordings (`est=uniform`). */
   estimate: boolean;
+  /** Baseline of every speedup (`base=first-touch`); null = the engine's default (observed: what actually ran). */
+  base: 'observed' | 'first-touch' | null;
   /** Decisions view: policy and kind filters (null = all). */
   dpol: string | null;
   dkind: string | null;
@@ -50,6 +52,7 @@ export const DEFAULT_VIEW_STATE: ViewState = {
   policy: null,
   cmp: null,
   estimate: false,
+  base: null,
   dpol: null,
   dkind: null,
   dec: null,
@@ -102,6 +105,7 @@ export function parseViewState(search: string): ViewState {
   const cmpRaw = p.get('cmp');
   const cmp = cmpRaw ? cmpRaw.split('~').filter((c) => /^[a-z][a-z0-9:,@._-]*$/i.test(c)).slice(0, 5) : null;
   const estimate = p.get('est') === 'uniform';
+  const base = p.get('base') === 'first-touch' ? 'first-touch' : p.get('base') === 'observed' ? 'observed' : null;
   const dpol = /^[a-z][a-z0-9:,_-]*$/i.test(p.get('dpol') ?? '') ? p.get('dpol') : null;
   const dkind = DECISION_KINDS.find((k) => k === p.get('dkind')) ?? null;
   const dec = /^[a-z][a-z0-9:,_-]*\.\d{1,9}$/i.test(p.get('dec') ?? '') ? p.get('dec') : null;
@@ -116,6 +120,7 @@ export function parseViewState(search: string): ViewState {
     policy,
     cmp: cmp && cmp.length > 0 ? cmp : null,
     estimate,
+    base,
     dpol,
     dkind,
     dec,
@@ -126,7 +131,7 @@ export function parseViewState(search: string): ViewState {
 /** Writes the view state into a query string, keeping `trace` (first) and any unknown parameters. */
 export function writeViewState(search: string, s: ViewState): string {
   const p = new URLSearchParams(search);
-  for (const k of ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'dpol', 'dkind', 'dec', 'man']) p.delete(k);
+  for (const k of ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'dpol', 'dkind', 'dec', 'man']) p.delete(k);
   if (s.view !== 'overview') p.set('view', s.view);
   if (s.range) {
     p.set('from', String(s.range.fromUs));
@@ -139,6 +144,7 @@ export function writeViewState(search: string, s: ViewState): string {
   if (s.policy) p.set('policy', s.policy);
   if (s.cmp && s.cmp.length > 0) p.set('cmp', s.cmp.join('~'));
   if (s.estimate) p.set('est', 'uniform');
+  if (s.base) p.set('base', s.base);
   if (s.dpol) p.set('dpol', s.dpol);
   if (s.dkind) p.set('dkind', s.dkind);
   if (s.dec) p.set('dec', s.dec);

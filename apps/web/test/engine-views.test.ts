@@ -13,20 +13,25 @@ const load = (name: string) => readTrace(new Uint8Array(readFileSync(path.join(S
 function pv(over: Partial<PolicyView>): PolicyView {
   return {
     policy: 'x', description: '', localAccessRatio: 0.5, memoryLatencyNs: 200, mcImbalancePct: 100, interconnectUsagePct: 10,
-    interconnectImbalancePct: 50, predictedUs: 1000, migrationUs: 0, predictedSpeedup: 1, migratedPages: 0, migratedBytes: 0,
-    l3Mpki: null, ipc: null, decisionCount: 0, mcLoadBytesPerS: [], mcUtilisation: [], mcShare: [], linkLoadBytesPerS: [], linkUtilisation: [],
+    interconnectImbalancePct: 50, predictedUs: 1000, predictedSpeedup: 1, pagesToMove: 0, bytesToMove: 0,
+    transient: { predictedUs: 1000, predictedSpeedup: 1, migratedPages: 0, migratedBytes: 0, migrationUs: 0, convergedAtWindow: 0, convergedAtUs: 0 },
+    steadyBasis: 'allocation', l3Mpki: null, ipc: null, decisionCount: 0, mcLoadBytesPerS: [], mcUtilisation: [], mcShare: [], linkLoadBytesPerS: [], linkUtilisation: [],
     ...over,
   };
 }
 
 describe('delta table', () => {
-  it('subtracts the baseline, re-bases speedup, and judges by direction', () => {
+  it('subtracts the baseline, gives the speedup as a ratio of predicted times, and judges by direction', () => {
     const base = pv({ predictedUs: 1000, mcImbalancePct: 200, localAccessRatio: 0.25 });
-    const other = pv({ predictedUs: 500, migrationUs: 100, mcImbalancePct: 10, localAccessRatio: 0.25, memoryLatencyNs: 300 });
+    const other = pv({ predictedUs: 600, pagesToMove: 10, mcImbalancePct: 10, localAccessRatio: 0.25, memoryLatencyNs: 300 });
     const rows = Object.fromEntries(deltaRows(base, other).map((r) => [r.metric.key, r]));
     expect(speedupAgainst(base, other)).toBeCloseTo(1000 / 600);
-    expect(rows.predictedSpeedup!.delta).toBeCloseTo(1000 / 600 - 1);
+    // The speedup row carries the ratio itself, not a difference of two speedups.
+    expect(rows.predictedSpeedup!.value).toBeCloseTo(1000 / 600);
+    expect(rows.predictedSpeedup!.base).toBe(1);
     expect(rows.predictedSpeedup!.verdict).toBe('better');
+    expect(rows.predictedUs!.delta).toBe(-400);
+    expect(rows.pagesToMove!.verdict).toBe('worse');
     expect(rows.mcImbalancePct!.delta).toBe(-190);
     expect(rows.mcImbalancePct!.relative).toBeCloseTo(-0.95);
     expect(rows.mcImbalancePct!.verdict).toBe('better');
@@ -37,7 +42,10 @@ describe('delta table', () => {
   it('column specs round-trip through the URL', () => {
     expect(parseColumn('interleave@amd-genoa-2s-nps4')).toEqual({ policy: 'interleave', machine: 'amd-genoa-2s-nps4', recording: null });
     expect(columnSpec(parseColumn('first-touch+r2')!)).toBe('first-touch+r2');
-    expect(parseColumns(null).map(columnSpec)).toEqual(['first-touch', 'interleave', 'carrefour']);
+    // The first default column is the baseline: observed (what ran), or first-touch when chosen.
+    expect(parseColumns(null).map(columnSpec)).toEqual(['observed', 'interleave', 'carrefour']);
+    expect(parseColumns(null, 'first-touch').map(columnSpec)).toEqual(['first-touch', 'interleave', 'carrefour']);
+    expect(parseViewState(writeViewState('', { ...DEFAULT_VIEW_STATE, base: 'first-touch' })).base).toBe('first-touch');
     const s = { ...DEFAULT_VIEW_STATE, view: 'compare' as const, cmp: ['first-touch', 'interleave@amd-genoa-2s-nps4', 'carrefour'], estimate: true };
     const search = writeViewState('?trace=samples/x.numascope', s);
     expect(search).toContain('cmp=first-touch~interleave@amd-genoa-2s-nps4~carrefour');
@@ -55,7 +63,29 @@ describe('engine in the Worker (run.ts)', () => {
       const d = direct.policies.find((x) => x.policy === p.policy)!;
       expect(p.mcImbalancePct).toBeCloseTo(d.mcImbalancePct, 9);
       expect(p.predictedSpeedup).toBeCloseTo(d.predictedSpeedup, 9);
+      expect(p.predictedUs).toBeCloseTo(d.predictedUs, 6);
     }
+    expect(view.baseline).toBe('observed');
+    expect(view.recordedUs).toBe(direct.recordedUs);
+  });
+  it('one number, one source: the recommendations carry the policies\' own speedups and latencies', () => {
+    const byPolicy = new Map(view.policies.map((p) => [p.policy, p]));
+    const base = byPolicy.get(view.baseline)!;
+    expect(view.recommendations.length).toBeGreaterThan(0);
+    for (const r of view.recommendations) {
+      if (r.kind === 'code-change' && r.id.startsWith('code:')) continue;
+      const p = byPolicy.get(r.policy)!;
+      expect(r.gain.speedup).toBe(p.predictedSpeedup);
+      expect(r.gain.latencyNsBefore).toBe(base.memoryLatencyNs);
+      expect(r.gain.latencyNsAfter).toBe(p.memoryLatencyNs);
+      // The Compare column's speedup against the baseline column is the same number.
+      expect(speedupAgainst(base, p)).toBe(p.predictedSpeedup);
+    }
+  });
+  it('first-touch can be chosen as the baseline', () => {
+    const ft = runAnalysis(trace, { ...req, baseline: 'first-touch' }).view;
+    expect(ft.baseline).toBe('first-touch');
+    expect(ft.policies.find((p) => p.policy === 'first-touch')!.predictedSpeedup).toBe(1);
   });
   it('first-touch has a hot node 0 and interleave evens it out', () => {
     const ft = view.policies.find((p) => p.policy === 'first-touch')!;

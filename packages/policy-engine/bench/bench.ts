@@ -4,15 +4,17 @@
  * writeTrace → readTrace), then replayed through every registered policy.
  *
  * Prints, per size:
+ * - read: readTrace of the file's bytes, the peer of the headline ("reading the trace alone");
  * - index: buildReplayInput (one pass over the rows: counts, first accesses, window bounds);
- * - the peer: one aggregation pass (every window built once, nothing cached);
- * - all policies in one pass (replayAll, as analyze runs them), its ratio to the peer, and the
- *   headline "index + all policies";
+ * - one aggregation pass (every window built once, nothing cached), the peer of the policy lines;
+ * - the headline: index + every policy's replay and steady state (replayAll with steadyState, as
+ *   analyze runs them by default), and its ratio to reading the trace; then the replay alone
+ *   (steadyState off) for the steady state's share;
  * - each policy alone (its own pass, aggregation included), samples/s and ratio to the peer;
  * - engine memory: heap + array buffers above what the read trace holds, peak during the
  *   all-policies pass, and per page (the target is memory that follows pages, not samples).
  * Run with --expose-gc (npm run bench does) so the baseline is taken after a collection.
- * Usage: node --expose-gc --import tsx bench/bench.ts [SAMPLES…]
+ * Usage: node --expose-gc --import tsx bench/bench.ts [SAMPLES…] [--no-alone] (--no-alone skips the per-policy lines)
  */
 import { overallMetrics } from '../src/engine/analyze.js';
 import { simulateWindow } from '../src/engine/simulate.js';
@@ -31,7 +33,8 @@ const heap = () => {
 const msps = (samples: number, ms: number) => (samples / (ms / 1000) / 1e6).toFixed(1);
 
 if (!gc) console.log('(run with node --expose-gc for a collected memory baseline)');
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number).filter((n) => n > 0);
+const alone = !process.argv.includes('--no-alone');
 for (const samples of sizes.length > 0 ? sizes : [1_000_000, 10_000_000]) {
   let t = performance.now();
   const bytes = syntheticTrace(samples);
@@ -57,26 +60,34 @@ for (const samples of sizes.length > 0 ? sizes : [1_000_000, 10_000_000]) {
   const passMs = performance.now() - t;
 
   console.log(`\n${samples.toLocaleString('en-US')} samples, ${PAGES} pages, ${THREADS} threads, amd-genoa-2s-nps4 (8 nodes), ${input.windows.length} windows of ${WINDOW_MS} ms`);
-  console.log(`  generate+write ${genMs.toFixed(0)} ms (${mb(bytes.length)} trace); read ${readMs.toFixed(0)} ms`);
-  console.log(`  index ${indexMs.toFixed(0)} ms; peer: one aggregation pass ${passMs.toFixed(0)} ms (${msps(samples, passMs)} M samples/s, ${entries.toLocaleString('en-US')} window entries, at most ${maxEntries.toLocaleString('en-US')} in one window)`);
+  console.log(`  generate+write ${genMs.toFixed(0)} ms (${mb(bytes.length)} trace); read ${readMs.toFixed(0)} ms (the peer: reading the trace alone)`);
+  console.log(`  index ${indexMs.toFixed(0)} ms; one aggregation pass ${passMs.toFixed(0)} ms (${msps(samples, passMs)} M samples/s, ${entries.toLocaleString('en-US')} window entries, at most ${maxEntries.toLocaleString('en-US')} in one window)`);
 
   gc?.();
   let peak = 0;
   t = performance.now();
-  const replays = replayAll(input, listPolicies(), { seed: 1, simulate: simulateWindow }, () => {
+  const replays = replayAll(input, listPolicies(), { seed: 1, simulate: simulateWindow, steadyState: true }, () => {
     peak = Math.max(peak, heap());
   });
   const allMs = performance.now() - t;
   peak = Math.max(peak, heap()) - base;
+  const headlineMs = indexMs + allMs;
   console.log(
-    `  all ${replays.length} policies in one pass ${allMs.toFixed(0)} ms (×${(allMs / passMs).toFixed(2)} of the peer); index + all policies ${(indexMs + allMs).toFixed(0)} ms (${msps(samples, indexMs + allMs)} M samples/s)`,
+    `  HEADLINE index + all ${replays.length} policies, replay + steady state: ${headlineMs.toFixed(0)} ms (×${(headlineMs / readMs).toFixed(2)} of reading the trace, ${msps(samples, headlineMs)} M samples/s); the pass alone ${allMs.toFixed(0)} ms (×${(allMs / passMs).toFixed(2)} of one aggregation pass)`,
   );
   console.log(
     `  engine memory above the trace: index ${mb(indexBytes)}, peak in the pass ${mb(peak)} (${(peak / PAGES).toFixed(0)} bytes per page; the trace itself ${mb(bytes.length)})`,
   );
   replays.length = 0;
+  gc?.();
+  t = performance.now();
+  replayAll(input, listPolicies(), { seed: 1, simulate: simulateWindow });
+  const replayMs = performance.now() - t;
+  console.log(
+    `  replay alone (no steady state): index + all policies ${(indexMs + replayMs).toFixed(0)} ms (×${((indexMs + replayMs) / readMs).toFixed(2)} of reading the trace); the steady state adds ${(allMs - replayMs).toFixed(0)} ms (${(((allMs - replayMs) / (indexMs + replayMs)) * 100).toFixed(0)} %)`,
+  );
 
-  for (const policy of listPolicies()) {
+  for (const policy of alone ? listPolicies() : []) {
     const t0 = performance.now();
     const replay = policy.replay(input, { seed: 1, simulate: simulateWindow });
     const ms = performance.now() - t0;

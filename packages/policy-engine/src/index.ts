@@ -42,14 +42,21 @@ export {
   analysisJson,
   policyResultJson,
   policySummary,
+  replaySummaryJson,
+  windowPredictedUs,
+  defaultBaseline,
   MIGRATION_SECONDS_PER_GB,
   DEFAULT_WINDOW_MS,
   DEFAULT_BASELINE,
+  FALLBACK_BASELINE,
   type AnalyzeOptions,
   type AnalysisResult,
   type PolicyResult,
   type OverallMetrics,
+  type ReplaySummary,
+  type SteadyStateInfo,
 } from './engine/analyze.js';
+export { formatSpeedup, formatLatencyNs, formatShare, formatPct, formatTimeUs } from './format.js';
 export {
   getPolicy,
   listPolicies,

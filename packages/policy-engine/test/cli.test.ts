@@ -4,6 +4,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { analyze } from '../src/engine/analyze.js';
+import { buildPlan } from '../src/plan/build.js';
+import { readTrace } from '../src/trace/reader.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SAMPLE = (name: string) => join(REPO_ROOT, 'sample-traces', `${name}.numascope`);
@@ -17,8 +20,12 @@ async function cli(...argv: string[]): Promise<{ status: number; out: string; er
 
 const POLICY_KEYS = [
   'policy', 'description', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct',
-  'interconnectImbalancePct', 'predictedUs', 'migrationUs', 'predictedSpeedup', 'accesses', 'migratedPages',
-  'migratedBytes', 'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'decisionCount', 'decisions', 'windows',
+  'interconnectImbalancePct', 'predictedUs', 'predictedSpeedup', 'accesses', 'pagesToMove', 'bytesToMove',
+  'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'replay', 'decisionCount', 'decisions', 'windows',
+];
+const REPLAY_KEYS = [
+  'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct',
+  'predictedUs', 'migrationUs', 'predictedSpeedup', 'migratedPages', 'migratedBytes', 'convergedAtWindow', 'convergedAtUs',
 ];
 
 describe('numascope-analyze', () => {
@@ -26,13 +33,24 @@ describe('numascope-analyze', () => {
     const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'first-touch', '--policy', 'interleave', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'headline', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies']);
+    expect(Object.keys(json)).toEqual([
+      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies',
+    ]);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
-    for (const p of json.policies) expect(Object.keys(p)).toEqual(POLICY_KEYS);
-    // The steady state is opt-in (--steady-state) until the app shows it as its headline.
-    expect(json.headline).toBe('replay');
-    expect(json.policies[0].steadyState).toBeNull();
+    for (const p of json.policies) {
+      expect(Object.keys(p)).toEqual(POLICY_KEYS);
+      expect(Object.keys(p.replay)).toEqual(REPLAY_KEYS);
+      expect(Object.keys(p.steadyState)).toEqual(['basis', 'continuationRounds', 'continuationMovedPages']);
+    }
+    // The steady state is the headline and the baseline is what ran (observed), by default.
+    expect(json.headline).toBe('steady-state');
+    expect(json.baseline).toBe('observed');
+    expect(json.baselineNote).toBeNull();
+    expect(json.recordedUs).toBeGreaterThan(1.8e6);
+    // first-touch is the recorded placement of this synthetic trace: its predicted time is the recording's.
+    expect(json.policies[0].predictedUs).toBeCloseTo(json.recordedUs, 3);
+    expect(json.policies[1].predictedSpeedup).toBeCloseTo(json.recordedUs / json.policies[1].predictedUs, 9);
     expect(Object.keys(json.policies[0].windows[0])).toEqual([
       'index', 'predictedUs', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'accessesPerUs', 'mcUtilisationPct',
     ]);
@@ -56,26 +74,46 @@ describe('numascope-analyze', () => {
     expect(Object.keys(json)).toEqual(['a', 'b', 'deltas']);
     expect(json.deltas[0].policy).toBe('first-touch');
     expect(json.deltas[0].localAccessRatio).toBeCloseTo(json.b.policies[0].localAccessRatio - json.a.policies[0].localAccessRatio, 12);
+    // Speedup of B over A: a ratio of predicted times, not a difference of speedups.
+    expect(json.deltas[0].speedupBOverA).toBeCloseTo(json.a.policies[0].predictedUs / json.b.policies[0].predictedUs, 12);
+    expect('predictedSpeedup' in json.deltas[0]).toBe(false);
   });
 
-  it('analyze --steady-state makes the converged placement the headline, with the replay beside it', async () => {
+  it('analyze makes the converged placement the headline, with the replay beside it; --no-steady-state the replay', async () => {
     const guest = SAMPLE('recorded-guest-hinting-4nodes');
-    const { status, out } = await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour', '--steady-state', '--json');
+    const { status, out } = await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
     expect(json.headline).toBe('steady-state');
     const carrefour = json.policies.find((p: { policy: string }) => p.policy === 'carrefour');
-    expect(Object.keys(carrefour.steadyState)).toEqual([
-      'basis', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct',
-      'predictedUs', 'predictedSpeedup', 'accesses', 'convergedAtWindow', 'convergedAtUs', 'pagesMovedOnTheWay',
-      'continuationRounds', 'continuationMovedPages',
-    ]);
+    expect(carrefour.steadyState.basis).toBe('continued');
     // The replay ran out of accesses before Carrefour acted; its steady state did not.
-    expect(carrefour.mcImbalancePct).toBeGreaterThan(150);
-    expect(carrefour.steadyState.mcImbalancePct).toBeLessThan(45);
-    const text = await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour', '--steady-state');
+    expect(carrefour.replay.mcImbalancePct).toBeGreaterThan(150);
+    expect(carrefour.replay.convergedAtWindow).toBeNull();
+    expect(carrefour.mcImbalancePct).toBeLessThan(45);
+    const text = await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour');
     expect(text.out).toMatch(/headline: steady state/);
-    expect(text.out).toMatch(/steady speedup\s+replay speedup\s+converged at/);
+    expect(text.out).toMatch(/recorded 6\.\d{3} s; speedup = observed's predicted time \/ the policy's/);
+    expect(text.out).toMatch(/predicted s\s+speedup\s+pages to move\s+replay s\s+replay speedup\s+converged at/);
+    // --steady-state is accepted (the default).
+    expect((await cli('analyze', guest, '--policy', 'carrefour', '--steady-state', '--json')).out).toBe(
+      (await cli('analyze', guest, '--policy', 'carrefour', '--json')).out,
+    );
+    const replay = JSON.parse((await cli('analyze', guest, '--policy', 'first-touch', '--policy', 'carrefour', '--no-steady-state', '--json')).out);
+    expect(replay.headline).toBe('replay');
+    const c = replay.policies.find((p: { policy: string }) => p.policy === 'carrefour');
+    expect(c.steadyState).toBeNull();
+    expect(c.mcImbalancePct).toBe(c.replay.mcImbalancePct);
+    expect(c.predictedSpeedup).toBe(c.replay.predictedSpeedup);
+  });
+
+  it('--baseline first-touch measures speedups against first-touch', async () => {
+    const json = JSON.parse((await cli('analyze', SAMPLE('recorded-guest-hinting-4nodes'), '--policy', 'observed', '--policy', 'first-touch', '--baseline', 'first-touch', '--json')).out);
+    expect(json.baseline).toBe('first-touch');
+    const [observed, ft] = json.policies;
+    expect(ft.predictedSpeedup).toBe(1);
+    expect(observed.predictedSpeedup).toBeCloseTo(ft.predictedUs / observed.predictedUs, 12);
+    expect(observed.predictedUs).toBeCloseTo(json.recordedUs, 3);
   });
 
   it('presets --json lists every preset with provenance', async () => {
@@ -137,7 +175,8 @@ describe('numascope-analyze', () => {
     writeFileSync(manual, JSON.stringify({ pages: [{ firstPage: 0, lastPage: 99, node: 1 }] }));
     const { status, out } = await cli('analyze', SAMPLE('partitioned'), '--policy', 'manual', '--manual', manual, '--json');
     expect(status).toBe(0);
-    expect(JSON.parse(out).policies[0].migratedPages).toBeGreaterThan(0);
+    expect(JSON.parse(out).policies[0].replay.migratedPages).toBeGreaterThan(0);
+    expect(JSON.parse(out).policies[0].pagesToMove).toBeGreaterThan(0);
   });
 
   it('plan writes a plan for one policy, and names what is missing', async () => {
@@ -148,6 +187,20 @@ describe('numascope-analyze', () => {
     const plan = JSON.parse(readFileSync(out, 'utf8'));
     expect(plan.format).toBe('numascope-plan');
     expect(plan.source.policy).toBe('interleave');
+    // A plan reaches the policy's steady-state placement (on the guest recording Carrefour's replay
+    // ran out of accesses: its final placement is far from its steady state).
+    const carrefourPlan = join(dir, 'carrefour.json');
+    expect((await cli('plan', SAMPLE('recorded-guest-hinting-4nodes'), '--policy', 'carrefour', '-o', carrefourPlan)).status).toBe(0);
+    const cp = JSON.parse(readFileSync(carrefourPlan, 'utf8'));
+    const trace = readTrace(new Uint8Array(readFileSync(SAMPLE('recorded-guest-hinting-4nodes'))));
+    const carrefour = analyze(trace, { policies: ['carrefour'] }).policies[0]!;
+    const opts = { createdAt: cp.createdAt, traceName: 'recorded-guest-hinting-4nodes.numascope', seed: 1 };
+    const steady = buildPlan(trace, carrefour.replay, { ...opts, placement: carrefour.placement, placementLabel: 'steady-state (converged) placement' });
+    const finalOnly = buildPlan(trace, carrefour.replay, opts);
+    expect(cp.expected).toEqual(steady.expected);
+    expect(cp.pageRanges).toEqual(steady.pageRanges);
+    expect(steady.expected.pagesToMove).not.toBe(finalOnly.expected.pagesToMove);
+    expect(cp.pageRanges[0].reason).toMatch(/steady-state \(converged\) placement of the carrefour replay/);
     expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '-o', out)).err).toMatch(/plan needs exactly one --policy NAME/);
     expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave')).err).toMatch(/plan needs -o plan\.json/);
   });

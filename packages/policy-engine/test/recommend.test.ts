@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { recommend, confidenceOf, MIGRATION_GBPS } from '../src/recommend/index.js';
-import { carrefourPolicy } from '../src/policies/carrefour.js';
-import { simulateWindow } from '../src/engine/simulate.js';
-import type { Placement, PolicyReplay, ReplayInput } from '../src/engine/contract.js';
+import { analyzeInput, type AnalysisResult } from '../src/engine/analyze.js';
+import { manualPolicy } from '../src/policies/index.js';
+import { formatLatencyNs, formatShare, formatSpeedup } from '../src/format.js';
 import { replayInputFromTable } from './helpers/replay-table.js';
 
-/** A replay that keeps one placement for every window (first-touch, or static interleave). */
-function staticReplay(policy: string, input: ReplayInput, placement: Placement): PolicyReplay {
-  return {
-    policy,
-    windows: [...input.windows].map((w) => simulateWindow(input.machine, w, placement, input.windowUs, input.pageBytes)),
-    threadNodeByWindow: [...input.windows].map(() => placement.threadNode),
-    finalPlacement: placement,
-    migratedPages: 0,
-    migratedBytes: 0,
-    decisions: [],
-  };
-}
+const of = (r: AnalysisResult, policy: string) => r.policies.find((p) => p.policy === policy)!;
 
 const streamcluster = replayInputFromTable({
   preset: 'amd-opteron-8385-4p',
@@ -29,29 +18,38 @@ const streamcluster = replayInputFromTable({
     window | threads | pages  | loads | stores
     0-5    | 0-15    | 0-1023 | 60    | 4`,
 });
-const firstTouch = staticReplay('first-touch', streamcluster, streamcluster.initial);
 const context = { sources: ['ibs-op'], command: ['./streamcluster', '16'] };
 
 describe('recommend', () => {
   it('recommends interleaving the hot range, with gain, cost and confidence', () => {
-    const carrefour = carrefourPolicy.replay(streamcluster, { seed: 1, simulate: simulateWindow });
-    const recs = recommend(streamcluster, firstTouch, [firstTouch, carrefour], context);
+    const result = analyzeInput(streamcluster, { policies: ['first-touch', 'carrefour'], baseline: 'first-touch' });
+    const ft = of(result, 'first-touch');
+    const carrefour = of(result, 'carrefour');
+    const recs = recommend(streamcluster, ft, result.policies, context);
     const rec = recs.find((r) => r.id === 'carrefour:interleave')!;
     expect(rec.kind).toBe('interleave-ranges');
     expect(rec.planable).toBe(true);
+    // The gain is the policy's own headline numbers (steady state), the ones shown for it everywhere.
+    expect(rec.gain.speedup).toBe(carrefour.predictedSpeedup);
     expect(rec.gain.speedup).toBeGreaterThan(1.02);
+    expect(rec.gain.latencyNsBefore).toBe(ft.memoryLatencyNs);
+    expect(rec.gain.latencyNsAfter).toBe(carrefour.memoryLatencyNs);
     expect(rec.gain.latencyNsAfter).toBeLessThan(rec.gain.latencyNsBefore);
+    // The pages are those the steady-state placement has elsewhere than the recording.
     expect(rec.cost.pages).toBe(rec.pageIndices!.length);
+    expect(rec.cost.pages).toBe(carrefour.pagesToMove);
+    for (const p of rec.pageIndices!) expect(carrefour.placement.pageNode[p]).not.toBe(streamcluster.initial.pageNode[p]);
     expect(rec.cost.seconds).toBeCloseTo((rec.cost.pages * 4096) / (MIGRATION_GBPS * 1e9), 12);
-    expect(rec.title).toMatch(/^interleave \d+ hot pages over the nodes as carrefour does: predicted 1\.\d\d× \(memory latency 292 → 1\d\d ns, local 25% → 25%\)/);
+    expect(rec.title).toContain(
+      `as carrefour does: predicted ${formatSpeedup(carrefour.predictedSpeedup)} vs first-touch (memory latency ${formatLatencyNs(ft.memoryLatencyNs)} → ${formatLatencyNs(carrefour.memoryLatencyNs)}, local ${formatShare(ft.localAccessRatio)} → ${formatShare(carrefour.localAccessRatio)})`,
+    );
     // The preset's latencies and links are estimated: confidence says so.
     expect(rec.confidence.reasons.join('; ')).toMatch(/machine numbers not measured/);
   });
 
   it('gives a numactl line when static interleaving helps', () => {
-    const n = streamcluster.machine.nodeCount;
-    const interleaved: Placement = { ...streamcluster.initial, pageNode: Int16Array.from({ length: 1024 }, (_, p) => p % n) };
-    const recs = recommend(streamcluster, firstTouch, [staticReplay('interleave', streamcluster, interleaved)], context);
+    const result = analyzeInput(streamcluster, { policies: ['first-touch', 'interleave'] });
+    const recs = recommend(streamcluster, of(result, 'first-touch'), result.policies, context);
     const line = recs.find((r) => r.kind === 'numactl')!;
     expect(line.command).toBe('numactl --interleave=all ./streamcluster 16');
     expect(line.gain.speedup).toBeGreaterThan(1.02);
@@ -79,9 +77,19 @@ describe('recommend', () => {
         0-1    | 2       | 32-47 | 100   | 10
         0-1    | 3       | 48-63 | 100   | 10`,
     });
-    const base = staticReplay('first-touch', input, input.initial);
-    const split = recommend(input, base, [base], context).find((r) => r.codeChange === 'block-wise-split')!;
+    const result = analyzeInput(input, { policies: ['first-touch'] });
+    const split = recommend(input, of(result, 'first-touch'), result.policies, context).find((r) => r.codeChange === 'block-wise-split')!;
     expect(split.pageIndices!.length).toBe(48);
     expect(split.threads).toEqual([1, 2, 3]);
   });
+
+  it('re-bases speedups on the baseline it is given, as a ratio of predicted times', () => {
+    const result = analyzeInput(streamcluster, { policies: ['first-touch', 'interleave', manualPolicy({ threads: [], pages: [] })], baseline: 'first-touch' });
+    const manual = of(result, 'manual');
+    const il = of(result, 'interleave');
+    const recs = recommend(streamcluster, manual, result.policies, context);
+    const line = recs.find((r) => r.kind === 'numactl')!;
+    expect(line.gain.speedup).toBeCloseTo(manual.predictedUs / il.predictedUs, 9);
+  });
 });
+

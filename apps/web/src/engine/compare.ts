@@ -17,7 +17,9 @@ export interface ColumnSpec {
 
 export const MIN_COLUMNS = 2;
 export const MAX_COLUMNS = 5;
-export const DEFAULT_COLUMNS = ['first-touch', 'interleave', 'carrefour'];
+/** The default columns after the baseline's (the first column is the analysis baseline: observed, or first-touch). */
+export const DEFAULT_OTHER_COLUMNS = ['interleave', 'carrefour'];
+export const DEFAULT_COLUMNS = ['observed', ...DEFAULT_OTHER_COLUMNS];
 
 export function parseColumn(spec: string): ColumnSpec | null {
   const m = /^([a-z][a-z0-9:,_-]*)(?:@([a-z0-9._-]+))?(?:\+r(\d+))?$/i.exec(spec);
@@ -29,18 +31,20 @@ export function columnSpec(c: ColumnSpec): string {
   return `${c.policy}${c.machine ? `@${c.machine}` : ''}${c.recording !== null ? `+r${c.recording}` : ''}`;
 }
 
-export function parseColumns(specs: readonly string[] | null): ColumnSpec[] {
-  const out = (specs ?? DEFAULT_COLUMNS).map(parseColumn).filter((c): c is ColumnSpec => c !== null);
+/** The columns from the URL, else the baseline's column then DEFAULT_OTHER_COLUMNS. */
+export function parseColumns(specs: readonly string[] | null, baseline: string = 'observed'): ColumnSpec[] {
+  const out = (specs ?? [baseline, ...DEFAULT_OTHER_COLUMNS]).map(parseColumn).filter((c): c is ColumnSpec => c !== null);
   return out.slice(0, MAX_COLUMNS);
 }
 
 export type Better = 'higher' | 'lower';
 
 export interface DeltaMetric {
-  key: 'localAccessRatio' | 'memoryLatencyNs' | 'mcImbalancePct' | 'interconnectUsagePct' | 'interconnectImbalancePct' | 'predictedSpeedup' | 'predictedUs' | 'migratedBytes';
+  key: 'localAccessRatio' | 'memoryLatencyNs' | 'mcImbalancePct' | 'interconnectUsagePct' | 'interconnectImbalancePct' | 'predictedSpeedup' | 'predictedUs' | 'pagesToMove';
   label: string;
   better: Better;
-  unit: 'ratio' | 'ns' | 'pct' | 'x' | 'us' | 'bytes';
+  /** `x`: a ratio shown as it is (the speedup), never as a difference. */
+  unit: 'ratio' | 'ns' | 'pct' | 'x' | 'us' | 'pages';
 }
 
 export const DELTA_METRICS: DeltaMetric[] = [
@@ -49,16 +53,18 @@ export const DELTA_METRICS: DeltaMetric[] = [
   { key: 'mcImbalancePct', label: 'MC imbalance', better: 'lower', unit: 'pct' },
   { key: 'interconnectUsagePct', label: 'Interconnect usage', better: 'lower', unit: 'pct' },
   { key: 'interconnectImbalancePct', label: 'Interconnect imbalance', better: 'lower', unit: 'pct' },
-  { key: 'predictedSpeedup', label: 'Predicted speedup', better: 'higher', unit: 'x' },
+  { key: 'predictedSpeedup', label: 'Speedup (baseline time / this time)', better: 'higher', unit: 'x' },
   { key: 'predictedUs', label: 'Predicted time', better: 'lower', unit: 'us' },
-  { key: 'migratedBytes', label: 'Migrated', better: 'lower', unit: 'bytes' },
+  { key: 'pagesToMove', label: 'Pages to move', better: 'lower', unit: 'pages' },
 ];
 
 export interface DeltaRow {
   metric: DeltaMetric;
+  /** The baseline column's value (1 for the speedup). */
   base: number;
+  /** This column's value (for the speedup: the ratio of the baseline's predicted time to this one's). */
   value: number;
-  /** value − base. */
+  /** value − base (for the speedup, value − 1: only its sign is used). */
   delta: number;
   /** (value − base) / |base|; null when base is 0. */
   relative: number | null;
@@ -67,14 +73,14 @@ export interface DeltaRow {
 }
 
 /**
- * Speedup is re-based on the compared baseline column: (baseline time + migration) /
- * (column time + migration), so the baseline column reads 1.00×, whatever machine or recording
- * each column replayed.
+ * Speedup against the compared baseline column: a ratio of headline predicted times (baseline /
+ * column), so the baseline column reads 1.00×, whatever machine or recording each column replayed.
+ * Predicted times are anchored on each recording's real duration, so columns of two recordings or
+ * machines compare. When the baseline column is the analysis baseline this is the policy's own
+ * predictedSpeedup, computed from the same two numbers.
  */
 export function speedupAgainst(base: PolicyView, p: PolicyView): number {
-  const b = base.predictedUs + base.migrationUs;
-  const v = p.predictedUs + p.migrationUs;
-  return v > 0 ? b / v : 0;
+  return p.predictedUs > 0 ? base.predictedUs / p.predictedUs : 0;
 }
 
 export function deltaRows(base: PolicyView, p: PolicyView): DeltaRow[] {

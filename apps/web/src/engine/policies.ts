@@ -17,3 +17,6 @@ export function policyLabel(id: string): string {
 
 /** Mirrors the engine's ESTIMATE_POLICIES (engine/windows.ts): placement-only policies. */
 export const ESTIMATE_POLICY_IDS: readonly string[] = ['observed', 'first-touch', 'interleave', 'manual'];
+
+/** The baselines the app offers: what ran (the engine's default) or first-touch. */
+export const BASELINES = ['observed', 'first-touch'] as const;

@@ -4,8 +4,8 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analyze, buildPlan, getPreset, isEngineError, machineModel, manualPolicy, policySummary, recommend, serializePlan, validatePlan } from '@numascope/policy-engine';
-import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace } from '@numascope/policy-engine';
+import { EngineError, analyze, buildPlan, getPreset, isEngineError, machineModel, manualPolicy, recommend, serializePlan, validatePlan } from '@numascope/policy-engine';
+import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 import { ESTIMATE_POLICY_IDS } from './policies';
 
 /**
@@ -30,6 +30,8 @@ export interface AnalyzeRequest {
   range?: { fromUs: number; toUs: number } | null;
   /** Placement of the `manual` policy when `policies` lists it (none = every thread and page where the recording starts them). */
   manual?: ManualRequest | null;
+  /** Baseline of every speedup; null/absent = the engine's default (observed: what ran; first-touch when nothing was observed). */
+  baseline?: string | null;
 }
 
 /** The part of the recording an analysis replayed (engine `timeRange`), in the app's words. */
@@ -46,6 +48,12 @@ export interface AnalysisRange {
   totalWindows: number;
 }
 
+/**
+ * One policy as the views show it. The top-level figures are the headline prediction (the steady
+ * state: the policy's converged placement held over the whole recording); `transient` is the
+ * window-by-window replay. Every view formats these same values (EngineParts' formatters), so a
+ * figure shown twice on a screen is one number.
+ */
 export interface PolicyView {
   policy: string;
   description: string;
@@ -54,15 +62,28 @@ export interface PolicyView {
   mcImbalancePct: number;
   interconnectUsagePct: number;
   interconnectImbalancePct: number;
+  /** Predicted time, µs, anchored on the recording's real duration (AnalysisView.recordedUs). */
   predictedUs: number;
-  migrationUs: number;
+  /** Baseline's predictedUs / this predictedUs. */
   predictedSpeedup: number;
-  migratedPages: number;
-  migratedBytes: number;
+  /** Pages (and bytes) whose node differs between this placement and the recorded one. */
+  pagesToMove: number;
+  bytesToMove: number;
+  transient: {
+    predictedUs: number;
+    predictedSpeedup: number;
+    migratedPages: number;
+    migratedBytes: number;
+    migrationUs: number;
+    convergedAtWindow: number | null;
+    convergedAtUs: number | null;
+  };
+  /** How the steady state was reached (`allocation`, `unchanged`, `final`, `continued`); null when the replay is the headline. */
+  steadyBasis: string | null;
   l3Mpki: number | null;
   ipc: number | null;
   decisionCount: number;
-  /** Time-weighted mean bytes/s served by each memory controller (node index). */
+  /** Time-weighted mean bytes/s served by each memory controller (node index), headline windows. */
   mcLoadBytesPerS: number[];
   /** Time-weighted mean utilisation per memory controller, 0..1. */
   mcUtilisation: number[];
@@ -103,7 +124,13 @@ export interface AnalysisView {
   windowCount: number;
   /** Set when only a time range was replayed. */
   range: AnalysisRange | null;
+  /** Policy every speedup is measured against, and why it is that one when it was not asked for (else null). */
   baseline: string;
+  baselineNote: string | null;
+  /** The headline prediction: 'steady-state' (the default) or 'replay'. */
+  headline: 'steady-state' | 'replay';
+  /** How long the replayed windows really lasted, µs (what actually ran takes this long). */
+  recordedUs: number;
   estimate: 'uniform' | null;
   /** 'hinting-faults' when the access samples are NUMA hinting faults (relative rates). */
   accessSource: 'hinting-faults' | null;
@@ -120,10 +147,10 @@ export interface AnalysisView {
 
 export type AnalyzeOutcome = { view: AnalysisView } | { error: { code: string; message: string } };
 
-function timeMean(replay: PolicyReplay, pick: (w: PolicyReplay['windows'][number]) => Float64Array, size: number): number[] {
+function timeMean(windows: readonly WindowMetrics[], pick: (w: WindowMetrics) => Float64Array, size: number): number[] {
   const out = new Array<number>(size).fill(0);
   let time = 0;
-  for (const w of replay.windows) {
+  for (const w of windows) {
     const v = pick(w);
     for (let i = 0; i < size; i++) out[i]! += (v[i] ?? 0) * w.predictedUs;
     time += w.predictedUs;
@@ -132,23 +159,45 @@ function timeMean(replay: PolicyReplay, pick: (w: PolicyReplay['windows'][number
 }
 
 export function policyView(r: AnalysisResult['policies'][number], linkCount: number, nodeCount: number): PolicyView {
-  const mcLoad = timeMean(r.replay, (w) => w.mcLoadBytesPerS, nodeCount);
+  const windows = r.headlineWindows;
+  const mcLoad = timeMean(windows, (w) => w.mcLoadBytesPerS, nodeCount);
   const total = mcLoad.reduce((a, b) => a + b, 0);
+  const t = r.transient;
   return {
-    ...policySummary(r),
+    policy: r.policy,
+    description: r.description,
+    localAccessRatio: r.localAccessRatio,
+    memoryLatencyNs: r.memoryLatencyNs,
+    mcImbalancePct: r.mcImbalancePct,
+    interconnectUsagePct: r.interconnectUsagePct,
+    interconnectImbalancePct: r.interconnectImbalancePct,
+    predictedUs: r.predictedUs,
+    predictedSpeedup: r.predictedSpeedup,
+    pagesToMove: r.pagesToMove,
+    bytesToMove: r.bytesToMove,
+    transient: {
+      predictedUs: t.predictedUs,
+      predictedSpeedup: t.predictedSpeedup,
+      migratedPages: t.migratedPages,
+      migratedBytes: t.migratedBytes,
+      migrationUs: t.migrationUs,
+      convergedAtWindow: t.convergedAtWindow,
+      convergedAtUs: t.convergedAtUs,
+    },
+    steadyBasis: r.steadyState?.basis ?? null,
+    l3Mpki: r.l3Mpki,
+    ipc: r.ipc,
+    decisionCount: r.replay.decisions.length,
     mcLoadBytesPerS: mcLoad,
-    mcUtilisation: timeMean(r.replay, (w) => w.mcUtilisation, nodeCount),
+    mcUtilisation: timeMean(windows, (w) => w.mcUtilisation, nodeCount),
     mcShare: mcLoad.map((x) => (total > 0 ? x / total : 0)),
-    linkLoadBytesPerS: timeMean(r.replay, (w) => w.linkLoadBytesPerS, linkCount),
-    linkUtilisation: timeMean(r.replay, (w) => w.linkUtilisation, linkCount),
+    linkLoadBytesPerS: timeMean(windows, (w) => w.linkLoadBytesPerS, linkCount),
+    linkUtilisation: timeMean(windows, (w) => w.linkUtilisation, linkCount),
   };
 }
 
 const ESTIMATE_REASON =
   'cannot run on an access estimate: its decisions depend on measured access rates, and this recording has no memory-access samples (record with IBS/PEBS or import perf mem data)';
-
-/** The baseline every speedup is measured against. */
-export const BASELINE = 'first-touch';
 
 function manualPlacement(m: ManualRequest | null | undefined): ManualPlacement {
   return { threads: m?.threads ?? [], pages: m?.pages ?? [] };
@@ -156,14 +205,14 @@ function manualPlacement(m: ManualRequest | null | undefined): ManualPlacement {
 
 export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (done: number, total: number) => void): { result: AnalysisResult; view: AnalysisView } {
   const machine = req.machine ? machineModel(getPreset(req.machine)) : undefined;
-  const wanted = Array.from(new Set([BASELINE, ...req.policies]));
+  const wanted = Array.from(new Set([...(req.baseline ? [req.baseline] : []), ...req.policies]));
   const runnable = req.estimate ? wanted.filter((p) => ESTIMATE_POLICY_IDS.includes(p) || p.startsWith('interleave')) : wanted;
   const unavailable = wanted.filter((p) => !runnable.includes(p)).map((policy) => ({ policy, reason: `${policy} ${ESTIMATE_REASON}` }));
   const result = analyze(trace, {
     machine,
     windowMs: req.windowMs ?? undefined,
     policies: runnable.map((id): string | Policy => (id === 'manual' ? manualPolicy(manualPlacement(req.manual)) : id)),
-    baseline: BASELINE,
+    baseline: req.baseline ?? undefined,
     accessEstimate: req.estimate ? 'uniform' : undefined,
     timeRangeUs: req.range ? { startUs: req.range.fromUs, endUs: req.range.toUs } : undefined,
     onProgress,
@@ -201,6 +250,9 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
         }
       : null,
     baseline: result.baseline,
+    baselineNote: result.baselineNote,
+    headline: result.headline,
+    recordedUs: result.recordedUs,
     estimate: result.estimate,
     accessSource: result.accessSource,
     synthetic,
@@ -211,12 +263,12 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     recommendations: [],
     planReason: req.machine ? 'plans are built on the recording’s own machine: remove the machine re-target' : trace.manifest.process ? null : 'the recording names no process (manifest.process is null): a plan needs a pid to target',
   };
-  const base = result.policies.find((p) => p.policy === BASELINE);
+  const base = result.policies.find((p) => p.policy === result.baseline);
   if (base) {
     const recs = recommend(
       result.input,
-      base.replay,
-      result.policies.filter((p) => p.policy !== BASELINE).map((p) => p.replay),
+      base,
+      result.policies.filter((p) => p.policy !== result.baseline),
       {
         sources: trace.manifest.capture.sources.filter((s) => s.status === 'used').map((s) => s.id),
         command: trace.manifest.process?.command,
@@ -274,9 +326,10 @@ export function planFromRecommendations(trace: Trace, result: AnalysisResult, id
   const pageNode = Int16Array.from(input.initial.pageNode);
   const observed = input.observedThreadNode;
   const threadNode = Int16Array.from(observed && observed.length > 0 ? observed[observed.length - 1]! : input.initial.threadNode);
-  // Each selected action takes its pages and threads where its replay ends with them ("as <policy> does").
+  // Each selected action takes its pages and threads where the policy's headline placement (its
+  // steady state) has them ("as <policy> does"), the placement its predicted gain is for.
   for (const r of recs) {
-    const final = result.policies.find((p) => p.policy === r.policy)?.replay.finalPlacement;
+    const final = result.policies.find((p) => p.policy === r.policy)?.placement;
     if (!final) continue;
     if (r.pageIndices) for (const p of r.pageIndices) pageNode[p] = final.pageNode[p]!;
     if (r.threads) for (const t of r.threads) threadNode[t] = final.threadNode[t]!;

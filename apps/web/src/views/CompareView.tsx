@@ -7,7 +7,8 @@ import { manualRequest } from '../engine/manual';
 import type { AnalyzeRequest } from '../engine/run';
 import type { ViewState } from '../url-state';
 import { ManualEditor } from './ManualEditor';
-import { TrafficGraph, formatBytes, formatDurationUs, formatPercent } from '@numascope/viz';
+import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
+import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../trace-context';
 import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, parseColumns, speedupAgainst } from '../engine/compare';
@@ -15,9 +16,13 @@ import type { ColumnSpec, DeltaRow } from '../engine/compare';
 import { engineRequest, useAnalysis } from '../engine/use-analysis';
 import { APP_POLICIES, policyLabel } from '../engine/policies';
 import type { AnalysisView, PolicyView } from '../engine/run';
-import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, Progress, costText } from './EngineParts';
+import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, costText, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
 
+/**
+ * A row of the table against the baseline column. The speedup is a ratio and is shown as one
+ * (never as a difference of two speedups); predicted times are shown with their difference.
+ */
 function formatDelta(r: DeltaRow): string {
   const sign = r.delta > 0 ? '+' : r.delta < 0 ? '−' : '±';
   const abs = Math.abs(r.delta);
@@ -29,11 +34,11 @@ function formatDelta(r: DeltaRow): string {
     case 'ns':
       return `${sign}${abs.toFixed(0)} ns`;
     case 'x':
-      return `${sign}${abs.toFixed(2)}×`;
+      return formatSpeedup(r.value);
     case 'us':
-      return `${sign}${formatDurationUs(abs)}`;
-    case 'bytes':
-      return `${sign}${formatBytes(abs)}`;
+      return `${formatTimeUs(r.value)} vs ${formatTimeUs(r.base)} (${sign}${formatTimeUs(abs)})`;
+    case 'pages':
+      return `${sign}${formatCount(abs)}`;
   }
 }
 
@@ -45,10 +50,10 @@ export const MANUAL_REASON = 'a manual placement is dragged together on the open
  * analysis serves them all), or the manual policy alone with the placement from the URL.
  */
 export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
-  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range);
+  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base);
   if (c.machine !== null || c.recording !== null) return null;
   const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
-  return { ...engineRequest(null, state.estimate, state.range), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+  return { ...engineRequest(null, state.estimate, state.range, state.base), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
 }
 
 function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
@@ -58,7 +63,7 @@ function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
 
 export function CompareView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
   const { state, navigate, client } = useTraceContext();
-  const columns = parseColumns(state.cmp);
+  const columns = parseColumns(state.cmp, state.base ?? 'observed');
   const presets = useMemo(() => listPresets(), []);
   const [names, setNames] = useState(() => new Map<number, string>());
   const [fileError, setFileError] = useState<string | null>(null);
@@ -150,7 +155,15 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
           {fileError}
         </p>
       )}
-      {baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome && <EngineRange analysis={baseAnalysis.outcome.view} onClear={() => navigate({ range: null })} />}
+      {baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome && (
+        <>
+          <EngineRange analysis={baseAnalysis.outcome.view} onClear={() => navigate({ range: null })} />
+          <PredictionBasis
+            analysis={baseAnalysis.outcome.view}
+            onBaseline={(b) => navigate({ base: b })}
+          />
+        </>
+      )}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
       <div className="compare-grid" style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
         {columns.map((c, i) => (
@@ -262,28 +275,35 @@ function ColumnBody({
       <p className="ns-muted small">{a.machine.name}</p>
       <TrafficGraph traffic={trafficInput(a, p)} size={250} scales={scales} title={title} />
       <p>
-        Predicted speedup vs baseline:{' '}
+        Speedup vs the first column:{' '}
         <strong data-testid="column-speedup" data-value={speedup ?? ''}>
-          {speedup !== null ? `${speedup.toFixed(2)}×` : '…'}
+          {speedup !== null ? formatSpeedup(speedup) : '…'}
         </strong>
         <br />
-        Migration cost: <span data-testid="column-migration" data-value={p.migratedBytes}>{costText(p)}</span>
+        Predicted{' '}
+        <span data-testid="column-predicted" data-value={p.predictedUs}>
+          {formatTimeUs(p.predictedUs)}
+        </span>{' '}
+        (the recording took <span data-testid="column-recorded" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</span>)
+        <br />
+        To get there: <span data-testid="column-migration" data-value={p.bytesToMove}>{costText(p)}</span>
       </p>
       <MetricCards analysis={a} policy={p} />
+      {a.headline === 'steady-state' && <p className="ns-muted small" data-testid="column-transient">{transientText(a, p)}</p>}
       {b && index > 0 && (
         <table className="delta-table" data-testid="delta-table">
-          <caption>Against the baseline</caption>
+          <caption>Against the first column</caption>
           <thead>
             <tr>
               <th scope="col">metric</th>
-              <th scope="col">Δ</th>
+              <th scope="col">Δ (speedup: ratio)</th>
             </tr>
           </thead>
           <tbody>
             {deltaRows(b, p).map((r) => (
-              <tr key={r.metric.key} data-testid={`delta-${r.metric.key}`} data-verdict={r.verdict}>
+              <tr key={r.metric.key} data-testid={`delta-${r.metric.key}`} data-verdict={r.verdict} data-base={r.base} data-column={r.value}>
                 <th scope="row">{r.metric.label}</th>
-                <td data-value={r.delta} className={`delta delta--${r.verdict}`}>
+                <td data-value={r.metric.unit === 'x' ? r.value : r.delta} className={`delta delta--${r.verdict}`}>
                   {formatDelta(r)} {r.relative !== null && r.metric.unit !== 'x' ? <span className="ns-muted">({formatPercent(r.relative, 0)})</span> : null}
                 </td>
               </tr>

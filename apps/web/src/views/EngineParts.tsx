@@ -1,9 +1,10 @@
 /** Pieces the engine views share: metric cards with provenance badges, progress, the no-access notice. */
 import { useEffect, useState } from 'react';
-import { formatBytes, formatCount, formatDurationUs, formatPercent } from '@numascope/viz';
+import { formatLatencyNs, formatPct, formatShare, formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
+import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
 import type { AnalysisView, PolicyView } from '../engine/run';
 import type { AnalysisState } from '../engine/use-analysis';
-import { ESTIMATE_POLICY_IDS, policyLabel } from '../engine/policies';
+import { BASELINES, ESTIMATE_POLICY_IDS, policyLabel } from '../engine/policies';
 
 export type BadgeStatus = 'measured' | 'estimated' | 'synthetic';
 
@@ -38,14 +39,25 @@ export interface MetricSpec {
   text: string;
 }
 
+/**
+ * The figures of one policy as every engine view shows them: one value and one formatter each
+ * (the engine's, also used by its recommendation texts), so a figure that appears twice on a
+ * screen reads the same.
+ */
 export function policyMetrics(p: PolicyView): MetricSpec[] {
   return [
-    { key: 'localAccessRatio', label: 'Local access ratio', value: p.localAccessRatio, text: formatPercent(p.localAccessRatio) },
-    { key: 'memoryLatencyNs', label: 'Memory latency', value: p.memoryLatencyNs, text: `${p.memoryLatencyNs.toFixed(0)} ns` },
-    { key: 'mcImbalancePct', label: 'MC imbalance', value: p.mcImbalancePct, text: `${p.mcImbalancePct.toFixed(1)}%` },
-    { key: 'interconnectUsagePct', label: 'Interconnect usage', value: p.interconnectUsagePct, text: `${p.interconnectUsagePct.toFixed(1)}%` },
-    { key: 'interconnectImbalancePct', label: 'Interconnect imbalance', value: p.interconnectImbalancePct, text: `${p.interconnectImbalancePct.toFixed(1)}%` },
+    { key: 'localAccessRatio', label: 'Local access ratio', value: p.localAccessRatio, text: formatShare(p.localAccessRatio) },
+    { key: 'memoryLatencyNs', label: 'Memory latency', value: p.memoryLatencyNs, text: formatLatencyNs(p.memoryLatencyNs) },
+    { key: 'mcImbalancePct', label: 'MC imbalance', value: p.mcImbalancePct, text: formatPct(p.mcImbalancePct) },
+    { key: 'interconnectUsagePct', label: 'Interconnect usage', value: p.interconnectUsagePct, text: formatPct(p.interconnectUsagePct) },
+    { key: 'interconnectImbalancePct', label: 'Interconnect imbalance', value: p.interconnectImbalancePct, text: formatPct(p.interconnectImbalancePct) },
+    { key: 'predictedUs', label: 'Predicted time', value: p.predictedUs, text: formatTimeUs(p.predictedUs) },
   ];
+}
+
+/** The speedup card: the policy's predicted time against the baseline's, a ratio. */
+export function speedupMetric(a: AnalysisView, p: PolicyView): MetricSpec {
+  return { key: 'predictedSpeedup', label: `Speedup vs ${policyLabel(a.baseline)}`, value: p.predictedSpeedup, text: formatSpeedup(p.predictedSpeedup) };
 }
 
 export function MetricCards({ analysis, policy, extra = [] }: { analysis: AnalysisView; policy: PolicyView; extra?: MetricSpec[] }) {
@@ -83,8 +95,74 @@ export function MetricCards({ analysis, policy, extra = [] }: { analysis: Analys
   );
 }
 
+/** What it takes to reach the policy's headline placement from what ran. */
 export function costText(p: PolicyView): string {
-  return p.migratedBytes > 0 ? `${formatBytes(p.migratedBytes)} moved (${formatDurationUs(p.migrationUs)})` : 'no migration';
+  return p.pagesToMove > 0 ? `${formatCount(p.pagesToMove, 'page')} to move (${formatBytes(p.bytesToMove)})` : 'nothing to move';
+}
+
+/** The window-by-window replay, the transient on the way to the steady state. */
+export function transientText(a: AnalysisView, p: PolicyView): string {
+  const t = p.transient;
+  const moved = t.migratedPages > 0 ? `moved ${formatCount(t.migratedPages, 'page')} (${formatBytes(t.migratedBytes)}, ${formatDurationUs(t.migrationUs)} of migration) on the way` : 'moved nothing';
+  const converged =
+    p.steadyBasis === 'allocation'
+      ? 'placed at allocation'
+      : t.convergedAtWindow === null
+        ? 'had not converged by the end of the recording (the steady state continues it)'
+        : t.convergedAtWindow === 0
+          ? 'converged from the start'
+          : `converged at window ${t.convergedAtWindow} (${formatDurationUs(t.convergedAtUs ?? 0)} in)`;
+  return `Replayed window by window: ${formatTimeUs(t.predictedUs)} predicted (${formatSpeedup(t.predictedSpeedup)} vs ${policyLabel(a.baseline)} with migration), ${moved}; ${converged}.`;
+}
+
+/**
+ * What the predictions are and what they are measured against: the headline (steady state), the
+ * recording's real duration, and the baseline, which the user can switch (observed / first-touch).
+ */
+export function PredictionBasis({ analysis, onBaseline }: { analysis: AnalysisView; onBaseline?: (base: 'observed' | 'first-touch') => void }) {
+  const a = analysis;
+  return (
+    <div className="prediction-basis" data-testid="prediction-basis" data-baseline={a.baseline} data-headline={a.headline} data-recorded-us={a.recordedUs}>
+      <p className="ns-muted">
+        {a.headline === 'steady-state' ? (
+          <>
+            <strong>Steady state:</strong> each policy&rsquo;s converged placement held over the whole recording (&ldquo;had it been in force from the
+            start&rdquo;); the window-by-window replay is shown as the transient.
+          </>
+        ) : (
+          <>
+            <strong>Replay:</strong> each policy window by window, with its moves and their migration cost.
+          </>
+        )}{' '}
+        The recording took <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
+        {a.range ? ' (the replayed time range)' : ''}; predicted times are anchored on it (what actually ran takes that long).
+      </p>
+      <p>
+        <label>
+          Speedups against{' '}
+          <select
+            data-testid="baseline-select"
+            value={a.baseline}
+            disabled={!onBaseline}
+            onChange={(e) => onBaseline?.(e.target.value as 'observed' | 'first-touch')}
+          >
+            {BASELINES.map((b) => (
+              <option key={b} value={b}>
+                {b === 'observed' ? 'Observed (what actually ran)' : 'First-touch (Linux default)'}
+              </option>
+            ))}
+          </select>
+        </label>{' '}
+        <span className="ns-muted small">speedup = baseline&rsquo;s predicted time / the policy&rsquo;s</span>
+        {a.baselineNote && (
+          <span className="ns-muted small" data-testid="baseline-note">
+            {' '}
+            — {a.baselineNote}
+          </span>
+        )}
+      </p>
+    </div>
+  );
 }
 
 export function Progress({ state }: { state: Extract<AnalysisState, { status: 'running' }> }) {

@@ -1,6 +1,7 @@
 /** Recommendations and plan: pick actions, build a plan with the engine's buildPlan, preview and export it. */
 import { useState, useSyncExternalStore } from 'react';
 import type { Plan } from '@numascope/policy-engine';
+import { formatLatencyNs, formatSpeedup } from '@numascope/policy-engine';
 import { formatBytes, formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import { useTraceContext } from '../trace-context';
 import { engineRequest, useAnalysis } from '../engine/use-analysis';
@@ -10,11 +11,11 @@ import type { PlanLike } from '../live/apply';
 import { liveSession } from '../live/store';
 import { pageToken } from '../live/token';
 import { desktopBridge } from '../live/desktop';
-import { EngineRange, EngineRefusal, EstimateBanner, Progress, predictionBadge, Badge } from './EngineParts';
+import { EngineRange, EngineRefusal, EstimateBanner, PredictionBasis, Progress, predictionBadge, Badge } from './EngineParts';
 
 export function RecommendView({ source }: { source: string }) {
   const { state, navigate, client, traceId } = useTraceContext();
-  const request = engineRequest(null, state.estimate, state.range);
+  const request = engineRequest(null, state.estimate, state.range, state.base);
   const analysis = useAnalysis(request);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [plan, setPlan] = useState<{ plan: Plan; json: string } | { error: string } | null>(null);
@@ -45,6 +46,7 @@ export function RecommendView({ source }: { source: string }) {
       <h2>Recommendations &amp; plan</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
+      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} />
       {a.recommendations.length === 0 ? (
         <p className="ns-muted" data-testid="no-recommendations">
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.
@@ -56,7 +58,7 @@ export function RecommendView({ source }: { source: string }) {
               <th scope="col">plan</th>
               <th scope="col">action</th>
               <th scope="col">
-                predicted gain <Badge {...badge} />
+                predicted speedup vs {policyLabel(a.baseline)} <Badge {...badge} />
               </th>
               <th scope="col">cost</th>
               <th scope="col">confidence</th>
@@ -64,7 +66,16 @@ export function RecommendView({ source }: { source: string }) {
           </thead>
           <tbody>
             {a.recommendations.map((r) => (
-              <tr key={r.id} data-testid="recommendation" data-id={r.id} data-kind={r.kind}>
+              <tr
+                key={r.id}
+                data-testid="recommendation"
+                data-id={r.id}
+                data-kind={r.kind}
+                data-policy={r.policy}
+                data-speedup={r.gain.speedup}
+                data-latency-before={r.gain.latencyNsBefore}
+                data-latency-after={r.gain.latencyNsAfter}
+              >
                 <td>
                   <input
                     type="checkbox"
@@ -91,7 +102,10 @@ export function RecommendView({ source }: { source: string }) {
                   <div className="ns-muted small">from {policyLabel(r.policy)}</div>
                 </td>
                 <td data-value={r.gain.speedup}>
-                  {r.gain.speedup.toFixed(2)}× <span className="ns-muted small">latency {r.gain.latencyNsBefore.toFixed(0)} → {r.gain.latencyNsAfter.toFixed(0)} ns</span>
+                  {formatSpeedup(r.gain.speedup)}{' '}
+                  <span className="ns-muted small">
+                    latency {formatLatencyNs(r.gain.latencyNsBefore)} → {formatLatencyNs(r.gain.latencyNsAfter)}
+                  </span>
                 </td>
                 <td data-value={r.cost.bytes}>
                   {r.cost.pages > 0 ? `${formatCount(r.cost.pages, 'page')}, ${formatBytes(r.cost.bytes)}, ~${formatDurationUs(r.cost.seconds * 1e6)}` : ''}

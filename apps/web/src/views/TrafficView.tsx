@@ -1,11 +1,12 @@
 /** Traffic per policy: the node/link traffic graph of one replay, its metrics and the top recommendations. */
+import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
 import { TrafficGraph, formatPercent } from '@numascope/viz';
 import type { TrafficInput } from '@numascope/viz';
 import { useTraceContext } from '../trace-context';
 import type { AnalysisView, PolicyView } from '../engine/run';
 import { engineRequest, useAnalysis } from '../engine/use-analysis';
 import { APP_POLICIES, policyLabel } from '../engine/policies';
-import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, Progress, UnavailableList, costText } from './EngineParts';
+import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, UnavailableList, costText, speedupMetric, transientText } from './EngineParts';
 
 export function trafficInput(a: AnalysisView, p: PolicyView): TrafficInput {
   return {
@@ -27,7 +28,7 @@ export function defaultPolicy(a: AnalysisView): PolicyView | undefined {
 
 export function TrafficView() {
   const { state, navigate } = useTraceContext();
-  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range));
+  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range, state.base));
   if (analysis.status === 'running') return <Progress state={analysis} />;
   const { outcome } = analysis;
   if ('error' in outcome) return <EngineRefusal error={outcome.error} onEstimate={() => navigate({ estimate: true })} />;
@@ -38,6 +39,7 @@ export function TrafficView() {
       <h2>Traffic per policy</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
+      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} />
       <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
         {APP_POLICIES.map((id) => {
           const there = a.policies.some((x) => x.policy === id);
@@ -61,14 +63,23 @@ export function TrafficView() {
         {p.description} On <strong>{a.machine.name}</strong>, {a.windowCount} windows of {a.windowMs} ms. Predicted speedup vs{' '}
         {policyLabel(a.baseline)}:{' '}
         <strong data-testid="traffic-speedup" data-value={p.predictedSpeedup}>
-          {p.predictedSpeedup.toFixed(2)}×
-        </strong>
-        ; {costText(p)}.
+          {formatSpeedup(p.predictedSpeedup)}
+        </strong>{' '}
+        (predicted{' '}
+        <span data-testid="traffic-predicted" data-value={p.predictedUs}>
+          {formatTimeUs(p.predictedUs)}
+        </span>
+        ; the recording took {formatTimeUs(a.recordedUs)}); {costText(p)}.
       </p>
       <div className="traffic-layout">
         <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
-        <MetricCards analysis={a} policy={p} />
+        <MetricCards analysis={a} policy={p} extra={[speedupMetric(a, p)]} />
       </div>
+      {a.headline === 'steady-state' && (
+        <p className="ns-muted small" data-testid="traffic-transient">
+          {transientText(a, p)}
+        </p>
+      )}
       <UnavailableList analysis={a} />
       <h3>Top recommendations</h3>
       {a.recommendations.length === 0 ? (
@@ -76,8 +87,8 @@ export function TrafficView() {
       ) : (
         <ol className="top-recs" data-testid="top-recommendations">
           {a.recommendations.slice(0, 3).map((r) => (
-            <li key={r.id}>
-              {r.title} <span className="ns-muted">({r.gain.speedup.toFixed(2)}×, confidence {r.confidence.level})</span>
+            <li key={r.id} data-testid="top-recommendation" data-policy={r.policy} data-speedup={r.gain.speedup} data-latency-before={r.gain.latencyNsBefore} data-latency-after={r.gain.latencyNsAfter}>
+              {r.title} <span className="ns-muted">(confidence {r.confidence.level})</span>
             </li>
           ))}
         </ol>

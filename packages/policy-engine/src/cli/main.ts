@@ -15,6 +15,7 @@ import { getPolicy, manualPolicy, POLICY_IDS, type ManualPlacement } from '../po
 import { isTraceError } from '../trace/errors.js';
 import { readTrace } from '../trace/reader.js';
 import { buildPlan, PlanBuildError } from '../plan/build.js';
+import { formatSpeedup } from '../format.js';
 import type { Trace } from '../trace/types.js';
 
 export const USAGE = `numascope-analyze: replay a numascope trace through placement policies
@@ -36,10 +37,11 @@ options:
   --from-ms N, --to-ms N  replay only the windows overlapping [N, M) ms since the capture start
                           (either may be left out: from the start / to the end)
   --seed N                seed for randomised policies (default 1)
-  --steady-state          also predict each policy's converged placement held over the whole
-                          recording, and make it the headline (the replay stays as the transient);
-                          one more pass (docs/engine.md, "Steady state")
-  --baseline NAME         policy the speedup is measured against (default first-touch)
+  --no-steady-state       make the window-by-window replay the headline instead of the steady
+                          state (each policy's converged placement held over the whole recording,
+                          the default; docs/engine.md, "Steady state"); --steady-state is the default
+  --baseline NAME         policy the speedup is measured against (default observed: what actually
+                          ran; first-touch when the trace records no page placement)
   --access-estimate uniform  for traces without access samples (page-fault + procfs only):
                           ESTIMATE traffic from page placement, assuming every thread reads every
                           page equally; only observed, first-touch, interleave and manual can run
@@ -112,6 +114,7 @@ function parseArgs(argv: string[]): Args {
         break;
       }
       case '--steady-state': args.steadyState = true; break;
+      case '--no-steady-state': args.steadyState = false; break;
       case '--json': args.format = 'json'; break;
       case '--markdown': args.format = 'markdown'; break;
       case '-o': case '--output': args.out = value(i++, a); break;
@@ -183,32 +186,27 @@ function optionsOf(args: Args): AnalyzeOptions {
 const fmt = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
 type PolicyJson = ReturnType<typeof analysisJson>['policies'][number];
 type Column = [string, (p: PolicyJson) => string];
-const TAIL_COLUMNS: Column[] = [
-  ['migrated MiB', (p) => fmt(p.migratedBytes / 1048576, 1)],
-  ['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)],
-];
-/** The replay as the headline (the default). */
-const REPLAY_COLUMNS: Column[] = [
+const HEAD_COLUMNS: Column[] = [
   ['policy', (p) => p.policy],
   ['local %', (p) => fmt(p.localAccessRatio * 100, 1)],
   ['latency ns', (p) => fmt(p.memoryLatencyNs, 0)],
   ['MC imbalance %', (p) => fmt(p.mcImbalancePct, 1)],
   ['link usage %', (p) => fmt(p.interconnectUsagePct, 1)],
   ['link imbalance %', (p) => fmt(p.interconnectImbalancePct, 1)],
-  ['speedup', (p) => fmt(p.predictedSpeedup, 3)],
-  ...TAIL_COLUMNS,
+  ['predicted s', (p) => fmt(p.predictedUs / 1e6, 3)],
+  ['speedup', (p) => formatSpeedup(p.predictedSpeedup)],
 ];
-/** --steady-state: steady state first (docs/engine.md, "Steady state"), then the replay's speedup and transient. */
+const TAIL_COLUMNS: Column[] = [['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)]];
+/** --no-steady-state: the replay is the headline. */
+const REPLAY_COLUMNS: Column[] = [...HEAD_COLUMNS, ['migrated MiB', (p) => fmt(p.replay.migratedBytes / 1048576, 1)], ...TAIL_COLUMNS];
+/** The default: the steady state is the headline (docs/engine.md, "Steady state"), then the replay as the transient. */
 const STEADY_COLUMNS: Column[] = [
-  ['policy', (p) => p.policy],
-  ['local %', (p) => fmt(p.steadyState!.localAccessRatio * 100, 1)],
-  ['latency ns', (p) => fmt(p.steadyState!.memoryLatencyNs, 0)],
-  ['MC imbalance %', (p) => fmt(p.steadyState!.mcImbalancePct, 1)],
-  ['link usage %', (p) => fmt(p.steadyState!.interconnectUsagePct, 1)],
-  ['link imbalance %', (p) => fmt(p.steadyState!.interconnectImbalancePct, 1)],
-  ['steady speedup', (p) => fmt(p.steadyState!.predictedSpeedup, 3)],
-  ['replay speedup', (p) => fmt(p.predictedSpeedup, 3)],
-  ['converged at', (p) => (p.steadyState!.convergedAtWindow === null ? `+${p.steadyState!.continuationRounds} rounds` : `window ${p.steadyState!.convergedAtWindow}`)],
+  ...HEAD_COLUMNS,
+  ['pages to move', (p) => String(p.pagesToMove)],
+  ['replay s', (p) => fmt(p.replay.predictedUs / 1e6, 3)],
+  ['replay speedup', (p) => formatSpeedup(p.replay.predictedSpeedup)],
+  ['converged at', (p) => (p.replay.convergedAtWindow === null ? `+${p.steadyState!.continuationRounds} rounds` : `window ${p.replay.convergedAtWindow}`)],
+  ['moved on the way MiB', (p) => fmt(p.replay.migratedBytes / 1048576, 1)],
   ...TAIL_COLUMNS,
 ];
 
@@ -228,7 +226,7 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   const out: string[] = [];
   const t = json.trace;
   out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
-  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; speedup vs ${json.baseline}`);
+  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; recorded ${(json.recordedUs / 1e6).toFixed(3)} s; speedup = ${json.baseline}'s predicted time / the policy's`);
   for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
   if (json.nodes) {
     const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');
@@ -237,8 +235,8 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   out.push('');
   if (json.headline === 'steady-state') {
     out.push(
-      `${markdown ? '' : '  '}headline: steady state (each policy's converged placement held over the whole recording); ` +
-        `replay speedup: the window-by-window replay with its moves and migration cost; metric columns are the steady state`,
+      `${markdown ? '' : '  '}headline: steady state (each policy's converged placement held over the whole recording: metric columns, predicted s, speedup, pages to move from the recorded placement); ` +
+        `replay: the window-by-window replay (the transient) with its moves and their migration cost`,
     );
     out.push('');
   }
@@ -259,7 +257,7 @@ function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: 
   return { result, json: analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }) };
 }
 
-const DELTA_KEYS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'predictedSpeedup', 'predictedUs', 'migratedBytes'] as const;
+const DELTA_KEYS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'predictedUs', 'pagesToMove'] as const;
 
 async function run(argv: string[], print: (s: string) => void): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
@@ -302,13 +300,14 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         .filter((pa) => b.policies.some((pb) => pb.policy === pa.policy))
         .map((pa) => {
           const pb = b.policies.find((p) => p.policy === pa.policy)!;
-          return { policy: pa.policy, ...Object.fromEntries(DELTA_KEYS.map((k) => [k, pb[k] - pa[k]])) };
+          // A ratio of predicted times (never a difference of speedups): > 1 when B is faster.
+          return { policy: pa.policy, ...Object.fromEntries(DELTA_KEYS.map((k) => [k, pb[k] - pa[k]])), speedupBOverA: pb.predictedUs > 0 ? pa.predictedUs / pb.predictedUs : null };
         });
       if (args.format === 'json') emit(JSON.stringify({ a, b, deltas }, null, 2));
       else {
         const md = args.format === 'markdown';
-        const head = ['policy', ...DELTA_KEYS];
-        const rows = deltas.map((d) => [d.policy, ...DELTA_KEYS.map((k) => (d as unknown as Record<string, number>)[k]!.toFixed(3))]);
+        const head = ['policy', ...DELTA_KEYS, 'B speedup over A'];
+        const rows = deltas.map((d) => [d.policy, ...DELTA_KEYS.map((k) => (d as unknown as Record<string, number>)[k]!.toFixed(3)), d.speedupBOverA === null ? '–' : formatSpeedup(d.speedupBOverA)]);
         const deltaTable = md
           ? [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
           : [head.join('  '), ...rows.map((r) => r.join('  '))].join('\n');
@@ -324,8 +323,15 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       const path = args.files[0]!;
       const trace = loadTrace(path);
       const result = analyze(trace, { ...optionsOf(args) });
-      const replay = result.policies[0]!.replay;
-      const plan = buildPlan(trace, replay, { createdAt: new Date().toISOString(), traceName: basename(path), seed: result.seed });
+      const chosen = result.policies[0]!;
+      // The plan reaches the policy's headline placement: its steady state (converged placement) by default.
+      const plan = buildPlan(trace, chosen.replay, {
+        createdAt: new Date().toISOString(),
+        traceName: basename(path),
+        seed: result.seed,
+        placement: chosen.placement,
+        placementLabel: result.headline === 'steady-state' ? 'steady-state (converged) placement' : 'final placement',
+      });
       if (result.estimate) {
         plan.source.summary =
           `ESTIMATED from page placement only (the trace has no memory-access samples; accesses assumed uniform: every thread reads every page equally): ` +

@@ -2,9 +2,9 @@
  * The analysis runner: a trace (or a ReplayInput) through a list of policies, summarised per
  * policy with the metrics of docs/engine.md ("Metrics") and a predicted speedup against a baseline.
  */
-import type { MachineModel, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, SteadyState, WindowMetrics } from './contract.js';
+import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, SteadyState, WindowMetrics } from './contract.js';
 import { EngineError } from './errors.js';
-import { replayAll, type ReplayProgress } from './run.js';
+import { definePolicy, replayAll, type ReplayProgress } from './run.js';
 import { simulateWindow } from './simulate.js';
 import { buildReplayInput, ESTIMATE_POLICIES, hintingFaultStats, type TimeRangeUs } from './windows.js';
 import type { RetargetRule } from './retarget.js';
@@ -14,7 +14,10 @@ import { getPolicy, listPolicies } from '../policies/index.js';
 /** Migration cost: seconds per GB (1e9 bytes) moved, AsymSched's constant (reference §2.2). */
 export const MIGRATION_SECONDS_PER_GB = 0.3;
 export const DEFAULT_WINDOW_MS = 100;
-export const DEFAULT_BASELINE = 'first-touch';
+/** The default baseline: what actually ran (docs/engine.md, "Baselines"). */
+export const DEFAULT_BASELINE = 'observed';
+/** The baseline when the trace records no page placement (nothing observed to compare against). */
+export const FALLBACK_BASELINE = 'first-touch';
 
 export interface AnalyzeOptions {
   /** Machine model to replay on; default the trace's machine. A different topology re-targets. */
@@ -25,7 +28,10 @@ export interface AnalyzeOptions {
   /** Policy ids (see getPolicy) or Policy objects; default every listed policy. */
   policies?: Array<string | Policy>;
   seed?: number;
-  /** Policy the speedup is measured against (default first-touch). */
+  /**
+   * Policy the speedup is measured against. Default: `observed` (what actually ran), or
+   * `first-touch` when the trace records no page placement (defaultBaseline).
+   */
   baseline?: string;
   simulate?: SimulateWindow;
   /** See ReplayInputOptions.accessEstimate: an estimated input from page placement when the trace has no access samples. */
@@ -36,7 +42,10 @@ export interface AnalyzeOptions {
   onProgress?: ReplayProgress;
   /** See ReplayInputOptions.timeRangeUs: replay only the windows that overlap this range (µs). */
   timeRangeUs?: TimeRangeUs;
-  /** Also predict each policy's steady state and make it the headline (ReplayOptions.steadyState). */
+  /**
+   * Predict each policy's steady state and make it the headline (default true). false: the replay
+   * is the headline and steadyState is null (cheaper by the steady-state pass).
+   */
   steadyState?: boolean;
 }
 
@@ -46,44 +55,67 @@ export interface OverallMetrics {
   mcImbalancePct: number;
   interconnectUsagePct: number;
   interconnectImbalancePct: number;
-  /** Σ window predicted time, µs. */
+  /** Predicted total time, µs: Σ over windows, anchored on what actually ran (docs/engine.md, "Predicted time"). */
   predictedUs: number;
   /** Memory accesses in the replay (Σ samples × weight). */
   accesses: number;
 }
 
+/**
+ * The window-by-window replay of a policy, summarised: the transient on the way to its steady
+ * state. predictedUs is the replay's windows plus the migration time of what it moved.
+ */
+export interface ReplaySummary extends OverallMetrics {
+  /** Time to migrate migratedBytes at MIGRATION_SECONDS_PER_GB, µs (included in predictedUs). */
+  migrationUs: number;
+  /** baseline replay's predictedUs / this predictedUs (both with their migration time): a ratio of times. */
+  predictedSpeedup: number;
+  /** Pages and bytes the replay moved on the way. */
+  migratedPages: number;
+  migratedBytes: number;
+  /** First replay window from which the placement stopped changing materially (null: it had not by the end). */
+  convergedAtWindow: number | null;
+  /** Start of that window, µs from the first window's start; null with convergedAtWindow. */
+  convergedAtUs: number | null;
+}
+
+/** How the steady state was reached (docs/engine.md, "Steady state"). */
+export interface SteadyStateInfo {
+  basis: SteadyState['basis'];
+  continuationRounds: number;
+  continuationMovedPages: number;
+}
+
+/**
+ * One policy's prediction. The top-level metrics are the headline: the steady state (the policy's
+ * converged placement held over the whole recording) unless AnalyzeOptions.steadyState is false,
+ * then the replay. `transient` is the replay.
+ */
 export interface PolicyResult extends OverallMetrics {
   policy: string;
   description: string;
-  /** Time to migrate migratedBytes at MIGRATION_SECONDS_PER_GB, µs. */
-  migrationUs: number;
-  /** (baseline predictedUs + migrationUs) / (this predictedUs + migrationUs). */
+  /** baseline's headline predictedUs / this headline predictedUs (> 1 is faster): a ratio of times. */
   predictedSpeedup: number;
-  migratedPages: number;
-  migratedBytes: number;
+  /**
+   * Pages whose node (or replication) in the headline placement differs from the recorded one: what
+   * a plan from this policy moves to get there from what ran; and their bytes.
+   */
+  pagesToMove: number;
+  bytesToMove: number;
+  /** The window-by-window replay (the transient). */
+  transient: ReplaySummary;
+  /** How the steady state was reached; null when the replay is the headline. */
+  steadyState: SteadyStateInfo | null;
+  /** Per-window metrics of the headline (the steady state's windows, or the replay's). */
+  headlineWindows: WindowMetrics[];
+  /** The placement the headline holds (the steady state's, or the replay's final placement). */
+  placement: Placement;
   /** Recorded L3 misses per 1000 instructions (observed only; null for other policies or without counters). */
   l3Mpki: number | null;
   ipc: number | null;
   placementsEvaluated: number | null;
   placementsTotal: number | null;
-  /** The converged placement held over the whole recording (docs/engine.md, "Steady state"); null unless requested. */
-  steadyState: SteadyStateResult | null;
   replay: PolicyReplay;
-}
-
-/** A policy's steady-state prediction, summarised (the replay's numbers stay on PolicyResult). */
-export interface SteadyStateResult extends OverallMetrics {
-  basis: SteadyState['basis'];
-  /** baseline's steady-state predictedUs / this predictedUs (no migration: the placement is in force from the start). */
-  predictedSpeedup: number;
-  /** First replay window from which the replay's placement stopped changing materially; null = it had not by the end. */
-  convergedAtWindow: number | null;
-  /** Start of that window, µs from the first window's start; null with convergedAtWindow. */
-  convergedAtUs: number | null;
-  /** Pages the replay moved on the way (its migratedPages), and the continuation's on top. */
-  pagesMovedOnTheWay: number;
-  continuationRounds: number;
-  continuationMovedPages: number;
 }
 
 export interface AnalysisResult {
@@ -91,9 +123,17 @@ export interface AnalysisResult {
   windowMs: number;
   windowCount: number;
   seed: number;
+  /** Policy the speedups are measured against. */
   baseline: string;
-  /** Which prediction is the headline: the steady state (PolicyResult.steadyState) when requested, else the replay. */
+  /** Why the baseline is what it is when it was not asked for and is not `observed`; else null. */
+  baselineNote: string | null;
+  /** Which prediction is the headline of every PolicyResult: the steady state (default) or the replay. */
   headline: 'steady-state' | 'replay';
+  /**
+   * How long the replayed windows really lasted, µs (the recording's duration, or the time range's):
+   * the observed placement's predicted time on the recorded machine, by construction.
+   */
+  recordedUs: number;
   /** 'uniform' when the accesses are an estimate from page placement (no samples); null otherwise. */
   estimate: 'uniform' | null;
   /** 'hinting-faults' when the access samples are NUMA hinting faults (shares meaningful, rates relative); null otherwise. */
@@ -104,17 +144,24 @@ export interface AnalysisResult {
   counters: { l3Mpki: number; ipc: number } | null;
   policies: PolicyResult[];
   input: ReplayInput;
+  /** Per window: its real length / the model's time for what actually ran (the anchoring of predicted times). */
+  timeScale: Float64Array;
 }
 
-/** Accesses-weighted means of per-window metrics. */
-export function overallMetrics(windows: readonly WindowMetrics[]): OverallMetrics {
+/**
+ * Accesses-weighted means of per-window metrics. With `timeScale`, window w's predicted time counts
+ * as predictedUs × timeScale[w] (the anchoring of analyze: real window length / the model's time
+ * for what actually ran).
+ */
+export function overallMetrics(windows: readonly WindowMetrics[], timeScale?: ArrayLike<number>): OverallMetrics {
   let accesses = 0;
   let predictedUs = 0;
   const sum = { lar: 0, lat: 0, mc: 0, icu: 0, ici: 0 };
-  for (const w of windows) {
+  for (let i = 0; i < windows.length; i++) {
+    const w = windows[i]!;
     const a = w.accessesPerUs * w.predictedUs;
     accesses += a;
-    predictedUs += w.predictedUs;
+    predictedUs += w.predictedUs * (timeScale ? timeScale[i]! : 1);
     sum.lar += a * w.localAccessRatio;
     sum.lat += a * w.memoryLatencyNs;
     sum.mc += a * w.mcImbalancePct;
@@ -137,6 +184,17 @@ function resolve(policy: string | Policy): Policy {
   return typeof policy === 'string' ? getPolicy(policy) : policy;
 }
 
+/** The baseline when none is asked for: observed, or first-touch (with the reason) when the trace records no page placement. */
+export function defaultBaseline(input: ReplayInput): { id: string; note: string | null } {
+  if (input.pagesWithRecordedNode === 0) {
+    return {
+      id: FALLBACK_BASELINE,
+      note: `baseline first-touch: the trace records no page placement (no page has a recorded node), so there is no observed run to measure against`,
+    };
+  }
+  return { id: DEFAULT_BASELINE, note: null };
+}
+
 export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisResult {
   // Hinting-fault traces default to windows of several scan passes (docs/engine.md, "Windows").
   const hinting = options.windowMs === undefined ? hintingFaultStats(trace) : null;
@@ -152,10 +210,40 @@ export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisRes
   return analyzeInput(input, options);
 }
 
+/**
+ * What actually ran, replayed on the machine it ran on: the anchor of predicted times when the
+ * input is re-targeted (ReplayInput.recorded). Pages where the recording had them, threads as
+ * recorded window by window.
+ */
+function recordedRunPolicy(recorded: NonNullable<ReplayInput['recorded']>): Policy {
+  return definePolicy({
+    id: 'observed@recorded-machine',
+    description: 'The recorded placement on the recorded machine (the anchor of predicted times when re-targeted).',
+    *run(input, options) {
+      const windows: WindowMetrics[] = [];
+      const threadNodeByWindow: Int16Array[] = [];
+      for (let w = 0; w < input.windows.length; w++) {
+        const window = yield w;
+        const threadNode = recorded.observedThreadNode?.[w] ?? recorded.initial.threadNode;
+        windows.push(options.simulate(recorded.machine, window, { ...recorded.initial, threadNode }, Math.max(1, window.endUs - window.startUs), input.pageBytes));
+        threadNodeByWindow.push(threadNode);
+      }
+      return { policy: 'observed@recorded-machine', windows, threadNodeByWindow, finalPlacement: recorded.initial, migratedPages: 0, migratedBytes: 0, decisions: [], placedAtAllocation: true };
+    },
+  });
+}
+
+function pagesDiffering(a: Placement, b: Placement): number {
+  let k = 0;
+  for (let p = 0; p < a.pageNode.length; p++) if (a.pageNode[p] !== b.pageNode[p] || a.replicated[p] !== b.replicated[p]) k++;
+  return k;
+}
+
 export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): AnalysisResult {
   const seed = options.seed ?? 1;
   if (!Number.isInteger(seed)) throw new EngineError('bad-option', `seed must be an integer, got ${seed}`);
   const simulate = options.simulate ?? simulateWindow;
+  const steadyOn = options.steadyState !== false;
   let policies = (options.policies ?? listPolicies()).map(resolve);
   const notes = [...(input.notes ?? [])];
   if (input.estimate) {
@@ -173,64 +261,101 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     if (refused.length > 0) notes.push(`not replayed on an access estimate (they need measured access rates): ${refused.map((p) => p.id).join(', ')}`);
     policies = policies.filter(allowed);
   }
-  const baselineId = options.baseline ?? DEFAULT_BASELINE;
-  // One pass over the windows for every policy (and the baseline when it is not among them).
-  const baselinePolicy = policies.some((p) => p.id === baselineId) ? null : resolve(baselineId);
-  const all = baselinePolicy ? [...policies, baselinePolicy] : policies;
-  const replayed = replayAll(input, all, { seed, simulate, steadyState: options.steadyState === true }, options.onProgress);
-  const replays = new Map<string, { policy: Policy; replay: PolicyReplay }>();
-  policies.forEach((policy, k) => replays.set(policy.id, { policy, replay: replayed[k]! }));
-  const baseline = replays.get(baselineId)?.replay ?? replayed[replayed.length - 1]!;
+  const fallback = defaultBaseline(input);
+  const baselineId = options.baseline ?? fallback.id;
+  const baselineNote = options.baseline === undefined ? fallback.note : null;
+  if (baselineNote) notes.push(baselineNote);
+  // One pass over the windows for every policy, plus the baseline and the anchor (what actually
+  // ran) when they are not among them.
+  const extra: Policy[] = [];
+  if (!policies.some((p) => p.id === baselineId)) extra.push(resolve(baselineId));
+  const anchorPolicy = input.recorded ? recordedRunPolicy(input.recorded) : getPolicy('observed');
+  if (![...policies, ...extra].some((p) => p.id === anchorPolicy.id)) extra.push(anchorPolicy);
+  const all = [...policies, ...extra];
+  const replayed = replayAll(input, all, { seed, simulate, steadyState: steadyOn }, options.onProgress);
+  const replayOf = (id: string) => replayed[all.findIndex((p) => p.id === id)]!;
+
+  // Anchoring (docs/engine.md, "Predicted time"): window w of what actually ran took its real
+  // length; every placement's predicted time for w is that length × its model time / the model's
+  // time for what ran. The model's absolute scale (its sampled volumes and bandwidths) then cancels.
+  const anchorWindows = replayOf(anchorPolicy.id).windows;
+  const windowCount = input.windows.length;
+  const timeScale = new Float64Array(windowCount);
+  let recordedUs = 0;
+  for (let w = 0; w < windowCount; w++) {
+    const info = input.windows.info(w);
+    const lengthUs = Math.max(1, info.endUs - info.startUs);
+    recordedUs += lengthUs;
+    const modelUs = anchorWindows[w]!.predictedUs;
+    timeScale[w] = modelUs > 0 ? lengthUs / modelUs : 1;
+  }
   const migrationUs = (bytes: number) => (bytes / 1e9) * MIGRATION_SECONDS_PER_GB * 1e6;
-  const baselineUs = overallMetrics(baseline.windows).predictedUs + migrationUs(baseline.migratedBytes);
   const steadyOf = (r: PolicyReplay): SteadyState => r.steadyState ?? { basis: 'allocation', placement: null, windows: r.windows, convergedAtWindow: 0, continuationRounds: 0, continuationMovedPages: 0 };
-  const baselineSteadyUs = overallMetrics(steadyOf(baseline).windows).predictedUs;
-  const firstStartUs = input.windows.length > 0 ? input.windows.info(0).startUs : 0;
+  const firstStartUs = windowCount > 0 ? input.windows.info(0).startUs : 0;
+  const atUs = (at: number | null) =>
+    at === null ? null : at < windowCount ? input.windows.info(at).startUs - firstStartUs : windowCount > 0 ? input.windows.info(windowCount - 1).endUs - firstStartUs : 0;
+
+  const baseReplay = replayOf(baselineId);
+  const baseReplayUs = overallMetrics(baseReplay.windows, timeScale).predictedUs + migrationUs(baseReplay.migratedBytes);
+  const headlineWindowsOf = (r: PolicyReplay) => (steadyOn ? steadyOf(r).windows : r.windows);
+  const baseHeadlineUs = steadyOn ? overallMetrics(headlineWindowsOf(baseReplay), timeScale).predictedUs : baseReplayUs;
 
   const c = input.counters;
   const counters = c && c.instructions > 0 && c.cycles > 0 ? { l3Mpki: (c.l3Misses / c.instructions) * 1000, ipc: c.instructions / c.cycles } : null;
-  const results: PolicyResult[] = [];
-  for (const { policy, replay } of replays.values()) {
-    const overall = overallMetrics(replay.windows);
+  const results: PolicyResult[] = policies.map((policy, k) => {
+    const replay = replayed[k]!;
+    const overall = overallMetrics(replay.windows, timeScale);
     const mUs = migrationUs(replay.migratedBytes);
-    results.push({
-      policy: replay.policy,
-      description: policy.description,
+    const st = steadyOf(replay);
+    // The replay's predicted time includes its migrations: its speedup is then a ratio of its times.
+    const transient: ReplaySummary = {
       ...overall,
+      predictedUs: overall.predictedUs + mUs,
       migrationUs: mUs,
-      predictedSpeedup: baselineUs / (overall.predictedUs + mUs),
+      predictedSpeedup: baseReplayUs / (overall.predictedUs + mUs),
       migratedPages: replay.migratedPages,
       migratedBytes: replay.migratedBytes,
+      convergedAtWindow: st.convergedAtWindow,
+      convergedAtUs: atUs(st.convergedAtWindow),
+    };
+    const headlineWindows = headlineWindowsOf(replay);
+    const head = steadyOn ? overallMetrics(headlineWindows, timeScale) : transient;
+    const headUs = head.predictedUs;
+    const placement = (steadyOn ? st.placement : null) ?? replay.finalPlacement;
+    const pagesToMove = pagesDiffering(placement, input.initial);
+    return {
+      policy: replay.policy,
+      description: policy.description,
+      localAccessRatio: head.localAccessRatio,
+      memoryLatencyNs: head.memoryLatencyNs,
+      mcImbalancePct: head.mcImbalancePct,
+      interconnectUsagePct: head.interconnectUsagePct,
+      interconnectImbalancePct: head.interconnectImbalancePct,
+      predictedUs: headUs,
+      accesses: head.accesses,
+      predictedSpeedup: headUs > 0 ? baseHeadlineUs / headUs : 1,
+      pagesToMove,
+      bytesToMove: pagesToMove * input.pageBytes,
+      transient,
+      steadyState: steadyOn ? { basis: st.basis, continuationRounds: st.continuationRounds, continuationMovedPages: st.continuationMovedPages } : null,
+      headlineWindows,
+      placement,
       l3Mpki: replay.policy === 'observed' ? (counters?.l3Mpki ?? null) : null,
       ipc: replay.policy === 'observed' ? (counters?.ipc ?? null) : null,
       placementsEvaluated: replay.placementsEvaluated ?? null,
       placementsTotal: replay.placementsTotal ?? null,
-      steadyState: (() => {
-        if (!options.steadyState) return null;
-        const st = steadyOf(replay);
-        const m = overallMetrics(st.windows);
-        const at = st.convergedAtWindow;
-        return {
-          basis: st.basis,
-          ...m,
-          predictedSpeedup: m.predictedUs > 0 ? baselineSteadyUs / m.predictedUs : 1,
-          convergedAtWindow: at,
-          convergedAtUs: at === null ? null : at < input.windows.length ? input.windows.info(at).startUs - firstStartUs : input.windows.length > 0 ? input.windows.info(input.windows.length - 1).endUs - firstStartUs : 0,
-          pagesMovedOnTheWay: replay.migratedPages,
-          continuationRounds: st.continuationRounds,
-          continuationMovedPages: st.continuationMovedPages,
-        };
-      })(),
       replay,
-    });
-  }
+    };
+  });
   return {
     machine: { name: input.machine.name, source: input.machine.source, nodeCount: input.machine.nodeCount },
     windowMs: input.windowUs / 1000,
-    windowCount: input.windows.length,
+    windowCount,
     seed,
     baseline: baselineId,
-    headline: options.steadyState ? 'steady-state' : 'replay',
+    baselineNote,
+    headline: steadyOn ? 'steady-state' : 'replay',
+    recordedUs,
     estimate: input.estimate ?? null,
     accessSource: input.accessSource ?? null,
     timeRange: input.timeRange ?? null,
@@ -238,13 +363,19 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     counters,
     policies: results,
     input,
+    timeScale,
   };
+}
+
+/** Predicted time of each window of `windows` (a replay's or a steady state's), anchored as the totals are (µs). */
+export function windowPredictedUs(result: AnalysisResult, windows: readonly WindowMetrics[]): number[] {
+  return windows.map((w, i) => w.predictedUs * (result.timeScale[i] ?? 1));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Plain-JSON views (what the CLI prints; docs/engine.md lists every key)
 
-/** The overall scalar metrics of one policy, shared by the CLI's JSON and the app's views. */
+/** The headline metrics of one policy and its replay (the transient), shared by the CLI's JSON and the app's views. */
 export function policySummary(r: PolicyResult) {
   return {
     policy: r.policy,
@@ -255,52 +386,42 @@ export function policySummary(r: PolicyResult) {
     interconnectUsagePct: r.interconnectUsagePct,
     interconnectImbalancePct: r.interconnectImbalancePct,
     predictedUs: r.predictedUs,
-    migrationUs: r.migrationUs,
     predictedSpeedup: r.predictedSpeedup,
-    migratedPages: r.migratedPages,
-    migratedBytes: r.migratedBytes,
+    accesses: r.accesses,
+    pagesToMove: r.pagesToMove,
+    bytesToMove: r.bytesToMove,
     l3Mpki: r.l3Mpki,
     ipc: r.ipc,
+    placementsEvaluated: r.placementsEvaluated,
+    placementsTotal: r.placementsTotal,
+    steadyState: r.steadyState ? { ...r.steadyState } : null,
+    replay: replaySummaryJson(r.transient),
     decisionCount: r.replay.decisions.length,
   };
 }
 
-/** The steady-state headline of one policy as plain JSON (docs/engine.md lists every key). */
-export function steadyStateJson(r: PolicyResult) {
-  const s = r.steadyState;
-  if (!s) return null;
+/** The replay (transient) of one policy as plain JSON (docs/engine.md lists every key). */
+export function replaySummaryJson(t: ReplaySummary) {
   return {
-    basis: s.basis,
-    localAccessRatio: s.localAccessRatio,
-    memoryLatencyNs: s.memoryLatencyNs,
-    mcImbalancePct: s.mcImbalancePct,
-    interconnectUsagePct: s.interconnectUsagePct,
-    interconnectImbalancePct: s.interconnectImbalancePct,
-    predictedUs: s.predictedUs,
-    predictedSpeedup: s.predictedSpeedup,
-    accesses: s.accesses,
-    convergedAtWindow: s.convergedAtWindow,
-    convergedAtUs: s.convergedAtUs,
-    pagesMovedOnTheWay: s.pagesMovedOnTheWay,
-    continuationRounds: s.continuationRounds,
-    continuationMovedPages: s.continuationMovedPages,
+    localAccessRatio: t.localAccessRatio,
+    memoryLatencyNs: t.memoryLatencyNs,
+    mcImbalancePct: t.mcImbalancePct,
+    interconnectUsagePct: t.interconnectUsagePct,
+    interconnectImbalancePct: t.interconnectImbalancePct,
+    predictedUs: t.predictedUs,
+    migrationUs: t.migrationUs,
+    predictedSpeedup: t.predictedSpeedup,
+    migratedPages: t.migratedPages,
+    migratedBytes: t.migratedBytes,
+    convergedAtWindow: t.convergedAtWindow,
+    convergedAtUs: t.convergedAtUs,
   };
 }
 
-export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
-  // Key order as docs/engine.md lists them: accesses after the speedup, AsymSched's counts before decisionCount.
-  const { migratedPages, migratedBytes, l3Mpki, ipc, decisionCount, ...head } = policySummary(r);
+export function policyResultJson(r: PolicyResult, result: AnalysisResult, maxDecisions = 50) {
+  const times = windowPredictedUs(result, r.replay.windows);
   return {
-    ...head,
-    accesses: r.accesses,
-    migratedPages,
-    migratedBytes,
-    l3Mpki,
-    ipc,
-    placementsEvaluated: r.placementsEvaluated,
-    placementsTotal: r.placementsTotal,
-    steadyState: steadyStateJson(r),
-    decisionCount,
+    ...policySummary(r),
     decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
       window: d.window,
       kind: d.kind,
@@ -311,7 +432,7 @@ export function policyResultJson(r: PolicyResult, maxDecisions = 50) {
     })),
     windows: r.replay.windows.map((w, index) => ({
       index,
-      predictedUs: w.predictedUs,
+      predictedUs: times[index]!,
       localAccessRatio: w.localAccessRatio,
       memoryLatencyNs: w.memoryLatencyNs,
       mcImbalancePct: w.mcImbalancePct,
@@ -331,14 +452,16 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
     windowCount: result.windowCount,
     seed: result.seed,
     baseline: result.baseline,
+    baselineNote: result.baselineNote,
     headline: result.headline,
+    recordedUs: result.recordedUs,
     estimate: result.estimate,
     accessSource: result.accessSource,
     timeRange: result.timeRange,
     notes: result.notes,
     nodes: nodeLoads(result),
     counters: result.counters,
-    policies: result.policies.map((p) => policyResultJson(p)),
+    policies: result.policies.map((p) => policyResultJson(p, result)),
   };
 }
 

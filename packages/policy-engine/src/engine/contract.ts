@@ -98,7 +98,22 @@ export interface WindowSource extends Iterable<AccessWindow> {
   readonly length: number;
   info(index: number): WindowInfo;
   get(index: number): AccessWindow;
+  /**
+   * Optional: for each placement, window `index`'s accesses by (accessing node, serving node), loads
+   * and stores apart (what simulate.ts's accessMatrix gives from the built window), summed straight
+   * from the trace's rows without building the window. The steady-state pass uses it
+   * (engine/steady.ts).
+   */
+  accessMatrices?(index: number, placements: readonly Placement[], nodeCount: number): Array<{ loads: Float64Array; stores: Float64Array }>;
+  /**
+   * Optional: window `index`'s timing fields (as on the built window), remembered once the window
+   * has been built, so that passes using accessMatrices need not build it again.
+   */
+  timing?(index: number): WindowTiming;
 }
+
+/** The fields of a window the simulator needs besides its accesses. */
+export type WindowTiming = Pick<AccessWindow, 'idleUs' | 'stallShare' | 'accessScale'>;
 
 /** A WindowSource over windows already in memory. */
 export function windowsOf(windows: readonly AccessWindow[]): WindowSource {
@@ -154,6 +169,17 @@ export interface ReplayInput {
    * startUs–endUs is the span the kept windows cover, requested* the range asked for (µs).
    */
   timeRange?: ReplayTimeRange;
+  /**
+   * Pages whose node the trace records (pages.node); the others were placed by fallback (first
+   * toucher's node). 0 means the trace has no observed page placement: the default baseline is then
+   * first-touch (analyze.ts, "Baselines"). Undefined for hand-built inputs (counted as recorded).
+   */
+  pagesWithRecordedNode?: number;
+  /**
+   * Set by retarget(): the recording's own machine and placement, so that predicted times stay
+   * anchored on what actually ran on the recorded machine (analyze.ts, "Anchoring").
+   */
+  recorded?: { machine: MachineModel; initial: Placement; observedThreadNode?: Int16Array[] };
 }
 
 export interface ReplayTimeRange {
@@ -278,8 +304,8 @@ export interface ReplayOptions {
   seed: number;
   simulate: SimulateWindow;
   /**
-   * Also compute each replay's steady state (engine/steady.ts; one more pass, about +45 % time at
-   * 10M samples today). Off by default until the app shows it as its headline (issue #12).
+   * Also compute each replay's steady state (engine/steady.ts). analyze() asks for it by default
+   * (it is the headline); replayAll and Policy.replay compute it only when this is true.
    */
   steadyState?: boolean;
 }

@@ -48,6 +48,8 @@ export function retarget(input: ReplayInput, targetMachine: MachineModel, rule: 
       replicated: input.initial.replicated.slice(),
     },
     observedThreadNode: input.observedThreadNode?.map(remap),
+    // What actually ran, on the machine it ran on: predicted times stay anchored on it (analyze.ts).
+    recorded: input.recorded ?? { machine: input.machine, initial: input.initial, observedThreadNode: input.observedThreadNode },
     notes: [
       ...(input.notes ?? []),
       `re-targeted from "${input.machine.name}" (${input.machine.nodeCount} nodes) onto "${targetMachine.name}" (${targetMachine.nodeCount} nodes) by rule ${rule}: node ${mapping}`,

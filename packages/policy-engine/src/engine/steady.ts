@@ -13,9 +13,15 @@
  *   the last one's placement, until one changes nothing material, at most CONTINUATION_MAX_ROUNDS.
  *   Deterministic: every round runs with the replay's seed.
  * - Then one simulation pass over the recording's windows with every policy's held placement.
+ *   When the held placement is the policy's last placement in the replay pass (engine/run.ts,
+ *   FinalRun), the windows since the policy settled on it take the replay's metrics. Only the
+ *   other windows are simulated; with the default simulator their access matrices are summed
+ *   straight from the trace's rows (WindowSource.accessMatrices), without building the window.
  */
-import { windowLengthUs } from '../policies/common.js';
-import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, ReplayOptions, SteadyState, WindowMetrics, WindowSource } from './contract.js';
+import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, ReplayOptions, SteadyState, WindowMetrics, WindowSource, WindowTiming } from './contract.js';
+import type { FinalRun } from './run.js';
+import { samePlacement } from './run.js';
+import { MEMORY_STALL_SHARE, simulateMatrix, simulateWindow } from './simulate.js';
 
 /** Pages moved after a window, as a share of the pages, below which the placement counts as converged. */
 export const CONVERGED_MOVE_SHARE = 0.01;
@@ -147,6 +153,7 @@ export function steadyStates(
   replays: readonly PolicyReplay[],
   options: ReplayOptions,
   replayOnly: (input: ReplayInput, policy: Policy, options: ReplayOptions) => PolicyReplay,
+  finalRuns?: ReadonlyArray<FinalRun | null>,
 ): SteadyState[] {
   const windowCount = input.windows.length;
   const out: Array<SteadyState | null> = [];
@@ -170,10 +177,43 @@ export function steadyStates(
     pending.push({ k, held, converged: held.basis === 'continued' ? null : convergedAtWindow(replay, windowCount, input.pageCount), windows: [] });
   });
   if (pending.length > 0) {
+    // The replay's metrics for the held placement, where the policy's final run had it.
+    const known = pending.map((p) => {
+      const run = finalRuns?.[p.k];
+      return run && run.machine === input.machine && samePlacement(run.placement, p.held.placement) ? run.byWindow : null;
+    });
+    // Summing matrices from the rows is exact for the default simulator only (accessMatrix + simulateMatrix).
+    const fromRows = options.simulate === simulateWindow && input.windows.accessMatrices !== undefined && input.windows.timing !== undefined;
     for (let w = 0; w < windowCount; w++) {
-      const window = input.windows.get(w);
-      const lengthUs = windowLengthUs(window);
-      for (const p of pending) p.windows.push(options.simulate(input.machine, window, p.held.placement, lengthUs, input.pageBytes));
+      const info = input.windows.info(w);
+      // The window's timing (observed → idle length, stall share, access scale: engine/windows.ts)
+      // is known without building it once the replay pass has built it.
+      const built = fromRows ? null : input.windows.get(w);
+      const timing: WindowTiming = built ?? input.windows.timing!(w);
+      const lengthUs = timing.idleUs ?? Math.max(1, info.endUs - info.startUs);
+      const misses: number[] = [];
+      pending.forEach((p, i) => {
+        const seen = known[i]?.get(w);
+        if (seen && seen.windowUs === lengthUs) p.windows[w] = seen.metrics;
+        else misses.push(i);
+      });
+      if (misses.length === 0) continue;
+      if (fromRows) {
+        const matrices = input.windows.accessMatrices!(w, misses.map((i) => pending[i]!.held.placement), input.machine.nodeCount);
+        misses.forEach(
+          (i, j) =>
+            (pending[i]!.windows[w] = simulateMatrix(
+              input.machine,
+              matrices[j]!.loads,
+              matrices[j]!.stores,
+              lengthUs,
+              timing.stallShare ?? MEMORY_STALL_SHARE,
+              timing.accessScale ?? 1,
+            )),
+        );
+      } else {
+        for (const i of misses) pending[i]!.windows[w] = options.simulate(input.machine, built!, pending[i]!.held.placement, lengthUs, input.pageBytes);
+      }
     }
   }
   for (const p of pending) {

@@ -21,7 +21,7 @@
  * (ReplayInputOptions.cacheEntries). A trace whose rows are not in time order also keeps one
  * 4-byte row index per access sample.
  */
-import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource } from './contract.js';
+import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource, type WindowTiming } from './contract.js';
 import { EngineError } from './errors.js';
 import { machineModel, nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
@@ -298,6 +298,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   // Each window, once built, gets its observed → idle timing (observedTiming, below): it needs the
   // observed placement, which is known by the time the first window is asked for.
   let timing: ((win: AccessWindow) => AccessWindow) | null = null;
+  const matrices = matrixScanner({ store: STORE, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread: sThread, page: sPage, weight, rowBound, order, windowStart });
   let windows: WindowSource = new TraceWindows(
     infos,
     (w) => {
@@ -305,6 +306,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       return timing ? timing(win) : win;
     },
     options.cacheEntries ?? WINDOW_CACHE_ENTRIES,
+    matrices,
   );
   if (estimated) {
     if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
@@ -417,12 +419,14 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   const firstTouchThread = new Int32Array(pageCount);
   let pagesFromThread = 0;
   let pagesDefaulted = 0;
+  let pagesRecorded = 0;
   for (let p = 0; p < pageCount; p++) {
     const owner = pFtThread[p]! >= 0 ? pFtThread[p]! : faultThread[p]! >= 0 ? faultThread[p]! : pageFirstThread[p]!;
     firstTouchThread[p] = owner;
     const byId = pNode[p]! >= 0 ? nodeIndexOfId.get(pNode[p]!) : undefined;
     if (byId !== undefined) {
       pageNode[p] = byId;
+      pagesRecorded++;
       continue;
     }
     const cpu = pFtCpu[p]! >= 0 ? pFtCpu[p]! : faultCpu[p]!;
@@ -485,6 +489,7 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     threadTid: tids,
     observedThreadNode,
     notes,
+    pagesWithRecordedNode: pagesRecorded,
   };
   return options.timeRangeUs ? restrictToTimeRange(whole, options.timeRangeUs) : whole;
 }
@@ -528,6 +533,7 @@ export function restrictToTimeRange(input: ReplayInput, range: TimeRangeUs): Rep
       if (!(i >= 0 && i < count)) throw new RangeError(`window ${i} out of range 0..${count - 1}`);
       return { ...all.get(first + i), index: i };
     },
+    ...(all.accessMatrices ? { accessMatrices: (i: number, placements: readonly Placement[], n: number) => all.accessMatrices!(first + i, placements, n) } : {}),
     *[Symbol.iterator]() {
       for (let i = 0; i < count; i++) yield this.get(i);
     },
@@ -636,13 +642,39 @@ export class TraceWindows implements WindowSource {
   readonly length: number;
   built = 0;
   private readonly cache = new Map<number, AccessWindow>();
+  private readonly timings: Array<WindowTiming | undefined>;
   private cachedEntries = 0;
   constructor(
     private readonly infos: readonly WindowInfo[],
     private readonly build: (index: number) => AccessWindow,
     private readonly cacheEntries: number,
+    private readonly matrices?: (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }>,
   ) {
     this.length = infos.length;
+    this.timings = new Array<WindowTiming | undefined>(infos.length);
+  }
+  timing(index: number): WindowTiming {
+    return this.timings[index] ?? this.get(index);
+  }
+  accessMatrices(index: number, placements: readonly Placement[], nodeCount: number): Array<{ loads: Float64Array; stores: Float64Array }> {
+    this.info(index);
+    if (!this.matrices) {
+      // Without a row scanner: from the built window, as accessMatrix does.
+      const w = this.get(index);
+      return placements.map((pl) => {
+        const loads = new Float64Array(nodeCount * nodeCount);
+        const stores = new Float64Array(nodeCount * nodeCount);
+        for (let k = 0; k < w.page.length; k++) {
+          const c = pl.threadNode[w.thread[k]!]!;
+          const p = w.page[k]!;
+          const home = pl.pageNode[p]!;
+          if (w.loads[k]! > 0) loads[c * nodeCount + (pl.replicated[p] ? c : home)]! += w.loads[k]!;
+          if (w.stores[k]! > 0) stores[c * nodeCount + home]! += w.stores[k]!;
+        }
+        return { loads, stores };
+      });
+    }
+    return this.matrices(index, placements, nodeCount);
   }
   info(index: number): WindowInfo {
     const info = this.infos[index];
@@ -655,6 +687,7 @@ export class TraceWindows implements WindowSource {
     this.info(index);
     const window = this.build(index);
     this.built++;
+    this.timings[index] = { idleUs: window.idleUs, stallShare: window.stallShare, accessScale: window.accessScale };
     if (this.cachedEntries + window.page.length <= this.cacheEntries) {
       this.cache.set(index, window);
       this.cachedEntries += window.page.length;
@@ -804,6 +837,54 @@ function windowAggregator(src: {
       else loads[k]! += value[r]!;
     }
     return win;
+  };
+}
+
+/**
+ * Access matrices of one window under several placements, summed from the window's rows in one
+ * pass (no sort, no window entries): for each counted row, its weight goes to (thread's node,
+ * serving node) of every placement. Weights are integers, so the sums equal accessMatrix's over
+ * the built window exactly (float64 adds integers below 2^53 without rounding).
+ */
+function matrixScanner(src: {
+  store: number;
+  counted: Uint8Array;
+  dsCount: number;
+  opCodes: ArrayLike<number>;
+  dsCodes: ArrayLike<number>;
+  evCodes: ArrayLike<number>;
+  skipEv: number;
+  thread: Uint32Array;
+  page: Int32Array;
+  weight: Uint32Array;
+  rowBound: Int32Array | null;
+  order: Int32Array | null;
+  windowStart: Int32Array;
+}): (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }> {
+  const { store, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart } = src;
+  return (w, placements, n) => {
+    const out = placements.map(() => ({ loads: new Float64Array(n * n), stores: new Float64Array(n * n) }));
+    const K = placements.length;
+    const row = (i: number): void => {
+      const p = page[i]!;
+      const t = thread[i]!;
+      const wg = weight[i]! > 0 ? weight[i]! : 1;
+      const isStore = opCodes[i] === store;
+      for (let k = 0; k < K; k++) {
+        const pl = placements[k]!;
+        const c = pl.threadNode[t]!;
+        const home = pl.pageNode[p]!;
+        if (isStore) out[k]!.stores[c * n + home]! += wg;
+        else out[k]!.loads[c * n + (pl.replicated[p] ? c : home)]! += wg;
+      }
+    };
+    if (rowBound) {
+      const end = rowBound[w + 1]!;
+      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) row(i);
+    } else {
+      for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) row(order![k]!);
+    }
+    return out;
   };
 }
 

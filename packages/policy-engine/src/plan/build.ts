@@ -1,5 +1,5 @@
 /**
- * A replay's final placement → a plan (docs/plan-format.md) for the recorded process.
+ * A replay's final placement (or the placement given: a policy's steady state) → a plan (docs/plan-format.md) for the recorded process.
  *
  * Pages: every page row with an address gets the replay's final node; rows are walked in address
  * order and cut into contiguous stretches (next address = this address + page size). In a stretch,
@@ -12,7 +12,7 @@
  * Threads: a thread whose final node differs from its last observed node (thread_placements,
  * else the replay's first window) is pinned to its final node.
  */
-import type { PolicyReplay } from '../engine/contract.js';
+import type { Placement, PolicyReplay } from '../engine/contract.js';
 import { numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, validatePlan, type Plan, type PlanPageRange, type PlanThreadPin } from './schema.js';
@@ -30,6 +30,13 @@ export interface BuildPlanOptions {
   summary?: string;
   /** Reason text per page range / thread; default: from the replay's policy id. */
   reason?: string;
+  /**
+   * The placement the plan reaches, instead of the replay's final one: analyze's PolicyResult.placement,
+   * the steady-state (converged) placement of the policy, which is what its headline predicts.
+   */
+  placement?: Placement;
+  /** Words for that placement in the default reason (e.g. "steady-state placement"). */
+  placementLabel?: string;
 }
 
 export class PlanBuildError extends Error {
@@ -45,14 +52,14 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   const { manifest, tables } = trace;
   if (!manifest.process) throw new PlanBuildError('the trace records no process (manifest.process is null): a plan needs a pid to target');
   const nodeIds = manifest.machine.nodes.map((n) => n.id);
-  const final = replay.finalPlacement;
+  const final = options.placement ?? replay.finalPlacement;
   if (final.pageNode.length !== tables.pages.numRows) {
     throw new PlanBuildError(`the replay has ${final.pageNode.length} pages, the trace's pages table ${tables.pages.numRows}: replay this trace, on its own machine`);
   }
   const address = numericColumn<BigUint64Array>(tables.pages, 'address');
   const current = numericColumn<Int8Array>(tables.pages, 'node');
   const pageSize = numericColumn<Uint32Array>(tables.pages, 'page_size');
-  const reason = options.reason ?? `final placement of the ${replay.policy} replay`;
+  const reason = options.reason ?? `${options.placementLabel ?? 'final placement'} of the ${replay.policy} replay`;
 
   // Pages in address order (replicated pages left out).
   const order: number[] = [];

@@ -1,12 +1,15 @@
 /**
- * Recommendations from replays (DESIGN.md §7): each an action with its predicted gain (speedup,
- * memory latency before and after), its cost (pages, bytes, seconds at MIGRATION_GBPS) and a
+ * Recommendations from analyze's predictions (DESIGN.md §7): each an action with its predicted
+ * gain (the policy's headline speedup, memory latency and local share before and after: the same
+ * numbers the policy shows everywhere else), its cost (pages, bytes, seconds at MIGRATION_GBPS) and a
  * confidence that says how measured the inputs are. Actions: move page ranges to a node,
  * interleave ranges over nodes, pin a thread group to nodes, a numactl launch line, or a code
  * change (per-node copies, block-wise split with parallel first touch). Plans (src/plan/) are the
  * machine-applicable subset: kinds `move-ranges`, `interleave-ranges` and `pin-threads`.
  */
-import type { Decision, PolicyReplay, ReplayInput, WindowMetrics } from '../engine/contract.js';
+import type { Decision, ReplayInput } from '../engine/contract.js';
+import type { PolicyResult } from '../engine/analyze.js';
+import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
 
 /**
  * Migration rate used for costs, GB/s (1e9 bytes/s): 1 / 0.3 s per GB, the rate AsymSched's
@@ -51,24 +54,12 @@ export interface RecommendContext {
   synthetic?: boolean;
 }
 
-function totals(windows: WindowMetrics[]): { us: number; latency: number; lar: number } {
-  let us = 0;
-  let latency = 0;
-  let lar = 0;
-  for (const w of windows) {
-    us += w.predictedUs;
-    latency += w.memoryLatencyNs * w.predictedUs;
-    lar += w.localAccessRatio * w.predictedUs;
-  }
-  return { us, latency: us > 0 ? latency / us : 0, lar: us > 0 ? lar / us : 0 };
-}
-
 /** How much the inputs are measured, 0..1, with the reasons that lowered it. */
 export function confidenceOf(input: ReplayInput, context: RecommendContext): Recommendation['confidence'] {
   let score = 1;
   const reasons: string[] = [];
   let samples = 0;
-  for (const w of input.windows) samples += w.sampleCount;
+  for (let w = 0; w < input.windows.length; w++) samples += input.windows.info(w).sampleCount;
   if (samples < 1_000) {
     score *= 0.4;
     reasons.push(`only ${samples} access samples`);
@@ -99,20 +90,28 @@ export function confidenceOf(input: ReplayInput, context: RecommendContext): Rec
   return { level, score: Math.round(score * 100) / 100, reasons };
 }
 
-function pagesOf(decisions: Decision[]): Int32Array {
-  const set = new Set<number>();
-  for (const d of decisions) if (d.pageIndices) for (const p of d.pageIndices) set.add(p);
-  return Int32Array.from([...set].sort((a, b) => a - b));
-}
-
 const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
 
+function pagesOf(decisions: Decision[]): Set<number> {
+  const set = new Set<number>();
+  for (const d of decisions) if (d.pageIndices) for (const p of d.pageIndices) set.add(p);
+  return set;
+}
+
 /**
- * Recommendations from a baseline replay (what the program does now: observed or first-touch)
- * and the other policies' replays of the same input, best predicted speedup first.
+ * What a recommendation is made from: a policy's prediction (analyze's PolicyResult). Its
+ * headline numbers (steady state by default) are the gain, and its headline placement is what the
+ * action reaches, so the numbers in a recommendation are the ones shown for the policy elsewhere.
  */
-export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: PolicyReplay[], context: RecommendContext): Recommendation[] {
-  const base = totals(baseline.windows);
+export type RecommendSubject = Pick<PolicyResult, 'policy' | 'replay' | 'placement' | 'predictedSpeedup' | 'memoryLatencyNs' | 'localAccessRatio'>;
+
+/**
+ * Recommendations from the baseline's prediction (what runs now: observed, or first-touch) and the
+ * other policies' predictions of the same input (analyze's results), best predicted speedup first.
+ * Speedups are the results' own (baseline time / policy time); an action moves the pages and
+ * threads whose place in the policy's headline placement differs from the recording's.
+ */
+export function recommend(input: ReplayInput, baseline: RecommendSubject, results: readonly RecommendSubject[], context: RecommendContext): Recommendation[] {
   const confidence = confidenceOf(input, context);
   const out: Recommendation[] = [];
   const pageBytes = input.pageBytes;
@@ -124,21 +123,24 @@ export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: P
     threads,
   });
   const command = (context.command && context.command.length > 0 ? context.command : ['./app']).join(' ');
+  const start = input.initial;
 
-  for (const replay of replays) {
-    if (replay === baseline) continue;
-    const after = totals(replay.windows);
-    const speedup = after.us > 0 ? base.us / after.us : 1;
+  for (const r of results) {
+    if (r === baseline || r.policy === baseline.policy) continue;
+    // The result's speedup is against the analysis baseline; re-based when `baseline` is another policy.
+    const speedup = baseline.predictedSpeedup > 0 ? r.predictedSpeedup / baseline.predictedSpeedup : r.predictedSpeedup;
     if (!(speedup >= MIN_SPEEDUP)) continue;
     const gain: Recommendation['gain'] = {
       speedup,
-      latencyNsBefore: base.latency,
-      latencyNsAfter: after.latency,
-      localAccessRatioBefore: base.lar,
-      localAccessRatioAfter: after.lar,
+      latencyNsBefore: baseline.memoryLatencyNs,
+      latencyNsAfter: r.memoryLatencyNs,
+      localAccessRatioBefore: baseline.localAccessRatio,
+      localAccessRatioAfter: r.localAccessRatio,
     };
-    const words = `predicted ${speedup.toFixed(2)}× (memory latency ${base.latency.toFixed(0)} → ${after.latency.toFixed(0)} ns, local ${pct(base.lar)} → ${pct(after.lar)})`;
+    const words = `predicted ${formatSpeedup(speedup)} vs ${baseline.policy} (memory latency ${formatLatencyNs(baseline.memoryLatencyNs)} → ${formatLatencyNs(r.memoryLatencyNs)}, local ${formatShare(baseline.localAccessRatio)} → ${formatShare(r.localAccessRatio)})`;
+    const replay = r.replay;
     const byKind = (kind: Decision['kind']) => replay.decisions.filter((d) => d.kind === kind);
+    const place = r.placement;
 
     if (replay.policy === 'interleave') {
       out.push({
@@ -153,25 +155,32 @@ export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: P
         planable: false,
       });
     }
-    const interleaved = pagesOf(byKind('interleave'));
-    const moved = pagesOf(byKind('migrate'));
-    const replicated = pagesOf(byKind('replicate'));
-    const pins = byKind('pin-threads');
-    if (interleaved.length > 0 || (replay.policy === 'interleave' && replay.migratedPages > 0)) {
+    // Pages the headline placement has elsewhere than the recording: replicated, interleaved (as the
+    // replay's interleave decisions, or every page of an interleave policy), else moved.
+    const interleavedByDecision = pagesOf(byKind('interleave'));
+    const interleavePolicy = replay.policy.startsWith('interleave');
+    const interleaved: number[] = [];
+    const moved: number[] = [];
+    const replicated: number[] = [];
+    for (let p = 0; p < input.pageCount; p++) {
+      if (place.replicated[p] && !start.replicated[p]) replicated.push(p);
+      else if (place.pageNode[p] !== start.pageNode[p]) (interleavePolicy || interleavedByDecision.has(p) ? interleaved : moved).push(p);
+    }
+    if (interleaved.length > 0) {
       out.push({
         id: `${replay.policy}:interleave`,
         kind: 'interleave-ranges',
         policy: replay.policy,
-        title: `interleave ${interleaved.length || replay.migratedPages} hot pages over the nodes as ${replay.policy} does: ${words}`,
+        title: `interleave ${interleaved.length} pages over the nodes as ${replay.policy} does: ${words}`,
         gain,
-        cost: cost(interleaved.length || replay.migratedPages),
+        cost: cost(interleaved.length),
         confidence,
-        pageIndices: interleaved,
+        pageIndices: Int32Array.from(interleaved),
         planable: true,
       });
     }
     if (moved.length > 0) {
-      const toNodes = [...new Set(byKind('migrate').flatMap((d) => d.toNodes ?? []))].sort((a, b) => a - b);
+      const toNodes = [...new Set(moved.map((p) => place.pageNode[p]!))].sort((a, b) => a - b);
       out.push({
         id: `${replay.policy}:move`,
         kind: 'move-ranges',
@@ -180,21 +189,22 @@ export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: P
         gain,
         cost: cost(moved.length),
         confidence,
-        pageIndices: moved,
+        pageIndices: Int32Array.from(moved),
         toNodes,
         planable: true,
       });
     }
-    if (pins.length > 0) {
-      const threads = [...new Set(pins.flatMap((d) => d.threads ?? []))].sort((a, b) => a - b);
-      const toNodes = [...new Set(pins.flatMap((d) => d.toNodes ?? []))].sort((a, b) => a - b);
+    const pinned = new Set(byKind('pin-threads').flatMap((d) => d.threads ?? []));
+    const threads = [...pinned].filter((t) => place.threadNode[t] !== start.threadNode[t]).sort((a, b) => a - b);
+    if (threads.length > 0) {
+      const toNodes = [...new Set(threads.map((t) => place.threadNode[t]!))].sort((a, b) => a - b);
       out.push({
         id: `${replay.policy}:pin`,
         kind: 'pin-threads',
         policy: replay.policy,
         title: `pin threads ${threads.join(',')} to nodes ${toNodes.map((x) => input.machine.nodeIds[x]).join(',')} as ${replay.policy} does: ${words}`,
         gain,
-        cost: cost(replay.migratedPages, threads.length),
+        cost: cost(0, threads.length),
         confidence,
         threads,
         toNodes,
@@ -210,7 +220,7 @@ export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: P
         gain,
         cost: cost(replicated.length),
         confidence,
-        pageIndices: replicated,
+        pageIndices: Int32Array.from(replicated),
         codeChange: 'per-node-copies',
         planable: false,
       });
@@ -225,7 +235,7 @@ export function recommend(input: ReplayInput, baseline: PolicyReplay, replays: P
       kind: 'code-change',
       policy: baseline.policy,
       title: `${owned.pages.length} pages are each used by one thread (≥ ${pct(OWNER_SHARE)} of their accesses) but live on another node: split the data block-wise by thread and let each thread first-touch its block`,
-      gain: { speedup: 1, latencyNsBefore: base.latency, latencyNsAfter: base.latency, localAccessRatioBefore: base.lar, localAccessRatioAfter: base.lar },
+      gain: { speedup: 1, latencyNsBefore: baseline.memoryLatencyNs, latencyNsAfter: baseline.memoryLatencyNs, localAccessRatioBefore: baseline.localAccessRatio, localAccessRatioAfter: baseline.localAccessRatio },
       cost: cost(0),
       confidence,
       pageIndices: Int32Array.from(owned.pages),

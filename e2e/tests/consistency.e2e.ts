@@ -1,0 +1,138 @@
+/**
+ * One number, one source: on a recording (the 4-node guest, NUMA hinting faults) and on a
+ * synthetic trace, every figure the engine views show more than once reads the same wherever it
+ * appears. Parsed from the DOM's text (what a reader sees), not from data attributes:
+ * - the metric cards of each policy (Traffic per policy),
+ * - the recommendation texts (Traffic's top recommendations and the Recommendations table):
+ *   speedup, memory latency and local share before (the baseline's cards) and after (the policy's),
+ * - the Compare columns: cards, speedup against the first column (the baseline), the speedup row
+ *   (a ratio, never a difference of two), predicted times next to the recording's real duration.
+ * Directions only, no figures of today's traffic model: the model is being calibrated.
+ */
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { idleState } from '../fixtures/app.js';
+
+const TRACES = ['recorded-guest-hinting-4nodes.numascope', 'streamcluster-hotspot.numascope'];
+const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
+const CARDS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs', 'predictedSpeedup'] as const;
+type Cards = Record<(typeof CARDS)[number], string>;
+
+const text = async (l: Locator): Promise<string> => ((await l.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+
+/** "1.82 s", "450 ms", "950 µs" → µs. */
+function timeUs(t: string): number {
+  const m = /^([\d.]+) (s|ms|µs)$/.exec(t);
+  if (!m) throw new Error(`not a time: "${t}"`);
+  return Number(m[1]) * (m[2] === 's' ? 1e6 : m[2] === 'ms' ? 1e3 : 1);
+}
+
+async function cardsOf(scope: Locator): Promise<Partial<Cards>> {
+  const out: Partial<Cards> = {};
+  for (const key of CARDS) {
+    const card = scope.getByTestId(`metric-${key}`);
+    if ((await card.count()) > 0) out[key] = await text(card.locator('dd'));
+  }
+  return out;
+}
+
+/** "… predicted 1.97× vs observed (memory latency 222 ns → 179 ns, local 27.9% → 25.0%)" */
+const REC = /predicted ([\d.]+×) vs (\S+) \(memory latency (\d+ ns) → (\d+ ns), local ([\d.]+%) → ([\d.]+%)\)/;
+
+async function trafficCards(page: Page, trace: string): Promise<Map<string, Cards>> {
+  await page.goto(`./?trace=samples/${trace}&view=traffic`);
+  expect(await idleState(page)).toBe('ready');
+  const view = page.getByTestId('traffic-view');
+  const cards = new Map<string, Cards>();
+  for (const policy of POLICIES) {
+    await view.getByTestId(`policy-${policy}`).click();
+    await expect(view.getByTestId('metric-cards')).toHaveAttribute('data-policy', policy);
+    const c = (await cardsOf(view.getByTestId('metric-cards'))) as Cards;
+    for (const key of CARDS) expect(c[key], `${policy} ${key} card`).toBeTruthy();
+    // The sentence above the cards says the same speedup and predicted time.
+    expect(await text(view.getByTestId('traffic-speedup'))).toBe(c.predictedSpeedup);
+    expect(await text(view.getByTestId('traffic-predicted'))).toBe(c.predictedUs);
+    cards.set(policy, c);
+  }
+  return cards;
+}
+
+for (const trace of TRACES) {
+  test(`${trace}: cards, recommendation texts and the Compare table agree`, async ({ page }) => {
+    test.setTimeout(90_000);
+    const cards = await trafficCards(page, trace);
+    const basis = page.getByTestId('prediction-basis');
+    const baseline = (await basis.getAttribute('data-baseline'))!;
+    // What actually ran is the baseline, and it takes the recording's real duration.
+    expect(baseline).toBe('observed');
+    expect(await basis.getAttribute('data-headline')).toBe('steady-state');
+    const recorded = await text(page.getByTestId('recorded-duration'));
+    const base = cards.get(baseline)!;
+    expect(base.predictedSpeedup).toBe('1.00×');
+    expect(base.predictedUs).toBe(recorded);
+    for (const [policy, c] of cards) {
+      // A predicted saving never exceeds what actually ran.
+      expect(timeUs(c.predictedUs), policy).toBeGreaterThan(0);
+      // The speedup is the ratio of the two predicted times shown (to the rounding of their texts).
+      const ratio = timeUs(base.predictedUs) / timeUs(c.predictedUs);
+      expect(Math.abs(ratio - Number(c.predictedSpeedup.replace('×', ''))), policy).toBeLessThan(0.02 * ratio + 0.011);
+    }
+
+    // Recommendations on the Traffic screen: the baseline's cards before, the policy's after.
+    const top = page.getByTestId('top-recommendation');
+    const checkRec = async (row: Locator) => {
+      const policy = (await row.getAttribute('data-policy'))!;
+      const m = REC.exec(await text(row));
+      if (!m) return 0; // code changes (block-wise split) carry no prediction of their own
+      const c = cards.get(policy)!;
+      expect(m[2], `${policy} recommendation baseline`).toBe(baseline);
+      expect(m[1], `${policy} speedup`).toBe(c.predictedSpeedup);
+      expect(m[3], `${policy} latency before`).toBe(base.memoryLatencyNs);
+      expect(m[4], `${policy} latency after`).toBe(c.memoryLatencyNs);
+      expect(m[5], `${policy} local before`).toBe(base.localAccessRatio);
+      expect(m[6], `${policy} local after`).toBe(c.localAccessRatio);
+      return 1;
+    };
+    let checked = 0;
+    for (let i = 0; i < (await top.count()); i++) checked += await checkRec(top.nth(i));
+
+    // The Recommendations screen: the same texts, and its speedup and latency columns.
+    await page.goto(`./?trace=samples/${trace}&view=recommend`);
+    expect(await idleState(page)).toBe('ready');
+    const rows = page.getByTestId('recommendation');
+    for (let i = 0; i < (await rows.count()); i++) {
+      const row = rows.nth(i);
+      checked += await checkRec(row);
+      const policy = (await row.getAttribute('data-policy'))!;
+      const gain = await text(row.locator('td').nth(2));
+      if (!REC.test(await text(row.locator('td').nth(1)))) continue;
+      expect(gain).toBe(`${cards.get(policy)!.predictedSpeedup} latency ${base.memoryLatencyNs} → ${cards.get(policy)!.memoryLatencyNs}`);
+    }
+    expect(checked, 'recommendations with a prediction').toBeGreaterThan(0);
+
+    // Compare: the baseline first, then interleave and Carrefour.
+    await page.goto(`./?trace=samples/${trace}&view=compare`);
+    expect(await idleState(page)).toBe('ready');
+    const cols = page.getByTestId('compare-column');
+    await expect(cols).toHaveCount(3);
+    await expect(cols.nth(0)).toHaveAttribute('data-spec', baseline);
+    for (let i = 0; i < 3; i++) {
+      const col = cols.nth(i);
+      const policy = (await col.getAttribute('data-spec'))!;
+      const c = cards.get(policy)!;
+      const mine = await cardsOf(col);
+      for (const key of ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs'] as const) expect(mine[key], `${policy} ${key} in Compare`).toBe(c[key]);
+      expect(await text(col.getByTestId('column-speedup'))).toBe(c.predictedSpeedup);
+      expect(await text(col.getByTestId('column-predicted'))).toBe(c.predictedUs);
+      expect(await text(col.getByTestId('column-recorded'))).toBe(recorded);
+      if (i === 0) continue;
+      // The speedup row is the ratio itself; the time row shows both times and their difference.
+      expect(await text(col.getByTestId('delta-predictedSpeedup').locator('td'))).toBe(c.predictedSpeedup);
+      const timeRow = await text(col.getByTestId('delta-predictedUs').locator('td'));
+      const t = /^(.+?) vs (.+?) \(([−+±])(.+?)\)/.exec(timeRow);
+      expect(t, timeRow).not.toBeNull();
+      expect(t![1]).toBe(c.predictedUs);
+      expect(t![2]).toBe(base.predictedUs);
+      if (t![3] === '−') expect(timeUs(t![4]!)).toBeLessThan(timeUs(recorded));
+    }
+  });
+}
