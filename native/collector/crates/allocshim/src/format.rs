@@ -38,6 +38,8 @@ pub const END_TRUNCATED: u32 = 1;
 pub const END_SIZE_LIMIT: u32 = 2;
 pub const END_BUFFERS_LOST: u32 = 4;
 pub const END_INTERNAL_FAILURE: u32 = 8;
+/// The process image ended by exec (the new image writes its own file).
+pub const END_EXEC: u32 = 16;
 
 pub const OP_MALLOC: u8 = 1;
 pub const OP_CALLOC: u8 = 2;

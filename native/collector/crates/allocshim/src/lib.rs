@@ -22,7 +22,7 @@ mod unwind;
 
 use core::cell::Cell;
 use core::ffi::{c_char, c_int, c_void};
-use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use format::*;
 
@@ -50,6 +50,8 @@ static MAX_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_DEPTH);
 static SEED: AtomicU64 = AtomicU64::new(0);
 static THREAD_SEQ: AtomicU64 = AtomicU64::new(0);
 static PTHREAD_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The process whose file is open.
+static REC_PID: AtomicU32 = AtomicU32::new(0);
 
 /// Stops recording for good in this process (a failure or the size limit); the program goes on
 /// with the real allocator.
@@ -148,6 +150,10 @@ real_fns! {
     r_munmap: MunmapFn = c"munmap";
     r_mremap: MremapFn = c"mremap";
     r_dlclose: DlcloseFn = c"dlclose";
+    r_execve: ExecveFn = c"execve";
+    r_execvpe: ExecveFn = c"execvpe";
+    r_execv: ExecvFn = c"execv";
+    r_execvp: ExecvFn = c"execvp";
 }
 
 /// Resolves the real functions on the first call into the shim. Returns the state afterwards:
@@ -717,6 +723,7 @@ fn start_recording(pid: u32, ppid: u32) -> bool {
             MAX_DEPTH.load(Ordering::Relaxed) as u32,
         )
     };
+    REC_PID.store(pid, Ordering::Release);
     if !opened {
         sys::say(b"numascope-allocshim: cannot create the output file in NUMASCOPE_ALLOC_DIR; allocation sites are not recorded\n");
         return false;
@@ -773,8 +780,18 @@ unsafe extern "C" fn thread_exit(arg: *mut c_void) {
     });
 }
 
-/// Runs at exit (after atexit handlers, from the loader's destructor pass).
+/// Runs at exit (after atexit handlers, from the loader's destructor pass), and before `_exit`
+/// and exec.
 extern "C" fn on_exit() {
+    finish_recording(0);
+}
+
+fn finish_recording(end_flags: u32) {
+    // A vfork child (or a raw clone) shares the parent's memory and file: it must not end the
+    // parent's recording. fork children re-open their own file and update REC_PID.
+    if sys::getpid() != REC_PID.load(Ordering::Acquire) {
+        return;
+    }
     if STATE.load(Ordering::Acquire) != ST_RECORDING {
         // Recording stopped early: still close the file with an end record saying so.
         if out::FD.load(Ordering::Acquire) >= 0 {
@@ -789,8 +806,68 @@ extern "C" fn on_exit() {
     // SAFETY: see out::flush_all_at_exit.
     unsafe { out::flush_all_at_exit() };
     modules::snapshot(true);
+    out::END_FLAGS.fetch_or(end_flags, Ordering::Relaxed);
     // SAFETY: as above.
     unsafe { out::finish() };
+    TLS.with(|t| t.guard.set(false));
+}
+
+// `_exit` skips destructors and exec replaces the image: both would lose what the buffers hold.
+// (exec variants that glibc implements on top of execve call it internally, not through the
+// interposed symbol; the common ones are caught here one by one.)
+
+#[no_mangle]
+pub unsafe extern "C" fn _exit(status: c_int) -> ! {
+    finish_recording(0);
+    // SAFETY: the real _exit does not return.
+    unsafe { libc::syscall(libc::SYS_exit_group, status as i64) };
+    unsafe { libc::abort() }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
+    unsafe { _exit(status) }
+}
+
+type ExecveFn = unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
+type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
+
+unsafe fn before_exec() {
+    if state() == ST_RECORDING {
+        finish_recording(END_EXEC);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execve(path: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execve()(path, argv, envp)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(file: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execvpe()(file, argv, envp)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execv()(path, argv)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execvp()(file, argv)
+    }
 }
 
 #[used]
