@@ -22,7 +22,7 @@ mod unwind;
 
 use core::cell::Cell;
 use core::ffi::{c_char, c_int, c_void};
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use format::*;
 
@@ -38,7 +38,7 @@ const ST_RECORDING: u8 = 3;
 static STATE: AtomicU8 = AtomicU8::new(ST_UNINIT);
 
 const DEFAULT_MIN_BYTES: usize = 64 * 1024;
-const DEFAULT_SAMPLE_BYTES: u64 = 512 * 1024;
+const DEFAULT_SAMPLE_BYTES: u64 = 2 * 1024 * 1024;
 const DEFAULT_MAX_DEPTH: usize = 64;
 const MAX_DEPTH_LIMIT: usize = 128;
 
@@ -50,6 +50,8 @@ static MAX_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_DEPTH);
 static SEED: AtomicU64 = AtomicU64::new(0);
 static THREAD_SEQ: AtomicU64 = AtomicU64::new(0);
 static PTHREAD_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The real allocator is glibc's (its chunk header layout is known).
+static GLIBC_CHUNKS: AtomicBool = AtomicBool::new(false);
 /// The process whose file is open.
 static REC_PID: AtomicU32 = AtomicU32::new(0);
 
@@ -64,7 +66,8 @@ pub(crate) fn stop_recording() {
 struct Tls {
     /// Set while the shim itself is working on this thread.
     guard: Cell<bool>,
-    /// Bytes left until the next sampled small allocation.
+    /// Bytes left until the next sampled small allocation (off x86-64; see countdown_ptr).
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
     countdown: Cell<i64>,
     sampler_ready: Cell<bool>,
     rng: Cell<u64>,
@@ -171,6 +174,15 @@ fn ensure_resolved() -> u8 {
                 // SAFETY: nothing can be allocated without them.
                 unsafe { libc::abort() };
             }
+            // SAFETY: dlsym lookups of glibc's own names for the allocator.
+            unsafe {
+                let same = |a: *mut c_void, name: &core::ffi::CStr| !a.is_null() && a == libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+                let glibc = same(real::r_malloc.load(Ordering::Relaxed), c"__libc_malloc")
+                    && same(real::r_free.load(Ordering::Relaxed), c"__libc_free")
+                    && same(real::r_realloc.load(Ordering::Relaxed), c"__libc_realloc")
+                    && same(real::r_memalign.load(Ordering::Relaxed), c"__libc_memalign");
+                GLIBC_CHUNKS.store(glibc, Ordering::Relaxed);
+            }
             STATE.store(ST_PASS, Ordering::Release);
             ST_PASS
         }
@@ -261,20 +273,60 @@ fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, i
 /// sampled with probability 1 - exp(-s / SAMPLE_BYTES) and the reader's estimate is unbiased.
 #[inline(always)]
 fn sampled(size: usize) -> bool {
-    TLS.with(|t| {
-        let c = t.countdown.get() - size as i64;
-        t.countdown.set(c);
-        c <= 0 && resample(t, c + size as i64, size)
-    })
+    let c = countdown_ptr();
+    // SAFETY: this thread's own countdown slot.
+    let left = unsafe { *c } - size as i64;
+    unsafe { *c = left };
+    left <= 0 && TLS.with(|t| resample(t, size))
 }
 
-/// Called when the countdown ran out. `before` is the countdown before this allocation.
+// The sampler's countdown is the one per-thread value every small allocation touches. On
+// x86-64 it lives in initial-exec TLS (one `fs`-relative load, no `__tls_get_addr` call; a
+// library loaded with LD_PRELOAD is in the static TLS block, which this model requires).
+#[cfg(target_arch = "x86_64")]
+core::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl numascope_allocshim_countdown",
+    ".hidden numascope_allocshim_countdown",
+    ".type numascope_allocshim_countdown, @object",
+    ".size numascope_allocshim_countdown, 8",
+    "numascope_allocshim_countdown:",
+    ".zero 8",
+    ".popsection",
+);
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn countdown_ptr() -> *mut i64 {
+    let p: *mut i64;
+    // SAFETY: thread pointer plus the variable's TLS offset is this thread's copy of it.
+    unsafe {
+        core::arch::asm!(
+            "mov {p}, qword ptr fs:[0]",
+            "add {p}, qword ptr [rip + numascope_allocshim_countdown@GOTTPOFF]",
+            p = out(reg) p,
+            options(nostack, pure, readonly),
+        );
+    }
+    p
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn countdown_ptr() -> *mut i64 {
+    TLS.with(|t| t.countdown.as_ptr())
+}
+
+/// Called when the countdown ran out.
 #[cold]
 #[inline(never)]
-fn resample(t: &Tls, before: i64, size: usize) -> bool {
+fn resample(t: &Tls, size: usize) -> bool {
+    let c = countdown_ptr();
+    let set = |v: i64| unsafe { *c = v };
     let mean = SAMPLE_BYTES.load(Ordering::Relaxed);
     if mean == 0 {
-        t.countdown.set(i64::MAX / 2);
+        set(i64::MAX / 2);
         return false;
     }
     if !t.sampler_ready.get() {
@@ -285,16 +337,15 @@ fn resample(t: &Tls, before: i64, size: usize) -> bool {
         let first = draw(t, mean);
         let left = first - size as i64;
         if left > 0 {
-            t.countdown.set(left);
+            set(left);
             return false;
         }
-        t.countdown.set(draw(t, mean));
+        set(draw(t, mean));
         return true;
     }
-    let _ = before;
     // The interval ended inside this block: sample it; the process being memoryless, the next
     // interval starts fresh after it.
-    t.countdown.set(draw(t, mean));
+    set(draw(t, mean));
     true
 }
 
@@ -328,7 +379,8 @@ fn after_alloc(op: u8, p: *mut c_void, size: usize) {
     if size >= MIN_BYTES.load(Ordering::Relaxed) {
         record(op, p as usize, size, 0, 0, 0, true);
     } else if sampled(size) {
-        record(op, p as usize, size, 0, 0, EV_SAMPLED, true);
+        // Sampled blocks are not tracked: watching their frees would cost every free a look-up.
+        record(op, p as usize, size, 0, 0, EV_SAMPLED, false);
     }
 }
 
@@ -377,12 +429,27 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         return;
     }
     let st = STATE.load(Ordering::Acquire);
-    if st == ST_RECORDING && live::maybe(p as usize) {
+    if st == ST_RECORDING && may_be_tracked(p) {
         on_free(p as usize);
     }
     if st >= ST_PASS {
         unsafe { r_free()(p) };
     }
+}
+
+/// Whether a block being freed may be a recorded one. With glibc's allocator underneath, the
+/// chunk size stored just before the block (which `free` reads next anyway) rules out every
+/// block smaller than the threshold without touching the shim's tables.
+#[inline(always)]
+fn may_be_tracked(p: *mut c_void) -> bool {
+    if GLIBC_CHUNKS.load(Ordering::Relaxed) {
+        // SAFETY: p is a live block of glibc's malloc, whose chunk header precedes it.
+        let chunk = unsafe { *(p as *const usize).sub(1) } & !7;
+        if chunk < MIN_BYTES.load(Ordering::Relaxed) {
+            return false;
+        }
+    }
+    live::maybe(p as usize)
 }
 
 unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
@@ -409,7 +476,7 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
     if st < ST_PASS {
         return core::ptr::null_mut();
     }
-    let tracked = st == ST_RECORDING && live::maybe(p as usize) && live::remove(p as usize);
+    let tracked = st == ST_RECORDING && may_be_tracked(p) && live::remove(p as usize);
     let q = call();
     if st != ST_RECORDING {
         return q;
@@ -425,10 +492,11 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
         }
         return q;
     }
-    if tracked || size >= MIN_BYTES.load(Ordering::Relaxed) {
-        record(op, q as usize, size, p as usize, tracked as u64, 0, true);
+    let large = size >= MIN_BYTES.load(Ordering::Relaxed);
+    if tracked || large {
+        record(op, q as usize, size, p as usize, tracked as u64, 0, large);
     } else if sampled(size) {
-        record(op, q as usize, size, p as usize, 0, EV_SAMPLED, true);
+        record(op, q as usize, size, p as usize, 0, EV_SAMPLED, false);
     }
     q
 }
