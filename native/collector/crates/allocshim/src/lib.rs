@@ -176,7 +176,9 @@ fn ensure_resolved() -> u8 {
             }
             // SAFETY: dlsym lookups of glibc's own names for the allocator.
             unsafe {
-                let same = |a: *mut c_void, name: &core::ffi::CStr| !a.is_null() && a == libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+                let same = |a: *mut c_void, name: &core::ffi::CStr| {
+                    !a.is_null() && a == libc::dlsym(libc::RTLD_NEXT, name.as_ptr())
+                };
                 let glibc = same(real::r_malloc.load(Ordering::Relaxed), c"__libc_malloc")
                     && same(real::r_free.load(Ordering::Relaxed), c"__libc_free")
                     && same(real::r_realloc.load(Ordering::Relaxed), c"__libc_realloc")
@@ -594,12 +596,26 @@ unsafe fn mmap_impl(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: i64) -> *mut c_void {
+pub unsafe extern "C" fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: i64,
+) -> *mut c_void {
     unsafe { mmap_impl(r_mmap, addr, len, prot, flags, fd, off) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn mmap64(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: i64) -> *mut c_void {
+pub unsafe extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: i64,
+) -> *mut c_void {
     unsafe { mmap_impl(r_mmap64, addr, len, prot, flags, fd, off) }
 }
 
@@ -620,10 +636,18 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
 /// x86-64 and AArch64 ABIs a variadic caller passes it in the same register as a fixed
 /// argument, so reading five arguments and passing all five on is what glibc itself does.
 #[no_mangle]
-pub unsafe extern "C" fn mremap(old: *mut c_void, old_len: usize, new_len: usize, flags: c_int, new_addr: *mut c_void) -> *mut c_void {
+pub unsafe extern "C" fn mremap(
+    old: *mut c_void,
+    old_len: usize,
+    new_len: usize,
+    flags: c_int,
+    new_addr: *mut c_void,
+) -> *mut c_void {
     let st = state();
     if st < ST_PASS {
-        return unsafe { libc::syscall(libc::SYS_mremap, old, old_len, new_len, flags as i64, new_addr) as *mut c_void };
+        return unsafe {
+            libc::syscall(libc::SYS_mremap, old, old_len, new_len, flags as i64, new_addr) as *mut c_void
+        };
     }
     let p = unsafe { r_mremap()(old, old_len, new_len, flags, new_addr) };
     if st == ST_RECORDING && p != libc::MAP_FAILED {

@@ -102,7 +102,11 @@ unsafe fn build_id(info: &libc::dl_phdr_info) -> &'static [u8] {
                 if namesz > len || descsz > len || next > len {
                     break;
                 }
-                if ty == 3 && namesz == 4 && *((start + name_at) as *const [u8; 4]) == *b"GNU\0" && descsz <= MAX_BUILD_ID {
+                if ty == 3
+                    && namesz == 4
+                    && *((start + name_at) as *const [u8; 4]) == *b"GNU\0"
+                    && descsz <= MAX_BUILD_ID
+                {
                     return core::slice::from_raw_parts((start + desc_at) as *const u8, descsz);
                 }
                 at = next;
@@ -127,11 +131,8 @@ unsafe extern "C" fn entry_cb(info: *mut libc::dl_phdr_info, _size: usize, arg: 
         if hi == 0 {
             return 0;
         }
-        let name: &[u8] = if info.dlpi_name.is_null() {
-            &[]
-        } else {
-            core::ffi::CStr::from_ptr(info.dlpi_name).to_bytes()
-        };
+        let name: &[u8] =
+            if info.dlpi_name.is_null() { &[] } else { core::ffi::CStr::from_ptr(info.dlpi_name).to_bytes() };
         let path: &[u8] = if name.is_empty() {
             let n = EXE_LEN.load(Ordering::Acquire);
             &(&*EXE.0.get())[..n]

@@ -84,7 +84,15 @@ pub fn mono_ns() -> u64 {
 
 /// `openat` without following a final symlink; returns the fd or a negative value.
 pub unsafe fn openat(dirfd: i32, path: *const u8, flags: i32, mode: u32) -> i32 {
-    unsafe { libc::syscall(libc::SYS_openat, dirfd as i64, path, (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as i64, mode as i64) as i32 }
+    unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            dirfd as i64,
+            path,
+            (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as i64,
+            mode as i64,
+        ) as i32
+    }
 }
 
 pub fn close(fd: i32) {

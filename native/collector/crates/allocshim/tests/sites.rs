@@ -37,7 +37,8 @@ fn scratch(name: &str) -> PathBuf {
 /// builds it with `cargo build --workspace --lib`).
 fn shim() -> PathBuf {
     let hint = "build it first: cd native/collector && cargo build -p numascope-allocshim";
-    let p = shim_path().unwrap_or_else(|| panic!("libnumascope_allocshim.so not found next to the test binary; {hint}"));
+    let p =
+        shim_path().unwrap_or_else(|| panic!("libnumascope_allocshim.so not found next to the test binary; {hint}"));
     let built = std::fs::metadata(&p).and_then(|m| m.modified()).expect("shim mtime");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for e in std::fs::read_dir(&src).unwrap() {
@@ -106,7 +107,13 @@ fn run_under_shim(bin: &Path, dir: &Path) {
         .env("NUMASCOPE_ALLOC_SEED", "7")
         .output()
         .expect("run workload");
-    assert!(out.status.success(), "{} failed under the shim: {:?} {}", bin.display(), out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{} failed under the shim: {:?} {}",
+        bin.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn load(dir: &Path) -> Vec<AllocSites> {
@@ -208,7 +215,9 @@ fn c_program_sites_threads_fork_and_sampling() {
     let seen = check_sites(&all, &src);
     let idx = |name: &str| seen.get(name).cloned().unwrap_or_default();
     // Every site in the parent, except the child's.
-    for name in ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "valloc", "mmap", "mremap"] {
+    for name in
+        ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "valloc", "mmap", "mremap"]
+    {
         let v = idx(name);
         assert_eq!(v.len(), 1, "site {name}: {v:?}");
         assert!(std::ptr::eq(&all[v[0].0], parent), "site {name} recorded in the wrong process");

@@ -8,8 +8,7 @@ use std::hint::black_box;
 #[inline(never)]
 fn grow(v: &mut Vec<u8>) {
     v.reserve_exact(5 << 20); // SITE:rust_grow bytes=5242880
-    // Not a tail call, so this frame stays on the stack.
-    black_box(v.capacity());
+    black_box(v.capacity()); // not a tail call, so grow's frame stays on the stack
 }
 
 fn main() {

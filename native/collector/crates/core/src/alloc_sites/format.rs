@@ -285,7 +285,11 @@ pub fn read_alloc_file(path: &Path, limits: &ReadLimits) -> Result<AllocFile, Al
     let io = |source| AllocFileError::Io { path: path.to_path_buf(), source };
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.len() > limits.max_file_bytes {
-        return Err(AllocFileError::TooLarge { path: path.to_path_buf(), size: meta.len(), limit: limits.max_file_bytes });
+        return Err(AllocFileError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            limit: limits.max_file_bytes,
+        });
     }
     let bytes = std::fs::read(path).map_err(io)?;
     parse_alloc_file(&bytes, limits)

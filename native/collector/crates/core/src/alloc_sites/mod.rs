@@ -23,7 +23,11 @@ pub const FILE_SUFFIX: &str = ".nsalloc";
 
 /// Reads and symbolizes every `*.nsalloc` file of a run's directory (one per process), in
 /// name order. A file that cannot be read gives its error in place; the others still load.
-pub fn load_dir(dir: &Path, limits: &ReadLimits, opts: &SymbolizeOptions) -> std::io::Result<Vec<(PathBuf, Result<AllocSites, AllocFileError>)>> {
+pub fn load_dir(
+    dir: &Path,
+    limits: &ReadLimits,
+    opts: &SymbolizeOptions,
+) -> std::io::Result<Vec<(PathBuf, Result<AllocSites, AllocFileError>)>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .map(|e| e.path())

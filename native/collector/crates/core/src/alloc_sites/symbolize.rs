@@ -184,16 +184,19 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
         for ((ip, vaddr), logical) in ips.iter().zip(&vaddrs).zip(results) {
             let mut ids = Vec::new();
             if logical.is_empty() {
-                ids.push(push_frame(&mut out.frames, Frame {
-                    function: None,
-                    file: None,
-                    line: None,
-                    column: None,
-                    inlined: false,
-                    module: Some(m),
-                    module_address: *vaddr,
-                    function_offset: None,
-                }));
+                ids.push(push_frame(
+                    &mut out.frames,
+                    Frame {
+                        function: None,
+                        file: None,
+                        line: None,
+                        column: None,
+                        inlined: false,
+                        module: Some(m),
+                        module_address: *vaddr,
+                        function_offset: None,
+                    },
+                ));
             } else {
                 let n = logical.len();
                 for (i, mut f) in logical.into_iter().enumerate() {
@@ -208,16 +211,19 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
     }
     for (&ip, m) in &ip_module {
         if m.is_none() {
-            let id = push_frame(&mut out.frames, Frame {
-                function: None,
-                file: None,
-                line: None,
-                column: None,
-                inlined: false,
-                module: None,
-                module_address: ip,
-                function_offset: None,
-            });
+            let id = push_frame(
+                &mut out.frames,
+                Frame {
+                    function: None,
+                    file: None,
+                    line: None,
+                    column: None,
+                    inlined: false,
+                    module: None,
+                    module_address: ip,
+                    function_offset: None,
+                },
+            );
             ip_frames.insert(ip, vec![id]);
         }
     }
@@ -296,11 +302,8 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
         } else {
             e.size as f64
         };
-        let (mmap_prot, mmap_flags) = if e.op == AllocOp::Mmap {
-            (Some(e.aux as u32), Some((e.aux >> 32) as u32))
-        } else {
-            (None, None)
-        };
+        let (mmap_prot, mmap_flags) =
+            if e.op == AllocOp::Mmap { (Some(e.aux as u32), Some((e.aux >> 32) as u32)) } else { (None, None) };
         out.allocations.push(Allocation {
             time_ns: e.time_ns,
             tid: e.tid,
@@ -396,8 +399,16 @@ fn symbolize_module(sym: &Symbolizer, path: &Path, vaddrs: &[u64]) -> Result<Vec
 pub fn is_runtime_frame(f: &Frame, modules: &[Module]) -> bool {
     if let Some(m) = f.module.and_then(|m| modules.get(m as usize)) {
         let name = m.path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        const RUNTIME: [&str; 8] =
-            ["libc.so", "libstdc++.so", "libc++.so", "libc++abi.so", "libgfortran.so", "libgcc_s.so", "ld-linux", "libnumascope_allocshim"];
+        const RUNTIME: [&str; 8] = [
+            "libc.so",
+            "libstdc++.so",
+            "libc++.so",
+            "libc++abi.so",
+            "libgfortran.so",
+            "libgcc_s.so",
+            "ld-linux",
+            "libnumascope_allocshim",
+        ];
         if RUNTIME.iter().any(|r| name.starts_with(r)) {
             return true;
         }
@@ -410,7 +421,16 @@ pub fn is_runtime_frame(f: &Frame, modules: &[Module]) -> bool {
         }
     }
     if let Some(func) = &f.function {
-        const RUST_ALLOC: [&str; 8] = ["__rust_alloc", "__rust_realloc", "__rust_alloc_zeroed", "__rdl_", "__rg_", "alloc::", "<alloc::", "std::sys::"];
+        const RUST_ALLOC: [&str; 8] = [
+            "__rust_alloc",
+            "__rust_realloc",
+            "__rust_alloc_zeroed",
+            "__rdl_",
+            "__rg_",
+            "alloc::",
+            "<alloc::",
+            "std::sys::",
+        ];
         if RUST_ALLOC.iter().any(|p| func.starts_with(p)) {
             return true;
         }
