@@ -49,6 +49,8 @@ build_collector() {
   log "building the collector ($profile)"
   if [ "$profile" = release ]; then
     (cd "$COLLECTOR" && cargo build --release --locked --workspace --bins)
+    # The allocation-site shim is a library (cdylib) that `--bins` leaves out.
+    (cd "$COLLECTOR" && cargo build --release --locked -p numascope-allocshim --lib)
   else
     (cd "$COLLECTOR" && cargo build --locked --workspace --lib --bins --tests)
     cp "$COLLECTOR/target/debug/libnumascope_node.so" "$COLLECTOR/crates/node/numascope.node"

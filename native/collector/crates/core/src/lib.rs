@@ -2,6 +2,7 @@
 //! (page-fault sampling, /proc polling), the trace writer and reader, and the `record`
 //! orchestration. No Node or napi code lives here.
 
+pub mod alloc_sites;
 pub mod apply;
 pub mod decode;
 pub mod fixture;

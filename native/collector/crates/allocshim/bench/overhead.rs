@@ -1,0 +1,199 @@
+//! Overhead of the allocation-site shim on allocation-heavy loops. Not part of the test suite:
+//! run bench/overhead.sh (it builds in release mode first).
+//!
+//! The driver runs each workload as a child process alternately without and with the shim
+//! preloaded (default settings unless NUMASCOPE_ALLOC_* variables are set), takes the median
+//! wall time of each, and prints them with their ratio. Workloads call the C allocator directly:
+//!
+//! - `small`: 20 M malloc/free of 16..1024-byte blocks over a ring of 4,096 live blocks, each
+//!   written once; nothing reaches the threshold, so this measures the fast path and sampler.
+//! - `mixed`: the same with every 256th iteration a 64 KiB..1 MiB buffer that is written in
+//!   full (a program that allocates buffers in order to use them); those are all recorded.
+//! - `strings`: a word-count style program in Rust: 3 M formatted `String` keys into a
+//!   `HashMap<String, Vec<u32>>`, rebuilt 4 times (allocation-heavy code that also works).
+//! - `large`: 400 K malloc/free of 256 KiB blocks that are barely touched: the worst case, each
+//!   iteration records an event with a stack and the work around it is nearly nothing.
+//!
+//! Times are the child's CPU time (user + system, from wait4), which the other load on a
+//! shared machine disturbs less than wall time; wall times are printed too.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[inline(never)]
+fn churn(iters: usize, big_every: usize) -> u64 {
+    const RING: usize = 4096;
+    let mut ring = [std::ptr::null_mut::<libc::c_void>(); RING];
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut big: *mut libc::c_void = std::ptr::null_mut();
+    let mut sum = 0u64;
+    for i in 0..iters {
+        let slot = (rng.next() as usize) % RING;
+        let size = 16 + (rng.next() as usize) % 1009;
+        // SAFETY: plain C allocator calls on pointers this loop owns.
+        unsafe {
+            libc::free(ring[slot]);
+            let p = libc::malloc(size) as *mut u8;
+            *p = i as u8;
+            ring[slot] = p as *mut libc::c_void;
+            sum = sum.wrapping_add(*p as u64);
+            if big_every > 0 && i % big_every == 0 {
+                libc::free(big);
+                let n = (64 << 10) + (rng.next() as usize) % (960 << 10);
+                big = libc::malloc(n);
+                std::ptr::write_bytes(big as *mut u8, i as u8, n);
+            }
+        }
+    }
+    // SAFETY: as above.
+    unsafe {
+        for p in ring {
+            libc::free(p);
+        }
+        libc::free(big);
+    }
+    sum
+}
+
+#[inline(never)]
+fn large(iters: usize) -> u64 {
+    let mut sum = 0u64;
+    for i in 0..iters {
+        // SAFETY: as above.
+        unsafe {
+            let p = std::hint::black_box(libc::malloc(256 << 10)) as *mut u8;
+            *p = i as u8;
+            sum = sum.wrapping_add(*p as u64);
+            libc::free(p as *mut libc::c_void);
+        }
+    }
+    sum
+}
+
+#[inline(never)]
+fn strings() -> u64 {
+    use std::collections::HashMap;
+    let mut sum = 0u64;
+    for round in 0..4u32 {
+        let mut m: HashMap<String, Vec<u32>> = HashMap::new();
+        for i in 0..750_000u32 {
+            let key = format!("key-{}-{}", i % 100_003, round);
+            m.entry(key).or_default().push(i);
+        }
+        sum += m.values().map(|v| v.len() as u64).sum::<u64>();
+    }
+    sum
+}
+
+fn workload(name: &str) {
+    let r = match name {
+        "small" => churn(20_000_000, 0),
+        "mixed" => churn(20_000_000, 256),
+        "strings" => strings(),
+        "large" => large(400_000),
+        other => {
+            eprintln!("unknown workload {other}");
+            std::process::exit(2);
+        }
+    };
+    std::hint::black_box(r);
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Runs the command; returns (wall, user + system CPU time) of the child.
+fn timed(cmd: &mut Command) -> (Duration, Duration) {
+    let t = Instant::now();
+    let child = cmd.spawn().expect("run workload");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 on our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let wall = t.elapsed();
+    assert!(r > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "workload failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (wall, tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--workload") {
+        workload(args.get(2).map(String::as_str).unwrap_or(""));
+        return;
+    }
+    let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(7).max(5);
+    let exe = std::env::current_exe().expect("own path");
+    let shim = std::env::var_os("NUMASCOPE_ALLOC_SHIM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| exe.with_file_name("libnumascope_allocshim.so"));
+    if !shim.is_file() {
+        eprintln!("{} not found: build it (cargo build --release -p numascope-allocshim)", shim.display());
+        std::process::exit(2);
+    }
+    let out = std::env::temp_dir().join(format!("numascope-allocshim-bench-{}", std::process::id()));
+    println!("shim: {}  runs per case: {runs} (alternating, median)", shim.display());
+    println!(
+        "{:<8} {:>11} {:>11} {:>7}   {:>11} {:>11} {:>7} {:>9}",
+        "workload", "cpu without", "cpu with", "ratio", "wall without", "wall with", "ratio", "file"
+    );
+    let cases: Vec<String> = match args.get(1) {
+        Some(w) => vec![w.clone()],
+        None => vec!["small".into(), "mixed".into(), "strings".into(), "large".into()],
+    };
+    for w in cases {
+        let (mut plain, mut shimmed) = (Vec::new(), Vec::new());
+        let (mut plain_wall, mut shimmed_wall) = (Vec::new(), Vec::new());
+        let mut file_bytes = 0u64;
+        for _ in 0..runs {
+            for with in [false, true] {
+                let _ = std::fs::remove_dir_all(&out);
+                std::fs::create_dir_all(&out).expect("bench output dir");
+                let mut cmd = Command::new(&exe);
+                cmd.args(["--workload", &w]);
+                if with {
+                    cmd.env("LD_PRELOAD", &shim).env("NUMASCOPE_ALLOC_DIR", &out);
+                }
+                let (wall, cpu) = timed(&mut cmd);
+                if with {
+                    shimmed.push(cpu);
+                    shimmed_wall.push(wall);
+                    file_bytes = std::fs::read_dir(&out)
+                        .map(|d| d.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum())
+                        .unwrap_or(0);
+                } else {
+                    plain.push(cpu);
+                    plain_wall.push(wall);
+                }
+            }
+        }
+        let (a, b) = (median(&mut plain), median(&mut shimmed));
+        let (c, d) = (median(&mut plain_wall), median(&mut shimmed_wall));
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "{:<8} {:>9.1}ms {:>9.1}ms {:>7.3}   {:>9.1}ms {:>9.1}ms {:>7.3} {:>8}K",
+            w,
+            ms(a),
+            ms(b),
+            ms(b) / ms(a),
+            ms(c),
+            ms(d),
+            ms(d) / ms(c),
+            file_bytes / 1024
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

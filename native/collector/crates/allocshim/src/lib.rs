@@ -1,0 +1,975 @@
+//! numascope allocation-site shim: a shared object loaded with `LD_PRELOAD` into a program that
+//! `numascope record` launches. It interposes the C allocation functions and records, into a
+//! per-process file, every allocation of at least NUMASCOPE_ALLOC_MIN_BYTES and a byte-sampled
+//! share of smaller ones, each with thread, time, size, address and call stack. See README.md
+//! and docs/alloc-sites.md.
+//!
+//! Rules this file keeps: nothing here allocates through the allocator it wraps (memory comes
+//! from the kernel, files are written with raw system calls); every slow path runs under a
+//! per-thread guard, so allocations made by the unwinder, the loader or a signal handler while
+//! the shim is busy pass straight through; errno is preserved; any failure stops recording
+//! (marked in the file) and leaves the program running with the real allocator.
+
+#![allow(clippy::missing_safety_doc)]
+
+mod boot;
+mod format;
+mod live;
+mod modules;
+mod out;
+mod sys;
+mod unwind;
+
+use core::cell::Cell;
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+use format::*;
+
+// ---------------------------------------------------------------- state and configuration
+
+const ST_UNINIT: u8 = 0;
+/// Resolving the real functions: allocations are served from the bootstrap arena.
+const ST_RESOLVING: u8 = 1;
+/// Real functions known; nothing recorded (not configured, stopped, or after exit).
+const ST_PASS: u8 = 2;
+const ST_RECORDING: u8 = 3;
+
+static STATE: AtomicU8 = AtomicU8::new(ST_UNINIT);
+
+const DEFAULT_MIN_BYTES: usize = 64 * 1024;
+const DEFAULT_SAMPLE_BYTES: u64 = 2 * 1024 * 1024;
+const DEFAULT_MAX_DEPTH: usize = 64;
+const MAX_DEPTH_LIMIT: usize = 128;
+
+/// Allocations at least this large are always recorded (usize::MAX until configured).
+static MIN_BYTES: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Mean sampling interval in bytes for smaller allocations; 0 = record none of them.
+static SAMPLE_BYTES: AtomicU64 = AtomicU64::new(0);
+static MAX_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_DEPTH);
+static SEED: AtomicU64 = AtomicU64::new(0);
+static THREAD_SEQ: AtomicU64 = AtomicU64::new(0);
+static PTHREAD_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The real allocator is glibc's (its chunk header layout is known).
+static GLIBC_CHUNKS: AtomicBool = AtomicBool::new(false);
+/// The process whose file is open.
+static REC_PID: AtomicU32 = AtomicU32::new(0);
+
+/// Stops recording for good in this process (a failure or the size limit); the program goes on
+/// with the real allocator.
+pub(crate) fn stop_recording() {
+    let _ = STATE.compare_exchange(ST_RECORDING, ST_PASS, Ordering::AcqRel, Ordering::Relaxed);
+}
+
+// ---------------------------------------------------------------- per-thread state
+
+struct Tls {
+    /// Set while the shim itself is working on this thread.
+    guard: Cell<bool>,
+    /// Bytes left until the next sampled small allocation (off x86-64; see countdown_ptr).
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    countdown: Cell<i64>,
+    sampler_ready: Cell<bool>,
+    rng: Cell<u64>,
+    tid: Cell<u32>,
+    buf: Cell<*mut out::ThreadBuf>,
+}
+
+thread_local! {
+    // Constant-initialised and without a destructor: access never allocates or registers
+    // anything, which matters inside malloc.
+    static TLS: Tls = const {
+        Tls {
+            guard: Cell::new(false),
+            countdown: Cell::new(0),
+            sampler_ready: Cell::new(false),
+            rng: Cell::new(0),
+            tid: Cell::new(0),
+            buf: Cell::new(core::ptr::null_mut()),
+        }
+    };
+}
+
+// ---------------------------------------------------------------- the real functions
+
+macro_rules! real_fns {
+    ($($name:ident : $ty:ty = $sym:literal $(, $own:ident, $fallback:literal)?;)*) => {
+        #[allow(non_upper_case_globals)]
+        mod real {
+            use core::sync::atomic::AtomicPtr;
+            $(pub static $name: AtomicPtr<core::ffi::c_void> = AtomicPtr::new(core::ptr::null_mut());)*
+        }
+        $(
+            #[inline(always)]
+            #[allow(non_snake_case, dead_code)]
+            unsafe fn $name() -> $ty {
+                // SAFETY: only called once resolve() stored a non-null pointer of this type.
+                unsafe { core::mem::transmute::<*mut c_void, $ty>(real::$name.load(Ordering::Relaxed)) }
+            }
+        )*
+        unsafe fn resolve_all() -> bool {
+            let mut ok = true;
+            $(
+                #[allow(unused_mut)]
+                let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, $sym.as_ptr()) };
+                $(
+                    if p.is_null() || p == $own as *const () as *mut c_void {
+                        p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, $fallback.as_ptr()) };
+                    }
+                    ok &= !p.is_null();
+                )?
+                real::$name.store(p, Ordering::Relaxed);
+            )*
+            ok
+        }
+    };
+}
+
+type MallocFn = unsafe extern "C" fn(usize) -> *mut c_void;
+type CallocFn = unsafe extern "C" fn(usize, usize) -> *mut c_void;
+type ReallocFn = unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void;
+type FreeFn = unsafe extern "C" fn(*mut c_void);
+type PosixMemalignFn = unsafe extern "C" fn(*mut *mut c_void, usize, usize) -> c_int;
+type AlignFn = unsafe extern "C" fn(usize, usize) -> *mut c_void;
+type ReallocarrayFn = unsafe extern "C" fn(*mut c_void, usize, usize) -> *mut c_void;
+type MmapFn = unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, c_int, i64) -> *mut c_void;
+type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
+type MremapFn = unsafe extern "C" fn(*mut c_void, usize, usize, c_int, ...) -> *mut c_void;
+type DlcloseFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+real_fns! {
+    r_malloc: MallocFn = c"malloc", malloc, c"__libc_malloc";
+    r_calloc: CallocFn = c"calloc", calloc, c"__libc_calloc";
+    r_realloc: ReallocFn = c"realloc", realloc, c"__libc_realloc";
+    r_free: FreeFn = c"free", free, c"__libc_free";
+    r_posix_memalign: PosixMemalignFn = c"posix_memalign";
+    r_aligned_alloc: AlignFn = c"aligned_alloc";
+    r_memalign: AlignFn = c"memalign", memalign, c"__libc_memalign";
+    r_valloc: MallocFn = c"valloc", valloc, c"__libc_valloc";
+    r_pvalloc: MallocFn = c"pvalloc", pvalloc, c"__libc_pvalloc";
+    r_reallocarray: ReallocarrayFn = c"reallocarray";
+    r_mmap: MmapFn = c"mmap";
+    r_mmap64: MmapFn = c"mmap64";
+    r_munmap: MunmapFn = c"munmap";
+    r_mremap: MremapFn = c"mremap";
+    r_dlclose: DlcloseFn = c"dlclose";
+    r_execve: ExecveFn = c"execve";
+    r_execvpe: ExecveFn = c"execvpe";
+    r_execv: ExecvFn = c"execv";
+    r_execvp: ExecvFn = c"execvp";
+}
+
+/// Resolves the real functions on the first call into the shim. Returns the state afterwards:
+/// ST_RESOLVING means "use the bootstrap arena" (this thread is inside dlsym, or another
+/// thread is resolving).
+#[cold]
+#[inline(never)]
+fn ensure_resolved() -> u8 {
+    match STATE.compare_exchange(ST_UNINIT, ST_RESOLVING, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {
+            // SAFETY: dlsym calls may re-enter malloc/calloc, which see ST_RESOLVING.
+            let ok = unsafe { resolve_all() };
+            if !ok {
+                sys::say(b"numascope-allocshim: the C library's malloc functions were not found; aborting\n");
+                // SAFETY: nothing can be allocated without them.
+                unsafe { libc::abort() };
+            }
+            // SAFETY: dlsym lookups of glibc's own names for the allocator.
+            unsafe {
+                let same = |a: *mut c_void, name: &core::ffi::CStr| {
+                    !a.is_null() && a == libc::dlsym(libc::RTLD_NEXT, name.as_ptr())
+                };
+                let glibc = same(real::r_malloc.load(Ordering::Relaxed), c"__libc_malloc")
+                    && same(real::r_free.load(Ordering::Relaxed), c"__libc_free")
+                    && same(real::r_realloc.load(Ordering::Relaxed), c"__libc_realloc")
+                    && same(real::r_memalign.load(Ordering::Relaxed), c"__libc_memalign");
+                GLIBC_CHUNKS.store(glibc, Ordering::Relaxed);
+            }
+            STATE.store(ST_PASS, Ordering::Release);
+            ST_PASS
+        }
+        Err(s) => s,
+    }
+}
+
+#[inline(always)]
+fn state() -> u8 {
+    let s = STATE.load(Ordering::Acquire);
+    if s >= ST_PASS {
+        s
+    } else {
+        ensure_resolved()
+    }
+}
+
+// ---------------------------------------------------------------- recording
+
+/// Records an allocation that passed the threshold or the sampler.
+#[cold]
+#[inline(never)]
+fn record(op: u8, addr: usize, size: usize, old: usize, aux: u64, flags: u16, track: bool) {
+    TLS.with(|t| {
+        if t.guard.get() {
+            return;
+        }
+        t.guard.set(true);
+        let _errno = sys::ErrnoGuard::save();
+        let mut ips = [0u64; MAX_DEPTH_LIMIT];
+        let depth = MAX_DEPTH.load(Ordering::Relaxed).min(MAX_DEPTH_LIMIT);
+        let (n, truncated) = unwind::capture(&mut ips[..depth]);
+        let flags = if truncated { flags | EV_STACK_TRUNCATED } else { flags };
+        if track {
+            live::insert(addr);
+        }
+        emit(t, flags, op, addr as u64, size as u64, old as u64, aux, &ips[..n]);
+        t.guard.set(false);
+    });
+}
+
+/// Records an event without a stack (frees, unmaps).
+#[cold]
+#[inline(never)]
+fn record_plain(op: u8, addr: usize, size: usize) {
+    TLS.with(|t| {
+        if t.guard.get() {
+            return;
+        }
+        t.guard.set(true);
+        let _errno = sys::ErrnoGuard::save();
+        emit(t, 0, op, addr as u64, size as u64, 0, 0, &[]);
+        t.guard.set(false);
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, ips: &[u64]) {
+    if STATE.load(Ordering::Acquire) != ST_RECORDING {
+        return;
+    }
+    let mut tid = t.tid.get();
+    if tid == 0 {
+        tid = sys::gettid();
+        t.tid.set(tid);
+    }
+    let mut b = t.buf.get();
+    if b.is_null() {
+        b = out::claim_buffer();
+        if b.is_null() {
+            out::DROPPED.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        t.buf.set(b);
+        let key = PTHREAD_KEY.load(Ordering::Relaxed);
+        if key != usize::MAX {
+            // SAFETY: a key created in the constructor; the destructor flushes this buffer.
+            // (pthread_setspecific may call calloc: the guard is set, so it passes through.)
+            unsafe { libc::pthread_setspecific(key as libc::pthread_key_t, b as *const c_void) };
+        }
+    }
+    // SAFETY: b is this thread's buffer.
+    unsafe { out::append_event(b, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
+}
+
+/// Whether a small allocation of `size` bytes is sampled: Poisson sampling over allocated
+/// bytes with mean interval SAMPLE_BYTES (as tcmalloc does), so a block of `s` bytes is
+/// sampled with probability 1 - exp(-s / SAMPLE_BYTES) and the reader's estimate is unbiased.
+#[inline(always)]
+fn sampled(size: usize) -> bool {
+    let c = countdown_ptr();
+    // SAFETY: this thread's own countdown slot.
+    let left = unsafe { *c } - size as i64;
+    unsafe { *c = left };
+    left <= 0 && TLS.with(|t| resample(t, size))
+}
+
+// The sampler's countdown is the one per-thread value every small allocation touches. On
+// x86-64 it lives in initial-exec TLS (one `fs`-relative load, no `__tls_get_addr` call; a
+// library loaded with LD_PRELOAD is in the static TLS block, which this model requires).
+#[cfg(target_arch = "x86_64")]
+core::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl numascope_allocshim_countdown",
+    ".hidden numascope_allocshim_countdown",
+    ".type numascope_allocshim_countdown, @object",
+    ".size numascope_allocshim_countdown, 8",
+    "numascope_allocshim_countdown:",
+    ".zero 8",
+    ".popsection",
+);
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn countdown_ptr() -> *mut i64 {
+    let p: *mut i64;
+    // SAFETY: thread pointer plus the variable's TLS offset is this thread's copy of it.
+    unsafe {
+        core::arch::asm!(
+            "mov {p}, qword ptr fs:[0]",
+            "add {p}, qword ptr [rip + numascope_allocshim_countdown@GOTTPOFF]",
+            p = out(reg) p,
+            options(nostack, pure, readonly),
+        );
+    }
+    p
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn countdown_ptr() -> *mut i64 {
+    TLS.with(|t| t.countdown.as_ptr())
+}
+
+/// Called when the countdown ran out.
+#[cold]
+#[inline(never)]
+fn resample(t: &Tls, size: usize) -> bool {
+    let c = countdown_ptr();
+    let set = |v: i64| unsafe { *c = v };
+    let mean = SAMPLE_BYTES.load(Ordering::Relaxed);
+    if mean == 0 {
+        set(i64::MAX / 2);
+        return false;
+    }
+    if !t.sampler_ready.get() {
+        // First small allocation on this thread: draw the first interval, then apply it.
+        t.sampler_ready.set(true);
+        let seq = THREAD_SEQ.fetch_add(1, Ordering::Relaxed) + 1;
+        t.rng.set((SEED.load(Ordering::Relaxed) ^ seq.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
+        let first = draw(t, mean);
+        let left = first - size as i64;
+        if left > 0 {
+            set(left);
+            return false;
+        }
+        set(draw(t, mean));
+        return true;
+    }
+    // The interval ended inside this block: sample it; the process being memoryless, the next
+    // interval starts fresh after it.
+    set(draw(t, mean));
+    true
+}
+
+fn draw(t: &Tls, mean: u64) -> i64 {
+    // xorshift64*
+    let mut x = t.rng.get();
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    t.rng.set(x);
+    let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+    let u = ((r >> 11) as f64 + 1.0) / (1u64 << 53) as f64; // (0, 1]
+    let v = -u.ln() * mean as f64;
+    if v >= 1.0 {
+        if v > (i64::MAX / 4) as f64 {
+            i64::MAX / 4
+        } else {
+            v as i64
+        }
+    } else {
+        1
+    }
+}
+
+/// Decides whether an allocation result is recorded.
+#[inline(always)]
+fn after_alloc(op: u8, p: *mut c_void, size: usize) {
+    if p.is_null() {
+        return;
+    }
+    if size >= MIN_BYTES.load(Ordering::Relaxed) {
+        record(op, p as usize, size, 0, 0, 0, true);
+    } else if sampled(size) {
+        // Sampled blocks are not tracked: watching their frees would cost every free a look-up.
+        record(op, p as usize, size, 0, 0, EV_SAMPLED, false);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn on_free(p: usize) {
+    if live::remove(p) {
+        record_plain(OP_FREE, p, 0);
+    }
+}
+
+// ---------------------------------------------------------------- interposed functions
+
+#[no_mangle]
+pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    let st = state();
+    if st < ST_PASS {
+        return boot::alloc(size, 16) as *mut c_void;
+    }
+    let p = unsafe { r_malloc()(size) };
+    if st == ST_RECORDING {
+        after_alloc(OP_MALLOC, p, size);
+    }
+    p
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+    let st = state();
+    if st < ST_PASS {
+        return match n.checked_mul(size) {
+            Some(total) => boot::alloc(total, 16) as *mut c_void,
+            None => core::ptr::null_mut(),
+        };
+    }
+    let p = unsafe { r_calloc()(n, size) };
+    if st == ST_RECORDING {
+        after_alloc(OP_CALLOC, p, n.saturating_mul(size));
+    }
+    p
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn free(p: *mut c_void) {
+    if p.is_null() || boot::owns(p as *const u8) {
+        return;
+    }
+    let st = STATE.load(Ordering::Acquire);
+    if st == ST_RECORDING && may_be_tracked(p) {
+        on_free(p as usize);
+    }
+    if st >= ST_PASS {
+        unsafe { r_free()(p) };
+    }
+}
+
+/// Whether a block being freed may be a recorded one. With glibc's allocator underneath, the
+/// chunk size stored just before the block (which `free` reads next anyway) rules out every
+/// block smaller than the threshold without touching the shim's tables.
+#[inline(always)]
+fn may_be_tracked(p: *mut c_void) -> bool {
+    if GLIBC_CHUNKS.load(Ordering::Relaxed) {
+        // SAFETY: p is a live block of glibc's malloc, whose chunk header precedes it.
+        let chunk = unsafe { *(p as *const usize).sub(1) } & !7;
+        if chunk < MIN_BYTES.load(Ordering::Relaxed) {
+            return false;
+        }
+    }
+    live::maybe(p as usize)
+}
+
+unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+    let st = state();
+    if p.is_null() {
+        if st < ST_PASS {
+            return boot::alloc(size, 16) as *mut c_void;
+        }
+        let q = call();
+        if st == ST_RECORDING {
+            after_alloc(op, q, size);
+        }
+        return q;
+    }
+    if boot::owns(p as *const u8) {
+        // Out of the arena into real memory.
+        let q = unsafe { malloc(size) };
+        if !q.is_null() {
+            let n = boot::size_of(p as *const u8).min(size);
+            unsafe { core::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, n) };
+        }
+        return q;
+    }
+    if st < ST_PASS {
+        return core::ptr::null_mut();
+    }
+    let tracked = st == ST_RECORDING && may_be_tracked(p) && live::remove(p as usize);
+    let q = call();
+    if st != ST_RECORDING {
+        return q;
+    }
+    if q.is_null() {
+        if tracked {
+            if size == 0 {
+                record_plain(OP_FREE, p as usize, 0);
+            } else {
+                // The old block is still valid.
+                live::insert(p as usize);
+            }
+        }
+        return q;
+    }
+    let large = size >= MIN_BYTES.load(Ordering::Relaxed);
+    if tracked || large {
+        record(op, q as usize, size, p as usize, tracked as u64, 0, large);
+    } else if sampled(size) {
+        record(op, q as usize, size, p as usize, 0, EV_SAMPLED, false);
+    }
+    q
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
+    unsafe { realloc_impl(OP_REALLOC, p, size, || r_realloc()(p, size)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> *mut c_void {
+    let total = n.saturating_mul(size);
+    unsafe { realloc_impl(OP_REALLOCARRAY, p, total, || r_reallocarray()(p, n, size)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> c_int {
+    let st = state();
+    if st < ST_PASS {
+        let p = boot::alloc(size, align);
+        if p.is_null() {
+            return libc::ENOMEM;
+        }
+        unsafe { *out = p as *mut c_void };
+        return 0;
+    }
+    let r = unsafe { r_posix_memalign()(out, align, size) };
+    if st == ST_RECORDING && r == 0 {
+        after_alloc(OP_POSIX_MEMALIGN, unsafe { *out }, size);
+    }
+    r
+}
+
+macro_rules! aligned {
+    ($name:ident, $real:ident, $op:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(align: usize, size: usize) -> *mut c_void {
+            let st = state();
+            if st < ST_PASS {
+                return boot::alloc(size, align) as *mut c_void;
+            }
+            let p = unsafe { $real()(align, size) };
+            if st == ST_RECORDING {
+                after_alloc($op, p, size);
+            }
+            p
+        }
+    };
+}
+aligned!(aligned_alloc, r_aligned_alloc, OP_ALIGNED_ALLOC);
+aligned!(memalign, r_memalign, OP_MEMALIGN);
+
+macro_rules! page_aligned {
+    ($name:ident, $real:ident, $op:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(size: usize) -> *mut c_void {
+            let st = state();
+            if st < ST_PASS {
+                return boot::alloc(size, 4096) as *mut c_void;
+            }
+            let p = unsafe { $real()(size) };
+            if st == ST_RECORDING {
+                after_alloc($op, p, size);
+            }
+            p
+        }
+    };
+}
+page_aligned!(valloc, r_valloc, OP_VALLOC);
+page_aligned!(pvalloc, r_pvalloc, OP_PVALLOC);
+
+unsafe fn mmap_impl(
+    real: unsafe fn() -> MmapFn,
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: i64,
+) -> *mut c_void {
+    let st = state();
+    if st < ST_PASS {
+        return unsafe { sys::mmap_raw(addr, len, prot, flags, fd, off) };
+    }
+    let p = unsafe { real()(addr, len, prot, flags, fd, off) };
+    if st == ST_RECORDING && p != libc::MAP_FAILED {
+        let aux = (prot as u32 as u64) | ((flags as u32 as u64) << 32);
+        if len >= MIN_BYTES.load(Ordering::Relaxed) {
+            record(OP_MMAP, p as usize, len, 0, aux, 0, false);
+        } else if sampled(len) {
+            record(OP_MMAP, p as usize, len, 0, aux, EV_SAMPLED, false);
+        }
+    }
+    p
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: i64,
+) -> *mut c_void {
+    unsafe { mmap_impl(r_mmap, addr, len, prot, flags, fd, off) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: i64,
+) -> *mut c_void {
+    unsafe { mmap_impl(r_mmap64, addr, len, prot, flags, fd, off) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
+    let st = state();
+    if st < ST_PASS {
+        return unsafe { libc::syscall(libc::SYS_munmap, addr, len) as c_int };
+    }
+    let r = unsafe { r_munmap()(addr, len) };
+    if st == ST_RECORDING && r == 0 {
+        record_plain(OP_MUNMAP, addr as usize, len);
+    }
+    r
+}
+
+/// `mremap` is variadic in C (the fifth argument only with MREMAP_FIXED). On the System V
+/// x86-64 and AArch64 ABIs a variadic caller passes it in the same register as a fixed
+/// argument, so reading five arguments and passing all five on is what glibc itself does.
+#[no_mangle]
+pub unsafe extern "C" fn mremap(
+    old: *mut c_void,
+    old_len: usize,
+    new_len: usize,
+    flags: c_int,
+    new_addr: *mut c_void,
+) -> *mut c_void {
+    let st = state();
+    if st < ST_PASS {
+        return unsafe {
+            libc::syscall(libc::SYS_mremap, old, old_len, new_len, flags as i64, new_addr) as *mut c_void
+        };
+    }
+    let p = unsafe { r_mremap()(old, old_len, new_len, flags, new_addr) };
+    if st == ST_RECORDING && p != libc::MAP_FAILED {
+        record(OP_MREMAP, p as usize, new_len, old as usize, old_len as u64, 0, false);
+    }
+    p
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
+    if state() == ST_RECORDING {
+        // Keep the closing module's addresses symbolizable.
+        TLS.with(|t| {
+            if !t.guard.get() {
+                t.guard.set(true);
+                let _errno = sys::ErrnoGuard::save();
+                modules::snapshot(false);
+                t.guard.set(false);
+            }
+        });
+    }
+    unsafe { r_dlclose()(handle) }
+}
+
+// ---------------------------------------------------------------- start, fork, exit
+
+/// Parses a decimal value; None when not a plain non-negative integer.
+fn parse_u64(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &c in v {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    Some(n)
+}
+
+struct Env<'a> {
+    dir: Option<&'a [u8]>,
+    min: Option<&'a [u8]>,
+    sample: Option<&'a [u8]>,
+    depth: Option<&'a [u8]>,
+    max_file: Option<&'a [u8]>,
+    seed: Option<&'a [u8]>,
+}
+
+unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
+    let mut e = Env { dir: None, min: None, sample: None, depth: None, max_file: None, seed: None };
+    if envp.is_null() {
+        return e;
+    }
+    let mut i = 0;
+    loop {
+        // SAFETY: envp is the NULL-terminated environment the loader passes to constructors.
+        let s = unsafe { *envp.add(i) };
+        if s.is_null() {
+            break;
+        }
+        let kv = unsafe { core::ffi::CStr::from_ptr(s) }.to_bytes();
+        for (key, slot) in [
+            (&b"NUMASCOPE_ALLOC_DIR="[..], &mut e.dir),
+            (b"NUMASCOPE_ALLOC_MIN_BYTES=", &mut e.min),
+            (b"NUMASCOPE_ALLOC_SAMPLE_BYTES=", &mut e.sample),
+            (b"NUMASCOPE_ALLOC_MAX_DEPTH=", &mut e.depth),
+            (b"NUMASCOPE_ALLOC_MAX_FILE_BYTES=", &mut e.max_file),
+            (b"NUMASCOPE_ALLOC_SEED=", &mut e.seed),
+        ] {
+            if let Some(v) = kv.strip_prefix(key) {
+                *slot = Some(v);
+            }
+        }
+        i += 1;
+    }
+    e
+}
+
+fn bad_env(name: &[u8]) {
+    sys::say(b"numascope-allocshim: ");
+    sys::say(name);
+    sys::say(b" is not a non-negative integer; allocation sites are not recorded\n");
+}
+
+/// Runs after libc is initialised (the loader calls constructors of preloaded objects after
+/// those of their dependencies) with the program's environment.
+extern "C" fn on_load(_argc: c_int, _argv: *const *const c_char, envp: *const *const c_char) {
+    if state() != ST_PASS {
+        return;
+    }
+    // SAFETY: envp comes from the loader.
+    let env = unsafe { read_env(envp) };
+    let Some(dir) = env.dir else { return };
+    if dir.is_empty() || dir.len() >= 4096 {
+        return;
+    }
+    let num = |v: Option<&[u8]>, name: &[u8], default: u64| -> Option<u64> {
+        match v {
+            None => Some(default),
+            Some(v) => {
+                let r = parse_u64(v);
+                if r.is_none() {
+                    bad_env(name);
+                }
+                r
+            }
+        }
+    };
+    let Some(min) = num(env.min, b"NUMASCOPE_ALLOC_MIN_BYTES", DEFAULT_MIN_BYTES as u64) else { return };
+    let Some(sample) = num(env.sample, b"NUMASCOPE_ALLOC_SAMPLE_BYTES", DEFAULT_SAMPLE_BYTES) else { return };
+    let Some(depth) = num(env.depth, b"NUMASCOPE_ALLOC_MAX_DEPTH", DEFAULT_MAX_DEPTH as u64) else { return };
+    let Some(max_file) = num(env.max_file, b"NUMASCOPE_ALLOC_MAX_FILE_BYTES", 1 << 30) else { return };
+    let seed = match env.seed {
+        Some(v) => match parse_u64(v) {
+            Some(s) => s,
+            None => return bad_env(b"NUMASCOPE_ALLOC_SEED"),
+        },
+        None => sys::mono_ns() ^ ((sys::getpid() as u64) << 32),
+    };
+    let depth = (depth as usize).clamp(1, MAX_DEPTH_LIMIT);
+
+    // SAFETY: DIR is written here, before recording starts, and only read afterwards.
+    unsafe {
+        let d = &mut *out::DIR.0.get();
+        d[..dir.len()].copy_from_slice(dir);
+        d[dir.len()] = 0;
+    }
+    MIN_BYTES.store(min.max(1) as usize, Ordering::Relaxed);
+    SAMPLE_BYTES.store(sample, Ordering::Relaxed);
+    MAX_DEPTH.store(depth, Ordering::Relaxed);
+    SEED.store(seed, Ordering::Relaxed);
+    out::MAX_BYTES.store(max_file, Ordering::Relaxed);
+
+    TLS.with(|t| t.guard.set(true));
+    let ok = start_recording(sys::getpid(), sys::getppid());
+    if ok {
+        // SAFETY: plain libc registration calls; allocations they make pass through the guard.
+        unsafe {
+            let mut key: libc::pthread_key_t = 0;
+            if libc::pthread_key_create(&mut key, Some(thread_exit)) == 0 {
+                PTHREAD_KEY.store(key as usize, Ordering::Relaxed);
+            }
+            pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+        }
+    }
+    TLS.with(|t| t.guard.set(false));
+}
+
+fn start_recording(pid: u32, ppid: u32) -> bool {
+    let own = modules::module_range(malloc as *const () as usize);
+    if let Some((lo, hi)) = own {
+        unwind::OWN_LO.store(lo, Ordering::Relaxed);
+        unwind::OWN_HI.store(hi, Ordering::Relaxed);
+    }
+    modules::init_exe_path();
+    // SAFETY: called with the guard set, before or instead of recording.
+    let opened = unsafe {
+        out::open_output(
+            pid,
+            ppid,
+            MIN_BYTES.load(Ordering::Relaxed) as u64,
+            SAMPLE_BYTES.load(Ordering::Relaxed),
+            MAX_DEPTH.load(Ordering::Relaxed) as u32,
+        )
+    };
+    REC_PID.store(pid, Ordering::Release);
+    if !opened {
+        sys::say(b"numascope-allocshim: cannot create the output file in NUMASCOPE_ALLOC_DIR; allocation sites are not recorded\n");
+        return false;
+    }
+    STATE.store(ST_RECORDING, Ordering::Release);
+    modules::snapshot(true);
+    true
+}
+
+extern "C" {
+    fn pthread_atfork(
+        prepare: Option<unsafe extern "C" fn()>,
+        parent: Option<unsafe extern "C" fn()>,
+        child: Option<unsafe extern "C" fn()>,
+    ) -> c_int;
+}
+
+unsafe extern "C" fn fork_prepare() {
+    // Hold the modules lock across fork so the child never inherits it taken.
+    while modules::LOCK.swap(true, Ordering::Acquire) {
+        core::hint::spin_loop();
+    }
+}
+
+unsafe extern "C" fn fork_parent() {
+    modules::LOCK.store(false, Ordering::Release);
+}
+
+unsafe extern "C" fn fork_child() {
+    modules::LOCK.store(false, Ordering::Release);
+    let was = STATE.swap(ST_PASS, Ordering::AcqRel);
+    TLS.with(|t| {
+        t.tid.set(0);
+        t.guard.set(true);
+        // SAFETY: only this thread exists in the child.
+        unsafe { out::reset_in_child(t.buf.get()) };
+        if was == ST_RECORDING {
+            start_recording(sys::getpid(), sys::getppid());
+        }
+        t.guard.set(false);
+    });
+}
+
+unsafe extern "C" fn thread_exit(arg: *mut c_void) {
+    TLS.with(|t| {
+        t.guard.set(true);
+        let b = arg as *mut out::ThreadBuf;
+        if !b.is_null() {
+            // SAFETY: the buffer this thread registered; registry buffers are never unmapped.
+            unsafe { out::retire(b) };
+        }
+        t.buf.set(core::ptr::null_mut());
+        t.guard.set(false);
+    });
+}
+
+/// Runs at exit (after atexit handlers, from the loader's destructor pass), and before `_exit`
+/// and exec.
+extern "C" fn on_exit() {
+    finish_recording(0);
+}
+
+fn finish_recording(end_flags: u32) {
+    // A vfork child (or a raw clone) shares the parent's memory and file: it must not end the
+    // parent's recording. fork children re-open their own file and update REC_PID.
+    if sys::getpid() != REC_PID.load(Ordering::Acquire) {
+        return;
+    }
+    if STATE.load(Ordering::Acquire) != ST_RECORDING {
+        // Recording stopped early: still close the file with an end record saying so.
+        if out::FD.load(Ordering::Acquire) >= 0 {
+            // SAFETY: writes the end record with raw system calls.
+            unsafe { out::finish() };
+        }
+        return;
+    }
+    TLS.with(|t| t.guard.set(true));
+    let _errno = sys::ErrnoGuard::save();
+    STATE.store(ST_PASS, Ordering::Release);
+    // SAFETY: see out::flush_all_at_exit.
+    unsafe { out::flush_all_at_exit() };
+    modules::snapshot(true);
+    out::END_FLAGS.fetch_or(end_flags, Ordering::Relaxed);
+    // SAFETY: as above.
+    unsafe { out::finish() };
+    TLS.with(|t| t.guard.set(false));
+}
+
+// `_exit` skips destructors and exec replaces the image: both would lose what the buffers hold.
+// (exec variants that glibc implements on top of execve call it internally, not through the
+// interposed symbol; the common ones are caught here one by one.)
+
+#[no_mangle]
+pub unsafe extern "C" fn _exit(status: c_int) -> ! {
+    finish_recording(0);
+    // SAFETY: the real _exit does not return.
+    unsafe { libc::syscall(libc::SYS_exit_group, status as i64) };
+    unsafe { libc::abort() }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
+    unsafe { _exit(status) }
+}
+
+type ExecveFn = unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
+type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
+
+unsafe fn before_exec() {
+    if state() == ST_RECORDING {
+        finish_recording(END_EXEC);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execve(path: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execve()(path, argv, envp)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(file: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execvpe()(file, argv, envp)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execv()(path, argv)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+    unsafe {
+        before_exec();
+        r_execvp()(file, argv)
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn(c_int, *const *const c_char, *const *const c_char) = on_load;
+
+#[used]
+#[link_section = ".fini_array"]
+static ON_EXIT: extern "C" fn() = on_exit;
+
+// Keep the unused-import lint quiet for AtomicPtr in the macro's module.
+#[allow(dead_code)]
+fn _uses(_: &AtomicPtr<c_void>) {}

@@ -1,0 +1,164 @@
+//! Raw system calls. The shim calls the kernel directly for its own memory, files and clock so
+//! that none of its work goes through the functions it interposes (its own `mmap` export would
+//! otherwise catch its buffer allocations) or through libc code that may take locks.
+
+use core::ffi::c_void;
+
+/// Saves errno on creation and restores it on drop: the shim's slow paths make system calls, and
+/// a host program may rely on `free` and successful allocations leaving errno alone.
+pub struct ErrnoGuard(i32);
+
+impl ErrnoGuard {
+    #[inline]
+    pub fn save() -> Self {
+        // SAFETY: __errno_location returns this thread's errno slot, valid for the thread's life.
+        ErrnoGuard(unsafe { *libc::__errno_location() })
+    }
+}
+
+impl Drop for ErrnoGuard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { *libc::__errno_location() = self.0 };
+    }
+}
+
+/// Anonymous private read-write memory, or null.
+pub unsafe fn map_anon(len: usize) -> *mut u8 {
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mmap,
+            0usize,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1i64,
+            0usize,
+        )
+    };
+    if r < 0 || r as usize > usize::MAX - 4096 {
+        core::ptr::null_mut()
+    } else {
+        r as *mut u8
+    }
+}
+
+pub unsafe fn unmap(p: *mut c_void, len: usize) {
+    unsafe { libc::syscall(libc::SYS_munmap, p, len) };
+}
+
+/// A raw `mmap` for the rare calls that arrive before the real `mmap` is resolved.
+pub unsafe fn mmap_raw(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut c_void {
+    let r = unsafe { libc::syscall(libc::SYS_mmap, addr, len, prot as i64, flags as i64, fd as i64, off) };
+    if r == -1 {
+        libc::MAP_FAILED
+    } else {
+        r as *mut c_void
+    }
+}
+
+pub fn gettid() -> u32 {
+    // SAFETY: no arguments, no memory.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+pub fn getpid() -> u32 {
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_getpid) as u32 }
+}
+
+pub fn getppid() -> u32 {
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_getppid) as u32 }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the clock perf uses for its sample times (vDSO, no syscall).
+#[inline]
+pub fn mono_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid out pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+/// `openat` without following a final symlink; returns the fd or a negative value.
+pub unsafe fn openat(dirfd: i32, path: *const u8, flags: i32, mode: u32) -> i32 {
+    unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            dirfd as i64,
+            path,
+            (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as i64,
+            mode as i64,
+        ) as i32
+    }
+}
+
+pub fn close(fd: i32) {
+    // SAFETY: closing a descriptor the shim opened.
+    unsafe { libc::syscall(libc::SYS_close, fd as i64) };
+}
+
+/// Moves `fd` to a descriptor number at or above 900 (close-on-exec) so that programs that
+/// reuse low descriptors rarely meet it; returns the new fd or the old one if that failed.
+pub fn move_high(fd: i32) -> i32 {
+    // SAFETY: fcntl on an fd the shim owns.
+    let hi = unsafe { libc::syscall(libc::SYS_fcntl, fd as i64, libc::F_DUPFD_CLOEXEC as i64, 900i64) as i32 };
+    if hi >= 0 {
+        close(fd);
+        hi
+    } else {
+        fd
+    }
+}
+
+/// Device and inode of an open descriptor, to check before each write that the descriptor is
+/// still the shim's file (a program may close every descriptor and reuse the number).
+pub fn fd_identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: st is a valid out buffer of the kernel's struct stat layout.
+    unsafe {
+        let mut st: libc::stat = core::mem::zeroed();
+        let r = libc::syscall(libc::SYS_fstat, fd as i64, &mut st as *mut libc::stat);
+        if r != 0 {
+            return None;
+        }
+        Some((st.st_dev, st.st_ino))
+    }
+}
+
+/// Writes all of `buf`, retrying on EINTR and short writes. False on any error.
+pub unsafe fn write_all(fd: i32, mut buf: *const u8, mut len: usize) -> bool {
+    while len > 0 {
+        let r = unsafe { libc::syscall(libc::SYS_write, fd as i64, buf, len) };
+        if r < 0 {
+            if unsafe { *libc::__errno_location() } == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+        if r == 0 {
+            return false;
+        }
+        let r = r as usize;
+        buf = unsafe { buf.add(r) };
+        len -= r;
+    }
+    true
+}
+
+/// readlink into `buf`; returns the length written (not NUL terminated) or 0.
+pub unsafe fn readlink(path: *const u8, buf: *mut u8, cap: usize) -> usize {
+    let r = unsafe { libc::syscall(libc::SYS_readlinkat, libc::AT_FDCWD as i64, path, buf, cap) };
+    if r <= 0 || r as usize >= cap {
+        0
+    } else {
+        r as usize
+    }
+}
+
+/// Writes a message to stderr (fd 2), ignoring failure.
+pub fn say(msg: &[u8]) {
+    // SAFETY: msg is a valid slice.
+    unsafe { write_all(2, msg.as_ptr(), msg.len()) };
+}

@@ -1,0 +1,432 @@
+//! End-to-end: programs with known allocation sites run with the shim preloaded; their files
+//! are read and symbolized by numascope-core, and every large allocation must be attributed to
+//! the line of its `SITE:` marker in the source (markers, not hard-coded line numbers). Needs a
+//! C compiler (skipped with a message when `cc` is missing; C++ parts need `c++`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use numascope_core::alloc_sites::{
+    is_runtime_frame, load_dir, preload_possible, shim_path, AllocOp, AllocSites, PreloadBlocked, ReadLimits,
+    SymbolizeOptions,
+};
+
+const MIN_BYTES: u64 = 64 * 1024;
+const SAMPLE_BYTES: u64 = 4096;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "numascope-allocshim-{}-{}-{name}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create scratch dir");
+    d
+}
+
+/// The built shim. `cargo test` does not build a cdylib for integration tests, so the test
+/// checks that the one there is not older than its sources (scripts/lib.sh's build_collector
+/// builds it with `cargo build --workspace --lib`).
+fn shim() -> PathBuf {
+    let hint = "build it first: cd native/collector && cargo build -p numascope-allocshim";
+    let p =
+        shim_path().unwrap_or_else(|| panic!("libnumascope_allocshim.so not found next to the test binary; {hint}"));
+    let built = std::fs::metadata(&p).and_then(|m| m.modified()).expect("shim mtime");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        if e.path().extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let m = e.metadata().unwrap().modified().unwrap();
+        assert!(m <= built, "{} is older than {}; {hint}", p.display(), e.path().display());
+    }
+    p
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Compiles `src` with `compiler`; None (with a message) when the compiler is missing.
+fn compile(compiler: &str, src: &Path, out: &Path, extra: &[&str]) -> Option<PathBuf> {
+    if !have(compiler) {
+        eprintln!("SKIP: no `{compiler}` on this machine, {} not built", src.display());
+        return None;
+    }
+    let o = Command::new(compiler)
+        .args(["-g", "-O0", "-pthread"])
+        .args(extra)
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("run compiler");
+    assert!(o.status.success(), "{compiler} {} failed: {}", src.display(), String::from_utf8_lossy(&o.stderr));
+    Some(out.to_path_buf())
+}
+
+/// Markers `SITE:<name> bytes=<n>[,<n>...]`: site name -> (line, sizes).
+fn markers(src: &Path) -> BTreeMap<String, (u32, Vec<u64>)> {
+    let text = std::fs::read_to_string(src).expect("read source");
+    let mut m = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(at) = line.find("SITE:") else { continue };
+        let rest = &line[at + 5..];
+        if !rest.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            continue; // prose about markers, not a marker
+        }
+        let name = rest.split_whitespace().next().expect("marker name").to_string();
+        let bytes = rest.split("bytes=").nth(1).expect("marker bytes=");
+        let sizes: Vec<u64> = bytes
+            .split(|c: char| !(c.is_ascii_digit() || c == ','))
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|s| s.parse().expect("marker size"))
+            .collect();
+        m.insert(name, ((i + 1) as u32, sizes));
+    }
+    assert!(!m.is_empty(), "no SITE: markers in {}", src.display());
+    m
+}
+
+fn run_under_shim(bin: &Path, dir: &Path) {
+    let out = Command::new(bin)
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", dir)
+        .env("NUMASCOPE_ALLOC_SAMPLE_BYTES", SAMPLE_BYTES.to_string())
+        .env("NUMASCOPE_ALLOC_SEED", "7")
+        .output()
+        .expect("run workload");
+    assert!(
+        out.status.success(),
+        "{} failed under the shim: {:?} {}",
+        bin.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn load(dir: &Path) -> Vec<AllocSites> {
+    let files = load_dir(dir, &ReadLimits::default(), &SymbolizeOptions::default()).expect("read dir");
+    assert!(!files.is_empty(), "the shim wrote no file in {}", dir.display());
+    files.into_iter().map(|(p, r)| r.unwrap_or_else(|e| panic!("{}: {e}", p.display()))).collect()
+}
+
+/// (file name, line) of an allocation's site.
+fn site_of(s: &AllocSites, i: usize) -> Option<(String, u32)> {
+    let f = &s.frames[s.allocations[i].site? as usize];
+    let file = Path::new(f.file.as_ref()?).file_name()?.to_string_lossy().into_owned();
+    Some((file, f.line?))
+}
+
+fn describe_stack(s: &AllocSites, i: usize) -> String {
+    let mut out = String::new();
+    let mut node = s.allocations[i].stack;
+    while let Some(n) = node {
+        let st = s.stacks[n as usize];
+        let f = &s.frames[st.frame as usize];
+        let module = f.module.map(|m| s.modules[m as usize].path.display().to_string()).unwrap_or_default();
+        out += &format!(
+            "\n    {} {}:{} [{module} {:#x}]{}",
+            f.function.as_deref().unwrap_or("?"),
+            f.file.as_deref().unwrap_or("?"),
+            f.line.unwrap_or(0),
+            f.module_address,
+            if is_runtime_frame(f, &s.modules) { " (runtime)" } else { "" }
+        );
+        node = st.parent;
+    }
+    out
+}
+
+/// Asserts every allocation of at least MIN_BYTES maps to the marker of its size, and every
+/// marker with large sizes is seen. Returns the allocations per marker.
+fn check_sites(all: &[AllocSites], src: &Path) -> BTreeMap<String, Vec<(usize, usize)>> {
+    let file_name = src.file_name().unwrap().to_string_lossy().into_owned();
+    let marks = markers(src);
+    let mut by_size: BTreeMap<u64, (&str, u32)> = BTreeMap::new();
+    for (name, (line, sizes)) in &marks {
+        for &s in sizes {
+            by_size.insert(s, (name, *line));
+        }
+    }
+    let mut seen: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+    for (fi, s) in all.iter().enumerate() {
+        for (i, a) in s.allocations.iter().enumerate() {
+            if a.size < MIN_BYTES {
+                continue;
+            }
+            assert!(!a.sampled, "allocation of {} bytes marked sampled", a.size);
+            let Some(&(name, line)) = by_size.get(&a.size) else {
+                panic!("pid {}: unexpected large {} of {} bytes:{}", s.pid, a.op.name(), a.size, describe_stack(s, i));
+            };
+            let got = site_of(s, i);
+            assert_eq!(
+                got,
+                Some((file_name.clone(), line)),
+                "site `{name}` ({} bytes, {}) should be {file_name}:{line}; stack:{}",
+                a.size,
+                a.op.name(),
+                describe_stack(s, i)
+            );
+            seen.entry(name.to_string()).or_default().push((fi, i));
+        }
+    }
+    for (name, (_, sizes)) in &marks {
+        if sizes.iter().any(|&s| s >= MIN_BYTES) {
+            assert!(seen.contains_key(name), "no allocation recorded for site `{name}`");
+        }
+    }
+    seen
+}
+
+#[test]
+fn c_program_sites_threads_fork_and_sampling() {
+    let dir = scratch("c");
+    let src = fixtures().join("allocs.c");
+    let Some(bin) = compile("cc", &src, &dir.join("allocs"), &[]) else { return };
+    assert_eq!(preload_possible(&bin), Ok(()));
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    run_under_shim(&bin, &out);
+    let all = load(&out);
+    for s in &all {
+        assert_eq!(s.incomplete, None, "pid {} file incomplete", s.pid);
+        for m in &s.modules {
+            if m.path.file_name().is_some_and(|n| n == "allocs") {
+                assert!(m.problem.is_none(), "{:?}", m.problem);
+            }
+        }
+    }
+    assert_eq!(all.len(), 2, "one file for the program and one for its forked child");
+    let parent = all.iter().find(|s| all.iter().any(|c| c.ppid == s.pid)).expect("parent file");
+    let child = all.iter().find(|s| s.ppid == parent.pid).expect("child file");
+
+    let seen = check_sites(&all, &src);
+    let idx = |name: &str| seen.get(name).cloned().unwrap_or_default();
+    // Every site in the parent, except the child's.
+    for name in
+        ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "valloc", "mmap", "mremap"]
+    {
+        let v = idx(name);
+        assert_eq!(v.len(), 1, "site {name}: {v:?}");
+        assert!(std::ptr::eq(&all[v[0].0], parent), "site {name} recorded in the wrong process");
+    }
+    let c = idx("child");
+    assert_eq!(c.len(), 1);
+    assert!(std::ptr::eq(&all[c[0].0], child));
+    assert!(child.allocations[c[0].1].end_op == Some(AllocOp::Free), "the child's free was paired");
+
+    // Operations, lifetimes and realloc linkage.
+    let get = |name: &str| &parent.allocations[idx(name)[0].1];
+    assert_eq!(get("malloc").op, AllocOp::Malloc);
+    assert_eq!(get("calloc").op, AllocOp::Calloc);
+    assert_eq!(get("realloc").op, AllocOp::Realloc);
+    assert!(get("realloc").old_address.is_some());
+    assert_eq!(get("posix_memalign").op, AllocOp::PosixMemalign);
+    assert_eq!(get("aligned_alloc").op, AllocOp::AlignedAlloc);
+    assert_eq!(get("memalign").op, AllocOp::Memalign);
+    assert_eq!(get("valloc").op, AllocOp::Valloc);
+    assert_eq!(get("mmap").op, AllocOp::Mmap);
+    assert_eq!(get("mremap").op, AllocOp::Mremap);
+    for name in ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "valloc"] {
+        let a = get(name);
+        assert_eq!(a.end_op, Some(AllocOp::Free), "{name} block's free paired");
+        assert!(a.end_ns.unwrap() > a.time_ns);
+    }
+    assert_eq!(get("mmap").end_op, Some(AllocOp::Munmap));
+    assert_eq!(get("mremap").end_op, Some(AllocOp::Munmap));
+    assert_eq!(get("mmap").mmap_prot, Some((libc_prot_rw()) as u32));
+
+    // Threads: four allocations at the thread site on four threads, none on the main thread.
+    let t = idx("thread");
+    assert_eq!(t.len(), 4);
+    let main_tid = get("malloc").tid;
+    let mut tids: Vec<u32> = t.iter().map(|&(_, i)| parent.allocations[i].tid).collect();
+    tids.sort();
+    tids.dedup();
+    assert_eq!(tids.len(), 4, "thread site on four distinct threads");
+    assert!(!tids.contains(&main_tid));
+    assert_eq!(main_tid, parent.pid, "the main thread's tid is the pid");
+
+    // Sampling: small blocks recorded by the byte sampler, attributed to their line, with an
+    // unbiased estimate of the bytes allocated there (20,000 x 64 bytes).
+    let marks = markers(&src);
+    let small_line = marks["small"].0;
+    let sampled: Vec<_> = parent
+        .allocations
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| a.sampled && site_of(parent, *i).is_some_and(|(_, l)| l == small_line))
+        .collect();
+    assert!(!sampled.is_empty(), "no sampled small allocation at the small site");
+    for (_, a) in &sampled {
+        assert_eq!(a.size, 64);
+        assert_eq!(a.end_op, None, "frees of sampled blocks are not recorded");
+    }
+    let estimate: f64 = sampled.iter().map(|(_, a)| a.weight_bytes).sum();
+    let truth = 20_000.0 * 64.0;
+    assert!(
+        (estimate - truth).abs() < 0.25 * truth,
+        "sampler estimate {estimate:.0} bytes vs {truth} allocated ({} samples)",
+        sampled.len()
+    );
+}
+
+fn libc_prot_rw() -> i32 {
+    3 // PROT_READ | PROT_WRITE
+}
+
+#[test]
+fn cxx_new_and_std_containers() {
+    let dir = scratch("cxx");
+    let src = fixtures().join("allocs_new.cpp");
+    let Some(bin) = compile("c++", &src, &dir.join("allocs_new"), &[]) else { return };
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    run_under_shim(&bin, &out);
+    let all = load(&out);
+    assert_eq!(all.len(), 1);
+    let seen = check_sites(&all, &src);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    // The C++ runtime frame (operator new) is in the stack, below the site.
+    let s = &all[0];
+    let (_, i) = seen["new"][0];
+    let stack = describe_stack(s, i);
+    assert!(stack.contains("operator new"), "operator new frame expected in:{stack}");
+}
+
+#[test]
+fn rust_program_sites() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_numascope-allocshim-rustload"));
+    let dir = scratch("rust");
+    run_under_shim(&bin, &dir);
+    let all = load(&dir);
+    assert_eq!(all.len(), 1);
+    let seen = check_sites(&all, &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin/rustload.rs"));
+    assert_eq!(seen.len(), 5, "{seen:?}");
+}
+
+#[test]
+fn static_and_setuid_programs_are_refused_with_a_reason() {
+    let dir = scratch("static");
+    let src = fixtures().join("allocs.c");
+    // `cc -static` needs the static C library (libc6-dev's libc.a); skip that part without it.
+    let static_bin = dir.join("allocs-static");
+    let built = have("cc")
+        && Command::new("cc")
+            .args(["-O0", "-pthread", "-static"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&static_bin)
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if built {
+        match preload_possible(&static_bin) {
+            Err(e @ PreloadBlocked::Static { .. }) => {
+                let msg = e.to_string();
+                assert!(msg.contains("statically linked") && msg.contains("--no-alloc-sites"), "{msg}");
+            }
+            other => panic!("static binary: {other:?}"),
+        }
+    } else {
+        eprintln!("SKIP: `cc -static` cannot link here (no static C library), static refusal not checked");
+    }
+    // A script is judged by its interpreter.
+    let script = dir.join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    assert_eq!(preload_possible(&script), Ok(()));
+    let not_elf = dir.join("data.txt");
+    std::fs::write(&not_elf, "hello").unwrap();
+    assert!(matches!(preload_possible(&not_elf), Err(PreloadBlocked::NotElf { .. })));
+    assert!(matches!(preload_possible(&dir.join("missing")), Err(PreloadBlocked::Unreadable { .. })));
+
+    // Set-user-ID to another user: as root, make one; otherwise use a system one if present.
+    let euid = unsafe { libc::geteuid() };
+    let setuid: Option<PathBuf> = if euid == 0 {
+        let p = dir.join("suid");
+        std::fs::copy("/bin/true", &p).unwrap();
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path of a file we own.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        Some(p)
+    } else {
+        ["/usr/bin/passwd", "/bin/su", "/usr/bin/su", "/usr/bin/mount"].iter().map(PathBuf::from).find(|p| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).is_ok_and(|m| m.mode() & 0o4000 != 0 && m.uid() != euid)
+        })
+    };
+    match setuid {
+        Some(p) => match preload_possible(&p) {
+            Err(e @ PreloadBlocked::SetId { .. }) => assert!(e.to_string().contains("secure mode"), "{e}"),
+            other => panic!("set-user-ID program {}: {other:?}", p.display()),
+        },
+        None => eprintln!("SKIP: no set-user-ID program owned by another user to check"),
+    }
+}
+
+#[test]
+fn unconfigured_or_unwritable_dir_leaves_the_program_alone() {
+    // No NUMASCOPE_ALLOC_DIR: pass-through, no message.
+    let o = Command::new("/bin/sh").args(["-c", "echo ok"]).env("LD_PRELOAD", shim()).output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "ok\n");
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    // An output dir that is a symlink is not followed; the program still runs, with a message.
+    let dir = scratch("symlink");
+    let real = dir.join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = Command::new("/bin/sh")
+        .args(["-c", "echo ok"])
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", &link)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "ok\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot create the output file"));
+    assert_eq!(std::fs::read_dir(&real).unwrap().count(), 0);
+    // A malformed setting: a message, no recording.
+    let o = Command::new("/bin/sh")
+        .args(["-c", "echo ok"])
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", &real)
+        .env("NUMASCOPE_ALLOC_MIN_BYTES", "64k")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NUMASCOPE_ALLOC_MIN_BYTES is not a non-negative integer"));
+    assert_eq!(std::fs::read_dir(&real).unwrap().count(), 0);
+}
+
+#[test]
+fn output_file_is_private_and_never_overwritten() {
+    let dir = scratch("excl");
+    let o = Command::new("/bin/sh")
+        .args(["-c", "exit 0"])
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", &dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777, 0o600);
+    let all = load(&dir);
+    assert_eq!(all[0].incomplete, None);
+}

@@ -1,0 +1,495 @@
+//! Reader of the allocation-site shim's per-process file (format version 1, little-endian; the
+//! layout is documented in docs/alloc-sites.md and written by crates/allocshim/src/format.rs).
+//!
+//! Every size read from the file is checked before it is used: records are at most
+//! [`MAX_RECORD_BYTES`], stacks at most [`MAX_DEPTH`] frames, paths at most [`MAX_PATH_BYTES`];
+//! the whole file must fit [`ReadLimits`]. A file that ends inside a record (the process was
+//! killed while writing) is read up to the last whole record and marked `cut_short`.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+pub const MAGIC: [u8; 8] = *b"NSALLOC\0";
+/// The newest format version this reader understands.
+pub const VERSION: u32 = 1;
+pub const HEADER_LEN: usize = 64;
+pub const CLOCK_MONOTONIC_ID: u32 = 1;
+
+pub const MAX_RECORD_BYTES: usize = 1 << 20;
+pub const MAX_DEPTH: usize = 128;
+pub const MAX_PATH_BYTES: usize = 4096;
+pub const MAX_BUILD_ID_BYTES: usize = 64;
+
+const REC_EVENT: u16 = 1;
+const REC_MODULES: u16 = 2;
+const REC_END: u16 = 3;
+const EVENT_FIXED: usize = 48;
+const MODULES_FIXED: usize = 16;
+const MODULE_ENTRY_FIXED: usize = 32;
+const END_LEN: usize = 40;
+
+const EV_SAMPLED: u16 = 1;
+const EV_STACK_TRUNCATED: u16 = 2;
+
+/// End-record flags.
+pub const END_TRUNCATED: u32 = 1;
+pub const END_SIZE_LIMIT: u32 = 2;
+pub const END_BUFFERS_LOST: u32 = 4;
+pub const END_INTERNAL_FAILURE: u32 = 8;
+
+/// The interposed call an event comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AllocOp {
+    Malloc,
+    Calloc,
+    Realloc,
+    PosixMemalign,
+    AlignedAlloc,
+    Memalign,
+    Valloc,
+    Pvalloc,
+    Reallocarray,
+    Free,
+    Mmap,
+    Munmap,
+    Mremap,
+}
+
+impl AllocOp {
+    pub fn from_code(c: u8) -> Option<AllocOp> {
+        Some(match c {
+            1 => AllocOp::Malloc,
+            2 => AllocOp::Calloc,
+            3 => AllocOp::Realloc,
+            4 => AllocOp::PosixMemalign,
+            5 => AllocOp::AlignedAlloc,
+            6 => AllocOp::Memalign,
+            7 => AllocOp::Valloc,
+            8 => AllocOp::Pvalloc,
+            9 => AllocOp::Reallocarray,
+            16 => AllocOp::Free,
+            32 => AllocOp::Mmap,
+            33 => AllocOp::Munmap,
+            34 => AllocOp::Mremap,
+            _ => return None,
+        })
+    }
+
+    /// The file's code (also the proposed `op` column value).
+    pub fn code(self) -> u8 {
+        match self {
+            AllocOp::Malloc => 1,
+            AllocOp::Calloc => 2,
+            AllocOp::Realloc => 3,
+            AllocOp::PosixMemalign => 4,
+            AllocOp::AlignedAlloc => 5,
+            AllocOp::Memalign => 6,
+            AllocOp::Valloc => 7,
+            AllocOp::Pvalloc => 8,
+            AllocOp::Reallocarray => 9,
+            AllocOp::Free => 16,
+            AllocOp::Mmap => 32,
+            AllocOp::Munmap => 33,
+            AllocOp::Mremap => 34,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AllocOp::Malloc => "malloc",
+            AllocOp::Calloc => "calloc",
+            AllocOp::Realloc => "realloc",
+            AllocOp::PosixMemalign => "posix_memalign",
+            AllocOp::AlignedAlloc => "aligned_alloc",
+            AllocOp::Memalign => "memalign",
+            AllocOp::Valloc => "valloc",
+            AllocOp::Pvalloc => "pvalloc",
+            AllocOp::Reallocarray => "reallocarray",
+            AllocOp::Free => "free",
+            AllocOp::Mmap => "mmap",
+            AllocOp::Munmap => "munmap",
+            AllocOp::Mremap => "mremap",
+        }
+    }
+
+    /// Whether the event starts a heap block that `free`/`realloc` ends.
+    pub fn is_heap_alloc(self) -> bool {
+        !matches!(self, AllocOp::Free | AllocOp::Mmap | AllocOp::Munmap | AllocOp::Mremap)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub version: u32,
+    pub pid: u32,
+    pub ppid: u32,
+    /// Allocations of at least this many bytes were all recorded.
+    pub min_bytes: u64,
+    /// Mean byte interval of the sampler for smaller ones (0: none recorded).
+    pub sample_bytes: u64,
+    /// CLOCK_MONOTONIC nanoseconds when recording started.
+    pub start_ns: u64,
+    pub max_depth: u32,
+}
+
+/// One event as recorded. `ips` indexes [`AllocFile::ips`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawEvent {
+    pub time_ns: u64,
+    pub tid: u32,
+    pub op: AllocOp,
+    pub sampled: bool,
+    pub stack_truncated: bool,
+    pub address: u64,
+    pub size: u64,
+    /// realloc/mremap: the old address.
+    pub old_address: u64,
+    /// mmap: prot | flags << 32; mremap: old length; realloc: 1 when the old block was recorded.
+    pub aux: u64,
+    pub ips: std::ops::Range<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawModule {
+    /// Load bias: runtime address minus the ELF virtual address.
+    pub bias: u64,
+    pub lo: u64,
+    pub hi: u64,
+    pub path: PathBuf,
+    pub build_id: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleSnapshot {
+    pub time_ns: u64,
+    /// The shim ran out of room for the list.
+    pub list_truncated: bool,
+    pub modules: Vec<RawModule>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndRecord {
+    pub time_ns: u64,
+    pub events: u64,
+    pub dropped: u64,
+    pub untracked: u64,
+    pub flags: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocFile {
+    pub header: Header,
+    pub events: Vec<RawEvent>,
+    /// Code addresses of all stacks, innermost first per event, each already inside its call
+    /// instruction.
+    pub ips: Vec<u64>,
+    pub snapshots: Vec<ModuleSnapshot>,
+    pub end: Option<EndRecord>,
+    /// The file ends inside a record.
+    pub cut_short: bool,
+    /// Records of kinds this reader does not know (skipped).
+    pub unknown_records: u32,
+}
+
+impl AllocFile {
+    /// The process exited normally and the shim lost nothing.
+    pub fn complete(&self) -> bool {
+        !self.cut_short && self.end.as_ref().is_some_and(|e| e.flags & END_TRUNCATED == 0 && e.dropped == 0)
+    }
+
+    /// Why the file is not complete, in words; None when it is.
+    pub fn incomplete_reason(&self) -> Option<String> {
+        if self.cut_short {
+            return Some("the file ends inside a record (the process was killed while the shim wrote)".into());
+        }
+        let Some(end) = &self.end else {
+            return Some(
+                "no end record: the process did not exit normally (killed, _exit, exec or crash), so events still in its buffers are missing"
+                    .into(),
+            );
+        };
+        let mut why = Vec::new();
+        if end.flags & END_SIZE_LIMIT != 0 {
+            why.push("the file reached NUMASCOPE_ALLOC_MAX_FILE_BYTES and recording stopped");
+        }
+        if end.flags & END_INTERNAL_FAILURE != 0 {
+            why.push("a write failed and recording stopped");
+        }
+        if end.flags & END_BUFFERS_LOST != 0 {
+            why.push("threads were still recording at exit and their last events were lost");
+        }
+        if end.flags & END_TRUNCATED != 0 && why.is_empty() {
+            why.push("the shim stopped recording early");
+        }
+        if end.dropped > 0 {
+            why.push("events were dropped (thread slots or buffers exhausted)");
+        }
+        if why.is_empty() {
+            None
+        } else {
+            Some(why.join("; "))
+        }
+    }
+
+    pub fn stack(&self, e: &RawEvent) -> &[u64] {
+        self.ips.get(e.ips.clone()).unwrap_or(&[])
+    }
+}
+
+/// Bounds on what one file may hold.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    pub max_file_bytes: u64,
+    pub max_events: usize,
+    pub max_snapshots: usize,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        // The shim stops at 1 GiB by default; a little more leaves room for a raised limit.
+        ReadLimits { max_file_bytes: 4 << 30, max_events: 50_000_000, max_snapshots: 100_000 }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum AllocFileError {
+    #[error("{path}: cannot read the allocation-site file: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {size} bytes is above the {limit}-byte limit for allocation-site files")]
+    TooLarge { path: PathBuf, size: u64, limit: u64 },
+    #[error("not a numascope allocation-site file (the first 8 bytes are {found:02x?}, expected \"NSALLOC\\0\")")]
+    BadMagic { found: Vec<u8> },
+    #[error("allocation-site file is {len} bytes, shorter than its {HEADER_LEN}-byte header")]
+    ShortHeader { len: usize },
+    #[error(
+        "allocation-site file format version {found} is newer than this numascope reads (up to {VERSION}); use a numascope at least as new as the shim that wrote it"
+    )]
+    TooNew { found: u32 },
+    #[error("allocation-site file header: {what}")]
+    BadHeader { what: String },
+    #[error("allocation-site file, record at byte {offset}: {what}")]
+    BadRecord { offset: usize, what: String },
+    #[error("allocation-site file has more than {limit} {what}; raise ReadLimits or record less")]
+    TooMany { what: &'static str, limit: usize },
+}
+
+/// Reads and parses one file, refusing files above `limits.max_file_bytes` before reading.
+pub fn read_alloc_file(path: &Path, limits: &ReadLimits) -> Result<AllocFile, AllocFileError> {
+    let io = |source| AllocFileError::Io { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.len() > limits.max_file_bytes {
+        return Err(AllocFileError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            limit: limits.max_file_bytes,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    parse_alloc_file(&bytes, limits)
+}
+
+struct Cur<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Cur<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let s = self.b.get(self.at..self.at.checked_add(N)?)?;
+        self.at += N;
+        s.try_into().ok()
+    }
+    fn u16(&mut self) -> Option<u16> {
+        self.take::<2>().map(u16::from_le_bytes)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take::<4>().map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take::<8>().map(u64::from_le_bytes)
+    }
+    fn bytes(&mut self, n: usize) -> Option<&[u8]> {
+        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+}
+
+/// Parses a whole file held in memory.
+pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, AllocFileError> {
+    if bytes.len() < 8 || bytes[..8] != MAGIC {
+        return Err(AllocFileError::BadMagic { found: bytes[..bytes.len().min(8)].to_vec() });
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(AllocFileError::ShortHeader { len: bytes.len() });
+    }
+    let mut c = Cur { b: bytes, at: 8 };
+    let short = || AllocFileError::ShortHeader { len: bytes.len() };
+    let version = c.u32().ok_or_else(short)?;
+    if version > VERSION {
+        return Err(AllocFileError::TooNew { found: version });
+    }
+    if version == 0 {
+        return Err(AllocFileError::BadHeader { what: "version 0 is not a valid format version".into() });
+    }
+    let header_len = c.u32().ok_or_else(short)? as usize;
+    if header_len < HEADER_LEN || header_len > bytes.len() || header_len % 8 != 0 {
+        return Err(AllocFileError::BadHeader {
+            what: format!("header length {header_len} is not a multiple of 8 between {HEADER_LEN} and the file size"),
+        });
+    }
+    let pid = c.u32().ok_or_else(short)?;
+    let ppid = c.u32().ok_or_else(short)?;
+    let min_bytes = c.u64().ok_or_else(short)?;
+    let sample_bytes = c.u64().ok_or_else(short)?;
+    let start_ns = c.u64().ok_or_else(short)?;
+    let max_depth = c.u32().ok_or_else(short)?;
+    let clock = c.u32().ok_or_else(short)?;
+    if clock != CLOCK_MONOTONIC_ID {
+        return Err(AllocFileError::BadHeader {
+            what: format!("clock id {clock} is not {CLOCK_MONOTONIC_ID} (CLOCK_MONOTONIC)"),
+        });
+    }
+    if max_depth as usize > MAX_DEPTH {
+        return Err(AllocFileError::BadHeader { what: format!("stack depth limit {max_depth} is above {MAX_DEPTH}") });
+    }
+    let header = Header { version, pid, ppid, min_bytes, sample_bytes, start_ns, max_depth };
+    let mut file = AllocFile {
+        header,
+        events: Vec::new(),
+        ips: Vec::new(),
+        snapshots: Vec::new(),
+        end: None,
+        cut_short: false,
+        unknown_records: 0,
+    };
+
+    let mut at = header_len;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.len() < 8 {
+            file.cut_short = true;
+            break;
+        }
+        let kind = u16::from_le_bytes([rest[0], rest[1]]);
+        let flags = u16::from_le_bytes([rest[2], rest[3]]);
+        let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+        let bad = |what: String| AllocFileError::BadRecord { offset: at, what };
+        if len % 8 != 0 {
+            return Err(bad(format!("payload length {len} is not a multiple of 8")));
+        }
+        if len > MAX_RECORD_BYTES {
+            return Err(bad(format!("payload length {len} is above {MAX_RECORD_BYTES}")));
+        }
+        let Some(payload) = rest.get(8..8 + len) else {
+            file.cut_short = true;
+            break;
+        };
+        match kind {
+            REC_EVENT => {
+                if file.events.len() >= limits.max_events {
+                    return Err(AllocFileError::TooMany { what: "events", limit: limits.max_events });
+                }
+                let e = parse_event(payload, flags, &mut file.ips).map_err(bad)?;
+                file.events.push(e);
+            }
+            REC_MODULES => {
+                if file.snapshots.len() >= limits.max_snapshots {
+                    return Err(AllocFileError::TooMany { what: "module snapshots", limit: limits.max_snapshots });
+                }
+                file.snapshots.push(parse_modules(payload).map_err(bad)?);
+            }
+            REC_END => {
+                let mut p = Cur { b: payload, at: 0 };
+                let short = || bad(format!("end record of {len} bytes, expected {END_LEN}"));
+                file.end = Some(EndRecord {
+                    time_ns: p.u64().ok_or_else(short)?,
+                    events: p.u64().ok_or_else(short)?,
+                    dropped: p.u64().ok_or_else(short)?,
+                    untracked: p.u64().ok_or_else(short)?,
+                    flags: p.u32().ok_or_else(short)?,
+                });
+            }
+            _ => file.unknown_records += 1,
+        }
+        at += 8 + len;
+    }
+    Ok(file)
+}
+
+fn parse_event(payload: &[u8], flags: u16, ips: &mut Vec<u64>) -> Result<RawEvent, String> {
+    let mut p = Cur { b: payload, at: 0 };
+    let short = || format!("event record of {} bytes is shorter than {EVENT_FIXED}", payload.len());
+    let time_ns = p.u64().ok_or_else(short)?;
+    let tid = p.u32().ok_or_else(short)?;
+    let [code, _] = p.take::<2>().ok_or_else(short)?;
+    let depth = p.u16().ok_or_else(short)? as usize;
+    let address = p.u64().ok_or_else(short)?;
+    let size = p.u64().ok_or_else(short)?;
+    let old_address = p.u64().ok_or_else(short)?;
+    let aux = p.u64().ok_or_else(short)?;
+    let op = AllocOp::from_code(code).ok_or_else(|| format!("unknown operation code {code}"))?;
+    if depth > MAX_DEPTH {
+        return Err(format!("stack depth {depth} is above {MAX_DEPTH}"));
+    }
+    if payload.len() != EVENT_FIXED + 8 * depth {
+        return Err(format!("event record of {} bytes does not hold its {depth} stack frames", payload.len()));
+    }
+    let start = ips.len();
+    for _ in 0..depth {
+        ips.push(p.u64().ok_or_else(short)?);
+    }
+    Ok(RawEvent {
+        time_ns,
+        tid,
+        op,
+        sampled: flags & EV_SAMPLED != 0,
+        stack_truncated: flags & EV_STACK_TRUNCATED != 0,
+        address,
+        size,
+        old_address,
+        aux,
+        ips: start..ips.len(),
+    })
+}
+
+fn parse_modules(payload: &[u8]) -> Result<ModuleSnapshot, String> {
+    let mut p = Cur { b: payload, at: 0 };
+    let short = || format!("modules record of {} bytes is shorter than {MODULES_FIXED}", payload.len());
+    let time_ns = p.u64().ok_or_else(short)?;
+    let count = p.u32().ok_or_else(short)? as usize;
+    let flags = p.u32().ok_or_else(short)?;
+    // Each entry takes at least MODULE_ENTRY_FIXED bytes, so the payload bounds the count.
+    if count > (payload.len() - MODULES_FIXED) / MODULE_ENTRY_FIXED {
+        return Err(format!("modules record claims {count} modules in {} bytes", payload.len()));
+    }
+    let mut modules = Vec::with_capacity(count);
+    for i in 0..count {
+        let trunc = || format!("module {i} of {count} runs past the end of its record");
+        let bias = p.u64().ok_or_else(trunc)?;
+        let lo = p.u64().ok_or_else(trunc)?;
+        let hi = p.u64().ok_or_else(trunc)?;
+        let path_len = p.u16().ok_or_else(trunc)? as usize;
+        let id_len = p.u16().ok_or_else(trunc)? as usize;
+        let _ = p.u32().ok_or_else(trunc)?;
+        if path_len > MAX_PATH_BYTES || id_len > MAX_BUILD_ID_BYTES {
+            return Err(format!("module {i}: path of {path_len} or build id of {id_len} bytes is too long"));
+        }
+        if lo > hi {
+            return Err(format!("module {i}: range {lo:#x}..{hi:#x} is reversed"));
+        }
+        let path = PathBuf::from(OsString::from_vec(p.bytes(path_len).ok_or_else(trunc)?.to_vec()));
+        let build_id = p.bytes(id_len).ok_or_else(trunc)?.to_vec();
+        let pad = (8 - p.at % 8) % 8;
+        p.bytes(pad).ok_or_else(trunc)?;
+        modules.push(RawModule { bias, lo, hi, path, build_id });
+    }
+    Ok(ModuleSnapshot { time_ns, list_truncated: flags & 1 != 0, modules })
+}
