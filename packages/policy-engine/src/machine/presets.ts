@@ -50,7 +50,20 @@ export interface MachinePreset {
    * a directory or probe filter (machine/traffic.ts, rule CO1).
    */
   coherence?: { value: 'broadcast' | 'filtered'; provenance: Provenance };
+  /**
+   * The most L1 data-cache misses one core can have outstanding (miss address buffers / line fill
+   * buffers), when known for the machine's core: the ceiling of a core's memory-level parallelism
+   * (machine/traffic.ts, rule MLP0). Absent: rule MLP0's default.
+   */
+  outstandingMissesPerCore?: { value: number; provenance: Provenance };
 }
+
+/** AMD Family 10h (K10: Shanghai, Magny-Cours) cores: 8 L1 data-cache miss address buffers. */
+const K10_OUTSTANDING_MISSES = {
+  value: 8,
+  provenance:
+    'estimated:AMD Family 10h (K10) cores track 8 outstanding L1 data-cache misses (miss address buffers); the figure usually quoted for K8/K10, not checked against a readable AMD document here',
+} as const;
 
 const GIB = 1024 ** 3;
 const PUBLISHED = 'shared/reference/published-measurements.md';
@@ -167,6 +180,7 @@ function opteron8385(): MachinePreset {
       provenance:
         'estimated:Shanghai (2008) predates HT Assist, the probe filter AMD introduced with Istanbul (2009): every DRAM access broadcasts probes to all nodes, which answer the requester',
     },
+    outstandingMissesPerCore: K10_OUTSTANDING_MISSES,
     figures: [
       { quantity: 'cpu clock', kind: 'measured', value: 2.3, unit: 'GHz', provenance: `documented:${PUBLISHED} §1 (Carrefour testbed, Gaud et al. CACM 2015)` },
       { quantity: 'memory per node', kind: 'measured', value: memoryPerNodeBytes, unit: 'bytes', provenance: `documented:${PUBLISHED} §1: 64 GB RAM, 16 GB per node (read as GiB: DIMM sizes are binary)` },
@@ -334,6 +348,7 @@ function opteron6172(): MachinePreset {
   return {
     id,
     description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3 (the NUMA-STREAM AMD machine).',
+    outstandingMissesPerCore: K10_OUTSTANDING_MISSES,
     figures: [
       { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3 (Bergstrom, NUMA-STREAM): local 21.3 GB/s` },
       { quantity: 'link bandwidth, same package', kind: 'theoretical', value: 19.2, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: node in the same package 19.2 GB/s (x16 + x8 HT3; the preset's links use 12.8, reference §5.2)` },
@@ -385,6 +400,11 @@ function xeonX7560(): MachinePreset {
   return {
     id,
     description: 'Nehalem-EX 4S: 4 Xeon X7560 sockets × 8 cores, fully connected QPI (the NUMA-STREAM Intel machine).',
+    outstandingMissesPerCore: {
+      value: 10,
+      provenance:
+        'documented:Intel 64 and IA-32 Architectures Optimization Reference Manual, Nehalem microarchitecture: 10 L1 data-cache line fill buffers per core (outstanding L1D misses); Nehalem-EX uses the Nehalem core',
+    },
     figures: [
       { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 17.1, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3 (Bergstrom, NUMA-STREAM): local 17.1 GB/s` },
       { quantity: 'link bandwidth per direction', kind: 'theoretical', value: qpiGBps, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: remote 25.6 GB/s QPI, both directions together (12.8 per direction)` },

@@ -12,10 +12,15 @@
  * - Service scales of the loaded-latency curve d(u) = S · u / (1 − u): a memory controller's S is
  *   its node's idle local latency; a link's S is the machine's idle cost of one hop (the mean over
  *   remote pairs of (idle[c][m] − idle[m][m]) / hops).
- * - Memory-level parallelism (outstanding DRAM accesses per core) by Little's law from the
- *   sustained capacity: MLP = sustained bytes/s × idle local latency / 64 B / cores of the node,
- *   the concurrency a node's cores must keep in flight to reach their STREAM bandwidth (machine
- *   mean over nodes with cpus).
+ * - Outstanding-miss limit per core (rule MLP0): the most L1 data-cache misses one core can have in
+ *   flight (miss address buffers / line fill buffers), a preset's `outstandingMissesPerCore` when
+ *   known, else DEFAULT_OUTSTANDING_MISSES. The ceiling of any thread's memory-level parallelism:
+ *   a bandwidth-bound thread (STREAM) keeps it full.
+ * - Memory-level parallelism of a stalled thread (rule MLP1, the stall-share conversion's overlap)
+ *   by Little's law from the sustained capacity: sustained bytes/s × idle local latency / 64 B /
+ *   cores of the node (machine mean over nodes with cpus), at most the MLP0 limit: the concurrency
+ *   a node's cores keep in flight to carry its sustained bandwidth at idle latency, a typical
+ *   memory-bound code's, not a streaming kernel's.
  * - Coherence: `broadcast` (every DRAM access sends a probe to every node with caches, each
  *   answers the requester) for presets that say so, else `filtered` (directory / probe filter:
  *   no broadcast traffic modelled).
@@ -39,11 +44,10 @@ export const PROBE_BYTES = 8;
 /** Probe response to the requester, bytes (HyperTransport probe response without data, 4 B). */
 export const PROBE_RESPONSE_BYTES = 4;
 /**
- * Most outstanding DRAM accesses one core can have: 10 L1 fill buffers per core (Intel since
- * Nehalem; AMD K10 has 8 miss address buffers). Caps MLP1 where few cores per node would
- * otherwise each need more than the hardware allows to reach the node's bandwidth.
+ * Rule MLP0's default, when the preset does not give its cores' outstanding-miss limit: 10 L1
+ * data-cache line fill buffers per core (Intel since Nehalem).
  */
-export const MAX_MLP = 10;
+export const DEFAULT_OUTSTANDING_MISSES = 10;
 /** Most equal-cost paths one node pair's traffic is spread over. */
 export const MAX_SHARED_PATHS = 16;
 
@@ -65,7 +69,9 @@ export interface TrafficModel {
   mcServiceNs: Float64Array;
   /** Loaded-latency service scale of one link crossing, ns (idle cost of a hop). */
   linkServiceNs: Sourced<number>;
-  /** Outstanding DRAM accesses per core (Little's law at the sustained capacity). */
+  /** Most outstanding L1 data-cache misses per core (rule MLP0: the hardware's limit). */
+  mlpLimit: Sourced<number>;
+  /** Outstanding DRAM accesses of a stalled core (rule MLP1: Little's law at the sustained capacity, at most mlpLimit). */
   mlp: Sourced<number>;
   coherence: Sourced<Coherence>;
   clockGHz: Sourced<number | null>;
@@ -201,7 +207,13 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     mlpSum += (mc[m]! * idle[m * n + m]! * 1e-9) / LINE_BYTES / cores;
     mlpNodes++;
   }
-  const mlp = mlpNodes > 0 ? Math.min(MAX_MLP, Math.max(1, mlpSum / mlpNodes)) : 1;
+  const mlpLimit: Sourced<number> = preset?.outstandingMissesPerCore
+    ? { value: preset.outstandingMissesPerCore.value, source: preset.outstandingMissesPerCore.provenance }
+    : {
+        value: DEFAULT_OUTSTANDING_MISSES,
+        source: `estimated:MLP0 the cores' outstanding-miss limit is not known for this machine: ${DEFAULT_OUTSTANDING_MISSES} L1 data-cache line fill buffers per core (Intel since Nehalem)`,
+      };
+  const mlp = mlpNodes > 0 ? Math.min(mlpLimit.value, Math.max(1, mlpSum / mlpNodes)) : 1;
 
   const coherence: Sourced<Coherence> = preset?.coherence
     ? { value: preset.coherence.value, source: preset.coherence.provenance }
@@ -295,9 +307,10 @@ export function trafficModel(machine: MachineModel): TrafficModel {
       value: hopNs,
       source: `estimated:LQ1 mean idle cost of one hop, (idle[c][m] − idle[m][m]) / hops over remote pairs = ${hopNs.toFixed(1)} ns; idle latencies: ${machine.idleLatencyNs.source}`,
     },
+    mlpLimit,
     mlp: {
       value: mlp,
-      source: `estimated:MLP1 Little's law at the sustained capacity: sustained bytes/s × idle local latency / 64 B / cores per node, at most ${MAX_MLP} (fill buffers per core) = ${mlp.toFixed(2)} outstanding accesses per core`,
+      source: `estimated:MLP1 Little's law at the sustained capacity: sustained bytes/s × idle local latency / 64 B / cores per node, at most the ${mlpLimit.value} outstanding misses per core of rule MLP0 = ${mlp.toFixed(2)} outstanding accesses per core`,
     },
     coherence,
     clockGHz: clock,

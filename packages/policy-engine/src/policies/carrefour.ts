@@ -323,12 +323,19 @@ function decidePages(
     distrib.push(distribMax);
   }
 
-  // Sampling: the recording's own samples stand for the accurate IBS rate; the cheap rate keeps
-  // 0xFFF8/0x3FFE0 ≈ 1/4 of them.
+  // Sampling: a PMU recording's own samples stand for the accurate IBS rate; the cheap rate keeps
+  // 0xFFF8/0x3FFE0 ≈ 1/4 of them. NUMA hinting faults are not IBS samples: each says that a thread
+  // touched a page during one scan pass of the kernel's balancer, of a program taken to be memory
+  // intensive (the MAPTU ≥ 50/µs gate is assumed passed). At that rate even the cheap IBS period
+  // (≈ 262k cycles per sample per core, thousands of samples per core per 1 s round) samples every
+  // page a thread keeps touching, so every recorded (thread, page) pair counts as seen at either
+  // rate: thinning them to a quarter would make the module see a quarter of the pages per round,
+  // which the real module, sampling the running program, does not.
   let accesses = 0;
   for (let i = 0; i < window.loads.length; i++) accesses += window.loads[i]! + window.stores[i]!;
   const samplesPerAccess = accesses > 0 ? window.sampleCount / accesses : 0;
-  const keep = samplesPerAccess * (rate === 'cheap' ? C.IBS_PERIOD_ACCURATE / C.IBS_PERIOD_CHEAP : 1);
+  const keep =
+    input.accessSource === 'hinting-faults' ? 1 : samplesPerAccess * (rate === 'cheap' ? C.IBS_PERIOD_ACCURATE / C.IBS_PERIOD_CHEAP : 1);
   const cap = rate === 'accurate' ? C.MAX_PAGES_ACCURATE : C.MAX_PAGES_CHEAP;
   const minSamples = flags.interleaving ? 1 : C.MIN_SAMPLES_FOR_MIGRATION;
 

@@ -1,0 +1,118 @@
+/**
+ * Carrefour's converged placement when the accesses go to one node (issue #12: interleave and
+ * Carrefour predicted to lower MC imbalance below Carrefour's 35 % threshold, and not slower than
+ * first-touch or observed), on the guest hinting-fault recordings and on synthetic traces. The
+ * published rule (carrefour-runtime, policies-and-machines.md §1.4) re-evaluates the 35 % gate
+ * every round, so Carrefour stops at the first round at or below it; what must not happen is a
+ * creep to the threshold because each round sees only part of the hot pages (docs/policies.md,
+ * "NUMA hinting faults are not thinned").
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyze } from '../src/engine/analyze.js';
+import { simulateWindow } from '../src/engine/simulate.js';
+import { CONTINUATION_MAX_ROUNDS } from '../src/engine/steady.js';
+import { buildReplayInput } from '../src/engine/windows.js';
+import { carrefourPolicy } from '../src/policies/carrefour.js';
+import { readTrace } from '../src/trace/reader.js';
+import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';
+
+/**
+ * The two guest recordings (sample-traces/README.md; test/fixtures/README.md). `beatsFirstTouch`:
+ * whether interleave and Carrefour are predicted not slower than first-touch. On the second run
+ * they are not: the first-touch policy puts the shared buffer on the node its first-touching
+ * (main) thread was first observed on, node 3, the most central node of the guest's asymmetric
+ * SLIT (mean distance to it 25 against 29 to node 0), and keeps the workers' private pages local
+ * (local access ratio 0.48 against interleave's 0.25), where interleave and Carrefour also spread
+ * private pages over remote distances up to 4.5× local. Both stay faster than the recorded
+ * placement on both recordings.
+ */
+const GUEST_RECORDINGS = [
+  { name: 'recorded-guest-hinting-4nodes', path: '../../../sample-traces/recorded-guest-hinting-4nodes.numascope', beatsFirstTouch: true },
+  { name: 'recorded-guest-hinting-4nodes-b2', path: './fixtures/recorded-guest-hinting-4nodes-b2.numascope', beatsFirstTouch: false },
+];
+
+describe.each(GUEST_RECORDINGS)('guest recording $name (hinting faults, a shared buffer on one node)', ({ path, beatsFirstTouch }) => {
+  const trace = readTrace(new Uint8Array(readFileSync(resolve(__dirname, path))));
+  const runs = [1, 2, 3].map((seed) => analyze(trace, { steadyState: true, seed, policies: ['observed', 'first-touch', 'interleave', 'carrefour'] }));
+  // The headline (top-level metrics) is the steady state; steadyState says how it was reached.
+  const steady = (r: (typeof runs)[number], id: string) => {
+    const p = r.policies.find((x) => x.policy === id)!;
+    expect(r.headline).toBe('steady-state');
+    return { ...p, ...p.steadyState! };
+  };
+
+  it('the recorded placement loads one controller (the case the targets are about)', () => {
+    expect(steady(runs[0]!, 'observed').mcImbalancePct).toBeGreaterThan(150);
+  });
+
+  it('interleave: MC imbalance far below 35 %, not slower than observed (nor first-touch where it places as recorded)', () => {
+    const r = runs[0]!;
+    const il = steady(r, 'interleave');
+    expect(il.mcImbalancePct).toBeLessThan(10);
+    expect(il.predictedUs).toBeLessThanOrEqual(steady(r, 'observed').predictedUs);
+    if (beatsFirstTouch) expect(il.predictedUs).toBeLessThanOrEqual(steady(r, 'first-touch').predictedUs);
+    else expect(il.predictedUs).toBeGreaterThan(steady(r, 'first-touch').predictedUs);
+  });
+
+  it.each([0, 1, 2])('Carrefour (seed index %i): below 35 %, converged before the round cap, not slower than observed', (k) => {
+    const r = runs[k]!;
+    const cf = steady(r, 'carrefour');
+    expect(cf.mcImbalancePct).toBeLessThan(34);
+    // converged, not crept to the threshold: the 8-round cap is not reached
+    expect(cf.continuationRounds).toBeLessThan(CONTINUATION_MAX_ROUNDS);
+    expect(cf.predictedUs).toBeLessThanOrEqual(steady(r, 'observed').predictedUs);
+    if (beatsFirstTouch) expect(cf.predictedUs).toBeLessThanOrEqual(steady(r, 'first-touch').predictedUs);
+  });
+
+  it('Carrefour\'s first round acts on most of the hot node\'s pages (hinting faults are not thinned at the cheap rate)', () => {
+    const r = runs[0]!;
+    const input = buildReplayInput(trace, { windowMs: r.windowMs });
+    const busiest = [...Array(input.windows.length).keys()].reduce((a, w) => (input.windows.info(w).sampleCount > input.windows.info(a).sampleCount ? w : a), 0);
+    const observedNode0 = input.initial.pageNode.reduce((n, node) => n + (node === 0 ? 1 : 0), 0);
+    const replay = carrefourPolicy.replay(input, { seed: 1, simulate: simulateWindow });
+    const moved = replay.decisions
+      .filter((d) => d.window === busiest && (d.kind === 'interleave' || d.kind === 'migrate'))
+      .reduce((n, d) => n + (d.pages ?? 0), 0);
+    expect(moved).toBeGreaterThan(0.3 * observedNode0);
+  });
+});
+
+describe('synthetic: 16 threads on 4 nodes reading data that sits on node 0 (PMU samples)', () => {
+  const spec = (over: Partial<MirrorSpec> = {}): MirrorSpec => ({
+    id: 'carrefour-steady',
+    description: 'one-node hot data, Carrefour steady-state test',
+    preset: 'amd-opteron-8385-4p',
+    threadNodes: Array.from({ length: 16 }, (_, t) => t % 4),
+    regions: [{ name: 'shared', pageNodes: Array(1024).fill(0) }],
+    targets: [{ region: 0, share: 1, loadShare: 0.9 }],
+    accessesPerThreadPerS: 4e6,
+    durationUs: 500_000,
+    samples: 8000,
+    seed: 5,
+    ...over,
+  });
+
+  it.each([
+    ['1024 pages, 8000 samples', {}],
+    ['2048 pages, 4000 samples', { regions: [{ name: 'shared', pageNodes: Array(2048).fill(0) }], samples: 4000 }],
+  ])('%s: Carrefour and interleave far below 35 %, both faster than first-touch and observed', (_label, over) => {
+    const r = analyze(readTrace(mirrorTrace(spec(over as Partial<MirrorSpec>))), { steadyState: true, policies: ['observed', 'first-touch', 'interleave', 'carrefour'] });
+    const steady = (id: string) => r.policies.find((p) => p.policy === id)!;
+    expect(steady('first-touch').mcImbalancePct).toBeGreaterThan(150);
+    for (const id of ['interleave', 'carrefour']) {
+      expect(steady(id).mcImbalancePct, id).toBeLessThan(25);
+      expect(steady(id).predictedUs, id).toBeLessThan(steady('first-touch').predictedUs);
+      expect(steady(id).predictedUs, id).toBeLessThan(steady('observed').predictedUs);
+    }
+  });
+
+  it('PMU samples are still thinned at the cheap rate: the first round sees only part of the pages', () => {
+    const input = buildReplayInput(readTrace(mirrorTrace(spec({ samples: 2000 }))), { windowMs: 100 });
+    const replay = carrefourPolicy.replay(input, { seed: 1, simulate: simulateWindow });
+    const moved = replay.decisions.filter((d) => d.window === 0 && (d.kind === 'interleave' || d.kind === 'migrate')).reduce((n, d) => n + (d.pages ?? 0), 0);
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThan(0.5 * 1024);
+  });
+});
