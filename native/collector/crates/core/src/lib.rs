@@ -4,10 +4,10 @@
 
 pub mod apply;
 pub mod decode;
-pub mod fixture;
 pub mod live;
 pub mod numa_sys;
 pub mod perfdata;
+pub mod privileges;
 pub mod probe;
 pub mod procfs;
 pub mod record;
@@ -15,6 +15,9 @@ pub mod sources;
 pub mod time;
 pub mod topology;
 pub mod trace;
+
+/// The round-trip fixture lives with the trace model; `numascope debug write-fixture` reaches it here.
+pub use trace::fixture;
 
 /// Version of this crate (the `producer.version` of traces it writes).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,6 +1,6 @@
 //! Live per-window aggregates of a running recording (for `numascope serve`).
 //!
-//! A recorder given [`RecordOptions::live`](crate::record::RecordOptions::live) sends one
+//! A recorder given `RecordOptions::live` (the recorder's option) sends one
 //! [`LiveWindow`] every [`LiveSink::every`] (250 ms by default) on the channel, and a last one
 //! with `final: true` after the capture stopped (after the final drain and the final move_pages
 //! query), just before the trace is assembled. Windows are aggregates, never raw samples.

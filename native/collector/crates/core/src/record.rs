@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::probe::{self, Privileges, Probe};
+use crate::privileges::{perf_open_error, Privileges};
+use crate::probe::Probe;
 use crate::procfs;
 use crate::sources::pagefault::{classify, FaultEvent, FaultKind, FaultSample, PageFaultOptions, PageFaultSampler};
 use crate::sources::procfs::{PendingEvent, PollerConfig, PollerHandle, ProcfsData};
@@ -123,9 +124,8 @@ pub enum CounterChoice {
     Off,
 }
 
-/// Default of [`RecordOptions::fault_rate_hz`]: exact below 10 000 faults/s per thread, and the
-/// sampler's cost bounded above (bench/overhead.sh has the figures).
-pub const DEFAULT_FAULT_RATE_HZ: u64 = 10_000;
+/// Default of [`RecordOptions::fault_rate_hz`].
+pub const DEFAULT_FAULT_RATE_HZ: u64 = crate::sources::pagefault::DEFAULT_RATE_HZ;
 
 impl RecordOptions {
     pub fn new(target: Target, output: PathBuf) -> Self {
@@ -388,26 +388,6 @@ fn try_reap(pid: i32, block: bool) -> Option<(i32, String)> {
     }
 }
 
-fn process_alive(roots: &Roots, pid: i32, start_ticks: Option<u64>) -> bool {
-    match procfs::process_start_ticks(&roots.proc, pid) {
-        Some(t) => start_ticks.is_none_or(|s| s == t) && !is_zombie(roots, pid),
-        None => false,
-    }
-}
-
-/// Real uid of a process (`/proc/PID/status` Uid line).
-fn target_uid(roots: &Roots, pid: i32) -> Option<u32> {
-    let s = std::fs::read_to_string(roots.proc.join(format!("{pid}/status"))).ok()?;
-    s.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.parse().ok()
-}
-
-fn is_zombie(roots: &Roots, pid: i32) -> bool {
-    std::fs::read_to_string(roots.proc.join(format!("{pid}/stat")))
-        .ok()
-        .and_then(|s| procfs::parse_task_stat(&s))
-        .is_some_and(|s| s.state == 'Z' || s.state == 'X')
-}
-
 // ---- pages ------------------------------------------------------------------------------------
 
 #[derive(Clone, Debug)]
@@ -535,7 +515,7 @@ fn ring_exp_for(events: usize) -> u8 {
 pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
     let roots = Roots::default();
     let topo = topology::read_topology().map_err(RecordError::Io)?;
-    let probe = probe::probe(&topo);
+    let probe = crate::probe::probe(&topo);
     record_with(opts, &roots, &topo, &probe)
 }
 
@@ -733,7 +713,7 @@ pub fn record_with(
     let numa_maps_ok = roots.proc.join("self/numa_maps").exists();
     if attached {
         // Another user's process: say what is missing before recording nothing.
-        let other_user = target_uid(roots, pid).is_some_and(|u| u != privs.euid) && privs.euid != 0;
+        let other_user = procfs::process_uid(&roots.proc, pid).is_some_and(|u| u != privs.euid) && privs.euid != 0;
         let maps_denied = numa_maps_ok
             && std::fs::File::open(roots.proc.join(format!("{pid}/numa_maps")))
                 .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
@@ -845,11 +825,7 @@ pub fn record_with(
             // NUMA hinting faults: a not-present fault on a page faulted in before (see classify).
             s.kind = classify(s.error_code, hinting, pages.index.contains_key(&(s.addr & !4095)));
             pages.add(&s);
-            tids.entry(s.tid).or_insert_with(|| {
-                std::fs::read_to_string(roots.proc.join(format!("{pid}/task/{}/comm", s.tid)))
-                    .map(|c| c.trim_end().to_string())
-                    .unwrap_or_default()
-            });
+            tids.entry(s.tid).or_insert_with(|| procfs::read_thread_name(&roots.proc, pid, s.tid));
             raw.push(s);
         }
     };
@@ -929,7 +905,7 @@ pub fn record_with(
                 exited = Some(e.clone());
                 break Stopped { reason: "process-exit", exit: Some(e), signal: None, at_ns: mono_now_ns() };
             }
-        } else if !process_alive(roots, pid, start_ticks) {
+        } else if !procfs::process_alive(&roots.proc, pid, start_ticks) {
             break Stopped { reason: "process-exit", exit: None, signal: None, at_ns: mono_now_ns() };
         }
         if t0.elapsed() >= limit {
@@ -985,7 +961,7 @@ pub fn record_with(
     absorb(&mut fresh, &mut raw, &mut pages, &mut tids_in_samples, hinting);
     // Nodes of the pages only the PMU saw (move_pages, while the process is alive).
     let mut mem_page_nodes: HashMap<u64, i8> = HashMap::new();
-    if exited.is_none() && process_alive(roots, pid, start_ticks) {
+    if exited.is_none() && procfs::process_alive(&roots.proc, pid, start_ticks) {
         pages.query_all(pid);
         let mut addrs: Vec<u64> =
             mem_raw.iter().map(|m| m.addr & !4095).filter(|a| !pages.index.contains_key(a)).collect();
@@ -1502,7 +1478,7 @@ fn describe_open_error(e: &crate::sources::pagefault::OpenError, privs: &Privile
         _ if e.stage.starts_with("mmap") => format!(
             "{e}: the perf ring buffer could not be mapped (locked-memory limit: /proc/sys/kernel/perf_event_mlock_kb, ulimit -l)"
         ),
-        _ => format!("{} (task {}, cpu {}): {}", e.stage, e.tid, e.cpu, probe::perf_open_error(&e.error, privs)),
+        _ => format!("{} (task {}, cpu {}): {}", e.stage, e.tid, e.cpu, perf_open_error(&e.error, privs)),
     }
 }
 
@@ -1772,58 +1748,6 @@ fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         region_placements: p.region_placements.clone(),
         counters: p.counters.clone(),
         events: ev,
-    }
-}
-
-/// A manifest with only the format name and version set; the caller fills in every other field.
-pub fn empty_manifest() -> Manifest {
-    Manifest {
-        format: FORMAT_NAME.into(),
-        version: FORMAT_VERSION,
-        producer: Producer::default(),
-        created_at: String::new(),
-        origin: Origin {
-            kind: "recorded".into(),
-            generator: String::new(),
-            seed: None,
-            model: None,
-            description: String::new(),
-            command: Vec::new(),
-            from: None,
-        },
-        machine: Machine {
-            name: String::new(),
-            source: String::new(),
-            kernel: None,
-            cpu_model: None,
-            page_size_bytes: 4096,
-            nodes: Vec::new(),
-            distances: Vec::new(),
-            latencies_ns: None,
-            links: Vec::new(),
-            routes: None,
-            provenance: MachineProvenance {
-                distances: String::new(),
-                latencies_ns: String::new(),
-                links: String::new(),
-                memory_bandwidth_gbps: String::new(),
-                memory_bytes: String::new(),
-            },
-        },
-        capture: Capture {
-            start_monotonic_ns: "0".into(),
-            start_unix_ms: 0,
-            duration_us: 0,
-            stop_reason: String::new(),
-            sources: Vec::new(),
-            capabilities: Vec::new(),
-            lost_samples: 0,
-            sample_count: 0,
-            notes: Vec::new(),
-        },
-        process: None,
-        applied_plans: Vec::new(),
-        tables: Vec::new(),
     }
 }
 
