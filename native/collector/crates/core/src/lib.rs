@@ -1,6 +1,6 @@
 //! numascope collector core: machine topology, capability probe, live data sources
-//! (page-fault sampling, /proc polling), the trace writer and reader, and the `record`
-//! orchestration. No Node or napi code lives here.
+//! (page-fault sampling, /proc polling), the trace writer and reader, and the recorder
+//! (`numascope record` in phases). No Node or napi code lives here.
 
 pub mod apply;
 pub mod decode;
@@ -10,7 +10,9 @@ pub mod perfdata;
 pub mod privileges;
 pub mod probe;
 pub mod procfs;
-pub mod record;
+pub mod recorder;
+/// `numascope_core::record::…` paths keep working for code written against that name.
+pub use recorder as record;
 pub mod sources;
 pub mod time;
 pub mod topology;

@@ -214,7 +214,7 @@ fn core_modules_have_no_import_cycle() {
     let g = graph_of(&files).unwrap();
     // The check sees the modules it should: a parse or path mistake would leave it with none.
     assert!(g.len() >= 10, "found only the modules {:?}", g.keys().collect::<Vec<_>>());
-    assert!(g["record"].contains_key("sources") && g["sources"].contains_key("trace"), "{g:#?}");
+    assert!(g["recorder"].contains_key("sources") && g["sources"].contains_key("trace"), "{g:#?}");
     if let Some(c) = find_cycle(&g) {
         panic!("{}", describe_cycle(&g, &c));
     }
