@@ -32,7 +32,7 @@ export interface RecordOptions {
    * every `windowMs`, then a last one with `final: true`; all arrive before the Promise settles.
    */
   onWindow?: (window: LiveWindow) => void;
-  /** Live window length in ms when `onWindow` is given (default 250; 10 … 60000). */
+  /** Live window length in ms when `onWindow` is given (default 250; 10 … 60000, see recordLimits()). */
   windowMs?: number;
 }
 
@@ -96,6 +96,30 @@ export interface ApplyOptions {
   budgetMs?: number;
 }
 
+/** One numeric option's accepted range (inclusive) and default (null: unset unless given). */
+export interface RecordLimit {
+  min: number;
+  max: number;
+  default: number | null;
+}
+
+/** What recordLimits() returns. */
+export interface RecordLimits {
+  /** durationMs / 1000 must be > 0 and at most this many seconds (no default: until the process exits). */
+  durationMaxS: number;
+  intervalMs: RecordLimit;
+  /** Default null: adaptive sampling (faultRateHz) unless faultPeriod is given. */
+  faultPeriod: RecordLimit;
+  faultRateHz: RecordLimit;
+  /** `numascope record --mem-rate` (not an option of record()). */
+  memRateHz: RecordLimit;
+  windowMs: RecordLimit;
+  /** Values of faultEvent; the first is the default. */
+  faultEvents: string[];
+  /** Values of `numascope record --counters`; the first is the default. */
+  counterSets: string[];
+}
+
 /** The apply report (same object as `numascope apply --json`); `rollback` after a real apply. */
 export type ApplyReport = Record<string, unknown> & { status: string; dryRun: boolean; rollback?: unknown };
 
@@ -118,3 +142,8 @@ export function startRecording(options: Omit<RecordOptions, 'signal'>): { result
 export function apply(planJson: string, options: ApplyOptions): Promise<ApplyReport>;
 /** Asks every running record() to stop; returns how many were running. */
 export function stopRecordings(): number;
+/**
+ * The ranges and defaults record() (and `numascope record`, `numascope serve`) check options
+ * against: the collector's one table. Synchronous.
+ */
+export function recordLimits(): RecordLimits;
