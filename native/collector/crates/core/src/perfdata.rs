@@ -630,43 +630,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         command: pd.cmdline.clone().unwrap_or_default(),
         from: Some(serde_json::Value::String(from.clone())),
     };
-    let mach = &mut m.machine;
-    mach.name = host.clone();
-    mach.source = format!("perf.data:{from}");
-    mach.kernel = pd.os_release.clone();
-    mach.cpu_model = pd.cpu_desc.clone();
-    mach.page_size_bytes = 4096;
-    let nodes_known = pd.numa_nodes.as_ref().is_some_and(|n| !n.is_empty());
-    if let Some(nodes) = pd.numa_nodes.as_ref().filter(|n| !n.is_empty()) {
-        for (id, kb, cpus) in nodes {
-            mach.nodes.push(MachineNode {
-                id: *id,
-                cpus: cpus.clone(),
-                memory_bytes: kb.checked_mul(1024),
-                memory_bandwidth_gbps: None,
-            });
-        }
-        mach.provenance.memory_bytes =
-            "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
-    } else {
-        let n = pd.nr_cpus.unwrap_or(1).clamp(1, MAX_CPUS);
-        mach.nodes.push(MachineNode {
-            id: 0,
-            cpus: (0..n).collect(),
-            memory_bytes: pd.total_mem_kb.and_then(|k| k.checked_mul(1024)),
-            memory_bandwidth_gbps: None,
-        });
-        mach.provenance.memory_bytes =
-            "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed"
-                .into();
-    }
-    let nn = mach.nodes.len();
-    mach.distances = (0..nn).map(|i| (0..nn).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
-    mach.provenance.distances = "estimated:perf.data records no SLIT distances; default 10 local / 20 remote".into();
-    mach.provenance.latencies_ns = "unavailable:not recorded in perf.data".into();
-    mach.provenance.links = "unavailable:not recorded in perf.data".into();
-    mach.provenance.memory_bandwidth_gbps = "unavailable:not recorded in perf.data".into();
-    let single_node = nodes_known && nn == 1;
+    let single_node = import_machine(&mut m.machine, &pd, &from, &host);
 
     // threads
     let mut threads = Threads::default();
@@ -738,48 +702,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         pd.os_release.as_deref().unwrap_or("unknown"),
         pd.perf_version.as_deref().unwrap_or("unknown")
     );
-    for id in crate::probe::SOURCE_IDS {
-        let used = by_event.get(id).copied().unwrap_or(0);
-        let attr_names: Vec<&str> = pd
-            .attrs
-            .iter()
-            .filter(|a| match id {
-                "ibs-op" => a.kind == EventKind::IbsOp,
-                "pebs-load" => matches!(a.kind, EventKind::PebsLoad | EventKind::PebsByOp),
-                "pebs-store" => matches!(a.kind, EventKind::PebsStore | EventKind::PebsByOp),
-                _ => false,
-            })
-            .map(|a| a.name.as_str())
-            .collect();
-        let (status, reason, period) = if used > 0 || !attr_names.is_empty() {
-            let per = pd.attrs.iter().find(|a| attr_names.contains(&a.name.as_str())).and_then(|a| a.period);
-            ("used", format!("{reason_base}: event {} ({used} memory samples)", attr_names.join(", ")), per)
-        } else {
-            ("not-requested", "not in the imported perf.data".to_string(), None)
-        };
-        cap.sources.push(SourceStatus {
-            id: id.into(),
-            status: status.into(),
-            reason: Some(reason),
-            sample_period: period,
-            interval_ms: None,
-        });
-    }
-    for metric in crate::probe::METRICS {
-        let (status, reason) = match metric {
-            "memory-accesses" | "data-source" if !mem.is_empty() => {
-                ("measured", format!("{reason_base}: sampled loads/stores with data_src"))
-            }
-            "access-latency" if any_latency => {
-                ("measured", format!("{reason_base}: sample weight (load latency, core cycles)"))
-            }
-            "page-placement" if any_phys && single_node => {
-                ("measured", format!("{reason_base}: physical addresses on a single-node machine (node 0)"))
-            }
-            _ => ("unavailable", "not in a perf.data import".to_string()),
-        };
-        cap.capabilities.push(Capability { metric: metric.into(), status: status.into(), reason });
-    }
+    import_sources(cap, &pd, &reason_base, &by_event);
+    import_capabilities(cap, &reason_base, !mem.is_empty(), any_latency, any_phys && single_node);
     cap.lost_samples = pd.lost;
     cap.notes.push(format!(
         "{} samples in the file: {} imported, {} skipped (not a memory event), {} skipped (data_src op N/A: not a load or store), {} skipped (load/store without a data address)",
@@ -837,6 +761,104 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         by_event,
         c2c,
     })
+}
+
+/// The machine of an import: the perf.data header's NUMA topology (or one node holding every
+/// cpu), default distances; returns whether the file says the machine had a single node.
+fn import_machine(mach: &mut Machine, pd: &PerfDataContents, from: &str, host: &str) -> bool {
+    mach.name = host.to_string();
+    mach.source = format!("perf.data:{from}");
+    mach.kernel = pd.os_release.clone();
+    mach.cpu_model = pd.cpu_desc.clone();
+    mach.page_size_bytes = 4096;
+    let nodes_known = pd.numa_nodes.as_ref().is_some_and(|n| !n.is_empty());
+    if let Some(nodes) = pd.numa_nodes.as_ref().filter(|n| !n.is_empty()) {
+        for (id, kb, cpus) in nodes {
+            mach.nodes.push(MachineNode {
+                id: *id,
+                cpus: cpus.clone(),
+                memory_bytes: kb.checked_mul(1024),
+                memory_bandwidth_gbps: None,
+            });
+        }
+        mach.provenance.memory_bytes =
+            "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
+    } else {
+        let n = pd.nr_cpus.unwrap_or(1).clamp(1, MAX_CPUS);
+        mach.nodes.push(MachineNode {
+            id: 0,
+            cpus: (0..n).collect(),
+            memory_bytes: pd.total_mem_kb.and_then(|k| k.checked_mul(1024)),
+            memory_bandwidth_gbps: None,
+        });
+        mach.provenance.memory_bytes =
+            "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed"
+                .into();
+    }
+    let nn = mach.nodes.len();
+    mach.distances = (0..nn).map(|i| (0..nn).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
+    mach.provenance.distances = "estimated:perf.data records no SLIT distances; default 10 local / 20 remote".into();
+    mach.provenance.latencies_ns = "unavailable:not recorded in perf.data".into();
+    mach.provenance.links = "unavailable:not recorded in perf.data".into();
+    mach.provenance.memory_bandwidth_gbps = "unavailable:not recorded in perf.data".into();
+    nodes_known && nn == 1
+}
+
+/// One source status per probe source id: the PMU events the file holds are `used`.
+fn import_sources(cap: &mut Capture, pd: &PerfDataContents, reason_base: &str, by_event: &BTreeMap<String, u64>) {
+    for id in crate::probe::SOURCE_IDS {
+        let used = by_event.get(id).copied().unwrap_or(0);
+        let attr_names: Vec<&str> = pd
+            .attrs
+            .iter()
+            .filter(|a| match id {
+                "ibs-op" => a.kind == EventKind::IbsOp,
+                "pebs-load" => matches!(a.kind, EventKind::PebsLoad | EventKind::PebsByOp),
+                "pebs-store" => matches!(a.kind, EventKind::PebsStore | EventKind::PebsByOp),
+                _ => false,
+            })
+            .map(|a| a.name.as_str())
+            .collect();
+        let (status, reason, period) = if used > 0 || !attr_names.is_empty() {
+            let per = pd.attrs.iter().find(|a| attr_names.contains(&a.name.as_str())).and_then(|a| a.period);
+            ("used", format!("{reason_base}: event {} ({used} memory samples)", attr_names.join(", ")), per)
+        } else {
+            ("not-requested", "not in the imported perf.data".to_string(), None)
+        };
+        cap.sources.push(SourceStatus {
+            id: id.into(),
+            status: status.into(),
+            reason: Some(reason),
+            sample_period: period,
+            interval_ms: None,
+        });
+    }
+}
+
+/// What an import measures: accesses and data sources from the samples, latency from their
+/// weights, placement only from physical addresses on a single-node machine.
+fn import_capabilities(
+    cap: &mut Capture,
+    reason_base: &str,
+    any_memory: bool,
+    any_latency: bool,
+    phys_single_node: bool,
+) {
+    for metric in crate::probe::METRICS {
+        let (status, reason) = match metric {
+            "memory-accesses" | "data-source" if any_memory => {
+                ("measured", format!("{reason_base}: sampled loads/stores with data_src"))
+            }
+            "access-latency" if any_latency => {
+                ("measured", format!("{reason_base}: sample weight (load latency, core cycles)"))
+            }
+            "page-placement" if phys_single_node => {
+                ("measured", format!("{reason_base}: physical addresses on a single-node machine (node 0)"))
+            }
+            _ => ("unavailable", "not in a perf.data import".to_string()),
+        };
+        cap.capabilities.push(Capability { metric: metric.into(), status: status.into(), reason });
+    }
 }
 
 fn mach_node0(m: &Machine) -> i8 {
