@@ -25,6 +25,8 @@ suite() {
 
 suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/protocol packages/policy-engine packages/viz apps/web apps/desktop sample-traces e2e scripts/layering"
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
+# Lints that fail the build: no function over 200 lines (clippy.toml, Cargo.toml [workspace.lints]).
+suite clippy bash -c "cd '$COLLECTOR' && cargo clippy --locked --workspace --all-targets"
 suite node-binding bash -c "cd '$COLLECTOR/crates/node' && node --test test/*.test.js"
 suite vitest bash -c "cd '$ROOT' && npx vitest run"
 # The e2e web server's port: free now, so a leftover server elsewhere cannot break the run.
@@ -38,6 +40,8 @@ for f in "$LOGS"/*.log; do sed -i 's/\x1b\[[0-9;]*m//g' "$f"; done
 # cargo: "test result: ok. 12 passed; 0 failed; ..."
 while read -r p f; do passed=$((passed+p)); failed=$((failed+f)); done < <(
   sed -n 's/.*test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$LOGS/cargo.log")
+# clippy: one check, counted as one test
+if [[ " ${failed_suites[*]} " == *" clippy "* ]]; then failed=$((failed+1)); else passed=$((passed+1)); fi
 # node --test: "# pass 5" / "# fail 0"
 passed=$((passed + $(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$LOGS/node-binding.log" | tail -1 | grep . || echo 0)))
 failed=$((failed + $(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$LOGS/node-binding.log" | tail -1 | grep . || echo 0)))

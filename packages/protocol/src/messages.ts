@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import { applyReport, rollbackRecord } from './apply';
 import { collectorWindow, liveEnd, liveWindow } from './live';
-import { recordSummary } from './record';
+import { recordLimits, recordSummary } from './record';
 import { apiError, machine, probe, processList, recording, recordingList } from './serve';
 
 export const RUST_MESSAGES = {
@@ -35,6 +35,8 @@ export const RUST_MESSAGES = {
   rollbackRecord,
   /** Every API error answer. */
   apiError,
+  /** The binding's recordLimits() (core RECORD_LIMITS). */
+  recordLimits,
 } as const satisfies Record<string, z.ZodType>;
 
 export type RustMessageName = keyof typeof RUST_MESSAGES;

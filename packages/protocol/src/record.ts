@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { count, int, pid } from './common';
 
 /**
- * The limits of the record options, the same as the collector's (test/limits.test.ts reads the
- * Rust sources): `MAX_CAPTURE` of crates/core/src/record.rs, and the ranges the `numascope
- * record` options accept (crates/cli/src/main.rs), which `numascope serve` applies to its body.
+ * The limits of the record options the apps check before asking the collector: the collector's
+ * own `RECORD_LIMITS` (crates/core/src/recorder/options.rs, which `RecordRequest::validate`
+ * applies in the CLI, `numascope serve` and the binding); test/limits.test.ts compares them with
+ * its serde output in fixtures/rust-messages.json (`recordLimits`).
  */
 export const RECORD_LIMITS = {
   /** Longest capture, seconds: trace format v1 stores times as u32 microseconds. */
@@ -53,6 +54,21 @@ export const startRecordingRequest = z
       ctx.addIssue({ code: 'custom', path: ['faultPeriod'], message: 'give faultPeriod or faultRateHz, not both' });
   });
 export type StartRecordingRequest = z.infer<typeof startRecordingRequest>;
+
+const limit = z.strictObject({ min: count, max: count, default: count.nullable() });
+
+/** The collector's record-option table (the binding's `recordLimits()`). */
+export const recordLimits = z.strictObject({
+  durationMaxS: count,
+  intervalMs: limit,
+  faultPeriod: limit,
+  faultRateHz: limit,
+  memRateHz: limit,
+  windowMs: limit,
+  faultEvents: z.array(z.string()).min(1),
+  counterSets: z.array(z.string()).min(1),
+});
+export type RecordLimitsTable = z.infer<typeof recordLimits>;
 
 /** What a finished recording reports (core `RecordSummary`, serialised by serde). */
 export const recordSummary = z.strictObject({

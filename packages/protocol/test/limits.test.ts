@@ -1,30 +1,20 @@
-// The record-option limits are the collector's: read from its Rust sources, as
-// packages/policy-engine/test/plan.test.ts reads PLAN_LIMITS from apply/plan.rs.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// The record-option limits are the collector's: compared with the serde output of its
+// RECORD_LIMITS (crates/core/src/recorder/options.rs), which the Rust fixture test writes.
 import { describe, expect, it } from 'vitest';
-import { RECORD_LIMITS, startRecordingRequest } from '../src/index';
-
-const rust = (p: string) => readFileSync(fileURLToPath(new URL(`../../../native/collector/crates/${p}`, import.meta.url)), 'utf8');
+import { rustExample } from '../fixtures/index';
+import { FAULT_EVENTS, RECORD_LIMITS, recordLimits, startRecordingRequest } from '../src/index';
 
 describe('RECORD_LIMITS', () => {
-  it('are the collector’s: MAX_CAPTURE (core record.rs) and the ranges `numascope record` accepts (cli main.rs)', () => {
-    const record = rust('core/src/record.rs');
-    const capture = /pub const MAX_CAPTURE: Duration = Duration::from_secs\(([\d_]+)\);/.exec(record);
-    expect(capture, 'MAX_CAPTURE in record.rs').not.toBeNull();
-    const main = rust('cli/src/main.rs');
-    /** The `range(A..=B)` of the clap argument `--NAME`. */
-    const range = (name: string) => {
-      const m = new RegExp(`long = "${name}"[^\\]]*?range\\(([\\d_]+)\\.\\.=([\\d_]+)\\)`).exec(main);
-      if (!m) throw new Error(`--${name} with a value range not found in main.rs`);
-      return { min: Number(m[1]!.replace(/_/g, '')), max: Number(m[2]!.replace(/_/g, '')) };
-    };
+  it('are the collector’s RECORD_LIMITS (recorder/options.rs, as serialised for the binding’s recordLimits())', () => {
+    const rust = recordLimits.parse(rustExample('recordLimits'));
+    const range = (l: { min: number; max: number }) => ({ min: l.min, max: l.max });
     expect(RECORD_LIMITS).toEqual({
-      maxDurationS: Number(capture![1]!.replace(/_/g, '')),
-      intervalMs: range('interval-ms'),
-      faultPeriod: range('fault-period'),
-      faultRateHz: range('fault-rate'),
+      maxDurationS: rust.durationMaxS,
+      intervalMs: range(rust.intervalMs),
+      faultPeriod: range(rust.faultPeriod),
+      faultRateHz: range(rust.faultRateHz),
     });
+    expect([...FAULT_EVENTS]).toEqual(rust.faultEvents);
   });
 
   it('bound the start request, naming the field', () => {

@@ -6,7 +6,7 @@
 // resolved from the repository's node_modules), whose schemas a test checks against the
 // collector's serde output. The options below are the binding's own inputs, checked against the
 // Rust-generated index.generated.d.ts by test/dts.test.js.
-import type { ApplyReport, BindingRecordResult, CollectorWindow, Machine, Probe } from '@numascope/protocol';
+import type { ApplyReport, BindingRecordResult, CollectorWindow, Machine, Probe, RecordLimitsTable } from '@numascope/protocol';
 
 export type { ApplyReport, Machine, Probe };
 
@@ -41,7 +41,7 @@ export interface RecordOptions {
    * every `windowMs`, then a last one with `final: true`; all arrive before the Promise settles.
    */
   onWindow?: (window: LiveWindow) => void;
-  /** Live window length in ms when `onWindow` is given (default 250; 10 … 60000). */
+  /** Live window length in ms when `onWindow` is given (default 250; 10 … 60000, see recordLimits()). */
   windowMs?: number;
 }
 
@@ -60,6 +60,9 @@ export interface ApplyOptions {
   /** Stop moving pages after this many ms. */
   budgetMs?: number;
 }
+
+/** What recordLimits() returns: the collector's record-option table, defined in @numascope/protocol. */
+export type RecordLimits = RecordLimitsTable;
 
 /** Stops one recording early (see `record(options, token)` in the native layer). */
 export declare class StopToken {
@@ -80,3 +83,8 @@ export function startRecording(options: Omit<RecordOptions, 'signal'>): { result
 export function apply(planJson: string, options: ApplyOptions): Promise<ApplyReport>;
 /** Asks every running record() to stop; returns how many were running. */
 export function stopRecordings(): number;
+/**
+ * The ranges and defaults record() (and `numascope record`, `numascope serve`) check options
+ * against: the collector's one table. Synchronous.
+ */
+export function recordLimits(): RecordLimits;

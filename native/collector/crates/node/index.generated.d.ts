@@ -38,6 +38,13 @@ export declare function probe(): Promise<Probe>
  */
 export declare function record(options: RecordOptions, token?: StopToken | undefined | null, onWindow?: WindowCallback | undefined | null): Promise<RecordResult>
 
+/**
+ * Every range and default of the record options (`record()`, `numascope record`, `numascope
+ * serve`), from the collector's one table: `{ durationMaxS, intervalMs: { min, max, default },
+ * faultPeriod, faultRateHz, memRateHz, windowMs, faultEvents, counterSets }`. Synchronous.
+ */
+export declare function recordLimits(): RecordLimits
+
 /** Options of `record()`: exactly one of `pid` and `command`. */
 export interface RecordOptions {
   /** Attach to this running process. */

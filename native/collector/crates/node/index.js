@@ -76,6 +76,7 @@ module.exports = {
   topology: native.topology,
   apply: native.apply,
   stopRecordings: native.stopRecordings,
+  recordLimits: native.recordLimits,
   StopToken: native.StopToken,
   record,
   startRecording,

@@ -37,7 +37,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use numascope_core::live::LiveSink;
 use numascope_core::probe;
-use numascope_core::record::{self, RecordError, RecordOptions, RecordSummary, Target};
+use numascope_core::recorder::{
+    self, Naming, OptionError, OptionField, RecordError, RecordRequest, RecordSummary, Report, Target,
+};
 use numascope_core::topology::{self, Roots, Topology};
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
@@ -1036,82 +1038,32 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
             );
         }
     }
-    // Page-fault sampling: adaptive by default (record's --fault-rate), or a fixed period.
-    let fault_period = match obj.get("faultPeriod") {
-        None | Some(Value::Null) => None,
-        Some(p) => match p.as_u64() {
-            Some(n) if (1..=1_000_000).contains(&n) => Some(n),
-            _ => return api_error(400, "bad-fault-period", "faultPeriod must be an integer from 1 to 1000000"),
-        },
+    let request = match record_request(obj) {
+        Ok(r) => r,
+        Err(e) => return api_error(400, e.code(), &e.message(Naming::Serve)),
     };
-    let fault_rate = match obj.get("faultRateHz") {
-        None | Some(Value::Null) => None,
-        Some(p) => match p.as_u64() {
-            Some(n) if (100..=1_000_000).contains(&n) => Some(n),
-            _ => return api_error(400, "bad-fault-rate", "faultRateHz must be an integer from 100 to 1000000"),
-        },
+    let duration_s = request.duration_s;
+    let mut opts = match request.validate() {
+        Ok(o) => o,
+        Err(e) => return api_error(400, e.code(), &e.message(Naming::Serve)),
     };
-    if fault_period.is_some() && fault_rate.is_some() {
-        return api_error(400, "bad-request", "give faultPeriod or faultRateHz, not both");
-    }
-    // Which event carries the faults (record's --fault-event): auto by default.
-    let fault_event: record::FaultEventChoice = match obj.get("faultEvent") {
-        None | Some(Value::Null) => record::FaultEventChoice::Auto,
-        Some(Value::String(s)) => match s.parse() {
-            Ok(c) => c,
-            Err(e) => return api_error(400, "bad-fault-event", &format!("faultEvent: {e}")),
-        },
-        Some(_) => {
-            return api_error(400, "bad-fault-event", "faultEvent must be \"auto\", \"software\" or \"tracepoint\"")
-        }
-    };
-    let duration_s = match obj.get("durationS") {
-        None | Some(Value::Null) => None,
-        Some(d) => match d.as_f64() {
-            Some(s) if s > 0.0 && s <= record::MAX_CAPTURE.as_secs_f64() => Some(s),
-            _ => {
-                return api_error(
-                    400,
-                    "bad-duration",
-                    &format!("durationS must be a number of seconds > 0 and <= {}", record::MAX_CAPTURE.as_secs()),
-                )
-            }
-        },
-    };
-    let interval_ms = match obj.get("intervalMs") {
-        None | Some(Value::Null) => 100,
-        Some(i) => match i.as_u64() {
-            Some(ms) if (1..=60_000).contains(&ms) => ms,
-            _ => return api_error(400, "bad-interval", "intervalMs must be an integer from 1 to 60000"),
-        },
-    };
-    let (target, target_json) = match (obj.get("pid"), obj.get("command")) {
-        (Some(p), None) => {
-            let Some(pid) = p.as_i64().filter(|&p| p > 0 && p <= i32::MAX as i64) else {
-                return api_error(400, "bad-pid", "pid must be a positive integer");
-            };
-            let pid = pid as i32;
+    let target_json = match &opts.target {
+        Target::Attach(pid) => {
+            let pid = *pid;
             if pid as u32 == std::process::id() {
                 return api_error(400, "bad-pid", "numascope serve cannot record itself");
             }
             if !Path::new(&format!("/proc/{pid}")).is_dir() {
                 return api_error(404, "pid-not-found", &format!("no process with pid {pid}"));
             }
-            (Target::Attach(pid), json!({ "pid": pid }))
+            json!({ "pid": pid })
         }
-        (None, Some(c)) => {
-            let argv: Option<Vec<String>> =
-                c.as_array().and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect());
-            let Some(argv) = argv.filter(|a| !a.is_empty() && !a[0].is_empty()) else {
-                return api_error(400, "bad-command", "command must be a non-empty array of strings (argv)");
-            };
-            if let Err(e) = record::resolve_program(&argv[0]) {
+        Target::Launch(argv) => {
+            if let Err(e) = recorder::resolve_program(&argv[0]) {
                 return api_error(400, error_code(&e), &e.to_string());
             }
-            (Target::Launch(argv.clone()), json!({ "command": argv }))
+            json!({ "command": argv })
         }
-        (Some(_), Some(_)) => return api_error(400, "bad-request", "give either pid or command, not both"),
-        (None, None) => return api_error(400, "bad-request", "nothing to record: give pid or command"),
     };
     {
         let recs = st.recordings.lock().unwrap();
@@ -1157,20 +1109,10 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     });
 
     let (tx, rx) = mpsc::channel::<numascope_core::live::LiveWindow>();
-    let mut opts = RecordOptions::new(target, output);
-    opts.duration = duration_s.map(Duration::from_secs_f64);
-    opts.interval = Duration::from_millis(interval_ms);
+    opts.output = output;
     opts.command_line = vec!["numascope".into(), "serve".into(), format!("(recording {id})")];
     opts.stop = Some(stop);
     opts.live = Some(LiveSink::new(tx));
-    if let Some(n) = fault_period {
-        opts.fault_period = n;
-        opts.fault_rate_hz = 0;
-    }
-    if let Some(hz) = fault_rate {
-        opts.fault_rate_hz = hz;
-    }
-    opts.fault_event = fault_event;
 
     // The forwarder turns windows into WebSocket messages; it ends when the recorder drops `tx`.
     let fwd_rec = rec.clone();
@@ -1204,7 +1146,11 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     let rec2 = rec.clone();
     let spawned = std::thread::Builder::new().name(format!("record-{id}")).spawn(move || {
         let probe = probe::probe(&topo);
-        let result = record::record_with(&opts, &Roots::default(), &topo, &probe);
+        let result = recorder::record_observed(&opts, &Roots::default(), &topo, &probe, &mut |r| {
+            if let Report::Warning(w) = r {
+                eprintln!("numascope: warning: {w}");
+            }
+        });
         drop(opts); // closes the live channel: the forwarder drains it and ends
         let _ = forwarder.join();
         let result = match result {
@@ -1235,6 +1181,33 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     st.recordings.lock().unwrap().insert(id.clone(), rec.clone());
     st.order.lock().unwrap().push(id);
     json_response(201, &recording_json(&rec))
+}
+
+/// The record options of a `POST /api/recordings` body. A number or pid of the wrong JSON type
+/// becomes a value outside its range (0, NaN) and a command that is not an array of strings an
+/// empty one, so that `RecordRequest::validate` reports it, in its order, with the range's message.
+fn record_request(obj: &serde_json::Map<String, Value>) -> Result<RecordRequest, OptionError> {
+    let given = |k: &str| obj.get(k).filter(|v| !v.is_null());
+    let int = |k: &str| given(k).map(|v| v.as_u64().unwrap_or(0));
+    let fault_event = match given("faultEvent") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(OptionError::range(OptionField::FaultEvent)),
+    };
+    Ok(RecordRequest {
+        pid: given("pid").map(|p| p.as_i64().unwrap_or(0)),
+        command: given("command").map(|c| {
+            c.as_array()
+                .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<String>>>())
+                .unwrap_or_default()
+        }),
+        duration_s: given("durationS").map(|d| d.as_f64().unwrap_or(f64::NAN)),
+        interval_ms: int("intervalMs"),
+        fault_period: int("faultPeriod"),
+        fault_rate_hz: int("faultRateHz"),
+        fault_event,
+        ..Default::default()
+    })
 }
 
 /// Makes a finished trace 0600 and moves it from its private directory into the out directory.

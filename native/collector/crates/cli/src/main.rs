@@ -4,19 +4,23 @@ mod cmd_apply;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
+use clap::builder::PossibleValuesParser;
 use clap::{ArgGroup, Parser, Subcommand};
 
 mod cmd_import;
 mod cmd_serve;
 use numascope_core::probe::{self, Probe};
-use numascope_core::record::{self, RecordError, RecordOptions, Target};
+use numascope_core::recorder::{self, Naming, RecordError, RecordRequest, Report, RECORD_LIMITS};
 use numascope_core::topology::{self, Topology};
 
 /// Exit code for runtime errors (usage errors exit with 2, as clap does).
 const EXIT_RUNTIME: u8 = 1;
 const EXIT_USAGE: u8 = 2;
+
+/// Defaults shown in `--help`, from the recorder's one table of limits and defaults.
+const DEFAULT_INTERVAL_MS: u64 = RECORD_LIMITS.interval_ms.default.unwrap();
+const DEFAULT_MEM_RATE_HZ: u64 = RECORD_LIMITS.mem_rate_hz.default.unwrap();
 
 #[derive(Parser, Debug)]
 #[command(
@@ -139,7 +143,7 @@ struct RecordArgs {
     duration: Option<f64>,
 
     /// /proc polling interval in milliseconds (thread placement, numa_maps, counters).
-    #[arg(long = "interval-ms", value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    #[arg(long = "interval-ms", value_name = "N", default_value_t = DEFAULT_INTERVAL_MS)]
     interval_ms: u64,
 
     /// Attach to this running process (all its threads) instead of launching a command.
@@ -160,16 +164,14 @@ struct RecordArgs {
     /// programs that fault on most of their work (about +40-60 % on a pure first-touch loop
     /// here); each sample stands for N faults (its weight). Page placement (numa_maps) is not
     /// affected.
-    #[arg(long = "fault-period", value_name = "N", conflicts_with = "fault_rate",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long = "fault-period", value_name = "N")]
     fault_period: Option<u64>,
 
     /// Adaptive page-fault sampling, the default: every fault while a thread faults less than HZ
     /// times a second, about HZ samples a second above (the kernel's frequency mode), so the cost
     /// stays bounded on programs that fault in millions of pages. Each sample's weight is the
     /// period in force; the manifest says whether any fault went unsampled. [default: 10000]
-    #[arg(long = "fault-rate", value_name = "HZ",
-          value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    #[arg(long = "fault-rate", value_name = "HZ")]
     fault_rate: Option<u64>,
 
     /// Which event carries the page faults. `auto`: while automatic NUMA balancing is on
@@ -179,13 +181,15 @@ struct RecordArgs {
     /// load or a store by the error code's write bit; the software event otherwise, or when the
     /// tracepoint cannot be used (tracefs not mounted, no CAP_PERFMON).
     /// `software`: always the software event. `tracepoint`: always the tracepoint, or an error.
-    #[arg(long = "fault-event", value_name = "EVENT", default_value = "auto", value_parser = ["auto", "software", "tracepoint"])]
+    #[arg(long = "fault-event", value_name = "EVENT", default_value = RECORD_LIMITS.fault_events[0],
+          value_parser = PossibleValuesParser::new(RECORD_LIMITS.fault_events))]
     fault_event: String,
 
     /// Per-thread counters read on every poll: `core` (cycles, instructions, llc-misses, for IPC
     /// and L3MPKI; needs a cpu PMU, else the source is reported failed with the reason),
     /// `software` (task-clock, page-faults, context-switches: every kernel), or `off`.
-    #[arg(long = "counters", value_name = "SET", default_value = "core", value_parser = ["core", "software", "off"])]
+    #[arg(long = "counters", value_name = "SET", default_value = RECORD_LIMITS.counter_sets[0],
+          value_parser = PossibleValuesParser::new(RECORD_LIMITS.counter_sets))]
     counters: String,
 
     /// Do not count memory-controller and link traffic with uncore PMUs (Intel uncore_imc and
@@ -203,8 +207,7 @@ struct RecordArgs {
 
     /// PMU memory-access samples per second per event (IBS op, PEBS loads and stores; the
     /// kernel's frequency mode; each sample weighs the period in force).
-    #[arg(long = "mem-rate", value_name = "HZ", default_value_t = numascope_core::sources::pmu::DEFAULT_MEM_RATE_HZ,
-          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long = "mem-rate", value_name = "HZ", default_value_t = DEFAULT_MEM_RATE_HZ)]
     mem_rate: u64,
 
     /// The command to launch and its arguments, after `--`.
@@ -212,12 +215,9 @@ struct RecordArgs {
     command: Vec<String>,
 }
 
+/// A number; its range is checked with the other options (`RecordRequest::validate`).
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    if !(v > 0.0 && v.is_finite()) {
-        return Err(format!("the duration must be a positive number of seconds, got {s}"));
-    }
-    Ok(v)
+    s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))
 }
 
 fn main() -> ExitCode {
@@ -259,41 +259,35 @@ fn read_topology() -> Result<Topology, (u8, String)> {
 }
 
 fn cmd_record(args: RecordArgs) -> CliResult {
-    let target = match (args.pid, args.command.is_empty()) {
-        (Some(pid), true) => Target::Attach(pid),
-        (None, false) => Target::Launch(args.command.clone()),
-        (Some(_), false) => return Err((EXIT_USAGE, "give either -p PID or a command after `--`, not both".into())),
-        (None, true) => return Err((EXIT_USAGE, "nothing to record: give -p PID or a command after `--`".into())),
+    let request = RecordRequest {
+        pid: args.pid.map(i64::from),
+        command: (!args.command.is_empty()).then(|| args.command.clone()),
+        output: args.output.clone(),
+        duration_s: args.duration,
+        interval_ms: Some(args.interval_ms),
+        fault_period: args.fault_period,
+        fault_rate_hz: args.fault_rate,
+        fault_event: Some(args.fault_event.clone()),
+        counters: Some(args.counters.clone()),
+        mem_rate_hz: Some(args.mem_rate),
+        window_ms: None,
+        damon: Some(args.damon),
+        mem_sampling: Some(!args.no_pmu),
+        uncore: Some(!args.no_uncore),
     };
-    record::install_signal_handlers();
+    let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
+    opts.command_line = std::env::args().collect();
+    recorder::install_signal_handlers();
     let topo = read_topology()?;
     let probe = probe::probe(&topo);
-    let mut opts = RecordOptions::new(target, args.output.clone());
-    opts.duration = args.duration.map(Duration::from_secs_f64);
-    opts.interval = Duration::from_millis(args.interval_ms);
-    opts.command_line = std::env::args().collect();
-    opts.progress = !args.quiet;
-    opts.damon = args.damon;
-    opts.mem_sampling = !args.no_pmu;
-    opts.uncore = !args.no_uncore;
-    // clap has checked the value against the same three names.
-    opts.fault_event = args.fault_event.parse().unwrap_or(record::FaultEventChoice::Auto);
-    opts.counters = match args.counters.as_str() {
-        "software" => record::CounterChoice::Software,
-        "off" => record::CounterChoice::Off,
-        _ => record::CounterChoice::Core,
-    };
-    opts.mem_rate_hz = args.mem_rate;
-    match (args.fault_period, args.fault_rate) {
-        (Some(n), _) => {
-            opts.fault_period = n;
-            opts.fault_rate_hz = 0;
-        }
-        (None, Some(hz)) => opts.fault_rate_hz = hz,
-        (None, None) => {}
-    }
     let roots = topology::Roots::default();
-    let s = record::record_with(&opts, &roots, &topo, &probe).map_err(|e| match e {
+    let quiet = args.quiet;
+    let s = recorder::record_observed(&opts, &roots, &topo, &probe, &mut |r| match r {
+        Report::Warning(w) => eprintln!("numascope: warning: {w}"),
+        Report::Progress(p) if !quiet => eprintln!("numascope: {p}"),
+        Report::Progress(_) => {}
+    })
+    .map_err(|e| match e {
         RecordError::Usage(m) => (EXIT_USAGE, m),
         e => (EXIT_RUNTIME, e.to_string()),
     })?;

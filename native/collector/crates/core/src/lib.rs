@@ -1,21 +1,26 @@
 //! numascope collector core: machine topology, capability probe, live data sources
-//! (page-fault sampling, /proc polling), the trace writer and reader, and the `record`
-//! orchestration. No Node or napi code lives here.
+//! (page-fault sampling, /proc polling), the trace writer and reader, and the recorder
+//! (`numascope record` in phases). No Node or napi code lives here.
 
 pub mod alloc_sites;
 pub mod apply;
 pub mod decode;
-pub mod fixture;
 pub mod live;
 pub mod numa_sys;
 pub mod perfdata;
+pub mod privileges;
 pub mod probe;
 pub mod procfs;
-pub mod record;
+pub mod recorder;
+/// `numascope_core::record::…` paths keep working for code written against that name.
+pub use recorder as record;
 pub mod sources;
 pub mod time;
 pub mod topology;
 pub mod trace;
+
+/// The round-trip fixture lives with the trace model; `numascope debug write-fixture` reaches it here.
+pub use trace::fixture;
 
 /// Version of this crate (the `producer.version` of traces it writes).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

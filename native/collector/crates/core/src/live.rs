@@ -1,7 +1,7 @@
 //! Live per-window aggregates of a running recording (for `numascope serve`).
 //!
-//! A recorder given [`RecordOptions::live`](crate::record::RecordOptions::live) sends one
-//! [`LiveWindow`] every [`LiveSink::every`] (250 ms by default) on the channel, and a last one
+//! A recorder given a [`LiveSink`] (the recorder's `RecordOptions::live`) sends one
+//! [`LiveWindow`] every `RecordOptions::live_window` (250 ms by default) on the channel, and a last one
 //! with `final: true` after the capture stopped (after the final drain and the final move_pages
 //! query), just before the trace is assembled. Windows are aggregates, never raw samples.
 //!
@@ -26,20 +26,18 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::mpsc::Sender;
-use std::time::Duration;
 
 use serde::Serialize;
 
-/// Where and how often a recorder reports live windows.
+/// Where a recorder reports live windows.
 #[derive(Clone, Debug)]
 pub struct LiveSink {
     pub tx: Sender<LiveWindow>,
-    pub every: Duration,
 }
 
 impl LiveSink {
     pub fn new(tx: Sender<LiveWindow>) -> Self {
-        LiveSink { tx, every: Duration::from_millis(250) }
+        LiveSink { tx }
     }
 }
 
@@ -133,10 +131,6 @@ impl LiveAggregator {
             names: HashMap::new(),
             closed: false,
         }
-    }
-
-    pub fn every(&self) -> Duration {
-        self.sink.every
     }
 
     /// Counts one sampled fault: its thread, cpu and the node of its page (-1 unknown).

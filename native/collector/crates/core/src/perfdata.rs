@@ -40,8 +40,9 @@ use linux_perf_data::linux_perf_event_reader::{PerfEventType, SamplingPolicy};
 use linux_perf_data::{Feature, PerfFile, PerfFileReader};
 
 use crate::decode::data_src::{C2cStats, DataSource, MemDataSrc, MemOp};
-use crate::decode::ibs::{self, AmdCpu, IbsOpRaw};
-use crate::decode::pebs::{pebs_event_for_config, PebsEvent, Weight};
+use crate::decode::ibs::AmdCpu;
+use crate::decode::mem_sample::classify_attr;
+pub use crate::decode::mem_sample::{to_mem_sample, AttrInfo, EventKind, MemSample, Skip};
 use crate::decode::perf_file::{
     self, clean_string, feature, record_type, FileLayout, FormatError, RawRecord, SectionCursor,
 };
@@ -125,28 +126,6 @@ impl ImportError {
     }
 }
 
-/// How an attr's samples are turned into trace rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
-    IbsOp,
-    PebsLoad,
-    PebsStore,
-    /// PEBS with an unknown config: load/store from each sample's data_src.
-    PebsByOp,
-    NonMemory,
-}
-
-#[derive(Clone, Debug)]
-pub struct AttrInfo {
-    pub name: String,
-    pub type_: u32,
-    pub config: u64,
-    pub pmu: Option<String>,
-    pub layout: SampleLayout,
-    pub period: Option<u64>,
-    pub kind: EventKind,
-}
-
 /// One decoded sample with its attr index.
 #[derive(Clone, Debug)]
 pub struct RawSample {
@@ -182,31 +161,6 @@ fn type_and_config(t: &PerfEventType) -> (u32, u64) {
         PerfEventType::HwCache(..) => (3, 0),
         PerfEventType::Breakpoint(..) => (5, 0),
         PerfEventType::DynamicPmu(t, c, _, _) => (*t, *c),
-    }
-}
-
-fn classify_attr(name: &str, type_: u32, config: u64, pmu: Option<&str>) -> EventKind {
-    if pmu == Some("ibs_op") || name.contains("ibs_op") {
-        return EventKind::IbsOp;
-    }
-    let cpu_pmu = type_ == 4 || matches!(pmu, Some("cpu" | "cpu_core" | "cpu_atom"));
-    if !cpu_pmu {
-        return EventKind::NonMemory;
-    }
-    match pebs_event_for_config(config) {
-        PebsEvent::Load => EventKind::PebsLoad,
-        PebsEvent::Store => EventKind::PebsStore,
-        PebsEvent::LoadAux => EventKind::NonMemory,
-        PebsEvent::Other => {
-            let n = name.to_ascii_lowercase();
-            if n.contains("mem-loads") || n.contains("load_latency") {
-                EventKind::PebsLoad
-            } else if n.contains("mem-stores") || n.contains("stores") {
-                EventKind::PebsStore
-            } else {
-                EventKind::PebsByOp
-            }
-        }
     }
 }
 
@@ -569,92 +523,6 @@ pub fn read_perf_data(path: &Path) -> Result<PerfDataContents, ImportError> {
     Ok(f.contents)
 }
 
-/// One sample after decoding and classification.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MemSample {
-    pub time: u64,
-    pub pid: i32,
-    pub tid: i32,
-    pub cpu: Option<u32>,
-    pub addr: u64,
-    pub phys_addr: Option<u64>,
-    pub data_src: MemDataSrc,
-    pub op: MemOp,
-    pub event: &'static str,
-    pub source: DataSource,
-    pub hops: i8,
-    pub latency: u64,
-    pub weight: u64,
-}
-
-/// Why a sample did not become a trace row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Skip {
-    NonMemoryEvent,
-    NotLoadOrStore,
-    NoAddress,
-}
-
-/// Turns one decoded sample into a memory sample (or says why not).
-pub fn to_mem_sample(attr: &AttrInfo, s: &PerfSample, cpu_model: Option<AmdCpu>) -> Result<MemSample, Skip> {
-    if attr.kind == EventKind::NonMemory {
-        return Err(Skip::NonMemoryEvent);
-    }
-    let mut data_src = s.data_src;
-    let mut addr = s.addr;
-    let mut phys = s.phys_addr;
-    let mut latency = s.weight.map(|w| Weight::decode(w, s.weight_is_struct).latency);
-    if attr.kind == EventKind::IbsOp {
-        if let Some(raw) = s.raw.as_deref().and_then(|r| IbsOpRaw::parse(r).ok()) {
-            let n = ibs::normalise(&raw, cpu_model, true);
-            data_src.get_or_insert(n.data_src);
-            if addr.is_none() {
-                addr = n.addr;
-            }
-            if phys.is_none() {
-                phys = n.phys_addr;
-            }
-            if latency.is_none() {
-                latency = n.weight_var1;
-            }
-        }
-    }
-    let d = MemDataSrc::decode(data_src.unwrap_or(crate::decode::data_src::PERF_MEM_NA));
-    let c = d.classify();
-    let op = match attr.kind {
-        EventKind::PebsLoad => MemOp::Load,
-        EventKind::PebsStore => MemOp::Store,
-        _ => c.op,
-    };
-    if d.is_non_memory() && !matches!(attr.kind, EventKind::PebsLoad | EventKind::PebsStore) {
-        return Err(Skip::NotLoadOrStore);
-    }
-    let addr = addr.unwrap_or(0);
-    if addr == 0 {
-        return Err(Skip::NoAddress);
-    }
-    let event = match (attr.kind, op) {
-        (EventKind::IbsOp, _) => "ibs-op",
-        (EventKind::PebsStore, _) | (EventKind::PebsByOp, MemOp::Store) => "pebs-store",
-        _ => "pebs-load",
-    };
-    Ok(MemSample {
-        time: s.time.unwrap_or(0),
-        pid: s.pid.unwrap_or(-1),
-        tid: s.tid.unwrap_or(-1),
-        cpu: s.cpu,
-        addr,
-        phys_addr: phys.filter(|&p| p != 0),
-        data_src: d,
-        op,
-        event,
-        source: c.source,
-        hops: c.hops,
-        latency: latency.unwrap_or(0),
-        weight: s.period.or(attr.period).unwrap_or(1).max(1),
-    })
-}
-
 /// A memory sample as kept until the trace is built: 56 bytes instead of a [`MemSample`]'s
 /// 184, since a file of small memory samples is mostly this.
 struct Row {
@@ -748,7 +616,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let us = |t: u64| -> u32 { (t.saturating_sub(t0) / 1000).min(u32::MAX as u64) as u32 };
 
     // machine
-    let mut m = crate::record::empty_manifest();
+    let mut m = crate::trace::empty_manifest();
     m.origin = Origin {
         kind: "imported".into(),
         generator: "numascope import".into(),
@@ -762,43 +630,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         command: pd.cmdline.clone().unwrap_or_default(),
         from: Some(serde_json::Value::String(from.clone())),
     };
-    let mach = &mut m.machine;
-    mach.name = host.clone();
-    mach.source = format!("perf.data:{from}");
-    mach.kernel = pd.os_release.clone();
-    mach.cpu_model = pd.cpu_desc.clone();
-    mach.page_size_bytes = 4096;
-    let nodes_known = pd.numa_nodes.as_ref().is_some_and(|n| !n.is_empty());
-    if let Some(nodes) = pd.numa_nodes.as_ref().filter(|n| !n.is_empty()) {
-        for (id, kb, cpus) in nodes {
-            mach.nodes.push(MachineNode {
-                id: *id,
-                cpus: cpus.clone(),
-                memory_bytes: kb.checked_mul(1024),
-                memory_bandwidth_gbps: None,
-            });
-        }
-        mach.provenance.memory_bytes =
-            "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
-    } else {
-        let n = pd.nr_cpus.unwrap_or(1).clamp(1, MAX_CPUS);
-        mach.nodes.push(MachineNode {
-            id: 0,
-            cpus: (0..n).collect(),
-            memory_bytes: pd.total_mem_kb.and_then(|k| k.checked_mul(1024)),
-            memory_bandwidth_gbps: None,
-        });
-        mach.provenance.memory_bytes =
-            "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed"
-                .into();
-    }
-    let nn = mach.nodes.len();
-    mach.distances = (0..nn).map(|i| (0..nn).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
-    mach.provenance.distances = "estimated:perf.data records no SLIT distances; default 10 local / 20 remote".into();
-    mach.provenance.latencies_ns = "unavailable:not recorded in perf.data".into();
-    mach.provenance.links = "unavailable:not recorded in perf.data".into();
-    mach.provenance.memory_bandwidth_gbps = "unavailable:not recorded in perf.data".into();
-    let single_node = nodes_known && nn == 1;
+    let single_node = import_machine(&mut m.machine, &pd, &from, &host);
 
     // threads
     let mut threads = Threads::default();
@@ -870,48 +702,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         pd.os_release.as_deref().unwrap_or("unknown"),
         pd.perf_version.as_deref().unwrap_or("unknown")
     );
-    for id in crate::probe::SOURCE_IDS {
-        let used = by_event.get(id).copied().unwrap_or(0);
-        let attr_names: Vec<&str> = pd
-            .attrs
-            .iter()
-            .filter(|a| match id {
-                "ibs-op" => a.kind == EventKind::IbsOp,
-                "pebs-load" => matches!(a.kind, EventKind::PebsLoad | EventKind::PebsByOp),
-                "pebs-store" => matches!(a.kind, EventKind::PebsStore | EventKind::PebsByOp),
-                _ => false,
-            })
-            .map(|a| a.name.as_str())
-            .collect();
-        let (status, reason, period) = if used > 0 || !attr_names.is_empty() {
-            let per = pd.attrs.iter().find(|a| attr_names.contains(&a.name.as_str())).and_then(|a| a.period);
-            ("used", format!("{reason_base}: event {} ({used} memory samples)", attr_names.join(", ")), per)
-        } else {
-            ("not-requested", "not in the imported perf.data".to_string(), None)
-        };
-        cap.sources.push(SourceStatus {
-            id: id.into(),
-            status: status.into(),
-            reason: Some(reason),
-            sample_period: period,
-            interval_ms: None,
-        });
-    }
-    for metric in crate::probe::METRICS {
-        let (status, reason) = match metric {
-            "memory-accesses" | "data-source" if !mem.is_empty() => {
-                ("measured", format!("{reason_base}: sampled loads/stores with data_src"))
-            }
-            "access-latency" if any_latency => {
-                ("measured", format!("{reason_base}: sample weight (load latency, core cycles)"))
-            }
-            "page-placement" if any_phys && single_node => {
-                ("measured", format!("{reason_base}: physical addresses on a single-node machine (node 0)"))
-            }
-            _ => ("unavailable", "not in a perf.data import".to_string()),
-        };
-        cap.capabilities.push(Capability { metric: metric.into(), status: status.into(), reason });
-    }
+    import_sources(cap, &pd, &reason_base, &by_event);
+    import_capabilities(cap, &reason_base, !mem.is_empty(), any_latency, any_phys && single_node);
     cap.lost_samples = pd.lost;
     cap.notes.push(format!(
         "{} samples in the file: {} imported, {} skipped (not a memory event), {} skipped (data_src op N/A: not a load or store), {} skipped (load/store without a data address)",
@@ -969,6 +761,104 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         by_event,
         c2c,
     })
+}
+
+/// The machine of an import: the perf.data header's NUMA topology (or one node holding every
+/// cpu), default distances; returns whether the file says the machine had a single node.
+fn import_machine(mach: &mut Machine, pd: &PerfDataContents, from: &str, host: &str) -> bool {
+    mach.name = host.to_string();
+    mach.source = format!("perf.data:{from}");
+    mach.kernel = pd.os_release.clone();
+    mach.cpu_model = pd.cpu_desc.clone();
+    mach.page_size_bytes = 4096;
+    let nodes_known = pd.numa_nodes.as_ref().is_some_and(|n| !n.is_empty());
+    if let Some(nodes) = pd.numa_nodes.as_ref().filter(|n| !n.is_empty()) {
+        for (id, kb, cpus) in nodes {
+            mach.nodes.push(MachineNode {
+                id: *id,
+                cpus: cpus.clone(),
+                memory_bytes: kb.checked_mul(1024),
+                memory_bandwidth_gbps: None,
+            });
+        }
+        mach.provenance.memory_bytes =
+            "documented:perf.data NUMA_TOPOLOGY header (node MemTotal at record time)".into();
+    } else {
+        let n = pd.nr_cpus.unwrap_or(1).clamp(1, MAX_CPUS);
+        mach.nodes.push(MachineNode {
+            id: 0,
+            cpus: (0..n).collect(),
+            memory_bytes: pd.total_mem_kb.and_then(|k| k.checked_mul(1024)),
+            memory_bandwidth_gbps: None,
+        });
+        mach.provenance.memory_bytes =
+            "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed"
+                .into();
+    }
+    let nn = mach.nodes.len();
+    mach.distances = (0..nn).map(|i| (0..nn).map(|j| if i == j { 10 } else { 20 }).collect()).collect();
+    mach.provenance.distances = "estimated:perf.data records no SLIT distances; default 10 local / 20 remote".into();
+    mach.provenance.latencies_ns = "unavailable:not recorded in perf.data".into();
+    mach.provenance.links = "unavailable:not recorded in perf.data".into();
+    mach.provenance.memory_bandwidth_gbps = "unavailable:not recorded in perf.data".into();
+    nodes_known && nn == 1
+}
+
+/// One source status per probe source id: the PMU events the file holds are `used`.
+fn import_sources(cap: &mut Capture, pd: &PerfDataContents, reason_base: &str, by_event: &BTreeMap<String, u64>) {
+    for id in crate::probe::SOURCE_IDS {
+        let used = by_event.get(id).copied().unwrap_or(0);
+        let attr_names: Vec<&str> = pd
+            .attrs
+            .iter()
+            .filter(|a| match id {
+                "ibs-op" => a.kind == EventKind::IbsOp,
+                "pebs-load" => matches!(a.kind, EventKind::PebsLoad | EventKind::PebsByOp),
+                "pebs-store" => matches!(a.kind, EventKind::PebsStore | EventKind::PebsByOp),
+                _ => false,
+            })
+            .map(|a| a.name.as_str())
+            .collect();
+        let (status, reason, period) = if used > 0 || !attr_names.is_empty() {
+            let per = pd.attrs.iter().find(|a| attr_names.contains(&a.name.as_str())).and_then(|a| a.period);
+            ("used", format!("{reason_base}: event {} ({used} memory samples)", attr_names.join(", ")), per)
+        } else {
+            ("not-requested", "not in the imported perf.data".to_string(), None)
+        };
+        cap.sources.push(SourceStatus {
+            id: id.into(),
+            status: status.into(),
+            reason: Some(reason),
+            sample_period: period,
+            interval_ms: None,
+        });
+    }
+}
+
+/// What an import measures: accesses and data sources from the samples, latency from their
+/// weights, placement only from physical addresses on a single-node machine.
+fn import_capabilities(
+    cap: &mut Capture,
+    reason_base: &str,
+    any_memory: bool,
+    any_latency: bool,
+    phys_single_node: bool,
+) {
+    for metric in crate::probe::METRICS {
+        let (status, reason) = match metric {
+            "memory-accesses" | "data-source" if any_memory => {
+                ("measured", format!("{reason_base}: sampled loads/stores with data_src"))
+            }
+            "access-latency" if any_latency => {
+                ("measured", format!("{reason_base}: sample weight (load latency, core cycles)"))
+            }
+            "page-placement" if phys_single_node => {
+                ("measured", format!("{reason_base}: physical addresses on a single-node machine (node 0)"))
+            }
+            _ => ("unavailable", "not in a perf.data import".to_string()),
+        };
+        cap.capabilities.push(Capability { metric: metric.into(), status: status.into(), reason });
+    }
 }
 
 fn mach_node0(m: &Machine) -> i8 {

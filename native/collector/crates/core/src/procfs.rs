@@ -278,3 +278,33 @@ pub fn read_cmdline(proc_root: &Path, pid: i32) -> io::Result<Vec<String>> {
     let b = fs::read(proc_root.join(format!("{pid}/cmdline")))?;
     Ok(b.split(|&c| c == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect())
 }
+
+/// Real uid of a process (`/proc/PID/status` Uid line).
+pub fn process_uid(proc_root: &Path, pid: i32) -> Option<u32> {
+    let s = fs::read_to_string(proc_root.join(format!("{pid}/status"))).ok()?;
+    s.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.parse().ok()
+}
+
+/// The process is a zombie or dead (`/proc/PID/stat` state Z or X).
+pub fn is_zombie(proc_root: &Path, pid: i32) -> bool {
+    fs::read_to_string(proc_root.join(format!("{pid}/stat")))
+        .ok()
+        .and_then(|s| parse_task_stat(&s))
+        .is_some_and(|s| s.state == 'Z' || s.state == 'X')
+}
+
+/// The process still runs: it is in /proc, not a zombie, and (given `start_ticks`) started at
+/// that time, so a reused pid is not taken for it.
+pub fn process_alive(proc_root: &Path, pid: i32, start_ticks: Option<u64>) -> bool {
+    match process_start_ticks(proc_root, pid) {
+        Some(t) => start_ticks.is_none_or(|s| s == t) && !is_zombie(proc_root, pid),
+        None => false,
+    }
+}
+
+/// A thread's name (`/proc/PID/task/TID/comm`, without the newline), or "" when unreadable.
+pub fn read_thread_name(proc_root: &Path, pid: i32, tid: u32) -> String {
+    fs::read_to_string(proc_root.join(format!("{pid}/task/{tid}/comm")))
+        .map(|c| c.trim_end().to_string())
+        .unwrap_or_default()
+}

@@ -1,11 +1,12 @@
 //! Node-API binding of the numascope collector core (loaded by the desktop app's main process
-//! and by Node scripts). Every operation is asynchronous: the blocking work runs on the libuv
-//! thread pool (napi-rs `AsyncTask`) and the function returns a Promise.
+//! and by Node scripts). Every operation that does work is asynchronous: the blocking work runs
+//! on the libuv thread pool (napi-rs `AsyncTask`) and the function returns a Promise;
+//! `recordLimits()` only returns a constant table.
 //!
 //! Native exports: `probe()`, `topology()`, `record(options, token?, onWindow?)`,
-//! `apply(planJson, options)`, the `StopToken` class and `stopRecordings()`. `index.js` adds the
-//! AbortSignal wiring (`record({…, signal})`), `onWindow` as an option, and `startRecording()`
-//! (a handle with `.stop()`).
+//! `apply(planJson, options)`, `recordLimits()`, the `StopToken` class and `stopRecordings()`.
+//! `index.js` adds the AbortSignal wiring (`record({…, signal})`), `onWindow` as an option, and
+//! `startRecording()` (a handle with `.stop()`).
 //!
 //! Live windows: with `onWindow`, the recorder's own per-window aggregates (core `live.rs`, the
 //! same windows `numascope serve` streams) are sent to that function from a forwarder thread
@@ -23,7 +24,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use numascope_core::apply as core_apply;
 use numascope_core::live::{LiveSink, LiveWindow};
-use numascope_core::record::{self as core_record, RecordOptions as CoreOptions, Target};
+use numascope_core::recorder::{self as core_record, Naming, RecordOptions as CoreOptions, RecordRequest};
 use numascope_core::{probe as core_probe, topology as core_topology};
 
 fn err<E: std::fmt::Display>(e: E) -> Error {
@@ -79,6 +80,14 @@ pub fn topology() -> AsyncTask<JsonTask> {
         let t = core_topology::read_topology().map_err(err)?;
         serde_json::to_value(t.machine()).map_err(err)
     }))))
+}
+
+/// Every range and default of the record options (`record()`, `numascope record`, `numascope
+/// serve`), from the collector's one table: `{ durationMaxS, intervalMs: { min, max, default },
+/// faultPeriod, faultRateHz, memRateHz, windowMs, faultEvents, counterSets }`. Synchronous.
+#[napi(ts_return_type = "RecordLimits")]
+pub fn record_limits() -> Result<Json> {
+    serde_json::to_value(core_record::RECORD_LIMITS).map(Json).map_err(err)
 }
 
 /// Options of `record()`: exactly one of `pid` and `command`.
@@ -241,60 +250,28 @@ pub fn record(
     token: Option<&StopToken>,
     on_window: Option<WindowCallback>,
 ) -> Result<AsyncTask<RecordTask>> {
-    let target = match (options.pid, options.command) {
-        (Some(pid), None) => Target::Attach(pid),
-        (None, Some(cmd)) if !cmd.is_empty() => Target::Launch(cmd),
-        _ => return Err(Error::new(Status::InvalidArg, "record: give exactly one of `pid` and a non-empty `command`")),
+    let request = RecordRequest {
+        pid: options.pid.map(i64::from),
+        command: options.command,
+        output: PathBuf::from(options.output),
+        duration_s: options.duration_ms.map(|ms| ms / 1000.0),
+        interval_ms: options.interval_ms.map(u64::from),
+        fault_period: options.fault_period.map(u64::from),
+        fault_rate_hz: options.fault_rate_hz.map(u64::from),
+        fault_event: options.fault_event,
+        window_ms: options.window_ms.map(u64::from),
+        damon: options.damon,
+        ..Default::default()
     };
-    let mut opts = CoreOptions::new(target, PathBuf::from(options.output));
-    if let Some(ms) = options.duration_ms {
-        if !(ms > 0.0 && ms.is_finite()) {
-            return Err(Error::new(Status::InvalidArg, "record: durationMs must be a positive number"));
-        }
-        opts.duration = Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    if let Some(i) = options.interval_ms {
-        opts.interval = Duration::from_millis(i.max(1) as u64);
-    }
-    opts.damon = options.damon.unwrap_or(false);
-    match (options.fault_period, options.fault_rate_hz) {
-        (Some(_), Some(_)) => {
-            return Err(Error::new(Status::InvalidArg, "record: give faultPeriod or faultRateHz, not both"))
-        }
-        (Some(n), None) => {
-            if !(1..=1_000_000).contains(&n) {
-                return Err(Error::new(Status::InvalidArg, "record: faultPeriod must be an integer from 1 to 1000000"));
-            }
-            opts.fault_period = n as u64;
-            opts.fault_rate_hz = 0;
-        }
-        (None, Some(hz)) => {
-            if !(100..=1_000_000).contains(&hz) {
-                return Err(Error::new(
-                    Status::InvalidArg,
-                    "record: faultRateHz must be an integer from 100 to 1000000",
-                ));
-            }
-            opts.fault_rate_hz = hz as u64;
-        }
-        (None, None) => {}
-    }
-    if let Some(e) = &options.fault_event {
-        opts.fault_event = e.parse().map_err(|e: String| Error::new(Status::InvalidArg, format!("record: {e}")))?;
-    }
+    let mut opts = request
+        .validate()
+        .map_err(|e| Error::new(Status::InvalidArg, format!("record: {}", e.message(Naming::Node))))?;
     opts.command_line = vec!["numascope-node".into(), "record".into()];
-    let live = match on_window {
-        Some(cb) => {
-            let (tx, rx) = mpsc::channel();
-            let mut sink = LiveSink::new(tx);
-            if let Some(ms) = options.window_ms {
-                sink.every = Duration::from_millis(ms.clamp(10, 60_000) as u64);
-            }
-            opts.live = Some(sink);
-            Some((rx, cb))
-        }
-        None => None,
-    };
+    let live = on_window.map(|cb| {
+        let (tx, rx) = mpsc::channel();
+        opts.live = Some(LiveSink::new(tx));
+        (rx, cb)
+    });
     let stop = token.map(|t| t.flag.clone()).unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
     ACTIVE.lock().unwrap().push(stop.clone());
     opts.stop = Some(stop);

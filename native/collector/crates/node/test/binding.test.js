@@ -38,11 +38,31 @@ test('record() launches a command and writes a trace', async () => {
 });
 
 test('record() rejects bad options', () => {
-  assert.throws(() => addon.record({ output: '/tmp/x.numascope' }), /exactly one of/);
+  assert.throws(() => addon.record({ output: '/tmp/x.numascope' }), /nothing to record: give pid or command/);
+  assert.throws(() => addon.record({ pid: 1, command: ['true'], output: '/tmp/x.numascope' }), /give either pid or command, not both/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 1, faultRateHz: 1000 }), /faultPeriod or faultRateHz, not both/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 0 }), /faultPeriod must be an integer from 1/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultRateHz: 10 }), /faultRateHz must be an integer from 100/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultEvent: 'pmu' }), /fault event "pmu": expected auto, software or tracepoint/);
+});
+
+test('recordLimits() is the table record() checks options against', () => {
+  const l = addon.recordLimits();
+  assert.strictEqual(l.durationMaxS, 4290);
+  assert.deepStrictEqual(l.intervalMs, { min: 1, max: 60000, default: 100 });
+  assert.deepStrictEqual(l.faultPeriod, { min: 1, max: 1000000, default: null });
+  assert.deepStrictEqual(l.faultRateHz, { min: 100, max: 1000000, default: 10000 });
+  assert.deepStrictEqual(l.windowMs, { min: 10, max: 60000, default: 250 });
+  assert.deepStrictEqual(l.faultEvents, ['auto', 'software', 'tracepoint']);
+  const opts = { command: ['true'], output: '/tmp/x.numascope' };
+  for (const [field, limit] of [['intervalMs', l.intervalMs], ['faultRateHz', l.faultRateHz], ['windowMs', l.windowMs]]) {
+    const want = new RegExp(`record: ${field} must be an integer from ${limit.min} to ${limit.max}$`);
+    assert.throws(() => addon.record({ ...opts, [field]: limit.max + 1 }), want);
+    assert.throws(() => addon.record({ ...opts, [field]: limit.min - 1 }), want);
+  }
+  const overMs = (l.durationMaxS + 1) * 1000;
+  assert.throws(() => addon.record({ ...opts, durationMs: overMs }), /durationMs must be a number of milliseconds > 0 and <= 4290000/);
+  assert.throws(() => addon.record({ ...opts, durationMs: 0 }), /durationMs must be/);
 });
 
 test('stopRecordings() stops a running record', async () => {

@@ -382,6 +382,8 @@ fn messages() -> Value {
             apply_answer(&rollback, None),
         ],
         "rollbackRecord": [to(&record)],
+        // The binding's recordLimits(): the ranges every front end checks record options against.
+        "recordLimits": [to(&numascope_core::recorder::RECORD_LIMITS)],
         "apiError": [
             error_json("unauthorized", "missing token: every /api/ request needs the token from the URL `numascope serve` printed"),
             error_json("bad-duration", "durationS must be a number of seconds > 0 and <= 4290"),

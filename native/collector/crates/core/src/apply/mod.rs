@@ -1096,6 +1096,90 @@ fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize) -> Vec<Found> {
     acc.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Pins each thread not skipped, after checking it is still the process's thread from the plan,
+/// reading the affinity back; the previous affinity goes into the rollback record.
+fn pin_threads(
+    pid: i32,
+    threads: &[Thread],
+    reports: &mut [ThreadReport],
+    proc_root: &Path,
+    rollback: &mut RollbackRecord,
+) {
+    for (t, r) in threads.iter().zip(reports.iter_mut()) {
+        if t.skip.is_some() {
+            continue;
+        }
+        match task_owner(pid, t.tid, proc_root) {
+            TaskOwner::Ours { start_ticks } if t.start_ticks.is_none_or(|s| s == start_ticks) => {}
+            TaskOwner::Ours { .. } => {
+                r.error = Some("the thread exited and its id was reused by a new thread; not pinned".into());
+                continue;
+            }
+            TaskOwner::Gone => {
+                r.error = Some("the thread has exited".into());
+                continue;
+            }
+            TaskOwner::Foreign(owner) => {
+                r.error = Some(format!("the thread id now belongs to process {owner}; not pinned"));
+                continue;
+            }
+        }
+        match sys::set_affinity(t.tid, &t.cpus) {
+            Ok(()) => {
+                if let Some(prev) = &r.previous_cpus {
+                    rollback.threads.push(ThreadAffinity {
+                        tid: t.tid,
+                        cpus: prev.clone(),
+                        start_time_ticks: t.start_ticks.map(|s| s.to_string()),
+                    });
+                }
+                match sys::get_affinity(t.tid) {
+                    Ok(rb) => {
+                        r.pinned = rb == t.cpus;
+                        if !r.pinned {
+                            r.error = Some(format!(
+                                "affinity read back as {rb:?}, not {:?} (a cpuset cgroup restricts the thread?)",
+                                t.cpus
+                            ));
+                        }
+                        r.read_back = Some(rb);
+                    }
+                    Err(e) => r.error = Some(format!("sched_getaffinity: {e}")),
+                }
+            }
+            Err(e) => {
+                r.error = Some(match e.raw_os_error() {
+                    Some(libc::ESRCH) => "the thread has exited".to_string(),
+                    Some(libc::EPERM) => {
+                        format!("sched_setaffinity: {e} (needs CAP_SYS_NICE for another user's thread)")
+                    }
+                    Some(libc::EINVAL) => {
+                        format!("sched_setaffinity: {e} (none of the cpus {:?} is allowed for the thread)", t.cpus)
+                    }
+                    _ => format!("sched_setaffinity: {e}"),
+                });
+            }
+        }
+    }
+}
+
+/// The pages of every range together (after the apply, an empty plan has nothing off its node).
+fn totals(ranges: &[RangeReport], dry_run: bool, status: Status) -> PageStats {
+    let mut totals = PageStats::default();
+    for (i, r) in ranges.iter().enumerate() {
+        if i == 0 {
+            totals = r.stats.clone();
+        } else {
+            totals.add(&r.stats);
+        }
+    }
+    if ranges.is_empty() && !dry_run && status != Status::ProcessExited {
+        totals.after = Some(BTreeMap::new());
+        totals.on_target_after = Some(0);
+    }
+    totals
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     pid: i32,
@@ -1247,63 +1331,7 @@ fn run(
 
         // -- pin threads (each checked again just before: still ours, same start time)
         if status != Status::ProcessExited {
-            for (t, r) in threads.iter().zip(thread_reports.iter_mut()) {
-                if t.skip.is_some() {
-                    continue;
-                }
-                match task_owner(pid, t.tid, proc_root) {
-                    TaskOwner::Ours { start_ticks } if t.start_ticks.is_none_or(|s| s == start_ticks) => {}
-                    TaskOwner::Ours { .. } => {
-                        r.error = Some("the thread exited and its id was reused by a new thread; not pinned".into());
-                        continue;
-                    }
-                    TaskOwner::Gone => {
-                        r.error = Some("the thread has exited".into());
-                        continue;
-                    }
-                    TaskOwner::Foreign(owner) => {
-                        r.error = Some(format!("the thread id now belongs to process {owner}; not pinned"));
-                        continue;
-                    }
-                }
-                match sys::set_affinity(t.tid, &t.cpus) {
-                    Ok(()) => {
-                        if let Some(prev) = &r.previous_cpus {
-                            rollback.threads.push(ThreadAffinity {
-                                tid: t.tid,
-                                cpus: prev.clone(),
-                                start_time_ticks: t.start_ticks.map(|s| s.to_string()),
-                            });
-                        }
-                        match sys::get_affinity(t.tid) {
-                            Ok(rb) => {
-                                r.pinned = rb == t.cpus;
-                                if !r.pinned {
-                                    r.error = Some(format!(
-                                        "affinity read back as {rb:?}, not {:?} (a cpuset cgroup restricts the thread?)",
-                                        t.cpus
-                                    ));
-                                }
-                                r.read_back = Some(rb);
-                            }
-                            Err(e) => r.error = Some(format!("sched_getaffinity: {e}")),
-                        }
-                    }
-                    Err(e) => {
-                        r.error = Some(match e.raw_os_error() {
-                            Some(libc::ESRCH) => "the thread has exited".to_string(),
-                            Some(libc::EPERM) => {
-                                format!("sched_setaffinity: {e} (needs CAP_SYS_NICE for another user's thread)")
-                            }
-                            Some(libc::EINVAL) => format!(
-                                "sched_setaffinity: {e} (none of the cpus {:?} is allowed for the thread)",
-                                t.cpus
-                            ),
-                            _ => format!("sched_setaffinity: {e}"),
-                        });
-                    }
-                }
-            }
+            pin_threads(pid, &threads, &mut thread_reports, proc_root, &mut rollback);
         }
 
         // -- verify (is it still the same process?)
@@ -1350,18 +1378,7 @@ fn run(
         }
     }
 
-    let mut totals = PageStats::default();
-    for (i, r) in ranges.iter().enumerate() {
-        if i == 0 {
-            totals = r.stats.clone();
-        } else {
-            totals.add(&r.stats);
-        }
-    }
-    if ranges.is_empty() && !opts.dry_run && status != Status::ProcessExited {
-        totals.after = Some(BTreeMap::new());
-        totals.on_target_after = Some(0);
-    }
+    let totals = totals(&ranges, opts.dry_run, status);
     Ok(ApplyOutcome {
         report: ApplyReport {
             operation: operation.into(),

@@ -319,35 +319,8 @@ pub fn parse_plan(text: &str, page_size: u64) -> Result<Plan, PlanError> {
     plan_from_value(&v, page_size)
 }
 
-pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
-    if !page_size.is_power_of_two() {
-        return err("", format!("the machine's page size {page_size} is not a power of two"));
-    }
-    let root = obj(v, "")?;
-    let format = string(field(root, "", "format")?, "format")?;
-    if format != PLAN_FORMAT {
-        return err("format", format!("expected \"{PLAN_FORMAT}\", found {format:?}"));
-    }
-    let version = uint(field(root, "", "version")?, "version")?;
-    if version > PLAN_VERSION {
-        return err(
-            "version",
-            format!("plan version {version} is newer than the version this numascope understands ({PLAN_VERSION}); upgrade numascope"),
-        );
-    }
-    if version != PLAN_VERSION {
-        return err(
-            "version",
-            format!("unsupported plan version {version} (this numascope reads version {PLAN_VERSION})"),
-        );
-    }
-    let created_at = match opt_field(root, "createdAt") {
-        Some(c) => Some(string(c, "createdAt")?.to_string()),
-        None => None,
-    };
-    let source = opt_field(root, "source").cloned();
-
-    // target
+/// The plan's `target`: the process (pid, start time, command) and its machine's nodes.
+fn parse_target(root: &serde_json::Map<String, Value>) -> Result<PlanTarget, PlanError> {
     let t = obj(field(root, "", "target")?, "target")?;
     let pid = uint(field(t, "target", "pid")?, "target.pid")?;
     if pid == 0 || pid > i32::MAX as u64 {
@@ -413,12 +386,41 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         }
         None => None,
     };
-    let target = PlanTarget {
-        pid: pid as i32,
-        start_time_ticks,
-        command,
-        machine: PlanMachine { node_ids: node_ids.clone(), distances },
+    Ok(PlanTarget { pid: pid as i32, start_time_ticks, command, machine: PlanMachine { node_ids, distances } })
+}
+
+pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
+    if !page_size.is_power_of_two() {
+        return err("", format!("the machine's page size {page_size} is not a power of two"));
+    }
+    let root = obj(v, "")?;
+    let format = string(field(root, "", "format")?, "format")?;
+    if format != PLAN_FORMAT {
+        return err("format", format!("expected \"{PLAN_FORMAT}\", found {format:?}"));
+    }
+    let version = uint(field(root, "", "version")?, "version")?;
+    if version > PLAN_VERSION {
+        return err(
+            "version",
+            format!("plan version {version} is newer than the version this numascope understands ({PLAN_VERSION}); upgrade numascope"),
+        );
+    }
+    if version != PLAN_VERSION {
+        return err(
+            "version",
+            format!("unsupported plan version {version} (this numascope reads version {PLAN_VERSION})"),
+        );
+    }
+    let created_at = match opt_field(root, "createdAt") {
+        Some(c) => Some(string(c, "createdAt")?.to_string()),
+        None => None,
     };
+    let source = opt_field(root, "source").cloned();
+
+    let target = parse_target(root)?;
+    let node_ids = target.machine.node_ids.clone();
+    let mut sorted_ids = node_ids.clone();
+    sorted_ids.sort_unstable();
 
     // pageRanges
     let mut page_ranges = Vec::new();

@@ -5,9 +5,11 @@
 //! - [`pebs`]: Intel PEBS data-source table, store status, WEIGHT vs WEIGHT_STRUCT.
 //! - [`sample`]: PERF_RECORD_SAMPLE bodies in the kernel's `perf_output_sample` order.
 //! - [`perf_file`]: the perf.data container, bounds-checked (header, sections, attrs, records).
+//! - [`mem_sample`]: one decoded sample → a memory sample (shared by live PMU recording and import).
 
 pub mod data_src;
 pub mod ibs;
+pub mod mem_sample;
 pub mod pebs;
 pub mod perf_file;
 pub mod sample;

@@ -262,7 +262,7 @@ mod tests {
         tc.read(500);
         tc.read(100);
         let mut t = crate::trace::TraceData {
-            manifest: crate::record::empty_manifest(),
+            manifest: crate::trace::empty_manifest(),
             samples: Default::default(),
             pages: Default::default(),
             threads: Default::default(),

@@ -109,6 +109,10 @@ pub fn numa_balancing_mode(proc_root: &std::path::Path) -> Option<u32> {
     std::fs::read_to_string(proc_root.join("sys/kernel/numa_balancing")).ok()?.trim().parse().ok()
 }
 
+/// Default adaptive sampling rate (`numascope record --fault-rate`): exact below 10 000 faults/s
+/// per thread, and the sampler's cost bounded above (bench/overhead.sh has the figures).
+pub const DEFAULT_RATE_HZ: u64 = 10_000;
+
 /// tracefs mount points, in the order tried.
 pub const TRACEFS_ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 

@@ -18,7 +18,7 @@
 //! weight is the period in force; one event per (task, cpu) with `inherit`, enabled on exec for
 //! a launched command, as the page-fault sampler ([`super::pagefault`]). Records are decoded by
 //! the same code as `numascope import` ([`crate::decode::sample::parse_sample`] and
-//! [`crate::perfdata::to_mem_sample`]).
+//! [`crate::decode::mem_sample::to_mem_sample`]).
 //!
 //! Tested here on byte-exact records (this project's machines have no PMU); the planning is
 //! tested on sysfs trees with the documented event strings.
@@ -35,9 +35,9 @@ use perf_event_open::event::dp::DynamicPmu;
 use perf_event_open::sample::Sampler;
 
 use crate::decode::ibs::AmdCpu;
+use crate::decode::mem_sample::{to_mem_sample, AttrInfo, EventKind, MemSample, Skip};
 use crate::decode::sample::*;
-use crate::perfdata::{to_mem_sample, AttrInfo, EventKind, MemSample, Skip};
-use crate::probe::Privileges;
+use crate::privileges::Privileges;
 
 /// Load-latency threshold for PEBS loads, cycles (what `perf mem record` uses).
 pub const PEBS_LDLAT: u64 = 30;
@@ -899,7 +899,7 @@ mod tests {
         use crate::decode::data_src::MemDataSrc;
         use crate::trace::TraceData;
         let mut t = TraceData {
-            manifest: crate::record::empty_manifest(),
+            manifest: crate::trace::empty_manifest(),
             samples: Default::default(),
             pages: Default::default(),
             threads: Default::default(),

@@ -1,5 +1,6 @@
 //! The numascope trace file (format v1): model, Arrow schemas, writer and reader.
 
+pub mod fixture;
 pub mod model;
 pub mod reader;
 pub mod schema;

@@ -364,3 +364,55 @@ impl Samples {
         self.time_us.is_empty()
     }
 }
+
+/// A manifest with only the format name and version set; the caller fills in every other field.
+pub fn empty_manifest() -> Manifest {
+    Manifest {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        producer: Producer::default(),
+        created_at: String::new(),
+        origin: Origin {
+            kind: "recorded".into(),
+            generator: String::new(),
+            seed: None,
+            model: None,
+            description: String::new(),
+            command: Vec::new(),
+            from: None,
+        },
+        machine: Machine {
+            name: String::new(),
+            source: String::new(),
+            kernel: None,
+            cpu_model: None,
+            page_size_bytes: 4096,
+            nodes: Vec::new(),
+            distances: Vec::new(),
+            latencies_ns: None,
+            links: Vec::new(),
+            routes: None,
+            provenance: MachineProvenance {
+                distances: String::new(),
+                latencies_ns: String::new(),
+                links: String::new(),
+                memory_bandwidth_gbps: String::new(),
+                memory_bytes: String::new(),
+            },
+        },
+        capture: Capture {
+            start_monotonic_ns: "0".into(),
+            start_unix_ms: 0,
+            duration_us: 0,
+            stop_reason: String::new(),
+            sources: Vec::new(),
+            capabilities: Vec::new(),
+            lost_samples: 0,
+            sample_count: 0,
+            notes: Vec::new(),
+        },
+        process: None,
+        applied_plans: Vec::new(),
+        tables: Vec::new(),
+    }
+}

@@ -687,7 +687,7 @@ mod tests {
     }
 
     fn trace() -> TraceData {
-        crate::fixture::fixture_trace()
+        crate::trace::fixture::fixture_trace()
     }
 
     /// A writer that fails with ENOSPC after `left` bytes (a full disk).

@@ -12,7 +12,6 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::record::empty_manifest;
 use crate::trace::*;
 
 /// Builds the fixture trace. Deterministic.

@@ -1,0 +1,323 @@
+//! The trace build: the recording's fault samples, pages, /proc observations and events become the
+//! trace tables (everything but the manifest, which [`super::manifest`] fills in).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::pages::PageTracker;
+use crate::sources::pagefault::{FaultKind, FaultSample};
+use crate::sources::procfs::{PendingEvent, ProcfsData, RegionObs};
+use crate::time::us_since;
+use crate::trace::*;
+
+/// What the capture collected, handed over to the build.
+pub(super) struct BuildInput<'a> {
+    pub(super) start_ns: u64,
+    pub(super) pid: i32,
+    pub(super) raw: Vec<FaultSample>,
+    pub(super) pages: PageTracker,
+    pub(super) procfs: ProcfsData,
+    pub(super) tids_in_samples: HashMap<u32, String>,
+    pub(super) cpu_to_node: &'a [i8],
+    pub(super) lost_events: Vec<(u32, u64)>,
+    /// (time_us, code, description)
+    pub(super) exit: Option<(u32, i32, String)>,
+    pub(super) notes: &'a mut Vec<String>,
+}
+
+/// Region lookup: newest snapshot wins where mappings overlap.
+struct RegionMap {
+    /// start -> (end, region index)
+    map: BTreeMap<u64, (u64, usize)>,
+}
+
+impl RegionMap {
+    fn new(regions: &[RegionObs]) -> Self {
+        let mut order: Vec<usize> = (0..regions.len()).collect();
+        order.sort_by_key(|&i| (regions[i].last_seen_us, i));
+        let mut map: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+        for i in order {
+            let (s, e) = (regions[i].start, regions[i].end);
+            // Cut older entries that overlap [s, e).
+            let overlapping: Vec<(u64, (u64, usize))> =
+                map.range(..e).filter(|(&ks, &(ke, _))| ks < e && ke > s).map(|(&k, &v)| (k, v)).collect();
+            for (ks, (ke, idx)) in overlapping {
+                map.remove(&ks);
+                if ks < s {
+                    map.insert(ks, (s, idx));
+                }
+                if ke > e {
+                    map.insert(e, (ke, idx));
+                }
+            }
+            map.insert(s, (e, i));
+        }
+        RegionMap { map }
+    }
+
+    fn find(&self, addr: u64) -> Option<usize> {
+        let (_, &(end, idx)) = self.map.range(..=addr).next_back()?;
+        (addr < end).then_some(idx)
+    }
+}
+
+/// Builds every table of the trace; the manifest is left empty for the caller.
+pub(super) fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
+    // Samples in time order, exact duplicates (two events seeing one fault) removed.
+    inp.raw.sort_by_key(|s| (s.time_ns, s.tid, s.addr));
+    inp.raw.dedup_by_key(|s| (s.time_ns, s.tid, s.addr));
+
+    let (threads, tindex) = threads_table(&inp);
+    let (pages, page_index) = pages_table(&mut inp, &tindex);
+    let samples = samples_table(&inp, &tindex, &page_index);
+    let thread_placements = thread_placements_table(&inp, &tindex);
+    let events = events_table(&inp, &tindex);
+    let p = &inp.procfs;
+    if p.sched_unavailable {
+        inp.notes.push(
+            "/proc/PID/task/TID/sched unreadable (kernel without CONFIG_SCHED_DEBUG?): threads.migrations is -1".into(),
+        );
+    }
+    for pr in &p.problems {
+        inp.notes.push(pr.clone());
+    }
+    let mut regions = Regions::default();
+    for r in &p.regions {
+        regions.start.push(r.start);
+        regions.end.push(r.end);
+        regions.kind.push(r.kind);
+        regions.path.push(r.path.clone());
+        regions.policy.push(r.policy.clone());
+        regions.alloc_site.push(None);
+    }
+    TraceData {
+        manifest: empty_manifest(),
+        samples,
+        pages,
+        threads,
+        regions,
+        thread_placements,
+        region_placements: p.region_placements.clone(),
+        counters: p.counters.clone(),
+        events,
+    }
+}
+
+/// Threads: the union of the poller's and the samples', in order of first appearance; and the
+/// row of each tid.
+fn threads_table(inp: &BuildInput<'_>) -> (Threads, HashMap<i32, usize>) {
+    struct T {
+        tid: i32,
+        name: String,
+        first: u32,
+        last: u32,
+        migrations: i64,
+    }
+    let mut threads: HashMap<i32, T> = HashMap::new();
+    for (tid, o) in &inp.procfs.threads {
+        threads.insert(
+            *tid,
+            T {
+                tid: *tid,
+                name: o.name.clone(),
+                first: o.first_seen_us,
+                last: o.last_seen_us,
+                migrations: o.migrations(),
+            },
+        );
+    }
+    for s in &inp.raw {
+        let t = us_since(inp.start_ns, s.time_ns);
+        let e = threads.entry(s.tid as i32).or_insert_with(|| T {
+            tid: s.tid as i32,
+            name: inp.tids_in_samples.get(&s.tid).cloned().unwrap_or_default(),
+            first: t,
+            last: t,
+            migrations: -1,
+        });
+        e.first = e.first.min(t);
+        e.last = e.last.max(t);
+    }
+    let mut tlist: Vec<T> = threads.into_values().collect();
+    tlist.sort_by_key(|t| (t.first, t.tid));
+    let tindex: HashMap<i32, usize> = tlist.iter().enumerate().map(|(i, t)| (t.tid, i)).collect();
+    let mut out = Threads::default();
+    for t in &tlist {
+        out.tid.push(t.tid);
+        out.pid.push(inp.pid);
+        out.name.push(if t.name.is_empty() { "?".into() } else { t.name.clone() });
+        out.first_seen_us.push(t.first);
+        out.last_seen_us.push(t.last);
+        out.migrations.push(t.migrations);
+    }
+    (out, tindex)
+}
+
+/// Pages in first-touch order, with the node rule's fallback to the region's numa_maps node;
+/// and the row of each tracked page.
+fn pages_table(inp: &mut BuildInput<'_>, tindex: &HashMap<i32, usize>) -> (Pages, Vec<i32>) {
+    let p = &inp.procfs;
+    let rmap = RegionMap::new(&p.regions);
+    let region_nodes = p.last_region_nodes();
+    let region_page_size: HashMap<usize, u32> = {
+        let rp = &p.region_placements;
+        (0..rp.time_us.len()).map(|i| (rp.region[i] as usize, rp.page_size[i])).collect()
+    };
+    let tracked = &inp.pages.pages;
+    let mut page_order: Vec<usize> = (0..tracked.len()).collect();
+    page_order.sort_by_key(|&i| (tracked[i].first_time_ns, tracked[i].addr));
+    let mut page_index = vec![0i32; tracked.len()];
+    let mut out = Pages::default();
+    let mut fallback_used = 0usize;
+    let mut unknown_nodes = 0usize;
+    for (row, &i) in page_order.iter().enumerate() {
+        page_index[i] = row as i32;
+        let ps = &tracked[i];
+        let region = rmap.find(ps.addr);
+        let mut node = ps.node_last;
+        if node < 0 {
+            if let Some(nodes) = region.and_then(|r| region_nodes.get(&r)) {
+                if nodes.len() == 1 {
+                    node = nodes[0].0;
+                    fallback_used += 1;
+                }
+            }
+        }
+        if node < 0 {
+            unknown_nodes += 1;
+        }
+        out.address.push(ps.addr);
+        out.region.push(region.map(|r| r as i32).unwrap_or(-1));
+        out.node.push(node);
+        out.page_size.push(region.and_then(|r| region_page_size.get(&r).copied()).unwrap_or(4096));
+        if ps.first_time_ns == u64::MAX {
+            // Seen only in hinting faults: touched before the recording started.
+            out.first_touch_us.push(-1);
+            out.first_touch_thread.push(-1);
+            out.first_touch_cpu.push(-1);
+        } else {
+            out.first_touch_us.push(us_since(inp.start_ns, ps.first_time_ns) as i64);
+            out.first_touch_thread.push(tindex.get(&(ps.first_tid as i32)).map(|&t| t as i32).unwrap_or(-1));
+            out.first_touch_cpu.push(ps.first_cpu.min(i16::MAX as u32) as i16);
+        }
+    }
+    if fallback_used > 0 {
+        inp.notes.push(format!(
+            "{fallback_used} pages were never answered by move_pages (the process had exited, or the query was refused): their node comes from the last numa_maps snapshot of their region, which had all its pages on one node"
+        ));
+    }
+    if unknown_nodes > 0 {
+        inp.notes.push(format!("{unknown_nodes} pages have no known node (-1): never answered by move_pages and not in a single-node region"));
+    }
+    if let Some(e) = &inp.pages.query_error {
+        inp.notes.push(e.clone());
+    }
+    (out, page_index)
+}
+
+/// One row per fault sample: first touches as `fault`/`page-fault`, hinting faults as accesses.
+fn samples_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, page_index: &[i32]) -> Samples {
+    let mut s = Samples::default();
+    let k_fault = s.op.intern("fault");
+    let k_pf = s.event.intern("page-fault");
+    let k_unknown = s.data_source.intern("unknown");
+    // Hinting faults (error code: protection fault while NUMA balancing was on) are accesses:
+    // op load/store, event `access-fault`. Keys are interned only when such a row exists.
+    let mut access_keys: Option<(u16, u16, u16)> = None;
+    s.time_us.reserve(inp.raw.len());
+    for f in &inp.raw {
+        let pi = inp.pages.index[&(f.addr & !4095)];
+        s.time_us.push(us_since(inp.start_ns, f.time_ns));
+        s.thread.push(tindex[&(f.tid as i32)] as u32);
+        s.cpu.push(f.cpu.min(i16::MAX as u32) as i16);
+        s.page.push(page_index[pi]);
+        s.offset.push((f.addr & 4095) as u16);
+        match f.kind {
+            FaultKind::Touch => {
+                s.op.push_key(k_fault);
+                s.event.push_key(k_pf);
+            }
+            kind => {
+                let (load, store, ev) = *access_keys
+                    .get_or_insert_with(|| (s.op.intern("load"), s.op.intern("store"), s.event.intern("access-fault")));
+                s.op.push_key(if kind == FaultKind::AccessStore { store } else { load });
+                s.event.push_key(ev);
+            }
+        }
+        s.data_source.push_key(k_unknown);
+        s.hops.push(-1);
+        s.node.push(inp.pages.pages[pi].node_first);
+        s.latency_cycles.push(0);
+        s.weight.push(f.period.clamp(1, u32::MAX as u64) as u32);
+    }
+    s
+}
+
+fn thread_placements_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -> ThreadPlacements {
+    let mut tp = ThreadPlacements::default();
+    for &(t, tid, cpu, node) in &inp.procfs.placements {
+        if let Some(&ti) = tindex.get(&tid) {
+            tp.time_us.push(t);
+            tp.thread.push(ti as u32);
+            tp.cpu.push(cpu);
+            tp.node.push(if cpu >= 0 { inp.cpu_to_node.get(cpu as usize).copied().unwrap_or(node) } else { -1 });
+        }
+    }
+    tp
+}
+
+/// The poller's events, lost-sample events and the process exit, in time order.
+fn events_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -> Events {
+    let mut ev = Events::default();
+    let mut pending: Vec<PendingEvent> = inp.procfs.events.clone();
+    for &(t, n) in &inp.lost_events {
+        pending.push(PendingEvent {
+            time_us: t,
+            kind: "lost-samples",
+            tid: None,
+            value: n as i64,
+            detail: format!("the kernel dropped {n} page-fault samples (ring buffer full)"),
+        });
+    }
+    if let Some((t, code, how)) = &inp.exit {
+        pending.push(PendingEvent {
+            time_us: *t,
+            kind: "process-exit",
+            tid: None,
+            value: *code as i64,
+            detail: format!("process {} {how}", inp.pid),
+        });
+    }
+    pending.sort_by_key(|e| e.time_us);
+    for e in pending {
+        ev.time_us.push(e.time_us);
+        ev.kind.push(e.kind);
+        ev.thread.push(e.tid.and_then(|t| tindex.get(&t)).map(|&i| i as i32).unwrap_or(-1));
+        ev.value.push(e.value);
+        ev.detail.push(e.detail);
+    }
+    ev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(start: u64, end: u64, t: u32) -> RegionObs {
+        RegionObs { start, end, kind: "anon", path: None, policy: "default".into(), first_seen_us: t, last_seen_us: t }
+    }
+
+    #[test]
+    fn region_map_newest_wins() {
+        let regs = vec![r(0x1000, 0x9000, 10), r(0x3000, 0x5000, 20), r(0x20000, 0x30000, 5)];
+        let m = RegionMap::new(&regs);
+        assert_eq!(m.find(0x1000), Some(0));
+        assert_eq!(m.find(0x2fff), Some(0));
+        assert_eq!(m.find(0x3000), Some(1));
+        assert_eq!(m.find(0x4fff), Some(1));
+        assert_eq!(m.find(0x5000), Some(0));
+        assert_eq!(m.find(0x8fff), Some(0));
+        assert_eq!(m.find(0x9000), None);
+        assert_eq!(m.find(0x25000), Some(2));
+        assert_eq!(m.find(0x0), None);
+    }
+}

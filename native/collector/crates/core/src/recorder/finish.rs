@@ -1,0 +1,282 @@
+//! The finish phase: the last observation while the process may still be alive, the events
+//! stopped, a launched command still running terminated, then the trace built (build.rs), its
+//! manifest filled in (manifest.rs) and written.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::build::{build_trace, BuildInput};
+use super::launch::{signal_name, try_reap};
+use super::manifest::Tally;
+use super::session::{Session, Stop};
+use super::{RecordError, RecordSummary};
+use crate::apply::audit;
+use crate::procfs;
+use crate::sources::damon::{DamonConfig, DamonData};
+use crate::sources::procfs::{PendingEvent, ProcfsData};
+use crate::time::{mono_now_ns, unix_now_ms, us_since};
+use crate::trace::{writer, TraceData};
+
+/// What the last observation collected besides the session's own state.
+struct Final {
+    damon: Option<Result<DamonData, String>>,
+    procfs: ProcfsData,
+    applied_plans: Vec<serde_json::Value>,
+    end_ns: u64,
+    /// Nodes of the pages only the PMU saw.
+    mem_page_nodes: HashMap<u64, i8>,
+}
+
+impl Session {
+    /// Ends the capture and writes the trace. If the output cannot be written now (disk full,
+    /// directory gone), the recording is kept in a private fallback file and the error names it;
+    /// an existing trace at the output stays.
+    pub fn finish(mut self, stop: Stop) -> Result<RecordSummary, RecordError> {
+        let fin = self.final_observation(&stop);
+        let exit = self.stop_child(&stop);
+        let end_ns = fin.end_ns;
+        let duration_us = end_ns.saturating_sub(self.start_ns) / 1000;
+        if let Some((_, how)) = &exit {
+            self.notes.push(format!("process {} {how} after {:.2} s", self.pid, duration_us as f64 / 1e6));
+        }
+        let raw = std::mem::take(&mut self.seen.raw);
+        // Adaptive fault sampling: how far the kernel raised the period.
+        let max_period = raw.iter().map(|f| f.period).max().unwrap_or(1);
+        let subsampled = raw.iter().filter(|f| f.period > 1).count();
+        let numa_snapshots = fin.procfs.numa_maps_snapshots;
+        let mut notes = std::mem::take(&mut self.notes);
+        let mut trace = build_trace(BuildInput {
+            start_ns: self.start_ns,
+            pid: self.pid,
+            raw,
+            pages: std::mem::take(&mut self.seen.pages),
+            procfs: fin.procfs,
+            tids_in_samples: std::mem::take(&mut self.seen.tids_in_samples),
+            cpu_to_node: &self.cpu_to_node,
+            lost_events: std::mem::take(&mut self.faults.lost_events),
+            exit: exit.clone().map(|(c, how)| (us_since(self.start_ns, stop.at_ns.min(end_ns)), c, how)),
+            notes: &mut notes,
+        });
+        self.notes = notes;
+        self.sample_notes();
+        let counts = (max_period, subsampled, duration_us, numa_snapshots);
+        let tally = self.add_source_rows(&mut trace, &fin.mem_page_nodes, counts);
+        trace.manifest = self.manifest(&tally, &stop, exit.as_ref().map(|(c, _)| *c), fin.applied_plans);
+        let mut warnings: Vec<String> = self.warnings.iter().map(|w| w.0.clone()).collect();
+        let damon_summary =
+            crate::sources::damon::add_to_trace(&mut trace, fin.damon.as_ref(), &DamonConfig::default(), &mut warnings);
+        let size =
+            writer::write_trace_or_keep(&mut trace, &self.opts.output).map_err(|f| RecordError::Io(f.to_string()))?;
+        Ok(RecordSummary {
+            output: self.opts.output.clone(),
+            size_bytes: size,
+            duration_us,
+            stop_reason: stop.reason.into(),
+            pid: self.pid,
+            exit_code: exit.map(|(c, _)| c),
+            threads: trace.threads.tid.len(),
+            pages: trace.pages.address.len(),
+            samples: trace.samples.time_us.len(),
+            lost_samples: tally.lost,
+            page_faults: match &self.faults.sampler {
+                Ok(_) => "used".into(),
+                Err(e) => format!("failed: {e}"),
+            },
+            damon: damon_summary,
+            warnings,
+        })
+    }
+
+    /// Final observation while the process may still be alive, then the events stopped (the
+    /// capture ends when they are disabled), the last samples drained and the last live window sent.
+    fn final_observation(&mut self, stop: &Stop) -> Final {
+        let damon = self.damon.take().map(|d| d.map(|s| s.finish()));
+        let mut procfs = self.poller.take().map(|p| p.finish()).unwrap_or_default();
+        // Plans `numascope apply` carried out on this process during the capture (apply/audit.rs).
+        let applied_plans =
+            audit::collect(&audit::spool_dir(), self.pid, self.start_ticks, self.start_unix_ms, unix_now_ms());
+        for e in &applied_plans {
+            let t = e["finishedUnixMs"].as_u64().unwrap_or(self.start_unix_ms).saturating_sub(self.start_unix_ms);
+            procfs.events.push(PendingEvent {
+                time_us: (t.saturating_mul(1000)).min(u32::MAX as u64) as u32,
+                kind: "plan-applied",
+                tid: None,
+                value: e["report"]["pages"]["moved"].as_i64().unwrap_or(-1),
+                detail: audit::describe(e),
+            });
+        }
+        if let Ok(s) = &mut self.faults.sampler {
+            let _ = s.disable();
+        }
+        if let Some(Ok(m)) = &self.mem.sampler {
+            let _ = m.disable();
+        }
+        let end_ns = mono_now_ns().max(stop.at_ns);
+        self.drain_pmu();
+        let t = us_since(self.start_ns, end_ns);
+        if let Some(Ok(c)) = self.counters.as_mut() {
+            c.read(t);
+        }
+        if let Some(Ok(u)) = self.uncore.as_mut() {
+            u.read(t);
+        }
+        self.drain_faults(end_ns);
+        self.absorb();
+        let mut mem_page_nodes = HashMap::new();
+        if self.exited.is_none() && procfs::process_alive(&self.roots.proc, self.pid, self.start_ticks) {
+            mem_page_nodes = self.query_all_pages();
+        }
+        self.emit_live(end_ns.saturating_sub(self.start_ns) / 1000, true);
+        Final { damon, procfs, applied_plans, end_ns, mem_page_nodes }
+    }
+
+    /// Queries every tracked page again, and the pages only the PMU saw (their nodes returned).
+    fn query_all_pages(&mut self) -> HashMap<u64, i8> {
+        let pages = &mut self.seen.pages;
+        pages.query_all(self.pid);
+        let mut addrs: Vec<u64> =
+            self.mem.raw.iter().map(|m| m.addr & !4095).filter(|a| !pages.index.contains_key(a)).collect();
+        addrs.sort_unstable();
+        addrs.dedup();
+        let mut nodes = HashMap::new();
+        if let Ok(answers) = crate::numa_sys::query_page_nodes(self.pid, &addrs) {
+            for (a, n) in addrs.iter().zip(answers) {
+                if (0..=i8::MAX as i32).contains(&n) {
+                    nodes.insert(*a, n as i8);
+                }
+            }
+        }
+        nodes
+    }
+
+    /// A launched command still running when the capture stops is terminated (with a note);
+    /// returns how the process exited by itself, if it did.
+    fn stop_child(&mut self, stop: &Stop) -> Option<(i32, String)> {
+        let mut exit = stop.exit.clone();
+        if let (Some(c), None) = (self.child, &exit) {
+            // A Ctrl-C in a terminal reaches the command too: give it a moment to exit on its own.
+            let grace = if stop.reason == "signal" { Duration::from_millis(300) } else { Duration::ZERO };
+            exit = reap_within(c, grace, true);
+        }
+        if let (Some(c), None) = (self.child, &exit) {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(c, libc::SIGTERM) };
+            let mut reaped = reap_within(c, Duration::from_secs(2), false);
+            if reaped.is_none() {
+                // SAFETY: as above.
+                unsafe { libc::kill(c, libc::SIGKILL) };
+                reaped = try_reap(c, true);
+            }
+            self.notes.push(format!(
+                "the launched command was still running when the capture stopped ({}); numascope sent it SIGTERM{}",
+                stop.reason,
+                if reaped.as_ref().is_some_and(|(code, _)| *code == 128 + libc::SIGKILL) {
+                    " and then SIGKILL"
+                } else {
+                    ""
+                }
+            ));
+            exit = None; // it did not exit on its own during the capture
+        }
+        if let Some(sig) = stop.signal {
+            self.notes.push(format!("capture stopped by {}", signal_name(sig)));
+        } else if stop.reason == "signal" {
+            self.notes.push("capture stopped on request (stop flag set by the embedding program)".into());
+        }
+        exit
+    }
+
+    /// Notes on the fault samples: the node rule, the warnings, child processes' samples.
+    fn sample_notes(&mut self) {
+        self.notes.push(
+            "node rule: samples.node = node reported by the first move_pages query after the fault (-1 if none answered); \
+             pages.node = last node move_pages reported (all pages are queried again at the end while the process is alive); \
+             a page never answered gets the node of its region's last numa_maps snapshot when all that region's pages were on one node, else -1"
+                .into(),
+        );
+        for w in &self.warnings {
+            self.notes.push(format!("warning: {w}"));
+        }
+        let seen = &self.seen;
+        if seen.other_samples > 0 {
+            let mut pids: Vec<u32> = seen.other_pids.iter().copied().collect();
+            pids.sort_unstable();
+            self.notes.push(format!(
+                "{} page-fault samples from child processes (pids {}) were not kept: a trace holds one address space",
+                seen.other_samples,
+                pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+
+    /// Adds the PMU, counter and uncore rows to the trace, and counts what the manifest reports.
+    fn add_source_rows(
+        &self,
+        trace: &mut TraceData,
+        mem_page_nodes: &HashMap<u64, i8>,
+        (max_period, subsampled, duration_us, numa_snapshots): (u64, usize, u64, u64),
+    ) -> Tally {
+        let mem_rows = crate::sources::pmu::add_mem_samples(trace, &self.mem.raw, self.start_ns, mem_page_nodes);
+        let counter_rows = match &self.counters {
+            Some(Ok(c)) => c.add_to_trace(trace),
+            _ => 0,
+        };
+        if let Some(Ok(u)) = &self.uncore {
+            u.add_to_trace(trace);
+        }
+        let (hint_loads, hint_stores) = hint_rows(trace);
+        Tally {
+            max_period,
+            subsampled,
+            mem_rows,
+            counter_rows,
+            hint_loads,
+            hint_stores,
+            duration_us,
+            lost: self.faults.sampler.as_ref().map(|s| s.lost).unwrap_or(0),
+            numa_snapshots,
+        }
+    }
+}
+
+/// Waits up to `within` for the child to exit (`once`: try at least once even with no time).
+fn reap_within(pid: i32, within: Duration, once: bool) -> Option<(i32, String)> {
+    let deadline = Instant::now() + within;
+    if once {
+        loop {
+            if let Some(e) = try_reap(pid, false) {
+                return Some(e);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    while Instant::now() < deadline {
+        if let Some(e) = try_reap(pid, false) {
+            return Some(e);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+/// Hinting-fault rows (accesses the NUMA-balancing scanner caught), by op: (loads, stores).
+fn hint_rows(trace: &TraceData) -> (usize, usize) {
+    let ev = &trace.samples.event;
+    let Some(k) = ev.values.iter().position(|v| v == "access-fault") else { return (0, 0) };
+    let store = trace.samples.op.values.iter().position(|v| v == "store").map(|i| i as u16);
+    let mut loads = 0;
+    let mut stores = 0;
+    for (i, &key) in ev.keys.iter().enumerate() {
+        if key as usize == k {
+            if Some(trace.samples.op.keys[i]) == store {
+                stores += 1;
+            } else {
+                loads += 1;
+            }
+        }
+    }
+    (loads, stores)
+}
