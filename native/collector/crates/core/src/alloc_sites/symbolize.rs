@@ -120,9 +120,28 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
         ..AllocSites::default()
     };
 
-    // Modules, deduplicated by (path, bias, range).
+    let snap_modules = collect_modules(file, &mut out);
+    // Each distinct code address resolved to a module with the snapshot valid at its first use:
+    // the latest taken at or before the event, else the earliest after it.
+    let mut ip_module: HashMap<u64, Option<ModuleIndex>> = HashMap::new();
+    for e in &file.events {
+        for &ip in file.stack(e) {
+            ip_module.entry(ip).or_insert_with(|| find_module(&snap_modules, e.time_ns, ip));
+        }
+    }
+
+    let ip_frames = resolve_frames(&ip_module, opts, &mut out);
+    build_allocations(file, &ip_frames, &mut out);
+    out
+}
+
+/// Snapshot modules time-ordered as (time, [(lo, hi, module)]), each module once in `out.modules`
+/// (deduplicated by path, bias and range).
+type ModuleSnapshots = Vec<(u64, Vec<(u64, u64, ModuleIndex)>)>;
+
+fn collect_modules(file: &AllocFile, out: &mut AllocSites) -> ModuleSnapshots {
     let mut module_ids: HashMap<(PathBuf, u64, u64, u64), ModuleIndex> = HashMap::new();
-    let mut snap_modules: Vec<(u64, Vec<(u64, u64, ModuleIndex)>)> = Vec::new();
+    let mut snap_modules: ModuleSnapshots = Vec::new();
     let mut snaps: Vec<_> = file.snapshots.iter().collect();
     snaps.sort_by_key(|s| s.time_ns);
     for s in snaps {
@@ -145,23 +164,18 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
         snap_modules.push((s.time_ns, list));
     }
 
-    // Each distinct code address resolved to a module with the snapshot valid at its first use:
-    // the latest taken at or before the event, else the earliest after it.
-    let mut ip_module: HashMap<u64, Option<ModuleIndex>> = HashMap::new();
-    for e in &file.events {
-        for &ip in file.stack(e) {
-            ip_module.entry(ip).or_insert_with(|| find_module(&snap_modules, e.time_ns, ip));
-        }
-    }
+    snap_modules
+}
 
-    // Symbolize per module.
+/// The frames of every code address, innermost first, symbolized per module.
+fn resolve_frames(ip_module: &HashMap<u64, Option<ModuleIndex>>, opts: &SymbolizeOptions, out: &mut AllocSites) -> HashMap<u64, Vec<FrameIndex>> {
     let mut builder = Symbolizer::builder().enable_code_info(true).enable_inlined_fns(true).enable_demangling(true);
     if let Some(dirs) = &opts.debug_dirs {
         builder = builder.set_debug_dirs(Some(dirs.clone()));
     }
     let symbolizer = builder.build();
     let mut by_module: BTreeMap<ModuleIndex, Vec<u64>> = BTreeMap::new();
-    for (&ip, m) in &ip_module {
+    for (&ip, m) in ip_module {
         if let Some(m) = m {
             by_module.entry(*m).or_default().push(ip);
         }
@@ -209,7 +223,7 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
             ip_frames.insert(*ip, ids);
         }
     }
-    for (&ip, m) in &ip_module {
+    for (&ip, m) in ip_module {
         if m.is_none() {
             let id = push_frame(
                 &mut out.frames,
@@ -228,7 +242,11 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
         }
     }
 
-    // Stacks and allocations, in time order, pairing ends with starts.
+    ip_frames
+}
+
+/// Stacks (a prefix tree) and allocations, in time order, pairing ends with starts.
+fn build_allocations(file: &AllocFile, ip_frames: &HashMap<u64, Vec<FrameIndex>>, out: &mut AllocSites) {
     let mut node_ids: HashMap<(Option<StackIndex>, FrameIndex), StackIndex> = HashMap::new();
     let mut order: Vec<usize> = (0..file.events.len()).collect();
     order.sort_by_key(|&i| (file.events[i].time_ns, i));
@@ -244,7 +262,7 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
         match e.op {
             AllocOp::Free => {
                 match heap.remove(&e.address) {
-                    Some(idx) => ends(&mut out, idx),
+                    Some(idx) => ends(out, idx),
                     None => out.unmatched_ends += 1,
                 }
                 continue;
@@ -256,7 +274,7 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
                 for (a, idx) in inside {
                     if a.saturating_add(out.allocations[idx].size) <= end {
                         maps.remove(&a);
-                        ends(&mut out, idx);
+                        ends(out, idx);
                         any = true;
                     }
                 }
@@ -267,12 +285,12 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
             }
             AllocOp::Realloc | AllocOp::Reallocarray if e.old_address != 0 => {
                 if let Some(idx) = heap.remove(&e.old_address) {
-                    ends(&mut out, idx);
+                    ends(out, idx);
                 }
             }
             AllocOp::Mremap => {
                 if let Some(idx) = maps.remove(&e.old_address) {
-                    ends(&mut out, idx);
+                    ends(out, idx);
                 }
             }
             _ => {}
@@ -330,7 +348,6 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
             maps.insert(e.address, idx);
         }
     }
-    out
 }
 
 fn find_module(snaps: &[(u64, Vec<(u64, u64, ModuleIndex)>)], t: u64, ip: u64) -> Option<ModuleIndex> {
