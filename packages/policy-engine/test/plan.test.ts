@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildPlan, PLAN_LIMITS, PlanValidationError, serializePlan, validatePlan, type Plan } from '../src/plan/index.js';
-import type { PolicyReplay } from '../src/engine/contract.js';
+import type { PolicyReplay } from '../src/model/contract.js';
 import { traceFromText } from './helpers/plan-trace.js';
 
 const examples = (name: string): unknown =>

@@ -9,7 +9,7 @@ import { strToU8, unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { buildZip, entriesOf } from '../fuzz/zip-edit.js';
 import { TraceError } from '../src/trace/errors.js';
-import { analyze } from '../src/engine/analyze.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
 import { summarizeTrace } from '../src/trace/summary.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';

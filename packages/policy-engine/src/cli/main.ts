@@ -1,22 +1,43 @@
 /**
- * numascope-analyze: scripted analysis of traces (JSON and Markdown out). The only part of the
- * package that uses Node APIs. docs/engine.md ("CLI") documents every command and JSON key.
+ * numascope-analyze: scripted analysis of traces (JSON and Markdown out). A Node front end of the
+ * engine: it uses the package's public API (src/index.ts) and is the only part of the package
+ * that uses Node APIs. docs/engine.md ("CLI") documents every command and JSON key.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { analysisJson, analyze, type AnalysisResult, type AnalyzeOptions } from '../engine/analyze.js';
-import type { MachineModel, Policy } from '../engine/contract.js';
-import { isEngineError } from '../engine/errors.js';
-import { RETARGET_RULES, type RetargetRule } from '../engine/retarget.js';
-import { machineFromText } from '../machine/loaders.js';
-import { machineModel } from '../machine/model.js';
-import { getPreset, listPresets, PRESET_IDS } from '../machine/presets.js';
-import { getPolicy, manualPolicy, POLICY_IDS, type ManualPlacement } from '../policies/index.js';
-import { isTraceError } from '../trace/errors.js';
-import { readTrace } from '../trace/reader.js';
-import { buildPlan, PlanBuildError } from '../plan/build.js';
-import { formatSpeedup } from '../format.js';
-import type { Trace } from '../trace/types.js';
+import {
+  analysisJson,
+  analyze,
+  buildPlan,
+  formatSpeedup,
+  getPolicy,
+  getPreset,
+  isEngineError,
+  isTraceError,
+  listPresets,
+  machineFromText,
+  machineModel,
+  needsPlacement,
+  PlanBuildError,
+  POLICY_DESCRIPTORS,
+  POLICY_IDS,
+  policyForms,
+  PRESET_IDS,
+  readTrace,
+  RETARGET_RULES,
+  type AnalysisResult,
+  type AnalyzeOptions,
+  type MachineModel,
+  type ManualPlacement,
+  type Policy,
+  type RetargetRule,
+  type Trace,
+} from '../index.js';
+
+/** `a, b, c and d`. */
+function inWords(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
 
 export const USAGE = `numascope-analyze: replay a numascope trace through placement policies
 
@@ -30,7 +51,7 @@ options:
   --machine PRESET|FILE   replay on a preset or a machine file (hwloc XML or JSON); a machine
                           other than the recorded one re-targets the recording
   --retarget-rule RULE    ${RETARGET_RULES.join(' | ')} (default modulo)
-  --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also interleave:0,2 and manual
+  --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also ${inWords(policyForms().slice(POLICY_IDS.length))}
   --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
   --window-ms N           replay window, ms (default 100; for NUMA hinting-fault recordings about
                           four of the kernel's scan passes, from the trace)
@@ -44,7 +65,7 @@ options:
                           ran; first-touch when the trace records no page placement)
   --access-estimate uniform  for traces without access samples (page-fault + procfs only):
                           ESTIMATE traffic from page placement, assuming every thread reads every
-                          page equally; only observed, first-touch, interleave and manual can run
+                          page equally; only ${inWords(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id))} can run
   --json | --markdown     output format (default: a text table)
   -o FILE                 output file (plan; for analyze/compare: instead of stdout)
 `;
@@ -148,8 +169,8 @@ function loadMachine(spec: string): MachineModel {
 function policiesOf(args: Args): Policy[] | undefined {
   if (args.policies.length === 0) return undefined;
   return args.policies.map((id) => {
-    if (id !== 'manual') return getPolicy(id);
-    if (!args.manual) throw new UsageError('--policy manual needs --manual FILE.json with the placement');
+    if (!needsPlacement(id)) return getPolicy(id);
+    if (!args.manual) throw new UsageError(`--policy ${id} needs --manual FILE.json with the placement`);
     let spec: ManualPlacement;
     try {
       spec = JSON.parse(new TextDecoder().decode(readFile(args.manual, 'manual placement')));
@@ -157,7 +178,7 @@ function policiesOf(args: Args): Policy[] | undefined {
       if (e instanceof UsageError) throw e;
       throw new UsageError(`--manual ${args.manual} is not valid JSON: ${(e as Error).message}`);
     }
-    return manualPolicy(spec);
+    return getPolicy(id, { placement: spec });
   });
 }
 

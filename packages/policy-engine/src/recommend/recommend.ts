@@ -7,8 +7,8 @@
  * change (per-node copies, block-wise split with parallel first touch). Plans (src/plan/) are the
  * machine-applicable subset: kinds `move-ranges`, `interleave-ranges` and `pin-threads`.
  */
-import type { Decision, ReplayInput } from '../engine/contract.js';
-import type { PolicyResult } from '../engine/analyze.js';
+import type { Decision, ReplayInput } from '../model/contract.js';
+import type { PolicyResult } from '../analyze/analyze.js';
 import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
 
 /**

@@ -1,23 +1,21 @@
 /**
- * The analysis runner: a trace (or a ReplayInput) through a list of policies, summarised per
- * policy with the metrics of docs/engine.md ("Metrics") and a predicted speedup against a baseline.
+ * The analysis runner, the top of the engine: a trace (or a ReplayInput) through a list of
+ * policies, summarised per policy with the metrics of docs/engine.md ("Metrics") and a predicted
+ * speedup against a baseline. It wires the floors below it (the replay input from engine/windows,
+ * the policies, the simulator, the steady-state pass) and nothing below imports it.
  */
-import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, SteadyState, WindowMetrics } from './contract.js';
-import { EngineError } from './errors.js';
-import { definePolicy, replayAll, type ReplayProgress } from './run.js';
-import { simulateWindow } from './simulate.js';
-import { buildReplayInput, ESTIMATE_POLICIES, hintingFaultStats, type TimeRangeUs } from './windows.js';
-import type { RetargetRule } from './retarget.js';
+import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, ReplayTimeRange, SimulateWindow, SteadyState, WindowMetrics } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
+import { definePolicy, replayAll, type ReplayProgress } from '../engine/run.js';
+import { simulateWindow } from '../engine/simulate.js';
+import { buildReplayInput, hintingFaultStats, type TimeRangeUs } from '../engine/windows.js';
+import type { RetargetRule } from '../engine/retarget.js';
 import type { Trace } from '../trace/types.js';
-import { getPolicy, listPolicies } from '../policies/index.js';
+import { DEFAULT_BASELINE, FALLBACK_BASELINE, getPolicy, listPolicies, POLICY_DESCRIPTORS, runsOnEstimate } from '../policies/index.js';
 
 /** Migration cost: seconds per GB (1e9 bytes) moved, AsymSched's constant (reference §2.2). */
 export const MIGRATION_SECONDS_PER_GB = 0.3;
 export const DEFAULT_WINDOW_MS = 100;
-/** The default baseline: what actually ran (docs/engine.md, "Baselines"). */
-export const DEFAULT_BASELINE = 'observed';
-/** The baseline when the trace records no page placement (nothing observed to compare against). */
-export const FALLBACK_BASELINE = 'first-touch';
 
 export interface AnalyzeOptions {
   /** Machine model to replay on; default the trace's machine. A different topology re-targets. */
@@ -247,15 +245,16 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   let policies = (options.policies ?? listPolicies()).map(resolve);
   const notes = [...(input.notes ?? [])];
   if (input.estimate) {
-    // Rate-driven policies (Carrefour's MAPTU/imbalance/read-ratio switches, AsymSched's traffic
-    // groups, AutoNUMA's fault scans) would decide on made-up numbers: refused on an estimate.
-    const allowed = (p: Policy) => ESTIMATE_POLICIES.includes(p.id) || p.id.startsWith('interleave');
+    // Rate-driven policies (PolicyDescriptor.needsMeasuredAccesses) would decide on made-up
+    // numbers: refused on an estimate.
+    const allowed = (p: Policy) => runsOnEstimate(p.id);
+    const estimatePolicies = POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id);
     const refused = policies.filter((p) => !allowed(p));
     if (options.policies && refused.length > 0) {
       throw new EngineError(
         'estimate-unsupported',
         `policy ${refused.map((p) => p.id).join(', ')} cannot run on an access estimate: its decisions depend on measured access rates ` +
-          `(the trace has no memory-access samples). Policies that can: ${ESTIMATE_POLICIES.join(', ')}. Record with IBS/PEBS or import perf mem data for ${refused.map((p) => p.id).join(', ')}.`,
+          `(the trace has no memory-access samples). Policies that can: ${estimatePolicies.join(', ')}. Record with IBS/PEBS or import perf mem data for ${refused.map((p) => p.id).join(', ')}.`,
       );
     }
     if (refused.length > 0) notes.push(`not replayed on an access estimate (they need measured access rates): ${refused.map((p) => p.id).join(', ')}`);
@@ -370,121 +369,4 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
 /** Predicted time of each window of `windows` (a replay's or a steady state's), anchored as the totals are (µs). */
 export function windowPredictedUs(result: AnalysisResult, windows: readonly WindowMetrics[]): number[] {
   return windows.map((w, i) => w.predictedUs * (result.timeScale[i] ?? 1));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Plain-JSON views (what the CLI prints; docs/engine.md lists every key)
-
-/** The headline metrics of one policy and its replay (the transient), shared by the CLI's JSON and the app's views. */
-export function policySummary(r: PolicyResult) {
-  return {
-    policy: r.policy,
-    description: r.description,
-    localAccessRatio: r.localAccessRatio,
-    memoryLatencyNs: r.memoryLatencyNs,
-    mcImbalancePct: r.mcImbalancePct,
-    interconnectUsagePct: r.interconnectUsagePct,
-    interconnectImbalancePct: r.interconnectImbalancePct,
-    predictedUs: r.predictedUs,
-    predictedSpeedup: r.predictedSpeedup,
-    accesses: r.accesses,
-    pagesToMove: r.pagesToMove,
-    bytesToMove: r.bytesToMove,
-    l3Mpki: r.l3Mpki,
-    ipc: r.ipc,
-    placementsEvaluated: r.placementsEvaluated,
-    placementsTotal: r.placementsTotal,
-    steadyState: r.steadyState ? { ...r.steadyState } : null,
-    replay: replaySummaryJson(r.transient),
-    decisionCount: r.replay.decisions.length,
-  };
-}
-
-/** The replay (transient) of one policy as plain JSON (docs/engine.md lists every key). */
-export function replaySummaryJson(t: ReplaySummary) {
-  return {
-    localAccessRatio: t.localAccessRatio,
-    memoryLatencyNs: t.memoryLatencyNs,
-    mcImbalancePct: t.mcImbalancePct,
-    interconnectUsagePct: t.interconnectUsagePct,
-    interconnectImbalancePct: t.interconnectImbalancePct,
-    predictedUs: t.predictedUs,
-    migrationUs: t.migrationUs,
-    predictedSpeedup: t.predictedSpeedup,
-    migratedPages: t.migratedPages,
-    migratedBytes: t.migratedBytes,
-    convergedAtWindow: t.convergedAtWindow,
-    convergedAtUs: t.convergedAtUs,
-  };
-}
-
-export function policyResultJson(r: PolicyResult, result: AnalysisResult, maxDecisions = 50) {
-  const times = windowPredictedUs(result, r.replay.windows);
-  return {
-    ...policySummary(r),
-    decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
-      window: d.window,
-      kind: d.kind,
-      explanation: d.explanation,
-      pages: d.pages ?? null,
-      threads: d.threads ?? null,
-      toNodes: d.toNodes ?? null,
-    })),
-    windows: r.replay.windows.map((w, index) => ({
-      index,
-      predictedUs: times[index]!,
-      localAccessRatio: w.localAccessRatio,
-      memoryLatencyNs: w.memoryLatencyNs,
-      mcImbalancePct: w.mcImbalancePct,
-      interconnectUsagePct: w.interconnectUsagePct,
-      interconnectImbalancePct: w.interconnectImbalancePct,
-      accessesPerUs: w.accessesPerUs,
-      mcUtilisationPct: Array.from(w.mcUtilisation, (u) => u * 100),
-    })),
-  };
-}
-
-export function analysisJson(result: AnalysisResult, trace?: { file: string; origin: string }) {
-  return {
-    trace: trace ?? null,
-    machine: result.machine,
-    windowMs: result.windowMs,
-    windowCount: result.windowCount,
-    seed: result.seed,
-    baseline: result.baseline,
-    baselineNote: result.baselineNote,
-    headline: result.headline,
-    recordedUs: result.recordedUs,
-    estimate: result.estimate,
-    accessSource: result.accessSource,
-    timeRange: result.timeRange,
-    notes: result.notes,
-    nodes: nodeLoads(result),
-    counters: result.counters,
-    policies: result.policies.map((p) => policyResultJson(p, result)),
-  };
-}
-
-/**
- * Per-node memory-controller load under the observed placement (else the first policy): mean
- * utilisation % over windows weighted by window time, each node's share of it, and `hotSpot`, the
- * node id with the largest share when it carries more than 1.5 × an even share (null otherwise).
- */
-export function nodeLoads(result: AnalysisResult): { policy: string; nodeIds: number[]; mcUtilisationPct: number[]; share: number[]; hotSpot: number | null } | null {
-  const r = result.policies.find((p) => p.policy === 'observed') ?? result.policies[0];
-  if (!r) return null;
-  const n = result.input.machine.nodeCount;
-  const util = new Array<number>(n).fill(0);
-  let time = 0;
-  for (const w of r.replay.windows) {
-    for (let i = 0; i < n; i++) util[i]! += (w.mcUtilisation[i] ?? 0) * w.predictedUs;
-    time += w.predictedUs;
-  }
-  const mean = util.map((u) => (time > 0 ? (u / time) * 100 : 0));
-  const total = mean.reduce((a, b) => a + b, 0);
-  const share = mean.map((u) => (total > 0 ? u / total : 0));
-  let best = 0;
-  for (let i = 1; i < n; i++) if (share[i]! > share[best]!) best = i;
-  const hotSpot = n > 1 && share[best]! > 1.5 / n ? result.input.machine.nodeIds[best]! : null;
-  return { policy: r.policy, nodeIds: [...result.input.machine.nodeIds], mcUtilisationPct: mean, share, hotSpot };
 }

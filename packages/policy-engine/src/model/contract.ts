@@ -233,7 +233,12 @@ export type SimulateWindow = (
   pageBytes: number,
 ) => WindowMetrics;
 
-export type DecisionKind = 'migrate' | 'interleave' | 'replicate' | 'pin-threads' | 'enable' | 'disable' | 'abort' | 'none';
+/**
+ * What a policy can decide, in the order reports list them. The app's filters, the URL's `dkind`
+ * and the CLI's output all take this list.
+ */
+export const DECISION_KINDS = ['migrate', 'interleave', 'replicate', 'pin-threads', 'enable', 'disable', 'abort', 'none'] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
 
 /** One decision, explained in words with the numbers that drove it. */
 export interface Decision {
