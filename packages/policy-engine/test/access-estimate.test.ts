@@ -8,7 +8,7 @@ import { analysisJson } from '../src/analyze/json.js';
 import { isEngineError } from '../src/model/errors.js';
 import { buildReplayInput } from '../src/engine/windows.js';
 import { buildPlan } from '../src/plan/index.js';
-import { main } from '../src/cli/main.js';
+import { main } from '../cli/main.js';
 import { traceBytesFromText, traceFromText } from './helpers/plan-trace.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

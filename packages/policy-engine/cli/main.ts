@@ -32,7 +32,7 @@ import {
   type Policy,
   type RetargetRule,
   type Trace,
-} from '../index.js';
+} from '../src/index.js';
 
 /** `a, b, c and d`. */
 function inWords(items: readonly string[]): string {
