@@ -4,9 +4,9 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COMMAND_NAMES } from '@numascope/protocol';
-import { desktopShell, parseDesktopCommand, requestDesktopOpen, saveTraceBytes, setDesktopOpenHandler } from '../src/live/desktop-shell';
-import type { DesktopShellBridge } from '../src/live/desktop-shell';
-import { OpenFileButton } from '../src/views/OpenFileButton';
+import { desktopShell, parseDesktopCommand, requestDesktopOpen, saveTraceBytes, setDesktopOpenHandler } from '../src/ui/live/desktop-shell';
+import type { DesktopShellBridge } from '../src/ui/live/desktop-shell';
+import { OpenFileButton } from '../src/ui/views/OpenFileButton';
 
 function install() {
   const bridge = {

@@ -10,6 +10,19 @@ export { validateManifest } from './trace/validate.js';
 export { numericColumn, dictionaryColumn, stringColumn, type DictionaryColumn } from './trace/columns.js';
 export { summarizeTrace, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary } from './trace/summary.js';
 export {
+  queryColumns,
+  cpuSlots,
+  regionMeta,
+  migrationMarks,
+  rowSpan,
+  type QueryColumns,
+  type TimeRange,
+  type RegionMeta,
+  type MigrationMark,
+} from './trace/query-columns.js';
+export * from './trace/aggregate.js';
+export { answerQuery, type TraceQuery, type TraceAnswer, type AnyTraceAnswer } from './trace/queries.js';
+export {
   writeTrace,
   emptyColumns,
   TraceWriteError,
