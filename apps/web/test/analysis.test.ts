@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { queryColumns, rangeCounts, regionTable } from '@numascope/policy-engine';
-import { parseViewState, writeViewState } from '../src/ui/url-state';
+import { DEFAULT_VIEW_STATE, URL_STATE_VERSION, parseViewState, upgradeViewParams, writeViewState } from '../src/ui/url-state';
 import { markdownSummary } from '../src/ui/markdown';
 import { parseTraceBytes } from '../src/worker/open';
 import { regionRows, summaryInRange } from '../src/ui/selectors/summary';
@@ -35,11 +35,11 @@ describe('view state in the URL', () => {
   it('round-trips, keeps ?trace= first, and ignores malformed values', () => {
     const s = parseViewState('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
     expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, base: null, dpol: null, dkind: null, dec: null, manual: null });
-    expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
+    expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50&v=1');
     expect(parseViewState('?view=nope&from=5&to=2&region=-1&pages=9-3')).toEqual(parseViewState(''));
   });
   it('keeps the decision filters, the selected decision and the manual placement', () => {
-    const search = '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12&man=t0:1,t3:1,r2:0';
+    const search = '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12&man=t0:1,t3:1,r2:0&v=1';
     const s = parseViewState(search);
     expect([s.view, s.dpol, s.dkind, s.dec]).toEqual(['decisions', 'carrefour', 'migrate', 'carrefour.12']);
     expect(s.manual).toEqual({ threads: [{ thread: 0, node: 1 }, { thread: 3, node: 1 }], regions: [{ region: 2, node: 0 }] });
@@ -49,6 +49,57 @@ describe('view state in the URL', () => {
     expect(parseViewState('?man=junk&dkind=explode&dec=carrefour').manual).toBeNull();
     expect(parseViewState('?dkind=explode&dec=carrefour').dkind).toBeNull();
     expect(parseViewState('?dec=carrefour').dec).toBeNull();
+  });
+
+  it('reads unversioned links (version 0, every link shared before versions) as they were meant', () => {
+    expect(URL_STATE_VERSION).toBe(1);
+    // Links as the app wrote them before `v=` existed.
+    const old = [
+      '?trace=samples/two-groups.numascope&view=memory&from=100000&to=300000&region=2&heat=faults&pages=10-50',
+      '?trace=samples/x.numascope&view=compare&cmp=observed~interleave~carrefour@amd-genoa-2s-nps4&base=first-touch&man=t0:1,r3:0',
+      '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12',
+      '?trace=samples/x.numascope&view=traffic&policy=asymsched&est=uniform',
+    ];
+    for (const link of old) {
+      const s = parseViewState(link);
+      expect(s).toEqual(parseViewState(`${link}&v=1`));
+      expect(s).not.toEqual(DEFAULT_VIEW_STATE);
+      // Writing it back gives the same parameters, now versioned.
+      expect(writeViewState('', s)).toBe(`?${link.split('&').slice(1).join('&')}&v=1`);
+    }
+    expect(parseViewState(old[1]!)).toMatchObject({ view: 'compare', base: 'first-touch', cmp: ['observed', 'interleave', 'carrefour@amd-genoa-2s-nps4'] });
+    expect(upgradeViewParams(old[0]!).from).toBe(0);
+    expect(upgradeViewParams('?v=1&view=memory').from).toBe(1);
+    // The default screen needs no parameters, so no version either.
+    expect(writeViewState('?trace=samples/x.numascope', DEFAULT_VIEW_STATE)).toBe('?trace=samples/x.numascope');
+  });
+
+  it('runs every upgrade step in order, once, from the link\'s version to the current one', () => {
+    // A made-up three-version history: 0 → 1 renames `zoom` to `pages`, 1 → 2 drops `legacy`.
+    const steps = {
+      0: (p: URLSearchParams) => {
+        const z = p.get('zoom');
+        p.delete('zoom');
+        if (z !== null) p.set('pages', z);
+      },
+      1: (p: URLSearchParams) => p.delete('legacy'),
+    };
+    const fromZero = upgradeViewParams('?zoom=3-9&legacy=1&view=memory', steps, 2);
+    expect([fromZero.from, fromZero.params.get('pages'), fromZero.params.get('legacy'), fromZero.params.get('v')]).toEqual([0, '3-9', null, '2']);
+    // A version-1 link skips the first step: its `zoom` is not ours to rename.
+    const fromOne = upgradeViewParams('?v=1&zoom=3-9&legacy=1', steps, 2);
+    expect([fromOne.params.get('pages'), fromOne.params.get('zoom'), fromOne.params.get('legacy')]).toEqual([null, '3-9', null]);
+    // A missing step is a bug in the table, named.
+    expect(() => upgradeViewParams('?v=0', { 0: steps[0] }, 2)).toThrow(/no upgrade step for view-state links of version 1/);
+  });
+
+  it('reads a link from a newer app as far as this version understands it', () => {
+    const r = upgradeViewParams('?v=7&view=threads&thread=3&newthing=1');
+    expect([r.from, r.newer]).toEqual([7, true]);
+    const s = parseViewState('?v=7&view=threads&thread=3&heat=someday');
+    expect([s.view, s.thread, s.heat]).toEqual(['threads', 3, 'node']);
+    // A version that is not a number is no version: read as an unversioned link.
+    expect(upgradeViewParams('?v=abc&view=memory').from).toBe(0);
   });
 });
 

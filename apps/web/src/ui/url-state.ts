@@ -3,6 +3,11 @@
  * `?trace=URL&view=memory&from=1000&to=5000&region=3&thread=2&heat=accesses&pages=0-512`,
  * `&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12`, `&view=compare&cmp=first-touch~manual&man=t0:1,r3:0`.
  * Pure functions over query strings; App owns history (pushState / popstate).
+ *
+ * Links are versioned as traces are: `v=N` is the parameters' version (a link without `v` is
+ * version 0, what every link was before versions), URL_UPGRADERS holds one step per version, and
+ * parseViewState reads every link through the chain, so the rest of the app only ever sees the
+ * current version. A link from a newer app is read as far as this version understands it.
  */
 import { BASELINES, DECISION_KINDS } from '@numascope/policy-engine';
 import type { DecisionKind, HeatmapMode, TimeRange } from '@numascope/policy-engine';
@@ -62,6 +67,49 @@ export const DEFAULT_VIEW_STATE: ViewState = {
 
 const MAX_MANUAL_ITEMS = 512;
 
+/** The version of the view-state parameters this app writes (`v=`). */
+export const URL_STATE_VERSION = 1;
+
+/** One upgrade step: rewrites version N's parameters, in place, into version N + 1's. */
+export type UrlUpgrader = (params: URLSearchParams) => void;
+
+/** URL_UPGRADERS[N] upgrades version N to N + 1; one step per version, each tested on real old links. */
+export const URL_UPGRADERS: Readonly<Record<number, UrlUpgrader>> = {
+  // 0 → 1: version 1 added `v` itself; every parameter of an unversioned link means what it meant.
+  0: () => {},
+};
+
+/** The parameters of the view state, the version parameter included: writeViewState replaces them all. */
+const STATE_KEYS = ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'dpol', 'dkind', 'dec', 'man', 'v'];
+
+/** The version a link says it has: `v=N`, or 0 when it has none (or one that is not a number). */
+export function linkVersion(params: URLSearchParams): number {
+  const raw = params.get('v');
+  return raw !== null && /^\d{1,6}$/.test(raw) ? Number(raw) : 0;
+}
+
+/**
+ * A link's parameters upgraded to the current version. `from` is the version the link had;
+ * `newer` is true when it came from a newer app (its parameters are then read as this version's:
+ * the ones it knows are kept, malformed ones fall back to their defaults).
+ */
+export function upgradeViewParams(
+  search: string,
+  upgraders: Readonly<Record<number, UrlUpgrader>> = URL_UPGRADERS,
+  current: number = URL_STATE_VERSION,
+): { params: URLSearchParams; from: number; newer: boolean } {
+  const params = new URLSearchParams(search);
+  const from = linkVersion(params);
+  if (from > current) return { params, from, newer: true };
+  for (let v = from; v < current; v++) {
+    const step = upgraders[v];
+    if (!step) throw new Error(`no upgrade step for view-state links of version ${v} (URL_UPGRADERS needs one per version)`);
+    step(params);
+  }
+  params.set('v', String(current));
+  return { params, from, newer: false };
+}
+
 /** `t0:1,r3:0` → threads and regions to node ids; later entries for the same item win; malformed entries are dropped. */
 export function parseManual(raw: string | null): ManualState | null {
   if (raw === null) return null;
@@ -91,9 +139,9 @@ function nonNegativeInt(s: string | null): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-/** Reads the view state from a query string; anything malformed falls back to its default. */
+/** Reads the view state from a query string of any version; anything malformed falls back to its default. */
 export function parseViewState(search: string): ViewState {
-  const p = new URLSearchParams(search);
+  const p = upgradeViewParams(search).params;
   const view = VIEWS.find((v) => v === p.get('view')) ?? 'overview';
   const from = nonNegativeInt(p.get('from'));
   const to = nonNegativeInt(p.get('to'));
@@ -128,10 +176,14 @@ export function parseViewState(search: string): ViewState {
   };
 }
 
-/** Writes the view state into a query string, keeping `trace` (first) and any unknown parameters. */
+/**
+ * Writes the view state into a query string, keeping `trace` (first) and any unknown parameters.
+ * The version goes last, whenever any view-state parameter is written (the default screen needs none).
+ */
 export function writeViewState(search: string, s: ViewState): string {
   const p = new URLSearchParams(search);
-  for (const k of ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'dpol', 'dkind', 'dec', 'man']) p.delete(k);
+  for (const k of STATE_KEYS) p.delete(k);
+  const before = p.toString();
   if (s.view !== 'overview') p.set('view', s.view);
   if (s.range) {
     p.set('from', String(s.range.fromUs));
@@ -149,6 +201,7 @@ export function writeViewState(search: string, s: ViewState): string {
   if (s.dkind) p.set('dkind', s.dkind);
   if (s.dec) p.set('dec', s.dec);
   if (s.manual && (s.manual.threads.length > 0 || s.manual.regions.length > 0)) p.set('man', writeManual(s.manual));
+  if (p.toString() !== before) p.set('v', String(URL_STATE_VERSION));
   const out = p.toString().replace(/%2F/g, '/').replace(/%3A/g, ':').replace(/%40/g, '@').replace(/%2C/g, ',').replace(/%7E/g, '~');
   return out ? `?${out}` : '';
 }
