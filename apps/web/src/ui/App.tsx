@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { TraceSummary } from '@numascope/policy-engine';
 import { publishState } from './idle';
 import { TraceContext } from './hooks/trace-context';
 import type { TraceContextValue } from './hooks/trace-context';
@@ -9,14 +8,14 @@ import type { AppState } from './idle';
 import { TraceWorkerClient } from '../worker/client';
 import { toFailure } from '../worker/protocol';
 import { fetchTraceBytes, readFileBytes } from './load';
-import type { LoadFailure, TraceOverview } from '../worker/protocol';
+import { idleStateOf, initialLoadState, loadReducer } from './load-state';
+import type { LoadEvent, LoadState } from './load-state';
 import type { SampleIndex } from './sample-index';
 import { DropOverlay } from './views/DropOverlay';
 import { ErrorView } from './views/ErrorView';
 import { Landing } from './views/Landing';
 import type { SamplesState } from './views/Landing';
 import { LoadingView } from './views/LoadingView';
-import type { LoadingState } from './views/LoadingView';
 import { OpenFileButton } from './views/OpenFileButton';
 import { RenderErrorBoundary } from './views/RenderErrorBoundary';
 import { TraceView } from './views/TraceView';
@@ -28,34 +27,31 @@ import { desktopBridge } from './live/desktop';
 import { desktopShell, openedToFile, parseDesktopCommand, setDesktopOpenHandler } from './live/desktop-shell';
 import type { OpenedTrace } from '@numascope/protocol';
 
-export type View =
-  | { kind: 'landing' }
-  | { kind: 'live' }
-  | ({ kind: 'loading' } & LoadingState)
-  | { kind: 'ready'; source: string; summary: TraceSummary; overview: TraceOverview; token: number }
-  | { kind: 'error'; source: string; error: LoadFailure };
-
 function traceParam(): string | null {
   const value = new URLSearchParams(window.location.search).get('trace');
   return value && value.trim() ? value.trim() : null;
 }
 
+function liveStart(): boolean {
+  return Boolean(pageToken() || desktopBridge());
+}
+
 export function App() {
-  const [view, setView] = useState<View>(() => {
-    const url = traceParam();
-    if (url) return { kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null };
-    return pageToken() || desktopBridge() ? { kind: 'live' } : { kind: 'landing' };
-  });
+  // The load state (load-state.ts), with a ref that always holds the newest: the async steps of a
+  // load read their token from it right after dispatching, and event handlers read the shown URL.
+  const [load, setLoad] = useState<LoadState>(() => initialLoadState(traceParam(), liveStart()));
+  const loadRef = useRef(load);
+  const dispatch = useCallback((e: LoadEvent) => {
+    loadRef.current = loadReducer(loadRef.current, e);
+    setLoad(loadRef.current);
+    return loadRef.current.token;
+  }, []);
+  const view = load.screen;
   /** Idle state of the Live screen (LiveView reports it). */
   const [liveState, setLiveState] = useState<AppState>('loading');
   const [samples, setSamples] = useState<SamplesState>({ status: 'loading' });
   const [dragging, setDragging] = useState(false);
-  /** Token of a load whose view crashed while rendering (see RenderErrorBoundary). */
-  const [crashed, setCrashed] = useState<number | null>(null);
   const client = useRef<TraceWorkerClient | null>(null);
-  const loadToken = useRef(0);
-  /** The ?trace= URL of what is shown (null for a picked or dropped file). */
-  const loadedUrl = useRef<string | null | undefined>(undefined);
   const [viewState, setViewState] = useState<ViewState>(() => parseViewState(window.location.search));
   const viewStateRef = useRef(viewState);
   viewStateRef.current = viewState;
@@ -81,37 +77,33 @@ export function App() {
     };
   }, []);
 
-  const parse = useCallback(async (token: number, source: string, bytes: ArrayBuffer) => {
-    if (token !== loadToken.current) return;
-    setView({ kind: 'loading', source, phase: 'parsing', loadedBytes: bytes.byteLength, totalBytes: bytes.byteLength });
-    const worker = client.current ?? (client.current = new TraceWorkerClient());
-    const result = await worker.open(bytes);
-    if (token !== loadToken.current) return; // a newer load started meanwhile
-    if ('summary' in result) setView({ kind: 'ready', source, summary: result.summary, overview: result.overview, token });
-    else setView({ kind: 'error', source, error: hintForName(source, result.error) });
-  }, []);
+  /** Hands load `token`'s bytes to the Worker; the answer is dropped when a newer load started meanwhile (the reducer's token check). */
+  const parse = useCallback(
+    async (token: number, bytes: ArrayBuffer) => {
+      if (token !== loadRef.current.token) return;
+      dispatch({ type: 'parsing', token, size: bytes.byteLength });
+      const worker = client.current ?? (client.current = new TraceWorkerClient());
+      const result = await worker.open(bytes);
+      dispatch({ type: 'opened', token, result });
+    },
+    [dispatch],
+  );
 
   const openUrl = useCallback(
     async (url: string) => {
-      const token = ++loadToken.current;
-      loadedUrl.current = url;
-      setView({ kind: 'loading', source: url, phase: 'fetching', loadedBytes: 0, totalBytes: null });
+      const token = dispatch({ type: 'open-url', url });
       try {
-        const bytes = await fetchTraceBytes(url, (p) => {
-          if (token === loadToken.current) setView({ kind: 'loading', source: url, phase: 'fetching', ...p });
-        });
-        await parse(token, url, bytes);
+        const bytes = await fetchTraceBytes(url, (p) => dispatch({ type: 'progress', token, ...p }));
+        await parse(token, bytes);
       } catch (e) {
-        if (token === loadToken.current) setView({ kind: 'error', source: url, error: toFailure(e) });
+        dispatch({ type: 'failed', token, error: toFailure(e) });
       }
     },
-    [parse],
+    [dispatch, parse],
   );
 
   const openFile = useCallback(
     async (file: File) => {
-      const token = ++loadToken.current;
-      loadedUrl.current = null;
       // The page no longer shows the ?trace= URL's trace: drop it (and the old view state) so a reload does not reopen it.
       // A numascope serve token stays: Live mode (and applying a plan) still needs it.
       const live = pageToken();
@@ -119,35 +111,32 @@ export function App() {
       if (window.location.search !== keep) window.history.pushState(null, '', window.location.pathname + keep);
       viewStateRef.current = DEFAULT_VIEW_STATE;
       setViewState(DEFAULT_VIEW_STATE);
-      setView({ kind: 'loading', source: file.name, phase: 'reading', loadedBytes: 0, totalBytes: file.size });
+      const token = dispatch({ type: 'open-file', name: file.name, size: file.size });
       try {
-        await parse(token, file.name, await readFileBytes(file));
+        await parse(token, await readFileBytes(file));
       } catch (e) {
-        if (token === loadToken.current) setView({ kind: 'error', source: file.name, error: toFailure(e) });
+        dispatch({ type: 'failed', token, error: toFailure(e) });
       }
     },
-    [parse],
+    [dispatch, parse],
   );
 
   // Desktop app: the Open buttons and File ▸ Open use the native dialog; files from Open Recent, the
   // command line or the desktop arrive as `open-path` (live/desktop-shell.ts). Both end in openFile.
-  const viewRef = useRef(view);
-  viewRef.current = view;
   const openFromDesktop = useCallback(
     async (source: string, get: () => Promise<OpenedTrace | null>) => {
       let opened: OpenedTrace | null;
       try {
         opened = await get();
       } catch (e) {
-        ++loadToken.current;
         const raw = e instanceof Error ? e.message : String(e);
         const message = raw.replace(/^Error invoking remote method '[^']*': (?:\w*Error: )?/, '');
-        setView({ kind: 'error', source, error: { code: 'read-failed', message } });
+        dispatch({ type: 'error', source, error: { code: 'read-failed', message } });
         return;
       }
       if (opened) await openFile(openedToFile(opened));
     },
-    [openFile],
+    [dispatch, openFile],
   );
   useEffect(() => {
     const shell = desktopShell();
@@ -165,9 +154,9 @@ export function App() {
         case 'open-path':
           return void openFromDesktop(cmd.path, () => shell.openRecent(cmd.path));
         case 'view-live':
-          return setView({ kind: 'live' });
+          return void dispatch({ type: 'show-live' });
         case 'view':
-          if (viewRef.current.kind === 'ready') navigate({ view: cmd.view });
+          if (loadRef.current.screen.kind === 'ready') navigate({ view: cmd.view });
           return;
         case 'save':
           return click('save-trace');
@@ -181,21 +170,20 @@ export function App() {
       off();
       setDesktopOpenHandler(null);
     };
-  }, [openFromDesktop, navigate]);
+  }, [openFromDesktop, navigate, dispatch]);
 
   // "Apply through live mode" in the Recommendations view opens the Live screen.
-  useEffect(() => setOpenLiveHandler(() => setView({ kind: 'live' })), []);
+  useEffect(() => setOpenLiveHandler(() => void dispatch({ type: 'show-live' })), [dispatch]);
 
   // A finished live recording's trace (downloaded from numascope serve) opens in the normal views.
   useEffect(() => {
     setTraceHandler(async (name, bytes) => {
-      const token = ++loadToken.current;
-      loadedUrl.current = null;
       viewStateRef.current = DEFAULT_VIEW_STATE;
       setViewState(DEFAULT_VIEW_STATE);
-      await parse(token, name, bytes);
+      const token = dispatch({ type: 'open-bytes', name, size: bytes.byteLength });
+      await parse(token, bytes);
     });
-  }, [parse]);
+  }, [dispatch, parse]);
 
   // ?trace=URL on start and on back/forward.
   useEffect(() => {
@@ -205,18 +193,14 @@ export function App() {
       viewStateRef.current = state;
       setViewState(state);
       // Back/forward between screens of the trace on show: only the view state changes.
-      if (url === loadedUrl.current) return;
+      if (url === loadRef.current.url) return;
       if (url) void openUrl(url);
-      else {
-        loadToken.current++;
-        loadedUrl.current = null;
-        setView(pageToken() || desktopBridge() ? { kind: 'live' } : { kind: 'landing' });
-      }
+      else dispatch({ type: 'home', live: liveStart() });
     };
     fromLocation();
     window.addEventListener('popstate', fromLocation);
     return () => window.removeEventListener('popstate', fromLocation);
-  }, [openUrl]);
+  }, [openUrl, dispatch]);
 
   // The sample list, for the landing page.
   useEffect(() => {
@@ -276,20 +260,7 @@ export function App() {
   }, [openFile]);
 
   // Idle signal, published after the view for the state is on screen.
-  const state: AppState =
-    view.kind === 'loading'
-      ? 'loading'
-      : view.kind === 'ready'
-        ? crashed === view.token
-          ? 'error'
-          : 'ready'
-        : view.kind === 'error'
-          ? 'error'
-          : view.kind === 'live'
-            ? liveState
-            : samples.status === 'loading'
-            ? 'loading'
-            : 'empty';
+  const state: AppState = idleStateOf(load, liveState, samples.status === 'loading');
   useEffect(() => publishState(state), [state, view]);
 
   const traceId = view.kind === 'ready' ? view.overview.traceId : 0;
@@ -318,7 +289,7 @@ export function App() {
           className="topbar__live"
           aria-current={view.kind === 'live' ? 'page' : undefined}
           data-testid="open-live"
-          onClick={() => setView({ kind: 'live' })}
+          onClick={() => dispatch({ type: 'show-live' })}
         >
           Live
         </button>
@@ -338,7 +309,7 @@ export function App() {
                 source={view.source}
                 message={message}
                 onFile={(f) => void openFile(f)}
-                onShown={() => setCrashed(view.token)}
+                onShown={() => dispatch({ type: 'crashed', token: view.token })}
               />
             )}
           >
@@ -367,12 +338,4 @@ function RenderFailed({
 }) {
   useEffect(onShown, [onShown]);
   return <ErrorView source={source} error={{ code: 'internal', message }} onFile={onFile} />;
-}
-
-/** Adds a hint when a file that is not a trace has a name that says so. */
-function hintForName(source: string, error: LoadFailure): LoadFailure {
-  if (error.code === 'not-zip' && !/\.numascope$/i.test(source.split(/[?#]/)[0] ?? '')) {
-    return { ...error, message: `${error.message} (The file is named "${source}"; numascope traces end in .numascope.)` };
-  }
-  return error;
 }
