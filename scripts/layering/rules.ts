@@ -64,10 +64,10 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'viz',
     files: ['packages/viz/src/'],
-    mayImport: ['engine'],
+    mayImport: [],
     forbidPackages: ['electron'],
     forbidNodeBuiltins: true,
-    why: 'viz components are reusable: they never reach into an app',
+    why: 'viz components are reusable and take plain data as props: they import neither the engine nor an app',
   },
   {
     name: 'web-worker',
