@@ -1,4 +1,4 @@
-// Desktop mode, shell part (src/live/desktop-shell.ts) over a fake window.numascopeDesktop: the
+// Desktop mode, shell part (src/ui/live/desktop-shell.ts) over a fake window.numascopeDesktop: the
 // Open button uses the native dialog, Save uses the native save dialog, commands are checked; on
 // the web (no bridge) the file input and the download stay as they were.
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';

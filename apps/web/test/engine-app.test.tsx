@@ -34,7 +34,7 @@ const bytesOf = (name: string) => new Uint8Array(readFileSync(path.join(SAMPLES,
 const HOTSPOT = 'streamcluster-hotspot.numascope';
 const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
 
-describe('decisions (engine/decisions.ts)', () => {
+describe('decisions (worker/engine/decisions.ts, ui/selectors/decisions.ts)', () => {
   const trace = readTrace(bytesOf(HOTSPOT));
   const cols = queryColumns(trace);
   const result = analyze(trace, { windowMs: 100, policies: POLICIES });
@@ -92,7 +92,7 @@ describe('time range in the app’s engine requests', () => {
   });
 });
 
-describe('manual placement (engine/manual.ts)', () => {
+describe('manual placement (ui/selectors/manual.ts)', () => {
   const trace = readTrace(bytesOf(HOTSPOT));
   const nodeIds = trace.manifest.machine.nodes.map((n) => n.id);
   const opened = openTraceBytes(bytesOf(HOTSPOT), 1);
@@ -139,7 +139,7 @@ describe('manual placement (engine/manual.ts)', () => {
   });
 });
 
-/** The real Worker code (worker-core) behind a stand-in Worker, so TraceWorkerClient runs as in the browser. */
+/** The real Worker code (worker/handler.ts) behind a stand-in Worker, so TraceWorkerClient runs as in the browser. */
 class FakeWorker {
   static sent: WorkerRequest[] = [];
   onmessage: ((e: MessageEvent<WorkerReply>) => void) | null = null;
@@ -156,7 +156,7 @@ class FakeWorker {
   terminate() {}
 }
 
-describe('the Worker’s engine requests (worker-core + TraceWorkerClient)', () => {
+describe('the Worker’s engine requests (worker handler + TraceWorkerClient)', () => {
   it('posts progress per window before the answer, shares an analysis between callers, drops one no longer wanted, and answers decisions', async () => {
     vi.stubGlobal('Worker', FakeWorker);
     try {

@@ -121,7 +121,7 @@ describe('validatePlan', () => {
   });
 
   it('refuses plans past the limits numascope apply enforces, naming the field and the limit', () => {
-    // The whole user address space in one range (the hostile case of issue #19).
+    // The whole user address space in one range (a hostile plan).
     expect(
       rejects((p) => {
         p.pageRanges = [{ ...p.pageRanges[0], start: '0x1000', end: '0x7ffffffff000' }];

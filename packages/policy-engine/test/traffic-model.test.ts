@@ -1,7 +1,7 @@
 /**
  * The calibrated traffic model (docs/engine.md, "Traffic model", "Stall share", "Observed → idle
  * time"): machine facts with provenance, the observed → idle conversion, the stall-share sources,
- * and the guest hinting-fault recording's steady state (issue #12 item 3).
+ * and the guest hinting-fault recording's steady state.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -28,7 +28,7 @@ export interface ViewState {
   pages: { lo: number; hi: number } | null;
   /** Traffic view: the policy drawn (null = observed, else first-touch). */
   policy: string | null;
-  /** Compare columns (engine/compare.ts specs: `first-touch`, `interleave@amd-genoa-2s-nps4`); null = default set. */
+  /** Compare columns (ui/selectors/compare.ts specs: `first-touch`, `interleave@amd-genoa-2s-nps4`); null = default set. */
   cmp: string[] | null;
   /** Placement-only access estimate for page-fault-only recordings (`est=uniform`). */
   estimate: boolean;
@@ -37,7 +37,7 @@ export interface ViewState {
   /** Decisions view: policy and kind filters (null = all). */
   dpol: string | null;
   dkind: DecisionKind | null;
-  /** The selected policy decision (`policy.index` in the current analysis: engine/decisions.ts), shown in the Decisions and Memory views. */
+  /** The selected policy decision (`policy.index` in the current analysis: worker/engine/decisions.ts), shown in the Decisions and Memory views. */
   dec: string | null;
   /** Compare's manual column: threads and regions dragged onto nodes (`man=t0:1,r3:0`: thread or region index, then node id). */
   manual: ManualState | null;

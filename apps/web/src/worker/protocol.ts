@@ -36,7 +36,7 @@ export type WorkerRequest =
   | { id: number; type: 'decisions'; traceId: number; request: AnalyzeRequest }
   | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string };
 
-/** Every decision of an analysis of the open trace (engine/decisions.ts), or why there is none. */
+/** Every decision of an analysis of the open trace (worker/engine/decisions.ts), or why there is none. */
 export type DecisionsOutcome = { decisions: DecisionView[] } | { error: { code: string; message: string } };
 
 export type WorkerReply =

@@ -65,7 +65,7 @@ export interface AccessWindow {
   page: Int32Array;
   loads: Float64Array;
   stores: Float64Array;
-  // Additive fields (traffic model, issue #12 item 3); absent on hand-built windows (defaults apply).
+  // Optional: absent on hand-built windows (the defaults below apply).
   /**
    * The window's length converted from observed time to idle-latency time under the observed
    * placement (engine/windows.ts, "Observed → idle time"), µs: the work the recording did in the
@@ -145,7 +145,7 @@ export interface ReplayInput {
   firstTouchThread: Int32Array;
   /** Counters from the trace when present (L3MPKI, IPC): null when the trace has none. */
   counters: { instructions: number; cycles: number; l3Misses: number } | null;
-  // Additive fields (core engine, issue #3); optional so hand-built inputs in tests still compile.
+  // Optional, so that hand-built inputs (tests) need not give them.
   /** Virtual address of each page row (pages.address), for address-ordered rules and plans. */
   pageAddress?: BigUint64Array;
   /** Kernel tid of each thread row (threads.tid), for plans. */

@@ -1,6 +1,6 @@
 /**
  * The policy decisions of the app's analysis, and one decision's pages, asked of the Worker
- * (engine/decisions.ts). Both hold the app's idle signal until their answer is on screen.
+ * (worker/engine/decisions.ts). Both hold the app's idle signal until their answer is on screen.
  */
 import { useEffect, useRef, useState } from 'react';
 import { beginWork } from '../idle';

@@ -14,7 +14,7 @@ import type { DesktopShellBridge, OpenedTrace } from '@numascope/protocol';
 /** The part of NumascopeDesktopApi (apps/desktop/src/api.ts) this module uses. */
 export type { DesktopShellBridge };
 
-/** The trace views a command can switch to (apps/web/src/url-state.ts VIEWS). */
+/** The trace views a command can switch to (apps/web/src/ui/url-state.ts VIEWS). */
 export const COMMAND_VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend'] as const;
 export type CommandView = (typeof COMMAND_VIEWS)[number];
 
