@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { strFromU8, unzipSync } from 'fflate';
 import type { Connect, Plugin } from 'vite';
-import type { SampleIndex, SampleIndexEntry } from './src/sample-index';
+import type { SampleIndex, SampleIndexEntry } from './src/ui/sample-index';
 
 export type { SampleIndex, SampleIndexEntry };
 

@@ -61,16 +61,36 @@ describe('layering (scripts/layering/rules.ts)', () => {
       ['packages/policy-engine/src/a.ts', "import type { Stats } from 'node:fs';\nexport type S = Stats;"],
       ['packages/policy-engine/src/b.ts', "const p = await import('path');"],
       ['packages/policy-engine/src/c.ts', "import * as d3 from 'd3-scale';"],
+      // The library has no exception for a CLI inside src/; the CLI is its own layer beside it.
       ['packages/policy-engine/src/cli/main.ts', "import { readFileSync } from 'node:fs';"],
+      ['packages/policy-engine/cli/main.ts', "import { readFileSync } from 'node:fs';\nimport { analyze } from '../src/index.js';"],
       ['apps/web/src/d.ts', "import { ipcRenderer } from 'electron';"],
+      ['apps/web/src/worker/e.ts', "import { useState } from 'react';"],
     ]);
     const v = checkLayering({ files });
     expect(v.map((x) => x.file)).toEqual([
       'apps/web/src/d.ts',
+      'apps/web/src/worker/e.ts',
       'packages/policy-engine/src/a.ts',
       'packages/policy-engine/src/b.ts',
       'packages/policy-engine/src/c.ts',
+      'packages/policy-engine/src/cli/main.ts',
     ]);
+  });
+
+  it('keeps the web app\'s Worker code out of its UI code, and lets the UI use the Worker', () => {
+    const files = new Map([
+      ['apps/web/src/worker/handler.ts', "import { ViewState } from '../ui/url-state';\nimport { openTraceBytes } from './open';"],
+      ['apps/web/src/worker/run.ts', "import type { App } from '../main';"],
+      ['apps/web/src/worker/client.ts', "import { analyze } from '@numascope/policy-engine';"],
+      ['apps/web/src/ui/App.tsx', "import { TraceWorkerClient } from '../worker/client';\nimport { TrafficGraph } from '@numascope/viz';"],
+    ]);
+    const v = checkLayering({ files });
+    expect(v.map((x) => [x.file, x.specifier])).toEqual([
+      ['apps/web/src/worker/handler.ts', '../ui/url-state'],
+      ['apps/web/src/worker/run.ts', '../main'],
+    ]);
+    expect(v[0]!.message).toMatch(/layer 'web-worker' may import only itself and engine/);
   });
 
   it('an allowlisted import passes, and only that one', () => {

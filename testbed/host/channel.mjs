@@ -29,7 +29,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { main } = await import(join(ROOT, 'packages/policy-engine/src/cli/main.ts'));
+const { main } = await import(join(ROOT, 'packages/policy-engine/cli/main.ts'));
 const { readTrace } = await import(join(ROOT, 'packages/policy-engine/src/trace/reader.ts'));
 const { numericColumn, dictionaryColumn } = await import(join(ROOT, 'packages/policy-engine/src/trace/columns.ts'));
 

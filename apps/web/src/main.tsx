@@ -1,9 +1,9 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import '@numascope/viz/viz.css';
-import './styles.css';
-import { App } from './App';
-import { installIdleSignal } from './idle';
+import './ui/styles.css';
+import { App } from './ui/App';
+import { installIdleSignal } from './ui/idle';
 
 installIdleSignal();
 const root = document.getElementById('root');

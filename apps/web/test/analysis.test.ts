@@ -1,79 +1,33 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
-import { addressHeatmap, answerQuery, chooseWindowUs, rangeCounts, regionDetail, regionTable, traceColumns, windowSeries } from '../src/analysis';
-import { parseViewState, writeViewState } from '../src/url-state';
-import { markdownSummary } from '../src/markdown';
-import { parseTraceBytes } from '../src/parse';
-import { regionRows, summaryInRange } from '../src/selectors';
-import { regionMeta } from '../src/analysis';
+import { queryColumns, rangeCounts, regionTable } from '@numascope/policy-engine';
+import { DEFAULT_VIEW_STATE, URL_STATE_VERSION, parseViewState, upgradeViewParams, writeViewState } from '../src/ui/url-state';
+import { markdownSummary } from '../src/ui/markdown';
+import { parseTraceBytes } from '../src/worker/open';
+import { regionRows, summaryInRange } from '../src/ui/selectors/summary';
+import { regionMeta } from '@numascope/policy-engine';
 import { fixtureTraceBytes } from '../../../e2e/fixtures/trace-fixture';
 
 const trace = readTrace(fixtureTraceBytes());
-const cols = traceColumns(trace);
-const sum = (a: ArrayLike<number>) => Array.from(a).reduce((x, y) => x + y, 0);
+const cols = queryColumns(trace);
 
-describe('analysis over the fixture trace (30 samples, 2 nodes + unknown, 3 threads)', () => {
-  it('windows: adaptive size, and every sample counted once, faults apart from accesses', () => {
-    expect(chooseWindowUs(1_000_000)).toBe(5000);
-    expect(chooseWindowUs(1_562_500)).toBe(10_000);
-    expect(chooseWindowUs(100)).toBe(1);
-    const w = windowSeries(cols);
-    expect(w.windowUs).toBe(5000);
-    expect(sum(w.samples)).toBe(30);
-    expect(sum(w.accesses)).toBe(3000);
-    expect(sum(w.faults)).toBe(0);
-  });
-
-  it('range counts: the whole range equals the summary; a sub-range filters', () => {
-    const all = rangeCounts(cols, null);
+describe('the app over the fixture trace', () => {
+  it('range-filtered summary: the node and thread tables keep only the samples in range', () => {
     const summary = parseTraceBytes(fixtureTraceBytes());
     if (!('summary' in summary)) throw new Error('no summary');
-    expect(Array.from(all.nodes.samples)).toEqual([...summary.summary.nodes.map((n) => n.samples), summary.summary.unknownNode.samples]);
     const half = rangeCounts(cols, { fromUs: 0, toUs: 500_000 });
     const expected = Array.from(cols.time).filter((t) => t < 500_000).length;
-    expect(half.samples).toBe(expected);
-    expect(sum(half.nodes.samples)).toBe(expected);
-    expect(sum(half.threadNodes.samples)).toBe(expected);
     const filtered = summaryInRange(summary.summary, half);
     expect(filtered.nodes.reduce((n, x) => n + x.samples, 0) + filtered.unknownNode.samples).toBe(expected);
     expect(filtered.threads.reduce((n, t) => n + t.samples, 0)).toBe(expected);
   });
 
-  it('heatmap: bins sum to the samples in range that have an address, never more cells than asked', () => {
-    const withAddress = Array.from(cols.page).filter((p) => p >= 0).length;
-    const h = addressHeatmap(cols, { range: null, pages: null, rows: 4, cols: 7, mode: 'node' });
-    expect(h.rows).toBeLessThanOrEqual(4);
-    expect(h.cols).toBeLessThanOrEqual(7);
-    expect(h.total).toBe(withAddress);
-    expect(sum(h.values)).toBe(withAddress);
-    const ranged = addressHeatmap(cols, { range: { fromUs: 0, toUs: 400_000 }, pages: null, rows: 100, cols: 100, mode: 'samples' });
-    let inRange = 0;
-    for (let i = 0; i < cols.sampleCount; i++) if (cols.page[i]! >= 0 && cols.time[i]! < 400_000) inRange++;
-    expect(ranged.total).toBe(inRange);
-    expect(ranged.rows).toBeLessThanOrEqual(cols.pageCount);
-    const acc = addressHeatmap(cols, { range: null, pages: { lo: 0, hi: 3 }, rows: 10, cols: 10, mode: 'accesses' });
-    let inWindow = 0;
-    for (let i = 0; i < cols.sampleCount; i++) {
-      const p = cols.page[i]!;
-      if (p >= 0 && cols.pageRank[p]! < 3 && !cols.fault[i]) inWindow += cols.weight[i]!;
-    }
-    expect(acc.total).toBe(inWindow);
-    expect(acc.rows).toBe(3);
-  });
-
-  it('regions: table and details agree with the samples', () => {
+  it('region rows: most samples first, each row the table\'s numbers', () => {
     const t = regionTable(cols, null);
-    expect(sum(t.samples) + t.outsideRegions + t.noAddress).toBe(30);
-    expect(sum(t.pages)).toBe(Array.from(cols.pageRegion).filter((r) => r >= 0).length);
     const rows = regionRows(regionMeta(trace), t);
     expect(rows[0]!.samples).toBeGreaterThanOrEqual(rows[rows.length - 1]!.samples);
-    const top = rows[0]!;
-    const d = regionDetail(cols, top.index, null);
-    expect(sum(d.threadNodes.samples)).toBe(top.samples);
-    expect(d.pages).toBe(top.pages);
-    expect(sum(d.firstTouchPages)).toBe(top.pages);
-    expect(answerQuery(cols, { kind: 'region', region: top.index, range: null })).toEqual(d);
+    expect(rows.reduce((n, r) => n + r.samples, 0) + t.outsideRegions + t.noAddress).toBe(30);
   });
 });
 
@@ -81,11 +35,11 @@ describe('view state in the URL', () => {
   it('round-trips, keeps ?trace= first, and ignores malformed values', () => {
     const s = parseViewState('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
     expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, base: null, dpol: null, dkind: null, dec: null, manual: null });
-    expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
+    expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50&v=1');
     expect(parseViewState('?view=nope&from=5&to=2&region=-1&pages=9-3')).toEqual(parseViewState(''));
   });
   it('keeps the decision filters, the selected decision and the manual placement', () => {
-    const search = '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12&man=t0:1,t3:1,r2:0';
+    const search = '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12&man=t0:1,t3:1,r2:0&v=1';
     const s = parseViewState(search);
     expect([s.view, s.dpol, s.dkind, s.dec]).toEqual(['decisions', 'carrefour', 'migrate', 'carrefour.12']);
     expect(s.manual).toEqual({ threads: [{ thread: 0, node: 1 }, { thread: 3, node: 1 }], regions: [{ region: 2, node: 0 }] });
@@ -96,6 +50,57 @@ describe('view state in the URL', () => {
     expect(parseViewState('?dkind=explode&dec=carrefour').dkind).toBeNull();
     expect(parseViewState('?dec=carrefour').dec).toBeNull();
   });
+
+  it('reads unversioned links (version 0, every link shared before versions) as they were meant', () => {
+    expect(URL_STATE_VERSION).toBe(1);
+    // Links as the app wrote them before `v=` existed.
+    const old = [
+      '?trace=samples/two-groups.numascope&view=memory&from=100000&to=300000&region=2&heat=faults&pages=10-50',
+      '?trace=samples/x.numascope&view=compare&cmp=observed~interleave~carrefour@amd-genoa-2s-nps4&base=first-touch&man=t0:1,r3:0',
+      '?trace=samples/x.numascope&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12',
+      '?trace=samples/x.numascope&view=traffic&policy=asymsched&est=uniform',
+    ];
+    for (const link of old) {
+      const s = parseViewState(link);
+      expect(s).toEqual(parseViewState(`${link}&v=1`));
+      expect(s).not.toEqual(DEFAULT_VIEW_STATE);
+      // Writing it back gives the same parameters, now versioned.
+      expect(writeViewState('', s)).toBe(`?${link.split('&').slice(1).join('&')}&v=1`);
+    }
+    expect(parseViewState(old[1]!)).toMatchObject({ view: 'compare', base: 'first-touch', cmp: ['observed', 'interleave', 'carrefour@amd-genoa-2s-nps4'] });
+    expect(upgradeViewParams(old[0]!).from).toBe(0);
+    expect(upgradeViewParams('?v=1&view=memory').from).toBe(1);
+    // The default screen needs no parameters, so no version either.
+    expect(writeViewState('?trace=samples/x.numascope', DEFAULT_VIEW_STATE)).toBe('?trace=samples/x.numascope');
+  });
+
+  it('runs every upgrade step in order, once, from the link\'s version to the current one', () => {
+    // A made-up three-version history: 0 → 1 renames `zoom` to `pages`, 1 → 2 drops `legacy`.
+    const steps = {
+      0: (p: URLSearchParams) => {
+        const z = p.get('zoom');
+        p.delete('zoom');
+        if (z !== null) p.set('pages', z);
+      },
+      1: (p: URLSearchParams) => p.delete('legacy'),
+    };
+    const fromZero = upgradeViewParams('?zoom=3-9&legacy=1&view=memory', steps, 2);
+    expect([fromZero.from, fromZero.params.get('pages'), fromZero.params.get('legacy'), fromZero.params.get('v')]).toEqual([0, '3-9', null, '2']);
+    // A version-1 link skips the first step: its `zoom` is not ours to rename.
+    const fromOne = upgradeViewParams('?v=1&zoom=3-9&legacy=1', steps, 2);
+    expect([fromOne.params.get('pages'), fromOne.params.get('zoom'), fromOne.params.get('legacy')]).toEqual([null, '3-9', null]);
+    // A missing step is a bug in the table, named.
+    expect(() => upgradeViewParams('?v=0', { 0: steps[0] }, 2)).toThrow(/no upgrade step for view-state links of version 1/);
+  });
+
+  it('reads a link from a newer app as far as this version understands it', () => {
+    const r = upgradeViewParams('?v=7&view=threads&thread=3&newthing=1');
+    expect([r.from, r.newer]).toEqual([7, true]);
+    const s = parseViewState('?v=7&view=threads&thread=3&heat=someday');
+    expect([s.view, s.thread, s.heat]).toEqual(['threads', 3, 'node']);
+    // A version that is not a number is no version: read as an unversioned link.
+    expect(upgradeViewParams('?v=abc&view=memory').from).toBe(0);
+  });
 });
 
 describe('markdown summary', () => {
@@ -103,7 +108,7 @@ describe('markdown summary', () => {
     const r = parseTraceBytes(fixtureTraceBytes('synthetic'));
     if (!('summary' in r)) throw new Error('no summary');
     const t = readTrace(fixtureTraceBytes('synthetic'));
-    const c = traceColumns(t);
+    const c = queryColumns(t);
     const md = markdownSummary({ source: 'x.numascope', summary: r.summary, inRange: r.summary, range: null, regions: regionRows(regionMeta(t), regionTable(c, null)) });
     expect(md).toContain('Synthetic trace — not a measurement.');
     expect(md).toContain('| node | cpus | pages seen (4 KiB) | samples | first touches | accesses | share of accesses |');

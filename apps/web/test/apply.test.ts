@@ -1,7 +1,7 @@
 /** Apply through Live mode: the client's apply/rollback calls, plan file parsing, report helpers, and the plan hand-over. */
 import { describe, expect, it } from 'vitest';
-import { ApiError, LiveApi } from '../src/live/client';
-import type { LiveDeps } from '../src/live/client';
+import { ApiError, LiveApi } from '../src/ui/live/client';
+import type { LiveDeps } from '../src/ui/live/client';
 import {
   cpuList,
   nodesOf,
@@ -14,10 +14,10 @@ import {
   setOpenLiveHandler,
   statusText,
   takePendingPlan,
-} from '../src/live/apply';
+} from '../src/ui/live/apply';
 import type { ApplyReport, RollbackRecord } from '@numascope/protocol';
 import { rustExample } from '@numascope/protocol/fixtures';
-import type { PlanLike } from '../src/live/apply';
+import type { PlanLike } from '../src/ui/live/apply';
 
 const TOKEN = 'b'.repeat(64);
 const ORIGIN = 'http://127.0.0.1:41873';

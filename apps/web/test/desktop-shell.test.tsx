@@ -1,12 +1,12 @@
-// Desktop mode, shell part (src/live/desktop-shell.ts) over a fake window.numascopeDesktop: the
+// Desktop mode, shell part (src/ui/live/desktop-shell.ts) over a fake window.numascopeDesktop: the
 // Open button uses the native dialog, Save uses the native save dialog, commands are checked; on
 // the web (no bridge) the file input and the download stay as they were.
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COMMAND_NAMES } from '@numascope/protocol';
-import { desktopShell, parseDesktopCommand, requestDesktopOpen, saveTraceBytes, setDesktopOpenHandler } from '../src/live/desktop-shell';
-import type { DesktopShellBridge } from '../src/live/desktop-shell';
-import { OpenFileButton } from '../src/views/OpenFileButton';
+import { desktopShell, parseDesktopCommand, requestDesktopOpen, saveTraceBytes, setDesktopOpenHandler } from '../src/ui/live/desktop-shell';
+import type { DesktopShellBridge } from '../src/ui/live/desktop-shell';
+import { OpenFileButton } from '../src/ui/views/OpenFileButton';
 
 function install() {
   const bridge = {

@@ -7,24 +7,25 @@ import path from 'node:path';
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { analyze, manualPolicy, readTrace } from '@numascope/policy-engine';
-import { traceColumns } from '../src/analysis';
-import { decisionSelection, decisionViews, filterDecisions, regionDecisions } from '../src/engine/decisions';
-import { itemId, manualRequest, placeItem, threadGroups } from '../src/engine/manual';
-import { runAnalysis } from '../src/engine/run';
-import type { AnalysisView, AnalyzeOutcome, AnalyzeRequest } from '../src/engine/run';
-import { engineRequest } from '../src/engine/use-analysis';
-import { installIdleSignal, publishState } from '../src/idle';
-import { TraceWorkerClient } from '../src/load';
-import type { AnalyzeCallOptions } from '../src/load';
-import { openTraceBytes } from '../src/parse';
-import type { DecisionsOutcome, WorkerReply, WorkerRequest } from '../src/parse';
-import { TraceContext } from '../src/trace-context';
-import type { QueryClient, TraceContextValue } from '../src/trace-context';
-import { DEFAULT_VIEW_STATE } from '../src/url-state';
-import type { ViewState } from '../src/url-state';
-import { DecisionsView } from '../src/views/DecisionsView';
-import { TrafficView } from '../src/views/TrafficView';
-import { createWorkerHandler } from '../src/worker-core';
+import { queryColumns } from '@numascope/policy-engine';
+import { decisionViews } from '../src/worker/engine/decisions';
+import { decisionSelection, filterDecisions, regionDecisions } from '../src/ui/selectors/decisions';
+import { itemId, manualRequest, placeItem, threadGroups } from '../src/ui/selectors/manual';
+import { runAnalysis } from '../src/worker/engine/run';
+import type { AnalysisView, AnalyzeOutcome, AnalyzeRequest } from '../src/worker/engine/run';
+import { engineRequest } from '../src/ui/hooks/use-analysis';
+import { installIdleSignal, publishState } from '../src/ui/idle';
+import { TraceWorkerClient } from '../src/worker/client';
+import type { AnalyzeCallOptions } from '../src/worker/client';
+import { openTraceBytes } from '../src/worker/open';
+import type { DecisionsOutcome, WorkerReply, WorkerRequest } from '../src/worker/protocol';
+import { TraceContext } from '../src/ui/hooks/trace-context';
+import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-context';
+import { DEFAULT_VIEW_STATE } from '../src/ui/url-state';
+import type { ViewState } from '../src/ui/url-state';
+import { DecisionsView } from '../src/ui/views/DecisionsView';
+import { TrafficView } from '../src/ui/views/TrafficView';
+import { createWorkerHandler } from '../src/worker/handler';
 
 afterEach(cleanup);
 
@@ -33,9 +34,9 @@ const bytesOf = (name: string) => new Uint8Array(readFileSync(path.join(SAMPLES,
 const HOTSPOT = 'streamcluster-hotspot.numascope';
 const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
 
-describe('decisions (engine/decisions.ts)', () => {
+describe('decisions (worker/engine/decisions.ts, ui/selectors/decisions.ts)', () => {
   const trace = readTrace(bytesOf(HOTSPOT));
-  const cols = traceColumns(trace);
+  const cols = queryColumns(trace);
   const result = analyze(trace, { windowMs: 100, policies: POLICIES });
   const all = decisionViews(result, cols);
 
@@ -91,7 +92,7 @@ describe('time range in the app’s engine requests', () => {
   });
 });
 
-describe('manual placement (engine/manual.ts)', () => {
+describe('manual placement (ui/selectors/manual.ts)', () => {
   const trace = readTrace(bytesOf(HOTSPOT));
   const nodeIds = trace.manifest.machine.nodes.map((n) => n.id);
   const opened = openTraceBytes(bytesOf(HOTSPOT), 1);
@@ -117,7 +118,7 @@ describe('manual placement (engine/manual.ts)', () => {
 
   it('the manual column replays the dragged placement through the engine’s manual policy', () => {
     // The region holding most pages onto node index 1, thread 0 onto node index 2.
-    const cols = traceColumns(trace);
+    const cols = queryColumns(trace);
     const perRegion = new Map<number, number>();
     for (let p = 0; p < cols.pageCount; p++) perRegion.set(cols.pageRegion[p]!, (perRegion.get(cols.pageRegion[p]!) ?? 0) + 1);
     const big = [...perRegion].filter(([r]) => r >= 0).sort((a, b) => b[1] - a[1])[0]![0];
@@ -138,7 +139,7 @@ describe('manual placement (engine/manual.ts)', () => {
   });
 });
 
-/** The real Worker code (worker-core) behind a stand-in Worker, so TraceWorkerClient runs as in the browser. */
+/** The real Worker code (worker/handler.ts) behind a stand-in Worker, so TraceWorkerClient runs as in the browser. */
 class FakeWorker {
   static sent: WorkerRequest[] = [];
   onmessage: ((e: MessageEvent<WorkerReply>) => void) | null = null;
@@ -155,7 +156,7 @@ class FakeWorker {
   terminate() {}
 }
 
-describe('the Worker’s engine requests (worker-core + TraceWorkerClient)', () => {
+describe('the Worker’s engine requests (worker handler + TraceWorkerClient)', () => {
   it('posts progress per window before the answer, shares an analysis between callers, drops one no longer wanted, and answers decisions', async () => {
     vi.stubGlobal('Worker', FakeWorker);
     try {
@@ -193,7 +194,7 @@ describe('the Worker’s engine requests (worker-core + TraceWorkerClient)', () 
       expect(out.decisions.length).toBe(direct.policies.reduce((n, p) => n + p.replay.decisions.length, 0));
       const d = out.decisions.find((x) => x.policy === 'autonuma' && x.scope === 'pages')!;
       const ranks = await client.decisionPages(traceId, req, d.key);
-      const cols = traceColumns(trace);
+      const cols = queryColumns(trace);
       const src = direct.policies.find((p) => p.policy === 'autonuma')!.replay.decisions[d.index]!;
       expect(Array.from(ranks)).toEqual(Array.from(src.pageIndices!, (p) => cols.pageRank[p]!).sort((x, y) => x - y));
       expect(ranks.length).toBe(d.pages);
@@ -251,7 +252,7 @@ describe('progress while the engine runs', () => {
 
 describe('the Decisions view', () => {
   const trace = readTrace(bytesOf(HOTSPOT));
-  const cols = traceColumns(trace);
+  const cols = queryColumns(trace);
   const opened = openTraceBytes(bytesOf(HOTSPOT), 1);
   if (!('overview' in opened)) throw new Error('sample did not open');
   function client(): QueryClient {

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { analyze, readTrace, validatePlan } from '@numascope/policy-engine';
 import { describe, expect, it } from 'vitest';
-import { columnSpec, deltaRows, parseColumn, parseColumns, speedupAgainst } from '../src/engine/compare';
-import { analyzeOutcome, planFromRecommendations, runAnalysis } from '../src/engine/run';
-import type { PolicyView } from '../src/engine/run';
-import { parseViewState, writeViewState, DEFAULT_VIEW_STATE } from '../src/url-state';
+import { columnSpec, deltaRows, parseColumn, parseColumns, speedupAgainst } from '../src/ui/selectors/compare';
+import { analyzeOutcome, planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
+import type { PolicyView } from '../src/worker/engine/run';
+import { parseViewState, writeViewState, DEFAULT_VIEW_STATE } from '../src/ui/url-state';
 
 const SAMPLES = path.resolve(__dirname, '../../../sample-traces');
 const load = (name: string) => readTrace(new Uint8Array(readFileSync(path.join(SAMPLES, name))));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { installIdleSignal, publishState } from '../src/idle';
+import { installIdleSignal, publishState } from '../src/ui/idle';
 
 describe('idle signal', () => {
   it('publishes the state on the body and resolves waiters when idle', async () => {

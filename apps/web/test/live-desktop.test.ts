@@ -1,9 +1,9 @@
 // Desktop mode: DesktopLiveApi over a fake window.numascopeDesktop, driven by the same LiveSession.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../src/live/client';
-import { DesktopLiveApi, desktopBridge } from '../src/live/desktop';
-import type { DesktopBridge } from '../src/live/desktop';
-import { LiveSession } from '../src/live/session';
+import { ApiError } from '../src/ui/live/client';
+import { DesktopLiveApi, desktopBridge } from '../src/ui/live/desktop';
+import type { DesktopBridge } from '../src/ui/live/desktop';
+import { LiveSession } from '../src/ui/live/session';
 import { rustExample } from '@numascope/protocol/fixtures';
 
 const rec = (status: 'running' | 'finished' | 'failed') => ({

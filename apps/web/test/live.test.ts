@@ -1,15 +1,15 @@
 /** Live mode client: token handling, message parsing, the state machine, and a session against a fake `numascope serve`. */
 import { describe, expect, it } from 'vitest';
-import { ApiError, LiveApi } from '../src/live/client';
-import type { LiveDeps, WebSocketLike } from '../src/live/client';
-import { endReason, initialState, liveReducer, MAX_WINDOWS } from '../src/live/machine';
+import { ApiError, LiveApi } from '../src/ui/live/client';
+import type { LiveDeps, WebSocketLike } from '../src/ui/live/client';
+import { endReason, initialState, liveReducer, MAX_WINDOWS } from '../src/ui/live/machine';
 import { parseLiveMessage, ProtocolError } from '@numascope/protocol';
 import type { LiveWindow, Recording, RecordSummary } from '@numascope/protocol';
 import { rustExample } from '@numascope/protocol/fixtures';
-import { splitArgv } from '../src/live/argv';
-import { LiveSession } from '../src/live/session';
-import { tokenFromSearch, withoutToken } from '../src/live/token';
-import { filterProcesses } from '../src/live/LiveView';
+import { splitArgv } from '../src/ui/live/argv';
+import { LiveSession } from '../src/ui/live/session';
+import { tokenFromSearch, withoutToken } from '../src/ui/live/token';
+import { filterProcesses } from '../src/ui/live/LiveView';
 
 const TOKEN = 'a'.repeat(64);
 const ORIGIN = 'http://127.0.0.1:41873';

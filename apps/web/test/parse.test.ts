@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { parseTraceBytes } from '../src/parse';
+import { parseTraceBytes } from '../src/worker/open';
 import { fixtureTraceBytes, withManifest } from '../../../e2e/fixtures/trace-fixture';
 
 describe('parseTraceBytes (what the Worker runs)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuCount, nodeRows, recordedCommand, shellQuote, threadRows } from '../src/selectors';
+import { cpuCount, nodeRows, recordedCommand, shellQuote, threadRows } from '../src/ui/selectors/summary';
 import { summaryFixture } from './summary-fixture';
 
 describe('nodeRows', () => {

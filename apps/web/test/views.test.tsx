@@ -1,10 +1,10 @@
 import { cleanup, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ErrorView } from '../src/views/ErrorView';
-import { Landing } from '../src/views/Landing';
-import { LoadingView } from '../src/views/LoadingView';
-import { RenderErrorBoundary } from '../src/views/RenderErrorBoundary';
-import { TraceView } from '../src/views/TraceView';
+import { ErrorView } from '../src/ui/views/ErrorView';
+import { Landing } from '../src/ui/views/Landing';
+import { LoadingView } from '../src/ui/views/LoadingView';
+import { RenderErrorBoundary } from '../src/ui/views/RenderErrorBoundary';
+import { TraceView } from '../src/ui/views/TraceView';
 import { summaryFixture } from './summary-fixture';
 
 afterEach(cleanup);

@@ -16,7 +16,7 @@
  * Run with --expose-gc (npm run bench does) so the baseline is taken after a collection.
  * Usage: node --expose-gc --import tsx bench/bench.ts [SAMPLES…] [--no-alone] (--no-alone skips the per-policy lines)
  */
-import { overallMetrics } from '../src/engine/analyze.js';
+import { overallMetrics } from '../src/analyze/analyze.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { replayAll } from '../src/engine/run.js';
 import { buildReplayInput } from '../src/engine/windows.js';

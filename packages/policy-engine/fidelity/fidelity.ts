@@ -5,8 +5,8 @@
  * were derived from the papers is in its `derivation`; numbers used to build a mirror are listed
  * as inputs, never counted as predictions.
  */
-import { analyzeInput, type AnalysisResult, type PolicyResult } from '../src/engine/analyze.js';
-import type { Policy } from '../src/engine/contract.js';
+import { analyzeInput, type AnalysisResult, type PolicyResult } from '../src/analyze/analyze.js';
+import type { Policy } from '../src/model/contract.js';
 import { accessMatrix, demandOf, latencyAt } from '../src/engine/simulate.js';
 import { buildReplayInput } from '../src/engine/windows.js';
 import { machineModel } from '../src/machine/model.js';

@@ -4,8 +4,8 @@
  * engine analysis. Classifies the outcome; crashes, out-of-memory and hangs are detected by the
  * process pool around it (pool.ts).
  */
-import { analyze } from '../src/engine/analyze.js';
-import { isEngineError } from '../src/engine/errors.js';
+import { analyze } from '../src/analyze/analyze.js';
+import { isEngineError } from '../src/model/errors.js';
 import { isTraceError } from '../src/trace/errors.js';
 import { readTrace } from '../src/trace/reader.js';
 import { summarizeTrace } from '../src/trace/summary.js';

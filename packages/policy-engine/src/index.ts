@@ -1,3 +1,5 @@
+export * from './model/contract.js';
+export { EngineError, isEngineError, type EngineErrorCode } from './model/errors.js';
 export * from './trace/types.js';
 export * from './trace/schema.js';
 export * from './trace/errors.js';
@@ -7,6 +9,19 @@ export { upgradeTrace, checkTraceVersion, UPGRADERS, OLDEST_TRACE_VERSION, type 
 export { validateManifest } from './trace/validate.js';
 export { numericColumn, dictionaryColumn, stringColumn, type DictionaryColumn } from './trace/columns.js';
 export { summarizeTrace, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary } from './trace/summary.js';
+export {
+  queryColumns,
+  cpuSlots,
+  regionMeta,
+  migrationMarks,
+  rowSpan,
+  type QueryColumns,
+  type TimeRange,
+  type RegionMeta,
+  type MigrationMark,
+} from './trace/query-columns.js';
+export * from './trace/aggregate.js';
+export { answerQuery, type TraceQuery, type TraceAnswer, type AnyTraceAnswer } from './trace/queries.js';
 export {
   writeTrace,
   emptyColumns,
@@ -19,8 +34,6 @@ export {
   type TraceWriteErrorCode,
 } from './trace/writer.js';
 export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type MachinePreset } from './machine/presets.js';
-export * from './engine/contract.js';
-export { EngineError, isEngineError, type EngineErrorCode } from './engine/errors.js';
 export { machineModel, traceMachineOf, nodeOfCpu, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
 export { machineFromJson, machineFromHwlocXml, machineFromText, parseHwlocCpuset, MachineLoadError } from './machine/loaders.js';
 export { buildReplayInput, restrictToTimeRange, hintingFaultStats, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
@@ -39,28 +52,37 @@ export {
   analyze,
   analyzeInput,
   overallMetrics,
-  analysisJson,
-  policyResultJson,
-  policySummary,
-  replaySummaryJson,
   windowPredictedUs,
   defaultBaseline,
   MIGRATION_SECONDS_PER_GB,
   DEFAULT_WINDOW_MS,
-  DEFAULT_BASELINE,
-  FALLBACK_BASELINE,
   type AnalyzeOptions,
   type AnalysisResult,
   type PolicyResult,
   type OverallMetrics,
   type ReplaySummary,
   type SteadyStateInfo,
-} from './engine/analyze.js';
+} from './analyze/analyze.js';
+export { analysisJson, policyResultJson, policySummary, replaySummaryJson, nodeLoads } from './analyze/json.js';
 export { formatSpeedup, formatLatencyNs, formatShare, formatPct, formatTimeUs } from './format.js';
 export {
   getPolicy,
   listPolicies,
   POLICY_IDS,
+  POLICY_DESCRIPTORS,
+  DEFAULT_BASELINE,
+  FALLBACK_BASELINE,
+  BASELINES,
+  describePolicy,
+  policyLabel,
+  policyForms,
+  runsOnEstimate,
+  needsPlacement,
+  type PolicyDescriptor,
+  type PolicyParameter,
+  type PolicyId,
+  type DefaultPolicyId,
+  type PolicyArguments,
   observedPolicy,
   firstTouchPolicy,
   firstTouchPageNodes,

@@ -3,11 +3,12 @@
  * the engine refuses to do on it (rate-driven policies), as used by the testbed's scenarios b/c.
  */
 import { describe, expect, it } from 'vitest';
-import { analysisJson, analyze } from '../src/engine/analyze.js';
-import { isEngineError } from '../src/engine/errors.js';
+import { analyze } from '../src/analyze/analyze.js';
+import { analysisJson } from '../src/analyze/json.js';
+import { isEngineError } from '../src/model/errors.js';
 import { buildReplayInput } from '../src/engine/windows.js';
 import { buildPlan } from '../src/plan/index.js';
-import { main } from '../src/cli/main.js';
+import { main } from '../cli/main.js';
 import { traceBytesFromText, traceFromText } from './helpers/plan-trace.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

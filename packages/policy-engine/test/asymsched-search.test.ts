@@ -5,7 +5,7 @@
  * machines of 4–8 nodes with asymmetric link matrices.
  */
 import { describe, expect, it } from 'vitest';
-import type { MachineModel } from '../src/engine/contract.js';
+import type { MachineModel } from '../src/model/contract.js';
 import { machineModel } from '../src/machine/model.js';
 import { listPresets } from '../src/machine/presets.js';
 import {

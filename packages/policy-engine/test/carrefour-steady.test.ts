@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../src/engine/analyze.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { CONTINUATION_MAX_ROUNDS } from '../src/engine/steady.js';
 import { buildReplayInput } from '../src/engine/windows.js';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
-import { analyze } from '../src/engine/analyze.js';
+import { main } from '../cli/main.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { buildPlan } from '../src/plan/build.js';
 import { readTrace } from '../src/trace/reader.js';
 

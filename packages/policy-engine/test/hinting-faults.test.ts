@@ -6,7 +6,7 @@
  * they are skipped.
  */
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../src/engine/analyze.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { buildReplayInput, hintingFaultStats } from '../src/engine/windows.js';
 import { buildPlan } from '../src/plan/index.js';
 import { manualPolicy } from '../src/policies/manual.js';

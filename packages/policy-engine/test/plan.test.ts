@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildPlan, PLAN_LIMITS, PlanValidationError, serializePlan, validatePlan, type Plan } from '../src/plan/index.js';
-import type { PolicyReplay } from '../src/engine/contract.js';
+import type { PolicyReplay } from '../src/model/contract.js';
 import { traceFromText } from './helpers/plan-trace.js';
 
 const examples = (name: string): unknown =>
@@ -121,7 +121,7 @@ describe('validatePlan', () => {
   });
 
   it('refuses plans past the limits numascope apply enforces, naming the field and the limit', () => {
-    // The whole user address space in one range (the hostile case of issue #19).
+    // The whole user address space in one range (a hostile plan).
     expect(
       rejects((p) => {
         p.pageRanges = [{ ...p.pageRanges[0], start: '0x1000', end: '0x7ffffffff000' }];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { autonumaPolicy } from '../src/policies/autonuma.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { replayInputFromTable } from './helpers/replay-table.js';
-import { windowsOf } from '../src/engine/contract.js';
+import { windowsOf } from '../src/model/contract.js';
 
 const options = { seed: 1, simulate: simulateWindow };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCarrefourPolicy, carrefourPolicy } from '../src/policies/carrefour.js';
 import { simulateWindow } from '../src/engine/simulate.js';
-import { windowsOf, type PolicyReplay, type ReplayInput } from '../src/engine/contract.js';
+import { windowsOf, type PolicyReplay, type ReplayInput } from '../src/model/contract.js';
 import { meanOf, replayInputFromTable } from './helpers/replay-table.js';
 
 const OPTERON = 'amd-opteron-8385-4p';

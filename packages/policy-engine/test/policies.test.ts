@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../src/engine/analyze.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { buildReplayInput } from '../src/engine/windows.js';
 import { simulateWindow } from '../src/engine/simulate.js';
-import { getPolicy, listPolicies, manualPolicy } from '../src/policies/index.js';
+import { describePolicy, getPolicy, listPolicies, manualPolicy, needsPlacement, POLICY_DESCRIPTORS, POLICY_IDS, policyForms, policyLabel, runsOnEstimate } from '../src/policies/index.js';
+import { DECISION_KINDS } from '../src/model/contract.js';
 import { textTrace } from './helpers/text-trace.js';
 
 /** Rows "time_us thread page op weight" for every (thread, page) pair. */
@@ -128,6 +129,31 @@ describe('policies on the Carrefour machine', () => {
     for (const id of ['observed', 'first-touch', 'interleave']) expect(ids).toContain(id);
     expect(() => getPolicy('nope')).toThrow(/unknown policy "nope"; valid policies: .*first-touch/);
     expect(() => getPolicy('manual')).toThrow(/needs a placement/);
+  });
+
+  it('describes every policy: the default set is what listPolicies runs, and each descriptor resolves to its code', () => {
+    expect(listPolicies().map((p) => p.id)).toEqual([...POLICY_IDS]);
+    expect(POLICY_IDS).toEqual(['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched']);
+    for (const d of POLICY_DESCRIPTORS) {
+      const policy = needsPlacement(d.id) ? getPolicy(d.id, { placement: { threads: [], pages: [] } }) : getPolicy(d.id);
+      expect(policy.id).toBe(d.id);
+      expect(policyLabel(d.id)).toBe(d.label);
+    }
+    expect(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id)).toEqual(['observed', 'first-touch', 'interleave', 'manual']);
+    expect(describePolicy('interleave:0,2')?.id).toBe('interleave');
+    expect(describePolicy('observed:1')).toBeUndefined();
+    expect(runsOnEstimate('interleave:1,3')).toBe(true);
+    expect(runsOnEstimate('carrefour')).toBe(false);
+    expect(runsOnEstimate('nope')).toBe(false);
+    expect(policyLabel('interleave:0,2')).toBe('interleave:0,2');
+    expect(policyForms()).toEqual([...POLICY_IDS, 'interleave:N,M,…', 'manual']);
+    expect(getPolicy('manual', { placement: { threads: [{ thread: 0, node: 1 }] } }).id).toBe('manual');
+  });
+
+  it('lists every decision kind a policy makes', () => {
+    const trace = streamclusterLike();
+    const result = analyze(trace, { windowMs: 50 });
+    for (const p of result.policies) for (const d of p.replay.decisions) expect(DECISION_KINDS).toContain(d.kind);
   });
 
   it('runs every registered policy on a trace and reports the runner keys', () => {

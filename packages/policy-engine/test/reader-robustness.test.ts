@@ -1,7 +1,7 @@
 /**
- * Hostile and damaged traces, case by case (docs/robustness.md, "Trace reader"). Each case was an
- * input the reader before issue #19 accepted, crashed on or allocated for; each is now refused with
- * a typed TraceError that names the entry, table, column or row. The fuzz test
+ * Hostile and damaged traces, case by case (docs/robustness.md, "Trace reader"). Each case is an
+ * input a careless reader would accept, crash on or allocate for; each is refused with a typed
+ * TraceError that names the entry, table, column or row. The fuzz test
  * (fuzz-trace.test.ts) covers the same ground at random.
  */
 import { tableFromIPC } from 'apache-arrow';
@@ -9,7 +9,7 @@ import { strToU8, unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { buildZip, entriesOf } from '../fuzz/zip-edit.js';
 import { TraceError } from '../src/trace/errors.js';
-import { analyze } from '../src/engine/analyze.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
 import { summarizeTrace } from '../src/trace/summary.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
@@ -103,7 +103,7 @@ function withValue(table: string, column: string, row: number, value: number): U
   });
 }
 
-describe('readTrace refuses damaged and hostile traces (issue #19)', () => {
+describe('readTrace refuses damaged and hostile traces', () => {
   it('reads the unbroken small trace, and the summary of it', () => {
     const t = readTrace(smallTrace());
     expect(t.tables.samples.numRows).toBe(4);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recommend, confidenceOf, MIGRATION_GBPS } from '../src/recommend/index.js';
-import { analyzeInput, type AnalysisResult } from '../src/engine/analyze.js';
+import { analyzeInput, type AnalysisResult } from '../src/analyze/analyze.js';
 import { manualPolicy } from '../src/policies/index.js';
 import { formatLatencyNs, formatShare, formatSpeedup } from '../src/format.js';
 import { replayInputFromTable } from './helpers/replay-table.js';

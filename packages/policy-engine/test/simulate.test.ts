@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccessWindow, Placement } from '../src/engine/contract.js';
+import type { AccessWindow, Placement } from '../src/model/contract.js';
 import { CACHE_LINE_BYTES, sampleCvPct, simulateWindow } from '../src/engine/simulate.js';
 import { PROBE_BYTES, PROBE_RESPONSE_BYTES, REQUEST_BYTES, RESPONSE_BYTES, trafficModel } from '../src/machine/traffic.js';
 import { machineModel } from '../src/machine/model.js';

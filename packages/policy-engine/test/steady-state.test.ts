@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { analyze, analyzeInput, type AnalysisResult } from '../src/engine/analyze.js';
+import { analyze, analyzeInput, type AnalysisResult } from '../src/analyze/analyze.js';
 import { getPreset } from '../src/machine/presets.js';
 import { machineModel } from '../src/machine/model.js';
 import { readTrace } from '../src/trace/reader.js';

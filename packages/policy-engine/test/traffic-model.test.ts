@@ -1,12 +1,12 @@
 /**
  * The calibrated traffic model (docs/engine.md, "Traffic model", "Stall share", "Observed → idle
  * time"): machine facts with provenance, the observed → idle conversion, the stall-share sources,
- * and the guest hinting-fault recording's steady state (issue #12 item 3).
+ * and the guest hinting-fault recording's steady state.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../src/engine/analyze.js';
+import { analyze } from '../src/analyze/analyze.js';
 import { buildReplayInput } from '../src/engine/windows.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';

@@ -5,9 +5,9 @@
  * policy replayed on its own.
  */
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../src/engine/analyze.js';
-import type { AccessWindow, Policy } from '../src/engine/contract.js';
-import { isEngineError } from '../src/engine/errors.js';
+import { analyze } from '../src/analyze/analyze.js';
+import type { AccessWindow, Policy } from '../src/model/contract.js';
+import { isEngineError } from '../src/model/errors.js';
 import { definePolicy, replayAll } from '../src/engine/run.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { buildReplayInput, TraceWindows } from '../src/engine/windows.js';

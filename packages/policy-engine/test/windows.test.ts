@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEngineError } from '../src/engine/errors.js';
+import { isEngineError } from '../src/model/errors.js';
 import { retarget, retargetNodeMap } from '../src/engine/retarget.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { buildReplayInput } from '../src/engine/windows.js';

@@ -54,7 +54,7 @@ void _commandTypesAgree;
 
 /**
  * The part of the desktop API (`window.numascopeDesktop`, apps/desktop/src/api.ts) the Live screen
- * and the apply panel use (apps/web/src/live/desktop.ts).
+ * and the apply panel use (apps/web/src/ui/live/desktop.ts).
  */
 export interface DesktopLiveBridge {
   /** Always true: lets the renderer tell the desktop API from anything else on window. */
@@ -75,7 +75,7 @@ export interface DesktopLiveBridge {
   rollback(record: RollbackRecord): Promise<ApplyReport>;
 }
 
-/** The part of the desktop API the web app's shell integration uses (apps/web/src/live/desktop-shell.ts). */
+/** The part of the desktop API the web app's shell integration uses (apps/web/src/ui/live/desktop-shell.ts). */
 export interface DesktopShellBridge {
   readonly isDesktop: true;
   /** Native open dialog; null when cancelled. Adds the file to the recent files. */

@@ -11,8 +11,8 @@
  * policy that places them there (interleave over all nodes, manual). Access counts, sampling
  * weights and window lengths are unchanged: the target runs the same work.
  */
-import type { MachineModel, ReplayInput } from './contract.js';
-import { EngineError } from './errors.js';
+import type { MachineModel, ReplayInput } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
 
 export type RetargetRule = 'modulo' | 'proportional';
 export const RETARGET_RULES: readonly RetargetRule[] = ['modulo', 'proportional'];

@@ -11,8 +11,8 @@
  * policy's last placement is remembered with the windows since which it has not changed, so that
  * the held placement of a policy that settled is not simulated again over those windows.
  */
-import type { AccessWindow, MachineModel, Placement, Policy, PolicyReplay, PolicyRun, ReplayInput, ReplayOptions, SimulateWindow, WindowMetrics } from './contract.js';
-import { EngineError } from './errors.js';
+import type { AccessWindow, MachineModel, Placement, Policy, PolicyReplay, PolicyRun, ReplayInput, ReplayOptions, SimulateWindow, WindowMetrics } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
 import { steadyStates } from './steady.js';
 
 /** Progress of a replay: windows done out of the total. */

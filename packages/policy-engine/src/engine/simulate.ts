@@ -22,7 +22,7 @@
  *    resource needs T > bytes / capacity (u < 1), where L(T) → ∞; L falls as T grows, so the fixed
  *    point is unique and found by bisection: offered load settles where the threads' stalls let it.
  */
-import type { AccessWindow, MachineModel, Placement, SimulateWindow, WindowMetrics } from './contract.js';
+import type { AccessWindow, MachineModel, Placement, SimulateWindow, WindowMetrics } from '../model/contract.js';
 import { MC_BYTES_PER_LOAD, MC_BYTES_PER_STORE, trafficModel, type TrafficModel } from '../machine/traffic.js';
 
 /** Bytes moved per sampled memory access (one cache line). */

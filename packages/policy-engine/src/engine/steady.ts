@@ -18,7 +18,7 @@
  *   other windows are simulated; with the default simulator their access matrices are summed
  *   straight from the trace's rows (WindowSource.accessMatrices), without building the window.
  */
-import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, ReplayOptions, SteadyState, WindowMetrics, WindowSource, WindowTiming } from './contract.js';
+import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, ReplayOptions, SteadyState, WindowMetrics, WindowSource, WindowTiming } from '../model/contract.js';
 import type { FinalRun } from './run.js';
 import { samePlacement } from './run.js';
 import { MEMORY_STALL_SHARE, simulateMatrix, simulateWindow } from './simulate.js';

@@ -21,8 +21,8 @@
  * (ReplayInputOptions.cacheEntries). A trace whose rows are not in time order also keeps one
  * 4-byte row index per access sample.
  */
-import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource, type WindowTiming } from './contract.js';
-import { EngineError } from './errors.js';
+import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource, type WindowTiming } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
 import { machineModel, nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';

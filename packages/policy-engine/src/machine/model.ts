@@ -1,5 +1,5 @@
 /**
- * The simulator's machine model (engine/contract.ts `MachineModel`) built from a `TraceMachine`
+ * The simulator's machine model (model/contract.ts `MachineModel`) built from a `TraceMachine`
  * (a preset, a trace's recorded machine, JSON or hwloc XML). Every number keeps its source; a
  * number the description lacks is filled by one of the documented rules below and marked
  * `estimated:<rule>` (docs/engine.md, "Machine model"). Nothing is filled silently.
@@ -8,7 +8,7 @@
  * to node j. An access by a cpu on node c to memory on node m moves its data m → c, so
  * `MachineModel.routes[c·n + m] = trace.routes["m->c"]`.
  */
-import type { LinkIndex, MachineModel, NodeIndex } from '../engine/contract.js';
+import type { LinkIndex, MachineModel, NodeIndex } from '../model/contract.js';
 import type { MachineLink, Provenance, TraceMachine } from '../trace/types.js';
 import { routeKey, shortestPathRoutes } from './presets.js';
 

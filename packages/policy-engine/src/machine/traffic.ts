@@ -30,7 +30,7 @@
  * - Clock: a preset's `cpu clock` figure, else a `@ x.xxGHz` in the cpu model string, else null
  *   (PMU latencies in cycles and cycle counters then cannot be turned into time).
  */
-import type { MachineModel, Sourced } from '../engine/contract.js';
+import type { MachineModel, Sourced } from '../model/contract.js';
 import { listPresets, type MachinePreset } from './presets.js';
 
 /** Bytes of one cache line (the unit of DRAM traffic). */

@@ -12,7 +12,7 @@
  * Threads: a thread whose final node differs from its last observed node (thread_placements,
  * else the replay's first window) is pinned to its final node.
  */
-import type { Placement, PolicyReplay } from '../engine/contract.js';
+import type { Placement, PolicyReplay } from '../model/contract.js';
 import { numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, validatePlan, type Plan, type PlanPageRange, type PlanThreadPin } from './schema.js';

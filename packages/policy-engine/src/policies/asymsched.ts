@@ -18,7 +18,7 @@ import type {
   ReplayInput,
   ReplayOptions,
   WindowMetrics,
-} from '../engine/contract.js';
+} from '../model/contract.js';
 import { windowLengthUs } from './common.js';
 import { definePolicy } from '../engine/run.js';
 

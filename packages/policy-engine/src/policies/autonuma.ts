@@ -17,7 +17,7 @@ import type {
   ReplayInput,
   ReplayOptions,
   WindowMetrics,
-} from '../engine/contract.js';
+} from '../model/contract.js';
 import { seededRandom } from './seeded-random.js';
 import { windowLengthUs } from './common.js';
 import { definePolicy } from '../engine/run.js';

@@ -16,7 +16,7 @@ import type {
   ReplayInput,
   ReplayOptions,
   WindowMetrics,
-} from '../engine/contract.js';
+} from '../model/contract.js';
 import { seededRandom, type SeededRandom } from './seeded-random.js';
 import { windowLengthUs } from './common.js';
 import { definePolicy } from '../engine/run.js';

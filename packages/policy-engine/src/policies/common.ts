@@ -1,5 +1,5 @@
 /** Helpers shared by the policies in this folder. */
-import type { AccessWindow, Decision, Placement, PolicyRun, ReplayInput, ReplayOptions, WindowMetrics } from '../engine/contract.js';
+import type { AccessWindow, Decision, Placement, PolicyRun, ReplayInput, ReplayOptions, WindowMetrics } from '../model/contract.js';
 
 /**
  * Length of a window as the simulator takes it, µs: its idle-latency length (`idleUs`, the

@@ -3,7 +3,7 @@
  * it (first-touch owner from the trace, else the first thread seen accessing it), threads stay on
  * their initial nodes. Pages are placed at allocation: nothing migrates.
  */
-import type { Policy, ReplayInput } from '../engine/contract.js';
+import type { Policy, ReplayInput } from '../model/contract.js';
 import { definePolicy } from '../engine/run.js';
 import { countByNode, pagesDiffering, perNode, replayFixedPages } from './common.js';
 

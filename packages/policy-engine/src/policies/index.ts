@@ -1,37 +1,52 @@
 /**
- * The policy registry. `getPolicy(id)` accepts the ids of listPolicies() plus `interleave:A,B,…`
- * (node indices). `manual` needs a placement: build it with manualPolicy(spec).
+ * The policy registry: the descriptors (descriptors.ts) joined with the code. `getPolicy(id)`
+ * accepts the default set's ids, `interleave:A,B,…` (node indices) and, with a placement,
+ * `manual`.
  */
-import type { Policy } from '../engine/contract.js';
-import { EngineError } from '../engine/errors.js';
+import type { Policy } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
 import { asymschedPolicy } from './asymsched.js';
 import { autonumaPolicy } from './autonuma.js';
 import { carrefourPolicy } from './carrefour.js';
+import { POLICY_IDS, needsPlacement, policyForms, type DefaultPolicyId } from './descriptors.js';
 import { firstTouchPolicy } from './first-touch.js';
 import { interleaveAllPolicy, interleavePolicy } from './interleave.js';
+import { manualPolicy, type ManualPlacement } from './manual.js';
 import { observedPolicy } from './observed.js';
 
 export { observedPolicy } from './observed.js';
 export { firstTouchPolicy, firstTouchPageNodes } from './first-touch.js';
 export { interleavePolicy, interleaveAllPolicy, interleavePageNodes, pagesByAddress } from './interleave.js';
 export { manualPolicy, type ManualPlacement } from './manual.js';
+export * from './descriptors.js';
+
+/** The code of every policy in the default set (the type makes the table complete). */
+const DEFAULT_SET: Readonly<Record<DefaultPolicyId, Policy>> = {
+  observed: observedPolicy,
+  'first-touch': firstTouchPolicy,
+  interleave: interleaveAllPolicy,
+  autonuma: autonumaPolicy,
+  carrefour: carrefourPolicy,
+  asymsched: asymschedPolicy,
+};
 
 /** Every policy that needs no parameters, in the order reports show them. */
-const POLICIES: readonly Policy[] = [observedPolicy, firstTouchPolicy, interleaveAllPolicy, autonumaPolicy, carrefourPolicy, asymschedPolicy];
-
 export function listPolicies(): Policy[] {
-  return [...POLICIES];
+  return POLICY_IDS.map((id) => DEFAULT_SET[id]);
 }
 
-export const POLICY_IDS: readonly string[] = POLICIES.map((p) => p.id);
+export interface PolicyArguments {
+  /** The placement of a policy that takes one (manual). */
+  placement?: ManualPlacement;
+}
 
-export function getPolicy(id: string): Policy {
-  const found = POLICIES.find((p) => p.id === id);
-  if (found) return found;
+export function getPolicy(id: string, args: PolicyArguments = {}): Policy {
+  if (Object.hasOwn(DEFAULT_SET, id)) return DEFAULT_SET[id as DefaultPolicyId];
   const m = /^interleave:(\d+(?:,\d+)*)$/.exec(id);
   if (m) return interleavePolicy(m[1]!.split(',').map(Number));
-  if (id === 'manual') {
-    throw new EngineError('unknown-policy', 'policy "manual" needs a placement: pass one (CLI: --manual FILE.json; API: manualPolicy(spec))');
+  if (needsPlacement(id)) {
+    if (args.placement) return manualPolicy(args.placement);
+    throw new EngineError('unknown-policy', `policy "${id}" needs a placement: pass one (CLI: --manual FILE.json; API: getPolicy("${id}", { placement }) or manualPolicy(spec))`);
   }
-  throw new EngineError('unknown-policy', `unknown policy "${id}"; valid policies: ${[...POLICY_IDS, 'interleave:N,M,…', 'manual'].join(', ')}`);
+  throw new EngineError('unknown-policy', `unknown policy "${id}"; valid policies: ${policyForms().join(', ')}`);
 }

@@ -3,8 +3,8 @@
  * page goes to nodes[i mod k]. Deterministic. Pages are placed at allocation: nothing migrates.
  * Threads stay on their initial nodes.
  */
-import type { NodeIndex, Policy, ReplayInput } from '../engine/contract.js';
-import { EngineError } from '../engine/errors.js';
+import type { NodeIndex, Policy, ReplayInput } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
 import { definePolicy } from '../engine/run.js';
 import { countByNode, perNode, replayFixedPages } from './common.js';
 

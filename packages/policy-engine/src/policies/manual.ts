@@ -3,8 +3,8 @@
  * threads to nodes and page ranges to nodes, applied at the start of the replay. Pages that end up
  * on another node than recorded count as migrated (a live plan would move them).
  */
-import type { Decision, NodeIndex, Policy, ReplayInput } from '../engine/contract.js';
-import { EngineError } from '../engine/errors.js';
+import type { Decision, NodeIndex, Policy, ReplayInput } from '../model/contract.js';
+import { EngineError } from '../model/errors.js';
 import { definePolicy } from '../engine/run.js';
 import { mib, replayFixedPages } from './common.js';
 

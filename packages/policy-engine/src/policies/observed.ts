@@ -1,5 +1,5 @@
 /** observed: the recorded placement as it is (pages where the trace saw them, threads as recorded over time). */
-import type { Policy } from '../engine/contract.js';
+import type { Policy } from '../model/contract.js';
 import { definePolicy } from '../engine/run.js';
 import { countByNode, perNode, replayFixedPages } from './common.js';
 

@@ -1,5 +1,5 @@
 /**
- * Recommendations from analyze's predictions (DESIGN.md §7): each an action with its predicted
+ * Recommendations from analyze's predictions: each an action with its predicted
  * gain (the policy's headline speedup, memory latency and local share before and after: the same
  * numbers the policy shows everywhere else), its cost (pages, bytes, seconds at MIGRATION_GBPS) and a
  * confidence that says how measured the inputs are. Actions: move page ranges to a node,
@@ -7,8 +7,8 @@
  * change (per-node copies, block-wise split with parallel first touch). Plans (src/plan/) are the
  * machine-applicable subset: kinds `move-ranges`, `interleave-ranges` and `pin-threads`.
  */
-import type { Decision, ReplayInput } from '../engine/contract.js';
-import type { PolicyResult } from '../engine/analyze.js';
+import type { Decision, ReplayInput } from '../model/contract.js';
+import type { PolicyResult } from '../analyze/analyze.js';
 import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
 
 /**

@@ -8,7 +8,7 @@
  *
  * Thread and page homes are written `range:node` (node index), e.g. `0-3:0 4-7:1`.
  */
-import { windowsOf, type AccessWindow, type ReplayInput } from '../../src/engine/contract.js';
+import { windowsOf, type AccessWindow, type ReplayInput } from '../../src/model/contract.js';
 import { machineModel } from '../../src/machine/model.js';
 import { getPreset } from '../../src/machine/presets.js';
 

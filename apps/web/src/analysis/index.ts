@@ -1,3 +1,0 @@
-export * from './columns';
-export * from './aggregate';
-export * from './queries';

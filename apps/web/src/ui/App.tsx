@@ -1,0 +1,341 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { publishState } from './idle';
+import { TraceContext } from './hooks/trace-context';
+import type { TraceContextValue } from './hooks/trace-context';
+import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from './url-state';
+import type { ViewState } from './url-state';
+import type { AppState } from './idle';
+import { TraceWorkerClient } from '../worker/client';
+import { toFailure } from '../worker/protocol';
+import { fetchTraceBytes, readFileBytes } from './load';
+import { idleStateOf, initialLoadState, loadReducer } from './load-state';
+import type { LoadEvent, LoadState } from './load-state';
+import type { SampleIndex } from './sample-index';
+import { DropOverlay } from './views/DropOverlay';
+import { ErrorView } from './views/ErrorView';
+import { Landing } from './views/Landing';
+import type { SamplesState } from './views/Landing';
+import { LoadingView } from './views/LoadingView';
+import { OpenFileButton } from './views/OpenFileButton';
+import { RenderErrorBoundary } from './views/RenderErrorBoundary';
+import { TraceView } from './views/TraceView';
+import { LiveView } from './live/LiveView';
+import { setTraceHandler } from './live/store';
+import { setOpenLiveHandler } from './live/apply';
+import { pageToken } from './live/token';
+import { desktopBridge } from './live/desktop';
+import { desktopShell, openedToFile, parseDesktopCommand, setDesktopOpenHandler } from './live/desktop-shell';
+import type { OpenedTrace } from '@numascope/protocol';
+
+function traceParam(): string | null {
+  const value = new URLSearchParams(window.location.search).get('trace');
+  return value && value.trim() ? value.trim() : null;
+}
+
+function liveStart(): boolean {
+  return Boolean(pageToken() || desktopBridge());
+}
+
+export function App() {
+  // The load state (load-state.ts), with a ref that always holds the newest: the async steps of a
+  // load read their token from it right after dispatching, and event handlers read the shown URL.
+  const [load, setLoad] = useState<LoadState>(() => initialLoadState(traceParam(), liveStart()));
+  const loadRef = useRef(load);
+  const dispatch = useCallback((e: LoadEvent) => {
+    loadRef.current = loadReducer(loadRef.current, e);
+    setLoad(loadRef.current);
+    return loadRef.current.token;
+  }, []);
+  const view = load.screen;
+  /** Idle state of the Live screen (LiveView reports it). */
+  const [liveState, setLiveState] = useState<AppState>('loading');
+  const [samples, setSamples] = useState<SamplesState>({ status: 'loading' });
+  const [dragging, setDragging] = useState(false);
+  const client = useRef<TraceWorkerClient | null>(null);
+  const [viewState, setViewState] = useState<ViewState>(() => parseViewState(window.location.search));
+  const viewStateRef = useRef(viewState);
+  viewStateRef.current = viewState;
+
+  /** Changes the view state and writes it to the address bar (a new history entry unless `replace`). */
+  const navigate = useCallback((patch: Partial<ViewState>, options?: { replace?: boolean }) => {
+    const next = { ...viewStateRef.current, ...patch };
+    viewStateRef.current = next;
+    const search = writeViewState(window.location.search, next);
+    if (search !== window.location.search) {
+      const url = window.location.pathname + search + window.location.hash;
+      if (options?.replace) window.history.replaceState(null, '', url);
+      else window.history.pushState(null, '', url);
+    }
+    setViewState(next);
+  }, []);
+
+  useEffect(() => {
+    client.current = new TraceWorkerClient();
+    return () => {
+      client.current?.dispose();
+      client.current = null;
+    };
+  }, []);
+
+  /** Hands load `token`'s bytes to the Worker; the answer is dropped when a newer load started meanwhile (the reducer's token check). */
+  const parse = useCallback(
+    async (token: number, bytes: ArrayBuffer) => {
+      if (token !== loadRef.current.token) return;
+      dispatch({ type: 'parsing', token, size: bytes.byteLength });
+      const worker = client.current ?? (client.current = new TraceWorkerClient());
+      const result = await worker.open(bytes);
+      dispatch({ type: 'opened', token, result });
+    },
+    [dispatch],
+  );
+
+  const openUrl = useCallback(
+    async (url: string) => {
+      const token = dispatch({ type: 'open-url', url });
+      try {
+        const bytes = await fetchTraceBytes(url, (p) => dispatch({ type: 'progress', token, ...p }));
+        await parse(token, bytes);
+      } catch (e) {
+        dispatch({ type: 'failed', token, error: toFailure(e) });
+      }
+    },
+    [dispatch, parse],
+  );
+
+  const openFile = useCallback(
+    async (file: File) => {
+      // The page no longer shows the ?trace= URL's trace: drop it (and the old view state) so a reload does not reopen it.
+      // A numascope serve token stays: Live mode (and applying a plan) still needs it.
+      const live = pageToken();
+      const keep = live ? `?token=${encodeURIComponent(live)}` : '';
+      if (window.location.search !== keep) window.history.pushState(null, '', window.location.pathname + keep);
+      viewStateRef.current = DEFAULT_VIEW_STATE;
+      setViewState(DEFAULT_VIEW_STATE);
+      const token = dispatch({ type: 'open-file', name: file.name, size: file.size });
+      try {
+        await parse(token, await readFileBytes(file));
+      } catch (e) {
+        dispatch({ type: 'failed', token, error: toFailure(e) });
+      }
+    },
+    [dispatch, parse],
+  );
+
+  // Desktop app: the Open buttons and File ▸ Open use the native dialog; files from Open Recent, the
+  // command line or the desktop arrive as `open-path` (live/desktop-shell.ts). Both end in openFile.
+  const openFromDesktop = useCallback(
+    async (source: string, get: () => Promise<OpenedTrace | null>) => {
+      let opened: OpenedTrace | null;
+      try {
+        opened = await get();
+      } catch (e) {
+        const raw = e instanceof Error ? e.message : String(e);
+        const message = raw.replace(/^Error invoking remote method '[^']*': (?:\w*Error: )?/, '');
+        dispatch({ type: 'error', source, error: { code: 'read-failed', message } });
+        return;
+      }
+      if (opened) await openFile(openedToFile(opened));
+    },
+    [dispatch, openFile],
+  );
+  useEffect(() => {
+    const shell = desktopShell();
+    if (!shell) return;
+    const openDialog = () => void openFromDesktop('Open trace…', () => shell.openTrace());
+    setDesktopOpenHandler(openDialog);
+    // Export and save do what their buttons do (the buttons exist while a trace is shown).
+    const click = (testId: string) => document.querySelector<HTMLButtonElement>(`[data-testid="${testId}"]`)?.click();
+    const off = shell.onCommand((raw) => {
+      const cmd = parseDesktopCommand(raw);
+      if (!cmd) return;
+      switch (cmd.command) {
+        case 'open':
+          return openDialog();
+        case 'open-path':
+          return void openFromDesktop(cmd.path, () => shell.openRecent(cmd.path));
+        case 'view-live':
+          return void dispatch({ type: 'show-live' });
+        case 'view':
+          if (loadRef.current.screen.kind === 'ready') navigate({ view: cmd.view });
+          return;
+        case 'save':
+          return click('save-trace');
+        case 'export-png':
+        case 'export-svg':
+        case 'export-markdown':
+          return click(cmd.command);
+      }
+    });
+    return () => {
+      off();
+      setDesktopOpenHandler(null);
+    };
+  }, [openFromDesktop, navigate, dispatch]);
+
+  // "Apply through live mode" in the Recommendations view opens the Live screen.
+  useEffect(() => setOpenLiveHandler(() => void dispatch({ type: 'show-live' })), [dispatch]);
+
+  // A finished live recording's trace (downloaded from numascope serve) opens in the normal views.
+  useEffect(() => {
+    setTraceHandler(async (name, bytes) => {
+      viewStateRef.current = DEFAULT_VIEW_STATE;
+      setViewState(DEFAULT_VIEW_STATE);
+      const token = dispatch({ type: 'open-bytes', name, size: bytes.byteLength });
+      await parse(token, bytes);
+    });
+  }, [dispatch, parse]);
+
+  // ?trace=URL on start and on back/forward.
+  useEffect(() => {
+    const fromLocation = () => {
+      const url = traceParam();
+      const state = parseViewState(window.location.search);
+      viewStateRef.current = state;
+      setViewState(state);
+      // Back/forward between screens of the trace on show: only the view state changes.
+      if (url === loadRef.current.url) return;
+      if (url) void openUrl(url);
+      else dispatch({ type: 'home', live: liveStart() });
+    };
+    fromLocation();
+    window.addEventListener('popstate', fromLocation);
+    return () => window.removeEventListener('popstate', fromLocation);
+  }, [openUrl, dispatch]);
+
+  // The sample list, for the landing page.
+  useEffect(() => {
+    if (view.kind !== 'landing' || samples.status !== 'loading') return;
+    let live = true;
+    fetch('samples/index.json')
+      .then(async (r) => {
+        if (!r.ok) throw new Error(`samples/index.json: HTTP ${r.status} ${r.statusText}`);
+        return (await r.json()) as SampleIndex;
+      })
+      .then(
+        (index) => live && setSamples({ status: 'ready', samples: index.samples }),
+        (e: Error) => live && setSamples({ status: 'error', message: `The list of sample traces could not be loaded (${e.message}).` }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [view.kind, samples.status]);
+
+  // Drag and drop anywhere on the window.
+  useEffect(() => {
+    let depth = 0;
+    const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+    const onEnter = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth++;
+      setDragging(true);
+    };
+    const onOver = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+    };
+    const onLeave = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      depth = Math.max(0, depth - 1);
+      if (depth === 0) setDragging(false);
+    };
+    const onDrop = (e: DragEvent) => {
+      e.preventDefault();
+      depth = 0;
+      setDragging(false);
+      const file = e.dataTransfer?.files[0];
+      if (file) void openFile(file);
+    };
+    window.addEventListener('dragenter', onEnter);
+    window.addEventListener('dragover', onOver);
+    window.addEventListener('dragleave', onLeave);
+    window.addEventListener('drop', onDrop);
+    return () => {
+      window.removeEventListener('dragenter', onEnter);
+      window.removeEventListener('dragover', onOver);
+      window.removeEventListener('dragleave', onLeave);
+      window.removeEventListener('drop', onDrop);
+    };
+  }, [openFile]);
+
+  // Idle signal, published after the view for the state is on screen.
+  const state: AppState = idleStateOf(load, liveState, samples.status === 'loading');
+  useEffect(() => publishState(state), [state, view]);
+
+  const traceId = view.kind === 'ready' ? view.overview.traceId : 0;
+  const context = useMemo<TraceContextValue>(
+    () => ({ client: client.current, traceId, state: viewState, navigate }),
+    // client.current is set once on mount, before any trace is ready.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [traceId, viewState, navigate],
+  );
+
+  const title = view.kind === 'ready' || view.kind === 'error' ? `${view.source} · numascope` : 'numascope';
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <a href="./" className="brand" aria-label="numascope home: sample traces">
+          numascope
+        </a>
+        <span className="topbar__tag ns-muted">NUMA memory-placement profiler</span>
+        <span className="topbar__spacer" />
+        <button
+          type="button"
+          className="topbar__live"
+          aria-current={view.kind === 'live' ? 'page' : undefined}
+          data-testid="open-live"
+          onClick={() => dispatch({ type: 'show-live' })}
+        >
+          Live
+        </button>
+        <OpenFileButton onFile={(f) => void openFile(f)} />
+      </header>
+      <main className="content">
+        {view.kind === 'live' && <LiveView onState={setLiveState} />}
+        {view.kind === 'landing' && <Landing samples={samples} onFile={(f) => void openFile(f)} />}
+        {view.kind === 'loading' && <LoadingView state={view} />}
+        {view.kind === 'error' && <ErrorView source={view.source} error={view.error} onFile={(f) => void openFile(f)} />}
+        {view.kind === 'ready' && (
+          <RenderErrorBoundary
+            key={view.token}
+            source={view.source}
+            fallback={(message) => (
+              <RenderFailed
+                source={view.source}
+                message={message}
+                onFile={(f) => void openFile(f)}
+                onShown={() => dispatch({ type: 'crashed', token: view.token })}
+              />
+            )}
+          >
+            <TraceContext.Provider value={context}>
+              <TraceView summary={view.summary} source={view.source} overview={view.overview} />
+            </TraceContext.Provider>
+          </RenderErrorBoundary>
+        )}
+      </main>
+      {dragging && <DropOverlay />}
+    </div>
+  );
+}
+
+/** A view crashed: show it as an error, and tell App so the idle signal says 'error'. */
+function RenderFailed({
+  source,
+  message,
+  onFile,
+  onShown,
+}: {
+  source: string;
+  message: string;
+  onFile: (f: File) => void;
+  onShown: () => void;
+}) {
+  useEffect(onShown, [onShown]);
+  return <ErrorView source={source} error={{ code: 'internal', message }} onFile={onFile} />;
+}

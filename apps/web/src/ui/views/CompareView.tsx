@@ -1,0 +1,316 @@
+/** Compare: 2–5 columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
+import { useMemo, useRef, useState } from 'react';
+import { listPresets } from '@numascope/policy-engine';
+import type { TraceSummary } from '@numascope/policy-engine';
+import type { RegionMeta } from '@numascope/policy-engine';
+import { manualRequest } from '../selectors/manual';
+import type { AnalyzeRequest } from '../../worker/engine/run';
+import type { ViewState } from '../url-state';
+import { ManualEditor } from './ManualEditor';
+import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
+import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
+import type { TrafficScales } from '@numascope/viz';
+import { useTraceContext } from '../hooks/trace-context';
+import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, parseColumns, speedupAgainst } from '../selectors/compare';
+import type { ColumnSpec, DeltaRow } from '../selectors/compare';
+import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { POLICY_IDS, policyLabel } from '@numascope/policy-engine';
+import type { AnalysisView, PolicyView } from '../../worker/engine/run';
+import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, costText, transientText } from './EngineParts';
+import { trafficInput } from './TrafficView';
+
+/**
+ * A row of the table against the baseline column. The speedup is a ratio and is shown as one
+ * (never as a difference of two speedups); predicted times are shown with their difference.
+ */
+function formatDelta(r: DeltaRow): string {
+  const sign = r.delta > 0 ? '+' : r.delta < 0 ? '−' : '±';
+  const abs = Math.abs(r.delta);
+  switch (r.metric.unit) {
+    case 'ratio':
+      return `${sign}${(abs * 100).toFixed(1)} pts`;
+    case 'pct':
+      return `${sign}${abs.toFixed(1)} pts`;
+    case 'ns':
+      return `${sign}${abs.toFixed(0)} ns`;
+    case 'x':
+      return formatSpeedup(r.value);
+    case 'us':
+      return `${formatTimeUs(r.value)} vs ${formatTimeUs(r.base)} (${sign}${formatTimeUs(abs)})`;
+    case 'pages':
+      return `${sign}${formatCount(abs)}`;
+  }
+}
+
+/** Manual placement is given in the recording's own nodes: no re-target, no second recording. */
+export const MANUAL_REASON = 'a manual placement is dragged together on the open recording’s own machine: remove the re-target or the second recording';
+
+/**
+ * The engine request of a column: the shared policy set for a policy column (one cached
+ * analysis serves them all), or the manual policy alone with the placement from the URL.
+ */
+export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
+  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base);
+  if (c.machine !== null || c.recording !== null) return null;
+  const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
+  return { ...engineRequest(null, state.estimate, state.range, state.base), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+}
+
+function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
+  const rec = c.recording !== null ? ` · ${names.get(c.recording) ?? `recording ${c.recording}`}` : '';
+  return `${policyLabel(c.policy)}${c.machine ? ` on ${c.machine}` : ''}${rec}`;
+}
+
+export function CompareView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
+  const { state, navigate, client } = useTraceContext();
+  const columns = parseColumns(state.cmp, state.base ?? 'observed');
+  const presets = useMemo(() => listPresets(), []);
+  const [names, setNames] = useState(() => new Map<number, string>());
+  const [fileError, setFileError] = useState<string | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const setColumns = (cs: ColumnSpec[]) => navigate({ cmp: cs.map(columnSpec) });
+  const add = (c: ColumnSpec) => columns.length < MAX_COLUMNS && setColumns([...columns, c]);
+  const base = columns[0];
+  // One shared scale so marks and arrows compare across columns: the largest MC bandwidth and link capacity of the baseline's machine.
+  const baseAnalysis = useAnalysis(base ? columnRequest(base, state, summary, regions) : null, base?.recording ?? null);
+  const scales: TrafficScales | undefined =
+    baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome
+      ? {
+          maxMcLoadBytesPerS: Math.max(...baseAnalysis.outcome.view.policies.flatMap((p) => p.mcLoadBytesPerS), 1),
+          maxLinkLoadBytesPerS: Math.max(...baseAnalysis.outcome.view.policies.flatMap((p) => p.linkLoadBytesPerS), 1),
+        }
+      : undefined;
+
+  async function openFile(file: File) {
+    setFileError(null);
+    try {
+      if (!client?.openExtra) throw new Error('the Worker is not available');
+      const r = await client.openExtra(await file.arrayBuffer(), file.name);
+      setNames((m) => new Map(m).set(r.recording, r.name));
+      add({ policy: base?.policy ?? 'first-touch', machine: null, recording: r.recording });
+    } catch (e) {
+      setFileError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  const full = columns.length >= MAX_COLUMNS;
+  const hasManual = columns.some((c) => c.policy === 'manual');
+  return (
+    <section className="panel engine-view" data-testid="compare-view" data-columns={columns.length}>
+      <h2>Compare</h2>
+      <p className="ns-muted">
+        The first column is the baseline: deltas and speedups are against it. Columns are in the link (Share), except second recordings, which
+        are local files.
+      </p>
+      <div className="compare-add" aria-label="Add a column">
+        <span>Add a policy:</span>
+        {POLICY_IDS.map((id) => (
+          <button key={id} type="button" disabled={full} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
+            + {policyLabel(id)}
+          </button>
+        ))}
+        <button
+          type="button"
+          disabled={full || hasManual}
+          title={hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
+          data-testid="add-policy-manual"
+          onClick={() => add({ policy: 'manual', machine: null, recording: null })}
+        >
+          + Manual
+        </button>
+        <label>
+          Add a machine:{' '}
+          <select
+            data-testid="add-machine"
+            disabled={full}
+            value=""
+            onChange={(e) => e.target.value && add({ policy: base?.policy ?? 'first-touch', machine: e.target.value, recording: null })}
+          >
+            <option value="">re-target onto a preset…</option>
+            {presets.map((p) => (
+              <option key={p.id} value={p.id} title={p.description}>
+                {p.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" disabled={full} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
+          + Open another recording…
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept=".numascope"
+          hidden
+          data-testid="add-recording-input"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = '';
+            if (f) void openFile(f);
+          }}
+        />
+      </div>
+      {fileError && (
+        <p className="notice notice--error" role="alert">
+          {fileError}
+        </p>
+      )}
+      {baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome && (
+        <>
+          <EngineRange analysis={baseAnalysis.outcome.view} onClear={() => navigate({ range: null })} />
+          <PredictionBasis
+            analysis={baseAnalysis.outcome.view}
+            onBaseline={(b) => navigate({ base: b })}
+          />
+        </>
+      )}
+      {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
+      <div className="compare-grid" style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
+        {columns.map((c, i) => (
+          <CompareColumn
+            key={`${i}:${columnSpec(c)}`}
+            index={i}
+            spec={c}
+            base={base!}
+            request={columnRequest(c, state, summary, regions)}
+            baseRequest={columnRequest(base!, state, summary, regions)}
+            title={columnTitle(c, names)}
+            scales={scales}
+            estimate={state.estimate}
+            onRemove={columns.length > 1 ? () => setColumns(columns.filter((_, j) => j !== i)) : undefined}
+            onBaseline={i > 0 ? () => setColumns([c, ...columns.filter((_, j) => j !== i)]) : undefined}
+            onEstimate={() => navigate({ estimate: true })}
+          />
+        ))}
+      </div>
+      {hasManual && <ManualEditor summary={summary} regions={regions} value={state.manual} onChange={(m) => navigate({ manual: m }, { replace: true })} />}
+    </section>
+  );
+}
+
+function CompareColumn(props: {
+  index: number;
+  spec: ColumnSpec;
+  base: ColumnSpec;
+  request: AnalyzeRequest | null;
+  baseRequest: AnalyzeRequest | null;
+  title: string;
+  scales?: TrafficScales;
+  estimate: boolean;
+  onRemove?: () => void;
+  onBaseline?: () => void;
+  onEstimate: () => void;
+}) {
+  const { index, spec, base, title, scales } = props;
+  const mine = useAnalysis(props.request, spec.recording);
+  const theirs = useAnalysis(props.baseRequest, base.recording);
+  const header = (
+    <header className="compare-col__head">
+      <h3 data-testid="column-title">
+        {index === 0 ? <span className="ns-badge-inline">baseline</span> : null} {title}
+      </h3>
+      {props.onBaseline && (
+        <button type="button" className="link-button" onClick={props.onBaseline}>
+          make baseline
+        </button>
+      )}
+      {props.onRemove && (
+        <button type="button" className="link-button" aria-label={`Remove column ${title}`} data-testid="remove-column" onClick={props.onRemove}>
+          remove
+        </button>
+      )}
+    </header>
+  );
+  let body;
+  if (!props.request) body = <p className="notice" data-testid="column-unavailable">{MANUAL_REASON}</p>;
+  else if (mine.status === 'running') body = <Progress state={mine} />;
+  else if ('error' in mine.outcome) body = <EngineRefusal error={mine.outcome.error} onEstimate={props.onEstimate} />;
+  else {
+    const a = mine.outcome.view;
+    const p = a.policies.find((x) => x.policy === spec.policy);
+    const b = theirs.status === 'done' && 'view' in theirs.outcome ? theirs.outcome.view.policies.find((x) => x.policy === base.policy) : undefined;
+    body = p ? <ColumnBody a={a} p={p} b={b} index={index} title={title} scales={scales} /> : <Unavailable a={a} policy={spec.policy} />;
+  }
+  return (
+    <article className="compare-col" data-testid="compare-column" data-spec={columnSpec(spec)}>
+      {header}
+      {body}
+    </article>
+  );
+}
+
+function Unavailable({ a, policy }: { a: AnalysisView; policy: string }) {
+  const why = a.unavailable.find((u) => u.policy === policy)?.reason ?? `${policy} is not a policy this app replays`;
+  return (
+    <p className="notice" data-testid="column-unavailable">
+      <span className="ns-badge" data-status="unavailable">
+        <span className="ns-badge__body">
+          <span className="ns-badge__status">unavailable</span>
+        </span>
+      </span>{' '}
+      {why}
+    </p>
+  );
+}
+
+function ColumnBody({
+  a,
+  p,
+  b,
+  index,
+  title,
+  scales,
+}: {
+  a: AnalysisView;
+  p: PolicyView;
+  b: PolicyView | undefined;
+  index: number;
+  title: string;
+  scales?: TrafficScales;
+}) {
+  const speedup = b ? speedupAgainst(b, p) : null;
+  return (
+    <>
+      <EstimateBanner analysis={a} />
+      <p className="ns-muted small">{a.machine.name}</p>
+      <TrafficGraph traffic={trafficInput(a, p)} size={250} scales={scales} title={title} />
+      <p>
+        Speedup vs the first column:{' '}
+        <strong data-testid="column-speedup" data-value={speedup ?? ''}>
+          {speedup !== null ? formatSpeedup(speedup) : '…'}
+        </strong>
+        <br />
+        Predicted{' '}
+        <span data-testid="column-predicted" data-value={p.predictedUs}>
+          {formatTimeUs(p.predictedUs)}
+        </span>{' '}
+        (the recording took <span data-testid="column-recorded" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</span>)
+        <br />
+        To get there: <span data-testid="column-migration" data-value={p.bytesToMove}>{costText(p)}</span>
+      </p>
+      <MetricCards analysis={a} policy={p} />
+      {a.headline === 'steady-state' && <p className="ns-muted small" data-testid="column-transient">{transientText(a, p)}</p>}
+      {b && index > 0 && (
+        <table className="delta-table" data-testid="delta-table">
+          <caption>Against the first column</caption>
+          <thead>
+            <tr>
+              <th scope="col">metric</th>
+              <th scope="col">Δ (speedup: ratio)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deltaRows(b, p).map((r) => (
+              <tr key={r.metric.key} data-testid={`delta-${r.metric.key}`} data-verdict={r.verdict} data-base={r.base} data-column={r.value}>
+                <th scope="row">{r.metric.label}</th>
+                <td data-value={r.metric.unit === 'x' ? r.value : r.delta} className={`delta delta--${r.verdict}`}>
+                  {formatDelta(r)} {r.relative !== null && r.metric.unit !== 'x' ? <span className="ns-muted">({formatPercent(r.relative, 0)})</span> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,286 @@
+/** Pieces the engine views share: metric cards with provenance badges, progress, the no-access notice. */
+import { useEffect, useState } from 'react';
+import { formatLatencyNs, formatPct, formatShare, formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
+import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
+import type { AnalysisView, PolicyView } from '../../worker/engine/run';
+import type { AnalysisState } from '../hooks/use-analysis';
+import { BASELINES, POLICY_DESCRIPTORS, policyLabel } from '@numascope/policy-engine';
+
+export type BadgeStatus = 'measured' | 'estimated' | 'synthetic';
+
+export function Badge({ status, reason }: { status: BadgeStatus; reason: string }) {
+  return (
+    <span className="ns-badge" data-status={status} data-testid="metric-badge" data-badge={status}>
+      <span className="ns-badge__body" tabIndex={0} title={reason}>
+        <span className="ns-badge__status">{status}</span>
+      </span>
+      <span role="tooltip" className="ns-badge__tooltip">
+        {reason}
+      </span>
+    </span>
+  );
+}
+
+/** The badge of a simulator output: a prediction, and from what. */
+export function predictionBadge(a: AnalysisView): { status: BadgeStatus; reason: string } {
+  if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording; predicted by the simulator from ${a.machine.provenance}` };
+  const est = a.estimate
+    ? 'ESTIMATED from page placement only (no memory-access samples; accesses assumed uniform); '
+    : a.accessSource === 'hinting-faults'
+      ? 'access samples are NUMA hinting faults (which thread touched which page, not how often: rates relative); '
+      : '';
+  return { status: 'estimated', reason: `${est}predicted by the simulator from ${a.machine.provenance}` };
+}
+
+export interface MetricSpec {
+  key: string;
+  label: string;
+  value: number;
+  text: string;
+}
+
+/**
+ * The figures of one policy as every engine view shows them: one value and one formatter each
+ * (the engine's, also used by its recommendation texts), so a figure that appears twice on a
+ * screen reads the same.
+ */
+export function policyMetrics(p: PolicyView): MetricSpec[] {
+  return [
+    { key: 'localAccessRatio', label: 'Local access ratio', value: p.localAccessRatio, text: formatShare(p.localAccessRatio) },
+    { key: 'memoryLatencyNs', label: 'Memory latency', value: p.memoryLatencyNs, text: formatLatencyNs(p.memoryLatencyNs) },
+    { key: 'mcImbalancePct', label: 'MC imbalance', value: p.mcImbalancePct, text: formatPct(p.mcImbalancePct) },
+    { key: 'interconnectUsagePct', label: 'Interconnect usage', value: p.interconnectUsagePct, text: formatPct(p.interconnectUsagePct) },
+    { key: 'interconnectImbalancePct', label: 'Interconnect imbalance', value: p.interconnectImbalancePct, text: formatPct(p.interconnectImbalancePct) },
+    { key: 'predictedUs', label: 'Predicted time', value: p.predictedUs, text: formatTimeUs(p.predictedUs) },
+  ];
+}
+
+/** The speedup card: the policy's predicted time against the baseline's, a ratio. */
+export function speedupMetric(a: AnalysisView, p: PolicyView): MetricSpec {
+  return { key: 'predictedSpeedup', label: `Speedup vs ${policyLabel(a.baseline)}`, value: p.predictedSpeedup, text: formatSpeedup(p.predictedSpeedup) };
+}
+
+export function MetricCards({ analysis, policy, extra = [] }: { analysis: AnalysisView; policy: PolicyView; extra?: MetricSpec[] }) {
+  const badge = predictionBadge(analysis);
+  const counterBadge: { status: BadgeStatus; reason: string } = analysis.synthetic
+    ? { status: 'synthetic', reason: 'counters of a synthetic recording' }
+    : { status: 'measured', reason: 'recorded hardware counters of this recording (not predicted; shown for the observed placement only)' };
+  return (
+    <dl className="metric-cards" data-testid="metric-cards" data-policy={policy.policy}>
+      {[...policyMetrics(policy), ...extra].map((m) => (
+        <div key={m.key} className="metric-card" data-testid={`metric-${m.key}`}>
+          <dt>
+            {m.label} <Badge {...badge} />
+          </dt>
+          <dd data-value={m.value}>{m.text}</dd>
+        </div>
+      ))}
+      {policy.l3Mpki !== null && (
+        <div className="metric-card" data-testid="metric-l3Mpki">
+          <dt>
+            L3 MPKI <Badge {...counterBadge} />
+          </dt>
+          <dd data-value={policy.l3Mpki}>{policy.l3Mpki.toFixed(2)}</dd>
+        </div>
+      )}
+      {policy.ipc !== null && (
+        <div className="metric-card" data-testid="metric-ipc">
+          <dt>
+            IPC <Badge {...counterBadge} />
+          </dt>
+          <dd data-value={policy.ipc}>{policy.ipc.toFixed(2)}</dd>
+        </div>
+      )}
+    </dl>
+  );
+}
+
+/** What it takes to reach the policy's headline placement from what ran. */
+export function costText(p: PolicyView): string {
+  return p.pagesToMove > 0 ? `${formatCount(p.pagesToMove, 'page')} to move (${formatBytes(p.bytesToMove)})` : 'nothing to move';
+}
+
+/** The window-by-window replay, the transient on the way to the steady state. */
+export function transientText(a: AnalysisView, p: PolicyView): string {
+  const t = p.transient;
+  const moved = t.migratedPages > 0 ? `moved ${formatCount(t.migratedPages, 'page')} (${formatBytes(t.migratedBytes)}, ${formatDurationUs(t.migrationUs)} of migration) on the way` : 'moved nothing';
+  const converged =
+    p.steadyBasis === 'allocation'
+      ? 'placed at allocation'
+      : t.convergedAtWindow === null
+        ? 'had not converged by the end of the recording (the steady state continues it)'
+        : t.convergedAtWindow === 0
+          ? 'converged from the start'
+          : `converged at window ${t.convergedAtWindow} (${formatDurationUs(t.convergedAtUs ?? 0)} in)`;
+  return `Replayed window by window: ${formatTimeUs(t.predictedUs)} predicted (${formatSpeedup(t.predictedSpeedup)} vs ${policyLabel(a.baseline)} with migration), ${moved}; ${converged}.`;
+}
+
+/**
+ * What the predictions are and what they are measured against: the headline (steady state), the
+ * recording's real duration, and the baseline, which the user can switch (observed / first-touch).
+ */
+export function PredictionBasis({ analysis, onBaseline }: { analysis: AnalysisView; onBaseline?: (base: (typeof BASELINES)[number]) => void }) {
+  const a = analysis;
+  return (
+    <div className="prediction-basis" data-testid="prediction-basis" data-baseline={a.baseline} data-headline={a.headline} data-recorded-us={a.recordedUs}>
+      <p className="ns-muted">
+        {a.headline === 'steady-state' ? (
+          <>
+            <strong>Steady state:</strong> each policy&rsquo;s converged placement held over the whole recording (&ldquo;had it been in force from the
+            start&rdquo;); the window-by-window replay is shown as the transient.
+          </>
+        ) : (
+          <>
+            <strong>Replay:</strong> each policy window by window, with its moves and their migration cost.
+          </>
+        )}{' '}
+        The recording took <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
+        {a.range ? ' (the replayed time range)' : ''}; predicted times are anchored on it (what actually ran takes that long).
+      </p>
+      <p>
+        <label>
+          Speedups against{' '}
+          <select
+            data-testid="baseline-select"
+            value={a.baseline}
+            disabled={!onBaseline}
+            onChange={(e) => onBaseline?.(e.target.value as (typeof BASELINES)[number])}
+          >
+            {BASELINES.map((b) => (
+              <option key={b} value={b}>
+                {b === 'observed' ? 'Observed (what actually ran)' : 'First-touch (Linux default)'}
+              </option>
+            ))}
+          </select>
+        </label>{' '}
+        <span className="ns-muted small">speedup = baseline&rsquo;s predicted time / the policy&rsquo;s</span>
+        {a.baselineNote && (
+          <span className="ns-muted small" data-testid="baseline-note">
+            {' '}
+            — {a.baselineNote}
+          </span>
+        )}
+      </p>
+    </div>
+  );
+}
+
+export function Progress({ state }: { state: Extract<AnalysisState, { status: 'running' }> }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(t);
+  }, []);
+  const p = state.progress;
+  return (
+    <div className="engine-progress" role="status" data-testid="engine-progress" data-done={p?.done ?? ''} data-total={p?.total ?? ''}>
+      {p ? <progress aria-label="Replaying policies" value={p.done} max={p.total} /> : <progress aria-label="Replaying policies" />} {state.label}{' '}
+      <span data-testid="engine-progress-text">
+        {p ? `window ${formatCount(p.done)} of ${formatCount(p.total)} (${Math.floor((p.done / Math.max(1, p.total)) * 100)}%)` : 'waiting for the engine'}
+      </span>{' '}
+      <span className="ns-muted">{((now - state.startedAt) / 1000).toFixed(1)} s</span>
+    </div>
+  );
+}
+
+/**
+ * Says that an analysis replayed only part of the recording (the brushed time range, widened to
+ * whole engine windows), with a way back to the whole trace.
+ */
+export function EngineRange({ analysis, onClear }: { analysis: AnalysisView; onClear?: () => void }) {
+  const r = analysis.range;
+  if (!r) return null;
+  const last = r.firstWindow + r.windows - 1;
+  return (
+    <p className="notice notice--range" data-testid="engine-range" data-from={r.fromUs} data-to={r.toUs} data-first-window={r.firstWindow} data-windows={r.windows} data-total-windows={r.totalWindows}>
+      <strong>Time range only:</strong> these predictions replay {formatDurationUs(r.fromUs)} – {formatDurationUs(r.toUs)} of the recording
+      (windows {r.firstWindow}–{last} of {r.totalWindows}: the {analysis.windowMs} ms windows that overlap the selected {formatDurationUs(r.requestedFromUs)} –{' '}
+      {formatDurationUs(r.requestedToUs)}).
+      {onClear && (
+        <>
+          {' '}
+          <button type="button" className="link-button" onClick={onClear} data-testid="engine-range-clear">
+            Analyse the whole trace
+          </button>
+        </>
+      )}
+    </p>
+  );
+}
+
+/** The engine refused: for page-fault-only traces, say why and offer the placement-only estimate. */
+export function EngineRefusal({ error, onEstimate }: { error: { code: string; message: string }; onEstimate: () => void }) {
+  if (error.code === 'no-access-data') {
+    return (
+      <div className="notice notice--warn" role="alert" data-testid="no-access-data">
+        <p>
+          <strong>This recording has no memory-access samples:</strong> it was made without IBS or PEBS, so it says where pages were first
+          touched but not how often they are accessed. The engine cannot predict traffic from it.
+        </p>
+        <p className="ns-muted">{error.message}</p>
+        <p>
+          <button type="button" onClick={onEstimate} data-testid="use-estimate">
+            Use the placement-only estimate
+          </button>{' '}
+          assumes every thread accesses every page equally (engine option <code>access-estimate: uniform</code>). Everything it shows is
+          labelled ESTIMATED; {POLICY_DESCRIPTORS.filter((d) => d.needsMeasuredAccesses).map((d) => d.label).join(', ')} need measured access rates and are not
+          replayed on it.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div className="notice notice--error" role="alert" data-testid="engine-error" data-code={error.code}>
+      <p>
+        <strong>The policy engine refused this analysis</strong> ({error.code}): {error.message}
+      </p>
+    </div>
+  );
+}
+
+export function EstimateBanner({ analysis, onExit }: { analysis: AnalysisView; onExit?: () => void }) {
+  if (analysis.accessSource === 'hinting-faults') {
+    return (
+      <div className="notice notice--estimate" data-testid="hinting-banner">
+        <strong>NUMA HINTING FAULTS</strong> — this recording has no PMU samples; its access samples are the kernel&rsquo;s NUMA hinting
+        faults (automatic NUMA balancing was on). They say which thread touched which page, about once per page per scan pass, not how
+        often: node shares, local access ratio and imbalance follow from them; rates, latencies and speedups are relative. Windows of{' '}
+        {analysis.windowMs} ms span several scan passes.
+      </div>
+    );
+  }
+  if (!analysis.estimate) return null;
+  return (
+    <div className="notice notice--estimate" data-testid="estimate-banner">
+      <strong>ESTIMATED</strong> — placement-only estimate: this recording has no memory-access samples, so accesses were assumed uniform
+      (every thread reads every page equally). Page and thread placement are measured; traffic split follows from the assumption; rates and
+      latencies are not meaningful. Policies that can run on it: {POLICY_DESCRIPTORS.filter((d) => d.inDefaultSet && !d.needsMeasuredAccesses).map((d) => d.label).join(', ')}.
+      {onExit && (
+        <>
+          {' '}
+          <button type="button" className="link-button" onClick={onExit}>
+            Turn the estimate off
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function UnavailableList({ analysis }: { analysis: AnalysisView }) {
+  if (analysis.unavailable.length === 0) return null;
+  return (
+    <ul className="unavailable-list" data-testid="unavailable-policies">
+      {analysis.unavailable.map((u) => (
+        <li key={u.policy} data-policy={u.policy}>
+          <span className="ns-badge" data-status="unavailable">
+            <span className="ns-badge__body">
+              <span className="ns-badge__status">unavailable</span>
+            </span>
+          </span>{' '}
+          <strong>{policyLabel(u.policy)}</strong>: {u.reason}
+        </li>
+      ))}
+    </ul>
+  );
+}

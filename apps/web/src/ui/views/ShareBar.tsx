@@ -1,0 +1,107 @@
+import { useState } from 'react';
+import type { TraceSummary } from '@numascope/policy-engine';
+import { baseName, download, exportPng, exportSvg } from '../export';
+import { beginWork } from '../idle';
+import { markdownSummary } from '../markdown';
+import type { RegionMeta } from '@numascope/policy-engine';
+import { regionRows } from '../selectors/summary';
+import { withoutToken } from '../live/token';
+import { saveTraceBytes } from '../live/desktop-shell';
+import { useTraceContext } from '../hooks/trace-context';
+
+/** Export the current view (PNG, SVG), a Markdown summary, or the trace file itself. */
+export function ShareBar({
+  summary,
+  inRange,
+  source,
+  regions,
+  panel,
+}: {
+  summary: TraceSummary;
+  inRange: TraceSummary;
+  source: string;
+  regions: RegionMeta[];
+  /** The element holding the current view's figures. */
+  panel: () => HTMLElement | null;
+}) {
+  const { client, traceId, state } = useTraceContext();
+  const [message, setMessage] = useState<string | null>(null);
+  const name = baseName(source);
+  const suffix = `${name}-${state.view}${state.range ? `-${state.range.fromUs}-${state.range.toUs}us` : ''}`;
+  const title = `${source} · ${state.view}${state.range ? ` · ${state.range.fromUs}–${state.range.toUs} µs` : ''}`;
+
+  async function run(what: string, f: () => Promise<void>) {
+    const end = beginWork();
+    setMessage(null);
+    try {
+      await f();
+    } catch (e) {
+      setMessage(`${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      end();
+    }
+  }
+
+  return (
+    <div className="share-bar" role="group" aria-label="Export and share">
+      <span className="ns-muted share-bar__label">Export</span>
+      <button
+        type="button"
+        data-testid="export-png"
+        onClick={() =>
+          run('PNG export', async () => {
+            const root = panel();
+            if (root) download(await exportPng(root, title), `${suffix}.png`);
+          })
+        }
+      >
+        PNG
+      </button>
+      <button
+        type="button"
+        data-testid="export-svg"
+        onClick={() =>
+          run('SVG export', async () => {
+            const root = panel();
+            if (root) download(new Blob([exportSvg(root, title).svg], { type: 'image/svg+xml' }), `${suffix}.svg`);
+          })
+        }
+      >
+        SVG
+      </button>
+      <button
+        type="button"
+        data-testid="export-markdown"
+        onClick={() =>
+          run('Markdown summary', async () => {
+            if (!client) throw new Error('the trace reader is not running');
+            const table = await client.query(traceId, { kind: 'regions', range: state.range });
+            const link = /^https?:|^samples\//.test(source) || new URLSearchParams(window.location.search).has('trace') ? withoutToken(window.location.href) : null;
+            const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link });
+            download(new Blob([md], { type: 'text/markdown' }), `${suffix}.md`);
+          })
+        }
+      >
+        Markdown summary
+      </button>
+      <button
+        type="button"
+        data-testid="save-trace"
+        onClick={() =>
+          run('Saving the trace', async () => {
+            if (!client) throw new Error('the trace reader is not running');
+            // The desktop app's native save dialog, else a download.
+            await saveTraceBytes(await client.bytes(traceId), `${name}.numascope`, download);
+          })
+        }
+      >
+        Save trace
+      </button>
+      {message && (
+        <span className="warning" role="alert">
+          {message}
+        </span>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,381 @@
+/**
+ * numascope-analyze: scripted analysis of traces (JSON and Markdown out). A Node front end of the
+ * engine: it uses the package's public API (src/index.ts) and is the only part of the package
+ * that uses Node APIs. docs/engine.md ("CLI") documents every command and JSON key.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import {
+  analysisJson,
+  analyze,
+  buildPlan,
+  formatSpeedup,
+  getPolicy,
+  getPreset,
+  isEngineError,
+  isTraceError,
+  listPresets,
+  machineFromText,
+  machineModel,
+  needsPlacement,
+  PlanBuildError,
+  POLICY_DESCRIPTORS,
+  POLICY_IDS,
+  policyForms,
+  PRESET_IDS,
+  readTrace,
+  RETARGET_RULES,
+  type AnalysisResult,
+  type AnalyzeOptions,
+  type MachineModel,
+  type ManualPlacement,
+  type Policy,
+  type RetargetRule,
+  type Trace,
+} from '../src/index.js';
+
+/** `a, b, c and d`. */
+function inWords(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+export const USAGE = `numascope-analyze: replay a numascope trace through placement policies
+
+usage:
+  numascope-analyze analyze TRACE [options]         metrics per policy
+  numascope-analyze compare TRACE_A TRACE_B [options]  the same for two traces, with B − A
+  numascope-analyze plan TRACE --policy NAME -o plan.json   a placement plan (docs/plan-format.md)
+  numascope-analyze presets [--json]                machine presets
+
+options:
+  --machine PRESET|FILE   replay on a preset or a machine file (hwloc XML or JSON); a machine
+                          other than the recorded one re-targets the recording
+  --retarget-rule RULE    ${RETARGET_RULES.join(' | ')} (default modulo)
+  --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also ${inWords(policyForms().slice(POLICY_IDS.length))}
+  --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
+  --window-ms N           replay window, ms (default 100; for NUMA hinting-fault recordings about
+                          four of the kernel's scan passes, from the trace)
+  --from-ms N, --to-ms N  replay only the windows overlapping [N, M) ms since the capture start
+                          (either may be left out: from the start / to the end)
+  --seed N                seed for randomised policies (default 1)
+  --no-steady-state       make the window-by-window replay the headline instead of the steady
+                          state (each policy's converged placement held over the whole recording,
+                          the default; docs/engine.md, "Steady state"); --steady-state is the default
+  --baseline NAME         policy the speedup is measured against (default observed: what actually
+                          ran; first-touch when the trace records no page placement)
+  --access-estimate uniform  for traces without access samples (page-fault + procfs only):
+                          ESTIMATE traffic from page placement, assuming every thread reads every
+                          page equally; only ${inWords(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id))} can run
+  --json | --markdown     output format (default: a text table)
+  -o FILE                 output file (plan; for analyze/compare: instead of stdout)
+`;
+
+class UsageError extends Error {}
+
+interface Args {
+  command: string;
+  files: string[];
+  machine?: string;
+  retargetRule?: RetargetRule;
+  policies: string[];
+  manual?: string;
+  windowMs?: number;
+  fromMs?: number;
+  toMs?: number;
+  seed?: number;
+  baseline?: string;
+  accessEstimate?: 'uniform';
+  steadyState?: boolean;
+  format: 'text' | 'json' | 'markdown';
+  out?: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text' };
+  const value = (i: number, flag: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  const number = (i: number, flag: string, integer: boolean): number => {
+    const raw = value(i, flag);
+    const v = Number(raw);
+    if (!Number.isFinite(v) || (integer && !Number.isInteger(v)) || (!integer && v <= 0)) {
+      throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a positive number'}, got "${raw}"`);
+    }
+    return v;
+  };
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '--machine': args.machine = value(i++, a); break;
+      case '--retarget-rule': {
+        const r = value(i++, a);
+        if (!RETARGET_RULES.includes(r as RetargetRule)) throw new UsageError(`--retarget-rule must be one of ${RETARGET_RULES.join(', ')}, got "${r}"`);
+        args.retargetRule = r as RetargetRule;
+        break;
+      }
+      case '--policy': args.policies.push(value(i++, a)); break;
+      case '--manual': args.manual = value(i++, a); break;
+      case '--window-ms': args.windowMs = number(i++, a, false); break;
+      case '--from-ms': case '--to-ms': {
+        const raw = value(i++, a);
+        const v = Number(raw);
+        if (!/^\s*[0-9.e+]+\s*$/i.test(raw) || !Number.isFinite(v) || v < 0) throw new UsageError(`${a} must be a number of milliseconds ≥ 0, got "${raw}"`);
+        if (a === '--from-ms') args.fromMs = v;
+        else args.toMs = v;
+        break;
+      }
+      case '--seed': args.seed = number(i++, a, true); break;
+      case '--baseline': args.baseline = value(i++, a); break;
+      case '--access-estimate': {
+        const v = value(i++, a);
+        if (v !== 'uniform') throw new UsageError(`--access-estimate must be "uniform", got "${v}"`);
+        args.accessEstimate = v;
+        break;
+      }
+      case '--steady-state': args.steadyState = true; break;
+      case '--no-steady-state': args.steadyState = false; break;
+      case '--json': args.format = 'json'; break;
+      case '--markdown': args.format = 'markdown'; break;
+      case '-o': case '--output': args.out = value(i++, a); break;
+      default:
+        if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+        args.files.push(a);
+    }
+  }
+  return args;
+}
+
+function readFile(path: string, what: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+function loadTrace(path: string): Trace {
+  return readTrace(readFile(path, 'trace'));
+}
+
+function loadMachine(spec: string): MachineModel {
+  if (PRESET_IDS.includes(spec)) return machineModel(getPreset(spec));
+  if (!/[./]/.test(spec)) throw new UsageError(`--machine "${spec}" is neither a preset (${PRESET_IDS.join(', ')}) nor a file path`);
+  const text = new TextDecoder().decode(readFile(spec, 'machine file'));
+  return machineModel(machineFromText(text, basename(spec)));
+}
+
+function policiesOf(args: Args): Policy[] | undefined {
+  if (args.policies.length === 0) return undefined;
+  return args.policies.map((id) => {
+    if (!needsPlacement(id)) return getPolicy(id);
+    if (!args.manual) throw new UsageError(`--policy ${id} needs --manual FILE.json with the placement`);
+    let spec: ManualPlacement;
+    try {
+      spec = JSON.parse(new TextDecoder().decode(readFile(args.manual, 'manual placement')));
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      throw new UsageError(`--manual ${args.manual} is not valid JSON: ${(e as Error).message}`);
+    }
+    return getPolicy(id, { placement: spec });
+  });
+}
+
+function timeRangeOf(args: Args): AnalyzeOptions['timeRangeUs'] {
+  if (args.fromMs === undefined && args.toMs === undefined) return undefined;
+  const startUs = (args.fromMs ?? 0) * 1000;
+  const endUs = args.toMs === undefined ? Number.MAX_SAFE_INTEGER : args.toMs * 1000;
+  if (endUs <= startUs) throw new UsageError(`--to-ms (${args.toMs}) must be greater than --from-ms (${args.fromMs ?? 0})`);
+  return { startUs, endUs };
+}
+
+function optionsOf(args: Args): AnalyzeOptions {
+  return {
+    timeRangeUs: timeRangeOf(args),
+    machine: args.machine ? loadMachine(args.machine) : undefined,
+    retargetRule: args.retargetRule,
+    windowMs: args.windowMs,
+    policies: policiesOf(args),
+    seed: args.seed,
+    baseline: args.baseline,
+    accessEstimate: args.accessEstimate,
+    steadyState: args.steadyState,
+  };
+}
+
+const fmt = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
+type PolicyJson = ReturnType<typeof analysisJson>['policies'][number];
+type Column = [string, (p: PolicyJson) => string];
+const HEAD_COLUMNS: Column[] = [
+  ['policy', (p) => p.policy],
+  ['local %', (p) => fmt(p.localAccessRatio * 100, 1)],
+  ['latency ns', (p) => fmt(p.memoryLatencyNs, 0)],
+  ['MC imbalance %', (p) => fmt(p.mcImbalancePct, 1)],
+  ['link usage %', (p) => fmt(p.interconnectUsagePct, 1)],
+  ['link imbalance %', (p) => fmt(p.interconnectImbalancePct, 1)],
+  ['predicted s', (p) => fmt(p.predictedUs / 1e6, 3)],
+  ['speedup', (p) => formatSpeedup(p.predictedSpeedup)],
+];
+const TAIL_COLUMNS: Column[] = [['placements', (p) => (p.placementsTotal === null ? '–' : `${p.placementsEvaluated}/${p.placementsTotal}`)]];
+/** --no-steady-state: the replay is the headline. */
+const REPLAY_COLUMNS: Column[] = [...HEAD_COLUMNS, ['migrated MiB', (p) => fmt(p.replay.migratedBytes / 1048576, 1)], ...TAIL_COLUMNS];
+/** The default: the steady state is the headline (docs/engine.md, "Steady state"), then the replay as the transient. */
+const STEADY_COLUMNS: Column[] = [
+  ...HEAD_COLUMNS,
+  ['pages to move', (p) => String(p.pagesToMove)],
+  ['replay s', (p) => fmt(p.replay.predictedUs / 1e6, 3)],
+  ['replay speedup', (p) => formatSpeedup(p.replay.predictedSpeedup)],
+  ['converged at', (p) => (p.replay.convergedAtWindow === null ? `+${p.steadyState!.continuationRounds} rounds` : `window ${p.replay.convergedAtWindow}`)],
+  ['moved on the way MiB', (p) => fmt(p.replay.migratedBytes / 1048576, 1)],
+  ...TAIL_COLUMNS,
+];
+
+function table(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+  const COLUMNS = json.headline === 'steady-state' ? STEADY_COLUMNS : REPLAY_COLUMNS;
+  const rows = json.policies.map((p) => COLUMNS.map(([, f]) => f(p)));
+  const head = COLUMNS.map(([h]) => h);
+  if (markdown) {
+    return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+function report(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+  const out: string[] = [];
+  const t = json.trace;
+  out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
+  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; recorded ${(json.recordedUs / 1e6).toFixed(3)} s; speedup = ${json.baseline}'s predicted time / the policy's`);
+  for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
+  if (json.nodes) {
+    const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');
+    out.push(`${markdown ? '- ' : '  '}memory traffic by node (${json.nodes.policy}${json.estimate ? ', ESTIMATED' : ''}): ${loads}; hot spot: ${json.nodes.hotSpot === null ? 'none' : `node ${json.nodes.hotSpot}`}`);
+  }
+  out.push('');
+  if (json.headline === 'steady-state') {
+    out.push(
+      `${markdown ? '' : '  '}headline: steady state (each policy's converged placement held over the whole recording: metric columns, predicted s, speedup, pages to move from the recorded placement); ` +
+        `replay: the window-by-window replay (the transient) with its moves and their migration cost`,
+    );
+    out.push('');
+  }
+  out.push(table(json, markdown));
+  out.push('');
+  for (const p of json.policies) {
+    if (p.decisions.length === 0) continue;
+    out.push(markdown ? `### ${p.policy}: ${p.decisionCount} decisions` : `${p.policy}: ${p.decisionCount} decisions`);
+    for (const d of p.decisions.slice(0, 5)) out.push(`${markdown ? '- ' : '  '}window ${d.window} ${d.kind}: ${d.explanation}`);
+    if (p.decisionCount > 5) out.push(`${markdown ? '- ' : '  '}… ${p.decisionCount - 5} more (--json lists the first 50)`);
+  }
+  return out.join('\n');
+}
+
+function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: ReturnType<typeof analysisJson> } {
+  const trace = loadTrace(path);
+  const result = analyze(trace, optionsOf(args));
+  return { result, json: analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }) };
+}
+
+const DELTA_KEYS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'predictedUs', 'pagesToMove'] as const;
+
+async function run(argv: string[], print: (s: string) => void): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    print(USAGE);
+    return argv.length === 0 ? 1 : 0;
+  }
+  const args = parseArgs(argv);
+  const emit = (text: string) => {
+    if (args.out) writeFileSync(args.out, text + '\n');
+    else print(text);
+  };
+  switch (args.command) {
+    case 'presets': {
+      const presets = listPresets().map((p) => ({
+        id: p.id,
+        description: p.description,
+        nodes: p.machine.nodes.length,
+        cpus: p.machine.nodes.reduce((s, n) => s + n.cpus.length, 0),
+        links: p.machine.links.length,
+        memoryBandwidthGBps: p.machine.nodes.map((n) => n.memoryBandwidthGBps),
+        memoryBytes: p.machine.nodes.map((n) => n.memoryBytes),
+        provenance: p.machine.provenance,
+        figures: p.figures,
+      }));
+      if (args.format === 'json') emit(JSON.stringify(presets, null, 2));
+      else emit(presets.map((p) => `${p.id.padEnd(26)} ${String(p.nodes).padStart(2)} nodes ${String(p.cpus).padStart(4)} cpus  ${p.description}`).join('\n'));
+      return 0;
+    }
+    case 'analyze': {
+      if (args.files.length !== 1) throw new UsageError(`analyze takes one TRACE, got ${args.files.length}`);
+      const { json } = analyzeFile(args.files[0]!, args);
+      emit(args.format === 'json' ? JSON.stringify(json, null, 2) : report(json, args.format === 'markdown'));
+      return 0;
+    }
+    case 'compare': {
+      if (args.files.length !== 2) throw new UsageError(`compare takes two traces, TRACE_A TRACE_B; got ${args.files.length}`);
+      const a = analyzeFile(args.files[0]!, args).json;
+      const b = analyzeFile(args.files[1]!, args).json;
+      const deltas = a.policies
+        .filter((pa) => b.policies.some((pb) => pb.policy === pa.policy))
+        .map((pa) => {
+          const pb = b.policies.find((p) => p.policy === pa.policy)!;
+          // A ratio of predicted times (never a difference of speedups): > 1 when B is faster.
+          return { policy: pa.policy, ...Object.fromEntries(DELTA_KEYS.map((k) => [k, pb[k] - pa[k]])), speedupBOverA: pb.predictedUs > 0 ? pa.predictedUs / pb.predictedUs : null };
+        });
+      if (args.format === 'json') emit(JSON.stringify({ a, b, deltas }, null, 2));
+      else {
+        const md = args.format === 'markdown';
+        const head = ['policy', ...DELTA_KEYS, 'B speedup over A'];
+        const rows = deltas.map((d) => [d.policy, ...DELTA_KEYS.map((k) => (d as unknown as Record<string, number>)[k]!.toFixed(3)), d.speedupBOverA === null ? '–' : formatSpeedup(d.speedupBOverA)]);
+        const deltaTable = md
+          ? [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
+          : [head.join('  '), ...rows.map((r) => r.join('  '))].join('\n');
+        emit([report(a, md), '', report(b, md), '', md ? '## B − A' : 'B − A', deltaTable].join('\n'));
+      }
+      return 0;
+    }
+    case 'plan': {
+      if (args.files.length !== 1) throw new UsageError(`plan takes one TRACE, got ${args.files.length}`);
+      if (args.policies.length !== 1) throw new UsageError('plan needs exactly one --policy NAME');
+      if (!args.out) throw new UsageError('plan needs -o plan.json');
+      if (args.machine) throw new UsageError('plan replays the trace on its own machine: drop --machine (a plan targets the recorded process)');
+      const path = args.files[0]!;
+      const trace = loadTrace(path);
+      const result = analyze(trace, { ...optionsOf(args) });
+      const chosen = result.policies[0]!;
+      // The plan reaches the policy's headline placement: its steady state (converged placement) by default.
+      const plan = buildPlan(trace, chosen.replay, {
+        createdAt: new Date().toISOString(),
+        traceName: basename(path),
+        seed: result.seed,
+        placement: chosen.placement,
+        placementLabel: result.headline === 'steady-state' ? 'steady-state (converged) placement' : 'final placement',
+      });
+      if (result.estimate) {
+        plan.source.summary =
+          `ESTIMATED from page placement only (the trace has no memory-access samples; accesses assumed uniform: every thread reads every page equally): ` +
+          plan.source.summary;
+      }
+      writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
+      print(`wrote ${args.out}`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "${args.command}"; commands: analyze, compare, plan, presets (--help for usage)`);
+  }
+}
+
+/** Runs the CLI; returns the exit status. Errors are printed as one line naming the problem. */
+export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<number> {
+  try {
+    return await run(argv, out);
+  } catch (e) {
+    if (e instanceof UsageError) err(`numascope-analyze: ${e.message}`);
+    else if (isTraceError(e) || isEngineError(e) || e instanceof PlanBuildError) err(`numascope-analyze: ${e.message}`);
+    else if (e instanceof Error && /Machine(Model|Load)Error/.test(e.name)) err(`numascope-analyze: ${e.message}`);
+    else throw e;
+    return e instanceof UsageError ? 2 : 1;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * An analysis as plain JSON: what the CLI prints (`--json`) and what the app's views are built
+ * from. docs/engine.md ("CLI") lists every key; changing one is a change of the CLI's output.
+ */
+import { windowPredictedUs, type AnalysisResult, type PolicyResult, type ReplaySummary } from './analyze.js';
+
+/** The headline metrics of one policy and its replay (the transient), shared by the CLI's JSON and the app's views. */
+export function policySummary(r: PolicyResult) {
+  return {
+    policy: r.policy,
+    description: r.description,
+    localAccessRatio: r.localAccessRatio,
+    memoryLatencyNs: r.memoryLatencyNs,
+    mcImbalancePct: r.mcImbalancePct,
+    interconnectUsagePct: r.interconnectUsagePct,
+    interconnectImbalancePct: r.interconnectImbalancePct,
+    predictedUs: r.predictedUs,
+    predictedSpeedup: r.predictedSpeedup,
+    accesses: r.accesses,
+    pagesToMove: r.pagesToMove,
+    bytesToMove: r.bytesToMove,
+    l3Mpki: r.l3Mpki,
+    ipc: r.ipc,
+    placementsEvaluated: r.placementsEvaluated,
+    placementsTotal: r.placementsTotal,
+    steadyState: r.steadyState ? { ...r.steadyState } : null,
+    replay: replaySummaryJson(r.transient),
+    decisionCount: r.replay.decisions.length,
+  };
+}
+
+/** The replay (transient) of one policy as plain JSON (docs/engine.md lists every key). */
+export function replaySummaryJson(t: ReplaySummary) {
+  return {
+    localAccessRatio: t.localAccessRatio,
+    memoryLatencyNs: t.memoryLatencyNs,
+    mcImbalancePct: t.mcImbalancePct,
+    interconnectUsagePct: t.interconnectUsagePct,
+    interconnectImbalancePct: t.interconnectImbalancePct,
+    predictedUs: t.predictedUs,
+    migrationUs: t.migrationUs,
+    predictedSpeedup: t.predictedSpeedup,
+    migratedPages: t.migratedPages,
+    migratedBytes: t.migratedBytes,
+    convergedAtWindow: t.convergedAtWindow,
+    convergedAtUs: t.convergedAtUs,
+  };
+}
+
+export function policyResultJson(r: PolicyResult, result: AnalysisResult, maxDecisions = 50) {
+  const times = windowPredictedUs(result, r.replay.windows);
+  return {
+    ...policySummary(r),
+    decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
+      window: d.window,
+      kind: d.kind,
+      explanation: d.explanation,
+      pages: d.pages ?? null,
+      threads: d.threads ?? null,
+      toNodes: d.toNodes ?? null,
+    })),
+    windows: r.replay.windows.map((w, index) => ({
+      index,
+      predictedUs: times[index]!,
+      localAccessRatio: w.localAccessRatio,
+      memoryLatencyNs: w.memoryLatencyNs,
+      mcImbalancePct: w.mcImbalancePct,
+      interconnectUsagePct: w.interconnectUsagePct,
+      interconnectImbalancePct: w.interconnectImbalancePct,
+      accessesPerUs: w.accessesPerUs,
+      mcUtilisationPct: Array.from(w.mcUtilisation, (u) => u * 100),
+    })),
+  };
+}
+
+export function analysisJson(result: AnalysisResult, trace?: { file: string; origin: string }) {
+  return {
+    trace: trace ?? null,
+    machine: result.machine,
+    windowMs: result.windowMs,
+    windowCount: result.windowCount,
+    seed: result.seed,
+    baseline: result.baseline,
+    baselineNote: result.baselineNote,
+    headline: result.headline,
+    recordedUs: result.recordedUs,
+    estimate: result.estimate,
+    accessSource: result.accessSource,
+    timeRange: result.timeRange,
+    notes: result.notes,
+    nodes: nodeLoads(result),
+    counters: result.counters,
+    policies: result.policies.map((p) => policyResultJson(p, result)),
+  };
+}
+
+/**
+ * Per-node memory-controller load under the observed placement (else the first policy): mean
+ * utilisation % over windows weighted by window time, each node's share of it, and `hotSpot`, the
+ * node id with the largest share when it carries more than 1.5 × an even share (null otherwise).
+ */
+export function nodeLoads(result: AnalysisResult): { policy: string; nodeIds: number[]; mcUtilisationPct: number[]; share: number[]; hotSpot: number | null } | null {
+  const r = result.policies.find((p) => p.policy === 'observed') ?? result.policies[0];
+  if (!r) return null;
+  const n = result.input.machine.nodeCount;
+  const util = new Array<number>(n).fill(0);
+  let time = 0;
+  for (const w of r.replay.windows) {
+    for (let i = 0; i < n; i++) util[i]! += (w.mcUtilisation[i] ?? 0) * w.predictedUs;
+    time += w.predictedUs;
+  }
+  const mean = util.map((u) => (time > 0 ? (u / time) * 100 : 0));
+  const total = mean.reduce((a, b) => a + b, 0);
+  const share = mean.map((u) => (total > 0 ? u / total : 0));
+  let best = 0;
+  for (let i = 1; i < n; i++) if (share[i]! > share[best]!) best = i;
+  const hotSpot = n > 1 && share[best]! > 1.5 / n ? result.input.machine.nodeIds[best]! : null;
+  return { policy: r.policy, nodeIds: [...result.input.machine.nodeIds], mcUtilisationPct: mean, share, hotSpot };
+}

@@ -1,0 +1,334 @@
+/**
+ * The contract between the engine's parts: the machine model, the windowed access data built
+ * from a trace, the traffic simulator, and the policies that replay a recording window by window.
+ * Everything here is plain data over typed arrays (no row objects), so 10M-sample traces replay
+ * with memory proportional to pages and threads, not samples.
+ *
+ * Units are in the names. Node *indices* (0..nodeCount-1) are used inside the engine; the kernel
+ * node *ids* are kept in MachineModel.nodeIds for display and plans.
+ */
+import type { Provenance } from '../trace/types.js';
+
+export type NodeIndex = number;
+export type LinkIndex = number;
+
+/** A number and where it came from (`measured:…`, `documented:…`, `estimated:…`, `unavailable:…`). */
+export interface Sourced<T> {
+  value: T;
+  source: Provenance;
+}
+
+/** The machine as the simulator sees it. Built from a preset, a trace's machine, JSON or hwloc XML. */
+export interface MachineModel {
+  name: string;
+  /** Where the whole description came from (`preset:…`, `trace`, `hwloc:…`, `json:…`). */
+  source: string;
+  nodeCount: number;
+  /** Kernel node id of each node index. */
+  nodeIds: number[];
+  /** Node index of each cpu id (cpuNode[cpu]); -1 for a cpu id not present. */
+  cpuNode: Int16Array;
+  /** cpus per node index (empty for a memory-only node). */
+  nodeCpus: number[][];
+  /** Memory-controller bandwidth per node index, bytes/s. */
+  mcBandwidthBytesPerS: Sourced<Float64Array>;
+  /** Memory per node index, bytes (NaN = unknown). */
+  memoryBytes: Sourced<Float64Array>;
+  /** Idle load latency, ns, row = accessing node index, column = memory node index (nodeCount²). */
+  idleLatencyNs: Sourced<Float64Array>;
+  /** SLIT distances, nodeCount² (row-major). */
+  distances: Float64Array;
+  /** Directed links. */
+  links: Array<{ from: NodeIndex; to: NodeIndex; capacityBytesPerS: number }>;
+  linkSource: Provenance;
+  /**
+   * routes[from * nodeCount + to]: the links crossed, in order, by the data of an access made by a
+   * cpu on node index `from` to memory on node index `to` (data flows to → … → from). Empty when
+   * from === to. Asymmetric routing is allowed: routes[a→b] need not mirror routes[b→a].
+   */
+  routes: LinkIndex[][];
+  routeSource: Provenance;
+}
+
+/**
+ * Accesses aggregated over one replay window: one entry per (thread, page) pair seen in the
+ * window, scaled to estimated real accesses (samples × weight). Entries are sorted by page, then
+ * thread.
+ */
+export interface AccessWindow {
+  index: number;
+  startUs: number;
+  endUs: number;
+  /** Samples (rows) that fell in the window, before aggregation. */
+  sampleCount: number;
+  thread: Int32Array;
+  page: Int32Array;
+  loads: Float64Array;
+  stores: Float64Array;
+  // Optional: absent on hand-built windows (the defaults below apply).
+  /**
+   * The window's length converted from observed time to idle-latency time under the observed
+   * placement (engine/windows.ts, "Observed → idle time"), µs: the work the recording did in the
+   * window, timed as if no resource queued. The simulator's W; absent = endUs − startUs.
+   */
+  idleUs?: number;
+  /** Share of the window's time stalled on memory at idle local latency (0..1); absent = MEMORY_STALL_SHARE. */
+  stallShare?: number;
+  /** Accesses each counted access stands for in rates (hinting-fault recordings: an assumed scale); absent = 1. */
+  accessScale?: number;
+}
+
+/** A window's bounds and size, known without building its entries. */
+export interface WindowInfo {
+  index: number;
+  startUs: number;
+  endUs: number;
+  /** Samples (rows) that fell in the window, before aggregation. */
+  sampleCount: number;
+}
+
+/**
+ * The windows of a replay, in time order. Built from a trace they are aggregated on demand
+ * (windows.ts, TraceWindows): a window is built when asked for and kept only while a bounded
+ * cache has room, so the engine's memory follows pages and threads, not samples. Iterating
+ * builds each window in turn; `info` never builds one. Tests and small inputs use a plain array
+ * through windowsOf().
+ */
+export interface WindowSource extends Iterable<AccessWindow> {
+  readonly length: number;
+  info(index: number): WindowInfo;
+  get(index: number): AccessWindow;
+  /**
+   * Optional: for each placement, window `index`'s accesses by (accessing node, serving node), loads
+   * and stores apart (what simulate.ts's accessMatrix gives from the built window), summed straight
+   * from the trace's rows without building the window. The steady-state pass uses it
+   * (engine/steady.ts).
+   */
+  accessMatrices?(index: number, placements: readonly Placement[], nodeCount: number): Array<{ loads: Float64Array; stores: Float64Array }>;
+  /**
+   * Optional: window `index`'s timing fields (as on the built window), remembered once the window
+   * has been built, so that passes using accessMatrices need not build it again.
+   */
+  timing?(index: number): WindowTiming;
+}
+
+/** The fields of a window the simulator needs besides its accesses. */
+export type WindowTiming = Pick<AccessWindow, 'idleUs' | 'stallShare' | 'accessScale'>;
+
+/** A WindowSource over windows already in memory. */
+export function windowsOf(windows: readonly AccessWindow[]): WindowSource {
+  return {
+    length: windows.length,
+    info: (i) => {
+      const w = windows[i]!;
+      return { index: w.index, startUs: w.startUs, endUs: w.endUs, sampleCount: w.sampleCount };
+    },
+    get: (i) => windows[i]!,
+    [Symbol.iterator]: () => windows[Symbol.iterator](),
+  };
+}
+
+/** What the engine knows about the recording, independent of any placement. */
+export interface ReplayInput {
+  machine: MachineModel;
+  threadCount: number;
+  pageCount: number;
+  /** Bytes per page row (4096). */
+  pageBytes: number;
+  /** Window length, µs. */
+  windowUs: number;
+  /** Windows in time order, built on demand (WindowSource). Policies step through them once (PolicyRun). */
+  windows: WindowSource;
+  /** Placement observed at the start of the recording (first-touch result, threads' first node). */
+  initial: Placement;
+  /** First node each page was touched from per thread (first-touch owner thread; -1 unknown). */
+  firstTouchThread: Int32Array;
+  /** Counters from the trace when present (L3MPKI, IPC): null when the trace has none. */
+  counters: { instructions: number; cycles: number; l3Misses: number } | null;
+  // Optional, so that hand-built inputs (tests) need not give them.
+  /** Virtual address of each page row (pages.address), for address-ordered rules and plans. */
+  pageAddress?: BigUint64Array;
+  /** Kernel tid of each thread row (threads.tid), for plans. */
+  threadTid?: Int32Array;
+  /** Recorded thread node per window (thread_placements; last observation before the window ends). */
+  observedThreadNode?: Int16Array[];
+  /** What the input builder assumed or dropped, in words (cache-hit samples skipped, fallbacks used). */
+  notes?: string[];
+  /** Set when the accesses are an estimate, not samples (ReplayInputOptions.accessEstimate). */
+  estimate?: 'uniform';
+  /**
+   * Set when the access samples are NUMA hinting faults (samples.event `access-fault`, recorded
+   * without a PMU): measured pairs of thread and page, about one per page per scan pass of the
+   * kernel's balancer, so shares are meaningful and absolute rates are not. Rate gates (Carrefour's
+   * MAPTU) cannot be evaluated on them.
+   */
+  accessSource?: 'hinting-faults';
+  /**
+   * Set when only the windows overlapping a time range are replayed (ReplayInputOptions.timeRangeUs):
+   * window i of this input is window `firstWindow + i` of the whole trace (`totalWindows` windows);
+   * startUs–endUs is the span the kept windows cover, requested* the range asked for (µs).
+   */
+  timeRange?: ReplayTimeRange;
+  /**
+   * Pages whose node the trace records (pages.node); the others were placed by fallback (first
+   * toucher's node). 0 means the trace has no observed page placement: the default baseline is then
+   * first-touch (analyze.ts, "Baselines"). Undefined for hand-built inputs (counted as recorded).
+   */
+  pagesWithRecordedNode?: number;
+  /**
+   * Set by retarget(): the recording's own machine and placement, so that predicted times stay
+   * anchored on what actually ran on the recorded machine (analyze.ts, "Anchoring").
+   */
+  recorded?: { machine: MachineModel; initial: Placement; observedThreadNode?: Int16Array[] };
+}
+
+export interface ReplayTimeRange {
+  requestedStartUs: number;
+  requestedEndUs: number;
+  startUs: number;
+  endUs: number;
+  firstWindow: number;
+  totalWindows: number;
+}
+
+/**
+ * Where threads and pages are. A replicated page has a copy on every node that reads it (reads
+ * are local, writes go to the home node `pageNode`).
+ */
+export interface Placement {
+  threadNode: Int16Array;
+  pageNode: Int16Array;
+  replicated: Uint8Array;
+}
+
+export interface WindowMetrics {
+  /** Share of accesses served by the accessing thread's own node, 0..1. */
+  localAccessRatio: number;
+  /** Mean memory access latency after queueing, ns. */
+  memoryLatencyNs: number;
+  /** Bytes/s served by each node's memory controller. */
+  mcLoadBytesPerS: Float64Array;
+  /** mcLoad / mcBandwidth, 0..1 after the throughput feedback settles. */
+  mcUtilisation: Float64Array;
+  /** Sample standard deviation (N−1, as Carrefour's gsl_stats_sd_m) of per-node MC load, % of the mean. */
+  mcImbalancePct: number;
+  /** Bytes/s on each directed link. */
+  linkLoadBytesPerS: Float64Array;
+  linkUtilisation: Float64Array;
+  /** Mean link utilisation, %. */
+  interconnectUsagePct: number;
+  /** Sample std-dev of link load, % of the mean (0 with no links). */
+  interconnectImbalancePct: number;
+  /** Memory accesses per µs in the window (Carrefour's MAPTU). */
+  accessesPerUs: number;
+  /** Predicted duration of the window under this placement, µs. */
+  predictedUs: number;
+}
+
+export type SimulateWindow = (
+  machine: MachineModel,
+  window: AccessWindow,
+  placement: Placement,
+  windowUs: number,
+  pageBytes: number,
+) => WindowMetrics;
+
+/**
+ * What a policy can decide, in the order reports list them. The app's filters, the URL's `dkind`
+ * and the CLI's output all take this list.
+ */
+export const DECISION_KINDS = ['migrate', 'interleave', 'replicate', 'pin-threads', 'enable', 'disable', 'abort', 'none'] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+/** One decision, explained in words with the numbers that drove it. */
+export interface Decision {
+  window: number;
+  kind: DecisionKind;
+  /** e.g. "page range 0x7f..000–0x7f..fff interleaved: accessed from 3 nodes, MC imbalance 142% > 35%". */
+  explanation: string;
+  pages?: number;
+  /** Page row indices the decision applies to, when it is about pages (may be ranges collapsed by the UI). */
+  pageIndices?: Int32Array;
+  threads?: number[];
+  toNodes?: NodeIndex[];
+}
+
+export interface PolicyReplay {
+  policy: string;
+  /** Metrics per window under the policy's placement. */
+  windows: WindowMetrics[];
+  /** Placement at the end of each window (threadNode per window; pages only at the end, to keep memory ∝ pages). */
+  threadNodeByWindow: Int16Array[];
+  finalPlacement: Placement;
+  migratedPages: number;
+  migratedBytes: number;
+  decisions: Decision[];
+  /** AsymSched only. */
+  placementsEvaluated?: number;
+  placementsTotal?: number;
+  /**
+   * True when the policy's placement is set at allocation and never changes by the policy's own
+   * decisions (observed, first-touch, interleave, manual): the replay is then its own steady state.
+   */
+  placedAtAllocation?: boolean;
+  /** The steady-state prediction (engine/steady.ts), filled in by replayAll after the replay pass. */
+  steadyState?: SteadyState;
+}
+
+/**
+ * A policy's steady state: its converged placement held over every window of the recording ("had
+ * this policy been in force from the start"). docs/engine.md, "Steady state".
+ */
+export interface SteadyState {
+  /**
+   * `allocation`: the placement is set at allocation (the replay is the steady state, same windows);
+   * `unchanged`: the replay never changed the placement (same windows);
+   * `final`: the placement at the end of the replay, which one more round of the policy over the
+   * recording's last windows with accesses left (materially) as it was;
+   * `continued`: the replay ended still changing; the policy kept running over the recording's last
+   * windows with accesses until a round changed nothing material (or CONTINUATION_MAX_ROUNDS).
+   */
+  basis: 'allocation' | 'unchanged' | 'final' | 'continued';
+  /** The placement held (null for `allocation`: the replay's own placement, threads as replayed). */
+  placement: Placement | null;
+  /** Metrics per window under the held placement (the replay's own array for `allocation`/`unchanged`). */
+  windows: WindowMetrics[];
+  /**
+   * First window of the replay from which its placement no longer changed materially (pages moved
+   * afterwards ≤ CONVERGED_MOVE_SHARE of the pages, no thread moved); null when the replay ended
+   * still changing (`continued`).
+   */
+  convergedAtWindow: number | null;
+  /** Rounds of continuation run (0 unless `continued`; 1 for `final`, the confirming round). */
+  continuationRounds: number;
+  /** Pages the continuation moved on top of the replay's (not in the replay's migratedPages). */
+  continuationMovedPages: number;
+}
+
+export interface ReplayOptions {
+  seed: number;
+  simulate: SimulateWindow;
+  /**
+   * Also compute each replay's steady state (engine/steady.ts). analyze() asks for it by default
+   * (it is the headline); replayAll and Policy.replay compute it only when this is true.
+   */
+  steadyState?: boolean;
+}
+
+/**
+ * A replay in progress, as a generator: it yields the index of the window it needs next and is
+ * resumed with that window; it returns the PolicyReplay after the last one. Every policy asks for
+ * windows 0, 1, … in order, once each, so several policies can step through one pass over the
+ * trace (engine/run.ts, replayAll) and no window need stay in memory.
+ */
+export type PolicyRun = Generator<number, PolicyReplay, AccessWindow>;
+
+export interface Policy {
+  id: string;
+  /** One line: what it does and its source. */
+  description: string;
+  /** Starts a replay (see PolicyRun). */
+  run(input: ReplayInput, options: ReplayOptions): PolicyRun;
+  /** The whole replay on its own: run() driven over input.windows. */
+  replay(input: ReplayInput, options: ReplayOptions): PolicyReplay;
+}

@@ -1,0 +1,106 @@
+/**
+ * Every policy described as data: its id, the label a person reads, whether its decisions need
+ * measured access rates (so it cannot run on a placement-only estimate), whether it is replayed
+ * by default, and the parameters it takes. The engine's own checks, the CLI's help and the app's
+ * menus all read this table, so a policy is added here once and shows up everywhere. The code of
+ * each policy is in the file named after it; policies/index.ts joins the two.
+ */
+
+/** A parameter a policy takes besides the trace. */
+export interface PolicyParameter {
+  name: string;
+  /**
+   * `nodes`: node indices written into the id (`interleave:0,2`); `placement`: a ManualPlacement
+   * given with the id (getPolicy's `placement`, the CLI's `--manual FILE.json`).
+   */
+  kind: 'nodes' | 'placement';
+  required: boolean;
+  /** How it is written (`interleave:N,M,…`), for help texts and error messages. */
+  syntax: string;
+  description: string;
+}
+
+export interface PolicyDescriptor {
+  id: string;
+  /** The name shown to people (menus, table headings). */
+  label: string;
+  /**
+   * True when the policy decides on measured access rates (Carrefour's MAPTU and imbalance
+   * switches, AsymSched's traffic groups, AutoNUMA's fault scans): it is refused on an access
+   * estimate, which has the spread of accesses over nodes but no real rates.
+   */
+  needsMeasuredAccesses: boolean;
+  /** Replayed when no list of policies is given (analyze, the CLI, the app's views). */
+  inDefaultSet: boolean;
+  parameters: readonly PolicyParameter[];
+}
+
+export const POLICY_DESCRIPTORS = [
+  { id: 'observed', label: 'Observed', needsMeasuredAccesses: false, inDefaultSet: true, parameters: [] },
+  { id: 'first-touch', label: 'First-touch', needsMeasuredAccesses: false, inDefaultSet: true, parameters: [] },
+  {
+    id: 'interleave',
+    label: 'Interleave',
+    needsMeasuredAccesses: false,
+    inDefaultSet: true,
+    parameters: [{ name: 'nodes', kind: 'nodes', required: false, syntax: 'interleave:N,M,…', description: 'node indices to interleave over (default: all nodes)' }],
+  },
+  { id: 'autonuma', label: 'AutoNUMA', needsMeasuredAccesses: true, inDefaultSet: true, parameters: [] },
+  { id: 'carrefour', label: 'Carrefour', needsMeasuredAccesses: true, inDefaultSet: true, parameters: [] },
+  { id: 'asymsched', label: 'AsymSched', needsMeasuredAccesses: true, inDefaultSet: true, parameters: [] },
+  {
+    id: 'manual',
+    label: 'Manual',
+    needsMeasuredAccesses: false,
+    inDefaultSet: false,
+    parameters: [{ name: 'placement', kind: 'placement', required: true, syntax: 'manual', description: 'threads and page ranges to nodes (ManualPlacement; CLI: --manual FILE.json)' }],
+  },
+] as const satisfies readonly PolicyDescriptor[];
+
+/** Every policy id, the parameterised ones included. */
+export type PolicyId = (typeof POLICY_DESCRIPTORS)[number]['id'];
+/** The ids of the default set: policies that need no parameter. */
+export type DefaultPolicyId = Extract<(typeof POLICY_DESCRIPTORS)[number], { inDefaultSet: true }>['id'];
+
+/** The default set's ids, in the order reports show them. */
+export const POLICY_IDS: readonly DefaultPolicyId[] = POLICY_DESCRIPTORS.filter((d): d is Extract<(typeof POLICY_DESCRIPTORS)[number], { inDefaultSet: true }> => d.inDefaultSet).map((d) => d.id);
+
+/** The policy speedups are measured against by default: what actually ran (docs/engine.md, "Baselines"). */
+export const DEFAULT_BASELINE = 'observed' satisfies PolicyId;
+/** The baseline when the trace records no page placement (nothing observed to compare against). */
+export const FALLBACK_BASELINE = 'first-touch' satisfies PolicyId;
+/** The baselines a front end offers: the default and its fallback. */
+export const BASELINES = [DEFAULT_BASELINE, FALLBACK_BASELINE] as const;
+
+/** The descriptor of a policy id (`interleave:0,2` is interleave's); undefined for an unknown id. */
+export function describePolicy(id: string): PolicyDescriptor | undefined {
+  const exact = POLICY_DESCRIPTORS.find((d) => d.id === id);
+  if (exact) return exact;
+  const colon = id.indexOf(':');
+  if (colon < 0) return undefined;
+  const d = POLICY_DESCRIPTORS.find((x) => x.id === id.slice(0, colon));
+  return d && d.parameters.some((p) => p.kind === 'nodes') ? d : undefined;
+}
+
+/** The label of a policy id; an id with parameters (`interleave:0,2`) or an unknown one is shown as it is. */
+export function policyLabel(id: string): string {
+  return POLICY_DESCRIPTORS.find((d) => d.id === id)?.label ?? id;
+}
+
+/** Whether a policy can run on an access estimate (it needs no measured access rates). Unknown ids cannot. */
+export function runsOnEstimate(id: string): boolean {
+  const d = describePolicy(id);
+  return d !== undefined && !d.needsMeasuredAccesses;
+}
+
+/** Whether a policy id needs a placement passed with it (manual). */
+export function needsPlacement(id: string): boolean {
+  return describePolicy(id)?.parameters.some((p) => p.kind === 'placement' && p.required) ?? false;
+}
+
+/** Every way of naming a policy, for help texts and "valid policies" messages: `observed, …, interleave:N,M,…, manual`. */
+export function policyForms(): string[] {
+  const withNodes = POLICY_DESCRIPTORS.flatMap((d) => d.parameters.filter((p) => p.kind === 'nodes').map((p) => p.syntax));
+  const others = POLICY_DESCRIPTORS.filter((d) => !d.inDefaultSet).map((d) => d.id);
+  return [...POLICY_IDS, ...withNodes, ...others];
+}
