@@ -1,6 +1,6 @@
 /**
  * The fidelity check (npm run fidelity, docs/fidelity.md): traces that mirror the published
- * workloads of shared/reference/published-measurements.md §1–§3, replayed by the engine, and
+ * workloads of the Carrefour, AsymSched and NUMA-STREAM papers (docs/fidelity.md), replayed by the engine, and
  * every number the engine can predict held against the published one. How each mirror's inputs
  * were derived from the papers is in its `derivation`; numbers used to build a mirror are listed
  * as inputs, never counted as predictions.

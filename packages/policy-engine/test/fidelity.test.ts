@@ -1,6 +1,6 @@
 /**
  * The fidelity check (fidelity/, docs/fidelity.md): mirrors of the published workloads of
- * shared/reference/published-measurements.md §1–§3 (Gaud et al. CACM 2015 / Dashti et al.
+ * the published measurements (docs/fidelity.md) §1–§3 (Gaud et al. CACM 2015 / Dashti et al.
  * ASPLOS'13; Lepers et al. ATC'15; Bergstrom 2011). Fails when a stated direction flips, when a
  * figure that is within ±25 % of the published value leaves the band, or when docs/fidelity.md is
  * not what `npm run fidelity` writes.

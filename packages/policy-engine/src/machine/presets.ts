@@ -1,7 +1,7 @@
 /**
- * Machine presets (first cut): the seed articles' machines and modern ones, as `TraceMachine`
- * values a trace manifest can carry. Every number comes from shared/reference/
- * policies-and-machines.md (§5, and §2.3–2.4 for AsymSched's Machine A), and `provenance` says,
+ * Machine presets: the seed articles' machines and modern ones, as `TraceMachine` values a trace
+ * manifest can carry. Every number comes from a published source (the papers and vendor documents
+ * docs/policies.md lists), and `provenance` says,
  * per field, whether it is `documented:<source>` or `estimated:<rule>` (or `unavailable:<why>`).
  * Where one field mixes documented and estimated numbers it is marked `estimated` and the rule
  * says which part is documented.
@@ -39,7 +39,7 @@ export interface MachinePreset {
   description: string;
   machine: TraceMachine;
   /**
-   * Figures the papers of shared/reference/published-measurements.md give for this machine (the
+   * Figures the papers (docs/fidelity.md lists them) give for this machine (the
    * machine's memory-bandwidth and link fields stay theoretical peaks; sustained rates are here);
    * empty for a preset no paper measured.
    */

@@ -1,8 +1,7 @@
 //! `union perf_mem_data_src` (PERF_SAMPLE_DATA_SRC): the raw u64 → all fields, and the
 //! classification into the trace's `data_source` / `op` / `hops` columns.
 //!
-//! Bit layout: `include/uapi/linux/perf_event.h` (little-endian bitfields), as tabulated in
-//! `shared/reference/platform.md` Q2:
+//! Bit layout: `include/uapi/linux/perf_event.h` (little-endian bitfields):
 //!
 //! | bits  | field       |
 //! |-------|-------------|

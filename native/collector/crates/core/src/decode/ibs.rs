@@ -2,8 +2,8 @@
 //! and the kernel's normalisation of those registers into `perf_mem_data_src`, weight, addr
 //! and phys_addr (`perf_ibs_parse_ld_st_data` in `arch/x86/events/amd/ibs.c`).
 //!
-//! Layouts: shared/reference/platform.md Q2 ("PERF_SAMPLE_RAW payload" and the bit fields from
-//! `arch/x86/include/asm/amd-ibs.h`, PPR for Family 19h Model 01h B1, 55898 Rev 0.35).
+//! Layouts: the kernel's PERF_SAMPLE_RAW payload and the bit fields of
+//! `arch/x86/include/asm/amd-ibs.h`, PPR for Family 19h Model 01h B1, 55898 Rev 0.35.
 //! Raw payload (after PERF_SAMPLE_RAW's own u32 size): `u32 caps` then `u64 regs[]`:
 //! IbsOpCtl, IbsOpRip, IbsOpData, IbsOpData2, IbsOpData3, IbsDcLinAd, IbsDcPhysAd, then only if
 //! present (caps bits 5 and 10, in this order) IbsBrTarget and IbsOpData4.

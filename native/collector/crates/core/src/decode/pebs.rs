@@ -2,7 +2,7 @@
 //! bits 0-3) into `perf_mem_data_src`, store status, and the two weight formats.
 //!
 //! Source: `arch/x86/events/intel/ds.c` (`pebs_data_source[]`, `load_latency_data`,
-//! `pebs_set_tlb_lock`, `precise_store_data`), summarised in shared/reference/platform.md Q2.
+//! `pebs_set_tlb_lock`, `precise_store_data`).
 //! The kernel does this translation itself, so a perf.data file already carries the
 //! normalised value; this module exists so the fixtures (and a future live PEBS reader that
 //! asks for RAW) can go from the hardware encoding to the same class.
