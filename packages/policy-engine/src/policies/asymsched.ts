@@ -101,29 +101,32 @@ const DENSE_SHARING_THREADS = 256;
 export function threadClusters(input: ReplayInput, window: AccessWindow, placement: Placement): ThreadCluster[] {
   const T = input.threadCount;
   const n = input.machine.nodeCount;
+  const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
+  const { threadNode, pageNode, replicated } = placement;
   const total = new Float64Array(T);
   // Shared accesses per thread pair (a < b): a dense T×T matrix for up to 256 threads, else a map.
   const dense = T <= DENSE_SHARING_THREADS ? new Float64Array(T * T) : null;
   const sparse = dense ? null : new Map<number, number>();
   const addShared = (x: number, y: number, a: number): void => {
-    const key = Math.min(x, y) * T + Math.max(x, y);
+    const key = x < y ? x * T + y : y * T + x;
     if (dense) dense[key]! += a;
     else sparse!.set(key, (sparse!.get(key) ?? 0) + a);
   };
-  const entryCount = window.page.length;
+  const entryCount = wPage.length;
   let i = 0;
   // The sharers of one page: thread and accesses, in entry (thread) order.
   const sT = new Int32Array(Math.max(1, T));
   const sA = new Float64Array(Math.max(1, T));
   const top: number[] = [];
   while (i < entryCount) {
-    const page = window.page[i]!;
+    const page = wPage[i]!;
     let count = 0;
-    for (; i < entryCount && window.page[i] === page; i++) {
-      const a = window.loads[i]! + window.stores[i]!;
-      total[window.thread[i]!]! += a;
+    for (; i < entryCount && wPage[i] === page; i++) {
+      const a = wLoads[i]! + wStores[i]!;
+      const t = wThread[i]!;
+      total[t]! += a;
       if (a > 0) {
-        sT[count] = window.thread[i]!;
+        sT[count] = t;
         sA[count++] = a;
       }
     }
