@@ -974,19 +974,24 @@ function matrixScanner(src: {
 }): (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }> {
   const { store, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart } = src;
   return (w, placements, n) => {
-    const out = placements.map(() => ({ loads: new Float64Array(n * n), stores: new Float64Array(n * n) }));
     const K = placements.length;
+    const nn = n * n;
+    // Placement k's loads at [2k·nn, (2k+1)·nn), its stores at [(2k+1)·nn, (2k+2)·nn).
+    const sums = new Float64Array(2 * K * nn);
+    const threadNodes = placements.map((pl) => pl.threadNode);
+    const pageNodes = placements.map((pl) => pl.pageNode);
+    const replicateds = placements.map((pl) => pl.replicated);
     const row = (i: number): void => {
       const p = page[i]!;
       const t = thread[i]!;
       const wg = weight[i]! > 0 ? weight[i]! : 1;
-      const isStore = opCodes[i] === store;
+      const s = opCodes[i] === store ? 1 : 0;
       for (let k = 0; k < K; k++) {
-        const pl = placements[k]!;
-        const c = pl.threadNode[t]!;
-        const home = pl.pageNode[p]!;
-        if (isStore) out[k]!.stores[c * n + home]! += wg;
-        else out[k]!.loads[c * n + (pl.replicated[p] ? c : home)]! += wg;
+        const c = threadNodes[k]![t]!;
+        const home = pageNodes[k]![p]!;
+        // A load of a replicated page is served by the reader's node; a store goes home.
+        const served = s === 0 && replicateds[k]![p] ? c : home;
+        sums[(2 * k + s) * nn + c * n + served]! += wg;
       }
     };
     if (rowBound) {
@@ -995,7 +1000,7 @@ function matrixScanner(src: {
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) row(order![k]!);
     }
-    return out;
+    return placements.map((_, k) => ({ loads: sums.slice(2 * k * nn, (2 * k + 1) * nn), stores: sums.slice((2 * k + 1) * nn, (2 * k + 2) * nn) }));
   };
 }
 
