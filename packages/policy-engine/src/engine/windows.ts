@@ -471,9 +471,11 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       for (let w = 1; w < windowCount; w++) if (infos[w]!.sampleCount > infos[busiest]!.sampleCount) busiest = w;
       scale = observedTiming(machine, aggregate(infos[busiest]!), observed, seen, how(busiest, null)).accessScale ?? 1;
     }
-    // Set on the built window (in observedTiming's key order) rather than spread into a copy.
+    // Set on the built window (in observedTiming's key order) rather than spread into a copy;
+    // computed once per window (a window built again gets the same fields without the pass).
+    const timingOf = new Array<Partial<ObservedTiming> | undefined>(windowCount);
     timing = (win) => {
-      const t = observedTiming(machine, win, observed, seen, how(win.index, scale));
+      const t = (timingOf[win.index] ??= observedTiming(machine, win, observed, seen, how(win.index, scale)));
       if (t.idleUs !== undefined) win.idleUs = t.idleUs;
       if (t.stallShare !== undefined) win.stallShare = t.stallShare;
       if (t.accessScale !== undefined) win.accessScale = t.accessScale;
