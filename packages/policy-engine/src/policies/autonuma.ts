@@ -181,12 +181,15 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
     threadNodeByWindow.push(placement.threadNode.slice());
     const w = window.index;
 
-    // Pages touched so far make up the RSS the scanner walks.
-    for (let i = 0; i < window.page.length; i++) {
-      const p = window.page[i]!;
-      if (!touched[p]) {
-        touched[p] = 1;
-        rssPages++;
+    // Pages touched so far make up the RSS the scanner walks (nothing to add once every page is).
+    if (rssPages < pageCount) {
+      const wPage = window.page;
+      for (let i = 0; i < wPage.length; i++) {
+        const p = wPage[i]!;
+        if (!touched[p]) {
+          touched[p] = 1;
+          rssPages++;
+        }
       }
     }
     // Scans due before the window ends arm the next scan_size of pages (rounded to the window).
