@@ -120,6 +120,12 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
   const top: number[] = [];
   while (i < entryCount) {
     const page = wPage[i]!;
+    if (i + 1 === entryCount || wPage[i + 1] !== page) {
+      // One entry: no pair to share.
+      total[wThread[i]!]! += wLoads[i]! + wStores[i]!;
+      i++;
+      continue;
+    }
     let count = 0;
     for (; i < entryCount && wPage[i] === page; i++) {
       const a = wLoads[i]! + wStores[i]!;
@@ -188,6 +194,19 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
     const page = wPage[i]!;
     const home = pageNode[page]!;
     const isReplicated = replicated[page] !== 0;
+    if (i + 1 === entryCount || wPage[i + 1] !== page) {
+      // One entry (most pages in a window): its cluster, if any, is the main accessor when it accessed.
+      const t = wThread[i]!;
+      const c = clusterOf[t]!;
+      if (c >= 0) {
+        const node = threadNode[t]!;
+        const served = isReplicated ? node : home;
+        if (served !== node) remote[c]! += wLoads[i]! * (isReplicated ? 0 : 1) + wStores[i]!;
+        if (wLoads[i]! + wStores[i]! > 0) memoryBytes[c * n + home]! += pageBytes;
+      }
+      i++;
+      continue;
+    }
     let touchedCount = 0;
     for (; i < entryCount && wPage[i] === page; i++) {
       const t = wThread[i]!;
