@@ -32,6 +32,8 @@ interface Spec {
   distinctTimes?: boolean;
   /** Some weights of 2^31 and more (too large to pack with the op in 32 bits). */
   bigWeights?: boolean;
+  /** Only loads and stores from DRAM: every row counts (the builder then tests no row). */
+  allCounted?: boolean;
 }
 
 /** A random trace on the 4-node Opteron preset; returns the trace and its rows for the reference. */
@@ -49,8 +51,8 @@ function randomTrace(spec: Spec): { trace: Trace; rows: Array<{ t: number; threa
     // Skewed so some (page, thread) pairs repeat within a window.
     thread: Math.floor(rnd() ** 2 * spec.threads),
     page: Math.floor(rnd() ** 3 * spec.pages),
-    op: OPS[Math.floor(rnd() * 2.2)]!,
-    ds: DATA_SOURCES[Math.floor(rnd() * DATA_SOURCES.length)]!,
+    op: OPS[Math.floor(rnd() * (spec.allCounted ? 2 : 2.2))]!,
+    ds: DATA_SOURCES[Math.floor(rnd() * (spec.allCounted ? 2 : DATA_SOURCES.length))]!,
     weight: spec.bigWeights && rnd() < 0.3 ? 2 ** 31 + Math.floor(rnd() * (2 ** 31 - 1)) : Math.floor(rnd() * 4),
   }));
   rows.sort((a, b) => a.t - b.t);
@@ -130,6 +132,7 @@ describe('window aggregation (radix sort + merge) matches a Map-based reference'
     ['page and thread bits over 32 (two-key sort)', { threads: 131_073, pages: 65_537, samples: 30_000, durationUs: 20_000, shuffle: true, seed: 10 }],
     // Weights below 2^31 are packed with the op into the sorted payload; these are not.
     ['weights of 2^31 and more (row-indexed payload)', { threads: 13, pages: 700, samples: 20_000, durationUs: 50_000, shuffle: false, seed: 11, bigWeights: true }],
+    ['every row counted (no row tested)', { threads: 13, pages: 700, samples: 20_000, durationUs: 50_000, shuffle: false, seed: 13, allCounted: true }],
     // Keys over 22 bits take a third radix pass.
     ['keys of more than 22 bits (three radix passes)', { threads: 300, pages: 40_000, samples: 30_000, durationUs: 20_000, shuffle: false, seed: 12 }],
   ];
@@ -165,9 +168,13 @@ describe('window aggregation (radix sort + merge) matches a Map-based reference'
 });
 
 describe('access matrices summed from the rows', () => {
-  it('equal accessMatrix over the built window for several placements at once, in order or not', () => {
-    for (const shuffle of [false, true]) {
-      const { trace } = randomTrace({ threads: 11, pages: 500, samples: 20_000, durationUs: 30_000, shuffle, seed: 31 });
+  it('equal accessMatrix over the built window for several placements at once, in order or not, every row counted or not', () => {
+    for (const [shuffle, allCounted] of [
+      [false, false],
+      [true, false],
+      [false, true],
+    ]) {
+      const { trace } = randomTrace({ threads: 11, pages: 500, samples: 20_000, durationUs: 30_000, shuffle, seed: 31, allCounted });
       const input = buildReplayInput(trace, { windowMs: 3, cacheEntries: 0 });
       const n = input.machine.nodeCount;
       let x = 5;

@@ -840,7 +840,10 @@ function windowAggregator(src: {
     };
     if (rowBound) {
       const end = rowBound[w + 1]!;
-      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
+      const start = rowBound[w]!;
+      // Every row of the span counted (no cache hit, fault or skipped event among them): no test per row.
+      if (end - start === windowStart[w + 1]! - windowStart[w]!) for (let i = start; i < end; i++) put(i);
+      else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
     }
@@ -912,7 +915,10 @@ function windowAggregator(src: {
     };
     if (rowBound) {
       const end = rowBound[w + 1]!;
-      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
+      const start = rowBound[w]!;
+      // Every row of the span counted (no cache hit, fault or skipped event among them): no test per row.
+      if (end - start === windowStart[w + 1]! - windowStart[w]!) for (let i = start; i < end; i++) put(i);
+      else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
     }
@@ -998,7 +1004,9 @@ function matrixScanner(src: {
     };
     if (rowBound) {
       const end = rowBound[w + 1]!;
-      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) row(i);
+      const start = rowBound[w]!;
+      if (end - start === windowStart[w + 1]! - windowStart[w]!) for (let i = start; i < end; i++) row(i);
+      else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) row(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) row(order![k]!);
     }
