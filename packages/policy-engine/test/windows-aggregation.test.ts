@@ -169,7 +169,7 @@ describe('window aggregation (radix sort + merge) matches a Map-based reference'
 
 describe('access matrices summed from the rows', () => {
   it('equal accessMatrix over the built window for several placements at once, in order or not, every row counted or not', () => {
-    for (const [shuffle, allCounted] of [
+    for (const [shuffle, allCounted] of <Array<[boolean, boolean]>>[
       [false, false],
       [true, false],
       [false, true],
