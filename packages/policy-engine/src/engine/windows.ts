@@ -155,8 +155,6 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
   let latSum = new Float64Array(perWindow.length);
   let latWeight = new Float64Array(perWindow.length);
   let lastWindow = -1;
-  // Largest weight of an access row: below 2^31 the aggregator packs weight and op in 32 bits.
-  let maxWeight = 0;
   for (let i = 0; i < sampleRows; i++) {
     const o = opCodes[i]!;
     const t = time[i]!;
@@ -195,7 +193,6 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       latWeight = lw;
     }
     perWindow[w]!++;
-    if (weight[i]! > maxWeight) maxWeight = weight[i]!;
     const lat = latencyCycles[i]!;
     if (lat > 0 && o === LOAD) {
       const wt = weight[i]! || 1;
@@ -284,7 +281,6 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
     threadCount,
     pageCount,
     maxRows,
-    maxWeight,
     store: STORE,
     counted,
     dsCount,
@@ -715,8 +711,6 @@ export class TraceWindows implements WindowSource {
 const bitsFor = (count: number): number => (count <= 1 ? 0 : 32 - Math.clz32(count - 1));
 const RADIX_BITS = 11;
 const RADIX = 1 << RADIX_BITS;
-/** Weights below this are packed with the op in one 32-bit payload (weight·2 + isStore). */
-const PACKED_WEIGHT_LIMIT = 2 ** 31;
 
 /**
  * One stable LSD radix pass over (key, payload) pairs by bits [shift, shift+11) of the key, from
@@ -761,8 +755,6 @@ function windowAggregator(src: {
   threadCount: number;
   pageCount: number;
   maxRows: number;
-  /** Largest weight of an access row. */
-  maxWeight: number;
   store: number;
   counted: Uint8Array;
   dsCount: number;
@@ -784,7 +776,8 @@ function windowAggregator(src: {
   const threadBits = bitsFor(src.threadCount);
   const pageBits = bitsFor(src.pageCount);
   const oneKey = threadBits + pageBits <= 32;
-  const packed = oneKey && src.maxWeight < PACKED_WEIGHT_LIMIT;
+  // Packed payloads need weights below 2^31; a window with a larger one is built again unpacked.
+  const packed = oneKey;
   const threadScale = 2 ** threadBits;
   const n0 = Math.max(1, src.maxRows);
   let key = new Uint32Array(n0);
@@ -793,8 +786,8 @@ function windowAggregator(src: {
   let valB = new Uint32Array(n0);
   const counts = new Uint32Array(RADIX * 3);
   // Row-position payload (not packed): the value and op of sorted position i are at val[i].
-  const value = packed ? null : new Float64Array(n0);
-  const isStore = packed ? null : new Uint8Array(n0);
+  let value: Float64Array | null = null;
+  let isStore: Uint8Array | null = null;
   // Merged entries of the packed path before they are copied out.
   const outThread = packed ? new Int32Array(n0) : new Int32Array(0);
   const outPage = packed ? new Int32Array(n0) : new Int32Array(0);
@@ -828,11 +821,14 @@ function windowAggregator(src: {
   const buildPacked = (info: WindowInfo): AccessWindow => {
     const w = info.index;
     counts.fill(0);
+    // Weights OR-ed together: bit 31 set (negative as an int32) = a weight of 2^31 or more.
+    let weightBits = 0;
     // Digit counts of the first two passes while gathering (a third, for keys over 22 bits, after).
     const put = (r: number): void => {
       const k = page[r]! * threadScale + thread[r]!;
       key[n] = k;
       const wgt = weight[r]!;
+      weightBits |= wgt;
       val[n] = (wgt > 0 ? wgt : 1) * 2 + (opCodes[r] === store ? 1 : 0);
       counts[k & (RADIX - 1)]!++;
       counts[RADIX + ((k >>> RADIX_BITS) & (RADIX - 1))]!++;
@@ -846,6 +842,10 @@ function windowAggregator(src: {
       else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
+    }
+    if (weightBits < 0) {
+      n = 0;
+      return buildRows(info);
     }
     if (passes > 2) for (let i = 0; i < n; i++) counts[2 * RADIX + ((key[i]! >>> (2 * RADIX_BITS)) & (RADIX - 1))]!++;
     for (let pass = 0; pass < passes; pass++) {
@@ -898,6 +898,8 @@ function windowAggregator(src: {
   const starts = (i: number): boolean => i === 0 || key[i] !== key[i - 1] || (!oneKey && threadOfRow![val[i]!] !== threadOfRow![val[i - 1]!]);
   const buildRows = (info: WindowInfo): AccessWindow => {
     const w = info.index;
+    value ??= new Float64Array(n0);
+    isStore ??= new Uint8Array(n0);
     const put = (r: number): void => {
       const t = thread[r]!;
       const p = page[r]!;
