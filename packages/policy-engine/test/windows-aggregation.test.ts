@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
-import type { AccessWindow, Policy } from '../src/model/contract.js';
+import type { AccessWindow, Placement, Policy } from '../src/model/contract.js';
 import { isEngineError } from '../src/model/errors.js';
 import { definePolicy, replayAll } from '../src/engine/run.js';
-import { simulateWindow } from '../src/engine/simulate.js';
+import { accessMatrix, simulateWindow } from '../src/engine/simulate.js';
 import { buildReplayInput, TraceWindows } from '../src/engine/windows.js';
 import { getPreset } from '../src/machine/presets.js';
 import { listPolicies } from '../src/policies/index.js';
@@ -30,6 +30,10 @@ interface Spec {
   seed: number;
   /** Every row at its own time (no ties), so "earliest" has one answer whatever the row order. */
   distinctTimes?: boolean;
+  /** Some weights of 2^31 and more (too large to pack with the op in 32 bits). */
+  bigWeights?: boolean;
+  /** Only loads and stores from DRAM: every row counts (the builder then tests no row). */
+  allCounted?: boolean;
 }
 
 /** A random trace on the 4-node Opteron preset; returns the trace and its rows for the reference. */
@@ -47,9 +51,9 @@ function randomTrace(spec: Spec): { trace: Trace; rows: Array<{ t: number; threa
     // Skewed so some (page, thread) pairs repeat within a window.
     thread: Math.floor(rnd() ** 2 * spec.threads),
     page: Math.floor(rnd() ** 3 * spec.pages),
-    op: OPS[Math.floor(rnd() * 2.2)]!,
-    ds: DATA_SOURCES[Math.floor(rnd() * DATA_SOURCES.length)]!,
-    weight: Math.floor(rnd() * 4),
+    op: OPS[Math.floor(rnd() * (spec.allCounted ? 2 : 2.2))]!,
+    ds: DATA_SOURCES[Math.floor(rnd() * (spec.allCounted ? 2 : DATA_SOURCES.length))]!,
+    weight: spec.bigWeights && rnd() < 0.3 ? 2 ** 31 + Math.floor(rnd() * (2 ** 31 - 1)) : Math.floor(rnd() * 4),
   }));
   rows.sort((a, b) => a.t - b.t);
   if (spec.distinctTimes) rows.forEach((r, i) => (r.t = i * Math.floor(spec.durationUs / spec.samples)));
@@ -126,6 +130,11 @@ describe('window aggregation (radix sort + merge) matches a Map-based reference'
     ['one thread, one page', { threads: 1, pages: 1, samples: 500, durationUs: 10_000, shuffle: false, seed: 9 }],
     // 2^17 threads × 2^16 pages: (page, thread) needs 33 bits, so the builder sorts by thread then page.
     ['page and thread bits over 32 (two-key sort)', { threads: 131_073, pages: 65_537, samples: 30_000, durationUs: 20_000, shuffle: true, seed: 10 }],
+    // Weights below 2^31 are packed with the op into the sorted payload; these are not.
+    ['weights of 2^31 and more (row-indexed payload)', { threads: 13, pages: 700, samples: 20_000, durationUs: 50_000, shuffle: false, seed: 11, bigWeights: true }],
+    ['every row counted (no row tested)', { threads: 13, pages: 700, samples: 20_000, durationUs: 50_000, shuffle: false, seed: 13, allCounted: true }],
+    // Keys over 22 bits take a third radix pass.
+    ['keys of more than 22 bits (three radix passes)', { threads: 300, pages: 40_000, samples: 30_000, durationUs: 20_000, shuffle: false, seed: 12 }],
   ];
   for (const [name, spec] of cases) {
     it(name, () => {
@@ -155,6 +164,33 @@ describe('window aggregation (radix sort + merge) matches a Map-based reference'
     const b = buildReplayInput(shuffled.trace, { windowMs: 1 });
     expect(Array.from(b.initial.threadNode)).toEqual(Array.from(a.initial.threadNode));
     expect(Array.from(b.firstTouchThread)).toEqual(Array.from(a.firstTouchThread));
+  });
+});
+
+describe('access matrices summed from the rows', () => {
+  it('equal accessMatrix over the built window for several placements at once, in order or not, every row counted or not', () => {
+    for (const [shuffle, allCounted] of <Array<[boolean, boolean]>>[
+      [false, false],
+      [true, false],
+      [false, true],
+    ]) {
+      const { trace } = randomTrace({ threads: 11, pages: 500, samples: 20_000, durationUs: 30_000, shuffle, seed: 31, allCounted });
+      const input = buildReplayInput(trace, { windowMs: 3, cacheEntries: 0 });
+      const n = input.machine.nodeCount;
+      let x = 5;
+      const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) / 4294967296);
+      const placement = (): Placement => ({
+        threadNode: Int16Array.from({ length: input.threadCount }, () => Math.floor(rnd() * n)),
+        pageNode: Int16Array.from({ length: input.pageCount }, () => Math.floor(rnd() * n)),
+        replicated: Uint8Array.from({ length: input.pageCount }, () => (rnd() < 0.2 ? 1 : 0)),
+      });
+      for (let w = 0; w < input.windows.length; w++) {
+        const placements = [input.initial, placement(), placement()];
+        const window = input.windows.get(w);
+        const fromRows = input.windows.accessMatrices!(w, placements, n);
+        expect(fromRows).toEqual(placements.map((p) => accessMatrix(input.machine, window, p)));
+      }
+    }
   });
 });
 

@@ -467,7 +467,16 @@ export function buildReplayInput(trace: Trace, options: ReplayInputOptions): Rep
       for (let w = 1; w < windowCount; w++) if (infos[w]!.sampleCount > infos[busiest]!.sampleCount) busiest = w;
       scale = observedTiming(machine, aggregate(infos[busiest]!), observed, seen, how(busiest, null)).accessScale ?? 1;
     }
-    timing = (win) => ({ ...win, ...observedTiming(machine, win, observed, seen, how(win.index, scale)) });
+    // Set on the built window (in observedTiming's key order) rather than spread into a copy;
+    // computed once per window (a window built again gets the same fields without the pass).
+    const timingOf = new Array<Partial<ObservedTiming> | undefined>(windowCount);
+    timing = (win) => {
+      const t = (timingOf[win.index] ??= observedTiming(machine, win, observed, seen, how(win.index, scale)));
+      if (t.idleUs !== undefined) win.idleUs = t.idleUs;
+      if (t.stallShare !== undefined) win.stallShare = t.stallShare;
+      if (t.accessScale !== undefined) win.accessScale = t.accessScale;
+      return win;
+    };
     notes.push(observedTimingNote(machine, stallSource, clockGHz !== null && latWeight.some((v) => v > 0)));
   }
   const threadTid = numericColumn<Int32Array>(threads, 'tid');
@@ -704,27 +713,43 @@ const RADIX_BITS = 11;
 const RADIX = 1 << RADIX_BITS;
 
 /**
- * One stable LSD radix pass over (key, payload) pairs: by bits [shift, shift+11) of the key, from
- * (srcKey, srcVal) into (dstKey, dstVal). Moving the keys with their payload keeps every read
- * sequential.
+ * One stable LSD radix pass over (key, payload) pairs by bits [shift, shift+11) of the key, from
+ * (srcKey, srcVal) into (dstKey, dstVal). `at` holds each digit's first position (exclusive
+ * prefix sums of the digit counts) and is advanced. Moving the keys with their payload keeps
+ * every read sequential.
  */
-function radixPass(srcKey: Uint32Array, srcVal: Uint32Array, dstKey: Uint32Array, dstVal: Uint32Array, n: number, shift: number, counts: Uint32Array): void {
-  counts.fill(0);
-  for (let i = 0; i < n; i++) counts[((srcKey[i]! >>> shift) & (RADIX - 1)) + 1]!++;
-  for (let d = 0; d < RADIX; d++) counts[d + 1]! += counts[d]!;
+function radixScatter(srcKey: Uint32Array, srcVal: Uint32Array, dstKey: Uint32Array, dstVal: Uint32Array, n: number, shift: number, at: Uint32Array, from: number): void {
   for (let i = 0; i < n; i++) {
     const key = srcKey[i]!;
-    const at = counts[(key >>> shift) & (RADIX - 1)]!++;
-    dstKey[at] = key;
-    dstVal[at] = srcVal[i]!;
+    const to = at[from + ((key >>> shift) & (RADIX - 1))]!++;
+    dstKey[to] = key;
+    dstVal[to] = srcVal[i]!;
+  }
+}
+
+/** Exclusive prefix sums, in place, of the RADIX counts at counts[from..from+RADIX). */
+function prefixSums(counts: Uint32Array, from: number): void {
+  let sum = 0;
+  for (let d = from; d < from + RADIX; d++) {
+    const c = counts[d]!;
+    counts[d] = sum;
+    sum += c;
   }
 }
 
 /**
  * Aggregates one window's access rows into (thread, page) entries sorted by page, then thread:
- * gather, LSD radix sort by (page, thread) (one 32-bit key when page and thread bits fit, else
- * thread then page), and a merge of equal pairs. Scratch is sized to the largest window and
- * reused, so building a window costs O(its rows) time and memory, with no hash table.
+ * gather, LSD radix sort by (page, thread), and a merge of equal pairs. Scratch is sized to the
+ * largest window and reused, so building a window costs O(its rows) time and memory, with no hash
+ * table.
+ *
+ * The usual case (page and thread bits fit one 32-bit key page·2^threadBits + thread, weights
+ * below 2^31): the payload sorted with the key is weight·2 + isStore, and the digit counts of
+ * every pass are taken while gathering, so the sort makes one sequential pass per 11 bits and the
+ * merge reads only the sorted arrays. Otherwise the payload is the row's position (value, op,
+ * thread and page kept aside), and a key that does not fit is sorted by thread, then by page.
+ * Both keep rows of one (page, thread) in row order (stable sorts), so every entry's sums add the
+ * same numbers in the same order.
  */
 function windowAggregator(src: {
   threadCount: number;
@@ -751,77 +776,169 @@ function windowAggregator(src: {
   const threadBits = bitsFor(src.threadCount);
   const pageBits = bitsFor(src.pageCount);
   const oneKey = threadBits + pageBits <= 32;
+  // Packed payloads need weights below 2^31; a window with a larger one is built again unpacked.
+  const packed = oneKey;
   const threadScale = 2 ** threadBits;
   const n0 = Math.max(1, src.maxRows);
-  // (key, row) pairs, row = the sample's position in value/isStore. One 32-bit key
-  // page·2^threadBits + thread when it fits; else a stable sort by thread, then by page, with the
-  // row's thread and page kept aside.
   let key = new Uint32Array(n0);
   let keyB = new Uint32Array(n0);
-  let row = new Uint32Array(n0);
-  let rowB = new Uint32Array(n0);
+  let val = new Uint32Array(n0);
+  let valB = new Uint32Array(n0);
+  const counts = new Uint32Array(RADIX * 3);
+  // Row-position payload (not packed): the value and op of sorted position i are at val[i].
+  let value: Float64Array | null = null;
+  let isStore: Uint8Array | null = null;
+  // Merged entries of the packed path before they are copied out.
+  const outThread = packed ? new Int32Array(n0) : new Int32Array(0);
+  const outPage = packed ? new Int32Array(n0) : new Int32Array(0);
+  const outLoads = packed ? new Float64Array(n0) : new Float64Array(0);
+  const outStores = packed ? new Float64Array(n0) : new Float64Array(0);
   const threadOfRow = oneKey ? null : new Uint32Array(n0);
   const pageOfRow = oneKey ? null : new Uint32Array(n0);
-  const value = new Float64Array(n0);
-  const isStore = new Uint8Array(n0);
-  const counts = new Uint32Array(RADIX + 1);
   let n = 0;
-  const put = (r: number): void => {
-    const t = thread[r]!;
-    const p = page[r]!;
-    if (oneKey) key[n] = p * threadScale + t;
-    else {
-      key[n] = t;
-      threadOfRow![n] = t;
-      pageOfRow![n] = p;
-    }
-    const wgt = weight[r]!;
-    value[n] = wgt > 0 ? wgt : 1;
-    isStore[n] = opCodes[r] === store ? 1 : 0;
-    row[n] = n;
-    n++;
+  const swap = (): void => {
+    let t = key;
+    key = keyB;
+    keyB = t;
+    t = val;
+    val = valB;
+    valB = t;
   };
+  /** LSD sort of key[0..n) with val by `bits` bits, counting digits in a pass of its own. */
   const sortBy = (bits: number): void => {
     for (let shift = 0; shift < bits; shift += RADIX_BITS) {
-      radixPass(key, row, keyB, rowB, n, shift, counts);
-      let t = key;
-      key = keyB;
-      keyB = t;
-      t = row;
-      row = rowB;
-      rowB = t;
+      counts.fill(0, 0, RADIX);
+      for (let i = 0; i < n; i++) counts[(key[i]! >>> shift) & (RADIX - 1)]!++;
+      prefixSums(counts, 0);
+      radixScatter(key, val, keyB, valB, n, shift, counts, 0);
+      swap();
     }
   };
-  /** True when sorted position i starts a new (page, thread) pair. */
-  const starts = (i: number): boolean => i === 0 || key[i] !== key[i - 1] || (!oneKey && threadOfRow![row[i]!] !== threadOfRow![row[i - 1]!]);
-  return (info) => {
-    n = 0;
+  const bits = threadBits + pageBits;
+  const passes = Math.ceil(bits / RADIX_BITS);
+
+  /** The packed path: gather with digit counts, sort, merge from the sorted arrays. */
+  const buildPacked = (info: WindowInfo): AccessWindow => {
     const w = info.index;
+    counts.fill(0);
+    // Weights OR-ed together: bit 31 set (negative as an int32) = a weight of 2^31 or more.
+    let weightBits = 0;
+    // Digit counts of the first two passes while gathering (a third, for keys over 22 bits, after).
+    const put = (r: number): void => {
+      const k = page[r]! * threadScale + thread[r]!;
+      key[n] = k;
+      const wgt = weight[r]!;
+      weightBits |= wgt;
+      val[n] = (wgt > 0 ? wgt : 1) * 2 + (opCodes[r] === store ? 1 : 0);
+      counts[k & (RADIX - 1)]!++;
+      counts[RADIX + ((k >>> RADIX_BITS) & (RADIX - 1))]!++;
+      n++;
+    };
     if (rowBound) {
       const end = rowBound[w + 1]!;
-      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
+      const start = rowBound[w]!;
+      // Every row of the span counted (no cache hit, fault or skipped event among them): no test per row.
+      if (end - start === windowStart[w + 1]! - windowStart[w]!) for (let i = start; i < end; i++) put(i);
+      else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
     }
-    if (oneKey) sortBy(threadBits + pageBits);
+    if (weightBits < 0) {
+      n = 0;
+      return buildRows(info);
+    }
+    if (passes > 2) for (let i = 0; i < n; i++) counts[2 * RADIX + ((key[i]! >>> (2 * RADIX_BITS)) & (RADIX - 1))]!++;
+    for (let pass = 0; pass < passes; pass++) {
+      prefixSums(counts, pass * RADIX);
+      radixScatter(key, val, keyB, valB, n, pass * RADIX_BITS, counts, pass * RADIX);
+      swap();
+    }
+    // Merge runs of one key into the scratch entries, then copy out as many as there are. Loads
+    // and stores are summed branch-free: adding +0 leaves a float64 sum unchanged.
+    let k = -1;
+    let prev = -1;
+    let l = 0;
+    let st = 0;
+    for (let i = 0; i < n; i++) {
+      const kk = key[i]!;
+      if (kk !== prev) {
+        if (k >= 0) {
+          outLoads[k] = l;
+          outStores[k] = st;
+        }
+        prev = kk;
+        k++;
+        const p = Math.floor(kk / threadScale);
+        outPage[k] = p;
+        outThread[k] = kk - p * threadScale;
+        l = 0;
+        st = 0;
+      }
+      const x = val[i]!;
+      const v = x >>> 1;
+      const isStore = x & 1;
+      l += v * (1 - isStore);
+      st += v * isStore;
+    }
+    if (k >= 0) {
+      outLoads[k] = l;
+      outStores[k] = st;
+    }
+    const distinct = k + 1;
+    return {
+      ...info,
+      thread: outThread.slice(0, distinct),
+      page: outPage.slice(0, distinct),
+      loads: outLoads.slice(0, distinct),
+      stores: outStores.slice(0, distinct),
+    };
+  };
+
+  /** True when sorted position i starts a new (page, thread) pair. */
+  const starts = (i: number): boolean => i === 0 || key[i] !== key[i - 1] || (!oneKey && threadOfRow![val[i]!] !== threadOfRow![val[i - 1]!]);
+  const buildRows = (info: WindowInfo): AccessWindow => {
+    const w = info.index;
+    value ??= new Float64Array(n0);
+    isStore ??= new Uint8Array(n0);
+    const put = (r: number): void => {
+      const t = thread[r]!;
+      const p = page[r]!;
+      if (oneKey) key[n] = p * threadScale + t;
+      else {
+        key[n] = t;
+        threadOfRow![n] = t;
+        pageOfRow![n] = p;
+      }
+      const wgt = weight[r]!;
+      value![n] = wgt > 0 ? wgt : 1;
+      isStore![n] = opCodes[r] === store ? 1 : 0;
+      val[n] = n;
+      n++;
+    };
+    if (rowBound) {
+      const end = rowBound[w + 1]!;
+      const start = rowBound[w]!;
+      // Every row of the span counted (no cache hit, fault or skipped event among them): no test per row.
+      if (end - start === windowStart[w + 1]! - windowStart[w]!) for (let i = start; i < end; i++) put(i);
+      else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) put(i);
+    } else {
+      for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) put(order![k]!);
+    }
+    if (oneKey) sortBy(bits);
     else {
       sortBy(threadBits);
-      for (let i = 0; i < n; i++) key[i] = pageOfRow![row[i]!]!;
+      for (let i = 0; i < n; i++) key[i] = pageOfRow![val[i]!]!;
       sortBy(pageBits);
     }
     let distinct = 0;
     for (let i = 0; i < n; i++) if (starts(i)) distinct++;
-    const win: AccessWindow = {
-      ...info,
-      thread: new Int32Array(distinct),
-      page: new Int32Array(distinct),
-      loads: new Float64Array(distinct),
-      stores: new Float64Array(distinct),
-    };
-    const { thread: wThread, page: wPage, loads, stores } = win;
+    const wThread = new Int32Array(distinct);
+    const wPage = new Int32Array(distinct);
+    const loads = new Float64Array(distinct);
+    const stores = new Float64Array(distinct);
     let k = -1;
     for (let i = 0; i < n; i++) {
-      const r = row[i]!;
+      const r = val[i]!;
       if (starts(i)) {
         k++;
         if (oneKey) {
@@ -833,10 +950,14 @@ function windowAggregator(src: {
           wThread[k] = threadOfRow![r]!;
         }
       }
-      if (isStore[r]) stores[k]! += value[r]!;
-      else loads[k]! += value[r]!;
+      if (isStore![r]) stores[k]! += value![r]!;
+      else loads[k]! += value![r]!;
     }
-    return win;
+    return { ...info, thread: wThread, page: wPage, loads, stores };
+  };
+  return (info) => {
+    n = 0;
+    return packed ? buildPacked(info) : buildRows(info);
   };
 }
 
@@ -863,28 +984,35 @@ function matrixScanner(src: {
 }): (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }> {
   const { store, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart } = src;
   return (w, placements, n) => {
-    const out = placements.map(() => ({ loads: new Float64Array(n * n), stores: new Float64Array(n * n) }));
     const K = placements.length;
+    const nn = n * n;
+    // Placement k's loads at [2k·nn, (2k+1)·nn), its stores at [(2k+1)·nn, (2k+2)·nn).
+    const sums = new Float64Array(2 * K * nn);
+    const threadNodes = placements.map((pl) => pl.threadNode);
+    const pageNodes = placements.map((pl) => pl.pageNode);
+    const replicateds = placements.map((pl) => pl.replicated);
     const row = (i: number): void => {
       const p = page[i]!;
       const t = thread[i]!;
       const wg = weight[i]! > 0 ? weight[i]! : 1;
-      const isStore = opCodes[i] === store;
+      const s = opCodes[i] === store ? 1 : 0;
       for (let k = 0; k < K; k++) {
-        const pl = placements[k]!;
-        const c = pl.threadNode[t]!;
-        const home = pl.pageNode[p]!;
-        if (isStore) out[k]!.stores[c * n + home]! += wg;
-        else out[k]!.loads[c * n + (pl.replicated[p] ? c : home)]! += wg;
+        const c = threadNodes[k]![t]!;
+        const home = pageNodes[k]![p]!;
+        // A load of a replicated page is served by the reader's node; a store goes home.
+        const served = s === 0 && replicateds[k]![p] ? c : home;
+        sums[(2 * k + s) * nn + c * n + served]! += wg;
       }
     };
     if (rowBound) {
       const end = rowBound[w + 1]!;
-      for (let i = rowBound[w]!; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) row(i);
+      const start = rowBound[w]!;
+      if (end - start === windowStart[w + 1]! - windowStart[w]!) for (let i = start; i < end; i++) row(i);
+      else for (let i = start; i < end; i++) if (counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && page[i]! >= 0 && evCodes[i] !== skipEv) row(i);
     } else {
       for (let k = windowStart[w]!; k < windowStart[w + 1]!; k++) row(order![k]!);
     }
-    return out;
+    return placements.map((_, k) => ({ loads: sums.slice(2 * k * nn, (2 * k + 1) * nn), stores: sums.slice((2 * k + 1) * nn, (2 * k + 2) * nn) }));
   };
 }
 
@@ -966,14 +1094,16 @@ export function observedTiming(
   const d = demandOf(machine, loads, stores, 1);
   if (d.total === 0) return {};
   let threads = 0;
-  for (let k = 0; k < win.thread.length; k++) {
-    const t = win.thread[k]!;
+  const thread = win.thread;
+  const entries = thread.length;
+  for (let k = 0; k < entries; k++) {
+    const t = thread[k]!;
     if (!seen[t]) {
       seen[t] = 1;
       threads++;
     }
   }
-  for (let k = 0; k < win.thread.length; k++) seen[win.thread[k]!] = 0;
+  for (let k = 0; k < entries; k++) seen[thread[k]!] = 0;
   const mlp = trafficModel(machine).mlp.value;
   const perThreadNs = (scale: number) => (scale * d.total) / (threads * wObs * 1000);
   let scale = 1;

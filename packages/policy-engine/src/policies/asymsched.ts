@@ -101,29 +101,38 @@ const DENSE_SHARING_THREADS = 256;
 export function threadClusters(input: ReplayInput, window: AccessWindow, placement: Placement): ThreadCluster[] {
   const T = input.threadCount;
   const n = input.machine.nodeCount;
+  const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
+  const { threadNode, pageNode, replicated } = placement;
   const total = new Float64Array(T);
   // Shared accesses per thread pair (a < b): a dense T×T matrix for up to 256 threads, else a map.
   const dense = T <= DENSE_SHARING_THREADS ? new Float64Array(T * T) : null;
   const sparse = dense ? null : new Map<number, number>();
   const addShared = (x: number, y: number, a: number): void => {
-    const key = Math.min(x, y) * T + Math.max(x, y);
+    const key = x < y ? x * T + y : y * T + x;
     if (dense) dense[key]! += a;
     else sparse!.set(key, (sparse!.get(key) ?? 0) + a);
   };
-  const entryCount = window.page.length;
+  const entryCount = wPage.length;
   let i = 0;
   // The sharers of one page: thread and accesses, in entry (thread) order.
   const sT = new Int32Array(Math.max(1, T));
   const sA = new Float64Array(Math.max(1, T));
   const top: number[] = [];
   while (i < entryCount) {
-    const page = window.page[i]!;
+    const page = wPage[i]!;
+    if (i + 1 === entryCount || wPage[i + 1] !== page) {
+      // One entry: no pair to share.
+      total[wThread[i]!]! += wLoads[i]! + wStores[i]!;
+      i++;
+      continue;
+    }
     let count = 0;
-    for (; i < entryCount && window.page[i] === page; i++) {
-      const a = window.loads[i]! + window.stores[i]!;
-      total[window.thread[i]!]! += a;
+    for (; i < entryCount && wPage[i] === page; i++) {
+      const a = wLoads[i]! + wStores[i]!;
+      const t = wThread[i]!;
+      total[t]! += a;
       if (a > 0) {
-        sT[count] = window.thread[i]!;
+        sT[count] = t;
         sA[count++] = a;
       }
     }
@@ -139,14 +148,13 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
     const k = A.MAX_SHARERS_PER_PAGE;
     for (let x = 0; x < k; x++) for (let y = x + 1; y < k; y++) addShared(sT[top[x]!]!, sT[top[y]!]!, Math.min(sA[top[x]!]!, sA[top[y]!]!));
   }
-  const parent = Int32Array.from({ length: T }, (_, t) => t);
+  const parent = new Int32Array(T);
+  for (let t = 0; t < T; t++) parent[t] = t;
   const find = (t: number): number => {
     while (parent[t] !== t) t = parent[t] = parent[parent[t]!]!;
     return t;
   };
-  const join = (key: number, shared: number): void => {
-    const a = Math.floor(key / T);
-    const b = key % T;
+  const join = (a: number, b: number, shared: number): void => {
     if (shared >= A.SHARING_MIN_SHARE * Math.min(total[a]!, total[b]!)) {
       const ra = find(a);
       const rb = find(b);
@@ -154,42 +162,62 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
     }
   };
   if (dense) {
-    for (let key = 0; key < dense.length; key++) if (dense[key]! > 0) join(key, dense[key]!);
+    for (let a = 0, key = 0; a < T; a++) for (let b = 0; b < T; b++, key++) if (dense[key]! > 0) join(a, b, dense[key]!);
   } else {
-    for (const [key, shared] of sparse!) join(key, shared);
+    for (const [key, shared] of sparse!) join(Math.floor(key / T), key % T, shared);
   }
-  const byRoot = new Map<number, number[]>();
+  // Clusters in order of their first thread with accesses.
+  const clusterOf = new Int32Array(T).fill(-1);
+  const clusterOfRoot = new Int32Array(T).fill(-1);
+  const clusters: ThreadCluster[] = [];
   for (let t = 0; t < T; t++) {
     if (total[t]! <= 0) continue;
     const r = find(t);
-    const list = byRoot.get(r) ?? [];
-    list.push(t);
-    byRoot.set(r, list);
+    if (clusterOfRoot[r] === -1) {
+      clusterOfRoot[r] = clusters.length;
+      clusters.push({ threads: [], nodes: [], rbwMBps: 0, weight: 0, memoryBytesOnNode: new Float64Array(n) });
+    }
+    clusterOf[t] = clusterOfRoot[r]!;
+    clusters[clusterOf[t]!]!.threads.push(t);
   }
-  const clusterOf = new Int32Array(T).fill(-1);
-  const clusters: ThreadCluster[] = [...byRoot.values()].map((threads, c) => {
-    for (const t of threads) clusterOf[t] = c;
-    const nodes = [...new Set(threads.map((t) => placement.threadNode[t]!))].sort((x, y) => x - y);
-    return { threads, nodes, rbwMBps: 0, weight: 0, memoryBytesOnNode: new Float64Array(n) };
-  });
+  for (const c of clusters) c.nodes = [...new Set(c.threads.map((t) => threadNode[t]!))].sort((x, y) => x - y);
+  const K = clusters.length;
   // Remote bandwidth per cluster and each page's main accessor cluster.
-  const remote = new Float64Array(clusters.length);
+  const remote = new Float64Array(K);
+  const memoryBytes = new Float64Array(K * n);
+  const pageBytes = input.pageBytes;
   i = 0;
-  const perCluster = new Float64Array(clusters.length);
+  const perCluster = new Float64Array(K);
   // Clusters that touched the current page (only those are read and reset: a page has few).
-  const touched = new Int32Array(Math.max(1, clusters.length));
+  const touched = new Int32Array(Math.max(1, K));
   while (i < entryCount) {
-    const page = window.page[i]!;
+    const page = wPage[i]!;
+    const home = pageNode[page]!;
+    const isReplicated = replicated[page] !== 0;
+    if (i + 1 === entryCount || wPage[i + 1] !== page) {
+      // One entry (most pages in a window): its cluster, if any, is the main accessor when it accessed.
+      const t = wThread[i]!;
+      const c = clusterOf[t]!;
+      if (c >= 0) {
+        const node = threadNode[t]!;
+        const served = isReplicated ? node : home;
+        if (served !== node) remote[c]! += wLoads[i]! * (isReplicated ? 0 : 1) + wStores[i]!;
+        if (wLoads[i]! + wStores[i]! > 0) memoryBytes[c * n + home]! += pageBytes;
+      }
+      i++;
+      continue;
+    }
     let touchedCount = 0;
-    for (; i < entryCount && window.page[i] === page; i++) {
-      const t = window.thread[i]!;
+    for (; i < entryCount && wPage[i] === page; i++) {
+      const t = wThread[i]!;
       const c = clusterOf[t]!;
       if (c < 0) continue;
-      const a = window.loads[i]! + window.stores[i]!;
+      const a = wLoads[i]! + wStores[i]!;
       if (perCluster[c] === 0 && a > 0) touched[touchedCount++] = c;
       perCluster[c]! += a;
-      const served = placement.replicated[page] ? placement.threadNode[t]! : placement.pageNode[page]!;
-      if (served !== placement.threadNode[t]) remote[c]! += window.loads[i]! * (placement.replicated[page] ? 0 : 1) + window.stores[i]!;
+      const node = threadNode[t]!;
+      const served = isReplicated ? node : home;
+      if (served !== node) remote[c]! += wLoads[i]! * (isReplicated ? 0 : 1) + wStores[i]!;
     }
     // The main accessor: most accesses, ties to the lowest cluster index.
     let best = -1;
@@ -198,10 +226,11 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
       if (best < 0 || perCluster[c]! > perCluster[best]! || (perCluster[c] === perCluster[best] && c < best)) best = c;
     }
     for (let x = 0; x < touchedCount; x++) perCluster[touched[x]!] = 0;
-    if (best >= 0) clusters[best]!.memoryBytesOnNode[placement.pageNode[page]!]! += input.pageBytes;
+    if (best >= 0) memoryBytes[best * n + home]! += pageBytes;
   }
   const seconds = windowLengthUs(window) / 1e6;
   clusters.forEach((c, k) => {
+    c.memoryBytesOnNode.set(memoryBytes.subarray(k * n, (k + 1) * n));
     c.rbwMBps = (remote[k]! * A.ACCESS_BYTES) / seconds / 1e6;
     c.weight = c.rbwMBps > 1 ? Math.log(c.rbwMBps) : 0;
   });

@@ -120,19 +120,58 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
     return s;
   };
 
-  /** should_numa_migrate_memory(): null = stay, else the reason it moves. */
-  const shouldMigrate = (t: number, page: number, dst: NodeIndex, src: NodeIndex): Reason | { stay: string } => {
+  // Group fault sums per node (the loops below), memoised until a fault changes the node's column:
+  // each value is the same sum, in the same order, as computing it afresh.
+  const groupCpuMemo = new Float64Array(n);
+  const groupCpuFresh = new Uint8Array(n);
+  const groupMemMemo = new Float64Array(n);
+  const groupMemFresh = new Uint8Array(n);
+  const groupCpuAt = (node: NodeIndex): number => {
+    if (!groupCpuFresh[node]) {
+      groupCpuMemo[node] = groupCpu(node);
+      groupCpuFresh[node] = 1;
+    }
+    return groupCpuMemo[node]!;
+  };
+  const groupMemAt = (node: NodeIndex): number => {
+    if (!groupMemFresh[node]) {
+      groupMemMemo[node] = groupMem(node);
+      groupMemFresh[node] = 1;
+    }
+    return groupMemMemo[node]!;
+  };
+
+  // should_numa_migrate_memory()'s verdicts as integers (no allocation per fault): a Reason code
+  // (MOVE_*) when the page moves, else a stay code: STAY_TWO_STAGE + previous fault's node, or
+  // STAY_HYSTERESIS + dst·n + src. Distinct codes give distinct explanations (stayWords).
+  const REASONS: readonly Reason[] = ['early', 'private', 'shared-no-group', 'group-active', 'group-hysteresis'];
+  const MOVE_EARLY = 0;
+  const MOVE_PRIVATE = 1;
+  const MOVE_SHARED_NO_GROUP = 2;
+  const MOVE_GROUP_ACTIVE = 3;
+  const MOVE_GROUP_HYSTERESIS = 4;
+  const STAY_TWO_STAGE = REASONS.length;
+  const STAY_HYSTERESIS = STAY_TWO_STAGE + n;
+  const stayWords = (code: number): string => {
+    if (code < STAY_HYSTERESIS) return `previous fault on the page came from ${nodeName(code - STAY_TWO_STAGE)} (two-stage filter)`;
+    const pair = code - STAY_HYSTERESIS;
+    const dst = Math.floor(pair / n);
+    return `group hysteresis: cpu faults on ${nodeName(dst)} do not beat ${nodeName(pair - dst * n)} by 4/3`;
+  };
+
+  /** should_numa_migrate_memory(): a MOVE_* code (the page moves) or a stay code (see above). */
+  const shouldMigrate = (t: number, page: number, dst: NodeIndex, src: NodeIndex): number => {
     const lt = lastThread[page]!;
     const ln = lastNode[page]!;
     lastThread[page] = t;
     lastNode[page] = dst;
-    if ((preferred[t] === -1 || scanSeq <= K.EARLY_SCAN_SEQ) && (lt === -1 || lt === t)) return 'early';
-    if (lt !== -1 && ln !== dst) return { stay: `previous fault on the page came from ${nodeName(ln)} (two-stage filter)` };
-    if (lt === t) return 'private';
-    if (!inGroup) return 'shared-no-group';
-    if (groupCpu(dst) > groupCpu(src) * K.ACTIVE_NODE_FRACTION) return 'group-active';
-    if (groupCpu(dst) * groupMem(src) * 3 > groupCpu(src) * groupMem(dst) * 4) return 'group-hysteresis';
-    return { stay: `group hysteresis: cpu faults on ${nodeName(dst)} do not beat ${nodeName(src)} by 4/3` };
+    if ((preferred[t] === -1 || scanSeq <= K.EARLY_SCAN_SEQ) && (lt === -1 || lt === t)) return MOVE_EARLY;
+    if (lt !== -1 && ln !== dst) return STAY_TWO_STAGE + ln;
+    if (lt === t) return MOVE_PRIVATE;
+    if (!inGroup) return MOVE_SHARED_NO_GROUP;
+    if (groupCpuAt(dst) > groupCpuAt(src) * K.ACTIVE_NODE_FRACTION) return MOVE_GROUP_ACTIVE;
+    if (groupCpuAt(dst) * groupMemAt(src) * 3 > groupCpuAt(src) * groupMemAt(dst) * 4) return MOVE_GROUP_HYSTERESIS;
+    return STAY_HYSTERESIS + dst * n + src;
   };
 
   // The work of a window is a plain function: V8 optimises it like any other (a loop body
@@ -142,12 +181,15 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
     threadNodeByWindow.push(placement.threadNode.slice());
     const w = window.index;
 
-    // Pages touched so far make up the RSS the scanner walks.
-    for (let i = 0; i < window.page.length; i++) {
-      const p = window.page[i]!;
-      if (!touched[p]) {
-        touched[p] = 1;
-        rssPages++;
+    // Pages touched so far make up the RSS the scanner walks (nothing to add once every page is).
+    if (rssPages < pageCount) {
+      const wPage = window.page;
+      for (let i = 0; i < wPage.length; i++) {
+        const p = wPage[i]!;
+        if (!touched[p]) {
+          touched[p] = 1;
+          rssPages++;
+        }
       }
     }
     // Scans due before the window ends arm the next scan_size of pages (rounded to the window).
@@ -176,48 +218,63 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
     }
 
     // Hinting faults: each armed page accessed in the window faults once, in a thread drawn by access share.
-    const moves = new Map<string, { reason: string; to: NodeIndex; pages: number[] }>();
-    const stays = new Map<string, number[]>();
+    // Moves and stays are grouped by integer key (reason·n + node, stay code), in first-seen order.
+    const moves = new Map<number, { reason: string; to: NodeIndex; pages: number[] }>();
+    const stays = new Map<number, number[]>();
     let faults = 0;
+    const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
+    const { threadNode, pageNode } = placement;
+    const entries = wPage.length;
     let i = 0;
-    while (i < window.page.length) {
-      const page = window.page[i]!;
+    while (i < entries) {
+      const page = wPage[i]!;
       const start = i;
+      i++;
+      while (i < entries && wPage[i] === page) i++;
+      if (!armed[page]) continue;
       let sum = 0;
-      for (; i < window.page.length && window.page[i] === page; i++) sum += window.loads[i]! + window.stores[i]!;
-      if (!armed[page] || sum <= 0) continue;
+      for (let e = start; e < i; e++) sum += wLoads[e]! + wStores[e]!;
+      if (sum <= 0) continue;
       armed[page] = 0;
       let r = random.next() * sum;
       let e = start;
       for (; e < i - 1; e++) {
-        r -= window.loads[e]! + window.stores[e]!;
+        r -= wLoads[e]! + wStores[e]!;
         if (r < 0) break;
       }
-      const t = window.thread[e]!;
-      const dst = placement.threadNode[t]!;
-      const src = placement.pageNode[page]!;
+      const t = wThread[e]!;
+      const dst = threadNode[t]!;
+      const src = pageNode[page]!;
       const isPrivate = lastThread[page] === -1 || lastThread[page] === t;
       if (!isPrivate) inGroup = true; // threads of one mm always share a group once a shared fault is seen
       const verdict = shouldMigrate(t, page, dst, src);
       let memNode = src;
-      if (typeof verdict === 'string') {
+      if (verdict < STAY_TWO_STAGE) {
         if (dst !== src) {
-          placement.pageNode[page] = dst;
+          pageNode[page] = dst;
           memNode = dst;
           migratedPages++;
-          const key = `${verdict}:${dst}`;
-          const m = moves.get(key) ?? { reason: REASON_WORDS[verdict], to: dst, pages: [] };
+          const key = verdict * n + dst;
+          let m = moves.get(key);
+          if (!m) {
+            m = { reason: REASON_WORDS[REASONS[verdict]!], to: dst, pages: [] };
+            moves.set(key, m);
+          }
           m.pages.push(page);
-          moves.set(key, m);
         }
       } else if (dst !== src) {
-        const list = stays.get(verdict.stay) ?? [];
+        let list = stays.get(verdict);
+        if (!list) {
+          list = [];
+          stays.set(verdict, list);
+        }
         list.push(page);
-        stays.set(verdict.stay, list);
       }
       faults++;
       faultsBuf[t * n + memNode]! += 1;
       faultsCpuBuf[t * n + dst]! += 1;
+      groupMemFresh[memNode] = 0;
+      groupCpuFresh[dst] = 0;
       if (memNode === dst) local++;
       else remote++;
       if (isPrivate) privateFaults++;
@@ -233,11 +290,11 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
         toNodes: [m.to],
       });
     }
-    for (const [why, pages] of stays) {
+    for (const [code, pages] of stays) {
       decisions.push({
         window: w,
         kind: 'none',
-        explanation: `${pages.length} pages not moved on a remote hinting fault: ${why}`,
+        explanation: `${pages.length} pages not moved on a remote hinting fault: ${stayWords(code)}`,
         pages: pages.length,
         pageIndices: Int32Array.from(pages),
       });
@@ -245,6 +302,8 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
 
     if (!sequenceEnded) return;
     // task_numa_placement(): decay, preferred node per thread.
+    groupCpuFresh.fill(0);
+    groupMemFresh.fill(0);
     for (let x = 0; x < T * n; x++) {
       faultsMem[x] = faultsMem[x]! / 2 + faultsBuf[x]!;
       faultsCpu[x] = faultsCpu[x]! / 2 + faultsCpuBuf[x]!;

@@ -331,8 +331,10 @@ function decidePages(
   // page a thread keeps touching, so every recorded (thread, page) pair counts as seen at either
   // rate: thinning them to a quarter would make the module see a quarter of the pages per round,
   // which the real module, sampling the running program, does not.
+  const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
+  const n = wPage.length;
   let accesses = 0;
-  for (let i = 0; i < window.loads.length; i++) accesses += window.loads[i]! + window.stores[i]!;
+  for (let i = 0; i < n; i++) accesses += wLoads[i]! + wStores[i]!;
   const samplesPerAccess = accesses > 0 ? window.sampleCount / accesses : 0;
   const keep =
     input.accessSource === 'hinting-faults' ? 1 : samplesPerAccess * (rate === 'cheap' ? C.IBS_PERIOD_ACCURATE / C.IBS_PERIOD_CHEAP : 1);
@@ -349,22 +351,31 @@ function decidePages(
     probaPct,
     pagesMissed: 0,
   };
+  // The page's accessor nodes with samples (each once): the histogram is all zero between pages.
   const histogram = new Float64Array(nodeCount);
+  const accessorNodes = new Int32Array(nodeCount);
   let watched = 0;
-  const n = window.page.length;
+  const threadNode = placement.threadNode;
   let i = 0;
   while (i < n) {
-    const page = window.page[i]!;
-    histogram.fill(0);
+    const page = wPage[i]!;
     let writes = 0;
     let samples = 0;
-    for (; i < n && window.page[i] === page; i++) {
-      const node = placement.threadNode[window.thread[i]!]!;
-      const loads = thin(window.loads[i]!, keep, random);
-      const stores = thin(window.stores[i]!, keep, random);
+    let dies = 0;
+    for (; i < n && wPage[i] === page; i++) {
+      const node = threadNode[wThread[i]!]!;
+      const loads = thin(wLoads[i]!, keep, random);
+      const stores = thin(wStores[i]!, keep, random);
+      if (histogram[node] === 0 && loads + stores > 0) accessorNodes[dies++] = node;
       histogram[node]! += loads + stores;
       writes += stores;
       samples += loads + stores;
+    }
+    let dest = -1;
+    for (let x = 0; x < dies; x++) {
+      const d = accessorNodes[x]!;
+      if (d > dest) dest = d; // the last (highest) accessor node, as the module does
+      histogram[d] = 0;
     }
     if (samples === 0) continue;
     if (watched >= cap) {
@@ -373,14 +384,6 @@ function decidePages(
     }
     watched++;
     if (placement.replicated[page]) continue; // already replicated: skipped by the module
-    let dies = 0;
-    let dest = -1;
-    for (let d = 0; d < nodeCount; d++) {
-      if (histogram[d]! > 0) {
-        dies++;
-        dest = d; // the last (highest) accessor node, as the module does
-      }
-    }
     const from = placement.pageNode[page]!;
     if (flags.replication && dies > 1 && writes === 0) {
       orders.replicate.push(page);
