@@ -78,8 +78,6 @@ export interface TimeRangeUs {
 /** Default window cache: 2 Mi entries, 48 MiB (docs/engine.md, "Memory"). */
 export const WINDOW_CACHE_ENTRIES = 1 << 21;
 
-/** Policies whose decisions do not depend on access rates: the only ones an estimated input can drive. */
-export const ESTIMATE_POLICIES: readonly string[] = ['observed', 'first-touch', 'interleave', 'manual'];
 /** Most (thread, page) entries an estimated input may have. */
 export const MAX_ESTIMATE_ENTRIES = 20_000_000;
 
