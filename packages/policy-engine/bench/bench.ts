@@ -21,7 +21,7 @@
 import { overallMetrics } from '../src/analyze/analyze.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { replayAll } from '../src/engine/run.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { listPolicies } from '../src/policies/index.js';
 import { readTrace } from '../src/trace/reader.js';
 import { PAGES, THREADS, WINDOW_MS, syntheticTrace } from './synthetic.js';

@@ -8,7 +8,7 @@
 import { analyzeInput, type AnalysisResult, type PolicyResult } from '../src/analyze/analyze.js';
 import type { Policy } from '../src/model/contract.js';
 import { accessMatrix, demandOf, latencyAt } from '../src/engine/simulate.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset, listPresets } from '../src/machine/presets.js';
 import { presetSustainedGBps, sustainedShare, trafficModel } from '../src/machine/traffic.js';

@@ -36,7 +36,7 @@ export {
 export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type MachinePreset } from './machine/presets.js';
 export { machineModel, traceMachineOf, nodeOfCpu, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
 export { machineFromJson, machineFromHwlocXml, machineFromText, parseHwlocCpuset, MachineLoadError } from './machine/loaders.js';
-export { buildReplayInput, restrictToTimeRange, hintingFaultStats, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
+export { replayInputFor, restrictToTimeRange, hintingFaultStats, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
 export {
   simulateWindow,
   simulateMatrix,
@@ -63,6 +63,7 @@ export {
   type ReplaySummary,
   type SteadyStateInfo,
 } from './analyze/analyze.js';
+export { buildReplayInput } from './analyze/replay-input.js';
 export { analysisJson, policyResultJson, policySummary, replaySummaryJson, nodeLoads } from './analyze/json.js';
 export { formatSpeedup, formatLatencyNs, formatShare, formatPct, formatTimeUs } from './format.js';
 export {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
 import { analysisJson } from '../src/analyze/json.js';
 import { isEngineError } from '../src/model/errors.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { buildPlan } from '../src/plan/index.js';
 import { main } from '../cli/main.js';
 import { traceBytesFromText, traceFromText } from './helpers/plan-trace.js';

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { CONTINUATION_MAX_ROUNDS } from '../src/engine/steady.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { carrefourPolicy } from '../src/policies/carrefour.js';
 import { readTrace } from '../src/trace/reader.js';
 import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
-import { buildReplayInput, hintingFaultStats } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
+import { hintingFaultStats } from '../src/engine/windows.js';
 import { buildPlan } from '../src/plan/index.js';
 import { manualPolicy } from '../src/policies/manual.js';
 import { getPreset } from '../src/machine/presets.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { describePolicy, getPolicy, listPolicies, manualPolicy, needsPlacement, POLICY_DESCRIPTORS, POLICY_IDS, policyForms, policyLabel, runsOnEstimate } from '../src/policies/index.js';
 import { DECISION_KINDS } from '../src/model/contract.js';

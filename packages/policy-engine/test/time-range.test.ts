@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { windowPredictedUs, analyze } from '../src/analyze/analyze.js';
 import { isEngineError } from '../src/model/errors.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';
 import { readTrace } from '../src/trace/reader.js';

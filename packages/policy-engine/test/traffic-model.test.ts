@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';
 import { sustainedShare, trafficModel } from '../src/machine/traffic.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../src/model/errors.js';
 import { retarget, retargetNodeMap } from '../src/engine/retarget.js';
 import { simulateWindow } from '../src/engine/simulate.js';
-import { buildReplayInput } from '../src/engine/windows.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';
 import { getPolicy } from '../src/policies/index.js';

@@ -8,7 +8,8 @@ import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, Replay
 import { EngineError } from '../model/errors.js';
 import { definePolicy, replayAll, type ReplayProgress } from '../engine/run.js';
 import { simulateWindow } from '../engine/simulate.js';
-import { buildReplayInput, hintingFaultStats, type TimeRangeUs } from '../engine/windows.js';
+import { hintingFaultStats, type TimeRangeUs } from '../engine/windows.js';
+import { buildReplayInput } from './replay-input.js';
 import type { RetargetRule } from '../engine/retarget.js';
 import type { Trace } from '../trace/types.js';
 import { DEFAULT_BASELINE, FALLBACK_BASELINE, getPolicy, listPolicies, POLICY_DESCRIPTORS, runsOnEstimate } from '../policies/index.js';

@@ -23,7 +23,7 @@
  */
 import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource, type WindowTiming } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
-import { machineModel, nodeOfCpu } from '../machine/model.js';
+import { nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { retarget, type RetargetRule } from './retarget.js';
@@ -86,13 +86,17 @@ function sameTopology(a: MachineModel, b: MachineModel): boolean {
   return a.nodeCpus.every((cpus, i) => cpus.length === b.nodeCpus[i]!.length && cpus.every((c, k) => c === b.nodeCpus[i]![k]));
 }
 
-export function buildReplayInput(trace: Trace, options: ReplayInputOptions): ReplayInput {
+/**
+ * The replay input of a trace recorded on the machine `recorded` (its model, built by the caller:
+ * analyze/replay-input.ts `buildReplayInput` builds it from the trace's manifest), replayed on
+ * `options.machine` (re-targeted when its topology differs) or on `recorded`.
+ */
+export function replayInputFor(trace: Trace, recorded: MachineModel, options: ReplayInputOptions): ReplayInput {
   if (!(options.windowMs > 0) || !Number.isFinite(options.windowMs)) {
     throw new EngineError('bad-option', `window length must be a positive number of milliseconds, got ${options.windowMs}`);
   }
-  const recorded = machineModel(trace.manifest.machine);
   if (options.machine && !sameTopology(options.machine, recorded)) {
-    const input = buildReplayInput(trace, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
+    const input = replayInputFor(trace, recorded, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
     return retarget(input, options.machine, options.retargetRule ?? 'modulo');
   }
   const machine = options.machine ?? recorded;
