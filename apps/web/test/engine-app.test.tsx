@@ -131,8 +131,8 @@ describe('manual placement (ui/selectors/manual.ts)', () => {
     });
     const mine = view.policies.find((p) => p.policy === 'manual')!;
     const theirs = direct.policies.find((p) => p.policy === 'manual')!;
-    expect(mine.transient.migratedPages).toBe(theirs.transient.migratedPages);
-    expect(mine.transient.migratedPages).toBe(perRegion.get(big));
+    expect(mine.replay.migratedPages).toBe(theirs.transient.migratedPages);
+    expect(mine.replay.migratedPages).toBe(perRegion.get(big));
     expect(mine.pagesToMove).toBe(theirs.pagesToMove);
     expect(mine.mcImbalancePct).toBeCloseTo(theirs.mcImbalancePct, 9);
     expect(mine.predictedSpeedup).toBeCloseTo(theirs.predictedSpeedup, 9);
@@ -322,7 +322,7 @@ describe('a recording whose access samples are NUMA hinting faults (sample-trace
     expect(view.windowMs).toBeGreaterThan(100);
     expect(view.notes.some((n) => /window length \d+ ms chosen for NUMA hinting faults/.test(n))).toBe(true);
     const carrefour = view.policies.find((p) => p.policy === 'carrefour')!;
-    expect(carrefour.transient.migratedPages).toBeGreaterThan(0);
+    expect(carrefour.replay.migratedPages).toBeGreaterThan(0);
     expect(carrefour.pagesToMove).toBeGreaterThan(0);
     // Measured in a 4-node guest: the observed placement has node 0 as the hot spot of the bound buffer.
     expect(trace.manifest.machine.nodes.length).toBe(4);

@@ -102,10 +102,10 @@ export function costText(p: PolicyView): string {
 
 /** The window-by-window replay, the transient on the way to the steady state. */
 export function transientText(a: AnalysisView, p: PolicyView): string {
-  const t = p.transient;
+  const t = p.replay;
   const moved = t.migratedPages > 0 ? `moved ${formatCount(t.migratedPages, 'page')} (${formatBytes(t.migratedBytes)}, ${formatDurationUs(t.migrationUs)} of migration) on the way` : 'moved nothing';
   const converged =
-    p.steadyBasis === 'allocation'
+    p.steadyState?.basis === 'allocation'
       ? 'placed at allocation'
       : t.convergedAtWindow === null
         ? 'had not converged by the end of the recording (the steady state continues it)'

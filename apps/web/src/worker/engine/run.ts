@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analyze, buildPlan, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
+import { EngineError, analyze, buildPlan, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
 import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
@@ -48,40 +48,13 @@ export interface AnalysisRange {
 }
 
 /**
- * One policy as the views show it. The top-level figures are the headline prediction (the steady
- * state: the policy's converged placement held over the whole recording); `transient` is the
- * window-by-window replay. Every view formats these same values (EngineParts' formatters), so a
- * figure shown twice on a screen is one number.
+ * One policy as the views show it: the engine's `policySummary` (the same object the CLI prints as
+ * JSON: top-level figures are the headline prediction, the steady state; `replay` is the
+ * window-by-window transient; `steadyState.basis` says how the steady state was reached) plus the
+ * per-resource loads the graphs draw. Every view formats these same values (EngineParts'
+ * formatters), so a figure shown twice on a screen is one number.
  */
-export interface PolicyView {
-  policy: string;
-  description: string;
-  localAccessRatio: number;
-  memoryLatencyNs: number;
-  mcImbalancePct: number;
-  interconnectUsagePct: number;
-  interconnectImbalancePct: number;
-  /** Predicted time, µs, anchored on the recording's real duration (AnalysisView.recordedUs). */
-  predictedUs: number;
-  /** Baseline's predictedUs / this predictedUs. */
-  predictedSpeedup: number;
-  /** Pages (and bytes) whose node differs between this placement and the recorded one. */
-  pagesToMove: number;
-  bytesToMove: number;
-  transient: {
-    predictedUs: number;
-    predictedSpeedup: number;
-    migratedPages: number;
-    migratedBytes: number;
-    migrationUs: number;
-    convergedAtWindow: number | null;
-    convergedAtUs: number | null;
-  };
-  /** How the steady state was reached (`allocation`, `unchanged`, `final`, `continued`); null when the replay is the headline. */
-  steadyBasis: string | null;
-  l3Mpki: number | null;
-  ipc: number | null;
-  decisionCount: number;
+export type PolicyView = ReturnType<typeof policySummary> & {
   /** Time-weighted mean bytes/s served by each memory controller (node index), headline windows. */
   mcLoadBytesPerS: number[];
   /** Time-weighted mean utilisation per memory controller, 0..1. */
@@ -91,7 +64,7 @@ export interface PolicyView {
   /** Time-weighted mean bytes/s per directed link (index into MachineView.links). */
   linkLoadBytesPerS: number[];
   linkUtilisation: number[];
-}
+};
 
 export interface MachineView {
   name: string;
@@ -161,32 +134,8 @@ export function policyView(r: AnalysisResult['policies'][number], linkCount: num
   const windows = r.headlineWindows;
   const mcLoad = timeMean(windows, (w) => w.mcLoadBytesPerS, nodeCount);
   const total = mcLoad.reduce((a, b) => a + b, 0);
-  const t = r.transient;
   return {
-    policy: r.policy,
-    description: r.description,
-    localAccessRatio: r.localAccessRatio,
-    memoryLatencyNs: r.memoryLatencyNs,
-    mcImbalancePct: r.mcImbalancePct,
-    interconnectUsagePct: r.interconnectUsagePct,
-    interconnectImbalancePct: r.interconnectImbalancePct,
-    predictedUs: r.predictedUs,
-    predictedSpeedup: r.predictedSpeedup,
-    pagesToMove: r.pagesToMove,
-    bytesToMove: r.bytesToMove,
-    transient: {
-      predictedUs: t.predictedUs,
-      predictedSpeedup: t.predictedSpeedup,
-      migratedPages: t.migratedPages,
-      migratedBytes: t.migratedBytes,
-      migrationUs: t.migrationUs,
-      convergedAtWindow: t.convergedAtWindow,
-      convergedAtUs: t.convergedAtUs,
-    },
-    steadyBasis: r.steadyState?.basis ?? null,
-    l3Mpki: r.l3Mpki,
-    ipc: r.ipc,
-    decisionCount: r.replay.decisions.length,
+    ...policySummary(r),
     mcLoadBytesPerS: mcLoad,
     mcUtilisation: timeMean(windows, (w) => w.mcUtilisation, nodeCount),
     mcShare: mcLoad.map((x) => (total > 0 ? x / total : 0)),
