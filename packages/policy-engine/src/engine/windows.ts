@@ -739,24 +739,8 @@ function prefixSums(counts: Uint32Array, from: number): void {
   }
 }
 
-/**
- * Aggregates one window's access rows into (thread, page) entries sorted by page, then thread:
- * gather, LSD radix sort by (page, thread), and a merge of equal pairs. Scratch is sized to the
- * largest window and reused, so building a window costs O(its rows) time and memory, with no hash
- * table.
- *
- * The usual case (page and thread bits fit one 32-bit key page·2^threadBits + thread, weights
- * below 2^31): the payload sorted with the key is weight·2 + isStore, and the digit counts of
- * every pass are taken while gathering, so the sort makes one sequential pass per 11 bits and the
- * merge reads only the sorted arrays. Otherwise the payload is the row's position (value, op,
- * thread and page kept aside), and a key that does not fit is sorted by thread, then by page.
- * Both keep rows of one (page, thread) in row order (stable sorts), so every entry's sums add the
- * same numbers in the same order.
- */
-function windowAggregator(src: {
-  threadCount: number;
-  pageCount: number;
-  maxRows: number;
+/** The sample rows of the trace as the window builders read them. */
+interface WindowRows {
   store: number;
   counted: Uint8Array;
   dsCount: number;
@@ -773,7 +757,23 @@ function windowAggregator(src: {
   /** Else: access rows by window, order[windowStart[w] .. windowStart[w+1]). */
   order: Int32Array | null;
   windowStart: Int32Array;
-}): (info: WindowInfo) => AccessWindow {
+}
+
+/**
+ * Aggregates one window's access rows into (thread, page) entries sorted by page, then thread:
+ * gather, LSD radix sort by (page, thread), and a merge of equal pairs. Scratch is sized to the
+ * largest window and reused, so building a window costs O(its rows) time and memory, with no hash
+ * table.
+ *
+ * The usual case (page and thread bits fit one 32-bit key page·2^threadBits + thread, weights
+ * below 2^31): the payload sorted with the key is weight·2 + isStore, and the digit counts of
+ * every pass are taken while gathering, so the sort makes one sequential pass per 11 bits and the
+ * merge reads only the sorted arrays. Otherwise the payload is the row's position (value, op,
+ * thread and page kept aside), and a key that does not fit is sorted by thread, then by page.
+ * Both keep rows of one (page, thread) in row order (stable sorts), so every entry's sums add the
+ * same numbers in the same order.
+ */
+function windowAggregator(src: WindowRows & { threadCount: number; pageCount: number; maxRows: number }): (info: WindowInfo) => AccessWindow {
   const { counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart, store } = src;
   const threadBits = bitsFor(src.threadCount);
   const pageBits = bitsFor(src.pageCount);
@@ -969,21 +969,7 @@ function windowAggregator(src: {
  * serving node) of every placement. Weights are integers, so the sums equal accessMatrix's over
  * the built window exactly (float64 adds integers below 2^53 without rounding).
  */
-function matrixScanner(src: {
-  store: number;
-  counted: Uint8Array;
-  dsCount: number;
-  opCodes: ArrayLike<number>;
-  dsCodes: ArrayLike<number>;
-  evCodes: ArrayLike<number>;
-  skipEv: number;
-  thread: Uint32Array;
-  page: Int32Array;
-  weight: Uint32Array;
-  rowBound: Int32Array | null;
-  order: Int32Array | null;
-  windowStart: Int32Array;
-}): (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }> {
+function matrixScanner(src: WindowRows): (index: number, placements: readonly Placement[], nodeCount: number) => Array<{ loads: Float64Array; stores: Float64Array }> {
   const { store, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread, page, weight, rowBound, order, windowStart } = src;
   return (w, placements, n) => {
     const K = placements.length;
