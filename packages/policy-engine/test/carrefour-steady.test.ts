@@ -17,6 +17,7 @@ import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { carrefourPolicy } from '../src/policies/carrefour.js';
 import { readTrace } from '../src/trace/reader.js';
 import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';
+import { oneNodeHotSpec } from './helpers/one-node-hot.js';
 
 /**
  * The two guest recordings (sample-traces/README.md; test/fixtures/README.md). `beatsFirstTouch`:
@@ -80,19 +81,7 @@ describe.each(GUEST_RECORDINGS)('guest recording $name (hinting faults, a shared
 });
 
 describe('synthetic: 16 threads on 4 nodes reading data that sits on node 0 (PMU samples)', () => {
-  const spec = (over: Partial<MirrorSpec> = {}): MirrorSpec => ({
-    id: 'carrefour-steady',
-    description: 'one-node hot data, Carrefour steady-state test',
-    preset: 'amd-opteron-8385-4p',
-    threadNodes: Array.from({ length: 16 }, (_, t) => t % 4),
-    regions: [{ name: 'shared', pageNodes: Array(1024).fill(0) }],
-    targets: [{ region: 0, share: 1, loadShare: 0.9 }],
-    accessesPerThreadPerS: 4e6,
-    durationUs: 500_000,
-    samples: 8000,
-    seed: 5,
-    ...over,
-  });
+  const spec = (over: Partial<MirrorSpec> = {}): MirrorSpec => oneNodeHotSpec('carrefour-steady', 'one-node hot data, Carrefour steady-state test', over);
 
   it.each([
     ['1024 pages, 8000 samples', {}],

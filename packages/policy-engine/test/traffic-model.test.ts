@@ -13,20 +13,9 @@ import { getPreset } from '../src/machine/presets.js';
 import { sustainedShare, trafficModel } from '../src/machine/traffic.js';
 import { readTrace } from '../src/trace/reader.js';
 import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';
+import { oneNodeHotSpec } from './helpers/one-node-hot.js';
 
-const spec = (over: Partial<MirrorSpec> = {}): MirrorSpec => ({
-  id: 'test',
-  description: 'traffic-model test',
-  preset: 'amd-opteron-8385-4p',
-  threadNodes: Array.from({ length: 16 }, (_, t) => t % 4),
-  regions: [{ name: 'shared', pageNodes: Array(1024).fill(0) }],
-  targets: [{ region: 0, share: 1, loadShare: 0.9 }],
-  accessesPerThreadPerS: 4e6,
-  durationUs: 500_000,
-  samples: 8000,
-  seed: 5,
-  ...over,
-});
+const spec = (over: Partial<MirrorSpec> = {}): MirrorSpec => oneNodeHotSpec('test', 'traffic-model test', over);
 
 describe('machine facts of the traffic model', () => {
   it('sustained capacity: a preset STREAM figure (S0), else the measured sustained/theoretical share (S1)', () => {
