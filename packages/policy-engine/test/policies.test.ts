@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
 import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { simulateWindow } from '../src/engine/simulate.js';
-import { describePolicy, getPolicy, listPolicies, manualPolicy, needsPlacement, POLICY_DESCRIPTORS, POLICY_IDS, policyForms, policyLabel, runsOnEstimate } from '../src/policies/index.js';
+import { describePolicy, firstTouchPageNodes, getPolicy, listPolicies, manualPolicy, needsPlacement, POLICY_DESCRIPTORS, POLICY_IDS, policyForms, policyLabel, runsOnEstimate } from '../src/policies/index.js';
 import { DECISION_KINDS } from '../src/model/contract.js';
 import { textTrace } from './helpers/text-trace.js';
 
@@ -103,7 +103,7 @@ describe('policies on the Carrefour machine', () => {
     );
   });
 
-  it('observed follows the recorded thread moves window by window', () => {
+  it('observed and the page-only policies follow the recorded thread moves window by window', () => {
     const trace = textTrace({
       machine: 'amd-opteron-8385-4p',
       threads: `thread node
@@ -120,8 +120,31 @@ describe('policies on the Carrefour machine', () => {
     const input = buildReplayInput(trace, { windowMs: 10 });
     const observed = getPolicy('observed').replay(input, { seed: 1, simulate: simulateWindow });
     expect(observed.windows.map((w) => w.localAccessRatio)).toEqual([1, 1, 0]);
-    const firstTouch = getPolicy('first-touch').replay(input, { seed: 1, simulate: simulateWindow });
-    expect(firstTouch.windows.map((w) => w.localAccessRatio)).toEqual([1, 1, 1]);
+    // The thread's move is the program's or the scheduler's: a page policy does not undo it.
+    for (const id of ['first-touch', 'interleave:0', 'carrefour']) {
+      const replay = getPolicy(id).replay(input, { seed: 1, simulate: simulateWindow });
+      expect(replay.windows.map((w) => w.localAccessRatio), id).toEqual([1, 1, 0]);
+    }
+  });
+
+  it('first-touch puts a page on the node of the cpu its recorded first touch ran on, not where its toucher was seen first', () => {
+    // Thread 0 is first seen on node 3, touches page 0 from cpu 0 (node 0) and page 1 with no
+    // recorded cpu; the Opteron preset numbers cpus node by node, four per node.
+    const trace = textTrace({
+      machine: 'amd-opteron-8385-4p',
+      threads: `thread node
+                  0     3`,
+      pages: `page node first_touch_thread first_touch_cpu
+                0    0    0                  0
+                1    2    0                  -1`,
+      samples: `time_us thread page op   weight
+                  5000    0      0    load 1000
+                  6000    0      1    load 1000`,
+      durationUs: 10_000,
+    });
+    const input = buildReplayInput(trace, { windowMs: 10 });
+    expect(Array.from(input.firstTouchNode!)).toEqual([0, -1]);
+    expect(Array.from(firstTouchPageNodes(input))).toEqual([0, 3]);
   });
 
   it('lists every policy and names the valid ones for an unknown id', () => {

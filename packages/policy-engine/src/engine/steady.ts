@@ -157,7 +157,7 @@ export function steadyStates(
 ): SteadyState[] {
   const windowCount = input.windows.length;
   const out: Array<SteadyState | null> = [];
-  const pending: Array<{ k: number; held: Held; converged: number | null; windows: WindowMetrics[] }> = [];
+  const pending: Array<{ k: number; held: Held; converged: number | null; windows: WindowMetrics[]; followsRecording: boolean }> = [];
   let continuation: WindowSource | null | undefined;
   replays.forEach((replay, k) => {
     if (replay.placedAtAllocation || !changedAnything(replay, input.initial)) {
@@ -174,7 +174,13 @@ export function steadyStates(
     continuation ??= continuationWindows(input);
     const held = convergedPlacement(input, policies[k]!, replay, options, continuation, replayOnly);
     out.push(null);
-    pending.push({ k, held, converged: held.basis === 'continued' ? null : convergedAtWindow(replay, windowCount, input.pageCount), windows: [] });
+    pending.push({
+      k,
+      held,
+      converged: held.basis === 'continued' ? null : convergedAtWindow(replay, windowCount, input.pageCount),
+      windows: [],
+      followsRecording: replay.threadsFollowRecording === true && input.observedThreadNode !== undefined,
+    });
   });
   if (pending.length > 0) {
     // The replay's metrics for the held placement, where the policy's final run had it.
@@ -184,6 +190,12 @@ export function steadyStates(
     });
     // Summing matrices from the rows is exact for the default simulator only (accessMatrix + simulateMatrix).
     const fromRows = options.simulate === simulateWindow && input.windows.accessMatrices !== undefined && input.windows.timing !== undefined;
+    // A policy that places pages only holds its pages; its threads stay where the recording had them.
+    const heldAt = (i: number, w: number): Placement => {
+      const p = pending[i]!;
+      const threads = p.followsRecording ? input.observedThreadNode![w] : undefined;
+      return threads ? { ...p.held.placement, threadNode: threads } : p.held.placement;
+    };
     for (let w = 0; w < windowCount; w++) {
       const info = input.windows.info(w);
       // The window's timing (observed → idle length, stall share, access scale: engine/windows.ts)
@@ -199,7 +211,7 @@ export function steadyStates(
       });
       if (misses.length === 0) continue;
       if (fromRows) {
-        const matrices = input.windows.accessMatrices!(w, misses.map((i) => pending[i]!.held.placement), input.machine.nodeCount);
+        const matrices = input.windows.accessMatrices!(w, misses.map((i) => heldAt(i, w)), input.machine.nodeCount);
         misses.forEach(
           (i, j) =>
             (pending[i]!.windows[w] = simulateMatrix(
@@ -212,7 +224,7 @@ export function steadyStates(
             )),
         );
       } else {
-        for (const i of misses) pending[i]!.windows[w] = options.simulate(input.machine, built!, pending[i]!.held.placement, lengthUs, input.pageBytes);
+        for (const i of misses) pending[i]!.windows[w] = options.simulate(input.machine, built!, heldAt(i, w), lengthUs, input.pageBytes);
       }
     }
   }

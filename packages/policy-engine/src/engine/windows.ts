@@ -419,12 +419,14 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   const pFtCpu = numericColumn<Int16Array>(pages, 'first_touch_cpu');
   const pageNode = new Int16Array(pageCount);
   const firstTouchThread = new Int32Array(pageCount);
+  const firstTouchNode = new Int16Array(pageCount).fill(-1);
   let pagesFromThread = 0;
   let pagesDefaulted = 0;
   let pagesRecorded = 0;
   for (let p = 0; p < pageCount; p++) {
     const owner = pFtThread[p]! >= 0 ? pFtThread[p]! : faultThread[p]! >= 0 ? faultThread[p]! : pageFirstThread[p]!;
     firstTouchThread[p] = owner;
+    if (pFtCpu[p]! >= 0) firstTouchNode[p] = nodeOfCpu(machine, pFtCpu[p]!);
     const byId = pNode[p]! >= 0 ? nodeIndexOfId.get(pNode[p]!) : undefined;
     if (byId !== undefined) {
       pageNode[p] = byId;
@@ -495,6 +497,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     windows,
     initial,
     firstTouchThread,
+    firstTouchNode,
     counters,
     pageAddress: numericColumn<BigUint64Array>(pages, 'address'),
     threadTid: tids,

@@ -143,6 +143,11 @@ export interface ReplayInput {
   initial: Placement;
   /** First node each page was touched from per thread (first-touch owner thread; -1 unknown). */
   firstTouchThread: Int32Array;
+  /**
+   * Node index of the cpu that made each page's recorded first touch (-1 unknown: no first-touch
+   * fault was recorded, or its cpu is not in the machine). Optional for hand-built inputs.
+   */
+  firstTouchNode?: Int16Array;
   /** Counters from the trace when present (L3MPKI, IPC): null when the trace has none. */
   counters: { instructions: number; cycles: number; l3Misses: number } | null;
   // Optional, so that hand-built inputs (tests) need not give them.
@@ -271,6 +276,12 @@ export interface PolicyReplay {
    * decisions (observed, first-touch, interleave, manual): the replay is then its own steady state.
    */
   placedAtAllocation?: boolean;
+  /**
+   * True when the policy places pages only: its threads follow the recording's own thread
+   * placement window by window (`ReplayInput.observedThreadNode`: the program's and the
+   * scheduler's moves), so its steady state does too.
+   */
+  threadsFollowRecording?: boolean;
   /** The steady-state prediction (engine/steady.ts), filled in by replayAll after the replay pass. */
   steadyState?: SteadyState;
 }

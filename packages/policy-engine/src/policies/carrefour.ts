@@ -18,7 +18,7 @@ import type {
   WindowMetrics,
 } from '../model/contract.js';
 import { seededRandom, type SeededRandom } from './seeded-random.js';
-import { windowLengthUs } from './common.js';
+import { recordedThreads, windowLengthUs } from './common.js';
 import { definePolicy } from '../engine/run.js';
 
 /** The code's constants (carrefour.c l.23–50, carrefour-module src/carrefour.c, ibs_main.c). */
@@ -145,7 +145,10 @@ function* replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, opti
 
   // The work of a window is a plain function: V8 optimises it like any other (a loop body
   // inside a generator would run unoptimised, generators get no on-stack replacement).
+  // Carrefour places pages only: threads are where the recording had them.
+  const threadsAt = recordedThreads(input);
   const step = (window: AccessWindow): void => {
+    placement.threadNode = threadsAt(window.index).slice();
     const metrics = replayOptions.simulate(machine, window, placement, windowLengthUs(window), pageBytes);
     windows.push(metrics);
     threadNodeByWindow.push(placement.threadNode.slice());
@@ -282,6 +285,7 @@ function* replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, opti
     migratedPages,
     migratedBytes,
     decisions,
+    threadsFollowRecording: true,
   };
 }
 

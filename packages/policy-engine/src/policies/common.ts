@@ -34,6 +34,15 @@ export function mib(bytes: number): string {
 }
 
 /**
+ * The threads of a policy that places pages only: where the recording had them in each window (the
+ * program's own pinning and the scheduler's moves happen under any page policy), else where they
+ * started.
+ */
+export function recordedThreads(input: ReplayInput): (window: number) => Int16Array {
+  return (w) => input.observedThreadNode?.[w] ?? input.initial.threadNode;
+}
+
+/**
  * Replays a placement that changes only in its threads (pages fixed for the whole replay):
  * simulate every window with `threadNodeAt(w)` and `pages`.
  */

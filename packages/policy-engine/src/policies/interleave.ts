@@ -1,12 +1,12 @@
 /**
  * interleave: `numactl --interleave=NODES` at launch. Pages ordered by virtual address; the i-th
  * page goes to nodes[i mod k]. Deterministic. Pages are placed at allocation: nothing migrates.
- * Threads stay on their initial nodes.
+ * Threads are where the recording had them, window by window.
  */
 import type { NodeIndex, Policy, ReplayInput } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
 import { definePolicy } from '../engine/run.js';
-import { countByNode, perNode, replayFixedPages } from './common.js';
+import { countByNode, perNode, recordedThreads, replayFixedPages } from './common.js';
 
 /** Page rows in virtual-address order (row order when addresses are unknown). */
 export function pagesByAddress(input: ReplayInput): Int32Array {
@@ -32,7 +32,7 @@ export function interleavePolicy(nodes?: readonly NodeIndex[]): Policy {
   const id = nodes ? `interleave:${nodes.join(',')}` : 'interleave';
   return definePolicy({
     id,
-    description: 'numactl --interleave: pages in address order dealt round-robin over the nodes (all nodes, or a given set); threads stay where they started.',
+    description: 'numactl --interleave: pages in address order dealt round-robin over the nodes (all nodes, or a given set); threads where the recording had them.',
     *run(input, options) {
       const set = nodes ?? Array.from({ length: input.machine.nodeCount }, (_, i) => i);
       if (set.length === 0) throw new EngineError('bad-option', 'interleave needs at least one node');
@@ -47,7 +47,7 @@ export function interleavePolicy(nodes?: readonly NodeIndex[]): Policy {
         input,
         options,
         { pageNode, replicated: new Uint8Array(input.pageCount) },
-        () => input.initial.threadNode,
+        recordedThreads(input),
         [
           {
             window: 0,

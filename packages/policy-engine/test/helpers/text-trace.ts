@@ -75,7 +75,7 @@ export function textTrace(spec: TextTraceSpec): Trace {
     page_size: Uint32Array.from(pages, () => 4096),
     first_touch_us: BigInt64Array.from(pages, () => -1n),
     first_touch_thread: Int32Array.from(pages, (p) => Number(p['first_touch_thread'] ?? -1)),
-    first_touch_cpu: Int16Array.from(pages, () => -1),
+    first_touch_cpu: Int16Array.from(pages, (p) => Number(p['first_touch_cpu'] ?? -1)),
   };
   const allPlacements = [
     ...threads.map((t, i) => ({ time: 0, thread: i, node: Number(t['node']) })),
