@@ -376,6 +376,9 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     else if (isTraceError(e) || isEngineError(e) || e instanceof PlanBuildError) err(`numascope-analyze: ${e.message}`);
     else if (e instanceof Error && /Machine(Model|Load)Error/.test(e.name)) err(`numascope-analyze: ${e.message}`);
     else throw e;
-    return e instanceof UsageError ? 2 : 1;
+    // A bad option or policy name is a usage error (2), like an unknown flag; a bad trace or a
+    // refused analysis is a failure (1).
+    const usage = e instanceof UsageError || (isEngineError(e) && (e.code === 'bad-option' || e.code === 'unknown-policy'));
+    return usage ? 2 : 1;
   }
 }

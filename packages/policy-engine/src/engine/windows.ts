@@ -533,7 +533,9 @@ export function restrictToTimeRange(input: ReplayInput, range: TimeRangeUs): Rep
   }
   const traceEnd = total > 0 ? all.info(total - 1).endUs : 0;
   if (first < 0) {
-    throw new EngineError('bad-option', `time range ${ms(startUs)}–${ms(endUs)} overlaps no window of the trace (it covers 0–${ms(traceEnd)})`);
+    // An open end (the CLI's --from-ms alone) is any end past the trace's.
+    const range = endUs >= Number.MAX_SAFE_INTEGER ? `from ${ms(startUs)} to the end` : `${ms(startUs)}–${ms(endUs)}`;
+    throw new EngineError('bad-option', `time range ${range} overlaps no window of the trace (it covers 0–${ms(traceEnd)}): give a range inside it`);
   }
   const count = last - first + 1;
   const covered = { startUs: all.info(first).startUs, endUs: all.info(last).endUs };
