@@ -21,6 +21,21 @@ async function expectFixtureNumbers(page: import('@playwright/test').Page) {
   await expect(page.getByTestId('total-duration')).toHaveText('1.00 s');
 }
 
+test('the page has an icon that needs no request (an inline SVG that renders)', async ({ page }) => {
+  await page.goto('./');
+  const href = await page.locator('link[rel="icon"]').getAttribute('href');
+  expect(href).toMatch(/^data:image\/svg\+xml,/);
+  // The icon parses as SVG and draws at a favicon's size.
+  const size = await page.evaluate(async (src) => {
+    const img = new Image();
+    img.src = src;
+    await img.decode();
+    return [img.naturalWidth, img.naturalHeight];
+  }, href!);
+  expect(size[0]).toBeGreaterThan(0);
+  expect(size[1]).toBeGreaterThan(0);
+});
+
 test('a trace opens from the file picker', async ({ page }) => {
   await page.goto('./');
   expect(await idleState(page)).toBe('empty');
