@@ -182,8 +182,8 @@ test('Recommendations, when connected: "Apply through live mode" hands the built
   test.setTimeout(30_000);
   await page.goto(`${serve!.base}/?token=${serve!.token}`);
   expect(await idleState(page)).toBe('ready');
-  // A recorded trace from another machine (the sample), opened through the file input.
-  await page.getByTestId('file-input').setInputFiles(path.join(SAMPLE_TRACES_DIR, 'streamcluster-hotspot.numascope'));
+  // A recorded trace from another machine (the guest sample), opened through the file input.
+  await page.getByTestId('file-input').setInputFiles(path.join(SAMPLE_TRACES_DIR, 'recorded-guest-hinting-4nodes.numascope'));
   expect(await finishedLoad(page, 2)).toBe('ready');
   await page.getByTestId('tab-recommend').click();
   expect(await idleState(page)).toBe('ready');
@@ -198,7 +198,7 @@ test('Recommendations, when connected: "Apply through live mode" hands the built
   await expect(page.getByTestId('live')).toBeVisible();
   expect(await idleState(page)).toBe('ready');
   await expect(page.getByTestId('apply-plan')).toContainText('from the Recommendations view');
-  await expect(page.getByTestId('apply-plan')).toContainText('streamcluster-hotspot.plan.json');
+  await expect(page.getByTestId('apply-plan')).toContainText('recorded-guest-hinting-4nodes.plan.json');
   // The plan names the sample's pid and its 4-node machine: the server refuses it before anything changes.
   await page.getByTestId('apply-dry-run').click();
   await expect(page.getByTestId('apply-dry-error')).toHaveAttribute('data-code', /^(wrong-machine|no-process|pid-reused|invalid-plan)$/);

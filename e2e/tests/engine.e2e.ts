@@ -85,10 +85,19 @@ test('compare: 3 columns with deltas against the baseline, a machine in one clic
   expect(await valueOf(other.getByTestId('compare-column').nth(1).getByTestId('delta-mcImbalancePct').locator('td'))).toBeCloseTo(d, 9);
 });
 
+test('a recorded trace opened without live mode says where a plan can be applied', async ({ page }) => {
+  await page.goto('./?trace=samples/recorded-guest-hinting-4nodes.numascope&view=recommend');
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('apply-note')).toContainText('Apply needs live mode (numascope serve) or the desktop app');
+  await expect(page.getByTestId('apply-synthetic')).toHaveCount(0);
+});
+
 test('plan: build from a recommendation, preview, export validates and its totals match the preview', async ({ page }) => {
   await page.goto(`./?trace=samples/${HOTSPOT}&view=recommend`);
   expect(await idleState(page)).toBe('ready');
-  await expect(page.getByTestId('apply-note')).toContainText('Apply needs live mode (numascope serve) or the desktop app');
+  // A synthetic trace's pid is made up: Apply is not offered, and the page says why.
+  await expect(page.getByTestId('apply-synthetic')).toContainText('This trace is synthetic');
+  await expect(page.getByTestId('apply-through-live')).toHaveCount(0);
   const planable = page.getByTestId('recommendation').locator('input[type=checkbox]:not([disabled])');
   await planable.first().check();
   await page.getByTestId('build-plan').click();

@@ -132,7 +132,12 @@ export function RecommendView({ source }: { source: string }) {
         </p>
       )}
       {plan && 'plan' in plan && <PlanPreview plan={plan.plan} onExport={() => download(plan.json)} />}
-      {connected ? (
+      {a.synthetic ? (
+        <p className="notice" data-testid="apply-synthetic">
+          This trace is <strong>synthetic</strong>: its process and pid were made up by a generator, so there is nothing on this
+          machine to apply a plan to. Export the plan to read it; record a real program (<code>numascope record</code>) to apply one.
+        </p>
+      ) : connected ? (
         <p className="notice" data-testid="apply-live">
           <button
             type="button"
