@@ -21,6 +21,8 @@ export interface TrafficInput {
   links: ReadonlyArray<{ from: number; to: number; capacityBytesPerS: number }>;
   linkLoadBytesPerS: readonly number[];
   linkUtilisation: readonly number[];
+  /** The node index drawn and named as the hot spot (the engine's hotSpotIndex), -1 or absent: none. */
+  hotIndex?: number;
 }
 
 export interface TrafficScales {
@@ -91,9 +93,7 @@ export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScal
   const wScale = scaleLinear().domain([0, scales.maxLinkLoadBytesPerS]).range([MIN_LINK_WIDTH, MAX_LINK_WIDTH]).clamp(true);
   const c = size / 2;
   const ring = n > 1 ? c - MAX_MARK_RADIUS - 16 : 0;
-  let best = 0;
-  for (let i = 1; i < n; i++) if ((t.mcShare[i] ?? 0) > (t.mcShare[best] ?? 0)) best = i;
-  const hotIndex = n > 1 && (t.mcShare[best] ?? 0) > 1.5 / n ? best : -1;
+  const hotIndex = t.hotIndex !== undefined && t.hotIndex >= 0 && t.hotIndex < n ? t.hotIndex : -1;
   const marks: NodeMark[] = t.nodeIds.map((id, i) => {
     const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
     const util = t.mcUtilisation[i] ?? 0;

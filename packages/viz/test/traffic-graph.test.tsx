@@ -8,6 +8,7 @@ const input: TrafficInput = {
   mcLoadBytesPerS: [8e9, 1e9, 1e9, 0],
   mcUtilisation: [0.8, 0.1, 0.1, 0],
   mcShare: [0.8, 0.1, 0.1, 0],
+  hotIndex: 0,
   links: [
     { from: 0, to: 1, capacityBytesPerS: 4e9 },
     { from: 1, to: 0, capacityBytesPerS: 4e9 },
@@ -26,7 +27,7 @@ describe('trafficLayout', () => {
     const span = MAX_MARK_RADIUS - MIN_MARK_RADIUS;
     expect(b!.r).toBeCloseTo(MIN_MARK_RADIUS + span * Math.sqrt(1 / 8));
   });
-  it('marks the hot spot (share > 1.5 × even) and colours by utilisation', () => {
+  it('marks the hot spot it is given and colours by utilisation', () => {
     expect(layout.hotId).toBe(0);
     expect(layout.marks.filter((m) => m.hot).map((m) => m.id)).toEqual([0]);
     expect(layout.marks[0]!.fill).not.toBe(layout.marks[3]!.fill);
@@ -36,9 +37,10 @@ describe('trafficLayout', () => {
     expect(layout.links[0]!.width).toBeGreaterThan(layout.links[1]!.width);
     expect(layout.links[0]!.d).not.toBe(layout.links[1]!.d);
   });
-  it('no hot spot when the load is even', () => {
-    const even = trafficLayout({ ...input, mcShare: [0.25, 0.25, 0.25, 0.25], mcLoadBytesPerS: [1, 1, 1, 1] }, 300);
-    expect(even.hotId).toBeNull();
+  it('no hot spot when none is given (the rule is the engine\'s hotSpotIndex)', () => {
+    expect(trafficLayout({ ...input, hotIndex: -1 }, 300).hotId).toBeNull();
+    const { hotIndex: _, ...without } = input;
+    expect(trafficLayout(without, 300).hotId).toBeNull();
   });
   it('renders share labels and marks', () => {
     const { container } = render(<TrafficGraph traffic={input} title="t" />);

@@ -94,10 +94,30 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
   };
 }
 
+/** A hot spot carries more than this many times an even share of the requests… */
+export const HOT_SPOT_EVEN_SHARE_FACTOR = 1.5;
+/** …and more than this many times the next busiest node's share (a tie names no hot spot). */
+export const HOT_SPOT_LEAD_FACTOR = 1.25;
+
+/**
+ * The node index that is the machine's memory hot spot, from each node's share of the requests it
+ * serves, or -1: one node only, carrying more than HOT_SPOT_EVEN_SHARE_FACTOR × an even share and
+ * more than HOT_SPOT_LEAD_FACTOR × the next busiest node (two or four nodes tied are no hot spot).
+ */
+export function hotSpotIndex(shares: readonly number[]): number {
+  const n = shares.length;
+  if (n < 2) return -1;
+  let best = 0;
+  for (let i = 1; i < n; i++) if (shares[i]! > shares[best]!) best = i;
+  let second = 0;
+  for (let i = 0; i < n; i++) if (i !== best && shares[i]! > second) second = shares[i]!;
+  return shares[best]! > HOT_SPOT_EVEN_SHARE_FACTOR / n && shares[best]! > HOT_SPOT_LEAD_FACTOR * second ? best : -1;
+}
+
 /**
  * Per-node memory-controller load under the observed placement (else the first policy): mean
  * utilisation % over windows weighted by window time, each node's share of it, and `hotSpot`, the
- * node id with the largest share when it carries more than 1.5 × an even share (null otherwise).
+ * node id of hotSpotIndex (null when there is none).
  */
 export function nodeLoads(result: AnalysisResult): { policy: string; nodeIds: number[]; mcUtilisationPct: number[]; share: number[]; hotSpot: number | null } | null {
   const r = result.policies.find((p) => p.policy === 'observed') ?? result.policies[0];
@@ -112,8 +132,7 @@ export function nodeLoads(result: AnalysisResult): { policy: string; nodeIds: nu
   const mean = util.map((u) => (time > 0 ? (u / time) * 100 : 0));
   const total = mean.reduce((a, b) => a + b, 0);
   const share = mean.map((u) => (total > 0 ? u / total : 0));
-  let best = 0;
-  for (let i = 1; i < n; i++) if (share[i]! > share[best]!) best = i;
-  const hotSpot = n > 1 && share[best]! > 1.5 / n ? result.input.machine.nodeIds[best]! : null;
+  const hot = hotSpotIndex(share);
+  const hotSpot = hot >= 0 ? result.input.machine.nodeIds[hot]! : null;
   return { policy: r.policy, nodeIds: [...result.input.machine.nodeIds], mcUtilisationPct: mean, share, hotSpot };
 }

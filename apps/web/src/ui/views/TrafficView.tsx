@@ -15,6 +15,7 @@ export function trafficInput(a: AnalysisView, p: PolicyView): TrafficInput {
     mcLoadBytesPerS: p.mcLoadBytesPerS,
     mcUtilisation: p.mcUtilisation,
     mcShare: p.mcShare,
+    hotIndex: p.hotIndex,
     links: a.machine.links,
     linkLoadBytesPerS: p.linkLoadBytesPerS,
     linkUtilisation: p.linkUtilisation,

@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analyze, buildPlan, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
+import { EngineError, analyze, buildPlan, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
 import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
@@ -61,6 +61,8 @@ export type PolicyView = ReturnType<typeof policySummary> & {
   mcUtilisation: number[];
   /** Each node's share of all requests served (sums to 1). */
   mcShare: number[];
+  /** The hot spot's node index (the engine's hotSpotIndex of mcShare), -1 none. */
+  hotIndex: number;
   /** Time-weighted mean bytes/s per directed link (index into MachineView.links). */
   linkLoadBytesPerS: number[];
   linkUtilisation: number[];
@@ -134,11 +136,13 @@ export function policyView(r: AnalysisResult['policies'][number], linkCount: num
   const windows = r.headlineWindows;
   const mcLoad = timeMean(windows, (w) => w.mcLoadBytesPerS, nodeCount);
   const total = mcLoad.reduce((a, b) => a + b, 0);
+  const mcShare = mcLoad.map((x) => (total > 0 ? x / total : 0));
   return {
     ...policySummary(r),
     mcLoadBytesPerS: mcLoad,
     mcUtilisation: timeMean(windows, (w) => w.mcUtilisation, nodeCount),
-    mcShare: mcLoad.map((x) => (total > 0 ? x / total : 0)),
+    mcShare,
+    hotIndex: hotSpotIndex(mcShare),
     linkLoadBytesPerS: timeMean(windows, (w) => w.linkLoadBytesPerS, linkCount),
     linkUtilisation: timeMean(windows, (w) => w.linkUtilisation, linkCount),
   };
