@@ -90,6 +90,8 @@ test('a recorded trace opened without live mode says where a plan can be applied
   expect(await idleState(page)).toBe('ready');
   await expect(page.getByTestId('apply-note')).toContainText('Apply needs live mode (numascope serve) or the desktop app');
   await expect(page.getByTestId('apply-synthetic')).toHaveCount(0);
+  // Each recommendation says why its confidence is what it is, on the page (not only in a tooltip).
+  await expect(page.getByTestId('confidence-why').first()).toContainText('NUMA hinting faults, no hardware access sampling');
 });
 
 test('plan: build from a recommendation, preview, export validates and its totals match the preview', async ({ page }) => {

@@ -80,7 +80,13 @@ export function confidenceOf(input: ReplayInput, context: RecommendContext): Rec
   const accessSources = context.sources.filter((s) => s === 'ibs-op' || s.startsWith('pebs'));
   if (accessSources.length === 0) {
     score *= 0.5;
-    reasons.push(context.sources.includes('page-faults') ? 'page-fault samples only: accesses after first touch are not seen' : 'no hardware access sampling');
+    reasons.push(
+      input.accessSource === 'hinting-faults'
+        ? 'NUMA hinting faults, no hardware access sampling: which thread touched which page about once per scan pass, not how often'
+        : context.sources.includes('page-faults')
+          ? 'page-fault samples only: accesses after first touch are not seen'
+          : 'no hardware access sampling',
+    );
   }
   if (context.synthetic) {
     score *= 0.5;

@@ -112,8 +112,12 @@ export function RecommendView({ source }: { source: string }) {
                   {r.cost.threads > 0 ? ` ${formatCount(r.cost.threads, 'thread')} pinned` : ''}
                   {r.cost.pages === 0 && r.cost.threads === 0 ? 'none' : ''}
                 </td>
-                <td title={r.confidence.reasons.join('; ')} data-value={r.confidence.score}>
+                <td data-value={r.confidence.score} data-testid="confidence">
                   {r.confidence.level} ({r.confidence.score.toFixed(2)})
+                  {/* Why: each reason lowered the score (the engine's confidenceOf). */}
+                  <div className="ns-muted small" data-testid="confidence-why">
+                    {r.confidence.reasons.length > 0 ? r.confidence.reasons.join('; ') : 'measured accesses on a measured machine'}
+                  </div>
                 </td>
               </tr>
             ))}
