@@ -82,7 +82,16 @@ for (const trace of TRACES) {
     const checkRec = async (row: Locator) => {
       const policy = (await row.getAttribute('data-policy'))!;
       const m = REC.exec(await text(row));
-      if (!m) return 0; // code changes (block-wise split) carry no prediction of their own
+      expect(m, `${policy} recommendation text`).not.toBeNull();
+      if (!m) return 0;
+      if ((await row.getAttribute('data-kind')) === 'code-change' && policy === baseline) {
+        // A code change (block-wise split) has its own prediction: its "before" is the baseline's card.
+        expect(m[2], 'code change baseline').toBe(baseline);
+        expect(m[3], 'code change latency before').toBe(base.memoryLatencyNs);
+        expect(m[5], 'code change local before').toBe(base.localAccessRatio);
+        expect(Number(m[1]!.replace('×', ''))).toBeGreaterThanOrEqual(1.02);
+        return 1;
+      }
       const c = cards.get(policy)!;
       expect(m[2], `${policy} recommendation baseline`).toBe(baseline);
       expect(m[1], `${policy} speedup`).toBe(c.predictedSpeedup);

@@ -77,10 +77,22 @@ describe('recommend', () => {
         0-1    | 2       | 32-47 | 100   | 10
         0-1    | 3       | 48-63 | 100   | 10`,
     });
-    const result = analyzeInput(input, { policies: ['first-touch'] });
-    const split = recommend(input, of(result, 'first-touch'), result.policies, context).find((r) => r.codeChange === 'block-wise-split')!;
+    const blocks = manualPolicy({ threads: [], pages: [16, 32, 48].map((first, i) => ({ firstPage: first, lastPage: first + 15, node: i + 1 })) });
+    const result = analyzeInput(input, { policies: ['first-touch', blocks] });
+    const ft = of(result, 'first-touch');
+    const split = recommend(input, ft, [ft], { ...context, timeScale: result.timeScale }).find((r) => r.codeChange === 'block-wise-split')!;
     expect(split.pageIndices!.length).toBe(48);
     expect(split.threads).toEqual([1, 2, 3]);
+    // Its gain is that placement predicted like a policy's: here the manual policy places the same
+    // pages on the same nodes, so the two predictions are one number.
+    const manual = of(result, 'manual');
+    expect(split.gain.speedup).toBeGreaterThan(1.02);
+    expect(split.gain.speedup).toBeCloseTo(ft.predictedUs / manual.predictedUs, 9);
+    expect(split.gain.latencyNsAfter).toBeCloseTo(manual.memoryLatencyNs, 9);
+    expect(split.gain.localAccessRatioAfter).toBeCloseTo(manual.localAccessRatio, 9);
+    expect(split.title).toMatch(/predicted [\d.]+× vs first-touch/);
+    // Without analyze's anchoring its gain is unknown: not listed.
+    expect(recommend(input, ft, [ft], context).some((r) => r.codeChange === 'block-wise-split')).toBe(false);
   });
 
   it('re-bases speedups on the baseline it is given, as a ratio of predicted times', () => {

@@ -10,6 +10,9 @@ import { definePolicy, replayAll, type ReplayProgress } from '../engine/run.js';
 import { simulateWindow } from '../engine/simulate.js';
 import { hintingFaultStats, type TimeRangeUs } from '../engine/windows.js';
 import { buildReplayInput } from './replay-input.js';
+import { overallMetrics, type OverallMetrics } from '../engine/overall.js';
+
+export { overallMetrics, type OverallMetrics };
 import type { RetargetRule } from '../engine/retarget.js';
 import type { Trace } from '../trace/types.js';
 import { DEFAULT_BASELINE, FALLBACK_BASELINE, getPolicy, listPolicies, POLICY_DESCRIPTORS, runsOnEstimate } from '../policies/index.js';
@@ -48,17 +51,6 @@ export interface AnalyzeOptions {
   steadyState?: boolean;
 }
 
-export interface OverallMetrics {
-  localAccessRatio: number;
-  memoryLatencyNs: number;
-  mcImbalancePct: number;
-  interconnectUsagePct: number;
-  interconnectImbalancePct: number;
-  /** Predicted total time, µs: Σ over windows, anchored on what actually ran (docs/engine.md, "Predicted time"). */
-  predictedUs: number;
-  /** Memory accesses in the replay (Σ samples × weight). */
-  accesses: number;
-}
 
 /**
  * The window-by-window replay of a policy, summarised: the transient on the way to its steady
@@ -147,37 +139,6 @@ export interface AnalysisResult {
   timeScale: Float64Array;
 }
 
-/**
- * Accesses-weighted means of per-window metrics. With `timeScale`, window w's predicted time counts
- * as predictedUs × timeScale[w] (the anchoring of analyze: real window length / the model's time
- * for what actually ran).
- */
-export function overallMetrics(windows: readonly WindowMetrics[], timeScale?: ArrayLike<number>): OverallMetrics {
-  let accesses = 0;
-  let predictedUs = 0;
-  const sum = { lar: 0, lat: 0, mc: 0, icu: 0, ici: 0 };
-  for (let i = 0; i < windows.length; i++) {
-    const w = windows[i]!;
-    const a = w.accessesPerUs * w.predictedUs;
-    accesses += a;
-    predictedUs += w.predictedUs * (timeScale ? timeScale[i]! : 1);
-    sum.lar += a * w.localAccessRatio;
-    sum.lat += a * w.memoryLatencyNs;
-    sum.mc += a * w.mcImbalancePct;
-    sum.icu += a * w.interconnectUsagePct;
-    sum.ici += a * w.interconnectImbalancePct;
-  }
-  const mean = (x: number) => (accesses > 0 ? x / accesses : 0);
-  return {
-    localAccessRatio: accesses > 0 ? sum.lar / accesses : 1,
-    memoryLatencyNs: mean(sum.lat),
-    mcImbalancePct: mean(sum.mc),
-    interconnectUsagePct: mean(sum.icu),
-    interconnectImbalancePct: mean(sum.ici),
-    predictedUs,
-    accesses,
-  };
-}
 
 function resolve(policy: string | Policy): Policy {
   return typeof policy === 'string' ? getPolicy(policy) : policy;

@@ -7,8 +7,11 @@
  * change (per-node copies, block-wise split with parallel first touch). Plans (src/plan/) are the
  * machine-applicable subset: kinds `move-ranges`, `interleave-ranges` and `pin-threads`.
  */
-import type { Decision, ReplayInput } from '../model/contract.js';
+import type { Decision, Placement, ReplayInput, SimulateWindow, WindowMetrics } from '../model/contract.js';
 import type { PolicyResult } from '../analyze/analyze.js';
+import { overallMetrics } from '../engine/overall.js';
+import { simulateWindow } from '../engine/simulate.js';
+import { recordedThreads, windowLengthUs } from '../policies/common.js';
 import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
 
 /**
@@ -52,6 +55,13 @@ export interface RecommendContext {
   command?: string[];
   /** Whether the trace is synthetic (origin.kind). */
   synthetic?: boolean;
+  /**
+   * analyze's anchoring of predicted times (AnalysisResult.timeScale) and simulator: with them a
+   * code change that is a placement (block-wise split) gets its own predicted speedup, on the same
+   * footing as the policies' (without them it is not listed: its gain would be unknown).
+   */
+  timeScale?: ArrayLike<number>;
+  simulate?: SimulateWindow;
 }
 
 /** How much the inputs are measured, 0..1, with the reasons that lowered it. */
@@ -109,7 +119,7 @@ function pagesOf(decisions: Decision[]): Set<number> {
  * headline numbers (steady state by default) are the gain, and its headline placement is what the
  * action reaches, so the numbers in a recommendation are the ones shown for the policy elsewhere.
  */
-export type RecommendSubject = Pick<PolicyResult, 'policy' | 'replay' | 'placement' | 'predictedSpeedup' | 'memoryLatencyNs' | 'localAccessRatio'>;
+export type RecommendSubject = Pick<PolicyResult, 'policy' | 'replay' | 'placement' | 'predictedSpeedup' | 'predictedUs' | 'memoryLatencyNs' | 'localAccessRatio'>;
 
 /**
  * Recommendations from the baseline's prediction (what runs now: observed, or first-touch) and the
@@ -233,15 +243,27 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
     }
   }
 
-  // Block-wise split: pages each used by one thread but first-touched on another node.
+  // Block-wise split: pages each used by one thread but first-touched on another node. Its gain is
+  // the baseline's placement with those pages on their thread's node, simulated like the policies'
+  // steady states (threads where the recording had them, the same anchoring); listed only when that
+  // reaches MIN_SPEEDUP like every other recommendation.
   const owned = blockWiseCandidates(input);
-  if (owned.pages.length > 0) {
+  const split = owned.pages.length > 0 && context.timeScale ? blockWiseGain(input, baseline, owned, context.timeScale, context.simulate ?? simulateWindow) : null;
+  if (split && split.speedup >= MIN_SPEEDUP) {
     out.push({
       id: 'code:block-wise-split',
       kind: 'code-change',
       policy: baseline.policy,
-      title: `${owned.pages.length} pages are each used by one thread (≥ ${pct(OWNER_SHARE)} of their accesses) but live on another node: split the data block-wise by thread and let each thread first-touch its block`,
-      gain: { speedup: 1, latencyNsBefore: baseline.memoryLatencyNs, latencyNsAfter: baseline.memoryLatencyNs, localAccessRatioBefore: baseline.localAccessRatio, localAccessRatioAfter: baseline.localAccessRatio },
+      title:
+        `${owned.pages.length} pages are each used by one thread (≥ ${pct(OWNER_SHARE)} of their accesses) but live on another node: split the data block-wise by thread and let each thread first-touch its block: ` +
+        `predicted ${formatSpeedup(split.speedup)} vs ${baseline.policy} (memory latency ${formatLatencyNs(baseline.memoryLatencyNs)} → ${formatLatencyNs(split.memoryLatencyNs)}, local ${formatShare(baseline.localAccessRatio)} → ${formatShare(split.localAccessRatio)})`,
+      gain: {
+        speedup: split.speedup,
+        latencyNsBefore: baseline.memoryLatencyNs,
+        latencyNsAfter: split.memoryLatencyNs,
+        localAccessRatioBefore: baseline.localAccessRatio,
+        localAccessRatioAfter: split.localAccessRatio,
+      },
       cost: cost(0),
       confidence,
       pageIndices: Int32Array.from(owned.pages),
@@ -253,7 +275,29 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
   return out.sort((a, b) => b.gain.speedup - a.gain.speedup || a.id.localeCompare(b.id));
 }
 
-function blockWiseCandidates(input: ReplayInput): { pages: number[]; threads: number[] } {
+/** The baseline's placement with each block-wise page on its owner thread's node, predicted over the recording. */
+function blockWiseGain(
+  input: ReplayInput,
+  baseline: RecommendSubject,
+  owned: { pages: number[]; owners: number[] },
+  timeScale: ArrayLike<number>,
+  simulate: SimulateWindow,
+): { speedup: number; memoryLatencyNs: number; localAccessRatio: number } | null {
+  const pageNode = baseline.placement.pageNode.slice();
+  owned.pages.forEach((p, i) => (pageNode[p] = input.initial.threadNode[owned.owners[i]!]!));
+  const threadsAt = recordedThreads(input);
+  const replicated = new Uint8Array(input.pageCount);
+  const windows: WindowMetrics[] = [];
+  for (const w of input.windows) {
+    const placement: Placement = { threadNode: threadsAt(w.index), pageNode, replicated };
+    windows.push(simulate(input.machine, w, placement, windowLengthUs(w), input.pageBytes));
+  }
+  const m = overallMetrics(windows, timeScale);
+  if (!(m.predictedUs > 0) || !(baseline.predictedUs > 0)) return null;
+  return { speedup: baseline.predictedUs / m.predictedUs, memoryLatencyNs: m.memoryLatencyNs, localAccessRatio: m.localAccessRatio };
+}
+
+function blockWiseCandidates(input: ReplayInput): { pages: number[]; threads: number[]; owners: number[] } {
   const perPage = new Map<number, Map<number, number>>();
   for (const w of input.windows) {
     for (let i = 0; i < w.page.length; i++) {
@@ -262,8 +306,7 @@ function blockWiseCandidates(input: ReplayInput): { pages: number[]; threads: nu
       perPage.set(w.page[i]!, m);
     }
   }
-  const pages: number[] = [];
-  const threads = new Set<number>();
+  const found: Array<[page: number, owner: number]> = [];
   for (const [page, m] of perPage) {
     let total = 0;
     let best = -1;
@@ -279,13 +322,10 @@ function blockWiseCandidates(input: ReplayInput): { pages: number[]; threads: nu
       // A page shared by several threads is not a block-wise candidate unless one dominates.
       if (bestA < OWNER_SHARE * total) continue;
     }
-    if (input.initial.threadNode[best] !== input.initial.pageNode[page]) {
-      pages.push(page);
-      threads.add(best);
-    }
+    if (input.initial.threadNode[best] !== input.initial.pageNode[page]) found.push([page, best]);
   }
-  pages.sort((a, b) => a - b);
+  found.sort((a, b) => a[0] - b[0]);
   // Worth a code change only when it is a real share of the memory in use.
-  if (pages.length < Math.max(8, 0.1 * perPage.size)) return { pages: [], threads: [] };
-  return { pages, threads: [...threads].sort((a, b) => a - b) };
+  if (found.length < Math.max(8, 0.1 * perPage.size)) return { pages: [], threads: [], owners: [] };
+  return { pages: found.map((f) => f[0]), owners: found.map((f) => f[1]), threads: [...new Set(found.map((f) => f[1]))].sort((a, b) => a - b) };
 }

@@ -88,7 +88,7 @@ export function TrafficView() {
       ) : (
         <ol className="top-recs" data-testid="top-recommendations">
           {a.recommendations.slice(0, 3).map((r) => (
-            <li key={r.id} data-testid="top-recommendation" data-policy={r.policy} data-speedup={r.gain.speedup} data-latency-before={r.gain.latencyNsBefore} data-latency-after={r.gain.latencyNsAfter}>
+            <li key={r.id} data-testid="top-recommendation" data-policy={r.policy} data-kind={r.kind} data-speedup={r.gain.speedup} data-latency-before={r.gain.latencyNsBefore} data-latency-after={r.gain.latencyNsAfter}>
               {r.title} <span className="ns-muted">(confidence {r.confidence.level})</span>
             </li>
           ))}

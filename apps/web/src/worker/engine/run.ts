@@ -225,6 +225,7 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
         sources: trace.manifest.capture.sources.filter((s) => s.status === 'used').map((s) => s.id),
         command: trace.manifest.process?.command,
         synthetic,
+        timeScale: result.timeScale,
       },
     );
     view.recommendations = recs.map((r) => ({
