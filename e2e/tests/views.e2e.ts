@@ -98,13 +98,19 @@ test('brushing the timeline with the keyboard filters the node table, threads an
   expect(await idleState(page)).toBe('ready');
   const timeline = page.getByTestId('timeline');
   await timeline.locator('svg').focus();
-  await page.keyboard.press('ArrowRight'); // first window
-  for (let i = 0; i < 20; i++) await page.keyboard.press('Shift+ArrowRight'); // 21 windows
-  for (let i = 0; i < 30; i++) await page.keyboard.press('ArrowRight'); // move it along
+  // Steps scale with the trace (packages/viz keyboardStep / pageStep: 2 % and 25 % of its
+  // windows): half of it is two presses away, and it moves along by a step.
+  const windows = Number(await timeline.getAttribute('data-windows'));
+  const step = Math.max(1, Math.round(windows / 50));
+  const quarter = Math.max(1, Math.round(windows / 4));
+  expect(windows).toBeGreaterThan(100);
+  await page.keyboard.press('Home'); // the first quarter
+  await page.keyboard.press('Shift+PageDown'); // grown to half
+  await page.keyboard.press('ArrowRight'); // moved along by one step
   expect(await idleState(page)).toBe('ready');
   const range = rangeFromUrl(page)!;
   const windowUs = Number(await timeline.getAttribute('data-window-us'));
-  expect(range).toEqual({ fromUs: 30 * windowUs, toUs: 51 * windowUs });
+  expect(range).toEqual({ fromUs: step * windowUs, toUs: (2 * quarter + step) * windowUs });
   const e = await expectNodeTable(page, SYNTHETIC, range);
   expect(e.samples).toBeGreaterThan(0);
   const whole = viewExpectations(bytesOf(SYNTHETIC));
@@ -182,7 +188,9 @@ test('a share link reopens the same screen with the same numbers; back/forward r
   // Back: the range before the last key press, then the memory view; forward again.
   await page.goBack();
   expect(await idleState(page)).toBe('ready');
-  expect(rangeFromUrl(page)).toEqual({ fromUs: range.fromUs, toUs: range.toUs - Number(await page.getByTestId('timeline').getAttribute('data-window-us')) });
+  const tl = page.getByTestId('timeline');
+  const keyStepUs = Math.max(1, Math.round(Number(await tl.getAttribute('data-windows')) / 50)) * Number(await tl.getAttribute('data-window-us'));
+  expect(rangeFromUrl(page)).toEqual({ fromUs: range.fromUs, toUs: range.toUs - keyStepUs });
   for (let i = 0; i < 9; i++) await page.goBack();
   expect(await idleState(page)).toBe('ready');
   await expect(page.getByTestId('tab-threads')).toHaveAttribute('aria-selected', 'true');

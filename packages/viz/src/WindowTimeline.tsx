@@ -51,11 +51,25 @@ export function windowsToRange(a: number, b: number, windowUs: number): WindowRa
   return { fromUs: lo * windowUs, toUs: (hi + 1) * windowUs };
 }
 
+/** Windows one arrow key press moves or resizes the range by: about 2 % of the trace, at least one. */
+export function keyboardStep(windows: number): number {
+  return Math.max(1, Math.round(windows / 50));
+}
+
+/** Windows one PageUp/PageDown press moves or resizes the range by: a quarter of the trace, at least one. */
+export function pageStep(windows: number): number {
+  return Math.max(1, Math.round(windows / 4));
+}
+
 /**
  * The timeline under every view: per-window counts stacked by node, and a brush. Drag across
  * it to select a time range (snapped to windows); click without dragging to clear. Keyboard,
- * once focused: ←/→ move the range by one window (or select the first/last), Shift+←/→ shrink
- * or grow it, Home/End jump to the ends, Escape clears.
+ * once focused, in steps that scale with the trace (keyboardStep, pageStep), so that any share of
+ * it is a few presses away: ←/→ move the range by a step (or select the first/last step),
+ * Shift+←/→ shrink or grow it, Alt+arrows do the same by one window; PageUp/PageDown move it by a
+ * quarter of the trace (Shift: shrink/grow); Home/End move it to the start/end keeping its length
+ * (with nothing selected: the first/last quarter), Shift+Home/End extend it to the start/end;
+ * Escape clears.
  */
 export function WindowTimeline({
   windowUs,
@@ -122,27 +136,38 @@ export function WindowTimeline({
   }
 
   function key(e: KeyboardEvent<SVGSVGElement>) {
+    if (windows <= 0) return;
     const cur = range ? { a: Math.floor(range.fromUs / windowUs), b: Math.ceil(range.toUs / windowUs) - 1 } : null;
     let next: { a: number; b: number } | null | undefined;
     const clamp = (v: number) => Math.max(0, Math.min(windows - 1, v));
+    // Move by `d` windows keeping the length (stopping at the ends), or (resize) move the end.
+    const shift = (c: { a: number; b: number }, d: number, resize: boolean) => {
+      if (resize) return { a: c.a, b: Math.max(c.a, clamp(c.b + d)) };
+      const by = d > 0 ? Math.min(d, windows - 1 - c.b) : Math.max(d, -c.a);
+      return { a: c.a + by, b: c.b + by };
+    };
+    const step = e.altKey ? 1 : keyboardStep(windows);
+    const page = pageStep(windows);
     switch (e.key) {
       case 'ArrowRight':
-        if (!cur) next = { a: 0, b: 0 };
-        else if (e.shiftKey) next = { a: cur.a, b: clamp(cur.b + 1) };
-        else if (cur.b < windows - 1) next = { a: cur.a + 1, b: cur.b + 1 };
-        else next = cur;
+        next = cur ? shift(cur, step, e.shiftKey) : { a: 0, b: step - 1 };
         break;
       case 'ArrowLeft':
-        if (!cur) next = { a: windows - 1, b: windows - 1 };
-        else if (e.shiftKey) next = { a: cur.a, b: Math.max(cur.a, cur.b - 1) };
-        else if (cur.a > 0) next = { a: cur.a - 1, b: cur.b - 1 };
-        else next = cur;
+        next = cur ? shift(cur, -step, e.shiftKey) : { a: windows - step, b: windows - 1 };
+        break;
+      case 'PageDown':
+        next = cur ? shift(cur, page, e.shiftKey) : { a: 0, b: page - 1 };
+        break;
+      case 'PageUp':
+        next = cur ? shift(cur, -page, e.shiftKey) : { a: windows - page, b: windows - 1 };
         break;
       case 'Home':
-        next = cur ? { a: 0, b: cur.b - cur.a } : { a: 0, b: 0 };
+        if (!cur) next = { a: 0, b: page - 1 };
+        else next = e.shiftKey ? { a: 0, b: cur.b } : { a: 0, b: cur.b - cur.a };
         break;
       case 'End':
-        next = cur ? { a: windows - 1 - (cur.b - cur.a), b: windows - 1 } : { a: windows - 1, b: windows - 1 };
+        if (!cur) next = { a: windows - page, b: windows - 1 };
+        else next = e.shiftKey ? { a: cur.a, b: windows - 1 } : { a: windows - 1 - (cur.b - cur.a), b: windows - 1 };
         break;
       case 'Escape':
       case 'Delete':
@@ -163,10 +188,11 @@ export function WindowTimeline({
   const label =
     `Timeline of ${metric} per ${formatDurationUs(windowUs)} window, stacked by node. ` +
     (range ? `Selected ${formatDurationUs(range.fromUs)} to ${formatDurationUs(range.toUs)}.` : 'No range selected.') +
-    ' Drag to select a time range; with the keyboard use the arrow keys, Shift+arrows to resize, Escape to clear.';
+    ` Drag to select a time range; with the keyboard: arrows move it by ${formatDurationUs(keyboardStep(windows) * windowUs)} (Alt: one window), Shift+arrows resize it, ` +
+    `PageUp/PageDown by ${formatDurationUs(pageStep(windows) * windowUs)}, Home/End to the ends (Shift: extend), Escape clears.`;
 
   return (
-    <div className="ns-window-timeline" data-testid={testId} data-window-us={windowUs} data-from={range?.fromUs ?? ''} data-to={range?.toUs ?? ''} data-export="timeline">
+    <div className="ns-window-timeline" data-testid={testId} data-window-us={windowUs} data-windows={windows} data-from={range?.fromUs ?? ''} data-to={range?.toUs ?? ''} data-export="timeline">
       <svg
         viewBox={`0 0 ${width} ${height}`}
         width="100%"

@@ -17,7 +17,7 @@ export { NodeLegend } from './NodeLegend.js';
 export type { NodeLegendProps } from './NodeLegend.js';
 export { ChartCanvas, canvasPoint } from './ChartCanvas.js';
 export type { ChartCanvasProps, CanvasSize } from './ChartCanvas.js';
-export { WindowTimeline, stackWindows, windowsToRange } from './WindowTimeline.js';
+export { WindowTimeline, keyboardStep, pageStep, stackWindows, windowsToRange } from './WindowTimeline.js';
 export type { WindowTimelineProps, WindowRange } from './WindowTimeline.js';
 export { AddressHeatmap, HEATMAP_MARGIN, formatAddress, heatmapCell, heatmapResolution, hottestCell, intensity, markedRows, zoomPages } from './AddressHeatmap.js';
 export type { AddressHeatmapProps, HeatmapCell, HeatmapGrid } from './AddressHeatmap.js';

@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AddressHeatmap, HeatTable, WindowTimeline, heatmapCell, heatmapResolution, markedRows, stackWindows, windowsToRange, zoomPages } from '../src/index.js';
+import { AddressHeatmap, HeatTable, WindowTimeline, heatmapCell, keyboardStep, pageStep, heatmapResolution, markedRows, stackWindows, windowsToRange, zoomPages } from '../src/index.js';
 import type { HeatmapGrid } from '../src/index.js';
 
 afterEach(cleanup);
@@ -24,6 +24,53 @@ describe('WindowTimeline', () => {
     fireEvent.keyDown(svg, { key: 'Escape' });
     expect(onRange).toHaveBeenLastCalledWith(null);
     expect(screen.getByTestId('timeline').dataset.from).toBe('0');
+  });
+});
+
+describe('WindowTimeline keyboard steps scale with the trace', () => {
+  // 200 windows of 10 ms (a 2 s trace): arrows step 4 windows, pages 50.
+  const values = new Array<number>(400).fill(1);
+  function timeline(range: { fromUs: number; toUs: number } | null) {
+    const onRange = vi.fn();
+    render(<WindowTimeline windowUs={10_000} windows={200} values={values} nodeIds={[0]} metric="samples" range={range} onRange={onRange} />);
+    const press = (key: string, mods: { shiftKey?: boolean; altKey?: boolean } = {}) => {
+      fireEvent.keyDown(screen.getByRole('slider'), { key, ...mods });
+      return onRange.mock.lastCall?.[0] as { fromUs: number; toUs: number } | null;
+    };
+    return { press };
+  }
+  afterEach(cleanup);
+
+  it('steps are 2 % and 25 % of the trace, at least one window', () => {
+    expect(keyboardStep(200)).toBe(4);
+    expect(pageStep(200)).toBe(50);
+    expect(keyboardStep(19)).toBe(1);
+    expect(pageStep(3)).toBe(1);
+  });
+  it('half the trace is two presses away: Home, then Shift+PageDown', () => {
+    const { press } = timeline(null);
+    expect(press('Home')).toEqual({ fromUs: 0, toUs: 500_000 });
+    cleanup();
+    expect(timeline({ fromUs: 0, toUs: 500_000 }).press('PageDown', { shiftKey: true })).toEqual({ fromUs: 0, toUs: 1_000_000 });
+  });
+  it('from a quarter, Shift+PageDown grows it to half; PageDown moves it by a quarter; End keeps the length', () => {
+    const quarter = { fromUs: 0, toUs: 500_000 };
+    expect(timeline(quarter).press('PageDown', { shiftKey: true })).toEqual({ fromUs: 0, toUs: 1_000_000 });
+    cleanup();
+    expect(timeline(quarter).press('PageDown')).toEqual({ fromUs: 500_000, toUs: 1_000_000 });
+    cleanup();
+    expect(timeline(quarter).press('End')).toEqual({ fromUs: 1_500_000, toUs: 2_000_000 });
+    cleanup();
+    expect(timeline({ fromUs: 500_000, toUs: 600_000 }).press('End', { shiftKey: true })).toEqual({ fromUs: 500_000, toUs: 2_000_000 });
+  });
+  it('arrows move by a step, Alt+arrows by one window, and stop at the ends', () => {
+    expect(timeline(null).press('ArrowRight')).toEqual({ fromUs: 0, toUs: 40_000 });
+    cleanup();
+    expect(timeline({ fromUs: 0, toUs: 40_000 }).press('ArrowRight', { altKey: true })).toEqual({ fromUs: 10_000, toUs: 50_000 });
+    cleanup();
+    expect(timeline({ fromUs: 1_980_000, toUs: 2_000_000 }).press('ArrowRight')).toEqual({ fromUs: 1_980_000, toUs: 2_000_000 });
+    cleanup();
+    expect(timeline({ fromUs: 0, toUs: 100_000 }).press('ArrowLeft', { shiftKey: true })).toEqual({ fromUs: 0, toUs: 60_000 });
   });
 });
 
