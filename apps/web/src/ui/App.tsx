@@ -279,7 +279,8 @@ export function App() {
   return (
     <div className="app">
       <header className="topbar">
-        <a href="./" className="brand" aria-label="numascope home: sample traces">
+        {/* Home keeps the live session: its token stays in this tab's own links (never in shared ones). */}
+        <a href={homeHref()} className="brand" aria-label="numascope home: sample traces">
           numascope
         </a>
         <span className="topbar__tag ns-muted">NUMA memory-placement profiler</span>
@@ -338,4 +339,10 @@ function RenderFailed({
 }) {
   useEffect(onShown, [onShown]);
   return <ErrorView source={source} error={{ code: 'internal', message }} onFile={onFile} />;
+}
+
+/** The home link: the landing page, with this tab's live-session token when it has one. */
+function homeHref(): string {
+  const token = pageToken();
+  return token ? `./?token=${encodeURIComponent(token)}` : './';
 }

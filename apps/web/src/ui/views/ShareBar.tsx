@@ -26,6 +26,7 @@ export function ShareBar({
 }) {
   const { client, traceId, state } = useTraceContext();
   const [message, setMessage] = useState<string | null>(null);
+  const [copied, setCopied] = useState<string | null>(null);
   const name = baseName(source);
   const suffix = `${name}-${state.view}${state.range ? `-${state.range.fromUs}-${state.range.toUs}us` : ''}`;
   const title = `${source} · ${state.view}${state.range ? ` · ${state.range.fromUs}–${state.range.toUs} µs` : ''}`;
@@ -33,6 +34,7 @@ export function ShareBar({
   async function run(what: string, f: () => Promise<void>) {
     const end = beginWork();
     setMessage(null);
+    setCopied(null);
     try {
       await f();
     } catch (e) {
@@ -76,7 +78,7 @@ export function ShareBar({
           run('Markdown summary', async () => {
             if (!client) throw new Error('the trace reader is not running');
             const table = await client.query(traceId, { kind: 'regions', range: state.range });
-            const link = /^https?:|^samples\//.test(source) || new URLSearchParams(window.location.search).has('trace') ? withoutToken(window.location.href) : null;
+            const link = shareLink(source);
             const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link });
             download(new Blob([md], { type: 'text/markdown' }), `${suffix}.md`);
           })
@@ -97,6 +99,28 @@ export function ShareBar({
       >
         Save trace
       </button>
+      <button
+        type="button"
+        data-testid="copy-link"
+        title="A link to this view (trace, view, range, selection), without the live session's token"
+        onClick={() =>
+          run('Copy link', async () => {
+            const link = shareLink(source);
+            if (!link) {
+              throw new Error('this trace was opened from a file, so a link cannot carry it: send the trace file (Save trace) instead');
+            }
+            await navigator.clipboard.writeText(link);
+            setCopied(link);
+          })
+        }
+      >
+        Copy link
+      </button>
+      {copied && (
+        <span className="ns-muted small" role="status" data-testid="copied-link" data-link={copied}>
+          Link copied (no session token in it).
+        </span>
+      )}
       {message && (
         <span className="warning" role="alert">
           {message}
@@ -104,4 +128,13 @@ export function ShareBar({
       )}
     </div>
   );
+}
+
+/**
+ * A link that reopens this view, or null when the trace cannot be reached by URL (opened from a
+ * file or dropped): never with the live session's token, which belongs to this browser only.
+ */
+export function shareLink(source: string): string | null {
+  const byUrl = /^https?:|^samples\//.test(source) || new URLSearchParams(window.location.search).has('trace');
+  return byUrl ? withoutToken(window.location.href) : null;
 }
