@@ -104,6 +104,11 @@ test('plan: build from a recommendation, preview, export validates and its total
   await planable.first().check();
   await page.getByTestId('build-plan').click();
   await expect(page.getByTestId('plan-preview')).toBeVisible();
+  // The preview lists the plan's ranges (at most 12, then "… and N more").
+  const ranges = page.getByTestId('plan-range');
+  expect(await ranges.count()).toBeGreaterThan(0);
+  expect(await ranges.count()).toBeLessThanOrEqual(12);
+  await expect(ranges.first()).toContainText(/0x[0-9a-f]+–0x[0-9a-f]+/);
   const pages = await valueOf(page.getByTestId('plan-pages'));
   const bytes = await valueOf(page.getByTestId('plan-bytes'));
   const threads = await valueOf(page.getByTestId('plan-threads'));

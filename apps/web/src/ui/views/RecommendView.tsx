@@ -232,6 +232,7 @@ function PlanPreview({ plan, onExport }: { plan: Plan; onExport: () => void }) {
           })}
         </tbody>
       </table>
+      <PlanRanges plan={plan} />
       {plan.threads.length > 0 && (
         <ul data-testid="plan-thread-pins">
           {plan.threads.map((t) => (
@@ -247,5 +248,57 @@ function PlanPreview({ plan, onExport }: { plan: Plan; onExport: () => void }) {
       </button>{' '}
       <span className="ns-muted small">validated with the engine’s validatePlan (docs/plan-format.md)</span>
     </div>
+  );
+}
+
+/** Ranges the preview lists before "… and N more" (the exported JSON has them all). */
+const RANGES_SHOWN = 12;
+
+/** The plan's page ranges: where each goes, how many of its pages are not there yet (expectedNodes). */
+function PlanRanges({ plan }: { plan: Plan }) {
+  if (plan.pageRanges.length === 0) return null;
+  const rest = plan.pageRanges.length - RANGES_SHOWN;
+  return (
+    <table className="plan-ranges" data-testid="plan-ranges">
+      <caption className="ns-muted small">Page ranges, in address order{rest > 0 ? ` (first ${RANGES_SHOWN} of ${plan.pageRanges.length})` : ''}</caption>
+      <thead>
+        <tr>
+          <th scope="col">range</th>
+          <th scope="col">action</th>
+          <th scope="col">pages</th>
+          <th scope="col">not there yet</th>
+        </tr>
+      </thead>
+      <tbody>
+        {plan.pageRanges.slice(0, RANGES_SHOWN).map((r) => {
+          const pages = Number((BigInt(r.end) - BigInt(r.start)) / 4096n);
+          // A move's pages already on its node stay; for an interleave the plan knows only the total.
+          const there = r.action === 'move' && r.expectedNodes ? (r.expectedNodes[String(r.toNodes[0])] ?? 0) : null;
+          return (
+            <tr key={r.start} data-testid="plan-range">
+              <td>
+                <code>
+                  {r.start}–{r.end}
+                </code>
+              </td>
+              <td>
+                {r.action} → {r.toNodes.map(nodeLabel).join(', ')}
+              </td>
+              <td>{formatCount(pages, 'page')}</td>
+              <td data-value={there === null ? '' : pages - there}>{there === null ? '—' : formatCount(pages - there, 'page')}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+      {rest > 0 && (
+        <tfoot>
+          <tr>
+            <td colSpan={4} className="ns-muted small">
+              … and {rest} more (all in the exported plan)
+            </td>
+          </tr>
+        </tfoot>
+      )}
+    </table>
   );
 }
