@@ -257,7 +257,10 @@ test('export PNG, SVG, a Markdown summary and the trace bytes', async ({ page })
   expect(svgDownload.suggestedFilename()).toMatch(/^partitioned-memory\.svg$/);
   const svgText = readFileSync(await svgDownload.path(), 'utf8');
   expect(svgText).toMatch(/^<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-  expect(svgText).toContain('<path'); // the timeline
+  // The view's own figure, not the timeline shared by every view; its legend is in the file.
+  expect(svgText).not.toContain('Timeline of');
+  expect(svgText).toMatch(/<text[^>]*>node 0<\/text>/);
+  expect(svgText).toContain('Each row is a band of pages in address order');
   // The heatmap canvas is embedded as a PNG image of its pixels, at its size on the page.
   const images = [...svgText.matchAll(/<image [^>]*>/g)].map((m) => m[0]);
   expect(images).toHaveLength(1);

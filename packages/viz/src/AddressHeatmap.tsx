@@ -363,7 +363,7 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, onSelect, marks, regionN
         <button type="button" onClick={() => onZoom(null)} disabled={!zoomed} data-testid={`${testId}-zoom-reset`}>
           Show all pages
         </button>
-        <span className="ns-muted" data-testid={`${testId}-window`}>
+        <span className="ns-muted" data-testid={`${testId}-window`} data-export-legend>
           pages {formatCount(grid.rankLo)}–{formatCount(grid.rankHi)} of {formatCount(grid.pageCount)} (address order) · {grid.rows}×{grid.cols} cells
         </span>
       </div>

@@ -175,7 +175,7 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
   const layout = trafficLayout(traffic, size, scales);
   const max = scales ?? defaultScales(traffic);
   return (
-    <figure className="ns-traffic" data-testid="traffic-graph" data-hot-node={layout.hotId ?? ''}>
+    <figure className="ns-traffic" data-testid="traffic-graph" data-hot-node={layout.hotId ?? ''} data-export="traffic" data-export-title={title}>
       <svg viewBox={`0 0 ${size} ${size}`} width={size} height={size} role="img" aria-label={`${title}: memory-controller load per node and traffic per link`}>
         <title>{title}</title>
         {layout.links.map((l) => (
@@ -200,7 +200,7 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
           </g>
         ))}
       </svg>
-      <figcaption className="ns-traffic__legend">
+      <figcaption className="ns-traffic__legend" data-export-legend>
         <span className="ns-traffic__ramp" aria-hidden="true" />
         <span>colour: utilisation 0 → 100 %</span>
         <span>circle area: memory-controller load (largest = {formatGBps(max.maxMcLoadBytesPerS / 1e9)})</span>

@@ -4,7 +4,9 @@
  * Pure: everything it prints is passed in.
  */
 import { formatBytes, formatCount, formatCpuList, formatDurationUs, formatPercent, formatUtc } from '@numascope/viz';
+import { formatLatencyNs, formatPct, formatShare, formatSpeedup, formatTimeUs, policyLabel } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
+import type { AnalysisView } from '../worker/engine/run';
 import type { TimeRange } from '@numascope/policy-engine';
 import { nodeRows, recordedCommand } from './selectors/summary';
 import type { RegionRow } from './selectors/summary';
@@ -21,6 +23,50 @@ export interface MarkdownInput {
   topRegions?: number;
   /** The link that opens this screen, when the trace came from a URL. */
   link?: string | null;
+  /** The view the summary is exported from (its numbers come first). */
+  view?: string;
+  /** The engine's analysis behind the view (Traffic, Compare, Decisions, Recommendations). */
+  analysis?: AnalysisView | { error: string } | null;
+}
+
+const VIEW_TITLES: Record<string, string> = {
+  overview: 'Overview',
+  memory: 'Memory',
+  threads: 'Threads',
+  traffic: 'Traffic',
+  compare: 'Compare policies',
+  decisions: 'Decisions',
+  recommend: 'Recommendations',
+};
+
+/** The engine's numbers as shown in the views: one row per policy, then the recommendations. */
+function predictions(a: AnalysisView, view: string): string[] {
+  const out: string[] = [];
+  const basis = a.headline === 'steady-state' ? 'steady state (each policy’s converged placement held over the recording)' : 'window-by-window replay';
+  out.push(`### Predicted by the policy engine (${basis})`, '');
+  if (a.estimate) out.push('> **ESTIMATED** from page placement only: this recording has no memory-access samples (accesses assumed uniform).', '');
+  if (a.synthetic) out.push('> Predictions on a **synthetic** trace: a demonstration, not a measurement.', '');
+  out.push(`Speedup = ${policyLabel(a.baseline)}’s predicted time / the policy’s; recorded duration ${formatTimeUs(a.recordedUs)}.`, '');
+  out.push('| policy | predicted time | speedup | local accesses | memory latency | MC imbalance | link usage | pages to move |');
+  out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const rows = [...a.policies].sort((x, y) => y.predictedSpeedup - x.predictedSpeedup);
+  for (const p of rows) {
+    out.push(
+      `| ${esc(policyLabel(p.policy))}${p.policy === a.baseline ? ' (baseline)' : ''} | ${formatTimeUs(p.predictedUs)} | ${formatSpeedup(p.predictedSpeedup)} | ${formatShare(p.localAccessRatio)} | ` +
+        `${formatLatencyNs(p.memoryLatencyNs)} | ${formatPct(p.mcImbalancePct)} | ${formatPct(p.interconnectUsagePct)} | ${formatCount(p.pagesToMove)} |`,
+    );
+  }
+  for (const u of a.unavailable) out.push('', `- ${esc(policyLabel(u.policy))} not predicted: ${esc(u.reason)}`);
+  out.push('');
+  if (view === 'recommend' || view === 'traffic' || view === 'compare') {
+    out.push('### Recommendations', '');
+    if (a.recommendations.length === 0) out.push(`No action is predicted to be at least 2 % faster than ${policyLabel(a.baseline)}.`);
+    for (const r of a.recommendations) {
+      out.push(`- **${formatSpeedup(r.gain.speedup)}** ${esc(r.title)} — cost ${r.cost.pages > 0 ? `${formatCount(r.cost.pages, 'page')} (${formatBytes(r.cost.bytes)})` : 'no pages'}${r.cost.threads > 0 ? `, ${formatCount(r.cost.threads, 'thread')} pinned` : ''}; confidence ${r.confidence.level} (${r.confidence.reasons.join('; ') || 'measured inputs'})${r.command ? `; \`${esc(r.command)}\`` : ''}`);
+    }
+    out.push('');
+  }
+  return out;
 }
 
 const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -52,8 +98,11 @@ export function markdownSummary(input: MarkdownInput): string {
       `${formatCount(summary.totals.lostSamples, 'lost sample')}`,
   );
   out.push(`- **Time range:** ${range ? `${formatDurationUs(range.fromUs)} – ${formatDurationUs(range.toUs)}` : 'whole trace'}`);
+  if (input.view) out.push(`- **View:** ${VIEW_TITLES[input.view] ?? input.view}`);
   if (input.link) out.push(`- **Open this view:** ${input.link}`);
   out.push('');
+  if (input.analysis && 'error' in input.analysis) out.push(`> The policy engine refused this analysis: ${esc(input.analysis.error)}`, '');
+  else if (input.analysis) out.push(...predictions(input.analysis, input.view ?? ''));
 
   out.push(`### Memory per node${range ? ' (samples, first touches and accesses in the time range)' : ''}`, '');
   out.push('| node | cpus | pages seen (4 KiB) | samples | first touches | accesses | share of accesses |');

@@ -47,7 +47,7 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
     <div className="memory-view" ref={ref}>
       <section className="panel" aria-labelledby="heatmap-heading" id="heatmap">
         <h2 id="heatmap-heading">Address space over time</h2>
-        <p className="ns-muted hint">
+        <p className="ns-muted hint" data-export-legend-for="heatmap">
           Each row is a band of pages in address order (gaps between mappings take no room; lines mark region boundaries); each column a slice of
           time. Colour: {heat === 'node' ? 'the node of the cpus that made most of the samples, stronger where there are more' : `${HEAT_LABELS[heat]} per cell (log scale)`}.
           {noAccess ? ' Accesses are not sampled in this trace.' : ''}
@@ -61,7 +61,11 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
             </label>
           ))}
         </fieldset>
-        {heat === 'node' && <NodeLegend nodeIds={nodeIds} includeUnknown />}
+        {heat === 'node' && (
+          <div data-export-legend-for="heatmap">
+            <NodeLegend nodeIds={nodeIds} includeUnknown />
+          </div>
+        )}
         {state.dec && <DecisionBanner decision={decision} decisionKey={state.dec} loading={decisions.status === 'running'} marks={marks} regions={regions} />}
         {grid.data ? (
           <AddressHeatmap

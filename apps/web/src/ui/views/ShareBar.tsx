@@ -3,6 +3,11 @@ import type { TraceSummary } from '@numascope/policy-engine';
 import { baseName, download, exportPng, exportSvg } from '../export';
 import { beginWork } from '../idle';
 import { markdownSummary } from '../markdown';
+import type { MarkdownInput } from '../markdown';
+import { engineRequest } from '../hooks/use-analysis';
+
+/** Views whose Markdown summary carries the policy engine's predictions. */
+const ENGINE_VIEWS = new Set(['traffic', 'compare', 'decisions', 'recommend']);
 import type { RegionMeta } from '@numascope/policy-engine';
 import { regionRows } from '../selectors/summary';
 import { withoutToken } from '../live/token';
@@ -79,7 +84,13 @@ export function ShareBar({
             if (!client) throw new Error('the trace reader is not running');
             const table = await client.query(traceId, { kind: 'regions', range: state.range });
             const link = shareLink(source);
-            const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link });
+            // The engine views' numbers: the same (cached) analysis the view shows.
+            let analysis: MarkdownInput['analysis'] = null;
+            if (ENGINE_VIEWS.has(state.view) && client.analyze) {
+              const outcome = await client.analyze(traceId, null, engineRequest(null, state.estimate, state.range, state.base));
+              analysis = 'view' in outcome ? outcome.view : { error: outcome.error.message };
+            }
+            const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link, view: state.view, analysis });
             download(new Blob([md], { type: 'text/markdown' }), `${suffix}.md`);
           })
         }
