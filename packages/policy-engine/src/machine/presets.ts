@@ -445,7 +445,7 @@ function xeonX7560(): MachinePreset {
       routes: directRoutes(nodeIds, links),
       provenance: {
         distances: 'estimated:typical Intel 4S BIOS SLIT 10/20 (not read from this machine)',
-        latenciesNs: 'estimated:assumed 130 ns local, 190 ns remote, typical figures for this platform; no readable measurement of this machine',
+        latenciesNs: 'estimated:assumed 130 ns local, 190 ns remote, placeholders of the usual magnitude for this platform; no readable measurement of this machine',
         links: `estimated:6 QPI links, fully connected; 6.4 GT/s × 2 B = 12.8 GB/s per direction (the 25.6 GB/s of ${NUMA_STREAM_PAPER} counts both directions)`,
         routes: 'estimated:every pair is directly linked',
         memoryBandwidthGBps:
