@@ -19,6 +19,28 @@ import { mirrorTrace, type MirrorSpec } from './mirror.js';
 /** A prediction is within band when predicted / published is within 1 ± BAND. */
 export const BAND = 0.25;
 
+/**
+ * The published sources, numbered §1–§3 as every table of the report labels its rows: `section`
+ * is what a row's section cell says (the paper named in each), `citation` the full reference.
+ */
+export const SOURCES = {
+  carrefour: {
+    section: '§1 Carrefour (Gaud et al., CACM 2015)',
+    citation:
+      'Gaud, Lepers, Funston, Dashti, Fedorova, Quéma, Lachaize, Roth, "Challenges of Memory Management on Modern NUMA Systems", ' +
+      'Communications of the ACM 2015 (also ACM Queue), measured with hardware counters on the Carrefour testbed; Carrefour\'s full ' +
+      'evaluation is Dashti et al., "Traffic Management: A Holistic Approach to Memory Placement on NUMA Systems", ASPLOS 2013',
+  },
+  asymsched: {
+    section: '§2 AsymSched (Lepers et al., ATC 2015)',
+    citation: 'Lepers, Quéma, Fedorova, "Thread and Memory Placement on NUMA Systems: Asymmetry Matters", USENIX ATC 2015 (and its ;login: article, October 2015)',
+  },
+  numaStream: {
+    section: '§3 NUMA-STREAM (Bergstrom 2011)',
+    citation: 'Bergstrom, "Measuring NUMA effects with the STREAM benchmark", 2011, University of Chicago TR-2012-04',
+  },
+} as const;
+
 export interface FidelityRow {
   section: string;
   workload: string;
@@ -117,7 +139,7 @@ function renamed(policy: Policy, id: string): Policy {
 // ---------------------------------------------------------------------------------------------
 // §1 Carrefour: Streamcluster and PCA, first-touch (F) vs interleave (I), Opteron 8385
 
-/** published-measurements.md §1 (Gaud et al., CACM 2015, summarising Dashti et al., ASPLOS'13). */
+/** §1: Gaud et al., CACM 2015 (summarising Dashti et al., ASPLOS'13), their first-touch / interleave table. */
 export const CARREFOUR = {
   streamcluster: { localF: 0.25, localI: 0.25, latF: 1197, latI: 476, mcF: 170, mcI: 8, icImbF: 85, icImbI: 22, icUseF: 33, icUseI: 59, ipcF: 0.15, ipcI: 0.29 },
   pca: { localF: 0.33, localI: 0.25, latF: 660, latI: 465, mcF: 130, mcI: 5, icImbF: 68, icImbI: 20, icUseF: 31, icUseI: 48, ipcF: 0.36, ipcI: 0.52 },
@@ -170,7 +192,7 @@ function carrefourSpec(app: 'streamcluster' | 'pca'): { spec: MirrorSpec; deriva
   if (privateShare > 0) targets.push({ region: 1, share: privateShare, loadShare: MIRROR_LOAD_SHARE, sliced: true } as never);
   const spec: MirrorSpec = {
     id: `carrefour-${app}`,
-    description: `${app} as measured under first-touch on the Carrefour machine (published-measurements.md §1), mirrored for the fidelity check`,
+    description: `${app} as measured under first-touch on the Carrefour machine (Gaud et al., CACM 2015), mirrored for the fidelity check`,
     preset,
     threadNodes,
     regions,
@@ -208,7 +230,7 @@ function carrefourRows(report: FidelityReport): void {
     const F = of(r, 'first-touch');
     const I = of(r, 'interleave');
     const cycles = (ns: number) => ns * CARREFOUR_CLOCK_GHZ;
-    const sec = '§1 Carrefour';
+    const sec = SOURCES.carrefour.section;
     const w = app === 'streamcluster' ? 'Streamcluster' : 'PCA';
     const rows: Array<Omit<FidelityRow, 'error' | 'within'>> = [
       { section: sec, workload: w, metric: 'memory latency F/I', published: pub.latF / pub.latI, predicted: F.memoryLatencyNs / I.memoryLatencyNs, unit: 'ratio', kind: 'prediction' },
@@ -249,7 +271,7 @@ function carrefourRows(report: FidelityReport): void {
 // ---------------------------------------------------------------------------------------------
 // §2 AsymSched: Streamcluster, 16 threads on two nodes, best vs worst pair
 
-/** published-measurements.md §2 (Lepers et al., ATC'15): seconds, best and worst pair. */
+/** §2: Lepers et al., ATC'15: seconds, best and worst pair. */
 export const ASYMSCHED = [
   { machine: 'A (64 cores)', preset: 'amd-asymsched-machine-a', best: 148, worst: 340 },
   { machine: 'B (48 cores)', preset: null, best: 149, worst: 277 },
@@ -291,7 +313,7 @@ export function streamclusterConcurrency(): { value: number; text: string } {
 }
 
 function asymschedRows(report: FidelityReport): void {
-  const sec = '§2 AsymSched';
+  const sec = SOURCES.asymsched.section;
   const concurrency = streamclusterConcurrency();
   for (const m of ASYMSCHED) {
     if (!m.preset) {
@@ -303,7 +325,7 @@ function asymschedRows(report: FidelityReport): void {
     const pages = 512;
     const spec: MirrorSpec = {
       id: 'asymsched-streamcluster',
-      description: 'Streamcluster, 16 threads on two nodes of Machine A (published-measurements.md §2), mirrored for the fidelity check',
+      description: 'Streamcluster, 16 threads on two nodes of Machine A (Lepers et al., ATC 2015), mirrored for the fidelity check',
       preset: m.preset,
       threadNodes: Array.from({ length: 16 }, (_, t) => (t < 8 ? 0 : 1)),
       regions: [{ name: 'points', pageNodes: Array.from({ length: pages }, (_, k) => k % 2)}],
@@ -377,7 +399,7 @@ function asymschedRows(report: FidelityReport): void {
 // ---------------------------------------------------------------------------------------------
 // §3 NUMA-STREAM: sustained bandwidth
 
-/** published-measurements.md §3 (Bergstrom 2011): NUMA-aware STREAM with all cores, GB/s. */
+/** §3: Bergstrom 2011: NUMA-aware STREAM with all cores, GB/s. */
 export const NUMA_STREAM = [
   { machine: 'AMD 4× Opteron 6172', preset: 'amd-opteron-6172-4p', gbps: 55 },
   { machine: 'Intel 4× Xeon X7560', preset: 'intel-xeon-x7560-4s', gbps: 40 },
@@ -386,7 +408,7 @@ export const NUMA_STREAM = [
 const TRIAD_LOAD_SHARE = 2 / 3;
 
 function streamRows(report: FidelityReport): void {
-  const sec = '§3 NUMA-STREAM';
+  const sec = SOURCES.numaStream.section;
   const gaps: Record<string, number> = {};
   const linkUse: Record<string, string> = {};
   for (const m of NUMA_STREAM) {
@@ -399,7 +421,7 @@ function streamRows(report: FidelityReport): void {
     const perThreadPages = 32;
     const spec: MirrorSpec = {
       id: `numa-stream-${m.preset}`,
-      description: `NUMA-aware STREAM triad with all ${threads} cores (published-measurements.md §3), mirrored for the fidelity check`,
+      description: `NUMA-aware STREAM triad with all ${threads} cores (Bergstrom 2011), mirrored for the fidelity check`,
       preset: m.preset,
       threadNodes,
       regions: [{ name: 'arrays', pageNodes: threadNodes.flatMap((node) => Array(perThreadPages).fill(node))}],

@@ -1,5 +1,5 @@
 /** docs/fidelity.md from a fidelity report (fidelity.ts). Deterministic: no dates, no timings. */
-import { BAND, summary, type FidelityReport, type FidelityRow } from './fidelity.js';
+import { BAND, SOURCES, summary, type FidelityReport, type FidelityRow } from './fidelity.js';
 
 const num = (x: number | null, unit: string): string => {
   if (x === null) return '—';
@@ -22,13 +22,17 @@ export function fidelityMarkdown(report: FidelityReport): string {
   lines.push('tests in packages/policy-engine/test/fidelity.test.ts fail when a stated direction flips or a');
   lines.push('figure within the band leaves it.');
   lines.push('');
-  lines.push('Each published workload of shared/reference/published-measurements.md §1–§3 is mirrored by a');
-  lines.push('synthetic trace (origin `synthetic`, fixed seeds) built from what the paper gives (derivations');
-  lines.push('below), replayed by the engine, and every figure the engine can predict is held against the');
-  lines.push(`published one. A prediction is **within** when predicted / published is within 1 ± ${BAND}.`);
+  lines.push('Each published workload of the three papers below (§1–§3, the numbering every table uses) is');
+  lines.push('mirrored by a synthetic trace (origin `synthetic`, fixed seeds) built from what the paper gives');
+  lines.push('(derivations below), replayed by the engine, and every figure the engine can predict is held');
+  lines.push(`against the published one. A prediction is **within** when predicted / published is within 1 ± ${BAND}.`);
   lines.push('Numbers used to build a mirror are shown as **input** and not counted. The engine\'s constants');
   lines.push('are the model\'s (docs/engine.md, "Traffic model"), derived from machine facts; nothing here is');
   lines.push('fitted per case.');
+  lines.push('');
+  lines.push('Sources:');
+  lines.push('');
+  for (const source of Object.values(SOURCES)) lines.push(`- **${source.section.replace(/ \(.*$/, '')}.** ${source.citation}.`);
   lines.push('');
   lines.push(`**Summary: ${s.within} of ${s.predictions} predicted figures within ±${BAND * 100} %; ${s.directionsHold} of ${s.directions} stated directions hold.**`);
   lines.push('');

@@ -2,7 +2,7 @@
  * Carrefour's converged placement when the accesses go to one node (issue #12: interleave and
  * Carrefour predicted to lower MC imbalance below Carrefour's 35 % threshold, and not slower than
  * first-touch or observed), on the guest hinting-fault recordings and on synthetic traces. The
- * published rule (carrefour-runtime, policies-and-machines.md §1.4) re-evaluates the 35 % gate
+ * published rule (carrefour-runtime `carrefour.c`, `carrefour()`) re-evaluates the 35 % gate
  * every round, so Carrefour stops at the first round at or below it; what must not happen is a
  * creep to the threshold because each round sees only part of the hot pages (docs/policies.md,
  * "NUMA hinting faults are not thinned").

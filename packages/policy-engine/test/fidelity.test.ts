@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BAND, fidelityReport, streamclusterConcurrency, summary } from '../fidelity/fidelity.js';
+import { BAND, fidelityReport, SOURCES, streamclusterConcurrency, summary } from '../fidelity/fidelity.js';
 import { fidelityMarkdown } from '../fidelity/markdown.js';
 
 const report = fidelityReport();
@@ -83,6 +83,17 @@ describe('fidelity against the published measurements', () => {
     expect(c.value).toBeGreaterThan(2.5);
     expect(c.value).toBeLessThan(4);
     expect(c.text).toMatch(/while stalled/);
+  });
+
+  it('the report cites the papers by name, never notes outside the repository', () => {
+    const md = fidelityMarkdown(report);
+    expect(md).not.toMatch(/reference §|shared\/|reference\/|published-measurements/i);
+    expect(md).toContain('Gaud, Lepers, Funston, Dashti, Fedorova, Quéma, Lachaize, Roth, "Challenges of Memory Management on Modern NUMA Systems"');
+    expect(md).toContain('Lepers, Quéma, Fedorova, "Thread and Memory Placement on NUMA Systems: Asymmetry Matters", USENIX ATC 2015');
+    expect(md).toContain('Bergstrom, "Measuring NUMA effects with the STREAM benchmark", 2011');
+    // Every row and direction names its paper in its section cell.
+    const sections = new Set([...report.rows, ...report.ruleChecks, ...report.directions].map((r) => r.section));
+    expect([...sections].sort()).toEqual(Object.values(SOURCES).map((s) => s.section).sort());
   });
 
   it('docs/fidelity.md is what npm run fidelity writes', () => {

@@ -17,7 +17,7 @@ function isSquare(m: number[][], n: number): boolean {
 }
 
 describe('machine presets are well-formed', () => {
-  it('includes the machines the seed articles and the simulator need', () => {
+  it('includes the machines of the published measurements and the simulator need', () => {
     for (const id of ['amd-opteron-8385-4p', 'amd-asymsched-machine-a', 'amd-genoa-2s-nps4', 'intel-spr-2s']) {
       expect(PRESET_IDS).toContain(id);
     }
@@ -136,7 +136,7 @@ describe('preset contents that the simulator relies on', () => {
     const capacity = (from: number, to: number) => m.links.find((l) => l.from === from && l.to === to)!.capacityGBps!;
     let asymmetricPairs = 0;
     for (let i = 0; i < 8; i++) for (let j = i + 1; j < 8; j++) if (capacity(i, j) !== capacity(j, i)) asymmetricPairs++;
-    // reference §2.3 lists 16 asymmetric pairs, e.g. 1→2 = 3800 MB/s but 2→1 = 1900 MB/s.
+    // hzqmwne/asymsched_demo's fake.py has 16 asymmetric pairs, e.g. 1→2 = 3800 MB/s but 2→1 = 1900 MB/s.
     expect(asymmetricPairs).toBe(16);
     expect(capacity(1, 2)).toBeCloseTo(2 * capacity(2, 1));
     // Same-package die pairs are the fastest.
@@ -191,7 +191,7 @@ describe('shortestPathRoutes', () => {
   });
 });
 
-describe('presets completed from the published figures (shared/reference/published-measurements.md)', () => {
+describe('presets completed from the published figures (the papers\' own numbers, cited by name)', () => {
   const presetOf = (id: string) => listPresets().find((p) => p.id === id)!;
   const figure = (id: string, quantity: string, kind: FigureKind, unit = 'GB/s') =>
     presetOf(id).figures.find((f) => f.quantity === quantity && f.kind === kind && f.unit === unit);
@@ -210,10 +210,11 @@ describe('presets completed from the published figures (shared/reference/publish
     }
   });
 
-  it('amd-opteron-8385-4p (Carrefour, §1): 64 GB, 16 GB per node, 2.3 GHz', () => {
+  it('amd-opteron-8385-4p (Carrefour testbed, Gaud et al. CACM 2015): 64 GB, 16 GB per node, 2.3 GHz', () => {
     const m = getPreset('amd-opteron-8385-4p');
     expect(m.nodes.map((node) => node.memoryBytes)).toEqual(Array(4).fill(16 * 1024 ** 3));
-    expect(m.provenance.memoryBytes).toMatch(/^documented:.*published-measurements\.md §1: 64 GB RAM, 16 GB per node/);
+    expect(m.provenance.memoryBytes).toMatch(/^documented:Gaud et al\., "Challenges of Memory Management on Modern NUMA Systems", CACM 2015: 64 GB RAM, 16 GB per node/);
+    expect(figure('amd-opteron-8385-4p', 'cpu clock', 'measured', 'GHz')!.provenance).toMatch(/^documented:the Carrefour testbed in Gaud et al\., .*CACM 2015$/);
     expect(figure('amd-opteron-8385-4p', 'cpu clock', 'measured', 'GHz')!.value).toBe(2.3);
     expect(figure('amd-opteron-8385-4p', 'memory bandwidth per node', 'theoretical')!.provenance).toMatch(/^estimated:/);
     const model = machineModel(m);
@@ -221,7 +222,7 @@ describe('presets completed from the published figures (shared/reference/publish
     expect(model.memoryBytes.source).toBe(m.provenance.memoryBytes);
   });
 
-  it('amd-asymsched-machine-a (§2): two hops cost 80 cycles at 2.1 GHz (38.1 ns) more than one hop, idle', () => {
+  it('amd-asymsched-machine-a (Lepers et al. ATC 2015): two hops cost 80 cycles at 2.1 GHz (38.1 ns) more than one hop, idle', () => {
     const m = getPreset('amd-asymsched-machine-a');
     const extraNs = 80 / 2.1;
     for (let i = 0; i < 8; i++) {
@@ -234,6 +235,9 @@ describe('presets completed from the published figures (shared/reference/publish
     }
     expect(m.provenance.latenciesNs).toMatch(/^estimated:two hops = one hop \+ 38\.1 ns, measured \(80 cycles at 2\.1 GHz/);
     expect(figure('amd-asymsched-machine-a', 'idle latency, two hops minus one hop', 'measured', 'cycles')!.value).toBe(80);
+    expect(figure('amd-asymsched-machine-a', 'idle latency, two hops minus one hop', 'measured', 'cycles')!.provenance).toMatch(
+      /^measured:Lepers, Quéma, Fedorova, "Thread and Memory Placement on NUMA Systems: Asymmetry Matters", USENIX ATC 2015: .*80 cycles/,
+    );
     expect(figure('amd-asymsched-machine-a', 'idle latency, two hops minus one hop', 'measured', 'ns')!.value).toBe(38.1);
     expect(figure('amd-asymsched-machine-a', 'pair bandwidth over a 16-bit link', 'measured')!.value).toBe(5.6);
     // The links are the measured pair bandwidths: the widest is 5.6 GB/s.
@@ -247,21 +251,23 @@ describe('presets completed from the published figures (shared/reference/publish
     expect(model.idleLatencyNs.value[0]).toBe(98);
   });
 
-  it('amd-opteron-6172-4p (NUMA-STREAM AMD, §3): peak 21.3 GB/s per node, sustained about a third', () => {
+  it('amd-opteron-6172-4p (NUMA-STREAM AMD, Bergstrom 2011): peak 21.3 GB/s per node, sustained about a third', () => {
     const m = getPreset('amd-opteron-6172-4p');
     expect(m.nodes.every((node) => node.memoryBandwidthGBps === 21.3)).toBe(true);
     expect(m.provenance.memoryBandwidthGBps).toMatch(/^documented:theoretical peak/);
     expect(figure('amd-opteron-6172-4p', 'memory bandwidth per node', 'theoretical')!.value).toBe(21.3);
     expect(figure('amd-opteron-6172-4p', 'link bandwidth, same package', 'theoretical')!.value).toBe(19.2);
     expect(figure('amd-opteron-6172-4p', 'link bandwidth, other package', 'theoretical')!.value).toBe(6.4);
-    expect(figure('amd-opteron-6172-4p', 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', 'sustained')!.provenance).toMatch(/^measured:.*55,000 MB\/s/);
+    expect(figure('amd-opteron-6172-4p', 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', 'sustained')!.provenance).toMatch(
+      /^measured:Bergstrom, "Measuring NUMA effects with the STREAM benchmark", 2011, University of Chicago TR-2012-04: near 55,000 MB\/s$/,
+    );
     const sustained = figure('amd-opteron-6172-4p', 'memory bandwidth per node', 'sustained')!;
     expect(sustained.value).toBeCloseTo(6.875, 3);
     expect(sustained.provenance).toMatch(/^estimated:55,000 MB\/s measured .* ÷ 8 nodes/);
     expect(sustained.value / 21.3).toBeCloseTo(1 / 3, 1);
   });
 
-  it('intel-xeon-x7560-4s (NUMA-STREAM Intel, §3): peak 17.1 GB/s per node, sustained 10', () => {
+  it('intel-xeon-x7560-4s (NUMA-STREAM Intel, Bergstrom 2011): peak 17.1 GB/s per node, sustained 10', () => {
     const m = getPreset('intel-xeon-x7560-4s');
     expect(m.nodes.every((node) => node.memoryBandwidthGBps === 17.1)).toBe(true);
     expect(figure('intel-xeon-x7560-4s', 'memory bandwidth per node', 'theoretical')!.value).toBe(17.1);

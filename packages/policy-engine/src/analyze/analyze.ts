@@ -17,7 +17,7 @@ import type { RetargetRule } from '../engine/retarget.js';
 import type { Trace } from '../trace/types.js';
 import { DEFAULT_BASELINE, FALLBACK_BASELINE, getPolicy, listPolicies, POLICY_DESCRIPTORS, runsOnEstimate } from '../policies/index.js';
 
-/** Migration cost: seconds per GB (1e9 bytes) moved, AsymSched's constant (reference §2.2). */
+/** Migration cost: seconds per GB (1e9 bytes) moved, AsymSched's Algorithm 1 constant (Lepers et al., ATC'15, as re-implemented in hzqmwne/asymsched_demo). */
 export const MIGRATION_SECONDS_PER_GB = 0.3;
 export const DEFAULT_WINDOW_MS = 100;
 

@@ -1,8 +1,11 @@
 /**
- * Machine presets: the seed articles' machines and modern ones, as `TraceMachine` values a trace
- * manifest can carry. Every number comes from a published source (the papers and vendor documents
- * docs/policies.md lists), and `provenance` says,
- * per field, whether it is `documented:<source>` or `estimated:<rule>` (or `unavailable:<why>`).
+ * Machine presets: the machines of the published measurements (Carrefour, AsymSched, NUMA-STREAM)
+ * and modern ones, as `TraceMachine` values a trace manifest can carry. Every number comes from a
+ * published source (the papers and vendor documents docs/policies.md lists) or an estimate that
+ * says so: `provenance` says, per field, whether it is `documented:<source>`, `measured:<source>`
+ * or `estimated:<rule>` (or `unavailable:<why>`). A source is named as its authors published it
+ * (paper with authors, venue and year; vendor document with its number; article by title; public
+ * repository or issue), never by a file outside this repository.
  * Where one field mixes documented and estimated numbers it is marked `estimated` and the rule
  * says which part is documented.
  *
@@ -66,7 +69,19 @@ const K10_OUTSTANDING_MISSES = {
 } as const;
 
 const GIB = 1024 ** 3;
-const PUBLISHED = 'shared/reference/published-measurements.md';
+
+// The published sources the presets cite. Their bodies are quoted where a figure is used.
+const CARREFOUR_PAPER = 'Gaud et al., "Challenges of Memory Management on Modern NUMA Systems", CACM 2015';
+const ASYMSCHED_PAPER = 'Lepers, Quéma, Fedorova, "Thread and Memory Placement on NUMA Systems: Asymmetry Matters", USENIX ATC 2015';
+const NUMA_STREAM_PAPER = 'Bergstrom, "Measuring NUMA effects with the STREAM benchmark", 2011, University of Chicago TR-2012-04';
+const WEIGHTED_INTERLEAVE_SERIES =
+  'the Linux weighted-interleave patch series (MPOL_WEIGHTED_INTERLEAVE, merged for Linux 6.9; Gregory Price et al., v5 cover letter, 2024)';
+const AMD_40555 = 'AMD pub. 40555, "Performance Guidelines for AMD Athlon 64 and AMD Opteron ccNUMA Multiprocessor Systems"';
+const ANANDTECH_MAGNY_COURS = 'AnandTech, "AMD\'s 12-core Magny-Cours Opteron 6174 vs. Intel\'s 6-core Xeon", 2010';
+const CHIPS_AND_CHEESE_MAGNY_COURS = 'Chips and Cheese, "AMD\'s Magny Cours and HyperTransport"';
+const OPTERON_6272_SLIT_SOURCE = 'xapi-project/xen-api test fixture ocaml/xenopsd/test/test_topology.ml';
+/** For the modern presets, which model a platform rather than one machine. */
+const GENERIC_MEMORY_SIZE = 'unavailable:the preset models the platform, not one machine; memory size varies by system';
 
 const PAGE_SIZE_BYTES = 4096;
 const CPUS_NUMBERING = 'estimated:cpus numbered node by node, one per core (the real machine\'s numbering is not documented)';
@@ -159,7 +174,7 @@ const sameSocket = (nodesPerSocket: number) => (i: number, j: number) =>
   Math.floor(i / nodesPerSocket) === Math.floor(j / nodesPerSocket);
 
 // ---------------------------------------------------------------------------------------------
-// amd-opteron-8385-4p: the Carrefour machine (reference §5.1)
+// amd-opteron-8385-4p: the Carrefour machine (Dashti et al., ASPLOS 2013; Gaud et al., CACM 2015)
 
 function opteron8385(): MachinePreset {
   const id = 'amd-opteron-8385-4p';
@@ -174,7 +189,7 @@ function opteron8385(): MachinePreset {
   return {
     id,
     description:
-      'Carrefour (ASPLOS\'13) testbed as the seed article describes it: 4 quad-core Opteron 8385 (Shanghai, 2.3 GHz) sockets, one node each, 64 GB, HyperTransport 1 square.',
+      'Carrefour (ASPLOS\'13) testbed as Gaud et al. (CACM 2015) describe it: 4 quad-core Opteron 8385 (Shanghai, 2.3 GHz) sockets, one node each, 64 GB, HyperTransport 1 square.',
     coherence: {
       value: 'broadcast',
       provenance:
@@ -182,10 +197,10 @@ function opteron8385(): MachinePreset {
     },
     outstandingMissesPerCore: K10_OUTSTANDING_MISSES,
     figures: [
-      { quantity: 'cpu clock', kind: 'measured', value: 2.3, unit: 'GHz', provenance: `documented:${PUBLISHED} §1 (Carrefour testbed, Gaud et al. CACM 2015)` },
-      { quantity: 'memory per node', kind: 'measured', value: memoryPerNodeBytes, unit: 'bytes', provenance: `documented:${PUBLISHED} §1: 64 GB RAM, 16 GB per node (read as GiB: DIMM sizes are binary)` },
-      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 12.8, unit: 'GB/s', provenance: 'estimated:2 DDR2-800 channels × 8 B (socket F; the testbed\'s DIMMs are not published; reference §5.1)' },
-      { quantity: 'link bandwidth per direction', kind: 'theoretical', value: hyperTransport1GBps, unit: 'GB/s', provenance: 'estimated:16-bit HyperTransport 1 at 2 GT/s (reference §5.1)' },
+      { quantity: 'cpu clock', kind: 'measured', value: 2.3, unit: 'GHz', provenance: `documented:the Carrefour testbed in ${CARREFOUR_PAPER}` },
+      { quantity: 'memory per node', kind: 'measured', value: memoryPerNodeBytes, unit: 'bytes', provenance: `documented:${CARREFOUR_PAPER}: 64 GB RAM, 16 GB per node (read as GiB: DIMM sizes are binary)` },
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 12.8, unit: 'GB/s', provenance: 'estimated:2 DDR2-800 channels × 8 B (socket F\'s usual configuration, assumed; the testbed\'s DIMMs are not published)' },
+      { quantity: 'link bandwidth per direction', kind: 'theoretical', value: hyperTransport1GBps, unit: 'GB/s', provenance: 'estimated:16-bit HyperTransport 1 at 2 GT/s, HT1\'s maximum rate (the testbed\'s link settings are not published)' },
     ],
     machine: {
       name: id,
@@ -200,14 +215,14 @@ function opteron8385(): MachinePreset {
       routes,
       provenance: {
         distances:
-          'estimated:hop-based 10/16/22 SLIT pattern of AMD BIOSes applied to the square wiring (reference §5.1); a real BIOS may report 10/20',
+          'estimated:hop-based 10/16/22 SLIT pattern of AMD BIOSes applied to the square wiring (the usual pattern, not read from this machine); a real BIOS may report 10/20',
         latenciesNs:
-          'estimated:local 100 ns from McCalpin (Family 10h 4-socket, 100/130 ns best/worst-connected chip); 1 hop 110 ns and 2 hops 130 ns from the idle read ratios in AMD pub. 40555 (108–109 % and 130 % of local) (reference §5.1)',
+          `estimated:local 100 ns from McCalpin (Family 10h 4-socket, 100/130 ns best/worst-connected chip); 1 hop 110 ns and 2 hops 130 ns from the idle read ratios in ${AMD_40555} (108–109 % and 130 % of local, measured on a K8 4P system)`,
         links:
-          'estimated:square "Quartet" wiring N0-N1, N0-N2, N1-N3, N2-N3 from AMD pub. 40555 Fig. 1 (the Carrefour machine\'s own wiring is not documented); 16-bit HyperTransport 1 at 2 GT/s = 4.0 GB/s per direction (reference §5.1)',
+          `estimated:square "Quartet" wiring N0-N1, N0-N2, N1-N3, N2-N3 from ${AMD_40555}, Fig. 1 (the Carrefour machine's own wiring is not documented); 16-bit HyperTransport 1 at 2 GT/s (HT1's maximum rate) = 4.0 GB/s per direction`,
         routes: 'estimated:fewest hops; the 2-hop pairs (0,3) and (1,2) go through the lower-numbered neighbour',
-        memoryBandwidthGBps: 'estimated:theoretical peak, 2 DDR2-800 channels per node × 8 B = 12.8 GB/s (socket F; reference §5.1); no sustained figure is published for this machine',
-        memoryBytes: `documented:${PUBLISHED} §1: 64 GB RAM, 16 GB per node (read as 16 GiB: DIMM sizes are binary)`,
+        memoryBandwidthGBps: 'estimated:theoretical peak, 2 DDR2-800 channels per node × 8 B = 12.8 GB/s (socket F\'s usual configuration; the testbed\'s DIMMs are not published); no sustained figure is published for this machine',
+        memoryBytes: `documented:${CARREFOUR_PAPER}: 64 GB RAM, 16 GB per node (read as 16 GiB: DIMM sizes are binary)`,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -215,11 +230,11 @@ function opteron8385(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
-// amd-asymsched-machine-a: AsymSched's Machine A (reference §2.3, §2.4)
+// amd-asymsched-machine-a: AsymSched's Machine A (Lepers, Quéma, Fedorova, USENIX ATC 2015)
 
 /**
  * Machine A node-to-node bandwidth, MB/s, rows = source node, columns = destination node:
- * hzqmwne/asymsched_demo `fake.py`, likely transcribed from the ATC'15 paper (reference §2.3).
+ * hzqmwne/asymsched_demo `fake.py`, likely transcribed from the ATC'15 paper.
  */
 const MACHINE_A_BANDWIDTH_MBPS: readonly (readonly number[])[] = [
   [0, 5600, 4300, 3800, 3000, 2900, 3000, 3000],
@@ -232,7 +247,7 @@ const MACHINE_A_BANDWIDTH_MBPS: readonly (readonly number[])[] = [
   [1900, 3000, 3800, 3800, 2900, 3000, 5600, 0],
 ];
 
-/** A real 8-node SLIT of a 4P Opteron 6272 box (xapi-project test fixture; reference §2.4). */
+/** A real 8-node SLIT of a 4P Opteron 6272 box (xapi-project/xen-api, ocaml/xenopsd/test/test_topology.ml). */
 const OPTERON_6272_4P_SLIT: readonly (readonly number[])[] = [
   [10, 16, 16, 22, 16, 22, 16, 22],
   [16, 10, 22, 16, 16, 22, 22, 16],
@@ -271,27 +286,27 @@ function asymschedMachineA(): MachinePreset {
     description:
       'AsymSched (ATC\'15) Machine A: 4 Opteron 6272 (Bulldozer, 2.1 GHz) packages, 2 dies each, 8 nodes × 8 cores, with the asymmetric measured node-to-node bandwidths as per-direction pair links.',
     figures: [
-      { quantity: 'cpu clock', kind: 'measured', value: MACHINE_A_CLOCK_GHZ, unit: 'GHz', provenance: `documented:${PUBLISHED} §2 (Lepers et al., ATC'15)` },
+      { quantity: 'cpu clock', kind: 'measured', value: MACHINE_A_CLOCK_GHZ, unit: 'GHz', provenance: `documented:Machine A in ${ASYMSCHED_PAPER}` },
       {
         quantity: 'idle latency, two hops minus one hop',
         kind: 'measured',
         value: MACHINE_A_TWO_HOP_EXTRA_CYCLES,
         unit: 'cycles',
-        provenance: `measured:${PUBLISHED} §2: "only about 80 cycles on an idle interconnect" (ATC'15)`,
+        provenance: `measured:${ASYMSCHED_PAPER}: the one-hop vs two-hop latency difference is only about 80 cycles on an idle interconnect`,
       },
       {
         quantity: 'idle latency, two hops minus one hop',
         kind: 'measured',
         value: Math.round(twoHopExtraNs * 10) / 10,
         unit: 'ns',
-        provenance: `measured:80 cycles ÷ 2.1 GHz = 38.1 ns (${PUBLISHED} §2)`,
+        provenance: `measured:80 cycles ÷ 2.1 GHz = 38.1 ns (both from ${ASYMSCHED_PAPER})`,
       },
       {
         quantity: 'pair bandwidth over a 16-bit link',
         kind: 'measured',
         value: 5.6,
         unit: 'GB/s',
-        provenance: `measured:${PUBLISHED} §2: 16-bit links about 5.6 GB/s, 8-bit links about half (end-to-end node-to-node bandwidth, what the links of this preset carry)`,
+        provenance: `measured:${ASYMSCHED_PAPER}: 16-bit links about 5.6 GB/s, 8-bit links about half (end-to-end node-to-node bandwidth, what the links of this preset carry)`,
       },
       { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: 'estimated:2 DDR3-1333 channels per die × 8 B, assumed as on the Opteron 6172 preset (Machine A\'s memory is not published)' },
     ],
@@ -308,23 +323,23 @@ function asymschedMachineA(): MachinePreset {
       routes: directRoutes(nodeIds, links),
       provenance: {
         distances:
-          'estimated:a real SLIT of a 4P Opteron 6272 box (xapi-project ocaml/xenopsd/test/test_topology.ml, reference §2.4); not necessarily Machine A\'s',
-        latenciesNs: `estimated:two hops = one hop + 38.1 ns, measured (80 cycles at 2.1 GHz on an idle interconnect, ATC'15, ${PUBLISHED} §2); local 98 ns and one hop 145 ns assumed as on the Opteron 6172 preset (same G34 platform); hop counts from the estimated SLIT (16 = one hop, 22 = two)`,
+          `estimated:a real SLIT of a 4P Opteron 6272 box (${OPTERON_6272_SLIT_SOURCE}); not necessarily Machine A's`,
+        latenciesNs: `estimated:two hops = one hop + 38.1 ns, measured (80 cycles at 2.1 GHz on an idle interconnect, ${ASYMSCHED_PAPER}); local 98 ns and one hop 145 ns assumed as on the Opteron 6172 preset (same G34 platform); hop counts from the estimated SLIT (16 = one hop, 22 = two)`,
         links:
-          `documented:hzqmwne/asymsched_demo fake.py (secondary source, likely transcribed from the ATC'15 paper): measured (sustained, not theoretical) end-to-end node-to-node bandwidth in MB/s, used as one per-direction link per ordered node pair (reference §2.3); agrees with the paper's "16-bit links about 5.6 GB/s, 8-bit about half" (${PUBLISHED} §2); the physical HyperTransport links, widths and routing table are not documented`,
+          `documented:hzqmwne/asymsched_demo fake.py (secondary source, likely transcribed from the ATC'15 paper): measured (sustained, not theoretical) end-to-end node-to-node bandwidth in MB/s, used as one per-direction link per ordered node pair; agrees with the paper's 16-bit links at about 5.6 GB/s and 8-bit links at about half (${ASYMSCHED_PAPER}); the physical HyperTransport links, widths and routing table are not documented`,
         routes: 'estimated:each ordered pair uses its own measured pair link (the real routing table is not documented)',
         memoryBandwidthGBps:
           'estimated:theoretical peak, assumed equal to the Opteron 6172 preset on the same G34 platform, 2 DDR3-1333 channels per die × 8 B = 21.3 GB/s; Machine A\'s memory configuration is not documented',
-        memoryBytes: `unavailable:neither the reference nor ${PUBLISHED} gives a memory size for Machine A`,
+        memoryBytes: 'unavailable:no published memory size for Machine A was found',
         cpus: CPUS_NUMBERING,
-        nodes: 'documented:8 nodes × 8 cores = 64 cores (seed article and the ;login: abstract, reference §2.4)',
+        nodes: `documented:8 nodes × 8 cores = 64 cores (${ASYMSCHED_PAPER}; its ;login: article, October 2015)`,
       },
     },
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// amd-opteron-6172-4p: Magny-Cours 4P, 8 nodes (reference §5.2)
+// amd-opteron-6172-4p: Magny-Cours 4P, 8 nodes (the NUMA-STREAM AMD machine, Bergstrom 2011)
 
 function opteron6172(): MachinePreset {
   const id = 'amd-opteron-6172-4p';
@@ -350,16 +365,16 @@ function opteron6172(): MachinePreset {
     description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3 (the NUMA-STREAM AMD machine).',
     outstandingMissesPerCore: K10_OUTSTANDING_MISSES,
     figures: [
-      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3 (Bergstrom, NUMA-STREAM): local 21.3 GB/s` },
-      { quantity: 'link bandwidth, same package', kind: 'theoretical', value: 19.2, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: node in the same package 19.2 GB/s (x16 + x8 HT3; the preset's links use 12.8, reference §5.2)` },
-      { quantity: 'link bandwidth, other package', kind: 'theoretical', value: 6.4, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: other packages 6.4 GB/s (8-bit HT3)` },
-      { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 55, unit: 'GB/s', provenance: `measured:${PUBLISHED} §3: near 55,000 MB/s` },
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: local 21.3 GB/s` },
+      { quantity: 'link bandwidth, same package', kind: 'theoretical', value: 19.2, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: node in the same package 19.2 GB/s (x16 + x8 HT3; the preset's links use 12.8 as the x8 sublink was never enabled, ${CHIPS_AND_CHEESE_MAGNY_COURS})` },
+      { quantity: 'link bandwidth, other package', kind: 'theoretical', value: 6.4, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: other packages 6.4 GB/s (8-bit HT3)` },
+      { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 55, unit: 'GB/s', provenance: `measured:${NUMA_STREAM_PAPER}: near 55,000 MB/s` },
       {
         quantity: 'memory bandwidth per node',
         kind: 'sustained',
         value: 55 / 8,
         unit: 'GB/s',
-        provenance: `estimated:55,000 MB/s measured over the machine (NUMA-aware STREAM, ${PUBLISHED} §3) ÷ 8 nodes = 6.9 GB/s, about a third of the 21.3 GB/s peak as the paper notes`,
+        provenance: `estimated:55,000 MB/s measured over the machine (NUMA-aware STREAM, ${NUMA_STREAM_PAPER}) ÷ 8 nodes = 6.9 GB/s, about a third of the 21.3 GB/s peak as the paper notes`,
       },
     ],
     machine: {
@@ -374,15 +389,15 @@ function opteron6172(): MachinePreset {
       links,
       routes: shortestPathRoutes(nodeIds, links),
       provenance: {
-        distances: 'estimated:the real 4P G34 SLIT of an Opteron 6272 box (xapi-project test fixture, reference §2.4), same platform',
+        distances: `estimated:the real 4P G34 SLIT of an Opteron 6272 box (${OPTERON_6272_SLIT_SOURCE}), same platform`,
         latenciesNs:
-          'estimated:local 98 ns documented (AnandTech, Sandra on Opteron 6174); same package 130, other package 1 hop 145 and 2 hops 170 ns scaled by AMD hop ratios (reference §5.2)',
+          `estimated:local 98 ns documented (${ANANDTECH_MAGNY_COURS}: SiSoft Sandra on Opteron 6174); same package 130, other package 1 hop 145 and 2 hops 170 ns scaled by AMD hop ratios (not measured on this machine)`,
         links:
-          'estimated:links = node pairs at SLIT 16 (18 pairs); same-package links 12.8 GB/s per direction (x16 HT3; Chips and Cheese: the x8 cross-die sublink was never enabled, nominal 19.2), other links x8 HT3 = 6.4 GB/s (reference §5.2); the real port budget suggests fewer x8 links',
+          `estimated:links = node pairs at SLIT 16 (18 pairs); same-package links 12.8 GB/s per direction (x16 HT3; ${CHIPS_AND_CHEESE_MAGNY_COURS}: the x8 cross-die sublink was never enabled, nominal 19.2), other links x8 HT3 = 6.4 GB/s (${NUMA_STREAM_PAPER}); the real port budget suggests fewer x8 links`,
         routes: 'estimated:fewest hops, ties through lower-numbered nodes',
         memoryBandwidthGBps:
-          `documented:theoretical peak, AnandTech 42.7 GB/s per package = 2 DDR3-1333 channels per die, 21.3 GB/s (reference §5.2; NUMA-STREAM states the same, ${PUBLISHED} §3); the northbridge caps a package near 28.8 GB/s; sustained about 6.9 GB/s per node (preset figures)`,
-        memoryBytes: `unavailable:neither the reference nor ${PUBLISHED} gives a memory size for this machine`,
+          `documented:theoretical peak, 42.7 GB/s per package (${ANANDTECH_MAGNY_COURS}) = 2 DDR3-1333 channels per die, 21.3 GB/s (the same figure as in ${NUMA_STREAM_PAPER}); the northbridge caps a package near 28.8 GB/s (AnandTech, same article); sustained about 6.9 GB/s per node (preset figures)`,
+        memoryBytes: 'unavailable:no published memory size for this machine was found',
         cpus: CPUS_NUMBERING,
       },
     },
@@ -390,7 +405,7 @@ function opteron6172(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
-// intel-xeon-x7560-4s: Nehalem-EX, fully connected QPI (reference §5.3)
+// intel-xeon-x7560-4s: Nehalem-EX, fully connected QPI (the NUMA-STREAM Intel machine, Bergstrom 2011)
 
 function xeonX7560(): MachinePreset {
   const id = 'intel-xeon-x7560-4s';
@@ -406,15 +421,15 @@ function xeonX7560(): MachinePreset {
         'documented:Intel 64 and IA-32 Architectures Optimization Reference Manual, Nehalem microarchitecture: 10 L1 data-cache line fill buffers per core (outstanding L1D misses); Nehalem-EX uses the Nehalem core',
     },
     figures: [
-      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 17.1, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3 (Bergstrom, NUMA-STREAM): local 17.1 GB/s` },
-      { quantity: 'link bandwidth per direction', kind: 'theoretical', value: qpiGBps, unit: 'GB/s', provenance: `documented:${PUBLISHED} §3: remote 25.6 GB/s QPI, both directions together (12.8 per direction)` },
-      { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 40, unit: 'GB/s', provenance: `measured:${PUBLISHED} §3: near 40,000 MB/s` },
+      { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 17.1, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: local 17.1 GB/s` },
+      { quantity: 'link bandwidth per direction', kind: 'theoretical', value: qpiGBps, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: remote 25.6 GB/s QPI, both directions together (12.8 per direction)` },
+      { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 40, unit: 'GB/s', provenance: `measured:${NUMA_STREAM_PAPER}: near 40,000 MB/s` },
       {
         quantity: 'memory bandwidth per node',
         kind: 'sustained',
         value: 10,
         unit: 'GB/s',
-        provenance: `estimated:40,000 MB/s measured over the machine (NUMA-aware STREAM, ${PUBLISHED} §3) ÷ 4 nodes = 10 GB/s`,
+        provenance: `estimated:40,000 MB/s measured over the machine (NUMA-aware STREAM, ${NUMA_STREAM_PAPER}) ÷ 4 nodes = 10 GB/s`,
       },
     ],
     machine: {
@@ -429,13 +444,13 @@ function xeonX7560(): MachinePreset {
       links,
       routes: directRoutes(nodeIds, links),
       provenance: {
-        distances: 'estimated:typical Intel 4S BIOS SLIT 10/20 (reference §5.3)',
-        latenciesNs: 'estimated:assumed 130 ns local, 190 ns remote; no readable measurement of this machine (reference §5.3)',
-        links: 'estimated:6 QPI links, fully connected; 6.4 GT/s × 2 B = 12.8 GB/s per direction (reference §5.3)',
+        distances: 'estimated:typical Intel 4S BIOS SLIT 10/20 (not read from this machine)',
+        latenciesNs: 'estimated:assumed 130 ns local, 190 ns remote, placeholders of the usual magnitude for this platform; no readable measurement of this machine',
+        links: `estimated:6 QPI links, fully connected; 6.4 GT/s × 2 B = 12.8 GB/s per direction (the 25.6 GB/s of ${NUMA_STREAM_PAPER} counts both directions)`,
         routes: 'estimated:every pair is directly linked',
         memoryBandwidthGBps:
-          `documented:theoretical peak, 17.1 GB/s per node from the Bergstrom STREAM paper (UChicago TR-2012-04) as quoted in reference §5.3 and ${PUBLISHED} §3; equals 2 DDR3-1066 channels; sustained about 10 GB/s per node (preset figures)`,
-        memoryBytes: `unavailable:neither the reference nor ${PUBLISHED} gives a memory size for this machine`,
+          `documented:theoretical peak, 17.1 GB/s per node from ${NUMA_STREAM_PAPER}; equals 2 DDR3-1066 channels; sustained about 10 GB/s per node (preset figures)`,
+        memoryBytes: 'unavailable:no published memory size for this machine was found',
         cpus: CPUS_NUMBERING,
       },
     },
@@ -443,7 +458,7 @@ function xeonX7560(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
-// intel-spr-2s: Sapphire Rapids 2S, flat (no SNC) (reference §5.4)
+// intel-spr-2s: Sapphire Rapids 2S, flat (no SNC)
 
 function sapphireRapids2s(): MachinePreset {
   const id = 'intel-spr-2s';
@@ -472,13 +487,13 @@ function sapphireRapids2s(): MachinePreset {
       routes: directRoutes([0, 1], links),
       provenance: {
         distances:
-          'documented:numactl on Aurora (Xeon Max 9470, flat mode, DDR nodes 10/21; argonne-lcf/user-guides PR #756) and on an SPR 8468V box (bsc-mem/Mess-benchmark#2) (reference §5.4)',
-        latenciesNs: 'estimated:typical 110 ns local, 185 ns remote (reference §5.4)',
+          'documented:numactl on Aurora (Xeon Max 9470, flat mode, DDR nodes 10/21; argonne-lcf/user-guides PR #756) and on an SPR 8468V box (bsc-mem/Mess-benchmark#2)',
+        latenciesNs: 'estimated:typical 110 ns local, 185 ns remote for this platform, not measured on this machine',
         links:
-          'estimated:4 UPI 2.0 links at 16 GT/s × 2 B = 32 GB/s per direction each, modelled as one 128 GB/s link per direction; many 2S boards wire 3 (reference §5.4)',
+          'estimated:4 UPI 2.0 links at 16 GT/s × 2 B = 32 GB/s per direction each, modelled as one 128 GB/s link per direction (link count and rate as TechPowerUp reported them); many 2S boards wire 3',
         routes: 'estimated:the two nodes are directly linked',
-        memoryBandwidthGBps: 'estimated:8 DDR5-4800 channels per socket × 8 B = 307.2 GB/s peak (channels and speed: Dell; reference §5.4)',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        memoryBandwidthGBps: 'estimated:8 DDR5-4800 channels per socket × 8 B = 307.2 GB/s peak (channels and speed as Dell documents them for its 4th-gen Xeon servers: 4800 MT/s at one DIMM per channel)',
+        memoryBytes: GENERIC_MEMORY_SIZE,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -486,7 +501,7 @@ function sapphireRapids2s(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
-// amd-genoa-2s-nps1 / nps4: EPYC 9004 2S (reference §5.5)
+// amd-genoa-2s-nps1 / nps4: EPYC 9004 2S
 
 const GENOA_XGMI_LINK_GBPS = 64; // xGMI x16 at 32 Gb/s per lane, per direction
 const GENOA_XGMI_LINKS = 4;
@@ -517,13 +532,13 @@ function genoa2sNps1(): MachinePreset {
       routes: directRoutes([0, 1], links),
       provenance: {
         distances:
-          'documented:EPYC 2P NPS1 numactl 10/32 (Turin 9375F: egandro/proxmox-cpu-affinity#58; Turin 9135: kvcache-ai/ktransformers#797) (reference §5.5)',
-        latenciesNs: 'estimated:typical 115 ns local, 210 ns remote (reference §5.5)',
+          'documented:EPYC 2P NPS1 numactl 10/32 (Turin 9375F: egandro/proxmox-cpu-affinity#58; Turin 9135: kvcache-ai/ktransformers#797)',
+        latenciesNs: 'estimated:typical 115 ns local, 210 ns remote for this platform, not measured on this machine',
         links:
-          'estimated:4 xGMI x16 links at 32 Gb/s per lane = 64 GB/s per direction each, modelled as one 256 GB/s link per direction; some 2P boards use 3 links (reference §5.5)',
+          'estimated:4 xGMI x16 links at 32 Gb/s per lane = 64 GB/s per direction each, modelled as one 256 GB/s link per direction; some 2P boards use 3 links (the lane rate is assumed: no AMD document found states it for Genoa)',
         routes: 'estimated:the two nodes are directly linked',
-        memoryBandwidthGBps: 'estimated:12 DDR5-4800 channels per socket × 8 B = 460.8 GB/s peak (9004 series; reference §5.5)',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        memoryBandwidthGBps: 'estimated:12 DDR5-4800 channels per socket × 8 B = 460.8 GB/s peak (the EPYC 9004 series\' memory configuration)',
+        memoryBytes: GENERIC_MEMORY_SIZE,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -574,13 +589,13 @@ function genoa2sNps4(): MachinePreset {
       routes,
       provenance: {
         distances:
-          'estimated:10 local, 12 same socket (11/12 in practice), 32 other socket (reference §5.5; no official NPS4 SLIT found)',
-        latenciesNs: 'estimated:typical 105 ns local, 120 ns same socket, 210 ns other socket (reference §5.5)',
+          'estimated:10 local, 12 same socket (11/12 in practice), 32 other socket (typical values; no official NPS4 SLIT found)',
+        latenciesNs: 'estimated:typical 105 ns local, 120 ns same socket, 210 ns other socket for this platform, not measured on this machine',
         links:
-          'estimated:quadrants of a socket fully meshed through the IOD at ≥100 GB/s per direction per pair; 4 xGMI x16 links at 64 GB/s per direction, modelled as one per quadrant pair k<->k+4 (reference §5.5)',
+          'estimated:quadrants of a socket fully meshed through the IOD at ≥100 GB/s per direction per pair; 4 xGMI x16 links at 64 GB/s per direction, modelled as one per quadrant pair k<->k+4 (mesh capacity and xGMI lane rate assumed, not from an AMD document)',
         routes: 'estimated:same socket direct; other socket through the source quadrant\'s xGMI link, then the mesh',
-        memoryBandwidthGBps: 'estimated:3 DDR5-4800 channels per quadrant × 8 B = 115.2 GB/s peak (reference §5.5)',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        memoryBandwidthGBps: 'estimated:3 DDR5-4800 channels per quadrant × 8 B = 115.2 GB/s peak (a quarter of the socket\'s 12 channels)',
+        memoryBytes: GENERIC_MEMORY_SIZE,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -588,7 +603,7 @@ function genoa2sNps4(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
-// intel-spr-2s-snc4: Sapphire Rapids 2S with sub-NUMA clustering, 8 nodes (reference §5.4)
+// intel-spr-2s-snc4: Sapphire Rapids 2S with sub-NUMA clustering, 8 nodes
 
 function sapphireRapids2sSnc4(): MachinePreset {
   const id = 'intel-spr-2s-snc4';
@@ -638,13 +653,13 @@ function sapphireRapids2sSnc4(): MachinePreset {
       routes,
       provenance: {
         distances:
-          'estimated:typical 10 local, 12 same socket, 21 other socket (reference §5.4; not found in a readable source; SNC with UPI affinity can expose an asymmetric SLIT)',
-        latenciesNs: 'estimated:typical 100 ns local, 115 ns other SNC domain, 185 ns other socket (reference §5.4)',
+          'estimated:typical 10 local, 12 same socket, 21 other socket (not found in a readable source; SNC with UPI affinity can expose an asymmetric SLIT, e.g. gramineproject/gramine PR #2122)',
+        latenciesNs: 'estimated:typical 100 ns local, 115 ns other SNC domain, 185 ns other socket for this platform, not measured on this machine',
         links:
-          'estimated:the 4 SNC domains of a socket fully meshed at ≥200 GB/s per direction per pair; the sockets joined by 4 UPI 2.0 links at 16 GT/s × 2 B = 128 GB/s per direction, modelled as one link between domains 0 and 4 that all domains share (reference §5.4)',
+          'estimated:the 4 SNC domains of a socket fully meshed at ≥200 GB/s per direction per pair; the sockets joined by 4 UPI 2.0 links at 16 GT/s × 2 B = 128 GB/s per direction, modelled as one link between domains 0 and 4 that all domains share (mesh capacity assumed)',
         routes: 'estimated:same socket direct; other socket through the mesh to domain 0 (or 4), over UPI, then the mesh',
-        memoryBandwidthGBps: 'estimated:2 DDR5-4800 channels per SNC domain × 8 B = 76.8 GB/s peak (reference §5.4)',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+        memoryBandwidthGBps: 'estimated:2 DDR5-4800 channels per SNC domain × 8 B = 76.8 GB/s peak (a quarter of the socket\'s 8 channels)',
+        memoryBytes: GENERIC_MEMORY_SIZE,
         cpus: CPUS_NUMBERING,
       },
     },
@@ -652,7 +667,7 @@ function sapphireRapids2sSnc4(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
-// cxl-expander: Sapphire Rapids 2S plus one CPU-less CXL memory node on socket 1 (reference §5.6)
+// cxl-expander: Sapphire Rapids 2S plus one CPU-less CXL memory node on socket 1
 
 function cxlExpander(): MachinePreset {
   const id = 'cxl-expander';
@@ -672,14 +687,14 @@ function cxlExpander(): MachinePreset {
         kind: 'sustained',
         value: 208,
         unit: 'GB/s',
-        provenance: `estimated:about 208 GB/s measured for one socket's DRAM on the machine of the Linux weighted-interleave patch series (v5 cover letter, ${PUBLISHED} §5), not necessarily this one`,
+        provenance: `estimated:about 208 GB/s measured for one socket's DRAM on the machine of ${WEIGHTED_INTERLEAVE_SERIES}, not necessarily this one`,
       },
       {
         quantity: 'memory bandwidth of the CXL node',
         kind: 'sustained',
         value: 24,
         unit: 'GB/s',
-        provenance: `estimated:about 24 GB/s measured for the CXL expander of the weighted-interleave patch series (${PUBLISHED} §5); devices differ`,
+        provenance: `estimated:about 24 GB/s measured for the CXL expander of ${WEIGHTED_INTERLEAVE_SERIES}; devices differ`,
       },
     ],
     machine: {
@@ -703,17 +718,17 @@ function cxlExpander(): MachinePreset {
       routes: shortestPathRoutes(nodeIds, links),
       provenance: {
         distances:
-          'documented:SLIT of an SPR 8468V 2S box with CXL memory on socket 1 (bsc-mem/Mess-benchmark#2), reduced to one CXL node (reference §5.6)',
+          'documented:SLIT of an SPR 8468V 2S box with CXL memory on socket 1 (bsc-mem/Mess-benchmark#2), reduced to one CXL node',
         latenciesNs:
-          'estimated:SPR 110/185 ns (reference §5.4); CXL adds about 80 ns (Pond, ASPLOS\'23: 70-90 ns) from the attached socket (190 ns) and the UPI hop on top from the other socket (265 ns, within the 250-300 ns of reference §5.6); the CXL row is never used (no cpus)',
+          'estimated:SPR 110/185 ns (typical, as intel-spr-2s); CXL adds about 80 ns (Pond, Li et al., ASPLOS 2023: 70-90 ns) from the attached socket (190 ns) and the UPI hop on top from the other socket (265 ns, within the typical 250-300 ns for CXL memory behind the other socket); the CXL row is never used (no cpus)',
         links:
-          'estimated:UPI as intel-spr-2s (128 GB/s per direction); CXL x16 at 32 GT/s raw = 64 GB/s per direction between node 1 and node 2; delivered bandwidth is device-dependent and lower (reference §5.6)',
+          'estimated:UPI as intel-spr-2s (128 GB/s per direction); CXL x16 at 32 GT/s raw = 64 GB/s per direction between node 1 and node 2; delivered bandwidth is device-dependent and lower',
         routes: 'estimated:fewest hops; node 0 reaches the CXL node through node 1',
         memoryBandwidthGBps:
-          'estimated:sockets 8 DDR5-4800 channels × 8 B = 307.2 GB/s; the expander 2 DDR5-4800 channels = 76.8 GB/s (reference §5.6: 38.4-76.8)',
-        memoryBytes: 'unavailable:the reference gives no memory size for this machine',
+          'estimated:sockets 8 DDR5-4800 channels × 8 B = 307.2 GB/s; the expander 2 DDR5-4800 channels = 76.8 GB/s (expanders put one or two DDR5 channels behind the controller: 38.4-76.8)',
+        memoryBytes: GENERIC_MEMORY_SIZE,
         cpus: CPUS_NUMBERING,
-        nodes: 'estimated:node 2 is a memory-only CXL node (no cpus), attached to socket 1 (reference §5.6)',
+        nodes: 'estimated:node 2 is a memory-only CXL node (no cpus), attached to socket 1',
       },
     },
   };

@@ -1,6 +1,6 @@
 /**
  * AsymSched (Lepers, Quéma, Fedorova, USENIX ATC'15), Algorithm 1 as reconstructed from the two
- * public re-implementations (shared/reference/policies-and-machines.md §2): clusters of threads
+ * public re-implementations (hzqmwne/asymsched_demo and a C++ "CHARM" scheduler): clusters of threads
  * that share data, weighted by log of their remote bandwidth, are placed on the node sets whose
  * pairwise bandwidth is highest; among placements within 90 % of the best, the one that moves
  * the least memory wins, unless migrating would cost more than 5 % of the run so far. Memory then

@@ -1,7 +1,7 @@
 /**
- * Linux automatic NUMA balancing (kernel/sched/fair.c, ≈v5.5; shared/reference/
- * policies-and-machines.md §4) as a replay: periodic scans arm up to 256 MB of the process's
- * pages; the next access to an armed page is a NUMA hinting fault, counted per thread and node;
+ * Linux automatic NUMA balancing (the kernel's kernel/sched/fair.c, ≈v5.5) as a replay: periodic
+ * scans arm up to 256 MB of the process's pages; the next access to an armed page is a NUMA
+ * hinting fault, counted per thread and node;
  * `should_numa_migrate_memory()`'s two-stage filter (per-page last_cpupid) decides whether the
  * page moves to the faulting cpu's node; once per scan sequence the fault counts decay, each
  * thread's preferred node is chosen, the scan period adapts, and a thread moves (or swaps) to its

@@ -1,7 +1,7 @@
 /**
  * Carrefour (Dashti et al., ASPLOS'13) as a replay, following the authors' released code
- * (shared/reference/policies-and-machines.md §1; carrefour-runtime `carrefour.c`, carrefour-module
- * `src/carrefour.c`). Each replay window is one profiling round: the global metrics of the window
+ * (Carrefour/carrefour-runtime `carrefour.c`, Carrefour/carrefour-module `src/carrefour.c`).
+ * Each replay window is one profiling round: the global metrics of the window
  * (from the simulator, under the placement in force) switch replication, interleaving and
  * migration on or off; then every sampled page goes through `decide_page_fate()`; the orders
  * take effect from the next window. Deviations from the code are listed in docs/policies.md.

@@ -16,7 +16,8 @@ import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
 
 /**
  * Migration rate used for costs, GB/s (1e9 bytes/s): 1 / 0.3 s per GB, the rate AsymSched's
- * authors assume (reference §2.2). Real move_pages rates vary with page size and contention.
+ * Algorithm 1 uses (as its public re-implementation hzqmwne/asymsched_demo has it). Real
+ * move_pages rates vary with page size and contention.
  */
 export const MIGRATION_GBPS = 1 / 0.3;
 /** A replay must predict at least this speedup to be recommended. */
