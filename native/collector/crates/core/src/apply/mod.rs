@@ -22,6 +22,7 @@ pub mod audit;
 pub mod pages;
 pub mod plan;
 pub mod plan_objects;
+pub mod launch;
 pub mod sys;
 
 use std::collections::BTreeMap;
