@@ -369,7 +369,7 @@ fn parse_hex(w: &[u8]) -> Option<u64> {
 
 /// Decodes hex pairs of `src` into `dst`; returns the length.
 fn unhex(src: &[u8], dst: &mut [u8]) -> Option<usize> {
-    if src.len() % 2 != 0 || src.len() / 2 > dst.len() {
+    if !src.len().is_multiple_of(2) || src.len() / 2 > dst.len() {
         return None;
     }
     for (k, pair) in src.chunks_exact(2).enumerate() {
@@ -382,7 +382,10 @@ fn unhex(src: &[u8], dst: &mut [u8]) -> Option<usize> {
 fn hex_eq(hex: &[u8], raw: &[u8]) -> bool {
     const D: &[u8; 16] = b"0123456789abcdef";
     hex.len() == 2 * raw.len()
-        && raw.iter().enumerate().all(|(k, &c)| hex[2 * k] == D[(c >> 4) as usize] && hex[2 * k + 1] == D[(c & 15) as usize])
+        && raw
+            .iter()
+            .enumerate()
+            .all(|(k, &c)| hex[2 * k] == D[(c >> 4) as usize] && hex[2 * k + 1] == D[(c & 15) as usize])
 }
 
 fn parse_mask(tok: &mut Tokens, out: &mut [u64]) -> Option<u64> {
@@ -451,7 +454,7 @@ fn parse_module(t: &mut Tables, tok: &mut Tokens, base: usize) -> Option<()> {
     }
     let (a, b) = tok.next()?;
     let path = &tok.line[a..b];
-    if path.len() % 2 != 0 || !path.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+    if !path.len().is_multiple_of(2) || !path.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
         return None;
     }
     m.path_at = base + a;
@@ -501,7 +504,8 @@ fn parse_thread(t: &mut Tables, tok: &mut Tokens) -> Option<()> {
     }
     let e = &mut t.thrs[i];
     let order = tok.word()?;
-    e.order = if order == b"-" { u32::MAX } else { u32::try_from(parse_hex(order)?).ok().filter(|&o| o != u32::MAX)? };
+    e.order =
+        if order == b"-" { u32::MAX } else { u32::try_from(parse_hex(order)?).ok().filter(|&o| o != u32::MAX)? };
     let name = tok.word()?;
     if name != b"-" {
         e.name_len = unhex(name, &mut e.name[..15])? as u32;
@@ -532,7 +536,9 @@ pub fn init(plan: Option<&[u8]>, log: Option<&[u8]>) -> bool {
         PAGE.store(ps, Ordering::Relaxed);
     }
     let refuse = |line: u64| {
-        sys::say(b"numascope-allocshim: the placement plan in NUMASCOPE_PLACE_PLAN cannot be read; nothing is placed\n");
+        sys::say(
+            b"numascope-allocshim: the placement plan in NUMASCOPE_PLACE_PLAN cannot be read; nothing is placed\n",
+        );
         let mut l = Line::new(b'F');
         l.dec(line);
         l.write();
@@ -766,9 +772,8 @@ fn find_entry(t: &Tables, order: u32, name: &[u8]) -> Option<usize> {
 fn pin(t: &Tables, entry: usize, tid: u32, order: u32) {
     let e = &t.thrs[entry];
     // SAFETY: the mask holds cpu_words words.
-    let r = unsafe {
-        libc::syscall(libc::SYS_sched_setaffinity, tid as i64, (e.cpu_words * 8) as usize, e.cpus.as_ptr())
-    };
+    let r =
+        unsafe { libc::syscall(libc::SYS_sched_setaffinity, tid as i64, (e.cpu_words * 8) as usize, e.cpus.as_ptr()) };
     let errno = if r < 0 { unsafe { *libc::__errno_location() } } else { 0 };
     let mut l = Line::new(b'T');
     l.dec(tid as u64);
@@ -803,7 +808,9 @@ fn lookup(t: &Tables, key: usize) -> Option<(u32, u32)> {
         let i = (h.wrapping_add(k)) % REGISTRY;
         match t.reg_key[i].load(Ordering::Acquire) {
             0 => return None,
-            c if c == key => return Some((t.reg_tid[i].load(Ordering::Acquire), t.reg_order[i].load(Ordering::Acquire))),
+            c if c == key => {
+                return Some((t.reg_tid[i].load(Ordering::Acquire), t.reg_order[i].load(Ordering::Acquire)))
+            }
             _ => {}
         }
     }

@@ -66,7 +66,8 @@ fn unix_ms() -> u64 {
 fn private_scratch() -> std::io::Result<PathBuf> {
     let base = std::env::temp_dir();
     for n in 0..100u32 {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let d = base.join(format!("numascope-run-{}-{nanos}-{n}", std::process::id()));
         match std::fs::DirBuilder::new().mode(0o700).create(&d) {
             Ok(()) => return Ok(d),
@@ -94,7 +95,8 @@ struct Prepared {
 }
 
 fn prepare(args: &RunArgs) -> Result<Prepared, (u8, String)> {
-    let text = apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (EXIT_USAGE, e.to_string()))?;
+    let text =
+        apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (EXIT_USAGE, e.to_string()))?;
     let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
     let plan = apply::parse_plan(&text, topo.page_size_bytes)
         .map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.plan.display())))?;
@@ -138,7 +140,8 @@ fn prepare(args: &RunArgs) -> Result<Prepared, (u8, String)> {
             ),
         )
     })?;
-    let fallback = if args.weights_fallback == "interleave" { WeightsFallback::Interleave } else { WeightsFallback::Refuse };
+    let fallback =
+        if args.weights_fallback == "interleave" { WeightsFallback::Interleave } else { WeightsFallback::Refuse };
     let (policies, w) = launch::check_weights(&plan, Path::new(launch::WEIGHTED_INTERLEAVE_SYSFS), fallback)
         .map_err(|e| (EXIT_RUNTIME, e))?;
     warnings.extend(w);
@@ -175,18 +178,15 @@ pub fn cmd_run(args: RunArgs) -> CmdResult {
     let started = Instant::now();
     let p = prepare(&args)?;
     let fallback = launch::numactl_line(&p.plan, &args.command);
-    let mut report = launch::run_report(
-        &p.plan,
-        &p.policies,
-        &p.shim_plan,
-        &launch::ShimLog::default(),
-        p.page_size,
-        &args.command,
-    );
+    let mut report =
+        launch::run_report(&p.plan, &p.policies, &p.shim_plan, &launch::ShimLog::default(), p.page_size, &args.command);
     report.warnings.splice(0..0, p.warnings.iter().cloned());
     if args.dry_run {
         report.dry_run = true;
-        say(args.quiet, &format!("numascope run (dry run): would launch {:?} with {} preloaded:\n", args.command, p.shim.display()));
+        say(
+            args.quiet,
+            &format!("numascope run (dry run): would launch {:?} with {} preloaded:\n", args.command, p.shim.display()),
+        );
         say(args.quiet, &launch::describe_report(&report, &p.plan));
         for w in &report.warnings {
             say(args.quiet, &format!("  warning: {w}\n"));

@@ -28,12 +28,8 @@ fn fixture() -> PathBuf {
 fn shim() -> PathBuf {
     let p = numascope().parent().unwrap().join("libnumascope_allocshim.so");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocshim/src");
-    let newest_src = std::fs::read_dir(&src)
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.metadata().ok()?.modified().ok())
-        .max()
-        .unwrap();
+    let newest_src =
+        std::fs::read_dir(&src).unwrap().flatten().filter_map(|e| e.metadata().ok()?.modified().ok()).max().unwrap();
     let stale = std::fs::metadata(&p).and_then(|m| m.modified()).map_or(true, |t| t < newest_src);
     if stale {
         let cargo = option_env!("CARGO").unwrap_or("cargo");
@@ -54,13 +50,8 @@ fn compile(out: &Path) -> bool {
         eprintln!("SKIP: no `cc` on this machine");
         return false;
     }
-    let o = Command::new("cc")
-        .args(["-g", "-O0", "-pthread"])
-        .arg(fixture())
-        .arg("-o")
-        .arg(out)
-        .output()
-        .expect("run cc");
+    let o =
+        Command::new("cc").args(["-g", "-O0", "-pthread"]).arg(fixture()).arg("-o").arg(out).output().expect("run cc");
     assert!(o.status.success(), "cc failed: {}", String::from_utf8_lossy(&o.stderr));
     true
 }
@@ -174,7 +165,10 @@ fn policy_at(numa_maps: &BTreeMap<u64, String>, addr: u64) -> Option<String> {
     Some(rest[..end].to_string())
 }
 
-fn parse_output(stdout: &str) -> (BTreeMap<String, u64>, BTreeMap<String, Vec<u32>>, BTreeMap<u64, String>) {
+/// Site addresses, affinity per thread, numa_maps lines by start address.
+type ProgramOutput = (BTreeMap<String, u64>, BTreeMap<String, Vec<u32>>, BTreeMap<u64, String>);
+
+fn parse_output(stdout: &str) -> ProgramOutput {
     let mut addrs = BTreeMap::new();
     let mut aff = BTreeMap::new();
     let mut maps = BTreeMap::new();
@@ -242,17 +236,20 @@ fn run_plan_places_objects_by_site_and_pins_threads() {
     let report_path = tmp.file("report.json");
     let spool = tmp.file("spool");
     let fallback = if weight.is_some() { "refuse" } else { "interleave" };
-    let o = run(&[
-        "run",
-        "--plan",
-        plan_path.to_str().unwrap(),
-        "--weights-fallback",
-        fallback,
-        "--report",
-        report_path.to_str().unwrap(),
-        "--",
-        bin.to_str().unwrap(),
-    ], &spool);
+    let o = run(
+        &[
+            "run",
+            "--plan",
+            plan_path.to_str().unwrap(),
+            "--weights-fallback",
+            fallback,
+            "--report",
+            report_path.to_str().unwrap(),
+            "--",
+            bin.to_str().unwrap(),
+        ],
+        &spool,
+    );
     assert!(o.status.success(), "numascope run failed: {:?}\n{}", o.status, o.stderr);
     eprintln!("{}", o.stderr);
     let (addrs, aff, maps) = parse_output(&o.stdout);
@@ -344,7 +341,10 @@ fn run_plan_refusals() {
     // a dry run launches nothing and prints the numactl line
     let marker = tmp.file("launched");
     let p = write("sh.json", &plan(obj.clone(), "sh"));
-    let o = run(&["run", "--plan", p.to_str().unwrap(), "--dry-run", "--", "sh", "-c", &format!("touch {}", marker.display())], &tmp.0);
+    let o = run(
+        &["run", "--plan", p.to_str().unwrap(), "--dry-run", "--", "sh", "-c", &format!("touch {}", marker.display())],
+        &tmp.0,
+    );
     assert!(o.status.success(), "{}", o.stderr);
     assert!(!marker.exists());
     assert!(o.stderr.contains("numactl --membind=0 -- sh -c 'touch "), "{}", o.stderr);

@@ -102,7 +102,10 @@ pub fn check_weights(
         match (problem, fallback) {
             (None, _) => policies.push(o.policy),
             (Some(p), WeightsFallback::Interleave) => {
-                warnings.push(format!("objects[{i}]: {p}; using plain interleave over nodes {:?} (--weights-fallback interleave)", o.nodes));
+                warnings.push(format!(
+                    "objects[{i}]: {p}; using plain interleave over nodes {:?} (--weights-fallback interleave)",
+                    o.nodes
+                ));
                 policies.push(ObjectPolicy::Interleave);
             }
             (Some(p), WeightsFallback::Refuse) => {
@@ -226,7 +229,8 @@ pub fn shim_plan(plan: &Plan, policies: &[ObjectPolicy], topo: &Topology) -> Res
                 "threads: more than {MAX_RUN_THREAD_ENTRIES} entries with an order or a name, more than one run can use"
             ));
         }
-        let cpus: Vec<u32> = topo.nodes.iter().filter(|n| t.to_nodes.contains(&n.id)).flat_map(|n| n.cpus.clone()).collect();
+        let cpus: Vec<u32> =
+            topo.nodes.iter().filter(|n| t.to_nodes.contains(&n.id)).flat_map(|n| n.cpus.clone()).collect();
         if cpus.is_empty() {
             return Err(format!("threads[{i}].toNodes: nodes {:?} have no cpus on this machine", t.to_nodes));
         }
@@ -485,14 +489,21 @@ pub fn run_report(
         .iter()
         .map(|&i| {
             let t = &plan.threads[i];
-            ThreadRunReport { index: i, order: t.order, name: t.name.clone(), to_nodes: t.to_nodes.clone(), pinned: Vec::new() }
+            ThreadRunReport {
+                index: i,
+                order: t.order,
+                name: t.name.clone(),
+                to_nodes: t.to_nodes.clone(),
+                pinned: Vec::new(),
+            }
         })
         .collect();
     let mut module_state: Vec<BTreeSet<String>> = vec![BTreeSet::new(); shim.modules.len()];
     let mut warnings = Vec::new();
     for (pid, p) in &log.processes {
         if let Some(line) = p.refused_at {
-            warnings.push(format!("process {pid}: the shim refused the plan file (line {line}); nothing was placed in it"));
+            warnings
+                .push(format!("process {pid}: the shim refused the plan file (line {line}); nothing was placed in it"));
         }
         // Counts from the exit summary when the process wrote one (it includes placements past
         // the per-process line cap), else from the placement lines.
@@ -541,7 +552,8 @@ pub fn run_report(
         }
     }
     if log.bad_lines > 0 {
-        warnings.push(format!("{} lines of the shim's log could not be read (a process killed mid-write?)", log.bad_lines));
+        warnings
+            .push(format!("{} lines of the shim's log could not be read (a process killed mid-write?)", log.bad_lines));
     }
     let modules = shim
         .modules
@@ -816,7 +828,12 @@ mod tests {
         assert_eq!(r.processes, 2);
         assert_eq!(r.warnings.len(), 1);
         let text = describe_report(&r, &p);
-        assert!(text.contains("object 0 points.c:84 alloc_points: bind [1]: 3 allocations, placed 20480 bytes (node 1: 20480)"), "{text}");
+        assert!(
+            text.contains(
+                "object 0 points.c:84 alloc_points: bind [1]: 3 allocations, placed 20480 bytes (node 1: 20480)"
+            ),
+            "{text}"
+        );
         assert!(text.contains("thread named \"io\" -> nodes [0, 1]: no such thread"), "{text}");
         // an entry nobody matched is reported unmatched
         let r = run_report(&p, &pol, &s, &parse_shim_log("I 5 1\n"), 4096, &[]);

@@ -767,7 +767,8 @@ mod tests {
     #[test]
     fn object_errors_name_the_field() {
         use serde_json::json;
-        let cases: Vec<(Box<dyn FnOnce(&mut Value)>, &str)> = vec![
+        type Case = (Box<dyn FnOnce(&mut Value)>, &'static str);
+        let cases: Vec<Case> = vec![
             (Box::new(|v| v["objects"] = json!({})), "objects"),
             (Box::new(|v| v["objects"][0]["frames"] = json!([])), "objects[0].frames"),
             (Box::new(|v| v["objects"][0]["frames"][1]["module"] = json!("app")), "objects[0].frames[1].module"),

@@ -118,7 +118,10 @@ fn parse_frame(v: &Value, path: &str) -> Result<ObjectFrame, PlanError> {
         return too_large(&mp, format!("a path of {} bytes, more than {MAX_MODULE_PATH_BYTES}", module.len()));
     }
     if !module.starts_with('/') {
-        return err(&mp, format!("expected an absolute path (as the loader names the module), found {}", short(&v["module"])));
+        return err(
+            &mp,
+            format!("expected an absolute path (as the loader names the module), found {}", short(&v["module"])),
+        );
     }
     if module.bytes().any(|b| b == 0 || b == b'\n') {
         return err(&mp, "a path may not contain NUL or newline characters");
@@ -133,7 +136,10 @@ fn parse_frame(v: &Value, path: &str) -> Result<ObjectFrame, PlanError> {
                 if s.len() > MAX_BUILD_ID_HEX || s.len() % 2 != 0 || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
                     return err(
                         &bp,
-                        format!("expected an even number (at most {MAX_BUILD_ID_HEX}) of hex digits, found {}", short(b)),
+                        format!(
+                            "expected an even number (at most {MAX_BUILD_ID_HEX}) of hex digits, found {}",
+                            short(b)
+                        ),
                     );
                 }
                 Some(s.to_ascii_lowercase())
@@ -243,7 +249,9 @@ fn parse_object(
         (ObjectPolicy::WeightedInterleave, None) => {
             return err(&wp, "policy \"weighted-interleave\" needs one weight (1-255) per node")
         }
-        (_, Some(_)) => return err(&wp, format!("weights are only for \"weighted-interleave\", not {:?}", policy.name())),
+        (_, Some(_)) => {
+            return err(&wp, format!("weights are only for \"weighted-interleave\", not {:?}", policy.name()))
+        }
         (_, None) => None,
     };
     Ok(ObjectEntry { site, frames, size, policy, nodes, weights, reason })
