@@ -76,7 +76,8 @@ pub fn run_entry(plan: &Value, report: &Value, pid: i32, start_ticks: Option<u64
         "startedUnixMs": launched_unix_ms,
         "finishedUnixMs": launched_unix_ms,
         "pid": pid,
-        "startTimeTicks": start_ticks.map(|t| t.to_string()),
+        // "" when the program was gone before its start time could be read
+        "startTimeTicks": start_ticks.map(|t| t.to_string()).unwrap_or_default(),
         "status": "launched",
         "plan": plan,
         "report": report,
