@@ -140,6 +140,14 @@ enum DebugCommand {
         /// Directory to write into (created if missing).
         dir: PathBuf,
     },
+    /// Print one JSON line per allocation of at least MIN bytes recorded by the allocation shim
+    /// in DIR (`*.nsalloc`): size, site and the object-entry frames of its stack
+    /// (docs/plan-format.md, "Object entries"), for writing `numascope run` plans by hand.
+    AllocFrames {
+        dir: PathBuf,
+        #[arg(long = "min-bytes", default_value_t = 65536)]
+        min_bytes: u64,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -262,12 +270,34 @@ fn run(cli: Cli) -> CliResult {
             // The program's exit code is numascope run's.
             std::process::exit(code as i32)
         }
+        Command::Debug { command: DebugCommand::AllocFrames { dir, min_bytes } } => debug_alloc_frames(&dir, min_bytes),
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
             let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
             println!("{}\n{}", t.display(), j.display());
             Ok(())
         }
     }
+}
+
+fn debug_alloc_frames(dir: &std::path::Path, min_bytes: u64) -> CliResult {
+    use numascope_core::alloc_sites::{load_dir, ReadLimits, SymbolizeOptions};
+    let files = load_dir(dir, &ReadLimits::default(), &SymbolizeOptions::default()).map_err(runtime)?;
+    for (path, r) in files {
+        let s = r.map_err(|e| (EXIT_RUNTIME, format!("{}: {e}", path.display())))?;
+        for (i, a) in s.allocations.iter().enumerate() {
+            if a.size < min_bytes {
+                continue;
+            }
+            let site = a.site.and_then(|f| s.frames.get(f as usize)).map(|f| {
+                let file = f.file.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("?");
+                format!("{file}:{} {}", f.line.unwrap_or(0), f.function.as_deref().unwrap_or("?"))
+            });
+            let frames = numascope_core::apply::launch::plan_frames(&s, i, 4);
+            let line = serde_json::json!({ "pid": s.pid, "size": a.size, "site": site, "frames": frames });
+            println!("{line}");
+        }
+    }
+    Ok(())
 }
 
 fn read_topology() -> Result<Topology, (u8, String)> {

@@ -14,7 +14,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use numascope_core::alloc_sites::{is_runtime_frame, load_dir, AllocSites, ReadLimits, SymbolizeOptions};
+use numascope_core::alloc_sites::{load_dir, AllocSites, ReadLimits, SymbolizeOptions};
 use serde_json::{json, Value};
 
 mod common;
@@ -69,35 +69,9 @@ fn markers() -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The plan frames of an allocation: its physical frames (inlined ones share an address) from
-/// the first one outside the allocator, at most `n`.
+/// The plan frames of an allocation (the same function `numascope debug alloc-frames` uses).
 fn frames_of(s: &AllocSites, alloc: usize, n: usize) -> Vec<Value> {
-    let mut out = Vec::new();
-    let mut node = s.allocations[alloc].stack;
-    let mut started = false;
-    while let Some(i) = node {
-        let st = s.stacks[i as usize];
-        node = st.parent;
-        let f = &s.frames[st.frame as usize];
-        if f.inlined {
-            continue;
-        }
-        if !started && is_runtime_frame(f, &s.modules) {
-            continue;
-        }
-        started = true;
-        let Some(m) = f.module else { break };
-        let m = &s.modules[m as usize];
-        out.push(json!({
-            "module": m.path.to_string_lossy(),
-            "buildId": m.build_id,
-            "offset": format!("0x{:x}", f.module_address),
-        }));
-        if out.len() == n {
-            break;
-        }
-    }
-    out
+    numascope_core::apply::launch::plan_frames(s, alloc, n).iter().map(|f| serde_json::to_value(f).unwrap()).collect()
 }
 
 /// Runs the program once with the shim recording; site name -> plan frames.

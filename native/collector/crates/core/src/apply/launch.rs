@@ -256,6 +256,44 @@ pub fn shim_plan(plan: &Plan, policies: &[ObjectPolicy], topo: &Topology) -> Res
     Ok(ShimPlan { text, thread_entries, modules, tid_only_threads })
 }
 
+/// The object-entry frames of recorded allocation `alloc` (alloc_sites): its physical frames
+/// (inlined ones share an address) from the allocation site (the first frame outside allocator
+/// and runtimes) outward, at most `n`, cut at the first frame without a module file.
+pub fn plan_frames(s: &crate::alloc_sites::AllocSites, alloc: usize, n: usize) -> Vec<super::plan::ObjectFrame> {
+    let mut out = Vec::new();
+    let Some(a) = s.allocations.get(alloc) else { return out };
+    let mut node = a.stack;
+    let mut started = false;
+    let mut guard = 0;
+    while let Some(i) = node {
+        guard += 1;
+        let Some(st) = s.stacks.get(i as usize) else { break };
+        if guard > s.stacks.len() {
+            break;
+        }
+        node = st.parent;
+        let Some(f) = s.frames.get(st.frame as usize) else { break };
+        if f.inlined {
+            continue;
+        }
+        if !started && crate::alloc_sites::is_runtime_frame(f, &s.modules) {
+            continue;
+        }
+        started = true;
+        let Some(m) = f.module.and_then(|m| s.modules.get(m as usize)) else { break };
+        let path = m.path.to_string_lossy();
+        if !path.starts_with('/') || out.len() == n {
+            break;
+        }
+        out.push(super::plan::ObjectFrame {
+            module: path.into_owned(),
+            build_id: (!m.build_id.is_empty()).then(|| m.build_id.clone()),
+            offset: f.module_address,
+        });
+    }
+    out
+}
+
 // ---------------------------------------------------------------- the shim's log
 
 #[derive(Clone, Debug, Default, PartialEq)]
