@@ -19,7 +19,7 @@ TMO=${TESTBED_TIMEOUT:-240}
 # the host's own apt sources.
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan"
 T_ALL=$(date +%s.%N)
 mkdir -p "$CACHE" "$WORK"
 
@@ -124,6 +124,22 @@ for b in numascope numascope-testload; do
   [ -x "$BIN/$b" ] || setup_failed "$BIN/$b missing"
   is_static "$BIN/$b" || setup_failed "$BIN/$b is not statically linked"
 done
+# Scenario i (`numascope run --plan`): the allocation shim is a shared object (a host build, not
+# static) and its fixture a dynamically linked C program; both go into the guest with the
+# libraries they load. A missing piece fails scenario i only (it says why).
+SHIM=${TESTBED_SHIM:-}
+if [ -z "$SHIM" ]; then
+  if (cd "$COLLECTOR" && cargo build -j"${TESTBED_JOBS:-2}" -q --release -p numascope-allocshim --lib) >> "$CACHE/cargo.log" 2>&1; then
+    SHIM=$COLLECTOR/target/release/libnumascope_allocshim.so
+  else
+    say "warning: building the allocation shim failed (see $CACHE/cargo.log): scenario i will fail"
+  fi
+fi
+PLACE_BIN=$WORK/placeprog
+rm -f "$PLACE_BIN"
+if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$COLLECTOR/crates/cli/tests/fixtures/place.c" -o "$PLACE_BIN" 2>> "$CACHE/cargo.log"; }; then
+  say "warning: no C compiler, or the run --plan fixture does not build: scenario i will fail"
+fi
 
 # ------------------------------------------------------------------ 4. topology + initramfs
 # 4 nodes x (1 cpu + 512 MiB: scenario g holds a 256 MiB buffer on node 0); asymmetric SLIT
@@ -150,6 +166,13 @@ cp "$BIN/numascope" "$BIN/numascope-testload" "$R/bin/"
 if MP=$(command -v migratepages); then
   cp -L "$MP" "$R/bin/migratepages"
   for lib in $(ldd "$MP" 2>/dev/null | grep -oE '/[^ ]+'); do
+    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+  done
+fi
+# scenario i: the shim, its fixture and the libraries they load (libc, libgcc_s, the loader)
+if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$PLACE_BIN" ]; then
+  mkdir -p "$R/lib/numascope" && cp "$SHIM" "$R/lib/numascope/" && cp "$PLACE_BIN" "$R/bin/placeprog"
+  for lib in $( (ldd "$SHIM"; ldd "$PLACE_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
     mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
   done
 fi

@@ -563,5 +563,68 @@ else
 fi
 
 
+# ------------------------------------------------------------------ i: numascope run --plan places two objects on two nodes
+# The fixture (crates/cli/tests/fixtures/place.c) allocates four large blocks at four sites and
+# prints their addresses, its threads' affinities and its own numa_maps. First run: the shim
+# records the sites (module + ELF address per frame); `numascope debug alloc-frames` turns them into
+# object-entry frames. Then `numascope run --plan` binds site a to node 1, interleaves site b over
+# nodes 2-3 and pins the first created thread (order 1) to node 3: the program's numa_maps must
+# show the policies, every page of a on node 1 and b's pages split between nodes 2 and 3.
+t0=$(now)
+why=""
+P=/bin/placeprog
+SHIM=/lib/numascope/libnumascope_allocshim.so
+# the numa_maps line (from the program's NUMA_MAPS dump) of the mapping at the first page boundary in ADDR
+maps_at() {
+  a=$(printf '%x' $(( (0x$1 + 4095) & ~4095 )))
+  grep "^NUMA_MAPS $a " i.out | head -1
+}
+if [ ! -x $P ] || [ ! -f $SHIM ]; then
+  fail i-run-plan "the host did not put the shim and its fixture into the guest (no C compiler? shim build failed?)"
+else
+  mkdir -p /tmp/ialloc
+  LD_PRELOAD=$SHIM NUMASCOPE_ALLOC_DIR=/tmp/ialloc NUMASCOPE_ALLOC_SAMPLE_BYTES=0 $P > i.rec.out 2> i.rec.err || why="$why recording-run-failed"
+  $N debug alloc-frames /tmp/ialloc --min-bytes 4194304 > i.frames 2> i.frames.err || why="$why alloc-frames-failed"
+  fa=$(grep '"size":8388608' i.frames | head -1 | sed 's/.*"frames":\(\[[^]]*\]\).*/\1/')
+  fb=$(grep '"size":6291456' i.frames | head -1 | sed 's/.*"frames":\(\[[^]]*\]\).*/\1/')
+  case "$fa$fb" in *'"offset"'*'"offset"'*) ;; *) why="$why no-frames-for-sites-a-b";; esac
+  {
+    echo '{"format":"numascope-plan","version":1,"source":{"policy":"manual"},'
+    echo " \"target\":{\"pid\":1,\"command\":[\"$P\"],\"machine\":{\"nodeIds\":[0,1,2,3]}},"
+    echo " \"objects\":[{\"site\":\"place.c alloc_a\",\"frames\":$fa,\"size\":{\"min\":8388608,\"max\":8388608},\"policy\":\"bind\",\"nodes\":[1]},"
+    echo "   {\"site\":\"place.c alloc_b\",\"frames\":$fb,\"size\":{\"min\":6291456,\"max\":6291456},\"policy\":\"interleave\",\"nodes\":[2,3]}],"
+    echo ' "threads":[{"tid":1,"order":1,"toNodes":[3]}]}'
+  } > i.plan.json
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan i.plan.json --report i.report.json -- $P > i.out 2> i.err
+  rc=$?
+  [ $rc = 0 ] || why="$why run-rc=$rc"
+  a=$(sed -n 's/^ADDR a \([0-9a-f]*\) .*/\1/p' i.out)
+  b=$(sed -n 's/^ADDR b \([0-9a-f]*\) .*/\1/p' i.out)
+  la=$(maps_at "${a:-0}"); lb=$(maps_at "${b:-0}")
+  echo "--- i: site a: $la"
+  echo "--- i: site b: $lb"
+  # a: bind:1, its 2047 whole pages all on node 1
+  echo "$la" | grep -q ' bind:1 ' || why="$why a-not-bound-to-1"
+  echo "$la" | grep -q ' N1=2047 ' || why="$why a-pages-not-on-node1"
+  echo "$la" | grep -qE ' N[023]=' && why="$why a-pages-elsewhere"
+  # b: interleave:2-3, its 1535 whole pages split over nodes 2 and 3 (768 + 767)
+  echo "$lb" | grep -q ' interleave:2-3 ' || why="$why b-not-interleaved-2-3"
+  n2=$(echo "$lb" | tr ' ' '\n' | sed -n 's/^N2=//p'); n3=$(echo "$lb" | tr ' ' '\n' | sed -n 's/^N3=//p')
+  { [ "$(( ${n2:-0} + ${n3:-0} ))" = 1535 ] && [ "${n2:-0}" -ge 767 ] && [ "${n3:-0}" -ge 767 ]; } || why="$why b-split(N2=${n2:-0},N3=${n3:-0})"
+  echo "$lb" | grep -qE ' N[01]=' && why="$why b-pages-on-0-or-1"
+  # the first created thread runs on node 3's cpu only; the third (no entry) keeps all cpus
+  grep -q '^AFFINITY first 3$' i.out || why="$why first-thread-not-pinned($(grep '^AFFINITY first' i.out))"
+  grep -q '^AFFINITY third 0 1 2 3$' i.out || why="$why third-thread-changed($(grep '^AFFINITY third' i.out))"
+  grep -q '"unmatchedObjects": \[\]' i.report.json || why="$why report-unmatched"
+  grep -q 'whole-process fallback (coarser): numactl --interleave=1,2,3 --cpunodebind=3 -- /bin/placeprog' i.err || why="$why no-numactl-line"
+  if [ -z "$why" ]; then
+    pass i-run-plan "site a bound to node 1 (N1=2047), site b interleaved over 2-3 (N2=$n2 N3=$n3), thread order 1 on cpu 3 ($t0 -> $(now) s)"
+  else
+    dump "run stderr" i.err 40; dump "frames" i.frames 10; dump "recording stderr" i.rec.err 10; dump "plan" i.plan.json 10
+    grep -v '^NUMA_MAPS' i.out | head -20
+    fail i-run-plan "$why"
+  fi
+fi
+
 chan BYE >/dev/null 2>&1
 exit 0

@@ -10,12 +10,17 @@
  * node are left out. Replicated pages cannot be expressed (move_pages has no replication) and are
  * left out, counted in the summary.
  * Threads: a thread whose final node differs from its last observed node (thread_placements,
- * else the replay's first window) is pinned to its final node.
+ * else the replay's first window) is pinned to its final node; with `threadIdentity:
+ * 'order-and-name'` each pin also carries the thread's creation order and name, so that
+ * `numascope run` can find it in a new run.
+ * Objects: with `objects` (the recording's allocations, see objects.ts), one entry per allocation
+ * site with the placement of its pages, for `numascope run`.
  */
 import type { Placement, PolicyReplay } from '../model/contract.js';
-import { numericColumn } from '../trace/columns.js';
+import { numericColumn, stringColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
-import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, validatePlan, type Plan, type PlanPageRange, type PlanThreadPin } from './schema.js';
+import { buildObjectEntries, pagesInRangeOf, type AllocationObjectInput, type ObjectEntryOptions } from './objects.js';
+import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, PLAN_LIMITS, validatePlan, type Plan, type PlanPageRange, type PlanThreadPin } from './schema.js';
 
 /** Same-node runs shorter than this, inside an alternating stretch, are read as interleaving. */
 export const MIN_MOVE_RUN_PAGES = 4;
@@ -37,6 +42,18 @@ export interface BuildPlanOptions {
   placement?: Placement;
   /** Words for that placement in the default reason (e.g. "steady-state placement"). */
   placementLabel?: string;
+  /**
+   * The recording's allocations (one row each, see objects.ts): the plan then gets `objects[]`,
+   * a placement per allocation site that `numascope run --plan` applies to the next run.
+   */
+  objects?: readonly AllocationObjectInput[];
+  objectOptions?: ObjectEntryOptions;
+  /**
+   * How thread pins name their thread: `tid` (this process only, the default) or
+   * `order-and-name`: also the creation order (rank of the tid among the process's threads, the
+   * main thread 0) and the name, which a new run of the program has too.
+   */
+  threadIdentity?: 'tid' | 'order-and-name';
 }
 
 export class PlanBuildError extends Error {
@@ -170,14 +187,21 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   const pinnedByDecision = new Set<number>();
   for (const d of replay.decisions) if (d.kind === 'pin-threads') for (const t of d.threads ?? []) pinnedByDecision.add(t);
   const threads: PlanThreadPin[] = [];
+  const identity = options.threadIdentity === 'order-and-name' ? threadIdentities(trace) : null;
   const first = replay.threadNodeByWindow[0];
   for (let t = 0; t < Math.min(tid.length, final.threadNode.length); t++) {
     const to = nodeIds[final.threadNode[t]!]!;
     const was = observed[t]! >= 0 ? observed[t]! : first ? nodeIds[first[t]!]! : -1;
     if (to === was || tid[t]! <= 0) continue;
     if (started[t]! >= 0 && to === started[t] && !pinnedByDecision.has(t)) continue;
-    threads.push({ tid: tid[t]!, toNodes: [to], expectedNode: observed[t]! >= 0 ? observed[t]! : null, reason: `${reason}: thread runs on node ${to}` });
+    const pin: PlanThreadPin = { tid: tid[t]!, toNodes: [to], expectedNode: observed[t]! >= 0 ? observed[t]! : null, reason: `${reason}: thread runs on node ${to}` };
+    if (identity) Object.assign(pin, identity(t));
+    threads.push(pin);
   }
+
+  const objectResult = options.objects
+    ? buildObjectEntries(options.objects, pagesInRangeOf(address, (p) => (final.replicated[p] ? null : targetId(p))), options.objectOptions)
+    : null;
 
   const pagesPerNodeAfter: Record<string, number> = {};
   for (const id of nodeIds) pagesPerNodeAfter[String(id)] = after.get(id) ?? 0;
@@ -185,7 +209,8 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   const summary =
     options.summary ??
     `${replay.policy}: ${ranges.length - interleaved} move and ${interleaved} interleave ranges (${pagesToMove} pages), ${threads.length} threads pinned` +
-      (replicatedLeftOut > 0 ? `; ${replicatedLeftOut} replicated pages left out (a plan cannot replicate)` : '');
+      (replicatedLeftOut > 0 ? `; ${replicatedLeftOut} replicated pages left out (a plan cannot replicate)` : '') +
+      (objectResult ? `; ${objectResult.objects.length} allocation sites` : '');
   return validatePlan({
     format: PLAN_FORMAT_NAME,
     version: CURRENT_PLAN_VERSION,
@@ -199,6 +224,32 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     },
     pageRanges: ranges,
     threads,
+    ...(objectResult ? { objects: objectResult.objects } : {}),
     expected: { pagesToMove, bytesToMove, pagesPerNodeAfter, threadsToPin: threads.length },
   });
+}
+
+/**
+ * Creation order and name of each thread row: its rank among the process's threads by tid (tids
+ * grow in creation order until the pid space wraps; the main thread, tid = pid, is 0), and its
+ * name when it is a valid comm. Threads that ended before an attached recording began are not
+ * counted, which shifts the order: the name is then the better key.
+ */
+function threadIdentities(trace: Trace): (t: number) => { order?: number; name?: string } {
+  const { tables, manifest } = trace;
+  const tid = numericColumn<Int32Array>(tables.threads, 'tid');
+  const pid = numericColumn<Int32Array>(tables.threads, 'pid');
+  const names = stringColumn(tables.threads, 'name');
+  const process = manifest.process?.pid ?? -1;
+  const others = [...new Set(Array.from(tid).filter((x, k) => pid[k] === process && x > 0 && x !== process))].sort((a, b) => a - b);
+  const rank = new Map(others.map((x, i) => [x, i + 1]));
+  rank.set(process, 0);
+  return (t) => {
+    const out: { order?: number; name?: string } = {};
+    const order = pid[t] === process ? rank.get(tid[t]!) : undefined;
+    if (order !== undefined && order <= PLAN_LIMITS.maxThreadOrder) out.order = order;
+    const name = names[t];
+    if (name && new TextEncoder().encode(name).length <= PLAN_LIMITS.maxThreadNameBytes && !/[\0\n]/.test(name)) out.name = name;
+    return out;
+  };
 }

@@ -24,6 +24,18 @@ export const PLAN_LIMITS = {
   maxTotalPages: 2 ** 28,
   maxThreads: 2 ** 16,
   maxNodes: 1024,
+  /** Object entries (allocation sites) per plan, frames per entry, distinct modules in all entries. */
+  maxObjects: 1024,
+  maxFramesPerObject: 16,
+  maxPlanModules: 256,
+  maxModulePathBytes: 4096,
+  /** `site` and `reason` of an object entry, in characters. */
+  maxSiteChars: 1024,
+  /** Largest `size.max` of an object entry (2^48 bytes). */
+  maxObjectBytes: 2 ** 48,
+  /** A thread name is a comm: at most 15 bytes. */
+  maxThreadNameBytes: 15,
+  maxThreadOrder: 2 ** 20,
 } as const;
 
 const hexAddress = z.string().regex(/^0x[0-9a-fA-F]+$/, 'expected a hexadecimal address string like "0x7f3a2c000000"');
@@ -42,10 +54,62 @@ export const PageRangeSchema = z.object({
 
 export const ThreadPinSchema = z.object({
   tid: z.number().int().positive(),
+  /** Creation order in the recorded run (0 = main thread): finds the thread in a new run (`numascope run`). */
+  order: z.number().int().nonnegative().max(PLAN_LIMITS.maxThreadOrder).optional(),
+  /** The thread's name (comm) in the recorded run. */
+  name: z
+    .string()
+    .min(1)
+    .refine((s) => utf8Bytes(s) <= PLAN_LIMITS.maxThreadNameBytes, `a thread name (comm) is at most ${PLAN_LIMITS.maxThreadNameBytes} bytes`)
+    .refine((s) => !/[\0\n]/.test(s), 'a thread name may not contain NUL or newline characters')
+    .optional(),
   toNodes: z.array(nodeId).min(1),
   expectedNode: nodeId.nullable(),
   reason: z.string(),
 });
+
+/** One frame of an allocation's call stack, as it survives a new run (ASLR moves the addresses). */
+export const ObjectFrameSchema = z.object({
+  /** The module's path as the loader names it (the executable: its real path). */
+  module: z
+    .string()
+    .regex(/^\//, 'expected an absolute path (as the loader names the module)')
+    .refine((s) => utf8Bytes(s) <= PLAN_LIMITS.maxModulePathBytes, `a path of at most ${PLAN_LIMITS.maxModulePathBytes} bytes`)
+    .refine((s) => !/[\0\n]/.test(s), 'a path may not contain NUL or newline characters'),
+  /** GNU build id, hex; when given, the module is matched by build id. */
+  buildId: z
+    .string()
+    .regex(/^([0-9a-fA-F]{2}){0,64}$/, 'expected an even number (at most 128) of hex digits')
+    .nullable()
+    .optional(),
+  /** Address as in the module's ELF file (code address minus load bias), hex. */
+  offset: z.string().regex(/^0x[0-9a-fA-F]{1,16}$/, 'expected a hex string like "0x1a2b"'),
+});
+
+export const ObjectEntrySchema = z.object({
+  /** Human-readable site, display only. */
+  site: z.string().max(PLAN_LIMITS.maxSiteChars).nullable().optional(),
+  /** Innermost first: the allocation call's caller and its callers, outside the allocator. */
+  frames: z.array(ObjectFrameSchema).min(1).max(PLAN_LIMITS.maxFramesPerObject),
+  size: z.object({
+    min: z.number().int().min(PLAN_PAGE_BYTES, `an object smaller than a page (${PLAN_PAGE_BYTES} bytes) cannot be given a page policy`),
+    max: z.number().int().max(PLAN_LIMITS.maxObjectBytes),
+  }),
+  policy: z.enum(['bind', 'interleave', 'weighted-interleave']),
+  nodes: z.array(nodeId).min(1).max(PLAN_LIMITS.maxNodes),
+  /** `weighted-interleave` only: one weight (1-255) per node. */
+  weights: z.array(z.number().int().min(1).max(255)).max(PLAN_LIMITS.maxNodes).optional(),
+  reason: z.string().max(PLAN_LIMITS.maxSiteChars).nullable().optional(),
+});
+
+function utf8Bytes(s: string): number {
+  let n = 0;
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  }
+  return n;
+}
 
 export const PlanSchema = z.object({
   format: z.literal(PLAN_FORMAT_NAME),
@@ -68,6 +132,8 @@ export const PlanSchema = z.object({
   }),
   pageRanges: z.array(PageRangeSchema),
   threads: z.array(ThreadPinSchema),
+  /** Placements keyed by allocation site, for `numascope run` (docs/plan-format.md, "Object entries"). */
+  objects: z.array(ObjectEntrySchema).optional(),
   expected: z.object({
     pagesToMove: count,
     bytesToMove: count,
@@ -79,6 +145,8 @@ export const PlanSchema = z.object({
 export type Plan = z.infer<typeof PlanSchema>;
 export type PlanPageRange = z.infer<typeof PageRangeSchema>;
 export type PlanThreadPin = z.infer<typeof ThreadPinSchema>;
+export type PlanObjectEntry = z.infer<typeof ObjectEntrySchema>;
+export type PlanObjectFrame = z.infer<typeof ObjectFrameSchema>;
 
 export interface PlanIssue {
   /** Field path, e.g. `pageRanges[2].toNodes[0]` (empty for the whole document). */
@@ -162,6 +230,18 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
     const cur = spans[k]!;
     if (cur.start < prev.end) issues.push({ path: `pageRanges[${cur.index}]`, message: `overlaps pageRanges[${prev.index}]` });
   }
+  const orders = new Set<number>();
+  const namesWithoutOrder = new Set<string>();
+  plan.threads.forEach((pin, i) => {
+    if (pin.order !== undefined) {
+      if (orders.has(pin.order)) issues.push({ path: `threads[${i}]`, message: `order ${pin.order} is given to an earlier thread entry too` });
+      orders.add(pin.order);
+    } else if (pin.name !== undefined) {
+      if (namesWithoutOrder.has(pin.name)) issues.push({ path: `threads[${i}]`, message: 'the same name (without an order) as an earlier thread entry' });
+      namesWithoutOrder.add(pin.name);
+    }
+  });
+  objectIssues(plan, checkNodes, issues);
   const tids = new Set<number>();
   plan.threads.forEach((pin, i) => {
     checkNodes(pin.toNodes, `threads[${i}].toNodes`);
@@ -175,6 +255,31 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
     if (!ids.has(Number(key))) issues.push({ path: `expected.pagesPerNodeAfter.${key}`, message: `node ${key} is not in target.machine.nodeIds` });
   }
   return issues;
+}
+
+/** Cross-field rules of `objects[]`. */
+function objectIssues(plan: Plan, checkNodes: (nodes: number[], path: string) => void, issues: PlanIssue[]): void {
+  const modules = new Set<string>();
+  const stacks = new Set<string>();
+  (plan.objects ?? []).forEach((o, i) => {
+    const at = `objects[${i}]`;
+    if (o.size.max < o.size.min) issues.push({ path: `${at}.size.max`, message: `${o.size.max} is less than size.min ${o.size.min}` });
+    checkNodes(o.nodes, `${at}.nodes`);
+    if (o.policy === 'weighted-interleave') {
+      if (!o.weights) issues.push({ path: `${at}.weights`, message: 'policy "weighted-interleave" needs one weight (1-255) per node' });
+      else if (o.weights.length !== o.nodes.length) issues.push({ path: `${at}.weights`, message: `${o.weights.length} weights for ${o.nodes.length} nodes: give one weight per node` });
+    } else if (o.weights) {
+      issues.push({ path: `${at}.weights`, message: `weights are only for "weighted-interleave", not "${o.policy}"` });
+    }
+    const before = modules.size;
+    for (const f of o.frames) modules.add(`${f.module}\u0000${(f.buildId ?? '').toLowerCase()}`);
+    if (modules.size > PLAN_LIMITS.maxPlanModules && before <= PLAN_LIMITS.maxPlanModules) {
+      issues.push({ path: `${at}.frames`, message: `the object entries up to this one name more than ${PLAN_LIMITS.maxPlanModules} distinct modules` });
+    }
+    const key = JSON.stringify([o.frames.map((f) => [f.module, (f.buildId ?? '').toLowerCase(), BigInt(f.offset).toString(16)]), o.size.min, o.size.max]);
+    if (stacks.has(key)) issues.push({ path: at, message: 'the same frames and size range as an earlier entry' });
+    stacks.add(key);
+  });
 }
 
 /**
@@ -210,6 +315,7 @@ export function validatePlan(json: unknown): Plan {
   const lists: Array<[string, unknown, number]> = [
     ['pageRanges', record.pageRanges, PLAN_LIMITS.maxPageRanges],
     ['threads', record.threads, PLAN_LIMITS.maxThreads],
+    ['objects', record.objects, PLAN_LIMITS.maxObjects],
     ['target.machine.nodeIds', typeof target === 'object' && target !== null ? target.machine?.nodeIds : undefined, PLAN_LIMITS.maxNodes],
   ];
   for (const [path, list, max] of lists) {

@@ -17,6 +17,7 @@ mod format;
 mod live;
 mod modules;
 mod out;
+mod place;
 mod sys;
 mod unwind;
 
@@ -136,6 +137,11 @@ type MmapFn = unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, c_int, i64)
 type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
 type MremapFn = unsafe extern "C" fn(*mut c_void, usize, usize, c_int, ...) -> *mut c_void;
 type DlcloseFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type StartFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+type PthreadCreateFn =
+    unsafe extern "C" fn(*mut libc::pthread_t, *const libc::pthread_attr_t, StartFn, *mut c_void) -> c_int;
+type SetnameFn = unsafe extern "C" fn(libc::pthread_t, *const c_char) -> c_int;
+type PrctlFn = unsafe extern "C" fn(c_int, libc::c_ulong, libc::c_ulong, libc::c_ulong, libc::c_ulong) -> c_int;
 
 real_fns! {
     r_malloc: MallocFn = c"malloc", malloc, c"__libc_malloc";
@@ -157,6 +163,9 @@ real_fns! {
     r_execvpe: ExecveFn = c"execvpe";
     r_execv: ExecvFn = c"execv";
     r_execvp: ExecvFn = c"execvp";
+    r_pthread_create: PthreadCreateFn = c"pthread_create";
+    r_pthread_setname_np: SetnameFn = c"pthread_setname_np";
+    r_prctl: PrctlFn = c"prctl";
 }
 
 /// Resolves the real functions on the first call into the shim. Returns the state afterwards:
@@ -394,6 +403,121 @@ fn on_free(p: usize) {
     }
 }
 
+// ---------------------------------------------------------------- placement (numascope run)
+
+/// Placement by allocation site: one compare unless a plan's object entries cover this size.
+#[inline(always)]
+fn maybe_place(p: *mut c_void, size: usize) {
+    if size >= place::MIN.load(Ordering::Relaxed) && !p.is_null() {
+        place_slow(p as usize, size);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn place_slow(addr: usize, size: usize) {
+    TLS.with(|t| {
+        if t.guard.get() {
+            return;
+        }
+        t.guard.set(true);
+        let _errno = sys::ErrnoGuard::save();
+        place::on_alloc(addr, size);
+        t.guard.set(false);
+    });
+}
+
+/// Runs `f` under the shim's guard (anything it allocates passes through), errno kept.
+fn guarded(f: impl FnOnce()) {
+    TLS.with(|t| {
+        if t.guard.get() {
+            return;
+        }
+        t.guard.set(true);
+        let _errno = sys::ErrnoGuard::save();
+        f();
+        t.guard.set(false);
+    });
+}
+
+#[repr(C)]
+struct ThreadStart {
+    start: StartFn,
+    arg: *mut c_void,
+    order: u32,
+}
+
+unsafe extern "C" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
+    // SAFETY: p is the ThreadStart pthread_create allocated for this thread.
+    let b = unsafe { core::ptr::read(p as *const ThreadStart) };
+    unsafe { r_free()(p) };
+    guarded(|| place::thread_started(b.order));
+    unsafe { (b.start)(b.arg) }
+}
+
+/// Threads are pinned by creation order before they run the program's code: with a plan that
+/// has thread entries, each new thread starts in a trampoline that knows its order.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: StartFn,
+    arg: *mut c_void,
+) -> c_int {
+    if state() < ST_PASS || real::r_pthread_create.load(Ordering::Relaxed).is_null() {
+        return libc::EAGAIN;
+    }
+    if !place::pins_threads() {
+        return unsafe { r_pthread_create()(thread, attr, start, arg) };
+    }
+    let b = unsafe { r_malloc()(core::mem::size_of::<ThreadStart>()) } as *mut ThreadStart;
+    if b.is_null() {
+        return unsafe { r_pthread_create()(thread, attr, start, arg) };
+    }
+    unsafe { b.write(ThreadStart { start, arg, order: place::next_order() }) };
+    let r = unsafe { r_pthread_create()(thread, attr, thread_trampoline, b as *mut c_void) };
+    if r != 0 {
+        unsafe { r_free()(b as *mut c_void) };
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pthread_setname_np(thread: libc::pthread_t, name: *const c_char) -> c_int {
+    if state() < ST_PASS || real::r_pthread_setname_np.load(Ordering::Relaxed).is_null() {
+        return libc::ENOSYS;
+    }
+    let r = unsafe { r_pthread_setname_np()(thread, name) };
+    if r == 0 && place::pins_threads() && !name.is_null() {
+        // SAFETY: the real call accepted name as a NUL-terminated string.
+        let n = unsafe { core::ffi::CStr::from_ptr(name) }.to_bytes();
+        guarded(|| place::renamed(thread as usize, Some(n)));
+    }
+    r
+}
+
+/// `prctl` is variadic in C; like `mremap` above, the five register arguments are passed on.
+#[no_mangle]
+pub unsafe extern "C" fn prctl(
+    option: c_int,
+    a2: libc::c_ulong,
+    a3: libc::c_ulong,
+    a4: libc::c_ulong,
+    a5: libc::c_ulong,
+) -> c_int {
+    let r = if state() < ST_PASS || real::r_prctl.load(Ordering::Relaxed).is_null() {
+        unsafe { libc::syscall(libc::SYS_prctl, option as i64, a2, a3, a4, a5) as c_int }
+    } else {
+        unsafe { r_prctl()(option, a2, a3, a4, a5) }
+    };
+    if r == 0 && option == libc::PR_SET_NAME && place::pins_threads() {
+        // SAFETY: pthread_self reads the thread pointer.
+        let me = unsafe { libc::pthread_self() } as usize;
+        guarded(|| place::renamed(me, None));
+    }
+    r
+}
+
 // ---------------------------------------------------------------- interposed functions
 
 #[no_mangle]
@@ -403,6 +527,7 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
         return boot::alloc(size, 16) as *mut c_void;
     }
     let p = unsafe { r_malloc()(size) };
+    maybe_place(p, size);
     if st == ST_RECORDING {
         after_alloc(OP_MALLOC, p, size);
     }
@@ -419,6 +544,7 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
         };
     }
     let p = unsafe { r_calloc()(n, size) };
+    maybe_place(p, n.saturating_mul(size));
     if st == ST_RECORDING {
         after_alloc(OP_CALLOC, p, n.saturating_mul(size));
     }
@@ -461,6 +587,7 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
             return boot::alloc(size, 16) as *mut c_void;
         }
         let q = call();
+        maybe_place(q, size);
         if st == ST_RECORDING {
             after_alloc(op, q, size);
         }
@@ -480,6 +607,7 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
     }
     let tracked = st == ST_RECORDING && may_be_tracked(p) && live::remove(p as usize);
     let q = call();
+    maybe_place(q, size);
     if st != ST_RECORDING {
         return q;
     }
@@ -526,6 +654,9 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
         return 0;
     }
     let r = unsafe { r_posix_memalign()(out, align, size) };
+    if r == 0 {
+        maybe_place(unsafe { *out }, size);
+    }
     if st == ST_RECORDING && r == 0 {
         after_alloc(OP_POSIX_MEMALIGN, unsafe { *out }, size);
     }
@@ -541,6 +672,7 @@ macro_rules! aligned {
                 return boot::alloc(size, align) as *mut c_void;
             }
             let p = unsafe { $real()(align, size) };
+            maybe_place(p, size);
             if st == ST_RECORDING {
                 after_alloc($op, p, size);
             }
@@ -560,6 +692,7 @@ macro_rules! page_aligned {
                 return boot::alloc(size, 4096) as *mut c_void;
             }
             let p = unsafe { $real()(size) };
+            maybe_place(p, size);
             if st == ST_RECORDING {
                 after_alloc($op, p, size);
             }
@@ -584,6 +717,9 @@ unsafe fn mmap_impl(
         return unsafe { sys::mmap_raw(addr, len, prot, flags, fd, off) };
     }
     let p = unsafe { real()(addr, len, prot, flags, fd, off) };
+    if p != libc::MAP_FAILED && flags & libc::MAP_ANONYMOUS != 0 {
+        maybe_place(p, len);
+    }
     if st == ST_RECORDING && p != libc::MAP_FAILED {
         let aux = (prot as u32 as u64) | ((flags as u32 as u64) << 32);
         if len >= MIN_BYTES.load(Ordering::Relaxed) {
@@ -696,10 +832,21 @@ struct Env<'a> {
     depth: Option<&'a [u8]>,
     max_file: Option<&'a [u8]>,
     seed: Option<&'a [u8]>,
+    place_plan: Option<&'a [u8]>,
+    place_log: Option<&'a [u8]>,
 }
 
 unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
-    let mut e = Env { dir: None, min: None, sample: None, depth: None, max_file: None, seed: None };
+    let mut e = Env {
+        dir: None,
+        min: None,
+        sample: None,
+        depth: None,
+        max_file: None,
+        seed: None,
+        place_plan: None,
+        place_log: None,
+    };
     if envp.is_null() {
         return e;
     }
@@ -718,6 +865,8 @@ unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
             (b"NUMASCOPE_ALLOC_MAX_DEPTH=", &mut e.depth),
             (b"NUMASCOPE_ALLOC_MAX_FILE_BYTES=", &mut e.max_file),
             (b"NUMASCOPE_ALLOC_SEED=", &mut e.seed),
+            (b"NUMASCOPE_PLACE_PLAN=", &mut e.place_plan),
+            (b"NUMASCOPE_PLACE_LOG=", &mut e.place_log),
         ] {
             if let Some(v) = kv.strip_prefix(key) {
                 *slot = Some(v);
@@ -742,6 +891,11 @@ extern "C" fn on_load(_argc: c_int, _argv: *const *const c_char, envp: *const *c
     }
     // SAFETY: envp comes from the loader.
     let env = unsafe { read_env(envp) };
+    TLS.with(|t| t.guard.set(true));
+    if place::init(env.place_plan, env.place_log) {
+        register_atfork();
+    }
+    TLS.with(|t| t.guard.set(false));
     let Some(dir) = env.dir else { return };
     if dir.is_empty() || dir.len() >= 4096 {
         return;
@@ -792,8 +946,8 @@ extern "C" fn on_load(_argc: c_int, _argv: *const *const c_char, envp: *const *c
             if libc::pthread_key_create(&mut key, Some(thread_exit)) == 0 {
                 PTHREAD_KEY.store(key as usize, Ordering::Relaxed);
             }
-            pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
         }
+        register_atfork();
     }
     TLS.with(|t| t.guard.set(false));
 }
@@ -833,6 +987,15 @@ extern "C" {
     ) -> c_int;
 }
 
+/// Registers the fork handlers once (recording and placement share them).
+fn register_atfork() {
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if !DONE.swap(true, Ordering::AcqRel) {
+        // SAFETY: a libc registration call; what it allocates passes through the guard.
+        unsafe { pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+    }
+}
+
 unsafe extern "C" fn fork_prepare() {
     // Hold the modules lock across fork so the child never inherits it taken.
     while modules::LOCK.swap(true, Ordering::Acquire) {
@@ -855,6 +1018,7 @@ unsafe extern "C" fn fork_child() {
         if was == ST_RECORDING {
             start_recording(sys::getpid(), sys::getppid());
         }
+        place::after_fork();
         t.guard.set(false);
     });
 }
@@ -875,6 +1039,7 @@ unsafe extern "C" fn thread_exit(arg: *mut c_void) {
 /// Runs at exit (after atexit handlers, from the loader's destructor pass), and before `_exit`
 /// and exec.
 extern "C" fn on_exit() {
+    guarded(place::finish);
     finish_recording(0);
 }
 
@@ -910,6 +1075,7 @@ fn finish_recording(end_flags: u32) {
 
 #[no_mangle]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
+    guarded(place::finish);
     finish_recording(0);
     // SAFETY: the real _exit does not return.
     unsafe { libc::syscall(libc::SYS_exit_group, status as i64) };
@@ -925,6 +1091,7 @@ type ExecveFn = unsafe extern "C" fn(*const c_char, *const *const c_char, *const
 type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
 
 unsafe fn before_exec() {
+    guarded(place::finish);
     if state() == ST_RECORDING {
         finish_recording(END_EXEC);
     }

@@ -36,6 +36,22 @@ pub fn init_exe_path() {
     EXE_LEN.store(n, Ordering::Release);
 }
 
+/// The executable's path as read by [`init_exe_path`] (empty before).
+pub fn exe_path() -> &'static [u8] {
+    let n = EXE_LEN.load(Ordering::Acquire);
+    // SAFETY: EXE is written once before EXE_LEN is published and never again (but in a fork
+    // child, which rewrites the same path).
+    unsafe { &(&*EXE.0.get())[..n] }
+}
+
+/// The loader's module add/remove counters (they change on every dlopen/dlclose).
+pub fn counters() -> (u64, u64) {
+    let mut c = (0u64, 0u64);
+    // SAFETY: counters_cb writes only the tuple.
+    unsafe { libc::dl_iterate_phdr(Some(counters_cb), &mut c as *mut (u64, u64) as *mut c_void) };
+    c
+}
+
 /// The text range of the module containing `addr`.
 pub fn module_range(addr: usize) -> Option<(usize, usize)> {
     struct Find {
@@ -60,7 +76,7 @@ pub fn module_range(addr: usize) -> Option<(usize, usize)> {
     f.found
 }
 
-unsafe fn load_range(info: &libc::dl_phdr_info) -> (usize, usize) {
+pub(crate) unsafe fn load_range(info: &libc::dl_phdr_info) -> (usize, usize) {
     let mut lo = usize::MAX;
     let mut hi = 0usize;
     for i in 0..info.dlpi_phnum as usize {
@@ -80,7 +96,7 @@ unsafe fn load_range(info: &libc::dl_phdr_info) -> (usize, usize) {
 }
 
 /// The GNU build id from the module's PT_NOTE segments, as mapped in memory.
-unsafe fn build_id(info: &libc::dl_phdr_info) -> &'static [u8] {
+pub(crate) unsafe fn build_id(info: &libc::dl_phdr_info) -> &'static [u8] {
     for i in 0..info.dlpi_phnum as usize {
         // SAFETY: dlpi_phdr has dlpi_phnum entries.
         let ph = unsafe { &*info.dlpi_phdr.add(i) };

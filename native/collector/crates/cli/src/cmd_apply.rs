@@ -120,6 +120,13 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     let started_ms = unix_ms();
     let out = apply::apply(&plan, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
     let mut report = out.report;
+    if !plan.objects.is_empty() {
+        report.warnings.push(format!(
+            "the plan's {} object entries (allocation sites) are for the next launch (numascope run --plan) and were not \
+             applied to this process",
+            plan.objects.len()
+        ));
+    }
     // Audit log: a recorder of this process picks the entry up (docs/apply.md, "Audit log").
     if !args.dry_run {
         let plan_json: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);

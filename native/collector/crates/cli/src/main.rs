@@ -9,6 +9,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{ArgGroup, Parser, Subcommand};
 
 mod cmd_import;
+mod cmd_run;
 mod cmd_serve;
 use numascope_core::probe::{self, Probe};
 use numascope_core::recorder::{self, Naming, RecordError, RecordRequest, Report, RECORD_LIMITS};
@@ -91,6 +92,16 @@ Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage,
     )]
     Apply(cmd_apply::ApplyArgs),
 
+    /// Launch a program with a plan applied from its first allocation (objects by allocation
+    /// site, threads by creation order and name).
+    #[command(
+        long_about = "Launch COMMAND with a placement plan's object entries and thread entries applied from its first allocation (docs/apply.md, section Applying at the next launch). The allocation shim (libnumascope_allocshim.so) is preloaded into the program: when an allocation's call stack matches an object entry (module + offsets of its frames, which survive ASLR, and its size range), the shim sets the entry's policy (bind, interleave, weighted-interleave) on the block's whole pages with mbind before the program touches them; threads are pinned to all cpus of their entry's nodes by creation order (at pthread_create) and by name (when set). The plan's pid and start time are ignored; its machine (node ids) and program (target.command[0]'s file name) are checked; its pageRanges and tid-only thread entries, which name a past process, are not used.
+
+Prints the report (objects matched, bytes placed per node, threads pinned, entries that never matched) and the whole-process numactl line on stderr, writes an audit-log entry, and exits with the program's exit code (128+N if killed by signal N). Static, set-ID and file-capability programs are refused (the loader ignores LD_PRELOAD for them). Exit codes of numascope itself: 1 refused or failed before launch, 2 invalid plan or usage.",
+        after_help = "Examples:\n  numascope run --plan plan.json --dry-run -- ./app --size 4G\n  numascope run --plan plan.json --report run.json -- ./app --size 4G"
+    )]
+    Run(cmd_run::RunArgs),
+
     /// Undo an apply: move pages back and restore thread affinities from a rollback record.
     Rollback(cmd_apply::RollbackArgs),
 
@@ -128,6 +139,14 @@ enum DebugCommand {
     WriteFixture {
         /// Directory to write into (created if missing).
         dir: PathBuf,
+    },
+    /// Print one JSON line per allocation of at least MIN bytes recorded by the allocation shim
+    /// in DIR (`*.nsalloc`): size, site and the object-entry frames of its stack
+    /// (docs/plan-format.md, "Object entries"), for writing `numascope run` plans by hand.
+    AllocFrames {
+        dir: PathBuf,
+        #[arg(long = "min-bytes", default_value_t = 65536)]
+        min_bytes: u64,
     },
 }
 
@@ -246,12 +265,39 @@ fn run(cli: Cli) -> CliResult {
         Command::Serve(args) => cmd_serve::cmd_serve(args),
         Command::Apply(args) => cmd_apply::cmd_apply(args),
         Command::Rollback(args) => cmd_apply::cmd_rollback(args),
+        Command::Run(args) => {
+            let code = cmd_run::cmd_run(args)?;
+            // The program's exit code is numascope run's.
+            std::process::exit(code as i32)
+        }
+        Command::Debug { command: DebugCommand::AllocFrames { dir, min_bytes } } => debug_alloc_frames(&dir, min_bytes),
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
             let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
             println!("{}\n{}", t.display(), j.display());
             Ok(())
         }
     }
+}
+
+fn debug_alloc_frames(dir: &std::path::Path, min_bytes: u64) -> CliResult {
+    use numascope_core::alloc_sites::{load_dir, ReadLimits, SymbolizeOptions};
+    let files = load_dir(dir, &ReadLimits::default(), &SymbolizeOptions::default()).map_err(runtime)?;
+    for (path, r) in files {
+        let s = r.map_err(|e| (EXIT_RUNTIME, format!("{}: {e}", path.display())))?;
+        for (i, a) in s.allocations.iter().enumerate() {
+            if a.size < min_bytes {
+                continue;
+            }
+            let site = a.site.and_then(|f| s.frames.get(f as usize)).map(|f| {
+                let file = f.file.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("?");
+                format!("{file}:{} {}", f.line.unwrap_or(0), f.function.as_deref().unwrap_or("?"))
+            });
+            let frames = numascope_core::apply::launch::plan_frames(&s, i, 4);
+            let line = serde_json::json!({ "pid": s.pid, "size": a.size, "site": site, "frames": frames });
+            println!("{line}");
+        }
+    }
+    Ok(())
 }
 
 fn read_topology() -> Result<Topology, (u8, String)> {

@@ -65,6 +65,25 @@ pub fn entry(plan: &Value, report: &ApplyReport, started_unix_ms: u64, finished_
     })
 }
 
+/// The entry `numascope run` writes when it launches a program with a plan (docs/apply.md,
+/// "Applying at the next launch"): the plan is in force from the program's first allocation, so
+/// the entry is written at launch (a recording of the run then finds it inside its capture);
+/// `report` is what run planned (objects and threads), the outcome is in run's own report.
+pub fn run_entry(plan: &Value, report: &Value, pid: i32, start_ticks: Option<u64>, launched_unix_ms: u64) -> Value {
+    json!({
+        "tool": "numascope run",
+        "appliedAt": crate::time::iso8601_utc(launched_unix_ms),
+        "startedUnixMs": launched_unix_ms,
+        "finishedUnixMs": launched_unix_ms,
+        "pid": pid,
+        // "" when the program was gone before its start time could be read
+        "startTimeTicks": start_ticks.map(|t| t.to_string()).unwrap_or_default(),
+        "status": "launched",
+        "plan": plan,
+        "report": report,
+    })
+}
+
 /// Writes an entry for a finished (not dry-run) apply; returns the file.
 pub fn spool(dir: &Path, entry: &Value) -> io::Result<PathBuf> {
     let pid = entry["pid"].as_i64().unwrap_or(-1);
@@ -119,6 +138,14 @@ pub fn collect(dir: &Path, pid: i32, start_ticks: Option<u64>, from_unix_ms: u64
 pub fn describe(entry: &Value) -> String {
     let r = &entry["report"];
     let policy = entry["plan"]["source"]["policy"].as_str().unwrap_or("?");
+    if entry["tool"] == "numascope run" {
+        let n = |k: &str| entry["plan"][k].as_array().map_or(0, |a| a.len());
+        return format!(
+            "numascope run: plan ({policy}) applied at launch: {} object entries, {} thread entries",
+            n("objects"),
+            n("threads")
+        );
+    }
     let pinned = r["threads"].as_array().map(|t| t.iter().filter(|t| t["pinned"] == true).count()).unwrap_or(0);
     format!(
         "numascope apply: plan ({policy}) {}: {} pages moved, {pinned} threads pinned",
@@ -149,6 +176,16 @@ mod tests {
         assert_eq!(collect(&dir, 7, None, 0, 10_000).len(), 3);
         assert_eq!(describe(&got[0]), "numascope apply: plan (interleave) complete: 3 pages moved, 1 threads pinned");
         assert!(collect(&dir, 9, None, 0, u64::MAX).is_empty());
+        // a run entry is collected like an apply entry and described as a launch
+        let plan = json!({"source": {"policy": "interleave"}, "objects": [{}, {}], "threads": [{}]});
+        spool(&dir, &run_entry(&plan, &json!({}), 9, Some(55), 3_000)).unwrap();
+        let got = collect(&dir, 9, Some(55), 0, 10_000);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["tool"], "numascope run");
+        assert_eq!(
+            describe(&got[0]),
+            "numascope run: plan (interleave) applied at launch: 2 object entries, 1 thread entries"
+        );
         // entries are private when written by root, and nothing else is left in the pid dir
         let names: Vec<_> = fs::read_dir(dir.join("7")).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(names.len(), 3, "{names:?}");

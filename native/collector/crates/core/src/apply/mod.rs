@@ -21,6 +21,8 @@
 pub mod audit;
 pub mod pages;
 pub mod plan;
+pub mod plan_objects;
+pub mod launch;
 pub mod sys;
 
 use std::collections::BTreeMap;

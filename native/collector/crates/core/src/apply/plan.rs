@@ -9,6 +9,11 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use super::plan_objects::{
+    ObjectEntry, ObjectFrame, ObjectPolicy, SizeRange, MAX_FRAMES_PER_OBJECT, MAX_MODULE_PATH_BYTES, MAX_OBJECTS,
+    MAX_OBJECT_BYTES, MAX_PLAN_MODULES, MAX_SITE_CHARS, MAX_THREAD_NAME_BYTES, MAX_THREAD_ORDER,
+};
+
 /// The only plan version this build understands.
 pub const PLAN_VERSION: u64 = 1;
 pub const PLAN_FORMAT: &str = "numascope-plan";
@@ -83,11 +88,11 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-fn err<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
+pub(super) fn err<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError::invalid("plan", path, message))
 }
 
-fn too_large<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
+pub(super) fn too_large<T>(path: &str, message: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError::too_large("plan", path, message))
 }
 
@@ -124,6 +129,9 @@ pub struct Plan {
     pub target: PlanTarget,
     pub page_ranges: Vec<PageRange>,
     pub threads: Vec<ThreadPin>,
+    /// Object entries keyed by allocation site, for `numascope run` (docs/plan-format.md,
+    /// "Object entries"); empty when the plan has none.
+    pub objects: Vec<ObjectEntry>,
     pub expected: Option<Expected>,
 }
 
@@ -171,6 +179,11 @@ impl PageRange {
 #[serde(rename_all = "camelCase")]
 pub struct ThreadPin {
     pub tid: i32,
+    /// Creation order in the recorded run (0 = the main thread, 1 = the first thread the
+    /// program created, ...): identifies the thread in a new run, where tids differ.
+    pub order: Option<u32>,
+    /// The thread's name (comm, at most 15 bytes) in the recorded run.
+    pub name: Option<String>,
     pub to_nodes: Vec<u32>,
     pub expected_node: Option<u32>,
     pub reason: Option<String>,
@@ -191,11 +204,11 @@ pub fn ser_hex<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
 
 // ---------------------------------------------------------------- field helpers
 
-fn obj<'a>(v: &'a Value, path: &str) -> Result<&'a serde_json::Map<String, Value>, PlanError> {
+pub(super) fn obj<'a>(v: &'a Value, path: &str) -> Result<&'a serde_json::Map<String, Value>, PlanError> {
     v.as_object().map_or_else(|| err(path, format!("expected an object, found {}", kind(v))), Ok)
 }
 
-fn kind(v: &Value) -> &'static str {
+pub(super) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -206,7 +219,7 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
+pub(super) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {
@@ -214,25 +227,25 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-fn field<'a>(o: &'a serde_json::Map<String, Value>, path: &str, key: &str) -> Result<&'a Value, PlanError> {
+pub(super) fn field<'a>(o: &'a serde_json::Map<String, Value>, path: &str, key: &str) -> Result<&'a Value, PlanError> {
     o.get(key).map_or_else(|| err(&join(path, key), "missing"), Ok)
 }
 
 /// A field that may be absent or null.
-fn opt_field<'a>(o: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+pub(super) fn opt_field<'a>(o: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
     o.get(key).filter(|v| !v.is_null())
 }
 
-fn uint(v: &Value, path: &str) -> Result<u64, PlanError> {
+pub(super) fn uint(v: &Value, path: &str) -> Result<u64, PlanError> {
     v.as_u64().map_or_else(|| err(path, format!("expected a non-negative integer, found {}", short(v))), Ok)
 }
 
-fn node_id(v: &Value, path: &str) -> Result<u32, PlanError> {
+pub(super) fn node_id(v: &Value, path: &str) -> Result<u32, PlanError> {
     let n = uint(v, path)?;
     u32::try_from(n).map_or_else(|_| err(path, format!("node id {n} is out of range")), Ok)
 }
 
-fn short(v: &Value) -> String {
+pub(super) fn short(v: &Value) -> String {
     let s = v.to_string();
     match s.char_indices().nth(40) {
         Some((i, _)) => format!("{}…", &s[..i]),
@@ -240,11 +253,11 @@ fn short(v: &Value) -> String {
     }
 }
 
-fn string<'a>(v: &'a Value, path: &str) -> Result<&'a str, PlanError> {
+pub(super) fn string<'a>(v: &'a Value, path: &str) -> Result<&'a str, PlanError> {
     v.as_str().map_or_else(|| err(path, format!("expected a string, found {}", kind(v))), Ok)
 }
 
-fn array<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, PlanError> {
+pub(super) fn array<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, PlanError> {
     v.as_array().map_or_else(|| err(path, format!("expected an array, found {}", kind(v))), Ok)
 }
 
@@ -265,7 +278,7 @@ fn hex_addr(v: &Value, path: &str, page: u64) -> Result<u64, PlanError> {
     Ok(a)
 }
 
-fn node_list(v: &Value, path: &str) -> Result<Vec<u32>, PlanError> {
+pub(super) fn node_list(v: &Value, path: &str) -> Result<Vec<u32>, PlanError> {
     let a = array(v, path)?;
     let mut out = Vec::with_capacity(a.len());
     for (i, n) in a.iter().enumerate() {
@@ -286,7 +299,7 @@ fn node_map(v: &Value, path: &str) -> Result<BTreeMap<u32, u64>, PlanError> {
 }
 
 /// Every node of `nodes` is in `known` (`sorted`: the same ids, sorted) and none is listed twice.
-fn check_nodes_known(nodes: &[u32], known: &[u32], sorted: &[u32], path: &str) -> Result<(), PlanError> {
+pub(super) fn check_nodes_known(nodes: &[u32], known: &[u32], sorted: &[u32], path: &str) -> Result<(), PlanError> {
     for (i, n) in nodes.iter().enumerate() {
         if sorted.binary_search(n).is_err() {
             return err(&format!("{path}[{i}]"), format!("node {n} is not in target.machine.nodeIds {known:?}"));
@@ -512,6 +525,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
     // threads
     let mut threads = Vec::new();
     let mut tids = std::collections::HashSet::new();
+    let mut identities = std::collections::HashSet::new();
     if let Some(ts) = opt_field(root, "threads") {
         let ts = array(ts, "threads")?;
         if ts.len() > MAX_THREADS {
@@ -544,9 +558,15 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
             if !tids.insert(tid) {
                 return err(&join(&p, "tid"), format!("thread {tid} is listed twice"));
             }
-            threads.push(ThreadPin { tid: tid as i32, to_nodes, expected_node, reason });
+            let (order, name) = super::plan_objects::thread_identity(o, &p, &mut identities)?;
+            threads.push(ThreadPin { tid: tid as i32, order, name, to_nodes, expected_node, reason });
         }
     }
+
+    let objects = match opt_field(root, "objects") {
+        Some(v) => super::plan_objects::parse_objects(v, &node_ids, &sorted_ids, page_size)?,
+        None => Vec::new(),
+    };
 
     let expected = match opt_field(root, "expected") {
         Some(e) => {
@@ -570,7 +590,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         None => None,
     };
 
-    Ok(Plan { version, created_at, source, target, page_ranges, threads, expected })
+    Ok(Plan { version, created_at, source, target, page_ranges, threads, objects, expected })
 }
 
 #[cfg(test)]
@@ -692,5 +712,127 @@ mod tests {
         let p = plan_from_value(&v, 4096).unwrap();
         assert_eq!(p.target.start_time_ticks, None);
         assert_eq!(p.target.machine.distances, None);
+    }
+
+    fn with_objects() -> Value {
+        let mut v = base();
+        v["objects"] = serde_json::json!([
+            { "site": "points.c:84 alloc_points",
+              "frames": [ { "module": "/opt/app/bin/app", "buildId": "3F2A00", "offset": "0x1a2b" },
+                          { "module": "/opt/app/bin/app", "buildId": "3f2a00", "offset": "0x2000" } ],
+              "size": { "min": 16777216, "max": 16777216 },
+              "policy": "bind", "nodes": [1] },
+            { "frames": [ { "module": "/usr/lib/libx.so", "offset": "0x10" } ],
+              "size": { "min": 4096, "max": 1073741824 },
+              "policy": "weighted-interleave", "nodes": [0, 1], "weights": [3, 1], "reason": "bandwidth" }
+        ]);
+        v["threads"] = serde_json::json!([
+            { "tid": 43, "order": 1, "name": "worker-a", "toNodes": [1] },
+            { "tid": 44, "order": 2, "toNodes": [0] }
+        ]);
+        v
+    }
+
+    fn bad_obj(f: impl FnOnce(&mut Value)) -> PlanError {
+        let mut v = with_objects();
+        f(&mut v);
+        plan_from_value(&v, 4096).unwrap_err()
+    }
+
+    #[test]
+    fn parses_object_entries_and_thread_identities() {
+        let p = plan_from_value(&with_objects(), 4096).unwrap();
+        assert_eq!(p.objects.len(), 2);
+        let o = &p.objects[0];
+        assert_eq!(o.site.as_deref(), Some("points.c:84 alloc_points"));
+        assert_eq!(o.frames[0].build_id.as_deref(), Some("3f2a00"), "build ids are lower-cased");
+        assert_eq!(o.frames[0].offset, 0x1a2b);
+        assert_eq!((o.size.min, o.size.max), (16 << 20, 16 << 20));
+        assert_eq!((o.policy, o.nodes.as_slice(), o.weights.as_deref()), (ObjectPolicy::Bind, &[1u32][..], None));
+        let w = &p.objects[1];
+        assert_eq!(w.frames[0].build_id, None);
+        assert_eq!((w.policy, w.weights.as_deref()), (ObjectPolicy::WeightedInterleave, Some(&[3u8, 1][..])));
+        assert_eq!((p.threads[0].order, p.threads[0].name.as_deref()), (Some(1), Some("worker-a")));
+        assert_eq!((p.threads[1].order, p.threads[1].name.as_deref()), (Some(2), None));
+        // a plan without the new fields still parses, with none of them
+        let old = plan_from_value(&base(), 4096).unwrap();
+        assert!(old.objects.is_empty() && old.threads[0].order.is_none() && old.threads[0].name.is_none());
+        // serialised back with the documented field names
+        let j = serde_json::to_value(&p.objects[1]).unwrap();
+        assert_eq!(j["policy"], "weighted-interleave");
+        assert_eq!(j["frames"][0]["offset"], "0x10");
+        assert_eq!(j["size"]["max"], 1073741824);
+    }
+
+    #[test]
+    fn object_errors_name_the_field() {
+        use serde_json::json;
+        type Case = (Box<dyn FnOnce(&mut Value)>, &'static str);
+        let cases: Vec<Case> = vec![
+            (Box::new(|v| v["objects"] = json!({})), "objects"),
+            (Box::new(|v| v["objects"][0]["frames"] = json!([])), "objects[0].frames"),
+            (Box::new(|v| v["objects"][0]["frames"][1]["module"] = json!("app")), "objects[0].frames[1].module"),
+            (Box::new(|v| v["objects"][0]["frames"][1]["module"] = json!("/a\nb")), "objects[0].frames[1].module"),
+            (Box::new(|v| v["objects"][0]["frames"][0]["buildId"] = json!("xyz")), "objects[0].frames[0].buildId"),
+            (Box::new(|v| v["objects"][0]["frames"][0]["buildId"] = json!("abc")), "objects[0].frames[0].buildId"),
+            (Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!(4096)), "objects[0].frames[0].offset"),
+            (Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!("0x")), "objects[0].frames[0].offset"),
+            (Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!("0x10000000000000000")), "objects[0].frames[0].offset"),
+            (Box::new(|v| v["objects"][0]["size"]["min"] = json!(100)), "objects[0].size.min"),
+            (Box::new(|v| v["objects"][0]["size"]["max"] = json!(4096)), "objects[0].size.max"),
+            (Box::new(|v| { v["objects"][0].as_object_mut().unwrap().remove("size"); }), "objects[0].size"),
+            (Box::new(|v| v["objects"][0]["policy"] = json!("preferred")), "objects[0].policy"),
+            (Box::new(|v| v["objects"][0]["nodes"] = json!([])), "objects[0].nodes"),
+            (Box::new(|v| v["objects"][0]["nodes"] = json!([7])), "objects[0].nodes[0]"),
+            (Box::new(|v| v["objects"][0]["nodes"] = json!([1, 1])), "objects[0].nodes[1]"),
+            (Box::new(|v| v["objects"][0]["nodes"] = json!([-1])), "objects[0].nodes[0]"),
+            (Box::new(|v| v["objects"][0]["weights"] = json!([1])), "objects[0].weights"),
+            (Box::new(|v| v["objects"][1]["weights"] = json!([3])), "objects[1].weights"),
+            (Box::new(|v| v["objects"][1]["weights"] = json!([0, 1])), "objects[1].weights[0]"),
+            (Box::new(|v| v["objects"][1]["weights"] = json!([3, 256])), "objects[1].weights[1]"),
+            (Box::new(|v| v["objects"][1]["weights"] = json!([3, 1.5])), "objects[1].weights[1]"),
+            (Box::new(|v| { v["objects"][1].as_object_mut().unwrap().remove("weights"); }), "objects[1].weights"),
+            (Box::new(|v| v["objects"][1] = v["objects"][0].clone()), "objects[1]"),
+            (Box::new(|v| v["threads"][0]["name"] = json!("a-name-longer-than-15")), "threads[0].name"),
+            (Box::new(|v| v["threads"][0]["name"] = json!("")), "threads[0].name"),
+            (Box::new(|v| v["threads"][0]["order"] = json!(-2)), "threads[0].order"),
+            (Box::new(|v| v["threads"][1]["order"] = json!(1)), "threads[1]"),
+        ];
+        for (i, (f, path)) in cases.into_iter().enumerate() {
+            let e = bad_obj(f);
+            assert_eq!(e.path, path, "case {i}: {e}");
+            assert_eq!(e.kind, PlanErrorKind::Invalid, "case {i}: {e}");
+        }
+        // duplicate nodes name the second occurrence
+        assert!(bad_obj(|v| v["objects"][0]["nodes"] = json!([1, 1])).message.contains("twice"));
+    }
+
+    #[test]
+    fn hostile_object_entries_are_refused_within_bounds() {
+        use serde_json::json;
+        let one = with_objects()["objects"][0].clone();
+        let e = bad_obj(|v| v["objects"] = Value::Array(vec![one.clone(); MAX_OBJECTS + 1]));
+        assert_eq!((e.path.as_str(), e.kind), ("objects", PlanErrorKind::TooLarge));
+        let frame = json!({ "module": "/a", "offset": "0x1" });
+        let e = bad_obj(|v| v["objects"][0]["frames"] = Value::Array(vec![frame; MAX_FRAMES_PER_OBJECT + 1]));
+        assert_eq!((e.path.as_str(), e.kind), ("objects[0].frames", PlanErrorKind::TooLarge));
+        let e = bad_obj(|v| v["objects"][0]["frames"][0]["module"] = format!("/{}", "a".repeat(MAX_MODULE_PATH_BYTES)).into());
+        assert_eq!((e.path.as_str(), e.kind), ("objects[0].frames[0].module", PlanErrorKind::TooLarge));
+        let e = bad_obj(|v| v["objects"][0]["site"] = "x".repeat(MAX_SITE_CHARS + 1).into());
+        assert_eq!((e.path.as_str(), e.kind), ("objects[0].site", PlanErrorKind::TooLarge));
+        let e = bad_obj(|v| v["objects"][0]["size"]["max"] = json!(u64::MAX));
+        assert_eq!((e.path.as_str(), e.kind), ("objects[0].size.max", PlanErrorKind::TooLarge));
+        let e = bad_obj(|v| v["threads"][0]["order"] = json!(u64::MAX));
+        assert_eq!((e.path.as_str(), e.kind), ("threads[0].order", PlanErrorKind::TooLarge));
+        // more distinct modules than the shim's table holds
+        let many: Vec<Value> = (0..MAX_PLAN_MODULES + 1)
+            .map(|i| json!({ "frames": [ { "module": format!("/lib/m{i}.so"), "offset": "0x1" } ],
+                             "size": { "min": 4096, "max": 4096 }, "policy": "bind", "nodes": [0] }))
+            .collect();
+        let e = bad_obj(|v| v["objects"] = Value::Array(many));
+        assert_eq!((e.path.as_str(), e.kind), (format!("objects[{MAX_PLAN_MODULES}].frames").as_str(), PlanErrorKind::TooLarge));
+        // a node list longer than the machine's is refused before it is walked
+        let e = bad_obj(|v| v["objects"][0]["nodes"] = Value::Array(vec![json!(0); 100_000]));
+        assert_eq!(e.path, "objects[0].nodes");
     }
 }
