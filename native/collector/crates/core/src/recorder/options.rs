@@ -389,6 +389,8 @@ pub enum OptionField {
     MemRate,
     Window,
     NumaBalancing,
+    /// Not a boolean (serve's JSON, where a value can be of any type).
+    KillOnStop,
 }
 
 /// How a front end spells the options, for error messages.
@@ -440,6 +442,7 @@ impl OptionError {
             OptionField::MemRate => "bad-mem-rate",
             OptionField::Window => "bad-window",
             OptionField::NumaBalancing => "bad-numa-balancing",
+            OptionField::KillOnStop => "bad-kill-on-stop",
         }
     }
 
@@ -465,6 +468,7 @@ impl OptionError {
             F::MemRate => ["--mem-rate", "memRateHz", "memRateHz", "mem_rate_hz"],
             F::Window => ["--window-ms", "windowMs", "windowMs", "live_window (ms)"],
             F::NumaBalancing => ["--numa-balancing", "numaBalancing", "numaBalancing", "numa_balancing"],
+            F::KillOnStop => ["--kill-on-stop", "killOnStop", "killOnStop", "kill_on_stop"],
         };
         names[naming as usize]
     }
@@ -505,6 +509,7 @@ impl OptionError {
             (_, F::MemRate) => int(&l.mem_rate_hz),
             (_, F::Window) => int(&l.window_ms),
             (_, F::NumaBalancing) => format!("{n} must be \"leave\" or \"on\""),
+            (_, F::KillOnStop) => format!("{n} must be true or false"),
             (_, F::Target | F::FaultSampling) => format!("give {n}"),
         }
     }
