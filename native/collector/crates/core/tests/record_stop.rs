@@ -61,7 +61,14 @@ fn a_launched_command_is_left_running_and_reaped_when_it_exits() {
     let m = read_trace(&out).unwrap().to_trace_data().manifest;
     let p = m.process.unwrap();
     assert_eq!((p.left_running, p.exit_code, p.attached), (Some(true), None, false));
-    assert!(m.capture.notes.iter().any(|n| n.contains(&format!("(pid {pid}) was still running")) && n.contains("left it running")), "{:?}", m.capture.notes);
+    assert!(
+        m.capture
+            .notes
+            .iter()
+            .any(|n| n.contains(&format!("(pid {pid}) was still running")) && n.contains("left it running")),
+        "{:?}",
+        m.capture.notes
+    );
     assert!(!m.capture.notes.iter().any(|n| n.contains("SIGTERM")), "{:?}", m.capture.notes);
 
     // It exits later: the recorder's reaper thread reaps it (no zombie left in this process).
@@ -94,8 +101,9 @@ fn a_stop_request_leaves_the_command_running_too() {
 fn kill_on_stop_terminates_the_command() {
     let tmp = TempDir::new("stop-kill");
     let out = tmp.0.join("kill.numascope");
-    let opts =
-        RecordRequest { duration_s: Some(0.5), kill_on_stop: Some(true), ..request(&out, &["sleep", "30"]) }.validate().unwrap();
+    let opts = RecordRequest { duration_s: Some(0.5), kill_on_stop: Some(true), ..request(&out, &["sleep", "30"]) }
+        .validate()
+        .unwrap();
     let s = recorder::record(&opts).unwrap();
     assert!(!s.left_running);
     assert_eq!(state(s.pid), None, "terminated and reaped before record() returned");
@@ -139,7 +147,11 @@ fn numa_balancing_is_restored_after_the_recording() {
     let notes = m.capture.notes.join("\n");
     if before.trim().parse::<u32>().unwrap() & 1 == 0 {
         assert!(notes.contains("switched on for this recording"), "{notes}");
-        assert!(notes.contains(&format!("restored to {}", before.trim())) || notes.contains("another recording still held it on"), "{notes}");
+        assert!(
+            notes.contains(&format!("restored to {}", before.trim()))
+                || notes.contains("another recording still held it on"),
+            "{notes}"
+        );
     } else {
         assert!(notes.contains("already on"), "{notes}");
     }

@@ -152,7 +152,7 @@ impl BalancingGuard {
         let previous = previous.clone();
         held.remove(&self.path);
         disarm_emergency();
-        write_value(&self.path, &previous).map(|_| Restored::Restored(previous.clone())).map_err(|e| {
+        write_value(&self.path, &previous).map(|_| Restored::WroteBack(previous.clone())).map_err(|e| {
             format!(
                 "restoring {} to {previous} failed ({e}): automatic NUMA balancing is still on; switch it off with `sysctl kernel.numa_balancing={previous}`",
                 self.path.display()
@@ -183,7 +183,7 @@ pub(super) enum Restored {
     /// Another recording still holds it on; that one restores it.
     StillHeld,
     /// The previous value was written back.
-    Restored(String),
+    WroteBack(String),
 }
 
 impl Drop for BalancingGuard {
@@ -214,7 +214,7 @@ mod tests {
         let root = fake_proc("finish", "0");
         let mut g = BalancingGuard::switch_on(&root).unwrap();
         assert_eq!((read(&root).as_str(), g.previous.as_str(), g.wrote.as_deref()), ("1", "0", Some("1")));
-        assert_eq!(g.restore(), Ok(Restored::Restored("0".into())));
+        assert_eq!(g.restore(), Ok(Restored::WroteBack("0".into())));
         assert_eq!(read(&root), "0");
         drop(g); // restored once only
         assert_eq!(read(&root), "0");
@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(b.previous, "0");
         assert_eq!(a.restore(), Ok(Restored::StillHeld));
         assert_eq!(read(&root), "1", "b still records");
-        assert_eq!(b.restore(), Ok(Restored::Restored("0".into())));
+        assert_eq!(b.restore(), Ok(Restored::WroteBack("0".into())));
         assert_eq!(read(&root), "0");
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::build::{build_trace, BuildInput};
 use super::balancing::Restored;
+use super::build::{build_trace, BuildInput};
 use super::launch::{detach, signal_name, try_reap};
 use super::manifest::Tally;
 use super::session::{Session, Stop};
@@ -234,7 +234,7 @@ impl Session {
                 "--numa-balancing on: automatic NUMA balancing was already on (kernel.numa_balancing = {}); left as it was",
                 g.previous
             ),
-            (Some(w), Ok(Restored::Restored(prev))) => format!(
+            (Some(w), Ok(Restored::WroteBack(prev))) => format!(
                 "automatic NUMA balancing was switched on for this recording (--numa-balancing on: kernel.numa_balancing {prev} -> {w}) and restored to {prev} afterwards"
             ),
             (Some(w), Ok(_)) => format!(

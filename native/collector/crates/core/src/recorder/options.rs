@@ -612,7 +612,8 @@ mod tests {
         let o = req().validate().unwrap();
         assert!(!o.kill_on_stop, "a launched command is left running by default");
         assert_eq!(o.numa_balancing, NumaBalancingChoice::Leave);
-        let o = RecordRequest { kill_on_stop: Some(true), numa_balancing: Some("on".into()), ..req() }.validate().unwrap();
+        let o =
+            RecordRequest { kill_on_stop: Some(true), numa_balancing: Some("on".into()), ..req() }.validate().unwrap();
         assert!(o.kill_on_stop);
         assert_eq!(o.numa_balancing, NumaBalancingChoice::On);
     }
