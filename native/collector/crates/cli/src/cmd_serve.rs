@@ -257,6 +257,9 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         .map_err(|e| (EXIT_RUNTIME, format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(args.port);
     raise_open_files_limit();
+    // Ctrl-C still ends the server at once, but not with NUMA balancing left on or a kdamond left
+    // behind by a recording in progress.
+    recorder::install_cleanup_on_exit_signals();
     let state = Arc::new(State {
         token,
         port,

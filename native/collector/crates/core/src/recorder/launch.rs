@@ -44,6 +44,33 @@ pub fn install_signal_handlers() {
     }
 }
 
+extern "C" fn cleanup_then_die(sig: libc::c_int) {
+    crate::sources::damon::emergency_cleanup();
+    super::balancing::emergency_restore();
+    // SAFETY: signal and raise are async-signal-safe; the default action then ends the process
+    // as the signal would have.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// For long-lived embedders that do not stop on signals (`numascope serve`): SIGINT, SIGTERM and
+/// SIGHUP still end the process as before, but first remove a DAMON kdamond and restore NUMA
+/// balancing that a running recording set up (async-signal-safe writes only).
+pub fn install_cleanup_on_exit_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: cleanup_then_die only makes async-signal-safe calls.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = cleanup_then_die as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
 /// The signal that asked us to stop, if any.
 pub fn signal_received() -> Option<i32> {
     match SIGNALLED.load(Ordering::SeqCst) {

@@ -52,7 +52,7 @@ pub mod options;
 mod pages;
 mod session;
 
-pub use launch::{install_signal_handlers, resolve_program, signal_received};
+pub use launch::{install_cleanup_on_exit_signals, install_signal_handlers, resolve_program, signal_received};
 pub use options::{
     CounterChoice, FaultEventChoice, Limit, Naming, NumaBalancingChoice, OptionError, OptionField, RecordLimits,
     RecordOptions, RecordRequest, Target, DEFAULT_FAULT_RATE_HZ, MAX_CAPTURE, RECORD_LIMITS,
