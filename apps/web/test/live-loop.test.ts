@@ -91,6 +91,21 @@ describe('the live loop', () => {
     expect(loop.state.apply.kind).toBe('done');
   });
 
+  it('a range no longer mapped is left out of the plan, said, and the call made again', async () => {
+    let calls = 0;
+    const { loop } = fakes([], async () => {
+      calls++;
+      if (calls === 1) throw new ApiError('api', 409, 'range-not-mapped', 'pageRanges[0] 0x1000-0x3000 lies outside every mapping of process 4242');
+      return report(0);
+    });
+    loop.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await loop.recommend();
+    await loop.dryRun();
+    expect(calls).toBe(2);
+    expect(loop.state.dry.kind).toBe('done');
+    expect(loop.state.recommend).toMatchObject({ kind: 'done', value: { ranges: 0, pages: 0, dropped: ['0x1000-0x3000'] } });
+  });
+
   it('a refusal is kept with its code', async () => {
     const { loop } = fakes([], async () => {
       throw new ApiError('api', 409, 'pid-reused', 'pid 4242 is another process now');

@@ -50,6 +50,12 @@ export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
                 {r.value.speedup !== null ? ` (predicted ${r.value.speedup.toFixed(2)}×)` : ''}: {n(r.value.ranges)} page ranges ({n(r.value.pages)} pages),{' '}
                 {n(r.value.threads)} threads to pin, for pid {r.value.plan.target.pid}.
               </p>
+              {r.value.dropped.length > 0 && (
+                <p className="ns-muted" data-testid="loop-dropped" data-count={r.value.dropped.length}>
+                  Left out of the plan: {n(r.value.dropped.length)} recorded page ranges that are no longer mapped in pid {before.pid} (freed since the
+                  recording; the server refused them as range-not-mapped), e.g. {r.value.dropped.slice(0, 3).join(', ')}.
+                </p>
+              )}
               {r.value.why && (
                 <p className="ns-muted" data-testid="loop-why">
                   No recommendation: {r.value.why} The plan is a placement check instead: its dry run asks the kernel where the recorded pages are now.

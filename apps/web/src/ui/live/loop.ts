@@ -63,7 +63,15 @@ export interface LoopPlan {
   ranges: number;
   pages: number;
   threads: number;
+  /**
+   * Ranges left out because they lie outside every mapping of the process now (the server's
+   * `range-not-mapped`: freed since the recording), as `start-end`.
+   */
+  dropped: string[];
 }
+
+/** At most this many unmapped ranges are left out one by one before the refusal is shown as it is. */
+export const MAX_DROPPED_RANGES = 64;
 
 export interface LoopState {
   before: Measure | null;
@@ -265,6 +273,7 @@ export class LiveLoop {
               ranges: plan.pageRanges?.length ?? 0,
               pages,
               threads: plan.threads?.length ?? 0,
+              dropped: [],
             },
           },
         });
@@ -284,6 +293,36 @@ export class LiveLoop {
     return `no recommendation is machine-applicable (only launch lines or code changes).${oneNode}`;
   }
 
+  /**
+   * Applies (or dry-runs) the plan on the recorded pid. A range the server refuses as no longer
+   * mapped (`range-not-mapped`, naming `pageRanges[i]`: memory the process freed since the
+   * recording) is left out of the plan, said in `dropped`, and the call made again.
+   */
+  private async send(dryRun: boolean): Promise<ApplyReport> {
+    for (;;) {
+      const r = this.state.recommend;
+      const before = this.state.before;
+      if (r.kind !== 'done' || !before) throw Object.assign(new Error('no plan'), { code: 'no-plan' });
+      try {
+        return await this.api.apply({ plan: r.value.plan as unknown as Record<string, unknown>, pid: before.pid, dryRun });
+      } catch (e) {
+        const m = e instanceof ApiError && e.code === 'range-not-mapped' ? /pageRanges\[(\d+)\]/.exec(e.message) : null;
+        const ranges = r.value.plan.pageRanges ?? [];
+        const i = m ? Number(m[1]) : -1;
+        if (i < 0 || i >= ranges.length || r.value.dropped.length >= MAX_DROPPED_RANGES) throw e;
+        const gone = ranges[i]!;
+        const plan = { ...r.value.plan, pageRanges: ranges.filter((_, k) => k !== i) };
+        const pages = r.value.pages - Number((BigInt(gone.end) - BigInt(gone.start)) / 4096n);
+        this.set({
+          recommend: {
+            kind: 'done',
+            value: { ...r.value, plan, ranges: plan.pageRanges.length, pages, dropped: [...r.value.dropped, `${gone.start}-${gone.end}`] },
+          },
+        });
+      }
+    }
+  }
+
   private async call(step: 'dry' | 'apply', dryRun: boolean): Promise<void> {
     const r = this.state.recommend;
     const before = this.state.before;
@@ -291,7 +330,7 @@ export class LiveLoop {
     this.set({ [step]: { kind: 'running' } } as Partial<LoopState>);
     await this.tracked(async () => {
       try {
-        const report = await this.api.apply({ plan: r.value.plan as unknown as Record<string, unknown>, pid: before.pid, dryRun });
+        const report = await this.send(dryRun);
         this.set({ [step]: { kind: 'done', value: report } } as Partial<LoopState>);
       } catch (e) {
         this.set({ [step]: { kind: 'error', error: asError(e) } } as Partial<LoopState>);
@@ -330,7 +369,7 @@ export class LiveLoop {
     this.set({ afterCheck: { kind: 'running' } });
     await this.tracked(async () => {
       try {
-        const report = await this.api.apply({ plan: r.value.plan as unknown as Record<string, unknown>, pid: before.pid, dryRun: true });
+        const report = await this.send(true);
         this.set({ afterCheck: { kind: 'done', value: report } });
       } catch (e) {
         this.set({ afterCheck: { kind: 'error', error: asError(e) } });
