@@ -77,6 +77,8 @@ describe('IPC request validation', () => {
     await bad(CHANNELS.startRecording, [{ pid: 10, faultRateHz: 99 }], /opts\.faultRateHz/);
     await bad(CHANNELS.startRecording, [{ pid: 10, faultPeriod: 1, faultRateHz: 1000 }], /opts\.faultPeriod: give faultPeriod or faultRateHz, not both/);
     await bad(CHANNELS.startRecording, [{ pid: 10, faultEvent: 'hardware' }], /opts\.faultEvent/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, killOnStop: 'yes' }], /opts\.killOnStop/);
+    await bad(CHANNELS.startRecording, [{ pid: 10, numaBalancing: 'off' }], /opts\.numaBalancing/);
   });
 
   it('recording ids are short tokens', async () => {
@@ -115,11 +117,19 @@ describe('IPC request validation', () => {
   it('startRecording hands the record options to the binding, within the limits', async () => {
     const { logic, addon } = fakeLogic();
     addon.startRecording.mockReturnValue({ result: new Promise(() => {}), stop: () => {} });
-    const opts = { command: ['./app'], durationS: RECORD_LIMITS.maxDurationS, intervalMs: 1, faultRateHz: 500, faultEvent: 'software' };
+    const opts = { command: ['./app'], durationS: RECORD_LIMITS.maxDurationS, intervalMs: 1, faultRateHz: 500, faultEvent: 'software', killOnStop: true, numaBalancing: 'on' };
     const rec = await logic.dispatch(CHANNELS.startRecording, [opts]);
     expect(rec).toMatchObject({ status: 'running', target: { command: ['./app'] }, durationS: RECORD_LIMITS.maxDurationS, summary: null });
     expect(addon.startRecording).toHaveBeenCalledWith(
-      expect.objectContaining({ command: ['./app'], durationMs: RECORD_LIMITS.maxDurationS * 1000, intervalMs: 1, faultRateHz: 500, faultEvent: 'software' }),
+      expect.objectContaining({
+        command: ['./app'],
+        durationMs: RECORD_LIMITS.maxDurationS * 1000,
+        intervalMs: 1,
+        faultRateHz: 500,
+        faultEvent: 'software',
+        killOnStop: true,
+        numaBalancing: 'on',
+      }),
     );
   });
 

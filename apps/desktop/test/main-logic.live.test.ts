@@ -75,6 +75,10 @@ describe('main logic over the real napi addon', () => {
     const done = await logic.recordings.settled(rec.id);
     expect(done.summary!.stopReason).toBe('signal');
     expect(((await logic.dispatch(CHANNELS.recordingTrace, [rec.id])) as Uint8Array).length).toBeGreaterThan(0);
+    // Stopping does not kill: the command runs on (the binding reaps it when it exits); end it here.
+    expect(done.summary!.leftRunning).toBe(true);
+    expect(() => process.kill(done.summary!.pid, 0)).not.toThrow();
+    process.kill(done.summary!.pid, 'SIGKILL');
   });
 
   it('a failing recording ends with status failed and an error', async () => {

@@ -75,6 +75,18 @@ describe('buildPlan', () => {
     expect(plan.source.summary).toMatch(/2 replicated pages left out/);
   });
 
+  it('includeInPlace keeps the ranges already in place: a plan that states the placement, moving nothing', () => {
+    const stay = finalOnly('observed', [0, 0, 1], Array(13).fill(0));
+    expect(buildPlan(TRACE, stay, { createdAt: CREATED }).pageRanges).toEqual([]);
+    const plan = buildPlan(TRACE, stay, { createdAt: CREATED, includeInPlace: true });
+    expect(plan.pageRanges.map((r) => `${r.start}-${r.end} ${r.action} ${r.toNodes} expected ${JSON.stringify(r.expectedNodes)}`)).toEqual([
+      '0x7f0000000000-0x7f000000c000 move 0 expected {"0":12}',
+      '0x7f0000100000-0x7f0000101000 move 0 expected {"0":1}',
+    ]);
+    expect(plan.expected).toMatchObject({ pagesToMove: 0, bytesToMove: 0, threadsToPin: 0 });
+    expect(plan.threads).toEqual([]);
+  });
+
   it('round-trips through the schema', () => {
     const plan = buildPlan(TRACE, finalOnly('asymsched', [2, 2, 1], Array(13).fill(3)), { createdAt: CREATED });
     expect(plan.pageRanges.map((r) => `${r.start}-${r.end} ${r.action} ${r.toNodes}`)).toEqual([

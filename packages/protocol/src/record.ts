@@ -32,6 +32,9 @@ export const COMMAND_LIMITS = { maxArgs: 256, maxArgChars: 4096 } as const;
 export const FAULT_EVENTS = ['auto', 'software', 'tracepoint'] as const;
 export type FaultEvent = (typeof FAULT_EVENTS)[number];
 
+/** `numaBalancing`: `leave` /proc/sys/kernel/numa_balancing as it is (default), or switch it `on` for the recording (root). */
+export const NUMA_BALANCING = ['leave', 'on'] as const;
+
 /**
  * What starts a recording: `POST /api/recordings`'s body and the desktop app's
  * `startRecording(opts)`. Exactly one of `pid` and `command`; `faultPeriod` and `faultRateHz`
@@ -46,6 +49,10 @@ export const startRecordingRequest = z
     faultPeriod: int.min(RECORD_LIMITS.faultPeriod.min).max(RECORD_LIMITS.faultPeriod.max).optional(),
     faultRateHz: int.min(RECORD_LIMITS.faultRateHz.min).max(RECORD_LIMITS.faultRateHz.max).optional(),
     faultEvent: z.enum(FAULT_EVENTS).optional(),
+    /** Terminate a launched command still running at the stop (default false: it is left running). */
+    killOnStop: z.boolean().optional(),
+    /** `on`: automatic NUMA balancing on for the recording (root; restored afterwards). */
+    numaBalancing: z.enum(NUMA_BALANCING).optional(),
   })
   .superRefine((o, ctx) => {
     if ((o.pid === undefined) === (o.command === undefined))
@@ -90,6 +97,12 @@ export const recordSummary = z.strictObject({
   /** `not-requested`, `used: …` or `failed: <reason>`. */
   damon: z.string(),
   warnings: z.array(z.string()),
+  /**
+   * The process was still running when the capture ended and was left running (an attached
+   * process; a launched command unless killOnStop): a plan can be applied to it, and it can be
+   * recorded again by pid.
+   */
+  leftRunning: z.boolean(),
 });
 export type RecordSummary = z.infer<typeof recordSummary>;
 

@@ -41,8 +41,9 @@ describe('the collector’s messages (fixtures/rust-messages.json)', () => {
   });
 
   it('the examples cover each optional field present and absent (or null and not null)', () => {
-    const summaries = fixture.recordSummary as Array<{ exitCode: number | null }>;
+    const summaries = fixture.recordSummary as Array<{ exitCode: number | null; leftRunning: boolean }>;
     expect(summaries.some((s) => s.exitCode === null) && summaries.some((s) => s.exitCode !== null)).toBe(true);
+    expect(summaries.some((s) => s.leftRunning) && summaries.some((s) => !s.leftRunning)).toBe(true);
     const recordings = fixture.recording as Array<Record<string, unknown>>;
     for (const k of ['summary', 'error', 'latest', 'durationS']) {
       expect(recordings.some((r) => r[k] === null) && recordings.some((r) => r[k] !== null), k).toBe(true);

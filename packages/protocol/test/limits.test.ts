@@ -28,5 +28,10 @@ describe('RECORD_LIMITS', () => {
     expect(startRecordingRequest.safeParse({ ...ok, faultPeriod: 1, faultRateHz: 1000 }).error?.issues[0]?.message).toBe('give faultPeriod or faultRateHz, not both');
     expect(startRecordingRequest.safeParse({ pid: 1, command: ['x'] }).error?.issues[0]?.message).toBe('give exactly one of pid and command');
     expect(startRecordingRequest.safeParse({ ...ok, faultEvent: 'hardware' }).success).toBe(false);
+    // killOnStop: a boolean (serve answers bad-kill-on-stop otherwise); numaBalancing: leave or on.
+    expect(startRecordingRequest.safeParse({ ...ok, killOnStop: true }).success).toBe(true);
+    expect(startRecordingRequest.safeParse({ ...ok, killOnStop: 'yes' }).error?.issues[0]?.path).toEqual(['killOnStop']);
+    expect(startRecordingRequest.safeParse({ ...ok, numaBalancing: 'on' }).success).toBe(true);
+    expect(startRecordingRequest.safeParse({ ...ok, numaBalancing: 'off' }).success).toBe(false);
   });
 });

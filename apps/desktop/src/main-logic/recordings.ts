@@ -68,6 +68,8 @@ export class RecordingManager {
       ...(opts.faultPeriod !== undefined ? { faultPeriod: opts.faultPeriod } : {}),
       ...(opts.faultRateHz !== undefined ? { faultRateHz: opts.faultRateHz } : {}),
       ...(opts.faultEvent !== undefined ? { faultEvent: opts.faultEvent } : {}),
+      ...(opts.killOnStop !== undefined ? { killOnStop: opts.killOnStop } : {}),
+      ...(opts.numaBalancing !== undefined ? { numaBalancing: opts.numaBalancing } : {}),
       output,
       windowMs: this.deps.windowMs ?? 250,
       onWindow: emitWindow,

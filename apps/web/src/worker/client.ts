@@ -197,9 +197,12 @@ export class TraceWorkerClient {
     throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
   }
 
-  /** Builds and validates a plan from selected recommendations of an analysis. */
-  async plan(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string): Promise<PlanOutcome> {
-    const r = await this.send({ type: 'plan', traceId, request, ids, createdAt, traceName });
+  /**
+   * Builds and validates a plan from selected recommendations of an analysis; with `check` and no
+   * ids, the plan of the recorded placement itself (every page range to the node it is on).
+   */
+  async plan(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string, check = false): Promise<PlanOutcome> {
+    const r = await this.send({ type: 'plan', traceId, request, ids, createdAt, traceName, check });
     if (r.type === 'plan') return r.outcome;
     return { error: r.type === 'failed' ? r.error.message : 'unexpected Worker reply' };
   }

@@ -128,7 +128,7 @@ export function createWorkerHandler(post: Post, now: () => number = () => perfor
       if (req.type === 'plan') {
         const { result } = analysis(req.id, req.traceId, null, req.request);
         const outcome = result
-          ? planFromRecommendations(mainTrace(), result, req.ids, req.createdAt, req.traceName)
+          ? planFromRecommendations(mainTrace(), result, req.ids, req.createdAt, req.traceName, req.check === true)
           : { error: 'the analysis failed, so there is nothing to plan from' };
         reply({ id: req.id, type: 'plan', outcome });
         return;

@@ -32,7 +32,8 @@ export type WorkerRequest =
   | { id: number; type: 'bytes'; traceId: number }
   | { id: number; type: 'analyze'; traceId: number; recording: number | null; request: AnalyzeRequest }
   | { id: number; type: 'open-extra'; bytes: ArrayBuffer; name: string }
-  | { id: number; type: 'plan'; traceId: number; request: AnalyzeRequest; ids: string[]; createdAt: string; traceName: string }
+  /** `check`: no recommendation applied: the recorded placement itself, every range kept (the live loop's placement check). */
+  | { id: number; type: 'plan'; traceId: number; request: AnalyzeRequest; ids: string[]; createdAt: string; traceName: string; check?: boolean }
   | { id: number; type: 'decisions'; traceId: number; request: AnalyzeRequest }
   | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string };
 

@@ -34,6 +34,17 @@ export interface RecordOptions {
    * "software" or "tracepoint" (`numascope record --fault-event`).
    */
   faultEvent?: 'auto' | 'software' | 'tracepoint';
+  /**
+   * Terminate a launched command still running when the recording stops (SIGTERM, then SIGKILL).
+   * Default false: it is left running, in a process group of its own, and reaped when it exits;
+   * `RecordResult.leftRunning` says so (`numascope record --kill-on-stop`).
+   */
+  killOnStop?: boolean;
+  /**
+   * "on": switch automatic NUMA balancing on for the recording so that its hinting faults give
+   * access samples (needs root; the previous value is restored afterwards); "leave" (default).
+   */
+  numaBalancing?: 'leave' | 'on';
   /** Aborting it stops the recording early; the Promise still resolves (stopReason "signal"). */
   signal?: AbortSignal;
   /**

@@ -74,6 +74,16 @@ export interface RecordOptions {
    * faults are recorded as accesses), `software` or `tracepoint` (`numascope record --fault-event`).
    */
   faultEvent?: string
+  /**
+   * Terminate a launched command still running when the recording stops (default false: it is
+   * left running, in its own process group, and reaped when it exits; `numascope record --kill-on-stop`).
+   */
+  killOnStop?: boolean
+  /**
+   * `on`: switch automatic NUMA balancing on for the recording (root; the previous value is
+   * restored afterwards), `leave` (default): leave it (`numascope record --numa-balancing`).
+   */
+  numaBalancing?: string
 }
 
 /** What `record()` resolves to. */
@@ -91,6 +101,8 @@ export interface RecordResult {
   pageFaults: string
   damon: string
   warnings: Array<string>
+  /** The process was still running when the recording stopped and was left running. */
+  leftRunning: boolean
 }
 
 /**

@@ -7,7 +7,7 @@
  * alternate (runs shorter than MIN_MOVE_RUN_PAGES, over ≥ 2 nodes, at least two pages per node) the
  * runs merge into one `interleave` range over those nodes, in node-id order — the same spread as
  * the replay, not necessarily the same page-by-page nodes. Ranges in which no page would change
- * node are left out. Replicated pages cannot be expressed (move_pages has no replication) and are
+ * node are left out (kept with `includeInPlace`). Replicated pages cannot be expressed (move_pages has no replication) and are
  * left out, counted in the summary.
  * Threads: a thread whose final node differs from its last observed node (thread_placements,
  * else the replay's first window) is pinned to its final node; with `threadIdentity:
@@ -54,6 +54,12 @@ export interface BuildPlanOptions {
    * main thread 0) and the name, which a new run of the program has too.
    */
   threadIdentity?: 'tid' | 'order-and-name';
+  /**
+   * Also keep ranges in which no page would change node: a plan that states where every page is
+   * to be, so that its dry run checks the placement against the kernel's (the live loop's check
+   * of a recording for which nothing is recommended). Default false.
+   */
+  includeInPlace?: boolean;
 }
 
 export class PlanBuildError extends Error {
@@ -105,7 +111,7 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   };
   const emit = (pages: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
     const targets = pages.map((p, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!));
-    if (pages.every((p, i) => current[p] === targets[i])) return;
+    if (!options.includeInPlace && pages.every((p, i) => current[p] === targets[i])) return;
     const expected: Record<string, number> = {};
     let known = 0;
     for (const p of pages) {

@@ -127,6 +127,12 @@ export interface TraceProcess {
   command: string[];
   attached: boolean;
   exitCode: number | null;
+  /**
+   * Recorded traces: the process was still running when the capture ended and the recorder left
+   * it running (true), or it had exited or was terminated (false). Absent in older, imported and
+   * synthetic traces.
+   */
+  leftRunning?: boolean | null;
 }
 
 export interface TableEntry {

@@ -88,6 +88,7 @@ export const manifestSchema = z.object({
       command: z.array(z.string()),
       attached: z.boolean(),
       exitCode: int.nullable(),
+      leftRunning: z.boolean().nullable().optional(),
     })
     .nullable(),
   // Entries (AppliedPlanEntry) are checked loosely: an object; extra keys allowed.

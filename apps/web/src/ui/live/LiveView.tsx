@@ -11,8 +11,9 @@ import type { LiveState } from './machine';
 import type { LiveWindow, NodeCount, ProcessInfo } from '@numascope/protocol';
 import { splitArgv } from './argv';
 import type { LiveSession } from './session';
-import { liveSession } from './store';
+import { liveLoop, liveSession } from './store';
 import { ApplyPanel } from './ApplyPanel';
+import { LoopPanel } from './LoopPanel';
 import './live.css';
 
 const n = (v: number) => v.toLocaleString('en-US');
@@ -42,6 +43,7 @@ function useLive(session: LiveSession): LiveState {
 
 export function LiveView({ onState }: { onState: (s: AppState) => void }) {
   const session = useMemo(() => liveSession(), []);
+  const loop = useMemo(() => liveLoop(), []);
   const state = useLive(session);
   const appState = liveAppState(state);
   useEffect(() => onState(appState), [appState, onState]);
@@ -89,6 +91,7 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
       {recordingOf(p) && (p.kind === 'running' || p.kind === 'stopping' || p.kind === 'downloading' || p.kind === 'ended' || p.kind === 'gone' || p.kind === 'failed') && (
         <Recording state={state} session={session} />
       )}
+      {loop && <LoopPanel loop={loop} busy={p.kind === 'starting' || p.kind === 'running' || p.kind === 'stopping' || p.kind === 'downloading'} />}
       {state.probe && session.client && p.kind !== 'unauthorized' && p.kind !== 'unreachable' && (
         <ApplyPanel
           api={session.client}
@@ -305,7 +308,9 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
           <p>{p.error.message}</p>
         </Alert>
       )}
-      {p.kind === 'ended' && <ApplyNote pid={p.end.summary?.pid ?? w?.pid ?? null} exited={p.end.summary?.stopReason === 'process-exit'} />}
+      {p.kind === 'ended' && (
+        <ApplyNote pid={p.end.summary?.pid ?? w?.pid ?? null} exited={p.end.summary?.stopReason === 'process-exit'} leftRunning={p.end.summary?.leftRunning ?? false} />
+      )}
       <p className="ns-muted hint" data-testid="live-honesty">
         Measured: page faults (software event: every fault while a thread faults less than the sampling rate, sampled above it, so counts are samples; by the node of the faulted page, asked with move_pages) and page placement
         (distinct 4 KiB pages touched, by their current node). Thread cpu/node: where each thread last ran (/proc). Memory accesses and
@@ -316,12 +321,14 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
   );
 }
 
-function ApplyNote({ pid, exited }: { pid: number | null; exited: boolean }) {
+function ApplyNote({ pid, exited, leftRunning }: { pid: number | null; exited: boolean; leftRunning: boolean }) {
   return (
     <p className="ns-muted hint" data-testid="live-apply-note">
       {exited
         ? `This process has exited: a plan can only be applied to a running process.`
-        : `To change its placement, load a plan for pid ${pid ?? 'PID'} in “Apply a plan” below (or run numascope apply PLAN -p ${pid ?? 'PID'}).`}
+        : !leftRunning
+          ? `This process was terminated at the stop (killOnStop): a plan can only be applied to a running process.`
+          : `pid ${pid ?? 'PID'} is still running (numascope left it running). Use “Record → recommend → apply → record again” below, or load a plan for it in “Apply a plan” (or run numascope apply PLAN -p ${pid ?? 'PID'}).`}
     </p>
   );
 }

@@ -8,7 +8,7 @@ import { ApiError } from './client';
 import type { LiveClient } from './client';
 import { initialState, liveReducer } from './machine';
 import type { LiveEvent, LiveState } from './machine';
-import type { ErrorBody, LiveWindow, StartRecordingRequest } from '@numascope/protocol';
+import type { ErrorBody, LiveEnd, LiveWindow, StartRecordingRequest } from '@numascope/protocol';
 
 export const RENDER_INTERVAL_MS = 250;
 
@@ -17,6 +17,8 @@ export interface SessionHooks {
   work?: () => () => void;
   /** The downloaded trace, to open in the normal views. */
   onTrace?: (name: string, bytes: ArrayBuffer) => Promise<void> | void;
+  /** Before onTrace (which may take the buffer): the recording, its end, the bytes and the last window (the live loop). */
+  beforeTrace?: (recording: string, end: LiveEnd, bytes: ArrayBuffer, latest: LiveWindow | null) => void;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (t: unknown) => void;
 }
@@ -154,6 +156,7 @@ export class LiveSession {
     await this.tracked(async () => {
       try {
         const bytes = await api.trace(p.recording.id);
+        this.hooks.beforeTrace?.(p.recording.id, p.end, bytes, this.state.latest);
         await this.hooks.onTrace?.(`numascope-${p.recording.id}.numascope`, bytes);
         this.dispatch({ type: 'trace-opened' });
       } catch (e) {

@@ -3,9 +3,12 @@ import { beginWork } from '../idle';
 import { LiveApi, browserDeps } from './client';
 import { DesktopLiveApi, desktopBridge } from './desktop';
 import { LiveSession } from './session';
+import { LiveLoop } from './loop';
+import { TraceWorkerClient } from '../../worker/client';
 import { pageToken } from './token';
 
 let session: LiveSession | null = null;
+let loop: LiveLoop | null = null;
 let sessionToken: string | null | undefined;
 let onTrace: (name: string, bytes: ArrayBuffer) => Promise<void> | void = () => {};
 
@@ -20,11 +23,25 @@ export function liveSession(): LiveSession {
   const token = desktop ? 'desktop' : pageToken();
   if (session && sessionToken === token) return session;
   session?.dispose();
+  loop?.dispose();
+  loop = null;
   sessionToken = token;
   const api = desktop ? new DesktopLiveApi(desktop) : token ? new LiveApi(token, browserDeps()) : null;
-  session = new LiveSession(api, {
+  const s = new LiveSession(api, {
     work: beginWork,
     onTrace: (name, bytes) => onTrace(name, bytes),
+    // The views' Worker takes the buffer: the loop keeps a copy of the traces it needs.
+    beforeTrace: (recording, end, bytes, latest) => {
+      if (loop?.wants(end)) loop.traceArrived(recording, end, bytes.slice(0), latest, (s.state.topology?.nodes ?? []).map((x) => x.id));
+    },
   });
-  return session;
+  session = s;
+  if (api) loop = new LiveLoop(s, api, () => new TraceWorkerClient(), beginWork);
+  return s;
+}
+
+/** The live loop of the page's session (null without a server or desktop API). */
+export function liveLoop(): LiveLoop | null {
+  liveSession();
+  return loop;
 }

@@ -272,9 +272,16 @@ export interface PlanOutcome {
  * they are, threads on their last observed node) with each selected action applied in order,
  * turned into a plan by the engine's buildPlan and checked with validatePlan.
  */
-export function planFromRecommendations(trace: Trace, result: AnalysisResult, ids: string[], createdAt: string, traceName: string): PlanOutcome {
+export function planFromRecommendations(
+  trace: Trace,
+  result: AnalysisResult,
+  ids: string[],
+  createdAt: string,
+  traceName: string,
+  check = false,
+): PlanOutcome {
   const recs = (recommendationsOf.get(result) ?? []).filter((r) => ids.includes(r.id) && r.planable);
-  if (recs.length === 0) return { error: 'select at least one recommendation that a plan can express (move, interleave or pin)' };
+  if (recs.length === 0 && !check) return { error: 'select at least one recommendation that a plan can express (move, interleave or pin)' };
   const input = result.input;
   const pageNode = Int16Array.from(input.initial.pageNode);
   const observed = input.observedThreadNode;
@@ -288,7 +295,7 @@ export function planFromRecommendations(trace: Trace, result: AnalysisResult, id
     if (r.threads) for (const t of r.threads) threadNode[t] = final.threadNode[t]!;
   }
   const replay: PolicyReplay = {
-    policy: recs.map((r) => r.policy).filter((p, i, a) => a.indexOf(p) === i).join('+'),
+    policy: check ? 'observed' : recs.map((r) => r.policy).filter((p, i, a) => a.indexOf(p) === i).join('+'),
     windows: [],
     threadNodeByWindow: [],
     finalPlacement: { pageNode, threadNode, replicated: new Uint8Array(pageNode.length) },
@@ -301,7 +308,11 @@ export function planFromRecommendations(trace: Trace, result: AnalysisResult, id
       createdAt,
       traceName,
       seed: 1,
-      summary: recs.map((r) => r.title).join(' · ').slice(0, 500),
+      summary: check
+        ? 'placement check: every recorded page range on the node the recording last saw it on (moves only pages that are elsewhere now)'
+        : recs.map((r) => r.title).join(' · ').slice(0, 500),
+      includeInPlace: check,
+      ...(check ? { reason: 'recorded placement' } : {}),
     });
     const json = serializePlan(validatePlan(plan));
     return { plan, json };

@@ -257,6 +257,9 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         .map_err(|e| (EXIT_RUNTIME, format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(args.port);
     raise_open_files_limit();
+    // Ctrl-C still ends the server at once, but not with NUMA balancing left on or a kdamond left
+    // behind by a recording in progress.
+    recorder::install_cleanup_on_exit_signals();
     let state = Arc::new(State {
         token,
         port,
@@ -1026,15 +1029,11 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
         return api_error(400, "bad-request", "the body must be a JSON object: {\"pid\": N} or {\"command\": [..]}");
     };
     for k in obj.keys() {
-        if !["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz", "faultEvent"]
-            .contains(&k.as_str())
-        {
+        if !RECORDING_FIELDS.contains(&k.as_str()) {
             return api_error(
                 400,
                 "bad-request",
-                &format!(
-                    "unknown field {k:?}: the fields are pid, command, durationS, intervalMs, faultPeriod, faultRateHz, faultEvent"
-                ),
+                &format!("unknown field {k:?}: the fields are {}", RECORDING_FIELDS.join(", ")),
             );
         }
     }
@@ -1183,6 +1182,10 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
     json_response(201, &recording_json(&rec))
 }
 
+/// The fields of a `POST /api/recordings` body (docs/live-api.md).
+const RECORDING_FIELDS: [&str; 9] =
+    ["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz", "faultEvent", "killOnStop", "numaBalancing"];
+
 /// The record options of a `POST /api/recordings` body. A number or pid of the wrong JSON type
 /// becomes a value outside its range (0, NaN) and a command that is not an array of strings an
 /// empty one, so that `RecordRequest::validate` reports it, in its order, with the range's message.
@@ -1193,6 +1196,16 @@ fn record_request(obj: &serde_json::Map<String, Value>) -> Result<RecordRequest,
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(OptionError::range(OptionField::FaultEvent)),
+    };
+    let numa_balancing = match given("numaBalancing") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(OptionError::range(OptionField::NumaBalancing)),
+    };
+    let kill_on_stop = match given("killOnStop") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(OptionError::range(OptionField::KillOnStop)),
     };
     Ok(RecordRequest {
         pid: given("pid").map(|p| p.as_i64().unwrap_or(0)),
@@ -1206,6 +1219,8 @@ fn record_request(obj: &serde_json::Map<String, Value>) -> Result<RecordRequest,
         fault_period: int("faultPeriod"),
         fault_rate_hz: int("faultRateHz"),
         fault_event,
+        numa_balancing,
+        kill_on_stop,
         ..Default::default()
     })
 }

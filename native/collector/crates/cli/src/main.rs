@@ -33,7 +33,7 @@ const DEFAULT_MEM_RATE_HZ: u64 = RECORD_LIMITS.mem_rate_hz.default.unwrap();
 self-contained trace file (NAME.numascope: a ZIP of manifest.json and Arrow tables) that the \
 numascope app and any Arrow reader open.\n\n\
 Exit codes: 0 success, 1 runtime error, 2 usage error.",
-    after_help = "Examples:\n  numascope probe\n  numascope record -o run.numascope -- ./app --size 4G\n  numascope record -p 1234 -d 10 -o attached.numascope\n  numascope topology --json"
+    after_help = "Examples:\n  numascope probe\n  numascope record -o run.numascope -- ./app --size 4G\n  numascope record -d 10 -o before.numascope -- ./app   (./app keeps running: apply a plan, then record -p PID)\n  numascope record -p 1234 -d 10 -o attached.numascope\n  numascope topology --json"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,8 +47,14 @@ enum Command {
         long_about = "Record a trace.\n\n\
 Launch a command (everything after `--`) and record it from its first instruction, or attach to \
 a running process with -p PID. Recording stops when the duration (-d) elapses, when the process \
-exits, or on Ctrl-C/SIGTERM; the trace is written in every case. A launched command still \
-running when the capture stops is sent SIGTERM. Its stdin, stdout and stderr are the recorder's.\n\n\
+exits, or on Ctrl-C/SIGTERM; the trace is written in every case.\n\n\
+Stopping does not kill: a launched command still running when the capture stops is left running \
+(its pid is printed, to apply a plan to it with `numascope apply PLAN -p PID` or to record it \
+again with `-p PID`; stop it with `kill PID`). It runs in a process group of its own, so that \
+Ctrl-C stops only the recording; its stdout and stderr are the recorder's, and its stdin too \
+unless stdin is a terminal (then /dev/null: a background process group cannot read the \
+terminal). With --kill-on-stop it shares the recorder's process group and stdin (Ctrl-C reaches \
+it too) and is sent SIGTERM (SIGKILL after 2 s) when the capture stops, as before.\n\n\
 Sources: software page-fault sampling (every fault: which thread touched which page first, when, \
 on which cpu), /proc polling (thread cpu and node, migrations, numa_maps page placement per \
 mapping, vmstat and per-node numastat counters), and sysfs topology. If page-fault events cannot \
@@ -229,6 +235,22 @@ struct RecordArgs {
     #[arg(long = "mem-rate", value_name = "HZ", default_value_t = DEFAULT_MEM_RATE_HZ)]
     mem_rate: u64,
 
+    /// Terminate a launched command that is still running when the capture stops (SIGTERM, then
+    /// SIGKILL after 2 s), and let Ctrl-C reach it (same process group and stdin as numascope).
+    /// By default it is left running, in its own process group.
+    #[arg(long = "kill-on-stop")]
+    kill_on_stop: bool,
+
+    /// `on`: switch automatic NUMA balancing on (/proc/sys/kernel/numa_balancing) for the
+    /// recording, so that the kernel's NUMA hinting faults give access samples (which thread
+    /// touched which page) without a PMU; the previous value is restored afterwards (also on
+    /// error, Ctrl-C or SIGTERM; not on SIGKILL). Needs root. `leave` (default): do not touch it.
+    /// The balancer migrates pages and threads while it is on: the recording shows the program
+    /// under balancing.
+    #[arg(long = "numa-balancing", value_name = "MODE", default_value = "leave",
+          value_parser = PossibleValuesParser::new(["leave", "on"]))]
+    numa_balancing: String,
+
     /// The command to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -320,6 +342,8 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         damon: Some(args.damon),
         mem_sampling: Some(!args.no_pmu),
         uncore: Some(!args.no_uncore),
+        kill_on_stop: Some(args.kill_on_stop),
+        numa_balancing: Some(args.numa_balancing.clone()),
     };
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
     opts.command_line = std::env::args().collect();
@@ -337,6 +361,16 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         RecordError::Usage(m) => (EXIT_USAGE, m),
         e => (EXIT_RUNTIME, e.to_string()),
     })?;
+    if s.left_running && args.pid.is_none() {
+        // Printed even with -q: the user must know that a process they started is still running.
+        eprintln!(
+            "numascope: pid {pid} is still running (numascope left it running; record with --kill-on-stop to terminate it at the stop).\n\
+             numascope:   apply a plan to it:  numascope apply PLAN.json -p {pid} --dry-run   (then without --dry-run)\n\
+             numascope:   record it again:     numascope record -p {pid} -o after.numascope\n\
+             numascope:   stop it:             kill {pid}",
+            pid = s.pid
+        );
+    }
     if !args.quiet {
         let exit = match s.exit_code {
             Some(c) => format!(", exit code {c}"),

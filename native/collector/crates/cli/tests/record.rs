@@ -352,6 +352,7 @@ fn sigint_stops_and_writes_the_trace() {
     let mut rec = Command::new(numascope())
         .args([
             "record",
+            "--kill-on-stop",
             "-o",
             out.to_str().unwrap(),
             "--",
@@ -388,6 +389,7 @@ fn sigint_stops_and_writes_the_trace() {
     assert_eq!(m.process.as_ref().unwrap().exit_code, None);
     assert!(m.capture.notes.iter().any(|n| n.contains("SIGINT")), "{:?}", m.capture.notes);
     assert!(m.capture.notes.iter().any(|n| n.contains("SIGTERM")), "{:?}", m.capture.notes);
+    assert_eq!(m.process.as_ref().unwrap().left_running, Some(false));
     assert!(!t.samples.time_us.is_empty());
 }
 
@@ -468,10 +470,11 @@ fn debug_write_fixture() {
     assert!(!help.contains("debug"), "{help}");
 }
 
-/// Ctrl-C in a terminal reaches the whole foreground process group: the command dies of
-/// SIGINT, the recorder stops and still writes the trace.
+/// With --kill-on-stop the command shares the recorder's process group: Ctrl-C in a terminal
+/// reaches the whole foreground process group, the command dies of SIGINT, the recorder stops
+/// and still writes the trace.
 #[test]
-fn ctrl_c_to_the_process_group() {
+fn ctrl_c_to_the_process_group_with_kill_on_stop() {
     use std::os::unix::process::CommandExt;
     let tmp = Tmp::new("ctrlc");
     let out = tmp.file("ctrlc.numascope");
@@ -479,6 +482,7 @@ fn ctrl_c_to_the_process_group() {
     let mut rec = Command::new(numascope())
         .args([
             "record",
+            "--kill-on-stop",
             "-q",
             "-o",
             out.to_str().unwrap(),
@@ -511,6 +515,82 @@ fn ctrl_c_to_the_process_group() {
     assert_eq!(m.process.as_ref().unwrap().exit_code, Some(128 + libc::SIGINT));
     assert!(m.capture.notes.iter().any(|n| n.contains("killed by SIGINT")), "{:?}", m.capture.notes);
     assert!((0..t.events.time_us.len()).any(|i| t.events.kind.get(i) == "process-exit" && t.events.value[i] == 130));
+}
+
+/// The state letter of /proc/PID/stat; None when the pid is gone.
+fn proc_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next())
+}
+
+/// By default the command gets a process group of its own: Ctrl-C to the terminal's foreground
+/// group (the recorder's) stops the recording only. The command keeps running (not stopped),
+/// the recorder prints its pid and exits, the command is reparented, and it is reaped when it
+/// exits later (here by this test, made a subreaper, as init would).
+#[test]
+fn ctrl_c_leaves_the_launched_command_running() {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl on this process: orphaned descendants are reparented to it.
+    assert_eq!(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }, 0);
+    let tmp = Tmp::new("detach");
+    let out = tmp.file("detach.numascope");
+    let err_path = tmp.file("stderr.txt");
+    let tl = testload();
+    let mut rec = Command::new(numascope())
+        .args([
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            tl.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--mib",
+            "1",
+            "--seconds",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        // A file, not a pipe: the command inherits it and keeps it open after the recorder exits.
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(rec.stdout.take().unwrap()).lines();
+    let mut pid = 0;
+    loop {
+        let l = lines.next().expect("testload output ended early").unwrap();
+        if l.starts_with("ready ") {
+            pid = field(&l, "pid=").parse().unwrap();
+        }
+        if l.starts_with("touched ") {
+            break;
+        }
+    }
+    assert!(pid > 0);
+    unsafe { libc::kill(-(rec.id() as i32), libc::SIGINT) };
+    let status = wait_timeout(&mut rec, Duration::from_secs(30));
+    let err = std::fs::read_to_string(&err_path).unwrap();
+    assert!(status.success(), "recorder exit {status:?}; stderr:\n{err}");
+    assert!(err.contains(&format!("pid {pid} is still running")), "{err}");
+    assert!(err.contains(&format!("numascope apply PLAN.json -p {pid}")), "{err}");
+    assert!(err.contains(&format!("kill {pid}")), "{err}");
+    let st = proc_state(pid).expect("the command survives Ctrl-C and the recorder's exit");
+    assert!(st == 'S' || st == 'R', "running, not stopped: state {st}");
+    let t = read_trace(&out).unwrap().to_trace_data();
+    let m = &t.manifest;
+    assert_eq!(m.capture.stop_reason, "signal");
+    let p = m.process.as_ref().unwrap();
+    assert_eq!((p.exit_code, p.left_running), (None, Some(true)));
+    assert!(m.capture.notes.iter().any(|n| n.contains("left it running")), "{:?}", m.capture.notes);
+    assert!(m.capture.notes.iter().any(|n| n.contains("capture stopped by SIGINT")), "{:?}", m.capture.notes);
+    // Reparented to this test (the subreaper): it is reaped as a normal child when it exits.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let mut wstatus = 0;
+    let r = unsafe { libc::waitpid(pid, &mut wstatus, 0) };
+    assert_eq!(r, pid, "waitpid: {}", std::io::Error::last_os_error());
+    assert!(libc::WIFSIGNALED(wstatus) && libc::WTERMSIG(wstatus) == libc::SIGTERM, "status {wstatus:#x}");
+    assert_eq!(proc_state(pid), None);
 }
 
 /// As an unprivileged user (run via setpriv when the tests run as root): attaching to another

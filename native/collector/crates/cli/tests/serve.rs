@@ -90,6 +90,11 @@ fn token_and_origin_are_enforced() {
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-event"));
     let r = s.post("/api/recordings", r#"{"pid":1,"faultEvent":3}"#);
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-fault-event"));
+    let r = s.post("/api/recordings", r#"{"pid":1,"killOnStop":"yes"}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-kill-on-stop"));
+    assert!(r.text().contains("killOnStop must be true or false"), "{}", r.text());
+    let r = s.post("/api/recordings", r#"{"pid":1,"numaBalancing":"off"}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-numa-balancing"));
     let r = s.post("/api/probe", "{}");
     assert_eq!((r.status, r.error_code().as_str()), (405, "method-not-allowed"));
 }
@@ -281,6 +286,10 @@ fn live_recording_agrees_with_trace() {
     let st = s.api(&format!("/api/recordings/{id}")).json();
     assert_eq!(st["status"], "finished");
     assert_eq!(st["stopRequested"], true);
+    // The command was left running (the default); it holds for 20 s: end it here.
+    assert_eq!(st["summary"]["leftRunning"], true, "{st}");
+    // SAFETY: signalling the command this test had the server launch.
+    unsafe { libc::kill(st["summary"]["pid"].as_i64().unwrap() as i32, libc::SIGKILL) };
     let r = s.api(&format!("/api/recordings/{id}/trace"));
     assert_eq!(r.status, 200);
     assert!(r.headers["content-disposition"].contains(".numascope"));
@@ -565,6 +574,50 @@ fn http_keep_alive_head_and_continue() {
 
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// The state letter of /proc/PID/stat; None when the pid is gone.
+fn proc_state(pid: i64) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next())
+}
+
+/// Stopping a recording of a launched command leaves it running by default (`summary.leftRunning`),
+/// not stopped, and the server reaps it when it exits later; `killOnStop` terminates it.
+#[test]
+fn stop_leaves_the_command_running_unless_kill_on_stop() {
+    let s = Server::start("stop");
+    let gone_within = |pid: i64, limit: Duration| {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if proc_state(pid).is_none() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+    for kill in [false, true] {
+        let body = json!({ "command": ["sleep", "30"], "killOnStop": kill });
+        let r = s.post("/api/recordings", &body.to_string());
+        assert_eq!(r.status, 201, "{}", r.text());
+        let id = r.json()["id"].as_str().unwrap().to_string();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(s.post(&format!("/api/recordings/{id}/stop"), "").status, 202);
+        let st = s.wait_finished(&id, Duration::from_secs(30));
+        assert_eq!(st["status"], "finished", "{st}");
+        let pid = st["summary"]["pid"].as_i64().unwrap();
+        assert_eq!(st["summary"]["leftRunning"], !kill, "{st}");
+        if kill {
+            assert_eq!(proc_state(pid), None, "killOnStop: terminated");
+        } else {
+            let state = proc_state(pid).expect("still running after the stop");
+            assert!(state == 'S' || state == 'R', "not stopped: state {state}");
+            // SAFETY: signalling the command this test had the server launch.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            assert!(gone_within(pid, Duration::from_secs(5)), "serve did not reap pid {pid}: {:?}", proc_state(pid));
+        }
+    }
 }
 
 /// Records `true` through the API and answers the trace's path once finished.

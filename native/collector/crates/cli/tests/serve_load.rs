@@ -64,6 +64,8 @@ fn start_hold_recording(s: &Server, threads: u32, interval_ms: u64) -> String {
                     "--shared-mib", "1", "--seconds", "0.1", "--hold", "60"],
         "durationS": 60,
         "intervalMs": interval_ms,
+        // Ended with the recording: the test starts many.
+        "killOnStop": true,
     });
     let r = s.post("/api/recordings", &body.to_string());
     assert_eq!(r.status, 201, "{}", r.text());

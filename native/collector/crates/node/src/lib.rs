@@ -116,6 +116,12 @@ pub struct RecordOptions {
     /// exceptions:page_fault_user while automatic NUMA balancing is on, so that its hinting
     /// faults are recorded as accesses), `software` or `tracepoint` (`numascope record --fault-event`).
     pub fault_event: Option<String>,
+    /// Terminate a launched command still running when the recording stops (default false: it is
+    /// left running, in its own process group, and reaped when it exits; `numascope record --kill-on-stop`).
+    pub kill_on_stop: Option<bool>,
+    /// `on`: switch automatic NUMA balancing on for the recording (root; the previous value is
+    /// restored afterwards), `leave` (default): leave it (`numascope record --numa-balancing`).
+    pub numa_balancing: Option<String>,
 }
 
 /// What `record()` resolves to.
@@ -134,6 +140,8 @@ pub struct RecordResult {
     pub page_faults: String,
     pub damon: String,
     pub warnings: Vec<String>,
+    /// The process was still running when the recording stopped and was left running.
+    pub left_running: bool,
 }
 
 static ACTIVE: Mutex<Vec<Arc<AtomicBool>>> = Mutex::new(Vec::new());
@@ -238,6 +246,7 @@ impl Task for RecordTask {
             page_faults: s.page_faults,
             damon: s.damon,
             warnings: s.warnings,
+            left_running: s.left_running,
         })
     }
 }
@@ -261,6 +270,8 @@ pub fn record(
         fault_event: options.fault_event,
         window_ms: options.window_ms.map(u64::from),
         damon: options.damon,
+        kill_on_stop: options.kill_on_stop,
+        numa_balancing: options.numa_balancing,
         ..Default::default()
     };
     let mut opts = request

@@ -32,6 +32,7 @@ test('record() launches a command and writes a trace', async () => {
   const r = await addon.record({ command: ['sh', '-c', 'exit 0'], output: out, durationMs: 10000 });
   assert.strictEqual(r.stopReason, 'process-exit');
   assert.strictEqual(r.exitCode, 0);
+  assert.strictEqual(r.leftRunning, false);
   assert.ok(fs.statSync(out).size > 0);
   assert.ok(fs.readFileSync(out).subarray(0, 2).toString() === 'PK');
   fs.rmSync(dir, { recursive: true, force: true });
@@ -44,6 +45,7 @@ test('record() rejects bad options', () => {
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultPeriod: 0 }), /faultPeriod must be an integer from 1/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultRateHz: 10 }), /faultRateHz must be an integer from 100/);
   assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', faultEvent: 'pmu' }), /fault event "pmu": expected auto, software or tracepoint/);
+  assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', numaBalancing: 'off' }), /numaBalancing: "off": expected "leave" or "on"/);
 });
 
 test('recordLimits() is the table record() checks options against', () => {
@@ -65,7 +67,26 @@ test('recordLimits() is the table record() checks options against', () => {
   assert.throws(() => addon.record({ ...opts, durationMs: 0 }), /durationMs must be/);
 });
 
-test('stopRecordings() stops a running record', async () => {
+/** The state letter of /proc/PID/stat (R, S, T, Z…); null once the pid is gone. */
+function procState(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return null;
+  }
+}
+
+async function goneWithin(pid, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (procState(pid) === null) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+test('stopRecordings() stops a running record; the command is left running, then reaped when it exits', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'numascope-node-'));
   const out = path.join(dir, 'sleep.numascope');
   const pending = addon.record({ command: ['sleep', '30'], output: out });
@@ -73,6 +94,21 @@ test('stopRecordings() stops a running record', async () => {
   assert.strictEqual(addon.stopRecordings(), 1);
   const r = await pending;
   assert.strictEqual(r.stopReason, 'signal');
+  assert.strictEqual(r.leftRunning, true);
+  assert.ok(['S', 'R'].includes(procState(r.pid)), `running, not stopped: state ${procState(r.pid)}`);
   assert.ok(fs.existsSync(out));
+  // It exits later: the binding reaps it (no zombie left in this Node process).
+  process.kill(r.pid, 'SIGTERM');
+  assert.ok(await goneWithin(r.pid, 5000), `pid ${r.pid} not reaped: state ${procState(r.pid)}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('record({ killOnStop: true }) terminates the command at the stop', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'numascope-node-'));
+  const out = path.join(dir, 'kill.numascope');
+  const r = await addon.record({ command: ['sleep', '30'], output: out, durationMs: 400, killOnStop: true });
+  assert.strictEqual(r.stopReason, 'duration');
+  assert.strictEqual(r.leftRunning, false);
+  assert.strictEqual(procState(r.pid), null);
   fs.rmSync(dir, { recursive: true, force: true });
 });

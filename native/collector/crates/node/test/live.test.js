@@ -66,6 +66,7 @@ test('record() launches a testload for 1 s and resolves to the summary', { skip 
   const out = path.join(dir, 'one.numascope');
   const r = await addon.record({
     command: [testload, '--threads', '2', '--mib', '8', '--seconds', '10'],
+    killOnStop: true, // not about stopping: end the busy testload with the recording
     output: out,
     durationMs: 1000,
     faultPeriod: 1, // every fault: every page of the buffers is in the trace
@@ -89,6 +90,7 @@ test('an AbortSignal cancels a long recording early; the trace is still valid', 
   const t0 = Date.now();
   const pending = addon.record({
     command: [testload, '--threads', '1', '--mib', '4', '--seconds', '60'],
+    killOnStop: true, // not about stopping: end the busy testload with the recording
     output: out,
     durationMs: 60_000,
     signal: ac.signal,
@@ -109,7 +111,7 @@ test('an AbortSignal cancels a long recording early; the trace is still valid', 
 test('startRecording() returns a handle whose stop() ends the recording', { skip }, async () => {
   const dir = tmpdir();
   const out = path.join(dir, 'handle.numascope');
-  const h = addon.startRecording({ command: [testload, '--threads', '1', '--mib', '4', '--seconds', '60'], output: out });
+  const h = addon.startRecording({ command: [testload, '--threads', '1', '--mib', '4', '--seconds', '60'], output: out, killOnStop: true });
   await new Promise((r) => setTimeout(r, 500));
   h.stop();
   const r = await h.result;
@@ -124,6 +126,7 @@ test("onWindow streams the collector's own live windows, all before the Promise 
   const windows = [];
   const r = await addon.record({
     command: [testload, '--threads', '2', '--mib', '8', '--seconds', '10'],
+    killOnStop: true, // not about stopping: end the busy testload with the recording
     output: out,
     durationMs: 1000,
     windowMs: 100,
@@ -165,6 +168,8 @@ test('a throwing onWindow is reported, and the recording still completes', { ski
     let calls = 0;
     const r = await addon.record({
       command: [testload, '--threads', '1', '--mib', '2', '--seconds', '10'],
+      killOnStop: true,
+    killOnStop: true, // not about stopping: end the busy testload with the recording
       output: path.join(dir, 'throws.numascope'),
       durationMs: 400,
       windowMs: 100,

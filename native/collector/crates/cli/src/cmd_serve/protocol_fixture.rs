@@ -55,6 +55,8 @@ fn summary(exit_code: Option<i32>, stop_reason: &str, warnings: Vec<String>) -> 
         page_faults: "used".into(),
         damon: "not-requested".into(),
         warnings,
+        // Still running when the capture stopped (not by its own exit): left running.
+        left_running: stop_reason != "process-exit",
     }
 }
 

@@ -1,12 +1,14 @@
 //! The finish phase: the last observation while the process may still be alive, the events
-//! stopped, a launched command still running terminated, then the trace built (build.rs), its
-//! manifest filled in (manifest.rs) and written.
+//! stopped, a launched command still running left running (or terminated with `kill_on_stop`),
+//! NUMA balancing restored, then the trace built (build.rs), its manifest filled in
+//! (manifest.rs) and written.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::balancing::Restored;
 use super::build::{build_trace, BuildInput};
-use super::launch::{signal_name, try_reap};
+use super::launch::{detach, signal_name, try_reap};
 use super::manifest::Tally;
 use super::session::{Session, Stop};
 use super::{RecordError, RecordSummary};
@@ -33,7 +35,12 @@ impl Session {
     /// an existing trace at the output stays.
     pub fn finish(mut self, stop: Stop) -> Result<RecordSummary, RecordError> {
         let fin = self.final_observation(&stop);
+        if self.balancing.is_some() {
+            // While the process may still be alive: the balancer's own counts for it.
+            self.numa_sched = super::balancing::sched_numa_counts(&self.roots.proc, self.pid);
+        }
         let exit = self.stop_child(&stop);
+        self.restore_balancing();
         let end_ns = fin.end_ns;
         let duration_us = end_ns.saturating_sub(self.start_ns) / 1000;
         if let Some((_, how)) = &exit {
@@ -84,6 +91,7 @@ impl Session {
             },
             damon: damon_summary,
             warnings,
+            left_running: self.left_running,
         })
     }
 
@@ -149,16 +157,43 @@ impl Session {
         nodes
     }
 
-    /// A launched command still running when the capture stops is terminated (with a note);
-    /// returns how the process exited by itself, if it did.
+    /// A launched command still running when the capture stops is left running (detached), or
+    /// with `kill_on_stop` terminated (with a note); returns how the process exited by itself, if
+    /// it did. Sets `left_running` when the process runs on after the capture.
     fn stop_child(&mut self, stop: &Stop) -> Option<(i32, String)> {
         let mut exit = stop.exit.clone();
-        if let (Some(c), None) = (self.child, &exit) {
+        let Some(c) = self.child else {
+            // Attached: never touched; it runs on unless it exited.
+            self.left_running =
+                stop.reason != "process-exit" && procfs::process_alive(&self.roots.proc, self.pid, self.start_ticks);
+            if self.left_running {
+                self.notes.push(format!("process {} (attached) was left running", self.pid));
+            }
+            self.stop_notes(stop);
+            return exit;
+        };
+        if exit.is_none() && !self.opts.kill_on_stop {
+            exit = try_reap(c, false);
+            if exit.is_none() {
+                let how = match detach(c) {
+                    Ok(()) => String::new(),
+                    // Without the reaper thread it is reaped when this process exits.
+                    Err(e) => format!(" (no thread to reap it when it exits: {e})"),
+                };
+                self.left_running = true;
+                self.notes.push(format!(
+                    "the launched command (pid {c}) was still running when the capture stopped ({}); numascope left it running{how} \
+                     (record with --kill-on-stop to terminate it instead)",
+                    stop.reason
+                ));
+            }
+        }
+        if exit.is_none() && !self.left_running {
             // A Ctrl-C in a terminal reaches the command too: give it a moment to exit on its own.
             let grace = if stop.reason == "signal" { Duration::from_millis(300) } else { Duration::ZERO };
             exit = reap_within(c, grace, true);
         }
-        if let (Some(c), None) = (self.child, &exit) {
+        if exit.is_none() && !self.left_running {
             // SAFETY: signalling our own child.
             unsafe { libc::kill(c, libc::SIGTERM) };
             let mut reaped = reap_within(c, Duration::from_secs(2), false);
@@ -168,7 +203,7 @@ impl Session {
                 reaped = try_reap(c, true);
             }
             self.notes.push(format!(
-                "the launched command was still running when the capture stopped ({}); numascope sent it SIGTERM{}",
+                "the launched command was still running when the capture stopped ({}); numascope sent it SIGTERM{} (--kill-on-stop)",
                 stop.reason,
                 if reaped.as_ref().is_some_and(|(code, _)| *code == 128 + libc::SIGKILL) {
                     " and then SIGKILL"
@@ -178,12 +213,41 @@ impl Session {
             ));
             exit = None; // it did not exit on its own during the capture
         }
+        self.stop_notes(stop);
+        exit
+    }
+
+    fn stop_notes(&mut self, stop: &Stop) {
         if let Some(sig) = stop.signal {
             self.notes.push(format!("capture stopped by {}", signal_name(sig)));
         } else if stop.reason == "signal" {
             self.notes.push("capture stopped on request (stop flag set by the embedding program)".into());
         }
-        exit
+    }
+
+    /// `--numa-balancing on`: the previous value back (or why not), in the notes.
+    fn restore_balancing(&mut self) {
+        let Some(mut g) = self.balancing.take() else { return };
+        let restored = g.restore();
+        let note = match (&g.wrote, restored) {
+            (None, _) => format!(
+                "--numa-balancing on: automatic NUMA balancing was already on (kernel.numa_balancing = {}); left as it was",
+                g.previous
+            ),
+            (Some(w), Ok(Restored::WroteBack(prev))) => format!(
+                "automatic NUMA balancing was switched on for this recording (--numa-balancing on: kernel.numa_balancing {prev} -> {w}) and restored to {prev} afterwards"
+            ),
+            (Some(w), Ok(_)) => format!(
+                "automatic NUMA balancing was switched on for this recording (--numa-balancing on: kernel.numa_balancing {} -> {w}); \
+                 another recording still held it on at the end and restores {} when it ends",
+                g.previous, g.previous
+            ),
+            (Some(_), Err(e)) => {
+                self.warnings.push(super::Warning(e.clone()));
+                format!("--numa-balancing on: {e}")
+            }
+        };
+        self.notes.push(note);
     }
 
     /// Notes on the fault samples: the node rule, the warnings, child processes' samples.

@@ -1,5 +1,14 @@
 //! The target process: launching a command stopped before its exec (so that the events are open
-//! before its first instruction), reaping it, and the signals that stop a recording.
+//! before its first instruction), reaping it, leaving it running at the stop, and the signals that
+//! stop a recording.
+//!
+//! A command launched to be left running at the stop (the default; not `--kill-on-stop`) gets a
+//! process group of its own, so that Ctrl-C in a terminal (SIGINT to the foreground process
+//! group) stops the recording without reaching the program. Being in a background group of the
+//! terminal, it would be stopped (SIGTTIN) when it read the terminal: when stdin is a terminal,
+//! its stdin is /dev/null instead. It still writes to the terminal (unless `stty tostop` is set:
+//! see [`tostop_warning`]). With `--kill-on-stop` it shares the recorder's process group and
+//! stdin, as a plain child: Ctrl-C reaches both.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -11,8 +20,10 @@ static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if SIGNALLED.swap(sig, Ordering::SeqCst) != 0 {
-        // Second signal while stopping: give up at once, but do not leave a kdamond behind.
+        // Second signal while stopping: give up at once, but do not leave a kdamond behind, nor
+        // NUMA balancing switched on.
         crate::sources::damon::emergency_cleanup();
+        super::balancing::emergency_restore();
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(128 + sig) };
     }
@@ -28,6 +39,33 @@ pub fn install_signal_handlers() {
             sa.sa_sigaction = on_signal as *const () as usize;
             libc::sigemptyset(&mut sa.sa_mask);
             sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+extern "C" fn cleanup_then_die(sig: libc::c_int) {
+    crate::sources::damon::emergency_cleanup();
+    super::balancing::emergency_restore();
+    // SAFETY: signal and raise are async-signal-safe; the default action then ends the process
+    // as the signal would have.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// For long-lived embedders that do not stop on signals (`numascope serve`): SIGINT, SIGTERM and
+/// SIGHUP still end the process as before, but first remove a DAMON kdamond and restore NUMA
+/// balancing that a running recording set up (async-signal-safe writes only).
+pub fn install_cleanup_on_exit_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: cleanup_then_die only makes async-signal-safe calls.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = cleanup_then_die as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESETHAND;
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
@@ -104,8 +142,10 @@ fn pipe_cloexec() -> std::io::Result<[libc::c_int; 2]> {
     Ok(fds)
 }
 
-/// Forks a child that waits on a pipe, then execs `argv` (stdin/stdout/stderr inherited).
-pub(super) fn spawn_stopped(program: &Path, argv: &[String]) -> Result<StoppedChild, RecordError> {
+/// Forks a child that waits on a pipe, then execs `argv` (stdout/stderr inherited). `own_group`:
+/// the child gets a process group of its own, and stdin from /dev/null when stdin is a terminal
+/// (see the module docs); else it shares the recorder's group and stdin.
+pub(super) fn spawn_stopped(program: &Path, argv: &[String], own_group: bool) -> Result<StoppedChild, RecordError> {
     use std::os::unix::ffi::OsStrExt;
     let io = |what: &str, e: std::io::Error| RecordError::Io(format!("{what}: {e}"));
     let path =
@@ -119,6 +159,9 @@ pub(super) fn spawn_stopped(program: &Path, argv: &[String]) -> Result<StoppedCh
     arg_ptrs.push(std::ptr::null());
     let release = pipe_cloexec().map_err(|e| io("pipe", e))?;
     let err = pipe_cloexec().map_err(|e| io("pipe", e))?;
+    // SAFETY: isatty on a descriptor number has no preconditions.
+    let null_stdin = own_group && unsafe { libc::isatty(0) } == 1;
+    let dev_null = c"/dev/null";
     // SAFETY: after fork the child calls only async-signal-safe functions (close, read, execv,
     // write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
@@ -129,6 +172,16 @@ pub(super) fn spawn_stopped(program: &Path, argv: &[String]) -> Result<StoppedCh
         unsafe {
             libc::close(release[1]);
             libc::close(err[0]);
+            if own_group {
+                libc::setpgid(0, 0);
+            }
+            if null_stdin {
+                let fd = libc::open(dev_null.as_ptr(), libc::O_RDONLY);
+                if fd > 0 {
+                    libc::dup2(fd, 0);
+                    libc::close(fd);
+                }
+            }
             let mut b = 0u8;
             let n = loop {
                 let n = libc::read(release[0], &mut b as *mut u8 as *mut libc::c_void, 1);
@@ -148,10 +201,14 @@ pub(super) fn spawn_stopped(program: &Path, argv: &[String]) -> Result<StoppedCh
             libc::_exit(127);
         }
     }
-    // SAFETY: closing our copies of the child's ends.
+    // SAFETY: closing our copies of the child's ends; setpgid on our own child (also done in the
+    // child: whichever runs first, the group exists before the child execs).
     unsafe {
         libc::close(release[0]);
         libc::close(err[1]);
+        if own_group {
+            libc::setpgid(pid, pid);
+        }
     }
     Ok(StoppedChild { pid, release_w: release[1], err_r: err[0] })
 }
@@ -182,6 +239,47 @@ impl StoppedChild {
         }
         Ok(())
     }
+}
+
+/// When a program in its own process group would be stopped writing to the terminal (`stty
+/// tostop` set on stdout's or stderr's terminal), the warning to show.
+pub(super) fn tostop_warning() -> Option<String> {
+    for fd in [1, 2] {
+        // SAFETY: isatty/tcgetattr on a descriptor number with our own termios struct.
+        unsafe {
+            if libc::isatty(fd) != 1 {
+                continue;
+            }
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(fd, &mut t) == 0 && t.c_lflag & libc::TOSTOP != 0 {
+                return Some(
+                    "the terminal has `tostop` set: the launched program runs in its own process group (so that Ctrl-C stops only \
+                     the recording) and is stopped (SIGTTOU) when it writes to the terminal; run `stty -tostop`, redirect its output, \
+                     or record with --kill-on-stop"
+                        .into(),
+                );
+            }
+        }
+    }
+    None
+}
+
+/// Leaves a launched child running: a thread waits for its exit, so that it never stays a
+/// zombie while the recorder's process lives on (`numascope serve`, the Node binding). When the
+/// recorder's process exits first, the child is reparented (to init or the nearest subreaper),
+/// which reaps it.
+pub(super) fn detach(pid: i32) -> std::io::Result<()> {
+    std::thread::Builder::new().name(format!("reap-{pid}")).spawn(move || {
+        let mut status = 0;
+        loop {
+            // SAFETY: plain blocking waitpid on our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if r == pid || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+                break;
+            }
+        }
+    })?;
+    Ok(())
 }
 
 /// Non-blocking reap of a child: Some(exit code, description) once it exited.

@@ -1,7 +1,7 @@
 //! The recorded trace's manifest: each source's status with the reason, what each metric is
 //! (measured, estimated, unavailable and why), the origin, capture and process.
 
-use super::options::CounterChoice;
+use super::options::{CounterChoice, NumaBalancingChoice};
 use super::session::{Session, Stop};
 use crate::sources::pagefault::FaultEvent;
 use crate::time::{iso8601_utc, unix_now_ms};
@@ -57,6 +57,27 @@ impl Session {
         self.opts.fault_period.max(1)
     }
 
+    /// Why `--numa-balancing on` gave no access samples, with the balancer's own counts for the
+    /// process where the kernel shows them.
+    fn no_hinting_note(&self) -> String {
+        let counts = match self.numa_sched {
+            Some((passes, faults)) => format!(
+                "; the kernel counted {passes} completed scan passes and {faults} hinting faults in this process (/proc/{}/sched: mm->numa_scan_seq, total_numa_faults)",
+                self.pid
+            ),
+            None => String::new(),
+        };
+        let why = if !matches!(self.faults.sampler.as_ref().map(|s| s.event()), Ok(FaultEvent::Tracepoint(_))) {
+            "the page-fault event is not the tracepoint exceptions:page_fault_user, so hinting faults cannot be told from first touches (see the page-faults source)"
+        } else if self.topo.nodes.len() < 2 {
+            "this machine has one NUMA node: the kernel accepts the setting, but with no other node to place memory on its balancer gave no hinting faults here \
+             (on this kind of machine it may scan without the process taking any); record on a machine with two nodes or more for access samples"
+        } else {
+            "the kernel's balancer starts scanning a process about a second after it starts and then scans slowly: record longer, or a process that keeps touching its memory"
+        };
+        format!("--numa-balancing on: no NUMA hinting faults (access samples) were recorded: {why}{counts}")
+    }
+
     /// The manifest of the recorded trace; takes the session's notes.
     pub(super) fn manifest(
         &mut self,
@@ -73,6 +94,9 @@ impl Session {
         }
         if let Some(n) = &self.faults.note {
             self.notes.push(n.clone());
+        }
+        if self.opts.numa_balancing == NumaBalancingChoice::On && t.hint_rows() == 0 {
+            self.notes.push(self.no_hinting_note());
         }
         if self.faults.hinting && !self.faults.hinting_at_start {
             self.notes.push(
@@ -108,6 +132,7 @@ impl Session {
                 command: self.command.clone(),
                 attached: self.attached,
                 exit_code,
+                left_running: Some(self.left_running),
             }),
             applied_plans,
             tables: Vec::new(),
@@ -223,7 +248,9 @@ impl Session {
             FaultEvent::Tracepoint(_) => format!(
                 "tracepoint exceptions:page_fault_user ({})",
                 if self.faults.hinting {
-                    format!("NUMA balancing on: a repeat fault on a page is a hinting fault, a load or store by the error code's write bit; {} access rows", t.hint_rows())
+                    format!("NUMA balancing on{}: a repeat fault on a page is a hinting fault, a load or store by the error code's write bit; {} access rows",
+                        if self.opts.numa_balancing == NumaBalancingChoice::On { " (switched on for this recording by --numa-balancing on, restored afterwards)" } else { "" },
+                        t.hint_rows())
                 } else {
                     "NUMA balancing was off, so no hinting faults: every fault is an ordinary one".to_string()
                 }

@@ -12,8 +12,16 @@
 //! - poll (session.rs): drain the fault and PMU rings, query the nodes of new pages, send a live
 //!   window, read the counters, check the stop conditions; [`Session::run`] polls until one holds;
 //! - finish (finish.rs): the last observation, the events stopped, a launched command still
-//!   running terminated; the trace tables built (build.rs), the manifest filled in
-//!   (manifest.rs), the trace written.
+//!   running left running (detached) or, with `kill_on_stop`, terminated; NUMA balancing
+//!   restored when `--numa-balancing on` switched it on (balancing.rs); the trace tables built
+//!   (build.rs), the manifest filled in (manifest.rs), the trace written.
+//!
+//! Stopping: whatever stops the capture (the duration, Ctrl-C/SIGTERM to the CLI, serve's stop,
+//! the Node binding's stop token), a launched command still running is left running by default:
+//! the events are disabled and closed, nothing else holds it (the recorder never ptraces), it was
+//! never stopped after its exec, and a thread reaps it when it exits (launch.rs `detach`). The
+//! summary's `left_running` and the manifest's `process.leftRunning` say so. With
+//! `kill_on_stop` it is sent SIGTERM (SIGKILL after 2 s), as before.
 //!
 //! [`record`], [`record_with`] and [`record_observed`] run all the phases.
 //!
@@ -34,6 +42,7 @@ use crate::probe::Probe;
 use crate::topology::{self, Roots, Topology};
 use crate::trace::TraceError;
 
+mod balancing;
 mod build;
 mod finish;
 mod launch;
@@ -43,10 +52,10 @@ pub mod options;
 mod pages;
 mod session;
 
-pub use launch::{install_signal_handlers, resolve_program, signal_received};
+pub use launch::{install_cleanup_on_exit_signals, install_signal_handlers, resolve_program, signal_received};
 pub use options::{
-    CounterChoice, FaultEventChoice, Limit, Naming, OptionError, OptionField, RecordLimits, RecordOptions,
-    RecordRequest, Target, DEFAULT_FAULT_RATE_HZ, MAX_CAPTURE, RECORD_LIMITS,
+    CounterChoice, FaultEventChoice, Limit, Naming, NumaBalancingChoice, OptionError, OptionField, RecordLimits,
+    RecordOptions, RecordRequest, Target, DEFAULT_FAULT_RATE_HZ, MAX_CAPTURE, RECORD_LIMITS,
 };
 pub use session::{Progress, Session, Stop};
 
@@ -89,6 +98,10 @@ pub struct RecordSummary {
     /// `not-requested`, `used: …` or `failed: <reason>`.
     pub damon: String,
     pub warnings: Vec<String>,
+    /// The process was still running when the capture ended and numascope left it running (an
+    /// attached process always; a launched command unless `kill_on_stop`): a plan can be applied
+    /// to it and it can be recorded again by pid.
+    pub left_running: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::launch::{resolve_program, spawn_stopped, try_reap};
-use super::options::{CounterChoice, FaultEventChoice, RecordOptions, Target, MAX_CAPTURE};
+use super::balancing::BalancingGuard;
+use super::launch::{resolve_program, spawn_stopped, tostop_warning, try_reap};
+use super::options::{CounterChoice, FaultEventChoice, NumaBalancingChoice, RecordOptions, Target, MAX_CAPTURE};
 use super::pages::PageTracker;
 use super::session::{Clock, Faults, Live, Mem, Seen, Session};
 use super::{RecordError, Warning};
@@ -137,9 +138,11 @@ fn plan_faults(opts: &RecordOptions, roots: &Roots, privs: &Privileges) -> Resul
     })
 }
 
-/// Forks the command stopped before its exec, opens its events (enabled on exec), then lets it run.
+/// Forks the command stopped before its exec, opens its events (enabled on exec), then lets it
+/// run. `own_group`: it is to be left running at the stop (see launch.rs).
 fn launch(
     argv: &[String],
+    own_group: bool,
     plan: &mut Plan<'_>,
     pmu: &mut Option<Result<PmuSampler, String>>,
 ) -> Result<Started, RecordError> {
@@ -147,7 +150,7 @@ fn launch(
         return Err(RecordError::Usage("no command given to launch".into()));
     }
     let program = resolve_program(&argv[0])?;
-    let stopped = spawn_stopped(&program, argv)?;
+    let stopped = spawn_stopped(&program, argv, own_group)?;
     let pid = stopped.pid;
     let o =
         PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(plan.cpus.len()), ..plan.faults.base.clone() };
@@ -294,6 +297,11 @@ impl Session {
         writer::check_output(&opts.output).map_err(|e| RecordError::Usage(format!("{e}; nothing was recorded")))?;
         opts.validate().map_err(|e| RecordError::Usage(e.to_string()))?;
         let privs = &probe.privileges;
+        // Before the fault event is chosen: with balancing on, auto picks the tracepoint.
+        let balancing = match opts.numa_balancing {
+            NumaBalancingChoice::On => Some(BalancingGuard::switch_on(&roots.proc)?),
+            NumaBalancingChoice::Leave => None,
+        };
         let faults = plan_faults(opts, roots, privs)?;
         let (specs, refused) = if opts.mem_sampling {
             pmu::plan_mem_events(&roots.sys, privs, opts.mem_rate_hz)
@@ -305,7 +313,12 @@ impl Session {
         let mut warnings = Vec::new();
         let mut pmu = None;
         let started = match &opts.target {
-            Target::Launch(argv) => launch(argv, &mut plan, &mut pmu)?,
+            Target::Launch(argv) => {
+                if !opts.kill_on_stop {
+                    warnings.extend(tostop_warning().map(Warning));
+                }
+                launch(argv, !opts.kill_on_stop, &mut plan, &mut pmu)?
+            }
             Target::Attach(pid) => attach(*pid, roots, &mut plan, &mut pmu, &mut warnings)?,
         };
         let Plan { mut faults, mut mem, .. } = plan;
@@ -384,6 +397,9 @@ impl Session {
             warnings,
             notes: Vec::new(),
             exited: None,
+            balancing,
+            left_running: false,
+            numa_sched: None,
         })
     }
 }

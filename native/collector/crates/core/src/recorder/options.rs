@@ -116,6 +116,35 @@ pub struct RecordOptions {
     pub uncore: bool,
     /// Which event carries the page faults (`--fault-event`).
     pub fault_event: FaultEventChoice,
+    /// A launched command still running when the capture stops is terminated (SIGTERM, then
+    /// SIGKILL) instead of being left running (`--kill-on-stop`, `killOnStop`). Off by default:
+    /// the recorder detaches and the program keeps running, so that a plan can be applied to it
+    /// and it can be recorded again (see [`crate::recorder`], "Stopping").
+    pub kill_on_stop: bool,
+    /// Switch automatic NUMA balancing on for the recording (`--numa-balancing on`), so that its
+    /// hinting faults give access samples; the previous value is restored at the end.
+    pub numa_balancing: NumaBalancingChoice,
+}
+
+/// What [`RecordOptions::numa_balancing`] does with /proc/sys/kernel/numa_balancing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaBalancingChoice {
+    /// Leave it as it is (the default).
+    Leave,
+    /// Set it to 1 for the recording (needs root), restore the previous value afterwards.
+    On,
+}
+
+impl std::str::FromStr for NumaBalancingChoice {
+    type Err = String;
+    /// `leave` or `on` (the CLI's `--numa-balancing`, serve's and napi's `numaBalancing`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "leave" => Ok(NumaBalancingChoice::Leave),
+            "on" => Ok(NumaBalancingChoice::On),
+            _ => Err(format!("NUMA balancing {s:?}: expected leave or on")),
+        }
+    }
 }
 
 /// Which perf event [`RecordOptions::fault_event`] samples page faults with.
@@ -194,6 +223,8 @@ impl RecordOptions {
             counters: CounterChoice::Core,
             uncore: true,
             fault_event: FaultEventChoice::Auto,
+            kill_on_stop: false,
+            numa_balancing: NumaBalancingChoice::Leave,
         }
     }
 
@@ -251,6 +282,10 @@ pub struct RecordRequest {
     pub damon: Option<bool>,
     pub mem_sampling: Option<bool>,
     pub uncore: Option<bool>,
+    /// Terminate a launched command still running at the stop (default: leave it running).
+    pub kill_on_stop: Option<bool>,
+    /// `leave` (default) or `on`.
+    pub numa_balancing: Option<String>,
 }
 
 impl RecordRequest {
@@ -279,6 +314,12 @@ impl RecordRequest {
             None => CounterChoice::Core,
             Some(s) => {
                 s.parse().map_err(|_| OptionError { field: F::Counters, problem: Problem::Unknown(s.clone()) })?
+            }
+        };
+        let numa_balancing = match &self.numa_balancing {
+            None => NumaBalancingChoice::Leave,
+            Some(s) => {
+                s.parse().map_err(|_| OptionError { field: F::NumaBalancing, problem: Problem::Unknown(s.clone()) })?
             }
         };
         let duration = match self.duration_s {
@@ -310,6 +351,8 @@ impl RecordRequest {
         o.damon = self.damon.unwrap_or(false);
         o.mem_sampling = self.mem_sampling.unwrap_or(true);
         o.uncore = self.uncore.unwrap_or(true);
+        o.kill_on_stop = self.kill_on_stop.unwrap_or(false);
+        o.numa_balancing = numa_balancing;
         o.validate()?;
         Ok(o)
     }
@@ -345,6 +388,9 @@ pub enum OptionField {
     Counters,
     MemRate,
     Window,
+    NumaBalancing,
+    /// Not a boolean (serve's JSON, where a value can be of any type).
+    KillOnStop,
 }
 
 /// How a front end spells the options, for error messages.
@@ -395,6 +441,8 @@ impl OptionError {
             OptionField::Counters => "bad-counters",
             OptionField::MemRate => "bad-mem-rate",
             OptionField::Window => "bad-window",
+            OptionField::NumaBalancing => "bad-numa-balancing",
+            OptionField::KillOnStop => "bad-kill-on-stop",
         }
     }
 
@@ -419,6 +467,8 @@ impl OptionError {
             F::Counters => ["--counters", "counters", "counters", "counters"],
             F::MemRate => ["--mem-rate", "memRateHz", "memRateHz", "mem_rate_hz"],
             F::Window => ["--window-ms", "windowMs", "windowMs", "live_window (ms)"],
+            F::NumaBalancing => ["--numa-balancing", "numaBalancing", "numaBalancing", "numa_balancing"],
+            F::KillOnStop => ["--kill-on-stop", "killOnStop", "killOnStop", "kill_on_stop"],
         };
         names[naming as usize]
     }
@@ -436,6 +486,7 @@ impl OptionError {
             (Problem::Unknown(v), F::FaultEvent) => {
                 format!("{n}: fault event {v:?}: expected auto, software or tracepoint")
             }
+            (Problem::Unknown(v), F::NumaBalancing) => format!("{n}: {v:?}: expected \"leave\" or \"on\""),
             (Problem::Unknown(v), _) => format!("{n}: counter set {v:?}: expected core, software or off"),
             (_, F::Pid) => format!("{n} must be a positive integer"),
             (_, F::Command) if naming == Naming::Cli => format!("{n} is empty: give the program to launch"),
@@ -457,6 +508,8 @@ impl OptionError {
             (_, F::Counters) => format!("{n} must be \"core\", \"software\" or \"off\""),
             (_, F::MemRate) => int(&l.mem_rate_hz),
             (_, F::Window) => int(&l.window_ms),
+            (_, F::NumaBalancing) => format!("{n} must be \"leave\" or \"on\""),
+            (_, F::KillOnStop) => format!("{n} must be true or false"),
             (_, F::Target | F::FaultSampling) => format!("give {n}"),
         }
     }
@@ -549,6 +602,20 @@ mod tests {
         assert_eq!((e.code(), e.message(Naming::Serve).as_str()), ("bad-pid", "pid must be a positive integer"));
         let e = RecordRequest { command: Some(vec![]), ..req() }.validate().unwrap_err();
         assert_eq!(e.code(), "bad-command");
+        let e = RecordRequest { numa_balancing: Some("off".into()), ..req() }.validate().unwrap_err();
+        assert_eq!(e.message(Naming::Cli), "--numa-balancing: \"off\": expected \"leave\" or \"on\"");
+        assert_eq!(e.code(), "bad-numa-balancing");
+    }
+
+    #[test]
+    fn stop_and_balancing_defaults() {
+        let o = req().validate().unwrap();
+        assert!(!o.kill_on_stop, "a launched command is left running by default");
+        assert_eq!(o.numa_balancing, NumaBalancingChoice::Leave);
+        let o =
+            RecordRequest { kill_on_stop: Some(true), numa_balancing: Some("on".into()), ..req() }.validate().unwrap();
+        assert!(o.kill_on_stop);
+        assert_eq!(o.numa_balancing, NumaBalancingChoice::On);
     }
 
     #[test]

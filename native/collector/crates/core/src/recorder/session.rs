@@ -158,6 +158,13 @@ pub struct Session {
     pub(super) notes: Vec<String>,
     /// The launched command exited by itself during the capture.
     pub(super) exited: Option<(i32, String)>,
+    /// `--numa-balancing on`: holds automatic NUMA balancing on until the finish phase.
+    pub(super) balancing: Option<super::balancing::BalancingGuard>,
+    /// The process was still running when the capture ended and was left running.
+    pub(super) left_running: bool,
+    /// `--numa-balancing on`: the balancer's (scan passes, hinting faults) for the process at the
+    /// end, from /proc/PID/sched.
+    pub(super) numa_sched: Option<(u64, u64)>,
 }
 
 impl Session {

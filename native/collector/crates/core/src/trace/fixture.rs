@@ -81,6 +81,7 @@ pub fn fixture_trace() -> TraceData {
         command: vec!["./app".into(), "--größe".into()],
         attached: false,
         exit_code: Some(-1),
+        left_running: None,
     });
 
     let samples = Samples {

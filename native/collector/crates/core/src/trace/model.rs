@@ -146,6 +146,11 @@ pub struct ProcessInfo {
     pub command: Vec<String>,
     pub attached: bool,
     pub exit_code: Option<i32>,
+    /// Recorded traces: the process was still running when the capture ended and the recorder
+    /// left it running (true), or it had exited or was terminated (false). Absent (None) in
+    /// older, imported and synthetic traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_running: Option<bool>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -1,0 +1,136 @@
+// The live loop's logic (src/ui/live/loop.ts) with a fake engine and a fake server: which
+// recordings start a loop, the recommendation or the placement check, the verdicts of a dry run
+// and an apply, refusals, and the after side.
+import { describe, expect, it } from 'vitest';
+import { rustExample } from '@numascope/protocol/fixtures';
+import type { ApplyReport, LiveEnd, RecordSummary } from '@numascope/protocol';
+import { applyVerdict, dryRunVerdict, LiveLoop } from '../src/ui/live/loop';
+import type { LoopEngine } from '../src/ui/live/loop';
+import { LiveSession } from '../src/ui/live/session';
+import type { LiveClient } from '../src/ui/live/client';
+import { ApiError } from '../src/ui/live/client';
+
+const report = (i: number): ApplyReport => structuredClone(rustExample('applyReport', i));
+const end = (s: Partial<RecordSummary>): LiveEnd => ({
+  type: 'end',
+  recording: 'r1',
+  status: 'finished',
+  summary: { ...rustExample('recordSummary'), pid: 4242, leftRunning: true, ...s },
+  error: null,
+});
+
+function view(recommendations: Array<{ id: string; planable: boolean }>, nodeIds = [0]) {
+  return {
+    machine: { nodeIds },
+    baseline: 'observed',
+    planReason: null,
+    estimate: 'uniform',
+    policies: [{ policy: 'observed', localAccessRatio: 1, predictedUs: 1000, memoryLatencyNs: 90 }],
+    recommendations: recommendations.map((r) => ({ ...r, title: `do ${r.id}`, gain: { speedup: 1.3 } })),
+  };
+}
+
+function fakes(recs: Array<{ id: string; planable: boolean }>, applyAnswer: (dryRun: boolean) => Promise<ApplyReport>) {
+  const calls: string[] = [];
+  const plan = { format: 'numascope-plan', version: 1, target: { pid: 4242 }, pageRanges: [{ start: '0x1000', end: '0x3000', action: 'move', toNodes: [0] }], threads: [] };
+  const engine: LoopEngine = {
+    open: async () => ({ summary: {} as never, overview: { traceId: 7 } as never, parseMs: 1 }),
+    analyze: async (_id, _rec, req) => {
+      calls.push(`analyze estimate=${req.estimate}`);
+      return req.estimate ? { view: view(recs) as never } : { error: { code: 'no-access-data', message: 'no samples' } };
+    },
+    plan: async (_id, _req, ids, _at, _name, check) => {
+      calls.push(`plan ${ids.join(',')} check=${check === true}`);
+      return { plan: plan as never, json: JSON.stringify(plan) };
+    },
+  };
+  const api = {
+    apply: async (req: { dryRun?: boolean; pid: number }) => {
+      calls.push(`apply pid=${req.pid} dry=${req.dryRun}`);
+      return applyAnswer(req.dryRun === true);
+    },
+  } as unknown as LiveClient;
+  const session = new LiveSession(api);
+  return { loop: new LiveLoop(session, api, () => engine), calls };
+}
+
+describe('the live loop', () => {
+  it('starts on a recording whose process was left running, not on one that exited', () => {
+    const { loop } = fakes([], async () => report(0));
+    loop.traceArrived('r0', end({ leftRunning: false, stopReason: 'process-exit' }), new ArrayBuffer(8), null, [0]);
+    expect(loop.state.before).toBeNull();
+    expect(loop.wants(end({ leftRunning: false }))).toBe(false);
+    expect(loop.wants(end({}))).toBe(true);
+    loop.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    expect(loop.state.before).toMatchObject({ recording: 'r1', pid: 4242 });
+  });
+
+  it('without a machine-applicable recommendation, the plan is the placement check, and says why', async () => {
+    const { loop, calls } = fakes([{ id: 'launch', planable: false }], async () => report(0));
+    loop.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await loop.recommend();
+    const r = loop.state.recommend;
+    expect(r.kind).toBe('done');
+    if (r.kind !== 'done') return;
+    expect(r.value.kind).toBe('check');
+    expect(r.value.why).toMatch(/one NUMA node \(node 0\)/);
+    expect(calls).toEqual(['analyze estimate=false', 'analyze estimate=true', 'plan  check=true']);
+    expect(loop.state.before?.prediction).toMatchObject({ kind: 'done', value: { localAccessRatio: 1, estimate: true } });
+  });
+
+  it('takes the best machine-applicable recommendation; dry run, then apply, on the recorded pid', async () => {
+    const { loop, calls } = fakes([{ id: 'code', planable: false }, { id: 'move-1', planable: true }], async (dry) => report(dry ? 0 : 1));
+    loop.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await loop.recommend();
+    expect(loop.state.recommend).toMatchObject({ kind: 'done', value: { kind: 'recommendation', title: 'do move-1', speedup: 1.3 } });
+    await loop.apply(); // refused before a dry run
+    expect(loop.state.apply.kind).toBe('idle');
+    await loop.dryRun();
+    await loop.apply();
+    expect(calls.filter((c) => c.startsWith('apply'))).toEqual(['apply pid=4242 dry=true', 'apply pid=4242 dry=false']);
+    expect(loop.state.apply.kind).toBe('done');
+  });
+
+  it('a range no longer mapped is left out of the plan, said, and the call made again', async () => {
+    let calls = 0;
+    const { loop } = fakes([], async () => {
+      calls++;
+      if (calls === 1) throw new ApiError('api', 409, 'range-not-mapped', 'pageRanges[0] 0x1000-0x3000 lies outside every mapping of process 4242');
+      return report(0);
+    });
+    loop.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await loop.recommend();
+    await loop.dryRun();
+    expect(calls).toBe(2);
+    expect(loop.state.dry.kind).toBe('done');
+    expect(loop.state.recommend).toMatchObject({ kind: 'done', value: { ranges: 0, pages: 0, dropped: ['0x1000-0x3000'] } });
+  });
+
+  it('a refusal is kept with its code', async () => {
+    const { loop } = fakes([], async () => {
+      throw new ApiError('api', 409, 'pid-reused', 'pid 4242 is another process now');
+    });
+    loop.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await loop.recommend();
+    await loop.dryRun();
+    expect(loop.state.dry).toEqual({ kind: 'error', error: { code: 'pid-reused', message: 'pid 4242 is another process now' } });
+  });
+});
+
+describe('verdicts', () => {
+  it('a dry run with nothing to move names the one node the pages are on', () => {
+    const r = report(0);
+    r.pages = { ...r.pages, toMove: 0, alreadyInPlace: 12, before: { '0': 12 } };
+    r.threads = [];
+    expect(dryRunVerdict(r)).toBe('Nothing to move: every page is already on node 0 (12 pages checked with move_pages), and no thread needs pinning.');
+    r.pages = { ...r.pages, toMove: 3, alreadyInPlace: 9, before: { '0': 9, '1': 3 } };
+    expect(dryRunVerdict(r)).toBe('3 pages to move (9 already in place), 0 threads to pin.');
+  });
+
+  it('an apply that changed nothing is trivially satisfied, with its verification', () => {
+    const r = report(1);
+    r.pages = { ...r.pages, pages: 12, unmapped: 0, toMove: 0, moved: 0, onTargetAfter: 12 };
+    r.threads = [];
+    expect(applyVerdict(r)).toBe(`Trivially satisfied: nothing needed to change, nothing was moved or pinned (${r.status}). Verified: 12 of 12 pages on their planned node.`);
+  });
+});
