@@ -460,6 +460,17 @@ fn metric_capabilities(
     } else {
         m("region-hotness", "unavailable", format!("DAMON: {}", damon.reason));
     }
+    match crate::alloc_sites::find_shim() {
+        Ok(p) => m(
+            "allocation-sites",
+            "measured",
+            format!(
+                "recorded by `numascope record` for dynamically linked programs it launches (LD_PRELOAD shim {}); not for attached processes",
+                p.display()
+            ),
+        ),
+        Err(e) => m("allocation-sites", "unavailable", e),
+    }
     out
 }
 

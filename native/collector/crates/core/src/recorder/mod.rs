@@ -34,6 +34,7 @@ use crate::probe::Probe;
 use crate::topology::{self, Roots, Topology};
 use crate::trace::TraceError;
 
+mod alloc;
 mod build;
 mod finish;
 mod launch;

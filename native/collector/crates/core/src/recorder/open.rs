@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::alloc::{self, AllocState};
 use super::launch::{resolve_program, spawn_stopped, try_reap};
 use super::options::{CounterChoice, FaultEventChoice, RecordOptions, Target, MAX_CAPTURE};
 use super::pages::PageTracker;
@@ -90,6 +91,7 @@ struct Started {
     child: Option<i32>,
     start_ns: u64,
     start_unix_ms: u64,
+    alloc: AllocState,
 }
 
 /// Chooses the fault event (the tracepoint where its error codes are wanted, see
@@ -142,12 +144,14 @@ fn launch(
     argv: &[String],
     plan: &mut Plan<'_>,
     pmu: &mut Option<Result<PmuSampler, String>>,
+    (alloc_sites, warnings): (bool, &mut Vec<Warning>),
 ) -> Result<Started, RecordError> {
     if argv.is_empty() {
         return Err(RecordError::Usage("no command given to launch".into()));
     }
     let program = resolve_program(&argv[0])?;
-    let stopped = spawn_stopped(&program, argv)?;
+    let (alloc, env) = alloc::prepare(alloc_sites, &program, warnings);
+    let stopped = spawn_stopped(&program, argv, env.as_deref())?;
     let pid = stopped.pid;
     let o =
         PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(plan.cpus.len()), ..plan.faults.base.clone() };
@@ -162,7 +166,7 @@ fn launch(
             _ => RecordError::Exec { program: argv[0].clone(), error: e },
         });
     }
-    Ok(Started { pid, attached: false, command: argv.to_vec(), child: Some(pid), start_ns, start_unix_ms })
+    Ok(Started { pid, attached: false, command: argv.to_vec(), child: Some(pid), start_ns, start_unix_ms, alloc })
 }
 
 /// Opens the events on every thread of a running process and enables them.
@@ -212,7 +216,7 @@ fn attach(
             let _ = s.enable();
         }
     }
-    Ok(Started { pid, attached: true, command, child: None, start_ns, start_unix_ms })
+    Ok(Started { pid, attached: true, command, child: None, start_ns, start_unix_ms, alloc: alloc::attached() })
 }
 
 /// Per-thread counters: opened for the threads there are now, more as the session finds them.
@@ -305,7 +309,7 @@ impl Session {
         let mut warnings = Vec::new();
         let mut pmu = None;
         let started = match &opts.target {
-            Target::Launch(argv) => launch(argv, &mut plan, &mut pmu)?,
+            Target::Launch(argv) => launch(argv, &mut plan, &mut pmu, (opts.alloc_sites, &mut warnings))?,
             Target::Attach(pid) => attach(*pid, roots, &mut plan, &mut pmu, &mut warnings)?,
         };
         let Plan { mut faults, mut mem, .. } = plan;
@@ -384,6 +388,7 @@ impl Session {
             warnings,
             notes: Vec::new(),
             exited: None,
+            alloc: started.alloc,
         })
     }
 }

@@ -116,6 +116,10 @@ pub struct RecordOptions {
     pub uncore: bool,
     /// Which event carries the page faults (`--fault-event`).
     pub fault_event: FaultEventChoice,
+    /// Preload the allocation-site shim into a launched command and store its allocations with
+    /// their call stacks (`--no-alloc-sites` turns it off; docs/alloc-sites.md). Ignored when
+    /// attaching: the capability `allocation-sites` then says why there are none.
+    pub alloc_sites: bool,
 }
 
 /// Which perf event [`RecordOptions::fault_event`] samples page faults with.
@@ -194,6 +198,7 @@ impl RecordOptions {
             counters: CounterChoice::Core,
             uncore: true,
             fault_event: FaultEventChoice::Auto,
+            alloc_sites: true,
         }
     }
 

@@ -158,6 +158,8 @@ pub struct Session {
     pub(super) notes: Vec<String>,
     /// The launched command exited by itself during the capture.
     pub(super) exited: Option<(i32, String)>,
+    /// Allocation sites: the shim's state (recorder/alloc.rs).
+    pub(super) alloc: super::alloc::AllocState,
 }
 
 impl Session {
