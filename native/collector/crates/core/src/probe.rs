@@ -27,7 +27,7 @@ pub const SOURCE_IDS: [&str; 9] = [
 ];
 
 /// Metric ids of `capture.capabilities`.
-pub const METRICS: [&str; 13] = [
+pub const METRICS: [&str; 14] = [
     "page-placement",
     "first-touch",
     "thread-placement",
@@ -41,6 +41,7 @@ pub const METRICS: [&str; 13] = [
     "ipc",
     "l3-mpki",
     "region-hotness",
+    "allocation-sites",
 ];
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
