@@ -48,7 +48,14 @@ fn compile(dir: &Path, name: &str, extra: &[&str]) -> Option<PathBuf> {
         return None;
     }
     let out = dir.join(name);
-    let o = Command::new("cc").args(["-g", "-O0", "-pthread"]).args(extra).arg(fixture()).arg("-o").arg(&out).output().unwrap();
+    let o = Command::new("cc")
+        .args(["-g", "-O0", "-pthread"])
+        .args(extra)
+        .arg(fixture())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
         if extra.contains(&"-static") {
@@ -81,7 +88,8 @@ fn markers() -> BTreeMap<u64, (String, i32)> {
             continue; // prose about markers
         }
         let name = rest.split_whitespace().next().unwrap().to_string();
-        let sizes = rest.split("bytes=").nth(1).unwrap().split(|c: char| !(c.is_ascii_digit() || c == ',')).next().unwrap();
+        let sizes =
+            rest.split("bytes=").nth(1).unwrap().split(|c: char| !(c.is_ascii_digit() || c == ',')).next().unwrap();
         for s in sizes.split(',') {
             m.insert(s.parse().unwrap(), (name.clone(), (i + 1) as i32));
         }
@@ -91,7 +99,12 @@ fn markers() -> BTreeMap<u64, (String, i32)> {
 }
 
 fn capability<'a>(t: &'a TraceData, metric: &str) -> &'a numascope_core::trace::Capability {
-    t.manifest.capture.capabilities.iter().find(|c| c.metric == metric).unwrap_or_else(|| panic!("no capability {metric}"))
+    t.manifest
+        .capture
+        .capabilities
+        .iter()
+        .find(|c| c.metric == metric)
+        .unwrap_or_else(|| panic!("no capability {metric}"))
 }
 
 /// (file name, line) of a frame.
@@ -123,8 +136,14 @@ fn check_sites(t: &TraceData, bin: &Path) -> BTreeMap<u64, (String, String, u64)
             continue;
         }
         assert_eq!(a.sampled[i], 0, "allocation of {} bytes marked sampled", a.size[i]);
-        let (name, line) = marks.get(&a.size[i]).unwrap_or_else(|| panic!("unexpected large {} of {} bytes", a.op.get(i), a.size[i]));
-        assert_eq!(file_line(t, a.site[i]), Some(("alloc_sites.c".into(), *line)), "site `{name}` ({} bytes)", a.size[i]);
+        let (name, line) =
+            marks.get(&a.size[i]).unwrap_or_else(|| panic!("unexpected large {} of {} bytes", a.op.get(i), a.size[i]));
+        assert_eq!(
+            file_line(t, a.site[i]),
+            Some(("alloc_sites.c".into(), *line)),
+            "site `{name}` ({} bytes)",
+            a.size[i]
+        );
         // The stack: innermost frame first, the site among its frames, `main` at the outer end.
         let frames = t.alloc.stack_frames(a.stack[i] as u32);
         assert!(frames.contains(&(a.site[i] as u32)), "site not in its stack");
@@ -137,7 +156,9 @@ fn check_sites(t: &TraceData, bin: &Path) -> BTreeMap<u64, (String, String, u64)
         let end = if a.end_us[i] < 0 { t.manifest.capture.duration_us as i64 } else { a.end_us[i] };
         match usize::try_from(a.region[i]) {
             Ok(r) => assert!(t.regions.start[r] <= a.address[i] && a.address[i] < t.regions.end[r]),
-            Err(_) => assert!(end - i64::from(a.time_us[i]) < 250_000, "`{name}` at {:#x} is in no region", a.address[i]),
+            Err(_) => {
+                assert!(end - i64::from(a.time_us[i]) < 250_000, "`{name}` at {:#x} is in no region", a.address[i])
+            }
         }
         assert!(u64::from(a.time_us[i]) <= t.manifest.capture.duration_us);
         assert!(a.end_us[i] == -1 || a.end_us[i] >= i64::from(a.time_us[i]));
@@ -230,7 +251,10 @@ fn static_program_is_recorded_without_sites_with_a_warning() {
     let out = tmp.file("static.numascope");
     let o = record(&["-q", "-o", out.to_str().unwrap()], &[bin.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains("warning: allocation sites not recorded") && stderr.contains("statically linked"), "{stderr}");
+    assert!(
+        stderr.contains("warning: allocation sites not recorded") && stderr.contains("statically linked"),
+        "{stderr}"
+    );
     let t = read_trace(&out).unwrap().to_trace_data();
     no_sites(&t);
     assert!(capability(&t, "allocation-sites").reason.contains("statically linked"));
@@ -249,7 +273,14 @@ fn unreadable_shim_file_keeps_the_recording() {
     no_sites(&t);
     let reason = &capability(&t, "allocation-sites").reason;
     assert!(reason.contains("no readable file"), "{reason}");
-    assert!(t.manifest.capture.notes.iter().any(|n| n.contains("not a numascope allocation-site file")), "{:?}", t.manifest.capture.notes);
-    assert!(stderr.contains("warning: allocation-site file") && stderr.contains("not a numascope allocation-site file"), "{stderr}");
+    assert!(
+        t.manifest.capture.notes.iter().any(|n| n.contains("not a numascope allocation-site file")),
+        "{:?}",
+        t.manifest.capture.notes
+    );
+    assert!(
+        stderr.contains("warning: allocation-site file") && stderr.contains("not a numascope allocation-site file"),
+        "{stderr}"
+    );
     assert!(t.samples.time_us.len() > 100, "the recording itself is kept");
 }

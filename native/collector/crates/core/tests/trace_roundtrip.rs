@@ -271,7 +271,8 @@ fn write_fixture_files() {
 /// A real version-1 recording (no allocation-site tables) reads with those tables empty.
 #[test]
 fn version_1_file_reads_with_empty_allocation_tables() {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../sample-traces/recorded-testload-4threads.numascope");
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../../sample-traces/recorded-testload-4threads.numascope");
     let f = read_trace(&p).unwrap();
     assert_eq!(f.manifest.version, 1);
     let t = f.to_trace_data();

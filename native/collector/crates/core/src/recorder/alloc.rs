@@ -69,7 +69,9 @@ impl AllocState {
         match self {
             AllocState::Off => ("unavailable", "not recorded: --no-alloc-sites".into()),
             AllocState::Unavailable(why) | AllocState::Failed(why) => ("unavailable", why.clone()),
-            AllocState::Preloaded(_) => ("unavailable", "the shim's files were not read (the recording did not finish)".into()),
+            AllocState::Preloaded(_) => {
+                ("unavailable", "the shim's files were not read (the recording did not finish)".into())
+            }
             AllocState::Recorded(how) => ("measured", how.clone()),
         }
     }
@@ -99,7 +101,11 @@ pub(super) fn attached() -> AllocState {
 /// Decides whether the shim can be preloaded into `program` and, when it can, makes its private
 /// directory and the launched command's environment. Unavailable (with the reason, also a
 /// warning) for static, set-ID and file-capability programs and when the shim is not found.
-pub(super) fn prepare(enabled: bool, program: &Path, warnings: &mut Vec<Warning>) -> (AllocState, Option<Vec<CString>>) {
+pub(super) fn prepare(
+    enabled: bool,
+    program: &Path,
+    warnings: &mut Vec<Warning>,
+) -> (AllocState, Option<Vec<CString>>) {
     if !enabled {
         return (AllocState::Off, None);
     }
@@ -124,7 +130,13 @@ pub(super) fn prepare(enabled: bool, program: &Path, warnings: &mut Vec<Warning>
     let dir = match ShimDir::create() {
         Ok(d) => d,
         Err(e) => {
-            return unavailable(format!("cannot create a private directory in {} for the shim's files: {e}", std::env::temp_dir().display()), warnings)
+            return unavailable(
+                format!(
+                    "cannot create a private directory in {} for the shim's files: {e}",
+                    std::env::temp_dir().display()
+                ),
+                warnings,
+            )
         }
     };
     match child_environment(&shim_variables(&shim, &dir.0)) {
@@ -153,7 +165,14 @@ impl AllocState {
     /// After the run: reads the shim's files of process `pid`, symbolizes them and adds the
     /// allocation-site tables and `regions.alloc_site` to `trace`. Problems are warnings; the
     /// tables then stay empty and the capability says why.
-    pub(super) fn collect(&mut self, trace: &mut TraceData, start_ns: u64, pid: i32, warnings: &mut Vec<Warning>, notes: &mut Vec<String>) {
+    pub(super) fn collect(
+        &mut self,
+        trace: &mut TraceData,
+        start_ns: u64,
+        pid: i32,
+        warnings: &mut Vec<Warning>,
+        notes: &mut Vec<String>,
+    ) {
         let AllocState::Preloaded(dir) = &*self else { return };
         let files = match alloc_sites::load_dir(&dir.0, &ReadLimits::default(), &SymbolizeOptions::default()) {
             Ok(f) => f,
@@ -232,10 +251,14 @@ impl Stats {
             ));
         }
         if self.frames_dropped {
-            n.push(format!("allocation sites: alloc_frames reached its {MAX_FRAMES}-row limit; later frames are missing"));
+            n.push(format!(
+                "allocation sites: alloc_frames reached its {MAX_FRAMES}-row limit; later frames are missing"
+            ));
         }
         if self.modules_dropped {
-            n.push(format!("allocation sites: alloc_modules reached its {MAX_MODULES}-row limit; later frames have module -1"));
+            n.push(format!(
+                "allocation sites: alloc_modules reached its {MAX_MODULES}-row limit; later frames have module -1"
+            ));
         }
         n
     }

@@ -127,7 +127,11 @@ pub(super) fn child_environment(set: &[(&str, std::ffi::OsString)]) -> Result<Ve
 
 /// Forks a child that waits on a pipe, then execs `argv` (stdin/stdout/stderr inherited) with
 /// `env` as its environment, or this process's when None.
-pub(super) fn spawn_stopped(program: &Path, argv: &[String], env: Option<&[CString]>) -> Result<StoppedChild, RecordError> {
+pub(super) fn spawn_stopped(
+    program: &Path,
+    argv: &[String],
+    env: Option<&[CString]>,
+) -> Result<StoppedChild, RecordError> {
     use std::os::unix::ffi::OsStrExt;
     let io = |what: &str, e: std::io::Error| RecordError::Io(format!("{what}: {e}"));
     let path =

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use arrow_array::types::Int8Type;
 use arrow_array::{
-    ArrayRef, DictionaryArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch,
-    StringArray, UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, DictionaryArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
+    UInt16Array, UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field};
 

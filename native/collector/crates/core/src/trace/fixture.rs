@@ -150,7 +150,18 @@ pub fn fixture_trace() -> TraceData {
         detail: vec!["thread 4242 (main) started".into(), "moved to cpu 1 → node 1".into(), "".into(), "exit ✓".into()],
     };
     let alloc = alloc_fixture();
-    TraceData { manifest: m, samples, pages, threads, regions, thread_placements, region_placements, counters, events, alloc }
+    TraceData {
+        manifest: m,
+        samples,
+        pages,
+        threads,
+        regions,
+        thread_placements,
+        region_placements,
+        counters,
+        events,
+        alloc,
+    }
 }
 
 /// Allocation-site rows: two allocations (one freed, one sampled and never freed) sharing a
