@@ -54,6 +54,9 @@ build_collector() {
   else
     (cd "$COLLECTOR" && cargo build --locked --workspace --lib --bins --tests)
     cp "$COLLECTOR/target/debug/libnumascope_node.so" "$COLLECTOR/crates/node/numascope.node"
+    # Beside the addon, where a recording made through the Node binding (desktop app) finds the
+    # allocation-site shim (docs/alloc-sites.md, find_shim).
+    cp "$COLLECTOR/target/debug/libnumascope_allocshim.so" "$COLLECTOR/crates/node/libnumascope_allocshim.so"
   fi
 }
 

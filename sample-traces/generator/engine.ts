@@ -9,6 +9,7 @@ export {
   CURRENT_TRACE_VERSION,
   TRACE_FORMAT_NAME,
   dictionaryColumn,
+  emptyColumns,
   numericColumn,
   readTrace,
   stringColumn,

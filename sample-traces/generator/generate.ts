@@ -11,6 +11,7 @@ import {
   DATA_SOURCES,
   OPS,
   TRACE_FORMAT_NAME,
+  emptyColumns,
   getPreset,
   writeTrace,
   type Capability,
@@ -106,6 +107,8 @@ export function generateTrace(options: GenerateOptions): GeneratedTrace {
   addLatencies(samples, topology, createRng(options.seed, 'latency'));
 
   const columns: TraceColumns = {
+    // The allocation-site tables stay empty: the models generate no allocation calls.
+    ...emptyColumns(),
     samples: samplesColumns(samples),
     pages: pagesColumns(pages, plan),
     threads: threadsColumns(plan, timeline),
@@ -694,6 +697,7 @@ function manifestOf(
     unavailable('link-bandwidth', 'synthetic trace: no interconnect counters were generated'),
     unavailable('ipc', 'synthetic trace: no core counters were generated'),
     unavailable('l3-mpki', 'synthetic trace: no core counters were generated'),
+    unavailable('allocation-sites', 'synthetic trace: no allocation calls were generated'),
   ];
   const command = generatorCommand(options);
   return {

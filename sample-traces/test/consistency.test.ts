@@ -22,7 +22,7 @@ const cases: { name: string; load: () => Trace }[] = [
 
 const METRICS = [
   'page-placement', 'first-touch', 'thread-placement', 'thread-migrations', 'memory-accesses', 'access-latency',
-  'data-source', 'numa-counters', 'memory-bandwidth', 'link-bandwidth', 'ipc', 'l3-mpki',
+  'data-source', 'numa-counters', 'memory-bandwidth', 'link-bandwidth', 'ipc', 'l3-mpki', 'allocation-sites',
 ];
 
 for (const { name, load } of cases) {

@@ -178,7 +178,7 @@ export function mirrorTrace(spec: MirrorSpec): Uint8Array {
   }
   const manifest: TraceManifest = {
     format: 'numascope-trace',
-    version: 1,
+    version: 2,
     producer: { name: 'numascope-fidelity', version: '0.1.0' },
     createdAt: '2026-01-01T00:00:00Z',
     origin: {

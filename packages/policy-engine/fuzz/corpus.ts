@@ -35,6 +35,11 @@ const CUT_ROWS: Record<TableName, number> = {
   region_placements: 120,
   counters: 120,
   events: 40,
+  // Kept whole: allocations point into the other three by row and stack id.
+  allocations: Infinity,
+  alloc_stacks: Infinity,
+  alloc_frames: Infinity,
+  alloc_modules: Infinity,
 };
 
 type Indexable = { length: number; [i: number]: unknown };

@@ -21,6 +21,17 @@ export {
   type MigrationMark,
 } from './trace/query-columns.js';
 export * from './trace/aggregate.js';
+export { objectTable, type ObjectRow, type ObjectTable } from './trace/object-table.js';
+export {
+  allocationStack,
+  attributeObjects,
+  describeFrame,
+  objectColumns,
+  MAX_CANDIDATES_PER_PAGE,
+  type AttributionInput,
+  type ObjectColumns,
+  type StackFrameView,
+} from './trace/objects.js';
 export { answerQuery, type TraceQuery, type TraceAnswer, type AnyTraceAnswer } from './trace/queries.js';
 export {
   writeTrace,

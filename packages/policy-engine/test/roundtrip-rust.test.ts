@@ -71,9 +71,9 @@ describe('Rust-written trace read by TypeScript', () => {
     expect(trace!.manifest).toEqual(expectedManifest);
   });
 
-  it('manifest says format v1 and lists every table with its row count', () => {
+  it('manifest says format v2 and lists every table with its row count', () => {
     expect(trace).toBeDefined();
-    expect(trace!.manifest.version).toBe(1);
+    expect(trace!.manifest.version).toBe(2);
     for (const name of TABLE_NAMES) {
       const entry = trace!.manifest.tables.find((t) => t.name === name);
       expect(entry, `manifest.tables lacks ${name}`).toBeDefined();

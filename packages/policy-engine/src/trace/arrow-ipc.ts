@@ -6,7 +6,7 @@
  * hostile file could make it loop for billions of steps or allocate gigabytes. So every position,
  * vector, string, block, row count and buffer it will use is checked here first, with a
  * bounds-checked flatbuffer reader, against the file's own size and the limits; and only the flat
- * column types format v1 uses are let through (Int, FloatingPoint, Utf8, LargeUtf8, and dictionaries
+ * column types the format uses are let through (Int, FloatingPoint, Utf8, LargeUtf8, and dictionaries
  * of them): no nested types, no compression, no big-endian data.
  *
  * Layout (Arrow columnar format, "IPC File Format"): `ARROW1\0\0`, messages, footer flatbuffer,
@@ -28,7 +28,7 @@ export class ArrowMetadataError extends Error {
 const MAGIC = [0x41, 0x52, 0x52, 0x4f, 0x57, 0x31]; // "ARROW1"
 const TWO_POW_32 = 2 ** 32;
 
-// Type union tags (Schema.fbs) and the ones format v1 may use.
+// Type union tags (Schema.fbs) and the ones the format may use.
 const TYPE_INT = 2;
 const TYPE_FLOAT = 3;
 const TYPE_UTF8 = 5;
@@ -165,7 +165,7 @@ function typeLayout(fb: Flat, field: FlatTable, name: string): { kind: ColumnLay
   }
   if (tag === TYPE_UTF8) return { kind: 'utf8', width: 4 };
   if (tag === TYPE_LARGE_UTF8) return { kind: 'large-utf8', width: 8 };
-  throw new ArrowMetadataError(`column "${name}" has Arrow type tag ${tag}; trace format v1 uses only integer, floating-point, utf8 and dictionary columns`);
+  throw new ArrowMetadataError(`column "${name}" has Arrow type tag ${tag}; the trace format uses only integer, floating-point, utf8 and dictionary columns`);
 }
 
 function checkKeyValues(fb: Flat, t: FlatTable, i: number): void {
@@ -177,7 +177,7 @@ function checkKeyValues(fb: Flat, t: FlatTable, i: number): void {
 
 function readSchema(fb: Flat, schema: FlatTable, limits: TraceLimits): ColumnLayout[] {
   const endianness = fb.field(schema, 0, 2) ? fb.u16(fb.field(schema, 0, 2)) : 0;
-  if (endianness !== 0) throw new ArrowMetadataError('the table is big-endian; trace format v1 is little-endian');
+  if (endianness !== 0) throw new ArrowMetadataError('the table is big-endian; the trace format is little-endian');
   checkKeyValues(fb, schema, 2);
   fb.vector(schema, 3, 8);
   const fields = fb.tables(schema, 1);
@@ -189,7 +189,7 @@ function readSchema(fb: Flat, schema: FlatTable, limits: TraceLimits): ColumnLay
     const name = nameLength > 256 ? `#${k}` : nameLength >= 0 ? decoder.decode(fb.b.subarray(at, at + nameLength)) : `#${k}`;
     checkKeyValues(fb, field, 6);
     const children = fb.vector(field, 5, 4);
-    if (children && children[1] > 0) throw new ArrowMetadataError(`column "${name}" is a nested type; trace format v1 has only flat columns`);
+    if (children && children[1] > 0) throw new ArrowMetadataError(`column "${name}" is a nested type; the trace format has only flat columns`);
     const value = typeLayout(fb, field, name);
     const enc = fb.child(field, 4);
     if (!enc) return { name, ...value, dictionary: null };
@@ -227,9 +227,9 @@ function readBlocks(fb: Flat, footer: FlatTable, i: number, what: string): Block
 function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; kind: ColumnLayout['kind']; width: number }>, bodyLength: number, limits: TraceLimits, what: string): number {
   const length = fb.field(batch, 0, 8) ? fb.u53(fb.field(batch, 0, 8), `${what} length`) : 0;
   if (length > limits.maxTableRows) throw new ArrowMetadataError(`${what} declares ${length} rows, more than the ${limits.maxTableRows} this reader accepts`, true);
-  if (fb.field(batch, 3, 4)) throw new ArrowMetadataError(`${what} is compressed; trace format v1 stores Arrow bodies uncompressed`);
+  if (fb.field(batch, 3, 4)) throw new ArrowMetadataError(`${what} is compressed; the trace format stores Arrow bodies uncompressed`);
   const variadic = fb.vector(batch, 4, 8);
-  if (variadic && variadic[1] > 0) throw new ArrowMetadataError(`${what} has variadic buffers (string views), which trace format v1 does not use`);
+  if (variadic && variadic[1] > 0) throw new ArrowMetadataError(`${what} has variadic buffers (string views), which the trace format does not use`);
   const nodes = fb.vector(batch, 1, 16) ?? [0, 0];
   const buffers = fb.vector(batch, 2, 16) ?? [0, 0];
   if (nodes[1] !== columns.length) throw new ArrowMetadataError(`${what} has ${nodes[1]} column nodes for ${columns.length} columns`);
@@ -280,7 +280,7 @@ function readMessage(file: Uint8Array, block: Block, end: number, what: string):
   const message = fb.root();
   // apache-arrow reads the buffers of a pre-V4 message at other positions than the ones checked here.
   const version = fb.field(message, 0, 2) ? fb.u16(fb.field(message, 0, 2)) : 0;
-  if (version < METADATA_V4) throw new ArrowMetadataError(`${what} has Arrow metadata version ${version + 1}; trace format v1 writes version 5`);
+  if (version < METADATA_V4) throw new ArrowMetadataError(`${what} has Arrow metadata version ${version + 1}; the trace format writes version 5`);
   checkKeyValues(fb, message, 4);
   const bodyLength = fb.field(message, 3, 8) ? fb.u53(fb.field(message, 3, 8), `${what} body length`) : 0;
   const bodyStart = p + length;
@@ -316,7 +316,7 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
   const fb = new Flat(file.subarray(footerStart, footerStart + footerLength), 'the footer');
   const footer = fb.root();
   const version = fb.field(footer, 0, 2) ? fb.u16(fb.field(footer, 0, 2)) : 0;
-  if (version < METADATA_V4) throw new ArrowMetadataError(`its footer has Arrow metadata version ${version + 1}; trace format v1 writes version 5`);
+  if (version < METADATA_V4) throw new ArrowMetadataError(`its footer has Arrow metadata version ${version + 1}; the trace format writes version 5`);
   checkKeyValues(fb, footer, 4);
   const schemaTable = fb.child(footer, 1);
   if (!schemaTable) throw new ArrowMetadataError('the footer has no schema');

@@ -6,6 +6,7 @@
  * row is only searched for once a column is known to be bad.
  */
 import { DataType, Precision, type Data, type Table, type Vector } from 'apache-arrow';
+import { numericColumn } from './columns.js';
 import { TraceError } from './errors.js';
 import type { TraceLimits } from './limits.js';
 import { TABLE_SCHEMAS, type ColumnSpec, type ColumnType } from './schema.js';
@@ -84,7 +85,7 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
     if (!field) {
       throw new TraceError(
         'column-missing',
-        `Table "${name}" has no column "${col.name}" (expected ${col.type}). The file does not follow trace format v1; ` +
+        `Table "${name}" has no column "${col.name}" (expected ${col.type}). The file does not follow trace format v2; ` +
           'it may come from a development build of another tool.',
       );
     }
@@ -92,7 +93,7 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
     if (actual !== (col.type as ColumnType)) {
       throw new TraceError(
         'column-type',
-        `Column "${name}.${col.name}" has type ${actual}, but trace format v1 requires ${col.type}. ` +
+        `Column "${name}.${col.name}" has type ${actual}, but trace format v2 requires ${col.type}. ` +
           'The file was written by a program that does not follow the format.',
       );
     }
@@ -112,7 +113,7 @@ function checkColumn(table: TableName, col: ColumnSpec, vector: Vector, rows: nu
   let scanLength = -1;
   for (const data of vector.data) {
     if (!col.nullable && data.nullCount > 0) {
-      throw new TraceError('column-null', `Column ${where}, row ${row + firstNull(data)}: null, but trace format v1 never leaves this column empty. The trace is damaged or was written by another tool.`);
+      throw new TraceError('column-null', `Column ${where}, row ${row + firstNull(data)}: null, but trace format v2 never leaves this column empty. The trace is damaged or was written by another tool.`);
     }
     if (col.type === 'utf8') checkStrings(data, where, row, limits);
     else if (!((data.values as ArrayLike<unknown> | undefined)?.length! >= data.length)) {
@@ -360,6 +361,34 @@ export function checkReferences(manifest: TraceManifest, tables: Record<TableNam
     }
   }
   checkCounterScopes(manifest, tables, nodeIds);
+  checkAllocStacks(tables);
+}
+
+/**
+ * `alloc_stacks` holds each stack as consecutive rows: stack ids 0, 1, 2, … in order, each
+ * starting at depth 0 and counting up by one; `allocations.stack` is one of those ids or -1.
+ */
+function checkAllocStacks(tables: Record<TableName, Table>): void {
+  const corrupt = (where: string, row: number, what: string) =>
+    new TraceError('index-out-of-range', `Column ${where}, row ${row}: ${what}. The trace is damaged or was written by a program that does not follow the format.`);
+  const stack = numericColumn<Uint32Array>(tables.alloc_stacks, 'stack');
+  const depth = numericColumn<Uint16Array>(tables.alloc_stacks, 'depth');
+  let prev = -1;
+  for (let i = 0; i < stack.length; i++) {
+    const s = stack[i]!;
+    if (s === prev) {
+      if (depth[i] !== depth[i - 1]! + 1) throw corrupt('"alloc_stacks.depth"', i, `depth ${depth[i]} follows depth ${depth[i - 1]} of stack ${s} (frames of a stack count up by one)`);
+    } else if (s === prev + 1) {
+      if (depth[i] !== 0) throw corrupt('"alloc_stacks.depth"', i, `stack ${s} starts at depth ${depth[i]}, not 0`);
+      prev = s;
+    } else {
+      throw corrupt('"alloc_stacks.stack"', i, `stack ${s} after stack ${prev} (stack ids are 0, 1, 2, … in row order)`);
+    }
+  }
+  const stacks = prev + 1;
+  const ids = numericColumn<Int32Array>(tables.allocations, 'stack');
+  const bad = outside32(ids, -1, stacks - 1);
+  if (bad >= 0) throw corrupt('"allocations.stack"', bad, `value ${ids[bad]}, but it must be a stack id of "alloc_stacks" (0–${stacks - 1}${stacks === 0 ? ': it is empty' : ''}) or -1 (none)`);
 }
 
 function checkCounterScopes(manifest: TraceManifest, tables: Record<TableName, Table>, nodeIds: readonly number[]): void {

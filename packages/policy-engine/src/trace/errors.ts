@@ -7,7 +7,7 @@ export type TraceErrorCode =
   | 'truncated'
   /** The ZIP's headers contradict each other or the file (offsets outside it, overlapping entries, a damaged deflate stream). */
   | 'zip-corrupt'
-  /** A ZIP feature format v1 does not use: ZIP64, encryption, split archives, a compression method other than stored/deflate. */
+  /** A ZIP feature the format does not use: ZIP64, encryption, split archives, a compression method other than stored/deflate. */
   | 'zip-unsupported'
   /** Too many entries, or an entry that declares more bytes than the limits (or than deflate can produce from its data). */
   | 'zip-limits'

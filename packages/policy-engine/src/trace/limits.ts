@@ -4,7 +4,7 @@
  * A caller with less memory (a browser tab) may pass smaller values to readTrace.
  */
 export interface TraceLimits {
-  /** ZIP entries in the central directory (v1 writes 9). */
+  /** ZIP entries in the central directory (v2 writes 13). */
   maxEntries: number;
   /** Uncompressed bytes of one entry that is read. */
   maxEntryBytes: number;
@@ -31,7 +31,7 @@ export interface TraceLimits {
    * UI: 1M threads (a 28 MB file) take 9 s and 1 GB to post. No recorded process comes near this.
    */
   maxThreads: number;
-  /** Columns of one table (v1 tables have at most 12). */
+  /** Columns of one table (tables have at most 13). */
   maxColumns: number;
   /** Record batches of one table, dictionary batches included. */
   maxRecordBatches: number;

@@ -7,6 +7,7 @@
  * "unknown node". Every per-node array here has `nodeIds.length + 1` entries.
  */
 import { dictionaryColumn, numericColumn, stringColumn } from './columns.js';
+import { objectColumns, type ObjectColumns } from './objects.js';
 import type { Microseconds, Trace } from './types.js';
 
 /** A half-open time range [fromUs, toUs), µs since capture start. null = the whole trace. */
@@ -45,6 +46,8 @@ export interface QueryColumns {
   pageByRank: Int32Array;
   threadCount: number;
   regionCount: number;
+  /** Allocation sites and where each page and sample belongs (objects.ts); null when the trace has no allocations. */
+  objects: ObjectColumns | null;
 }
 
 export interface RegionMeta {
@@ -149,6 +152,7 @@ export function queryColumns(trace: Trace): QueryColumns {
     pageByRank,
     threadCount: tables.threads.numRows,
     regionCount: tables.regions.numRows,
+    objects: objectColumns(trace),
   };
 }
 

@@ -21,7 +21,7 @@ import { TraceError } from './errors.js';
 import { traceLimits, type TraceLimits } from './limits.js';
 import { parseManifestJson } from './manifest-json.js';
 import { TABLE_NAMES, TRACE_FORMAT_NAME, type TableName, type Trace, type TraceManifest, type UncheckedTrace } from './types.js';
-import { checkTraceVersion, upgradeTrace, type RawTrace } from './upgrade.js';
+import { checkTraceVersion, TABLES_OF_VERSION, upgradeTrace, type RawTrace } from './upgrade.js';
 import { validateManifest } from './validate.js';
 import { looksLikeZip, readZipDirectory, readZipEntry, type ZipBudget } from './zip.js';
 
@@ -109,9 +109,9 @@ function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTra
   // A newer file is "too new" whatever its tables look like: checked before any is decoded.
   checkTraceVersion(m.version);
 
-  // Only the tables format v1 has are read; other entries are ignored (neither inflated nor checked).
+  // Only the tables of the format are read (a v1 file has the first eight; the upgrader adds the rest); other entries are ignored (neither inflated nor checked).
   const tables = new Map<string, Table>();
-  for (const name of TABLE_NAMES) {
+  for (const name of TABLES_OF_VERSION[m.version] ?? TABLE_NAMES) {
     const entry = entryOf(name, m.tables, directory);
     const e = directory.get(entry);
     if (e) tables.set(name, parseTable(name, entry, readZipEntry(bytes, e, limits, budget), limits));
@@ -125,7 +125,7 @@ function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTra
     if (!table) {
       throw new TraceError(
         'table-missing',
-        `This trace has no "${name}" table (${name}.arrow), which format v1 requires. The file is incomplete: ` +
+        `This trace has no "${name}" table (${name}.arrow), which format v2 requires. The file is incomplete: ` +
           'it may have been written by a recorder that was killed before it finished.',
       );
     }

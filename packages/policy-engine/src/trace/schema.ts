@@ -1,5 +1,5 @@
 /**
- * Column schema of every table in trace format v1, as data: the reader checks files against it,
+ * Column schema of every table in trace format v2, as data: the reader checks files against it,
  * the writer builds tables from it. Keep in step with docs/trace-format.md.
  */
 import type { TableName } from './types.js';
@@ -22,7 +22,7 @@ export interface ColumnSpec {
   name: string;
   type: ColumnType;
   nullable?: boolean;
-  /** For dictionary columns: the values a v1 writer produces. */
+  /** For dictionary columns: the values a writer produces. */
   values?: readonly string[];
   /**
    * What the column's values point at: a row of another table, a node id of manifest.machine, or
@@ -32,7 +32,7 @@ export interface ColumnSpec {
   ref?: ColumnRef;
 }
 
-export type ColumnRef = 'threads' | 'pages' | 'regions' | 'node' | 'cpu';
+export type ColumnRef = 'threads' | 'pages' | 'regions' | 'alloc_frames' | 'alloc_modules' | 'node' | 'cpu';
 
 export const OPS = ['load', 'store', 'fault', 'unknown'] as const;
 export const SAMPLE_EVENTS = ['page-fault', 'ibs-op', 'pebs-load', 'pebs-store', 'synthetic', 'access-fault'] as const;
@@ -62,6 +62,24 @@ export const EVENT_KINDS = [
   'plan-applied',
   'process-exit',
 ] as const;
+
+/** `allocations.op`: the interposed call that made the block or mapping. */
+export const ALLOC_OPS = [
+  'malloc',
+  'calloc',
+  'realloc',
+  'posix_memalign',
+  'aligned_alloc',
+  'memalign',
+  'valloc',
+  'pvalloc',
+  'reallocarray',
+  'mmap',
+  'mremap',
+  'unknown',
+] as const;
+/** `allocations.end_op`: what ended it (`none`: not seen). */
+export const ALLOC_END_OPS = ['none', 'free', 'realloc', 'reallocarray', 'munmap', 'mremap', 'unknown'] as const;
 
 export type Op = (typeof OPS)[number];
 export type DataSource = (typeof DATA_SOURCES)[number];
@@ -132,5 +150,40 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'thread', type: 'int32', ref: 'threads' },
     { name: 'value', type: 'int64' },
     { name: 'detail', type: 'utf8' },
+  ],
+  allocations: [
+    { name: 'time_us', type: 'uint32' },
+    { name: 'end_us', type: 'int64' },
+    { name: 'thread', type: 'int32', ref: 'threads' },
+    { name: 'tid', type: 'int32' },
+    { name: 'op', type: 'dictionary<int8, utf8>', values: ALLOC_OPS },
+    { name: 'end_op', type: 'dictionary<int8, utf8>', values: ALLOC_END_OPS },
+    { name: 'address', type: 'uint64' },
+    { name: 'size', type: 'uint64' },
+    { name: 'sampled', type: 'int8' },
+    { name: 'weight_bytes', type: 'float64' },
+    // A stack id of alloc_stacks (checked against its stacks in check.ts, not a row).
+    { name: 'stack', type: 'int32' },
+    { name: 'site', type: 'int32', ref: 'alloc_frames' },
+    { name: 'region', type: 'int32', ref: 'regions' },
+  ],
+  alloc_stacks: [
+    { name: 'stack', type: 'uint32' },
+    { name: 'depth', type: 'uint16' },
+    { name: 'frame', type: 'uint32', ref: 'alloc_frames' },
+  ],
+  alloc_frames: [
+    { name: 'module', type: 'int32', ref: 'alloc_modules' },
+    { name: 'module_offset', type: 'uint64' },
+    { name: 'function', type: 'utf8', nullable: true },
+    { name: 'function_offset', type: 'int64' },
+    { name: 'file', type: 'utf8', nullable: true },
+    { name: 'line', type: 'int32' },
+    { name: 'col', type: 'int16' },
+    { name: 'inlined', type: 'int8' },
+  ],
+  alloc_modules: [
+    { name: 'path', type: 'utf8' },
+    { name: 'build_id', type: 'utf8' },
   ],
 };

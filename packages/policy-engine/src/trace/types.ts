@@ -1,5 +1,5 @@
 /**
- * Types of the numascope trace format, version 1. docs/trace-format.md is the normative
+ * Types of the numascope trace format, version 2. docs/trace-format.md is the normative
  * description; this file mirrors it. Only the newest version's types exist here: older files
  * are upgraded (see upgrade.ts) before anything else sees them.
  */
@@ -15,10 +15,14 @@ export type CpuId = number;
 export type IndexIntoThreadTable = number;
 export type IndexIntoPageTable = number;
 export type IndexIntoRegionTable = number;
+export type IndexIntoAllocationTable = number;
+/** A stack id of alloc_stacks (its rows with that `stack`, by depth). */
+export type AllocStackId = number;
+export type IndexIntoAllocFrameTable = number;
 
 export const TRACE_FORMAT_NAME = 'numascope-trace';
 /** The newest trace format version this code reads and writes. */
-export const CURRENT_TRACE_VERSION = 1;
+export const CURRENT_TRACE_VERSION = 2;
 
 export type OriginKind = 'recorded' | 'imported' | 'synthetic' | 'derived';
 
@@ -96,7 +100,9 @@ export type MetricId =
   | 'memory-bandwidth'
   | 'link-bandwidth'
   | 'ipc'
-  | 'l3-mpki';
+  | 'l3-mpki'
+  | 'region-hotness'
+  | 'allocation-sites';
 
 export type CapabilityStatus = 'measured' | 'estimated' | 'synthetic' | 'unavailable';
 
@@ -164,6 +170,11 @@ export const TABLE_NAMES = [
   'region_placements',
   'counters',
   'events',
+  // New in v2: allocation sites (docs/trace-format.md, "Allocation sites").
+  'allocations',
+  'alloc_stacks',
+  'alloc_frames',
+  'alloc_modules',
 ] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 

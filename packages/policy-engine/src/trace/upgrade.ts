@@ -6,7 +6,8 @@
  */
 import type { Table } from 'apache-arrow';
 import { TraceError } from './errors.js';
-import { CURRENT_TRACE_VERSION } from './types.js';
+import { CURRENT_TRACE_VERSION, TABLE_NAMES, type TableName } from './types.js';
+import { emptyTable } from './writer.js';
 
 /** A trace as stored: the parsed manifest (not yet validated) and every Arrow table found. */
 export interface RawTrace {
@@ -16,11 +17,52 @@ export interface RawTrace {
 
 export type Upgrader = (raw: RawTrace) => RawTrace;
 
+/** The tables each version has; the reader reads only these entries of a file of that version. */
+export const TABLES_OF_VERSION: Readonly<Record<number, readonly TableName[]>> = {
+  1: TABLE_NAMES.slice(0, 8),
+  2: TABLE_NAMES,
+};
+
+/** The tables v2 added (docs/trace-format-changelog.md, version 2). */
+const V2_TABLES: readonly TableName[] = ['allocations', 'alloc_stacks', 'alloc_frames', 'alloc_modules'];
+
 /**
- * `UPGRADERS[n]` upgrades a version-n trace to version n+1. Version 1 is the first published
- * version, so there are no steps yet; the first one will be `UPGRADERS[1]`.
+ * v1 -> v2: adds the four allocation-site tables, empty, and capability `allocation-sites`
+ * (`unavailable`: a v1 recorder did not record them) unless the file already lists it.
  */
-export const UPGRADERS: Readonly<Record<number, Upgrader>> = {};
+function v1ToV2(raw: RawTrace): RawTrace {
+  const tables = new Map(raw.tables);
+  for (const name of V2_TABLES) tables.set(name, emptyTable(name));
+  const m = raw.manifest;
+  const listed = Array.isArray(m.tables) ? (m.tables as unknown[]) : [];
+  const capture = m.capture && typeof m.capture === 'object' && !Array.isArray(m.capture) ? (m.capture as Record<string, unknown>) : null;
+  let newCapture = capture;
+  if (capture && Array.isArray(capture.capabilities)) {
+    const caps = capture.capabilities as unknown[];
+    const has = caps.some((c) => c !== null && typeof c === 'object' && (c as { metric?: unknown }).metric === 'allocation-sites');
+    if (!has) {
+      newCapture = {
+        ...capture,
+        capabilities: [
+          ...caps,
+          { metric: 'allocation-sites', status: 'unavailable', reason: 'format version 1 file: allocation sites were not recorded (added in version 2)' },
+        ],
+      };
+    }
+  }
+  return {
+    manifest: {
+      ...m,
+      version: 2,
+      ...(newCapture ? { capture: newCapture } : {}),
+      tables: [...listed, ...V2_TABLES.map((name) => ({ name, entry: `${name}.arrow`, rows: 0 }))],
+    },
+    tables,
+  };
+}
+
+/** `UPGRADERS[n]` upgrades a version-n trace to version n+1. */
+export const UPGRADERS: Readonly<Record<number, Upgrader>> = { 1: v1ToV2 };
 
 /** The oldest version this reader can upgrade from. */
 export const OLDEST_TRACE_VERSION = 1;

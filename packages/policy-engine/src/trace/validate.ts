@@ -1,5 +1,5 @@
 /**
- * Structural check of a v1 manifest (docs/trace-format.md), then its consistency: node and cpu ids
+ * Structural check of a v2 manifest (docs/trace-format.md), then its consistency: node and cpu ids
  * in range and unique, a distance matrix per node pair, and a machine the engine can model (links
  * and routes between nodes it has). Errors name the offending field by its path, e.g.
  * `machine.nodes[2].cpus`. docs/robustness.md lists the limits.
@@ -108,12 +108,12 @@ function zodError(error: z.ZodError): TraceError {
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problems)` : '';
   return new TraceError(
     'manifest-invalid',
-    `manifest.json field ${pathOf(issue.path)} is invalid: ${issue.message}${more}. The file does not follow trace format v1.`,
+    `manifest.json field ${pathOf(issue.path)} is invalid: ${issue.message}${more}. The file does not follow trace format v2.`,
   );
 }
 
 function invalid(field: string, what: string): TraceError {
-  return new TraceError('manifest-invalid', `manifest.json field ${field} is invalid: ${what}. The file does not follow trace format v1.`);
+  return new TraceError('manifest-invalid', `manifest.json field ${field} is invalid: ${what}. The file does not follow trace format v2.`);
 }
 
 // ---- sizes and element types of the long lists, before zod --------------------------------------

@@ -1,5 +1,5 @@
 /**
- * Trace writer, format v1 (docs/trace-format.md): column arrays in, `.numascope` bytes out.
+ * Trace writer, format v2 (docs/trace-format.md): column arrays in, `.numascope` bytes out.
  *
  * Pure: no Node-only APIs, no clock, no randomness, so it runs in a browser Worker and the same
  * input always gives the same bytes. The ZIP holds `manifest.json` first (deflated), then one
@@ -135,8 +135,13 @@ export function emptyColumns(): TraceColumns {
   return columns;
 }
 
+/** A zero-row table of the format (the upgrader adds the tables an older file lacks). */
+export function emptyTable(name: TableName): Table {
+  return buildTable(name, emptyColumns()[name]);
+}
+
 /**
- * Writes a v1 trace. `manifest.tables` and `manifest.capture.sampleCount` are filled in from
+ * Writes a v2 trace. `manifest.tables` and `manifest.capture.sampleCount` are filled in from
  * the columns (whatever the caller put there is replaced); the input objects are not modified.
  * Throws {@link TraceWriteError} naming the table and column for any data that does not match
  * TABLE_SCHEMAS.
@@ -160,7 +165,7 @@ export function writeTrace(manifest: TraceManifest, columns: TraceColumns): Uint
   for (const name of TABLE_NAMES) {
     const tableColumns = columns[name];
     if (tableColumns === undefined) {
-      throw new TraceWriteError('missing-table', `table "${name}" is missing (every v1 table is required, even empty)`);
+      throw new TraceWriteError('missing-table', `table "${name}" is missing (every table is required, even empty)`);
     }
     const table = buildTable(name, tableColumns);
     arrowFiles.set(name, tableToIPC(table, 'file'));
@@ -315,7 +320,7 @@ function buildDictionaryColumn(where: string, spec: ColumnSpec, values: ColumnVa
       if (spec.values) {
         throw new TraceWriteError(
           'dictionary-value',
-          `${where}, row ${row}: "${value}" is not a v1 value; allowed: ${spec.values.join(', ')}`,
+          `${where}, row ${row}: "${value}" is not a format value; allowed: ${spec.values.join(', ')}`,
         );
       }
       code = dictionary.length;

@@ -5,7 +5,7 @@
  * is only decompressed into output that cannot grow past the size its header declares. Every
  * entry read is checked against its CRC-32, stored entries too.
  *
- * Supported: what format v1 and common zip tools write — stored (0) and deflate (8) entries, data
+ * Supported: what the format and common zip tools write — stored (0) and deflate (8) entries, data
  * descriptors, extra fields, an archive comment. Refused: ZIP64, encryption, split archives.
  */
 import { Inflate } from 'fflate';
@@ -56,7 +56,7 @@ function corrupt(what: string): TraceError {
 function unsupported(what: string): TraceError {
   return new TraceError(
     'zip-unsupported',
-    `This trace's ZIP container uses ${what}, which numascope traces never use (format v1: plain stored or deflated entries, no ZIP64, no encryption). ` +
+    `This trace's ZIP container uses ${what}, which numascope traces never use (the format: plain stored or deflated entries, no ZIP64, no encryption). ` +
       'If you re-packed the trace, pack it again with a plain `zip`, or open the original file.',
   );
 }

@@ -157,6 +157,8 @@ export interface RegionRow {
   kind: string;
   path: string | null;
   policy: string;
+  /** `regions.alloc_site`: the site of the largest allocation in it, where the recorder knows it. */
+  allocSite: string | null;
   pages: number;
   samples: number;
   faults: number;
@@ -184,6 +186,7 @@ export function regionRows(meta: readonly RegionMeta[], table: RegionTable): Reg
       kind: m.kind,
       path: m.path,
       policy: m.policy,
+      allocSite: m.allocSite,
       pages: sum(perNode.pages),
       samples: sum(perNode.samples),
       faults: sum(perNode.faults),

@@ -12,6 +12,7 @@ import { policyLabel } from '@numascope/policy-engine';
 import { engineRequest } from '../hooks/use-analysis';
 import { useDecisionPages, useDecisions } from '../hooks/use-decisions';
 import { EngineRefusal, Progress } from './EngineParts';
+import { RegionObjects } from './ObjectsPanel';
 
 const HEAT_LABELS: Record<HeatmapMode, string> = { node: 'accessing node', samples: 'samples', faults: 'first touches', accesses: 'accesses' };
 type TableMetric = 'pages' | 'samples' | 'faults' | 'accesses';
@@ -113,6 +114,7 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
                 <th scope="col" className="text">kind</th>
                 <th scope="col" className="text">path</th>
                 <th scope="col" className="text">policy</th>
+                <th scope="col" className="text">allocation site</th>
                 <th scope="col">start</th>
                 <th scope="col">size</th>
                 <th scope="col">pages seen</th>
@@ -155,6 +157,9 @@ function RegionTableRow({ row: r, metric, noAccess, selected, onSelect }: { row:
       <td className="text">{r.kind}</td>
       <td className="text region-path">{r.path ?? <span className="ns-muted">(anonymous)</span>}</td>
       <td className="text">{r.policy}</td>
+      <td className="text region-site" data-testid={`region-${r.index}-site`}>
+        {r.allocSite ?? <span className="ns-muted">–</span>}
+      </td>
       <td>
         <code>0x{r.start.toString(16)}</code>
       </td>
@@ -247,7 +252,7 @@ function RegionDetailPanel({ summary, meta, onClose }: { summary: TraceSummary; 
         </div>
         <div>
           <dt>allocation site</dt>
-          <dd>{meta.allocSite ?? <span className="ns-muted">unknown</span>}</dd>
+          <dd data-testid="region-detail-site">{meta.allocSite ?? <span className="ns-muted">unknown</span>}</dd>
         </div>
         <div>
           <dt>pages seen</dt>
@@ -292,6 +297,7 @@ function RegionDetailPanel({ summary, meta, onClose }: { summary: TraceSummary; 
         />
       )}
       <p className="ns-muted hint">{nodeLabel(-1)} counts samples whose page's node is not known.</p>
+      <RegionObjects summary={summary} region={meta.index} />
       {/* After the region's own numbers: the engine's replay may take a while on a large trace. */}
       {d && <RegionDecisions region={meta.index} />}
     </section>

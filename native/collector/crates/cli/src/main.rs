@@ -230,6 +230,15 @@ struct RecordArgs {
     #[arg(long = "no-pmu")]
     no_pmu: bool,
 
+    /// Do not record allocation sites. By default a launched (dynamically linked) command gets
+    /// the allocation-site shim preloaded (LD_PRELOAD, kept before the user's own entries), which
+    /// records every allocation of at least 64 KiB and a byte-sampled share of smaller ones with
+    /// their call stacks; after the run they are symbolized (function, file:line, inlined frames)
+    /// into the trace's allocation tables and each region's allocation site. Attached processes
+    /// (-p) never get sites (docs/alloc-sites.md).
+    #[arg(long = "no-alloc-sites")]
+    no_alloc_sites: bool,
+
     /// PMU memory-access samples per second per event (IBS op, PEBS loads and stores; the
     /// kernel's frequency mode; each sample weighs the period in force).
     #[arg(long = "mem-rate", value_name = "HZ", default_value_t = DEFAULT_MEM_RATE_HZ)]
@@ -347,13 +356,18 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     };
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
     opts.command_line = std::env::args().collect();
+    opts.alloc_sites = !args.no_alloc_sites;
     recorder::install_signal_handlers();
     let topo = read_topology()?;
     let probe = probe::probe(&topo);
     let roots = topology::Roots::default();
     let quiet = args.quiet;
+    let mut shown = std::collections::HashSet::new();
     let s = recorder::record_observed(&opts, &roots, &topo, &probe, &mut |r| match r {
-        Report::Warning(w) => eprintln!("numascope: warning: {w}"),
+        Report::Warning(w) => {
+            eprintln!("numascope: warning: {w}");
+            shown.insert(w.0.clone());
+        }
         Report::Progress(p) if !quiet => eprintln!("numascope: {p}"),
         Report::Progress(_) => {}
     })
@@ -361,6 +375,10 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         RecordError::Usage(m) => (EXIT_USAGE, m),
         e => (EXIT_RUNTIME, e.to_string()),
     })?;
+    // Problems found while finishing (an allocation-site file that could not be read).
+    for w in s.warnings.iter().filter(|w| !shown.contains(*w)) {
+        eprintln!("numascope: warning: {w}");
+    }
     if s.left_running && args.pid.is_none() {
         // Printed even with -q: the user must know that a process they started is still running.
         eprintln!(

@@ -156,12 +156,12 @@ fn check_region_holds(t: &TraceData, b: &Buffer) {
 fn check_common(t: &TraceData) {
     let m = &t.manifest;
     assert_eq!(m.format, "numascope-trace");
-    assert_eq!(m.version, 1);
+    assert_eq!(m.version, 2);
     assert_eq!(m.origin.kind, "recorded");
     assert_eq!(m.origin.generator, "numascope record");
     assert_eq!(m.machine.source, "sysfs");
     assert_eq!(m.capture.sample_count as usize, t.samples.time_us.len());
-    assert_eq!(m.tables.len(), 8);
+    assert_eq!(m.tables.len(), 12);
     let pf = m.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
     assert_eq!(pf.status, "used", "page-faults source: {pf:?}");
     // Every fault (--fault-period 1), or adaptive (the default: no fixed period).
@@ -171,7 +171,8 @@ fn check_common(t: &TraceData) {
     }
     let procfs = m.capture.sources.iter().find(|s| s.id == "procfs").unwrap();
     assert_eq!(procfs.status, "used");
-    assert_eq!(m.capture.capabilities.len(), 13);
+    assert_eq!(m.capture.capabilities.len(), 14);
+    assert!(m.capture.capabilities.iter().any(|c| c.metric == "allocation-sites"));
     // Times are µs since the start, within the capture.
     let dur = m.capture.duration_us;
     assert!(t.samples.time_us.windows(2).all(|w| w[0] <= w[1]), "samples are in time order");
@@ -443,7 +444,7 @@ fn probe_and_topology_commands() {
     assert!(o.status.success());
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["sources"].as_array().unwrap().len(), 9);
-    assert_eq!(j["capabilities"].as_array().unwrap().len(), 13);
+    assert_eq!(j["capabilities"].as_array().unwrap().len(), 14);
     for s in j["sources"].as_array().unwrap() {
         assert!(!s["reason"].as_str().unwrap().is_empty());
     }

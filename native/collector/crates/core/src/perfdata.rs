@@ -742,6 +742,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         region_placements: RegionPlacements::default(),
         counters: Counters::default(),
         events: Events::default(),
+        alloc: Default::default(),
     };
     trace.manifest.capture.sample_count = trace.samples.len() as u64;
     if pd.lost > 0 {

@@ -27,7 +27,7 @@ pub const SOURCE_IDS: [&str; 9] = [
 ];
 
 /// Metric ids of `capture.capabilities`.
-pub const METRICS: [&str; 13] = [
+pub const METRICS: [&str; 14] = [
     "page-placement",
     "first-touch",
     "thread-placement",
@@ -41,6 +41,7 @@ pub const METRICS: [&str; 13] = [
     "ipc",
     "l3-mpki",
     "region-hotness",
+    "allocation-sites",
 ];
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -459,6 +460,17 @@ fn metric_capabilities(
         m("region-hotness", "measured", "DAMON vaddr region access frequency (with `record --damon`)".into());
     } else {
         m("region-hotness", "unavailable", format!("DAMON: {}", damon.reason));
+    }
+    match crate::alloc_sites::find_shim() {
+        Ok(p) => m(
+            "allocation-sites",
+            "measured",
+            format!(
+                "recorded by `numascope record` for dynamically linked programs it launches (LD_PRELOAD shim {}); not for attached processes",
+                p.display()
+            ),
+        ),
+        Err(e) => m("allocation-sites", "unavailable", e),
     }
     out
 }

@@ -124,7 +124,7 @@ fn live_probe_opens_a_page_fault_counter() {
         assert!(pf.reason.contains("perf_event"), "a failure names the cause: {}", pf.reason);
     }
     let caps = p.capture_capabilities();
-    assert_eq!(caps.len(), 13);
+    assert_eq!(caps.len(), 14);
     let srcs = p.capture_sources(&[]);
     assert_eq!(srcs.len(), 9);
     assert!(srcs.iter().all(|s| ["unavailable", "not-requested"].contains(&s.status.as_str())));

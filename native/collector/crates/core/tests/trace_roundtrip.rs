@@ -90,6 +90,39 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
             "events",
             vec![("time_us", UInt32), ("kind", dict(Int8)), ("thread", Int32), ("value", Int64), ("detail", Utf8)],
         ),
+        (
+            "allocations",
+            vec![
+                ("time_us", UInt32),
+                ("end_us", Int64),
+                ("thread", Int32),
+                ("tid", Int32),
+                ("op", dict(Int8)),
+                ("end_op", dict(Int8)),
+                ("address", UInt64),
+                ("size", UInt64),
+                ("sampled", Int8),
+                ("weight_bytes", Float64),
+                ("stack", Int32),
+                ("site", Int32),
+                ("region", Int32),
+            ],
+        ),
+        ("alloc_stacks", vec![("stack", UInt32), ("depth", UInt16), ("frame", UInt32)]),
+        (
+            "alloc_frames",
+            vec![
+                ("module", Int32),
+                ("module_offset", UInt64),
+                ("function", Utf8),
+                ("function_offset", Int64),
+                ("file", Utf8),
+                ("line", Int32),
+                ("col", Int16),
+                ("inlined", Int8),
+            ],
+        ),
+        ("alloc_modules", vec![("path", Utf8), ("build_id", Utf8)]),
     ]
 }
 
@@ -120,7 +153,7 @@ fn fixture_round_trip_in_memory() {
     }
     let back = f.to_trace_data();
     assert_eq!(back, t);
-    assert_eq!(f.manifest.tables.len(), 8);
+    assert_eq!(f.manifest.tables.len(), 12);
     assert_eq!(f.manifest.capture.sample_count, 3);
     // Nullable columns really hold nulls.
     assert_eq!(back.regions.path[0], None);
@@ -131,7 +164,7 @@ fn fixture_round_trip_in_memory() {
     // Manifest JSON spelling.
     let m = &f.manifest_json;
     assert_eq!(m["format"], "numascope-trace");
-    assert_eq!(m["version"], 1);
+    assert_eq!(m["version"], 2);
     assert_eq!(m["capture"]["startMonotonicNs"], "18446744073709551615");
     assert!(m["appliedPlans"].is_array());
     assert!(m["machine"]["links"][0].get("capacityGBps").is_some());
@@ -194,10 +227,10 @@ fn empty_tables_and_many_batches() {
 #[test]
 fn reader_rejects_newer_versions_and_wrong_types() {
     let mut t = fixture_trace();
-    t.manifest.version = 2;
+    t.manifest.version = 3;
     let buf = write_trace_to(&mut t, Cursor::new(Vec::new())).unwrap().into_inner();
-    let err = read_trace_from(Cursor::new(buf)).err().expect("version 2 must be refused").to_string();
-    assert!(err.contains("version 2") && err.contains("version 1") && err.contains("update numascope"), "{err}");
+    let err = read_trace_from(Cursor::new(buf)).err().expect("version 3 must be refused").to_string();
+    assert!(err.contains("version 3") && err.contains("version 2") && err.contains("update numascope"), "{err}");
 
     // A table with a wrong column type is rejected naming table, column and both types.
     use std::sync::Arc;
@@ -233,4 +266,31 @@ fn write_fixture_files() {
             assert!(v.is_array() && !v.as_array().unwrap().is_empty(), "{table}.{col} missing from expected JSON");
         }
     }
+}
+
+/// A real version-1 recording (no allocation-site tables) reads with those tables empty.
+#[test]
+fn version_1_file_reads_with_empty_allocation_tables() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../../sample-traces/recorded-testload-4threads.numascope");
+    let f = read_trace(&p).unwrap();
+    assert_eq!(f.manifest.version, 1);
+    let t = f.to_trace_data();
+    assert_eq!(t.alloc, Default::default());
+    assert!(t.samples.time_us.len() > 1000);
+    assert!(t.regions.alloc_site.iter().all(|s| s.is_none()));
+}
+
+#[test]
+fn allocation_tables_round_trip_and_describe_sites() {
+    let mut t = fixture_trace();
+    let buf = write_trace_to(&mut t, Cursor::new(Vec::new())).unwrap().into_inner();
+    let back = read_trace_from(Cursor::new(buf)).unwrap().to_trace_data();
+    assert_eq!(back.alloc, t.alloc);
+    assert_eq!(back.alloc.stack_count(), 2);
+    assert_eq!(back.alloc.stack_frames(0), vec![0, 1, 2]);
+    assert_eq!(back.alloc.describe_frame(1), "make_matrix(int) ファイル.c:42");
+    assert_eq!(back.alloc.describe_frame(2), "main+0x20000000000001 (matrix with space)");
+    assert_eq!(back.alloc.describe_frame(3), "?+0x7fff00001234");
+    assert_eq!(back.alloc.frames.function[3], None);
 }

@@ -13,7 +13,8 @@ test('probe() lists every source and metric with a reason', async () => {
   for (const id of ['page-faults', 'procfs', 'sysfs-topology', 'ibs-op', 'pebs-load', 'pebs-store', 'damon', 'core-counters', 'uncore']) {
     assert.ok(ids.includes(id), `missing source ${id}`);
   }
-  assert.strictEqual(p.capabilities.length, 13);
+  assert.strictEqual(p.capabilities.length, 14);
+  assert.ok(p.capabilities.some((c) => c.metric === 'allocation-sites'));
   for (const s of p.sources) assert.ok(s.reason.length > 0);
   assert.ok(p.nodes >= 1);
 });

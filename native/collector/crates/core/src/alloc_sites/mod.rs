@@ -1,9 +1,9 @@
 //! Allocation sites: reading the files the allocation-site shim (crates/allocshim) writes for a
 //! launched program, and turning them into allocations, stacks and frames after the run.
 //!
-//! Not yet wired into `numascope record` or the trace: the recorder will set `LD_PRELOAD` and
-//! `NUMASCOPE_ALLOC_DIR` (checking [`preload_possible`] first), then call [`load_dir`] and write
-//! the tables. docs/alloc-sites.md describes the file format, the sampling rule and the limits.
+//! `numascope record` (recorder/alloc.rs) preloads the shim into a launched program (checking
+//! [`preload_possible`] first), then calls [`load_dir`] and writes the trace's allocation-site
+//! tables. docs/alloc-sites.md describes the file format, the sampling rule and the limits.
 
 pub mod format;
 pub mod preload;
@@ -12,7 +12,7 @@ pub mod symbolize;
 use std::path::{Path, PathBuf};
 
 pub use format::{parse_alloc_file, read_alloc_file, AllocFile, AllocFileError, AllocOp, ReadLimits};
-pub use preload::{preload_possible, shim_path, PreloadBlocked, SHIM_FILE_NAME};
+pub use preload::{find_shim, preload_possible, shim_path, PreloadBlocked, SHIM_FILE_NAME};
 pub use symbolize::{
     is_runtime_frame, symbolize, AllocSites, Allocation, Frame, FrameIndex, Module, ModuleIndex, StackIndex, StackNode,
     SymbolizeOptions,

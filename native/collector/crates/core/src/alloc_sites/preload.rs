@@ -148,16 +148,71 @@ fn has_file_caps(path: &Path) -> bool {
     r > 0
 }
 
-/// Where the shim library is: NUMASCOPE_ALLOC_SHIM if set, else `libnumascope_allocshim.so`
-/// beside the running executable (cargo puts both in the same target directory), else one
-/// directory up (test binaries run from target/<profile>/deps).
+/// Where the shim library is: [`find_shim`], None when it is not found.
 pub fn shim_path() -> Option<PathBuf> {
+    find_shim().ok()
+}
+
+/// Finds the shim library, in this order:
+/// 1. `NUMASCOPE_ALLOC_SHIM`, when set (an error if it does not name a file);
+/// 2. `libnumascope_allocshim.so` beside the running executable (cargo puts the `numascope`
+///    binary and the shim in the same target directory), or one directory up (test binaries run
+///    from target/<profile>/deps);
+/// 3. beside the shared object holding this code (the Node addon, when numascope runs inside
+///    Node or Electron), or one directory up;
+/// 4. `../lib/numascope/` from the executable's directory (an installed layout:
+///    /usr/local/bin/numascope and /usr/local/lib/numascope/libnumascope_allocshim.so).
+///
+/// The error lists the places looked at and how to fix it.
+pub fn find_shim() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("NUMASCOPE_ALLOC_SHIM") {
-        return Some(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("NUMASCOPE_ALLOC_SHIM={} is not a file; point it at {SHIM_FILE_NAME} or unset it", p.display()))
+        };
     }
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    [dir.join(SHIM_FILE_NAME), dir.parent()?.join(SHIM_FILE_NAME)].into_iter().find(|p| p.is_file())
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut near = |file: Option<PathBuf>| {
+        if let Some(dir) = file.as_deref().and_then(Path::parent) {
+            dirs.push(dir.to_path_buf());
+            if let Some(up) = dir.parent() {
+                dirs.push(up.to_path_buf());
+            }
+        }
+    };
+    let exe = std::env::current_exe().ok();
+    near(exe.clone());
+    near(this_object());
+    if let Some(bin) = exe.as_deref().and_then(Path::parent) {
+        dirs.push(bin.join("../lib/numascope"));
+    }
+    dirs.dedup();
+    for d in &dirs {
+        let p = d.join(SHIM_FILE_NAME);
+        if p.is_file() {
+            return Ok(std::fs::canonicalize(&p).unwrap_or(p));
+        }
+    }
+    Err(format!(
+        "{SHIM_FILE_NAME} was not found (looked in {}); build it with `cargo build -p numascope-allocshim` in native/collector, or set NUMASCOPE_ALLOC_SHIM to its path",
+        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// The file of the shared object (or executable) this code was loaded from.
+fn this_object() -> Option<PathBuf> {
+    // SAFETY: dladdr only reads the loader's tables; dli_fname points into them and is copied
+    // before returning.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(find_shim as *const () as *const libc::c_void, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        let name = std::ffi::CStr::from_ptr(info.dli_fname);
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes())))
+    }
 }
 
 pub const SHIM_FILE_NAME: &str = "libnumascope_allocshim.so";

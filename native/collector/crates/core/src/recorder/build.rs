@@ -99,6 +99,7 @@ pub(super) fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         region_placements: p.region_placements.clone(),
         counters: p.counters.clone(),
         events,
+        alloc: Default::default(),
     }
 }
 

@@ -65,6 +65,8 @@ impl Session {
             notes: &mut notes,
         });
         self.notes = notes;
+        // After the command was reaped, so that the shim's files are complete.
+        self.alloc.collect(&mut trace, self.start_ns, self.pid, &mut self.warnings, &mut self.notes);
         self.sample_notes();
         let counts = (max_period, subsampled, duration_us, numa_snapshots);
         let tally = self.add_source_rows(&mut trace, &fin.mem_page_nodes, counts);

@@ -142,10 +142,37 @@ fn pipe_cloexec() -> std::io::Result<[libc::c_int; 2]> {
     Ok(fds)
 }
 
-/// Forks a child that waits on a pipe, then execs `argv` (stdout/stderr inherited). `own_group`:
-/// the child gets a process group of its own, and stdin from /dev/null when stdin is a terminal
-/// (see the module docs); else it shares the recorder's group and stdin.
-pub(super) fn spawn_stopped(program: &Path, argv: &[String], own_group: bool) -> Result<StoppedChild, RecordError> {
+/// This process's environment with the variables of `set` added or replaced, as `KEY=VALUE`
+/// strings for execve (the launched command's environment when the recorder adds variables, such
+/// as the allocation-site shim's; recorder/alloc.rs).
+pub(super) fn child_environment(set: &[(&str, std::ffi::OsString)]) -> Result<Vec<CString>, RecordError> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    let entry = |k: &[u8], v: &[u8]| {
+        CString::new([k, b"=", v].concat())
+            .map_err(|_| RecordError::Usage("NUL byte in an environment variable".into()))
+    };
+    for (k, v) in std::env::vars_os() {
+        if !set.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()) {
+            out.push(entry(k.as_bytes(), v.as_bytes())?);
+        }
+    }
+    for (k, v) in set {
+        out.push(entry(k.as_bytes(), v.as_bytes())?);
+    }
+    Ok(out)
+}
+
+/// Forks a child that waits on a pipe, then execs `argv` (stdout/stderr inherited) with `env` as
+/// its environment, or this process's when None. `own_group`: the child gets a process group of
+/// its own, and stdin from /dev/null when stdin is a terminal (see the module docs); else it shares
+/// the recorder's group and stdin.
+pub(super) fn spawn_stopped(
+    program: &Path,
+    argv: &[String],
+    own_group: bool,
+    env: Option<&[CString]>,
+) -> Result<StoppedChild, RecordError> {
     use std::os::unix::ffi::OsStrExt;
     let io = |what: &str, e: std::io::Error| RecordError::Io(format!("{what}: {e}"));
     let path =
@@ -157,13 +184,15 @@ pub(super) fn spawn_stopped(program: &Path, argv: &[String], own_group: bool) ->
         .map_err(|_| RecordError::Usage("NUL byte in a command argument".into()))?;
     let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     arg_ptrs.push(std::ptr::null());
+    let env_ptrs: Option<Vec<*const libc::c_char>> =
+        env.map(|e| e.iter().map(|v| v.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
     let release = pipe_cloexec().map_err(|e| io("pipe", e))?;
     let err = pipe_cloexec().map_err(|e| io("pipe", e))?;
     // SAFETY: isatty on a descriptor number has no preconditions.
     let null_stdin = own_group && unsafe { libc::isatty(0) } == 1;
     let dev_null = c"/dev/null";
     // SAFETY: after fork the child calls only async-signal-safe functions (close, read, execv,
-    // write, _exit) on memory prepared before the fork.
+    // execve, write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(io("fork", std::io::Error::last_os_error()));
@@ -194,7 +223,10 @@ pub(super) fn spawn_stopped(program: &Path, argv: &[String], own_group: bool) ->
                 libc::_exit(125); // the recorder gave up before releasing us
             }
             // The default signal dispositions are restored by exec for handled signals.
-            libc::execv(path.as_ptr(), arg_ptrs.as_ptr());
+            match &env_ptrs {
+                Some(envp) => libc::execve(path.as_ptr(), arg_ptrs.as_ptr(), envp.as_ptr()),
+                None => libc::execv(path.as_ptr(), arg_ptrs.as_ptr()),
+            };
             let e = *libc::__errno_location();
             let bytes = e.to_ne_bytes();
             libc::write(err[1], bytes.as_ptr() as *const libc::c_void, 4);

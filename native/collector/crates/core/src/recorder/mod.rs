@@ -43,6 +43,7 @@ use crate::topology::{self, Roots, Topology};
 use crate::trace::TraceError;
 
 mod balancing;
+mod alloc;
 mod build;
 mod finish;
 mod launch;

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::alloc::{self, AllocState};
 use super::balancing::BalancingGuard;
 use super::launch::{resolve_program, spawn_stopped, tostop_warning, try_reap};
 use super::options::{CounterChoice, FaultEventChoice, NumaBalancingChoice, RecordOptions, Target, MAX_CAPTURE};
@@ -91,6 +92,7 @@ struct Started {
     child: Option<i32>,
     start_ns: u64,
     start_unix_ms: u64,
+    alloc: AllocState,
 }
 
 /// Chooses the fault event (the tracepoint where its error codes are wanted, see
@@ -145,12 +147,14 @@ fn launch(
     own_group: bool,
     plan: &mut Plan<'_>,
     pmu: &mut Option<Result<PmuSampler, String>>,
+    (alloc_sites, warnings): (bool, &mut Vec<Warning>),
 ) -> Result<Started, RecordError> {
     if argv.is_empty() {
         return Err(RecordError::Usage("no command given to launch".into()));
     }
     let program = resolve_program(&argv[0])?;
-    let stopped = spawn_stopped(&program, argv, own_group)?;
+    let (alloc, env) = alloc::prepare(alloc_sites, &program, warnings);
+    let stopped = spawn_stopped(&program, argv, own_group, env.as_deref())?;
     let pid = stopped.pid;
     let o =
         PageFaultOptions { enable_on_exec: true, ring_exp: ring_exp_for(plan.cpus.len()), ..plan.faults.base.clone() };
@@ -165,7 +169,7 @@ fn launch(
             _ => RecordError::Exec { program: argv[0].clone(), error: e },
         });
     }
-    Ok(Started { pid, attached: false, command: argv.to_vec(), child: Some(pid), start_ns, start_unix_ms })
+    Ok(Started { pid, attached: false, command: argv.to_vec(), child: Some(pid), start_ns, start_unix_ms, alloc })
 }
 
 /// Opens the events on every thread of a running process and enables them.
@@ -215,7 +219,7 @@ fn attach(
             let _ = s.enable();
         }
     }
-    Ok(Started { pid, attached: true, command, child: None, start_ns, start_unix_ms })
+    Ok(Started { pid, attached: true, command, child: None, start_ns, start_unix_ms, alloc: alloc::attached() })
 }
 
 /// Per-thread counters: opened for the threads there are now, more as the session finds them.
@@ -317,7 +321,7 @@ impl Session {
                 if !opts.kill_on_stop {
                     warnings.extend(tostop_warning().map(Warning));
                 }
-                launch(argv, !opts.kill_on_stop, &mut plan, &mut pmu)?
+                launch(argv, !opts.kill_on_stop, &mut plan, &mut pmu, (opts.alloc_sites, &mut warnings))?
             }
             Target::Attach(pid) => attach(*pid, roots, &mut plan, &mut pmu, &mut warnings)?,
         };
@@ -400,6 +404,7 @@ impl Session {
             balancing,
             left_running: false,
             numa_sched: None,
+            alloc: started.alloc,
         })
     }
 }

@@ -124,6 +124,10 @@ pub struct RecordOptions {
     /// Switch automatic NUMA balancing on for the recording (`--numa-balancing on`), so that its
     /// hinting faults give access samples; the previous value is restored at the end.
     pub numa_balancing: NumaBalancingChoice,
+    /// Preload the allocation-site shim into a launched command and store its allocations with
+    /// their call stacks (`--no-alloc-sites` turns it off; docs/alloc-sites.md). Ignored when
+    /// attaching: the capability `allocation-sites` then says why there are none.
+    pub alloc_sites: bool,
 }
 
 /// What [`RecordOptions::numa_balancing`] does with /proc/sys/kernel/numa_balancing.
@@ -225,6 +229,7 @@ impl RecordOptions {
             fault_event: FaultEventChoice::Auto,
             kill_on_stop: false,
             numa_balancing: NumaBalancingChoice::Leave,
+            alloc_sites: true,
         }
     }
 

@@ -165,6 +165,8 @@ pub struct Session {
     /// `--numa-balancing on`: the balancer's (scan passes, hinting faults) for the process at the
     /// end, from /proc/PID/sched.
     pub(super) numa_sched: Option<(u64, u64)>,
+    /// Allocation sites: the shim's state (recorder/alloc.rs).
+    pub(super) alloc: super::alloc::AllocState,
 }
 
 impl Session {

@@ -271,6 +271,7 @@ mod tests {
             region_placements: Default::default(),
             counters: Default::default(),
             events: Default::default(),
+            alloc: Default::default(),
         };
         t.threads.tid = vec![1, tid as i32];
         t.counters.time_us.push(300);

@@ -908,6 +908,7 @@ mod tests {
             region_placements: Default::default(),
             counters: Default::default(),
             events: Default::default(),
+            alloc: Default::default(),
         };
         // A fault-only recording: thread 100 first-touched page 0x7000 at 5 µs and 0x9000 at 30 µs.
         t.threads.tid = vec![100];

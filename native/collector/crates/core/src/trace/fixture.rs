@@ -150,7 +150,56 @@ pub fn fixture_trace() -> TraceData {
         value: vec![-1, 1, 9_007_199_254_740_993, i64::MIN],
         detail: vec!["thread 4242 (main) started".into(), "moved to cpu 1 → node 1".into(), "".into(), "exit ✓".into()],
     };
-    TraceData { manifest: m, samples, pages, threads, regions, thread_placements, region_placements, counters, events }
+    let alloc = alloc_fixture();
+    TraceData {
+        manifest: m,
+        samples,
+        pages,
+        threads,
+        regions,
+        thread_placements,
+        region_placements,
+        counters,
+        events,
+        alloc,
+    }
+}
+
+/// Allocation-site rows: two allocations (one freed, one sampled and never freed) sharing a
+/// module, with an inlined frame, a frame without line information and one without a module.
+fn alloc_fixture() -> AllocTables {
+    AllocTables {
+        allocations: Allocations {
+            time_us: vec![5, 4_294_967_295],
+            end_us: vec![9_007_199_254_740_993, -1],
+            thread: vec![0, -1],
+            tid: vec![4242, 9999],
+            op: ["mmap", "malloc"].into_iter().collect(),
+            end_op: ["munmap", "none"].into_iter().collect(),
+            address: vec![0x7f00_0000_0000, 18_446_744_073_709_551_615],
+            size: vec![2_097_152, 9_007_199_254_740_993],
+            sampled: vec![0, 1],
+            weight_bytes: vec![2_097_152.0, 1.5e19],
+            stack: vec![0, 1],
+            site: vec![1, -1],
+            region: vec![1, -1],
+        },
+        stacks: AllocStacks { stack: vec![0, 0, 0, 1], depth: vec![0, 1, 2, 0], frame: vec![0, 1, 2, 3] },
+        frames: AllocFrames {
+            module: vec![0, 0, 0, -1],
+            module_offset: vec![0x1a2b, 0x1a2b, 18_446_744_073_709_551_615, 0x7fff_0000_1234],
+            function: vec![Some("fill_rows".into()), Some("make_matrix(int)".into()), Some("main".into()), None],
+            function_offset: vec![-1, 43, 9_007_199_254_740_993, -1],
+            file: vec![Some("/src/matrix.h".into()), Some("/src/ファイル.c".into()), None, None],
+            line: vec![12, 42, -1, -1],
+            col: vec![5, -1, i16::MAX, -1],
+            inlined: vec![1, 0, 0, 0],
+        },
+        modules: AllocModules {
+            path: vec!["/opt/app/bin/matrix with space".into()],
+            build_id: vec!["0123456789abcdef0123456789abcdef01234567".into()],
+        },
+    }
 }
 
 fn latencies_fixture() -> Option<Vec<Vec<f64>>> {
@@ -187,6 +236,10 @@ pub fn expected_json(t: &TraceData) -> Value {
     let rp = &t.region_placements;
     let c = &t.counters;
     let e = &t.events;
+    let a = &t.alloc.allocations;
+    let st = &t.alloc.stacks;
+    let fr = &t.alloc.frames;
+    let md = &t.alloc.modules;
     json!({
         "format": "numascope-roundtrip-expected",
         "version": 1,
@@ -195,6 +248,8 @@ pub fn expected_json(t: &TraceData) -> Value {
             "samples": s.time_us.len(), "pages": p.address.len(), "threads": th.tid.len(),
             "regions": r.start.len(), "thread_placements": tp.time_us.len(),
             "region_placements": rp.time_us.len(), "counters": c.time_us.len(), "events": e.time_us.len(),
+            "allocations": a.time_us.len(), "alloc_stacks": st.stack.len(), "alloc_frames": fr.module.len(),
+            "alloc_modules": md.path.len(),
         },
         "tables": {
             "samples": {
@@ -232,6 +287,19 @@ pub fn expected_json(t: &TraceData) -> Value {
                 "time_us": nums(&e.time_us), "kind": dict(&e.kind), "thread": nums(&e.thread),
                 "value": strs64(&e.value), "detail": texts(&e.detail),
             },
+            "allocations": {
+                "time_us": nums(&a.time_us), "end_us": strs64(&a.end_us), "thread": nums(&a.thread),
+                "tid": nums(&a.tid), "op": dict(&a.op), "end_op": dict(&a.end_op), "address": strs64(&a.address),
+                "size": strs64(&a.size), "sampled": nums(&a.sampled), "weight_bytes": nums(&a.weight_bytes),
+                "stack": nums(&a.stack), "site": nums(&a.site), "region": nums(&a.region),
+            },
+            "alloc_stacks": { "stack": nums(&st.stack), "depth": nums(&st.depth), "frame": nums(&st.frame) },
+            "alloc_frames": {
+                "module": nums(&fr.module), "module_offset": strs64(&fr.module_offset),
+                "function": opt_texts(&fr.function), "function_offset": strs64(&fr.function_offset),
+                "file": opt_texts(&fr.file), "line": nums(&fr.line), "col": nums(&fr.col), "inlined": nums(&fr.inlined),
+            },
+            "alloc_modules": { "path": texts(&md.path), "build_id": texts(&md.build_id) },
         }
     })
 }

@@ -1,11 +1,13 @@
-//! The numascope trace file (format v1): model, Arrow schemas, writer and reader.
+//! The numascope trace file (format v2): model, Arrow schemas, writer and reader.
 
+pub mod alloc;
 pub mod fixture;
 pub mod model;
 pub mod reader;
 pub mod schema;
 pub mod writer;
 
+pub use alloc::{AllocFrames, AllocModules, AllocStacks, AllocTables, Allocations};
 pub use model::*;
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! In-memory form of a numascope trace (format v1, docs/trace-format.md).
+//! In-memory form of a numascope trace (format v2, docs/trace-format.md).
 //!
 //! Tables are stored column-wise (one `Vec` per column) so a 10-million-row `samples` table costs
 //! a few bytes per row. Dictionary columns are [`DictColumn`]s: interned strings plus keys.
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// The format name written in `manifest.json`.
 pub const FORMAT_NAME: &str = "numascope-trace";
 /// The newest trace format version this crate reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 // ---------------------------------------------------------------------------------------------
 // manifest.json
@@ -343,7 +343,7 @@ pub struct Events {
     pub detail: Vec<String>,
 }
 
-/// A whole trace: manifest plus the eight v1 tables.
+/// A whole trace: manifest plus the twelve v2 tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceData {
     pub manifest: Manifest,
@@ -355,10 +355,28 @@ pub struct TraceData {
     pub region_placements: RegionPlacements,
     pub counters: Counters,
     pub events: Events,
+    /// `allocations`, `alloc_stacks`, `alloc_frames`, `alloc_modules` (new in v2).
+    pub alloc: super::alloc::AllocTables,
 }
 
-/// The table names of format v1 (docs/trace-format.md lists eight), in the order they are written.
-pub const TABLE_NAMES: [&str; 8] =
+/// The table names of format v2 (docs/trace-format.md lists twelve), in the order they are written.
+pub const TABLE_NAMES: [&str; 12] = [
+    "samples",
+    "pages",
+    "threads",
+    "regions",
+    "thread_placements",
+    "region_placements",
+    "counters",
+    "events",
+    "allocations",
+    "alloc_stacks",
+    "alloc_frames",
+    "alloc_modules",
+];
+
+/// The tables format v1 has (a v1 file is read with the allocation-site tables empty).
+pub const V1_TABLE_NAMES: [&str; 8] =
     ["samples", "pages", "threads", "regions", "thread_placements", "region_placements", "counters", "events"];
 
 impl Samples {

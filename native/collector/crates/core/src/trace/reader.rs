@@ -1,4 +1,5 @@
-//! Reads a `.numascope` file back: the manifest and every v1 table, with exact type checks.
+//! Reads a `.numascope` file back: the manifest and every table, with exact type checks. A v1
+//! file (no allocation-site tables) is read with those tables empty.
 
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek};
@@ -25,7 +26,7 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
             .map_err(|_| TraceError::Invalid(format!("table {table}: column {} is missing", field.name())))?;
         if actual.data_type() != field.data_type() {
             return Err(TraceError::Invalid(format!(
-                "table {table}: column {} has type {} but format v1 requires {}",
+                "table {table}: column {} has type {} but the format requires {}",
                 field.name(),
                 actual.data_type(),
                 field.data_type()
@@ -84,7 +85,8 @@ pub fn read_trace_from<R: Read + Seek>(input: R) -> Result<TraceFile, TraceError
     }
     let manifest: Manifest = serde_json::from_value(manifest_json.clone())?;
     let mut tables = std::collections::BTreeMap::new();
-    for table in TABLE_NAMES {
+    let names: &[&str] = if version < 2 { &V1_TABLE_NAMES } else { &TABLE_NAMES };
+    for &table in names {
         let entry = format!("{table}.arrow");
         let mut bytes = Vec::new();
         zip.by_name(&entry)
@@ -228,6 +230,7 @@ impl TraceFile {
                 value: col_i64(e, "value"),
                 detail: col_str(e, "detail").into_iter().map(|s| s.unwrap_or_default()).collect(),
             },
+            alloc: super::alloc::from_batches(|name| self.tables.get(name).cloned()),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Arrow schemas of the v1 tables, exactly as docs/trace-format.md specifies them.
+//! Arrow schemas of the v2 tables, exactly as docs/trace-format.md specifies them.
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ fn nullable(name: &str, ty: DataType) -> Field {
     Field::new(name, ty, true)
 }
 
-/// The schema of one v1 table, or `None` for an unknown table name.
+/// The schema of one table, or `None` for an unknown table name.
 pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
     use DataType::*;
     let fields = match table {
@@ -77,7 +77,7 @@ pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
         "events" => {
             vec![f("time_us", UInt32), f("kind", dict8()), f("thread", Int32), f("value", Int64), f("detail", Utf8)]
         }
-        _ => return None,
+        other => super::alloc::fields(other)?,
     };
     Some(Arc::new(Schema::new(fields)))
 }

@@ -255,7 +255,10 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 Arc::new(StringArray::from_iter_values(e.detail.iter())),
             ]
         }
-        other => return Err(TraceError::Invalid(format!("unknown table {other}"))),
+        other => match super::alloc::columns(&trace.alloc, other) {
+            Some(cols) => cols?,
+            None => return Err(TraceError::Invalid(format!("unknown table {other}"))),
+        },
     };
     Ok(cols)
 }
@@ -292,7 +295,7 @@ pub fn finalize_manifest(trace: &mut TraceData) {
             "region_placements" => trace.region_placements.time_us.len(),
             "counters" => trace.counters.time_us.len(),
             "events" => trace.events.time_us.len(),
-            _ => 0,
+            other => trace.alloc.rows(other),
         }) as u64
     };
     let tables = TABLE_NAMES
@@ -317,7 +320,7 @@ pub fn write_trace_to<W: Write + Seek>(trace: &mut TraceData, out: W) -> Result<
         let (bytes, _rows) = table_ipc_bytes(trace, table)?;
         if bytes.len() as u64 >= u32::MAX as u64 {
             return Err(TraceError::Invalid(format!(
-                "table {table} is {} bytes; format v1 has no ZIP64 (entries must stay under 4 GiB)",
+                "table {table} is {} bytes; the format has no ZIP64 (entries must stay under 4 GiB)",
                 bytes.len()
             )));
         }
