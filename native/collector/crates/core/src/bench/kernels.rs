@@ -161,11 +161,10 @@ pub fn run_groups(groups: &[Group], kernel: Kernel, reps: usize, stop: &AtomicBo
     Ok(out)
 }
 
-/// Reads `buf` over and over from a thread pinned to `cpu` until `go` is cleared; returns bytes read.
+/// Reads `buf` (already touched) over and over from a thread pinned to `cpu` until `go` is cleared; returns bytes read.
 pub fn read_load(cpu: u32, buf: &NodeBuffer, go: &AtomicBool) -> u64 {
     let _ = pin_to_cpu(cpu);
     let data = buf.f64s();
-    data.iter_mut().for_each(|x| *x = 1.0);
     let mut bytes = 0u64;
     let mut sum = 0.0;
     while go.load(Ordering::Relaxed) {

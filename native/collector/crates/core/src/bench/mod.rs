@@ -302,6 +302,8 @@ fn loaded_point(topo: &Topology, mem: usize, load: usize, sizes: &Sizes, cal: &m
     let buf = chase_buffer(topo, mem, sizes)?;
     let loads: Vec<mem::NodeBuffer> =
         (0..load).map(|_| mem::NodeBuffer::new(sizes.array_bytes as usize, topo.nodes[mem].id, false)).collect::<Result<_, _>>()?;
+    // Touched here, so that the load threads' timed run reads memory that is already there.
+    loads.iter().for_each(|b| b.f64s().iter_mut().for_each(|x| *x = 1.0));
     let pairs: Vec<(u32, &mem::NodeBuffer)> = load_cpus.iter().copied().zip(loads.iter()).collect();
     let steps = chase::steps_for(sizes.chase_ms, 150.0);
     let (ns, gbps) = std::thread::scope(|s| s.spawn(|| chase::loaded_chase(&buf, chase_cpu, &pairs, steps)).join())
