@@ -44,10 +44,38 @@ export function machineFromJson(text: string, name = 'machine.json'): TraceMachi
     routes: machine.routes ?? null,
     provenance: machine.provenance ?? {},
   };
+  const cal = machine.calibration;
+  if (cal !== undefined) {
+    if (!cal || typeof cal !== 'object' || !Array.isArray(cal.sustainedGBps) || cal.sustainedGBps.length !== machine.nodes.length) {
+      throw new MachineLoadError(`${name}: calibration must be a numascope bench calibration with sustainedGBps per node (${machine.nodes.length} values)`);
+    }
+    if (cal.sustainedGBps.some((v) => v !== null && !(typeof v === 'number' && Number.isFinite(v) && v > 0))) {
+      throw new MachineLoadError(`${name}: calibration.sustainedGBps must hold positive numbers or null`);
+    }
+    filled.calibration = cal;
+  }
   // Reuse the manifest validator for the machine part (it names the offending field).
   const problems = machineProblems(filled);
   if (problems.length > 0) throw new MachineLoadError(`${name}: ${problems.join('; ')}`);
   return filled;
+}
+
+/**
+ * The machine a trace was recorded on, for the engine: its embedded `numascope bench` calibration
+ * when there is one that describes the same nodes, else the recorded (sysfs) machine. A
+ * calibration that does not load is skipped, with the reason in `note`.
+ */
+export function recordedMachine(manifest: { machine: TraceMachine; calibration?: TraceMachine }): { machine: TraceMachine; note: string | null } {
+  const embedded = manifest.calibration;
+  if (!embedded) return { machine: manifest.machine, note: null };
+  try {
+    const m = machineFromJson(JSON.stringify(embedded), 'the embedded calibration');
+    const ids = (x: TraceMachine) => x.nodes.map((n) => n.id).join(',');
+    if (ids(m) !== ids(manifest.machine)) return { machine: manifest.machine, note: `embedded calibration not used: its nodes (${ids(m)}) differ from the recorded machine's (${ids(manifest.machine)})` };
+    return { machine: m, note: `machine calibrated by numascope bench (${m.calibration?.date ?? 'date unknown'})` };
+  } catch (e) {
+    return { machine: manifest.machine, note: `embedded calibration not used: ${(e as Error).message}` };
+  }
 }
 
 function machineProblems(m: TraceMachine): string[] {

@@ -159,10 +159,21 @@ export function machineModel(machine: TraceMachine): MachineModel {
     }
   }
 
+  // measured sustained capacity (a numascope bench calibration)
+  let sustainedBytesPerS: MachineModel['sustainedBytesPerS'];
+  const cal = machine.calibration;
+  if (cal && cal.sustainedGBps.length === n && cal.sustainedGBps.some((v) => v !== null && v > 0)) {
+    sustainedBytesPerS = {
+      value: Float64Array.from(cal.sustainedGBps, (v) => (v !== null && v > 0 ? v * GB : NaN)),
+      source: `measured:${cal.tool} ${cal.version} ${cal.date} sustained STREAM triad capacity per memory node${cal.partial ? ' (partial run)' : ''}`,
+    };
+  }
+
   return {
     name: machine.name,
     source: machine.source,
     nodeCount: n,
+    ...(sustainedBytesPerS ? { sustainedBytesPerS } : {}),
     nodeIds,
     cpuNode,
     nodeCpus,

@@ -3,8 +3,8 @@
  * beyond the MachineModel's own numbers, each derived from the machine description or a
  * published figure, with its provenance. Nothing here is fitted to a workload.
  *
- * - Sustained memory-controller capacity: a preset's `sustained` figure (STREAM) when it has one
- *   (rule S0), else the theoretical bandwidth × SUSTAINED_SHARE, the mean sustained/theoretical
+ * - Sustained memory-controller capacity: a `numascope bench` calibration's measured figure (rule
+ *   S2, provenance measured), else a preset's `sustained` figure (STREAM) when it has one (rule S0), else the theoretical bandwidth × SUSTAINED_SHARE, the mean sustained/theoretical
  *   ratio of the presets whose sustained figure was measured (rule S1).
  * - Link capacity: the model's per-direction link capacity; every packet is counted on it
  *   (request, response header, data, coherence probes), which is what makes data throughput on a
@@ -174,7 +174,24 @@ export function trafficModel(machine: MachineModel): TrafficModel {
   const sustainedGBps = preset ? presetSustainedGBps(preset) : null;
   const mc = new Float64Array(n);
   let mcSource: string;
-  if (sustainedGBps && sustainedGBps.length === n) {
+  const measured = machine.sustainedBytesPerS;
+  if (measured) {
+    // Rule S2: a calibrated machine's measured capacity; nodes the run did not reach fall back to S1.
+    const share = sustainedShare();
+    const missing: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const v = measured.value[i]!;
+      if (Number.isFinite(v) && v > 0) mc[i] = v;
+      else {
+        mc[i] = theoretical[i]! * share.value;
+        missing.push(machine.nodeIds[i]!);
+      }
+    }
+    mcSource =
+      missing.length === 0
+        ? `${measured.source} (rule S2)`
+        : `${measured.source} (rule S2); nodes ${missing.join(', ')} not measured: rule S1, ${share.value.toFixed(3)} × theoretical`;
+  } else if (sustainedGBps && sustainedGBps.length === n) {
     sustainedGBps.forEach((v, i) => (mc[i] = v * 1e9));
     mcSource = `estimated:S0 the preset's sustained (STREAM) figure per node: ${[...new Set(sustainedGBps.map((v) => +v.toFixed(2)))].join(' / ')} GB/s`;
   } else {

@@ -32,6 +32,8 @@ export interface MachineModel {
   nodeCpus: number[][];
   /** Memory-controller bandwidth per node index, bytes/s. */
   mcBandwidthBytesPerS: Sourced<Float64Array>;
+  /** Measured sustained memory-controller capacity per node, bytes/s (NaN where not measured): a `numascope bench` calibration. */
+  sustainedBytesPerS?: Sourced<Float64Array>;
   /** Memory per node index, bytes (NaN = unknown). */
   memoryBytes: Sourced<Float64Array>;
   /** Idle load latency, ns, row = accessing node index, column = memory node index (nodeCount²). */

@@ -64,6 +64,21 @@ export interface TraceMachine {
   links: MachineLink[];
   routes: Record<string, number[]> | null;
   provenance: Record<string, Provenance>;
+  /** Raw points of a `numascope bench` run when this machine was calibrated (docs/bench.md). */
+  calibration?: MachineCalibration;
+}
+
+/** A `numascope bench` calibration (docs/bench.md): the fields the engine uses; the rest passes through. */
+export interface MachineCalibration {
+  tool: string;
+  version: string;
+  date: string;
+  fingerprint: string;
+  partial: boolean;
+  nodeIds: number[];
+  /** Sustained capacity per memory node (machine node order), GB/s by STREAM's byte count; null where not measured. */
+  sustainedGBps: Array<number | null>;
+  [key: string]: unknown;
 }
 
 export type SourceId =
@@ -159,6 +174,8 @@ export interface TraceManifest {
   /** Audit log of plans applied during the capture (docs/trace-format.md, "appliedPlans"). */
   appliedPlans: AppliedPlanEntry[];
   tables: TableEntry[];
+  /** The recording machine's latest `numascope bench` calibration (a machine with `calibration`), when one was stored. */
+  calibration?: TraceMachine;
 }
 
 export const TABLE_NAMES = [

@@ -94,6 +94,8 @@ export const manifestSchema = z.object({
   // Entries (AppliedPlanEntry) are checked loosely: an object; extra keys allowed.
   appliedPlans: z.array(z.object({}).passthrough()),
   tables: z.array(z.object({ name: z.enum(TABLE_NAMES), entry: z.string(), rows: nonNegInt })),
+  // A calibrated machine (docs/bench.md); checked in full by machineFromJson where it is used.
+  calibration: z.object({ nodes: z.array(z.unknown()), calibration: z.object({}).passthrough() }).passthrough().optional(),
 });
 
 function pathOf(path: ReadonlyArray<PropertyKey>): string {

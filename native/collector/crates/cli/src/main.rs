@@ -1,6 +1,7 @@
 //! `numascope`: the command-line tool of the numascope NUMA memory-placement profiler.
 
 mod cmd_apply;
+mod cmd_bench;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -129,6 +130,18 @@ streams per-window aggregates over a WebSocket; see docs/live-api.md.",
         after_help = "Examples:\n  numascope serve\n  numascope serve --port 0 --web-dir apps/web/dist"
     )]
     Serve(cmd_serve::ServeArgs),
+
+    /// Measure this machine: bandwidth and latency per (cpu node, memory node), a calibrated model.
+    #[command(
+        long_about = "Measure the machine numascope runs on: STREAM copy and triad bandwidth for every \
+(cpu node, memory node) pair with threads pinned to the cpu node and memory bound to the memory node, \
+all nodes at once, idle latency by a dependent pointer chase, and a loaded-latency curve per memory \
+node. Writes a machine model (the trace manifest's machine format, with a `calibration` object of raw \
+points) and stores it in the cache directory for `numascope record` to embed. Ctrl-C stops and \
+writes what was measured, marked partial. See docs/bench.md.",
+        after_help = "Examples:\n  numascope bench --quick\n  numascope bench --json -o machine.json"
+    )]
+    Bench(cmd_bench::BenchArgs),
 
     /// Developer tools (not part of the stable interface).
     #[command(hide = true)]
@@ -302,6 +315,7 @@ fn run(cli: Cli) -> CliResult {
             std::process::exit(code as i32)
         }
         Command::Debug { command: DebugCommand::AllocFrames { dir, min_bytes } } => debug_alloc_frames(&dir, min_bytes),
+        Command::Bench(args) => cmd_bench::cmd_bench(args),
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
             let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
             println!("{}\n{}", t.display(), j.display());

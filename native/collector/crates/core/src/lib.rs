@@ -4,6 +4,7 @@
 
 pub mod alloc_sites;
 pub mod apply;
+pub mod bench;
 pub mod decode;
 pub mod live;
 pub mod numa_sys;

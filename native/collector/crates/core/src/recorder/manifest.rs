@@ -108,6 +108,7 @@ impl Session {
         let primary = vec![self.fault_status(t), self.procfs_status(t), self.sysfs_status()];
         let mut notes = std::mem::take(&mut self.notes);
         notes.extend(self.topo.notes.iter().cloned());
+        let calibration = embedded_calibration(&self.topo, &mut notes);
         Manifest {
             format: FORMAT_NAME.into(),
             version: FORMAT_VERSION,
@@ -136,6 +137,7 @@ impl Session {
             }),
             applied_plans,
             tables: Vec::new(),
+            calibration,
         }
     }
 
@@ -406,4 +408,19 @@ impl Session {
             }
         }
     }
+}
+
+/// The latest `numascope bench` calibration of this machine from the cache directory, with a
+/// capture note saying which one was embedded (docs/bench.md).
+fn embedded_calibration(topo: &crate::topology::Topology, notes: &mut Vec<String>) -> Option<serde_json::Value> {
+    let dir = crate::bench::output::cache_dir()?;
+    let (path, machine) = crate::bench::output::latest(&dir, topo)?;
+    let cal = &machine["calibration"];
+    notes.push(format!(
+        "embedded this machine's numascope bench calibration of {} (fingerprint {}, {})",
+        cal["date"].as_str().unwrap_or("?"),
+        cal["fingerprint"].as_str().unwrap_or("?"),
+        path.display()
+    ));
+    Some(machine)
 }

@@ -29,6 +29,10 @@ pub struct Manifest {
     pub process: Option<ProcessInfo>,
     pub applied_plans: Vec<serde_json::Value>,
     pub tables: Vec<TableEntry>,
+    /// The latest `numascope bench` calibration of the recording machine (a machine object with a
+    /// `calibration` key, docs/bench.md), when one was stored; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -437,5 +441,6 @@ pub fn empty_manifest() -> Manifest {
         process: None,
         applied_plans: Vec::new(),
         tables: Vec::new(),
+        calibration: None,
     }
 }
