@@ -856,10 +856,38 @@ struct Thread {
 pub struct ApplyOutcome {
     pub report: ApplyReport,
     pub rollback: RollbackRecord,
+    /// Where the time went (`numascope apply --timings`; not part of the report).
+    pub timings: Timings,
+}
+
+/// Wall-clock time of each phase of an apply or rollback, in milliseconds, and the
+/// `move_pages` calls it made (docs/apply.md, "Where the time goes").
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    /// Checking the target and its threads, reading `/proc/PID/maps`, clipping the ranges.
+    pub prepare_ms: f64,
+    /// The pre-flight query of every page.
+    pub query_ms: f64,
+    /// Reading `/proc/PID/smaps` (transparent-huge-page mappings).
+    pub thp_ms: f64,
+    /// The move pass (busy retries included).
+    pub move_ms: f64,
+    /// Of the move pass, summed over its threads: in queries just before a move.
+    pub move_query_ms: f64,
+    /// Of the move pass, summed over its threads: in `move_pages` calls that move.
+    pub move_call_ms: f64,
+    /// `move_pages` calls that move pages (retries included).
+    pub move_calls: u64,
+    /// Pinning threads.
+    pub pin_ms: f64,
+    /// Verification: the process checked again, every page queried again.
+    pub verify_ms: f64,
 }
 
 /// Applies `plan` (already parsed and validated) to its target process.
 pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyOutcome, ApplyError> {
+    let t_prepare = Instant::now();
     let start_time = check_target(plan, topo, &opts.proc_root)?;
     let page = topo.page_size_bytes;
     let pid = plan.target.pid;
@@ -890,7 +918,9 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
         });
     }
     let groups = plan_groups(plan, page, &opts.proc_root, &mut warnings)?;
+    let prepare_ms = ms(t_prepare);
     let mut out = run(pid, start_time, page, groups, threads, opts, "apply", warnings)?;
+    out.timings.prepare_ms = prepare_ms;
     out.report.expected = plan.expected.clone();
     Ok(out)
 }
@@ -900,6 +930,7 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
 /// now belongs to another process is refused before anything changes. Recorded pages that are
 /// no longer mapped are skipped (a warning says how many).
 pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyOutcome, ApplyError> {
+    let t_prepare = Instant::now();
     record.validate()?;
     let proc_root = &opts.proc_root;
     let pid = record.pid;
@@ -970,7 +1001,15 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
         }
         groups.push(g);
     }
-    run(pid, start_time, page, groups, threads, opts, "rollback", warnings)
+    let prepare_ms = ms(t_prepare);
+    let mut out = run(pid, start_time, page, groups, threads, opts, "rollback", warnings)?;
+    out.timings.prepare_ms = prepare_ms;
+    Ok(out)
+}
+
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 fn progress(opts: &ApplyOptions, done: u64, total: u64, t0: Instant) {
@@ -1193,6 +1232,7 @@ fn run(
 ) -> Result<ApplyOutcome, ApplyError> {
     let t0 = Instant::now();
     let proc_root = &opts.proc_root;
+    let mut timings = Timings::default();
 
     // -- permission pre-flight for pinning (nothing has changed yet)
     if threads.iter().any(|t| t.skip.is_none()) {
@@ -1211,7 +1251,10 @@ fn run(
         Some(libc::EPERM) | Some(libc::EACCES) => ApplyError::Permission(page_permission_message(pid, proc_root, &e)),
         _ => ApplyError::Io(format!("move_pages query of process {pid} failed: {e}")),
     })?;
+    timings.query_ms = ms(t0);
+    let t = Instant::now();
     let thp = pages::normalise(thp_mappings(pid, proc_root));
+    timings.thp_ms = ms(t);
 
     let mut ranges: Vec<RangeReport> = Vec::with_capacity(groups.len());
     for (g, s) in groups.iter().zip(stats) {
@@ -1262,6 +1305,7 @@ fn run(
     let mut jobs = 1;
     if !opts.dry_run {
         // -- move pages
+        let t_move = Instant::now();
         let total: u64 = ranges.iter().map(|r| r.stats.to_move).sum();
         jobs = opts.effective_jobs(total as usize);
         let mover = Mover {
@@ -1284,6 +1328,9 @@ fn run(
             message: Mutex::new(None),
             query_error: Mutex::new(None),
             counts: Mutex::new(vec![(PageStats::default(), 0); groups.len()]),
+            query_ns: AtomicU64::new(0),
+            call_ns: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
         };
         let b = Batches::new(&groups, opts.batch());
         let mut states = pages::par_batches(b.len(), jobs, MoveState::default, |st, k| mover.batch(st, &b, k));
@@ -1291,6 +1338,10 @@ fn run(
         for st in states.iter_mut() {
             mover.retry(st);
         }
+        timings.move_ms = ms(t_move);
+        timings.move_query_ms = mover.query_ns.load(Ordering::SeqCst) as f64 / 1e6;
+        timings.move_call_ms = mover.call_ns.load(Ordering::SeqCst) as f64 / 1e6;
+        timings.move_calls = mover.calls.load(Ordering::SeqCst);
         let mut all_runs = Vec::new();
         for st in states {
             all_runs.extend(st.runs.runs);
@@ -1330,9 +1381,12 @@ fn run(
         }
 
         // -- pin threads (each checked again just before: still ours, same start time)
+        let t = Instant::now();
         if status != Status::ProcessExited {
             pin_threads(pid, &threads, &mut thread_reports, proc_root, &mut rollback);
         }
+        timings.pin_ms = ms(t);
+        let t = Instant::now();
 
         // -- verify (is it still the same process?)
         let alive = check_process(pid, Some(start_time), proc_root).is_ok();
@@ -1376,6 +1430,7 @@ fn run(
                 ));
             }
         }
+        timings.verify_ms = ms(t);
     }
 
     let totals = totals(&ranges, opts.dry_run, status);
@@ -1398,6 +1453,7 @@ fn run(
             rollback_record: None,
         },
         rollback,
+        timings,
     })
 }
 
@@ -1440,6 +1496,10 @@ struct Mover<'a> {
     query_error: Mutex<Option<String>>,
     /// Per group: moved / not-moved counters, and pages handed to move_pages in pass 0.
     counts: Mutex<Vec<(PageStats, u64)>>,
+    /// Nanoseconds in queries and in moving `move_pages` calls (summed over threads), and calls.
+    query_ns: AtomicU64,
+    call_ns: AtomicU64,
+    calls: AtomicU64,
 }
 
 impl Mover<'_> {
@@ -1512,7 +1572,10 @@ impl Mover<'_> {
         let (g, from, n) = b.locate(k, self.groups);
         let page = self.page;
         self.groups[g].fill(from, n, page, &mut st.addrs, &mut st.targets);
-        let before = match query_page_nodes(self.pid, &st.addrs) {
+        let tq = Instant::now();
+        let before = query_page_nodes(self.pid, &st.addrs);
+        self.query_ns.fetch_add(tq.elapsed().as_nanos() as u64, Ordering::SeqCst);
+        let before = match before {
             Ok(v) => v,
             Err(e) => {
                 if let Some(name) = self.failed(&e) {
@@ -1541,7 +1604,11 @@ impl Mover<'_> {
         let mut d = PageStats::default();
         let mut attempted = 0u64;
         let runs_before = st.runs.runs.len();
-        match sys::move_pages(self.pid, &wa, &wn, &mut status) {
+        let tc = Instant::now();
+        let moved = sys::move_pages(self.pid, &wa, &wn, &mut status);
+        self.call_ns.fetch_add(tc.elapsed().as_nanos() as u64, Ordering::SeqCst);
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match moved {
             Ok(_) => {
                 attempted = work.len() as u64;
                 for (j, &i) in work.iter().enumerate() {
@@ -1608,7 +1675,11 @@ impl Mover<'_> {
             let wn: Vec<i32> = list.iter().map(|x| x.2 as i32).collect();
             let mut status = vec![0i32; list.len()];
             let runs_before = st.runs.runs.len();
-            match sys::move_pages(self.pid, &wa, &wn, &mut status) {
+            let tc = Instant::now();
+            let moved = sys::move_pages(self.pid, &wa, &wn, &mut status);
+            self.call_ns.fetch_add(tc.elapsed().as_nanos() as u64, Ordering::SeqCst);
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            match moved {
                 Ok(_) => {
                     for (j, &(g, a, t, b0)) in list.iter().enumerate() {
                         let s = d.entry(g).or_default();
