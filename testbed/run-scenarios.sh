@@ -166,6 +166,13 @@ if MP=$(command -v migratepages); then
 fi
 cp "$HERE/guest/init" "$R/init" && cp "$HERE/guest/scenarios.sh" "$R/scenarios.sh"
 cp "$HERE/guest/bench-migrate.sh" "$R/bench-migrate.sh"
+# TESTBED_BENCH_BASE_BIN=FILE: another static numascope (e.g. built before a change) that scenario g
+# times in the same rounds as this one (before/after in one guest run).
+if [ -n "${TESTBED_BENCH_BASE_BIN:-}" ]; then
+  { [ -x "$TESTBED_BENCH_BASE_BIN" ] && is_static "$TESTBED_BENCH_BASE_BIN"; } \
+    || setup_failed "TESTBED_BENCH_BASE_BIN=$TESTBED_BENCH_BASE_BIN is not a static executable"
+  cp "$TESTBED_BENCH_BASE_BIN" "$R/bin/numascope-base"
+fi
 chmod +x "$R/init"
 {
   echo "EXPECT_NODES=4"
@@ -242,6 +249,6 @@ fi
 bench=$(grep -a '^BENCH ' "$LOG" | head -1 | tr -d '\r')
 [ -n "$bench" ] && echo "BENCH g-bench-migrate: ${bench#BENCH } (medians over the rounds; ratio = median migratepages time / median apply time in the same guest run; >= 1: apply at least as fast)"
 grep -a '^BENCH-PHASES ' "$LOG" | tr -d '\r' | sed 's/^BENCH-PHASES /BENCH-PHASES g-bench-migrate (apply --timings medians, ms): /'
-grep -a '^BENCH-EXTRA ' "$LOG" | tr -d '\r'
+grep -a -E '^BENCH-(BASE|EXTRA) ' "$LOG" | tr -d '\r'
 grep -q 'NUMASCOPE-TESTBED END' "$LOG" || say "warning: the guest did not reach the end of the scenario script"
 finish $passed $failed

@@ -15,6 +15,9 @@
 # report `complete`. Prints per-round lines, then
 #   BENCH rounds=… migratepages_s=MEDIAN apply_s=MEDIAN ratio=… … (spreads: min-max)
 #   BENCH-PHASES jobs=… total_ms=MEDIAN … (apply's --timings, medians over the rounds)
+# With /bin/numascope-base in the guest (the host's TESTBED_BENCH_BASE_BIN: another build, e.g.
+# the one before a change), two more contenders join the alternation: base and base1 (its apply
+# with default --jobs and --jobs 1), so that before and after are compared in the same run.
 # $BENCH_EXTRA adds contenders: `name:ARGS;name:ARGS` (numascope apply with ARGS, e.g.
 # `b64k:--jobs 1 --batch 65536`), timed in every round after the three above, medians printed as
 # `BENCH-EXTRA name=… s`. Fixed costs are printed once: `numascope --version` and a
@@ -43,6 +46,7 @@ phase_medians() {
         for (a = 1; a <= c; a++) s[a] = v[key, a] + 0
         for (a = 1; a <= c; a++) for (b = a + 1; b <= c; b++) if (s[b] < s[a]) { t = s[a]; s[a] = s[b]; s[b] = t }
         m = (c % 2) ? s[(c + 1) / 2] : (s[c / 2] + s[c / 2 + 1]) / 2
+        if (v[key, 1] !~ /^[0-9.]+$/) { printf "%s%s=%s", (i > 1 ? " " : ""), key, v[key, 1]; continue }
         printf "%s%s=%g", (i > 1 ? " " : ""), key, m
       }
     }'
@@ -69,11 +73,13 @@ run_mp() {
   echo "--- g: round $1: migratepages rc=$rc in $(secs $ta $tb) s: buffer [$after], process pages moved to N1: $mpages"
 }
 
-# run_apply ROUND NAME [ARGS…]: time `numascope apply` of the plan (NAME: apply or apply1)
+# run_apply ROUND NAME BIN [ARGS…]: time `BIN apply` of the plan (NAME: apply, apply1, …; a
+# base build may not know --timings)
 run_apply() {
-  r_=$1; name=$2; shift 2
+  r_=$1; name=$2; bin=$3; shift 3
+  tm=--timings; [ "$bin" = "$N" ] || tm=""
   ta=$(now)
-  $N apply g.plan.json -p $pid -q --json --timings "$@" --rollback-out g.rollback.$name.json > g.report.$name.json 2> g.apply.$name.err; rc=$?
+  $bin apply g.plan.json -p $pid -q --json $tm "$@" --rollback-out g.rollback.$name.json > g.report.$name.json 2> g.apply.$name.err; rc=$?
   tb=$(now)
   after=$(node_counts $pid $addr)
   r=$(tr -d ' \n' < g.report.$name.json)
@@ -115,20 +121,24 @@ PLAN
       ta=$(now); migratepages $pid 3 2 > /dev/null 2>&1; tb=$(now); fm="$fm $(secs $ta $tb)"
     done
     echo "--- g: fixed costs (s): numascope --version:$fx; migratepages with nothing to move:$fm"
+    NB=/bin/numascope-base; bases=""; rbases=""
+    if [ -x $NB ]; then bases="base base1"; rbases="base1 base"; fi
     extras=""
     if [ -n "${BENCH_EXTRA:-}" ]; then
       IFS=';'; for v in $BENCH_EXTRA; do extras="$extras ${v%%:*}"; done; unset IFS
     fi
     i=1
     while [ $i -le "$ROUNDS" ] && [ -z "$why" ]; do
-      if [ $((i % 2)) = 1 ]; then order="mp apply apply1"; else order="apply1 apply mp"; fi
+      if [ $((i % 2)) = 1 ]; then order="mp apply apply1 $bases"; else order="$rbases apply1 apply mp"; fi
       for c in $order; do
         back_to_0 "$c-round$i"
         [ -n "$why" ] && break
         case $c in
           mp) run_mp $i ;;
-          apply) run_apply $i apply ;;
-          apply1) run_apply $i apply1 --jobs 1 ;;
+          apply) run_apply $i apply $N ;;
+          apply1) run_apply $i apply1 $N --jobs 1 ;;
+          base) run_apply $i base $NB ;;
+          base1) run_apply $i base1 $NB --jobs 1 ;;
         esac
       done
       for x in $extras; do
@@ -136,7 +146,7 @@ PLAN
         back_to_0 "$x-round$i"
         [ -n "$why" ] && break
         args=$(echo ";$BENCH_EXTRA" | tr ';' '\n' | sed -n "s/^$x://p" | head -1)
-        run_apply $i "x_$x" $args
+        run_apply $i "x_$x" $N $args
       done
       i=$((i + 1))
     done
@@ -156,6 +166,11 @@ PLAN
       echo "BENCH rounds=$ROUNDS migratepages_s=$mp_med apply_s=$ap_med ratio=$ratio apply_jobs=$jobs_apply apply_jobs1_s=$a1_med ratio_jobs1=$ratio1 migratepages_spread=$mp_min-$mp_max apply_spread=$ap_min-$ap_max apply_jobs1_spread=$a1_min-$a1_max round_ratio_spread=$rr_min-$rr_max round_ratio_jobs1_spread=$rr1_min-$rr1_max round_ratios=$(echo $rr | tr ' ' ',') round_ratios_jobs1=$(echo $rr1 | tr ' ' ',') migratepages_pages=$mpages apply_pages=$apages buffer_pages=$BUF_PAGES"
       echo "BENCH-PHASES jobs=$jobs_apply $(phase_medians g.timings.apply)"
       echo "BENCH-PHASES jobs=1 $(phase_medians g.timings.apply1)"
+      for b in $bases; do
+        eval "tx=\$t_$b"
+        set -- $(stats $tx)
+        echo "BENCH-BASE $b median_s=$1 spread=$2-$3 ratio=$(ratio $mp_med $1) jobs=$(eval echo \$jobs_$b) (the base build's apply$([ $b = base1 ] && echo ' --jobs 1'))"
+      done
       for x in $extras; do
         eval "tx=\$t_x_$x"
         set -- $(stats $tx)

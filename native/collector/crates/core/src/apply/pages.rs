@@ -19,12 +19,17 @@ use std::time::Duration;
 
 /// Largest batch of pages handed to one `move_pages` call (and the cap of `--batch`).
 pub const MAX_BATCH_PAGES: usize = 65_536;
-/// The first batch of each move thread when the size is adaptive (no `--batch`).
-pub const FIRST_AUTO_BATCH: usize = 4096;
+/// The first batch of each move thread when the size is adaptive (no `--batch`): 64 MiB of
+/// 4 KiB pages, tens of milliseconds on real hardware.
+pub const FIRST_AUTO_BATCH: usize = 16_384;
+/// The first adaptive batch under a time budget, before any call has been timed.
+pub const FIRST_BUDGET_BATCH: usize = 4096;
 /// The smallest adaptive batch (near the end of the time budget, or of the work).
 pub const MIN_AUTO_BATCH: usize = 256;
-/// How long one adaptive batch (its query and its `move_pages` call) aims to take.
-pub const TARGET_CALL: Duration = Duration::from_millis(400);
+/// How long one adaptive batch (its query and its `move_pages` call) aims to take: long enough
+/// that the fixed cost of a call is small beside it, short enough for a progress line a second
+/// (the time budget caps each batch separately).
+pub const TARGET_CALL: Duration = Duration::from_secs(1);
 /// An adaptive batch grows at most this many times over the last one.
 const MAX_GROWTH: u64 = 4;
 /// Pages per query call in the pre-flight and verification passes.
@@ -284,7 +289,8 @@ impl Cursor {
 /// [`FIRST_AUTO_BATCH`], each next one as many pages as the last batch's time per page says fit
 /// in [`TARGET_CALL`] (growing at most [`MAX_GROWTH`]-fold a step), never more than fits in the
 /// time budget that is left, nor more than the thread's share of the pages left, and between
-/// [`MIN_AUTO_BATCH`] and [`MAX_BATCH_PAGES`].
+/// [`MIN_AUTO_BATCH`] and [`MAX_BATCH_PAGES`]. Under a time budget the first batch, not timed
+/// yet, is [`FIRST_BUDGET_BATCH`].
 #[derive(Clone, Debug)]
 pub struct Sizer {
     fixed: Option<u64>,
@@ -310,8 +316,10 @@ impl Sizer {
             return f;
         }
         let mut n = self.next;
-        if let (Some(b), Some(p)) = (budget_left, self.ns_per_page) {
-            n = n.min((b.as_nanos() as f64 / p) as u64);
+        match (budget_left, self.ns_per_page) {
+            (Some(b), Some(p)) => n = n.min((b.as_nanos() as f64 / p) as u64),
+            (Some(_), None) => n = n.min(FIRST_BUDGET_BATCH as u64),
+            (None, _) => {}
         }
         n.min(share).clamp(MIN_AUTO_BATCH as u64, MAX_BATCH_PAGES as u64)
     }
@@ -525,10 +533,11 @@ mod tests {
         let ms = Duration::from_millis;
         let mut s = Sizer::new(None);
         assert_eq!(s.size(None, u64::MAX), FIRST_AUTO_BATCH as u64);
-        // 4096 pages in 40 ms: 10 µs a page, 40 000 fit in 400 ms, but growth is at most 4×
-        s.observe(4096, ms(40));
-        assert_eq!(s.size(None, u64::MAX), 16_384);
-        s.observe(16_000, ms(160));
+        assert_eq!(s.size(Some(ms(10_000)), u64::MAX), FIRST_BUDGET_BATCH as u64, "not timed yet");
+        // 4000 pages in 100 ms: 25 µs a page, 40 000 fit in 1 s, but growth is at most 4×
+        s.observe(4000, ms(100));
+        assert_eq!(s.size(None, u64::MAX), 16_000);
+        s.observe(16_000, ms(400));
         assert_eq!(s.size(None, u64::MAX), 40_000);
         // fast pages: capped at the largest batch
         s.observe(40_000, ms(4));
@@ -536,11 +545,11 @@ mod tests {
         // slow pages: shrinks at once, not below the smallest batch
         s.observe(65_536, Duration::from_secs(600));
         assert_eq!(s.size(None, u64::MAX), MIN_AUTO_BATCH as u64);
-        // 10 µs a page and 50 ms of budget left: 5000 pages
-        s.observe(1000, ms(10));
-        assert_eq!(s.size(Some(ms(50)), u64::MAX), 4000, "growth cap first");
-        s.observe(40_000, ms(400));
-        assert_eq!(s.size(Some(ms(50)), u64::MAX), 5000);
+        // 25 µs a page and 50 ms of budget left: 2000 pages
+        s.observe(400, ms(10));
+        assert_eq!(s.size(Some(ms(500)), u64::MAX), 1600, "growth cap first");
+        s.observe(40_000, ms(1000));
+        assert_eq!(s.size(Some(ms(50)), u64::MAX), 2000);
         assert_eq!(s.size(None, 3000), 3000, "the thread's share of what is left");
         assert_eq!(s.size(None, 10), MIN_AUTO_BATCH as u64);
         // a fixed size stays fixed
