@@ -82,7 +82,7 @@ impl ApplyOptions {
     pub fn effective_jobs(&self, work: usize) -> usize {
         let (first, largest) = match self.fixed_batch() {
             Some(b) => (b, b),
-            None => (pages::FIRST_AUTO_BATCH, MAX_BATCH_PAGES),
+            None => (pages::PAGES_PER_JOB, MAX_BATCH_PAGES),
         };
         self.max_jobs().min(work.div_ceil(first)).min(MAX_PAGES_IN_FLIGHT / largest).max(1)
     }
@@ -1292,7 +1292,7 @@ fn move_pass(
         groups,
         thp,
         t0,
-        jobs,
+        share: mapped.div_ceil(jobs as u64),
         cursor: Cursor::new(groups),
         stop: AtomicBool::new(false),
         budget_hit: AtomicBool::new(false),
@@ -1626,7 +1626,9 @@ struct Mover<'a> {
     groups: &'a [Group],
     thp: &'a [(u64, u64)],
     t0: Instant,
-    jobs: usize,
+    /// Each thread's share of the work (pages / threads, rounded up): no batch is larger, so
+    /// that every thread gets work at once.
+    share: u64,
     cursor: Cursor,
     stop: AtomicBool,
     budget_hit: AtomicBool,
@@ -1737,8 +1739,7 @@ impl Mover<'_> {
             if let (Some(p), true) = (self.opts.pause, self.done.load(Ordering::SeqCst) > 0) {
                 std::thread::sleep(p);
             }
-            let share = self.cursor.left().div_ceil(self.jobs as u64);
-            let want = st.sizer.size(self.budget_left(), share);
+            let want = st.sizer.size(self.budget_left(), self.share);
             let Some((g, from, n)) = self.cursor.claim(self.groups, want) else { return };
             let t = Instant::now();
             self.batch(st, g, from, n);
@@ -1749,7 +1750,7 @@ impl Mover<'_> {
                     *last = Instant::now();
                 }
             }
-            if st.retry.len() >= self.opts.fixed_batch().unwrap_or(pages::FIRST_AUTO_BATCH) {
+            if st.retry.len() >= self.opts.fixed_batch().unwrap_or(pages::PAGES_PER_JOB) {
                 self.retry(st);
             }
         }

@@ -19,9 +19,12 @@ use std::time::Duration;
 
 /// Largest batch of pages handed to one `move_pages` call (and the cap of `--batch`).
 pub const MAX_BATCH_PAGES: usize = 65_536;
-/// The first batch of each move thread when the size is adaptive (no `--batch`): 64 MiB of
-/// 4 KiB pages, tens of milliseconds on real hardware.
-pub const FIRST_AUTO_BATCH: usize = 16_384;
+/// The first batch of each move thread when the size is adaptive (no `--batch`): the largest
+/// (256 MiB of 4 KiB pages: a fraction of a second on real hardware, about a second in an
+/// emulated guest), or the thread's share of the work when that is smaller.
+pub const FIRST_AUTO_BATCH: usize = MAX_BATCH_PAGES;
+/// With adaptive batches, a move thread is started for every this many pages (up to `--jobs`).
+pub const PAGES_PER_JOB: usize = 16_384;
 /// The first adaptive batch under a time budget, before any call has been timed.
 pub const FIRST_BUDGET_BATCH: usize = 4096;
 /// The smallest adaptive batch (near the end of the time budget, or of the work).
@@ -310,7 +313,7 @@ impl Sizer {
     }
 
     /// Pages for the next batch, given the time budget left (`None`: no budget) and this
-    /// thread's share of the pages left (pages left / threads, rounded up).
+    /// thread's share of the work (all pages / threads, rounded up).
     pub fn size(&self, budget_left: Option<Duration>, share: u64) -> u64 {
         if let Some(f) = self.fixed {
             return f;
@@ -533,6 +536,7 @@ mod tests {
         let ms = Duration::from_millis;
         let mut s = Sizer::new(None);
         assert_eq!(s.size(None, u64::MAX), FIRST_AUTO_BATCH as u64);
+        assert_eq!(s.size(None, 16_384), 16_384, "the thread's share of the work");
         assert_eq!(s.size(Some(ms(10_000)), u64::MAX), FIRST_BUDGET_BATCH as u64, "not timed yet");
         // 4000 pages in 100 ms: 25 µs a page, 40 000 fit in 1 s, but growth is at most 4×
         s.observe(4000, ms(100));
