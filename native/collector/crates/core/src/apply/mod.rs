@@ -773,9 +773,22 @@ fn target_mappings(pid: i32, proc_root: &Path) -> Result<Vec<(u64, u64)>, ApplyE
 
 /// Base pages of `[start, end)` that lie in mappings with transparent huge pages
 /// (`/proc/PID/smaps` AnonHugePages > 0), as (mapping start, mapping end) pairs.
+/// When `/proc/vmstat` says no anonymous transparent huge page exists on the machine
+/// (`nr_anon_transparent_hugepages 0`), smaps is not read: it walks every page table of the
+/// process, which costs as much as a query of its pages.
 pub fn thp_mappings(pid: i32, proc_root: &Path) -> Vec<(u64, u64)> {
+    if let Ok(v) = fs::read_to_string(proc_root.join("vmstat")) {
+        if vmstat_value(&v, "nr_anon_transparent_hugepages") == Some(0) {
+            return Vec::new();
+        }
+    }
     let Ok(text) = fs::read_to_string(proc_root.join(format!("{pid}/smaps"))) else { return Vec::new() };
     parse_smaps_thp(&text)
+}
+
+/// The value of `key` in `/proc/vmstat` text.
+fn vmstat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 pub fn parse_smaps_thp(text: &str) -> Vec<(u64, u64)> {
@@ -1040,10 +1053,11 @@ impl PageStats {
 /// Adds the pages of one queried batch to `d`: per node before, per planned node, in place or
 /// to move (the indices of those to move go to `work` when given), not present.
 fn count_before(status: &[i32], targets: &[u32], no_skip: bool, d: &mut PageStats, mut work: Option<&mut Vec<usize>>) {
+    let (mut before, mut planned) = (NodeCounts::default(), NodeCounts::default());
     for (i, (&b, &t)) in status.iter().zip(targets).enumerate() {
         if b >= 0 {
-            *d.before.entry(b as u32).or_default() += 1;
-            *d.planned_after.entry(t).or_default() += 1;
+            before.add(b as u32);
+            planned.add(t);
             if b as u32 == t && !no_skip {
                 d.already_in_place += 1;
             } else {
@@ -1054,6 +1068,29 @@ fn count_before(status: &[i32], targets: &[u32], no_skip: bool, d: &mut PageStat
             }
         } else {
             d.not_present_before += 1;
+        }
+    }
+    before.into_map(&mut d.before);
+    planned.into_map(&mut d.planned_after);
+}
+
+/// Pages per node of one batch, counted in an array (no map operation per page).
+#[derive(Default)]
+struct NodeCounts(Vec<u64>);
+
+impl NodeCounts {
+    fn add(&mut self, node: u32) {
+        let n = node as usize;
+        if n >= self.0.len() {
+            // bounded: the kernel's node ids and the plan's (checked) are below MAX_NODES
+            self.0.resize(n + 1, 0);
+        }
+        self.0[n] += 1;
+    }
+
+    fn into_map(self, m: &mut BTreeMap<u32, u64>) {
+        for (n, &c) in self.0.iter().enumerate().filter(|(_, &c)| c > 0) {
+            *m.entry(n as u32).or_default() += c;
         }
     }
 }
@@ -1143,16 +1180,18 @@ fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize) -> Vec<Found> {
             }
             match q.query(pid, &groups[g], from, n, page) {
                 Ok(()) => {
-                    let mut hist: BTreeMap<u32, u64> = BTreeMap::new();
+                    let mut counts = NodeCounts::default();
                     let mut on = 0;
                     for (&a, &t) in q.status.iter().zip(&q.targets) {
                         if a >= 0 {
-                            *hist.entry(a as u32).or_default() += 1;
+                            counts.add(a as u32);
                             if a as u32 == t {
                                 on += 1;
                             }
                         }
                     }
+                    let mut hist = BTreeMap::new();
+                    counts.into_map(&mut hist);
                     if let Some((h, o)) = lock(&acc)[g].as_mut() {
                         addmap(h, &hist);
                         *o += on;
@@ -1249,9 +1288,10 @@ fn totals(ranges: &[RangeReport], dry_run: bool, status: Status) -> PageStats {
     totals
 }
 
-/// Threads of a query pass over `mapped` pages: `jobs`, one per 8192 pages at most.
+/// Threads of a query pass over `mapped` pages: `jobs`, one per 65536 pages at most (a query
+/// is cheap per page; concurrent queries of one process contend for its page tables' locks).
 fn query_jobs(opts: &ApplyOptions, mapped: u64) -> usize {
-    opts.max_jobs().min(mapped.div_ceil(8192) as usize).max(1)
+    opts.max_jobs().min(mapped.div_ceil(65_536) as usize).max(1)
 }
 
 /// What the move pass did.
@@ -1918,6 +1958,15 @@ fn classify(n: &mut NotMoved, errno: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vmstat_says_whether_huge_pages_exist() {
+        let t = "nr_anon_pages 12\nnr_anon_transparent_hugepages 0\nnr_anon_transparent_hugepages_x 5\n";
+        assert_eq!(vmstat_value(t, "nr_anon_transparent_hugepages"), Some(0));
+        assert_eq!(vmstat_value(t, "nr_anon_pages"), Some(12));
+        assert_eq!(vmstat_value("nr_anon_transparent_hugepages 3\n", "nr_anon_transparent_hugepages"), Some(3));
+        assert_eq!(vmstat_value("", "nr_anon_transparent_hugepages"), None);
+    }
 
     #[test]
     fn smaps_thp_ranges() {
