@@ -20,6 +20,17 @@ TMO=${TESTBED_TIMEOUT:-240}
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
 SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan"
+# TESTBED_ONLY=g-bench-migrate boots the guest for the benchmark alone (b-f depend on each other
+# and on the host channel, so they run only as the whole suite).
+ONLY=${TESTBED_ONLY:-}
+case "$ONLY" in
+  "") ;;
+  g-bench-migrate) SCENARIOS=$ONLY ;;
+  *) echo "TESTBED_ONLY=$ONLY: only g-bench-migrate can run alone (the others depend on each other); unset it for the whole suite" >&2; exit 2 ;;
+esac
+# Rounds of scenario g (each: migratepages, apply, apply --jobs 1, in alternating order).
+BENCH_ROUNDS=${TESTBED_BENCH_ROUNDS:-5}
+case "$BENCH_ROUNDS" in ''|*[!0-9]*|0) echo "TESTBED_BENCH_ROUNDS=$BENCH_ROUNDS: expected a positive whole number" >&2; exit 2 ;; esac
 T_ALL=$(date +%s.%N)
 mkdir -p "$CACHE" "$WORK"
 
@@ -177,11 +188,22 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$PLACE_BIN" ]; then
   done
 fi
 cp "$HERE/guest/init" "$R/init" && cp "$HERE/guest/scenarios.sh" "$R/scenarios.sh"
+cp "$HERE/guest/bench-migrate.sh" "$R/bench-migrate.sh"
+# TESTBED_BENCH_BASE_BIN=FILE: another static numascope (e.g. built before a change) that scenario g
+# times in the same rounds as this one (before/after in one guest run).
+if [ -n "${TESTBED_BENCH_BASE_BIN:-}" ]; then
+  { [ -x "$TESTBED_BENCH_BASE_BIN" ] && is_static "$TESTBED_BENCH_BASE_BIN"; } \
+    || setup_failed "TESTBED_BENCH_BASE_BIN=$TESTBED_BENCH_BASE_BIN is not a static executable"
+  cp "$TESTBED_BENCH_BASE_BIN" "$R/bin/numascope-base"
+fi
 chmod +x "$R/init"
 {
   echo "EXPECT_NODES=4"
   for i in 0 1 2 3; do echo "EXPECT_CPUS_$i='[$i]'"; echo "EXPECT_CPULIST_$i='$i'"; done
   echo "EXPECT_DISTANCES='$json_dist'"
+  echo "ONLY='$ONLY'"
+  echo "BENCH_ROUNDS=$BENCH_ROUNDS"
+  bx=${TESTBED_BENCH_EXTRA:-}; echo "BENCH_EXTRA='${bx//\'/}'"
 } > "$R/expected.env"
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1 > "$WORK/initrd.gz") || setup_failed "building the initramfs failed"
 say "initramfs $(($(stat -c %s "$WORK/initrd.gz") / 1024)) KiB in $(el "$t") s"
@@ -248,6 +270,8 @@ if [ $failed -gt 0 ]; then
 fi
 # scenario g's figures (a reported figure, not a pass/fail gate)
 bench=$(grep -a '^BENCH ' "$LOG" | head -1 | tr -d '\r')
-[ -n "$bench" ] && echo "BENCH g-bench-migrate: ${bench#BENCH } (ratio = migratepages time / apply time in the same guest run; >= 1: apply at least as fast)"
+[ -n "$bench" ] && echo "BENCH g-bench-migrate: ${bench#BENCH } (medians over the rounds; ratio = median migratepages time / median apply time in the same guest run; >= 1: apply at least as fast)"
+grep -a '^BENCH-PHASES ' "$LOG" | tr -d '\r' | sed 's/^BENCH-PHASES /BENCH-PHASES g-bench-migrate (apply --timings medians, ms): /'
+grep -a -E '^BENCH-(BASE|EXTRA) ' "$LOG" | tr -d '\r'
 grep -q 'NUMASCOPE-TESTBED END' "$LOG" || say "warning: the guest did not reach the end of the scenario script"
 finish $passed $failed

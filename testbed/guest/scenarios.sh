@@ -34,6 +34,12 @@ field() { sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" "$1" | head -1; }
 
 allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/task/$2/status; }
 
+# TESTBED_ONLY=g-bench-migrate on the host: only the benchmark (it needs nothing from a-f)
+if [ "${ONLY:-}" = g-bench-migrate ]; then
+  . /bench-migrate.sh
+  exit 0
+fi
+
 # ------------------------------------------------------------------ a: topology
 t0=$(now)
 $N topology --json > a.json 2> a.err
@@ -407,90 +413,9 @@ else
   fail f-exited-midway "$why"
 fi
 # ------------------------------------------------------------------ g: benchmark against numactl's migratepages
-# The same 256 MiB (65536 pages, first-touched on node 0) moved to node 1 twice in one process:
-# (1) `migratepages PID 0 1` (numactl; the migrate_pages(2) system call: every page of the process
-# on node 0), timed; moved back with `migratepages PID 1 0` (not timed); (2) `numascope apply` of a
-# plan that moves the buffer's range to node 1, timed (default --jobs: one move_pages thread per
-# cpu); (3) moved back again, the same apply with --jobs 1, timed. The testload has no worker threads, so the
-# process holds essentially only the buffer: both page counts are printed. Both moves must be
-# verified in numa_maps (N1=65536); the ratio is a reported figure, not a pass/fail gate.
-# sum_node PID NODE: pages of the whole process on NODE (all numa_maps lines)
-sum_node() { tr ' ' '\n' < /proc/$1/numa_maps | sed -n "s/^N$2=//p" | awk '{ s += $1 } END { print s + 0 }'; }
-t0=$(now)
-why=""
-if ! [ -x /bin/migratepages ]; then
-  why="migratepages (numactl) is not in the guest"
-else
-  $T --pin --threads 0 --shared-mib 256 --seconds 0 --hold 120 > g.out 2> g.err &
-  tp=$!
-  if wait_for g.out '^holding' 1 90; then
-    pid=$(field g.out pid)
-    addr=$(grep '^shared' g.out | sed 's/.*addr=\([^ ]*\).*/\1/')
-    end=$(printf '0x%x' $((addr + 268435456)))
-    before=$(node_counts $pid $addr)
-    p0=$(sum_node $pid 0); p1=$(sum_node $pid 1)
-    echo "--- g: buffer [$before], process pages N0=$p0 N1=$p1 before"
-    [ "$before" = "N0=65536" ] || why="$why before=[$before]"
-    # (1) migratepages, timed
-    ta=$(now)
-    migratepages $pid 0 1 > g.mp.out 2>&1; mrc=$?
-    tb=$(now)
-    mafter=$(node_counts $pid $addr)
-    mpages=$(( $(sum_node $pid 1) - p1 ))
-    echo "--- g: migratepages rc=$mrc in $ta -> $tb s: buffer [$mafter], process pages moved to N1: $mpages"
-    [ $mrc = 0 ] || why="$why migratepages-rc=$mrc($(head -c 200 g.mp.out))"
-    [ "$mafter" = "N1=65536" ] || why="$why migratepages-after=[$mafter]"
-    # back to node 0 (not timed)
-    migratepages $pid 1 0 > /dev/null 2>&1
-    back=$(node_counts $pid $addr)
-    [ "$back" = "N0=65536" ] || why="$why moved-back=[$back]"
-    # (2) numascope apply of the same range, timed
-    cat > g.plan.json <<PLAN
-{"format":"numascope-plan","version":1,"target":{"pid":$pid,"startTimeTicks":null,"machine":{"nodeIds":[0,1,2,3],"distances":null}},
- "pageRanges":[{"start":"$addr","end":"$end","action":"move","toNodes":[1],"expectedNodes":{"0":65536}}],"threads":[]}
-PLAN
-    tc=$(now)
-    $N apply g.plan.json -p $pid -q --json --rollback-out g.rollback.json > g.report.json 2> g.apply.err; arc=$?
-    td=$(now)
-    aafter=$(node_counts $pid $addr)
-    r=$(tr -d ' \n' < g.report.json)
-    apages=$(echo "$r" | sed -n 's/^.*"pages":{"pages":[0-9]*,.*"moved":\([0-9]*\),.*$/\1/p' | head -1)
-    ams=$(echo "$r" | sed -n 's/.*"elapsedMs":\([0-9.]*\).*/\1/p')
-    echo "--- g: numascope apply rc=$arc in $tc -> $td s (report elapsedMs $ams): buffer [$aafter], moved $apages"
-    [ $arc = 0 ] || why="$why apply-rc=$arc"
-    [ "$aafter" = "N1=65536" ] || why="$why apply-after=[$aafter]"
-    echo "$r" | grep -q '"status":"complete"' || why="$why report-status"
-    # (3) the same apply with one move_pages thread (--jobs 1), after moving back (not timed)
-    migratepages $pid 1 0 > /dev/null 2>&1
-    back=$(node_counts $pid $addr)
-    [ "$back" = "N0=65536" ] || why="$why moved-back-2=[$back]"
-    te=$(now)
-    $N apply g.plan.json -p $pid -q --json --jobs 1 --rollback-out g.rollback1.json > g.report1.json 2> g.apply1.err; arc1=$?
-    tf=$(now)
-    a1after=$(node_counts $pid $addr)
-    echo "--- g: numascope apply --jobs 1 rc=$arc1 in $te -> $tf s: buffer [$a1after]"
-    [ $arc1 = 0 ] || why="$why apply-jobs1-rc=$arc1"
-    [ "$a1after" = "N1=65536" ] || why="$why apply-jobs1-after=[$a1after]"
-    ajobs=$(echo "$r" | sed -n 's/.*"jobs":\([0-9]*\).*/\1/p')
-    ms=$(awk -v a=$ta -v b=$tb 'BEGIN { printf "%.2f", b - a }')
-    as1=$(awk -v a=$te -v b=$tf 'BEGIN { printf "%.2f", b - a }')
-    ratio1=$(awk -v m=$ms -v a=$as1 'BEGIN { if (a > 0) printf "%.2f", m / a; else print "inf" }')
-    as=$(awk -v a=$tc -v b=$td 'BEGIN { printf "%.2f", b - a }')
-    ratio=$(awk -v m=$ms -v a=$as 'BEGIN { if (a > 0) printf "%.2f", m / a; else print "inf" }')
-    [ -z "$why" ] && echo "BENCH migratepages_s=$ms apply_s=$as ratio=$ratio migratepages_pages=$mpages apply_pages=$apages buffer_pages=65536 apply_jobs=$ajobs apply_jobs1_s=$as1 ratio_jobs1=$ratio1"
-  else
-    why="testload did not reach its hold phase"
-  fi
-  kill $tp 2>/dev/null; wait $tp 2>/dev/null
-fi
-if [ -z "$why" ]; then
-  pass g-bench-migrate "256 MiB moved node 0 -> 1 by migratepages in $ms s ($mpages pages of the process) and by numascope apply in $as s ($apages pages of the range, $ajobs move_pages threads; ${as1} s with --jobs 1), all verified N1=65536; ratio $ratio (migratepages / apply; reported, not a gate) ($t0 -> $(now) s)"
-else
-  dump "testload stdout" g.out; dump "testload stderr" g.err; dump "migratepages" g.mp.out
-  dump "apply stderr" g.apply.err; dump "apply report" g.report.json 40
-  grep -E 'MemFree|MemAvailable' /proc/meminfo | sed 's/^/    /'
-  fail g-bench-migrate "$why"
-fi
+# bench-migrate.sh: the same 256 MiB moved node 0 -> 1 by `migratepages` and by `numascope apply`
+# (default --jobs and --jobs 1), alternating over $BENCH_ROUNDS rounds; medians and spreads.
+. /bench-migrate.sh
 
 # ------------------------------------------------------------------ h: DAMON region hotness, for real
 # `numascope record --damon` launches a testload whose threads read a 16 MiB shared buffer for

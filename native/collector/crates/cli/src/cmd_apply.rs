@@ -1,7 +1,7 @@
 //! `numascope apply PLAN.json -p PID` and `numascope rollback RECORD.json`.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use numascope_core::apply::{self, ApplyError, ApplyOptions, ApplyReport, RollbackRecord, Status};
 use numascope_core::topology;
@@ -35,9 +35,10 @@ pub struct ApplyArgs {
     #[arg(long = "budget-ms", value_name = "N")]
     budget_ms: Option<u64>,
 
-    /// Pages per move_pages call (at most 65536).
-    #[arg(long = "batch", value_name = "PAGES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=65_536))]
-    batch: u64,
+    /// Pages per move_pages call (at most 65536). Default: adaptive, as many as one call moves in
+    /// about 0.4 s (between 256 and 65536; the first call 4096), within the time budget.
+    #[arg(long = "batch", value_name = "PAGES", value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    batch: Option<u64>,
 
     /// Where to write the rollback record (default: numascope-rollback-PID-UNIXTIME.json in
     /// the current directory, never replacing a file; mode 0600 when run as root).
@@ -62,6 +63,11 @@ pub struct ApplyArgs {
     /// No progress lines on stderr.
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
+
+    /// Print where the time went on stderr (one `numascope: timings key=value …` line, also
+    /// with --quiet; docs/apply.md, "Where the time goes").
+    #[arg(long = "timings")]
+    timings: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -93,6 +99,7 @@ fn unix_ms() -> u64 {
 }
 
 pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
+    let t_start = Instant::now();
     let text =
         apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (err_code(&e), e.to_string()))?;
     let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
@@ -110,7 +117,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     let opts = ApplyOptions {
         dry_run: args.dry_run,
         budget: args.budget_ms.map(Duration::from_millis),
-        batch_pages: args.batch as usize,
+        batch_pages: args.batch.unwrap_or(0) as usize,
         progress: !args.quiet,
         no_skip: args.no_skip,
         pause: args.pause_ms.map(Duration::from_millis),
@@ -118,7 +125,9 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         ..Default::default()
     };
     let started_ms = unix_ms();
+    let read_ms = ms(t_start);
     let out = apply::apply(&plan, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
+    let t_after = Instant::now();
     let mut report = out.report;
     if !plan.objects.is_empty() {
         report.warnings.push(format!(
@@ -137,6 +146,8 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
                 .push(format!("could not write the audit-log entry to {}: {e}", apply::audit::spool_dir().display()));
         }
     }
+    let audit_ms = ms(t_after);
+    let t_record = Instant::now();
     let mut write_err = None;
     if !args.dry_run && !out.rollback.is_empty() {
         match write_rollback_record(&out.rollback, args.rollback_out.as_deref(), args.pid) {
@@ -144,7 +155,12 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
             Err(e) => write_err = Some(e),
         }
     }
+    let record_ms = ms(t_record);
     emit(&report, args.json)?;
+    if args.timings {
+        let batch = opts.fixed_batch().map(|b| b.to_string()).unwrap_or_else(|| "auto".into());
+        eprintln!("{}", timings_line(&out.timings, &report, &batch, read_ms, audit_ms, record_ms, ms(t_start)));
+    }
     if let Some(e) = write_err {
         return Err((EXIT_RUNTIME, e));
     }
@@ -191,6 +207,40 @@ pub fn cmd_rollback(args: RollbackArgs) -> CmdResult {
     let out = apply::rollback(&record, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
     emit(&out.report, args.json)?;
     finish(&out.report)
+}
+
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The `--timings` line: the command's phases in milliseconds (docs/apply.md lists the keys).
+pub fn timings_line(
+    t: &apply::Timings,
+    r: &ApplyReport,
+    batch: &str,
+    read_ms: f64,
+    audit_ms: f64,
+    record_ms: f64,
+    total_ms: f64,
+) -> String {
+    format!(
+        "numascope: timings total_ms={total_ms:.1} read_ms={read_ms:.1} prepare_ms={:.1} query_ms={:.1} thp_ms={:.1} \
+         move_ms={:.1} move_query_ms={:.1} move_call_ms={:.1} move_calls={} batch={batch} batch_max={} jobs={} pin_ms={:.1} \
+         verify_ms={:.1} audit_ms={audit_ms:.1} record_ms={record_ms:.1} pages_moved={}",
+        t.prepare_ms,
+        t.query_ms,
+        t.thp_ms,
+        t.move_ms,
+        t.move_query_ms,
+        t.move_call_ms,
+        t.move_calls,
+        t.move_batch_max,
+        r.jobs,
+        t.pin_ms,
+        t.verify_ms,
+        r.pages.moved
+    )
 }
 
 fn finish(r: &ApplyReport) -> CmdResult {

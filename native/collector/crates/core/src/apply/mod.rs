@@ -36,10 +36,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::numa_sys::query_page_nodes;
 use crate::procfs;
 use crate::topology::Topology;
-use pages::{Batches, Group, RunBuilder, MAX_BATCH_PAGES, MAX_PAGES_IN_FLIGHT, QUERY_BATCH_PAGES};
+use pages::{Cursor, Group, RunBuilder, Sizer, MAX_BATCH_PAGES, MAX_PAGES_IN_FLIGHT, QUERY_BATCH_PAGES};
 pub use plan::{
     parse_plan, Action, Expected, PageRange, Plan, PlanError, PlanErrorKind, ThreadPin, APPLY_MAX_RUNS, MAX_CPUS,
     MAX_NODES, MAX_PAGES_PER_RANGE, MAX_PAGE_RANGES, MAX_PLAN_BYTES, MAX_RECORD_BYTES, MAX_ROLLBACK_RUNS, MAX_THREADS,
@@ -59,7 +58,8 @@ pub struct ApplyOptions {
     pub dry_run: bool,
     /// Stop moving pages after this long (pinning and verification still run).
     pub budget: Option<Duration>,
-    /// Pages per `move_pages` call (1 to [`pages::MAX_BATCH_PAGES`]; clamped).
+    /// Pages per `move_pages` call (1 to [`pages::MAX_BATCH_PAGES`]; clamped), or 0: adaptive,
+    /// as many as one call moves in about [`pages::TARGET_CALL`] ([`pages::Sizer`]).
     pub batch_pages: usize,
     /// Progress lines on stderr.
     pub progress: bool,
@@ -82,12 +82,16 @@ impl ApplyOptions {
     /// The number of threads a run uses for `work` pages: `jobs` (0: the number of cpus, at most
     /// [`MAX_AUTO_JOBS`]), 1 with a pause between batches, never more than there are batches.
     pub fn effective_jobs(&self, work: usize) -> usize {
-        self.max_jobs().min(work.div_ceil(self.batch())).min(MAX_PAGES_IN_FLIGHT / self.batch()).max(1)
+        let (first, largest) = match self.fixed_batch() {
+            Some(b) => (b, b),
+            None => (pages::PAGES_PER_JOB, MAX_BATCH_PAGES),
+        };
+        self.max_jobs().min(work.div_ceil(first)).min(MAX_PAGES_IN_FLIGHT / largest).max(1)
     }
 
-    /// `batch_pages` within 1..=[`MAX_BATCH_PAGES`].
-    pub fn batch(&self) -> usize {
-        self.batch_pages.clamp(1, MAX_BATCH_PAGES)
+    /// `batch_pages` within 1..=[`MAX_BATCH_PAGES`], or `None` for adaptive batches (0).
+    pub fn fixed_batch(&self) -> Option<usize> {
+        (self.batch_pages > 0).then(|| self.batch_pages.clamp(1, MAX_BATCH_PAGES))
     }
 
     /// `jobs`, or the number of cpus (at most [`MAX_AUTO_JOBS`]) for 0; 1 with a pause.
@@ -107,7 +111,7 @@ impl Default for ApplyOptions {
         ApplyOptions {
             dry_run: false,
             budget: None,
-            batch_pages: 4096,
+            batch_pages: 0,
             progress: false,
             no_skip: false,
             pause: None,
@@ -771,9 +775,22 @@ fn target_mappings(pid: i32, proc_root: &Path) -> Result<Vec<(u64, u64)>, ApplyE
 
 /// Base pages of `[start, end)` that lie in mappings with transparent huge pages
 /// (`/proc/PID/smaps` AnonHugePages > 0), as (mapping start, mapping end) pairs.
+/// When `/proc/vmstat` says no anonymous transparent huge page exists on the machine
+/// (`nr_anon_transparent_hugepages 0`), smaps is not read: it walks every page table of the
+/// process, which costs as much as a query of its pages.
 pub fn thp_mappings(pid: i32, proc_root: &Path) -> Vec<(u64, u64)> {
+    if let Ok(v) = fs::read_to_string(proc_root.join("vmstat")) {
+        if vmstat_value(&v, "nr_anon_transparent_hugepages") == Some(0) {
+            return Vec::new();
+        }
+    }
     let Ok(text) = fs::read_to_string(proc_root.join(format!("{pid}/smaps"))) else { return Vec::new() };
     parse_smaps_thp(&text)
+}
+
+/// The value of `key` in `/proc/vmstat` text.
+fn vmstat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 pub fn parse_smaps_thp(text: &str) -> Vec<(u64, u64)> {
@@ -858,10 +875,40 @@ struct Thread {
 pub struct ApplyOutcome {
     pub report: ApplyReport,
     pub rollback: RollbackRecord,
+    /// Where the time went (`numascope apply --timings`; not part of the report).
+    pub timings: Timings,
+}
+
+/// Wall-clock time of each phase of an apply or rollback, in milliseconds, and the
+/// `move_pages` calls it made (docs/apply.md, "Where the time goes").
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    /// Checking the target and its threads, reading `/proc/PID/maps`, clipping the ranges.
+    pub prepare_ms: f64,
+    /// The pre-flight query of every page.
+    pub query_ms: f64,
+    /// Reading `/proc/PID/smaps` (transparent-huge-page mappings).
+    pub thp_ms: f64,
+    /// The move pass (busy retries included).
+    pub move_ms: f64,
+    /// Of the move pass, summed over its threads: in queries just before a move.
+    pub move_query_ms: f64,
+    /// Of the move pass, summed over its threads: in `move_pages` calls that move.
+    pub move_call_ms: f64,
+    /// `move_pages` calls that move pages (retries included).
+    pub move_calls: u64,
+    /// The largest batch handed to one `move_pages` call.
+    pub move_batch_max: u64,
+    /// Pinning threads.
+    pub pin_ms: f64,
+    /// Verification: the process checked again, every page queried again.
+    pub verify_ms: f64,
 }
 
 /// Applies `plan` (already parsed and validated) to its target process.
 pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyOutcome, ApplyError> {
+    let t_prepare = Instant::now();
     let start_time = check_target(plan, topo, &opts.proc_root)?;
     let page = topo.page_size_bytes;
     let pid = plan.target.pid;
@@ -892,7 +939,9 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
         });
     }
     let groups = plan_groups(plan, page, &opts.proc_root, &mut warnings)?;
+    let prepare_ms = ms(t_prepare);
     let mut out = run(pid, start_time, page, groups, threads, opts, "apply", warnings)?;
+    out.timings.prepare_ms = prepare_ms;
     out.report.expected = plan.expected.clone();
     Ok(out)
 }
@@ -902,6 +951,7 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
 /// now belongs to another process is refused before anything changes. Recorded pages that are
 /// no longer mapped are skipped (a warning says how many).
 pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyOutcome, ApplyError> {
+    let t_prepare = Instant::now();
     record.validate()?;
     let proc_root = &opts.proc_root;
     let pid = record.pid;
@@ -972,14 +1022,15 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
         }
         groups.push(g);
     }
-    run(pid, start_time, page, groups, threads, opts, "rollback", warnings)
+    let prepare_ms = ms(t_prepare);
+    let mut out = run(pid, start_time, page, groups, threads, opts, "rollback", warnings)?;
+    out.timings.prepare_ms = prepare_ms;
+    Ok(out)
 }
 
-fn progress(opts: &ApplyOptions, done: u64, total: u64, t0: Instant) {
-    if opts.progress {
-        let pct = if total > 0 { done as f64 * 100.0 / total as f64 } else { 100.0 };
-        eprintln!("numascope: moved {done}/{total} pages ({pct:.0}%) in {:.2} s", t0.elapsed().as_secs_f64());
-    }
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// Locks, also after a worker panicked (the data are counters).
@@ -1001,91 +1052,148 @@ impl PageStats {
     }
 }
 
-/// Pre-flight pass: queries every page of every group (in batches, on `jobs` threads) and
-/// fills the before/planned/to-move counters of `stats`.
-fn pre_query(
+/// Adds the pages of one queried batch to `d`: per node before, per planned node, in place or
+/// to move (the indices of those to move go to `work` when given), not present.
+fn count_before(status: &[i32], targets: &[u32], no_skip: bool, d: &mut PageStats, mut work: Option<&mut Vec<usize>>) {
+    let (mut before, mut planned) = (NodeCounts::default(), NodeCounts::default());
+    for (i, (&b, &t)) in status.iter().zip(targets).enumerate() {
+        if b >= 0 {
+            before.add(b as u32);
+            planned.add(t);
+            if b as u32 == t && !no_skip {
+                d.already_in_place += 1;
+            } else {
+                d.to_move += 1;
+                if let Some(w) = work.as_deref_mut() {
+                    w.push(i);
+                }
+            }
+        } else {
+            d.not_present_before += 1;
+        }
+    }
+    before.into_map(&mut d.before);
+    planned.into_map(&mut d.planned_after);
+}
+
+/// Pages per node of one batch, counted in an array (no map operation per page).
+#[derive(Default)]
+struct NodeCounts(Vec<u64>);
+
+impl NodeCounts {
+    fn add(&mut self, node: u32) {
+        let n = node as usize;
+        if n >= self.0.len() {
+            // bounded: the kernel's node ids and the plan's (checked) are below MAX_NODES
+            self.0.resize(n + 1, 0);
+        }
+        self.0[n] += 1;
+    }
+
+    fn into_map(self, m: &mut BTreeMap<u32, u64>) {
+        for (n, &c) in self.0.iter().enumerate().filter(|(_, &c)| c > 0) {
+            *m.entry(n as u32).or_default() += c;
+        }
+    }
+}
+
+/// One thread's buffers of a query pass (reused from batch to batch).
+#[derive(Default)]
+struct QueryBufs {
+    addrs: Vec<u64>,
+    targets: Vec<u32>,
+    status: Vec<i32>,
+}
+
+impl QueryBufs {
+    /// Fills the buffers with pages `from..from + n` of `g` and queries their nodes.
+    fn query(&mut self, pid: i32, g: &Group, from: u64, n: u64, page: u64) -> io::Result<()> {
+        g.fill(from, n, page, &mut self.addrs, &mut self.targets);
+        self.status.resize(self.addrs.len(), 0);
+        sys::query_nodes(pid, &self.addrs, &mut self.status)
+    }
+}
+
+/// Query pass: walks the pages `cursor` has not handed out (in batches, on `jobs` threads) and
+/// adds them to the before/planned/to-move counters of their group in `stats`. The dry run walks
+/// every page this way; a real apply only what a stopped move pass did not reach.
+#[allow(clippy::too_many_arguments)]
+fn query_pass(
     pid: i32,
     page: u64,
     groups: &[Group],
+    cursor: &Cursor,
     jobs: usize,
     no_skip: bool,
     stats: &mut [PageStats],
 ) -> io::Result<()> {
-    let b = Batches::new(groups, QUERY_BATCH_PAGES);
     let shared = Mutex::new(stats);
     let failed: Mutex<Option<io::Error>> = Mutex::new(None);
     let stop = AtomicBool::new(false);
-    pages::par_batches(
-        b.len(),
-        jobs,
-        || (Vec::new(), Vec::new()),
-        |(addrs, targets): &mut (Vec<u64>, Vec<u32>), k| {
-            if stop.load(Ordering::SeqCst) {
-                return;
-            }
-            let (g, from, n) = b.locate(k, groups);
-            groups[g].fill(from, n, page, addrs, targets);
-            match query_page_nodes(pid, addrs) {
-                Ok(st) => {
+    pages::par_batches(jobs, jobs, QueryBufs::default, |q, _| {
+        while !stop.load(Ordering::SeqCst) {
+            let Some((g, from, n)) = cursor.claim(groups, QUERY_BATCH_PAGES as u64) else { return };
+            match q.query(pid, &groups[g], from, n, page) {
+                Ok(()) => {
                     let mut d = PageStats::default();
-                    for (i, &b) in st.iter().enumerate() {
-                        if b >= 0 {
-                            *d.before.entry(b as u32).or_default() += 1;
-                            *d.planned_after.entry(targets[i]).or_default() += 1;
-                            if b as u32 == targets[i] && !no_skip {
-                                d.already_in_place += 1;
-                            } else {
-                                d.to_move += 1;
-                            }
-                        } else {
-                            d.not_present_before += 1;
-                        }
-                    }
+                    count_before(&q.status, &q.targets, no_skip, &mut d, None);
                     lock(&shared)[g].add_counts(&d);
                 }
                 Err(e) => {
+                    // never queried: counted as not attempted (a dry run reports the error)
+                    lock(&shared)[g].not_attempted += n;
                     stop.store(true, Ordering::SeqCst);
                     lock(&failed).get_or_insert(e);
                 }
             }
-        },
-    );
+        }
+    });
     match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// Verification pass: pages per node after, and pages on their planned node, per group
-/// (`None` where a query failed).
+/// The permission pre-flight of a real apply, before anything changes: one query of the first
+/// page of every range. Reading (and moving) another process's pages is allowed or refused per
+/// process (ptrace read access), so one page says what every page would; the move pass queries
+/// each batch just before it moves it.
+fn preflight(pid: i32, groups: &[Group]) -> io::Result<()> {
+    let addrs: Vec<u64> = groups.iter().filter_map(|g| g.segs.first()).map(|s| s.start).collect();
+    let mut status = vec![0; addrs.len()];
+    if addrs.is_empty() {
+        return Ok(());
+    }
+    sys::query_nodes(pid, &addrs, &mut status)
+}
+
 /// Pages per node found by the verification, and how many are on their planned node.
 type Found = Option<(BTreeMap<u32, u64>, u64)>;
 
+/// Verification pass: pages per node after, and pages on their planned node, per group
+/// (`None` where a query failed).
 fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize) -> Vec<Found> {
-    let b = Batches::new(groups, QUERY_BATCH_PAGES);
+    let cursor = Cursor::new(groups);
     let acc: Mutex<Vec<Found>> = Mutex::new(groups.iter().map(|_| Some((BTreeMap::new(), 0))).collect());
-    pages::par_batches(
-        b.len(),
-        jobs,
-        || (Vec::new(), Vec::new()),
-        |(addrs, targets): &mut (Vec<u64>, Vec<u32>), k| {
-            let (g, from, n) = b.locate(k, groups);
+    pages::par_batches(jobs, jobs, QueryBufs::default, |q, _| {
+        while let Some((g, from, n)) = cursor.claim(groups, QUERY_BATCH_PAGES as u64) {
             if lock(&acc)[g].is_none() {
-                return;
+                continue;
             }
-            groups[g].fill(from, n, page, addrs, targets);
-            match query_page_nodes(pid, addrs) {
-                Ok(st) => {
-                    let mut hist: BTreeMap<u32, u64> = BTreeMap::new();
+            match q.query(pid, &groups[g], from, n, page) {
+                Ok(()) => {
+                    let mut counts = NodeCounts::default();
                     let mut on = 0;
-                    for (i, &a) in st.iter().enumerate() {
+                    for (&a, &t) in q.status.iter().zip(&q.targets) {
                         if a >= 0 {
-                            *hist.entry(a as u32).or_default() += 1;
-                            if a as u32 == targets[i] {
+                            counts.add(a as u32);
+                            if a as u32 == t {
                                 on += 1;
                             }
                         }
                     }
+                    let mut hist = BTreeMap::new();
+                    counts.into_map(&mut hist);
                     if let Some((h, o)) = lock(&acc)[g].as_mut() {
                         addmap(h, &hist);
                         *o += on;
@@ -1093,8 +1201,8 @@ fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize) -> Vec<Found> {
                 }
                 Err(_) => lock(&acc)[g] = None,
             }
-        },
-    );
+        }
+    });
     acc.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -1182,6 +1290,154 @@ fn totals(ranges: &[RangeReport], dry_run: bool, status: Status) -> PageStats {
     totals
 }
 
+/// Threads of a query pass over `mapped` pages: `jobs`, one per 65536 pages at most (a query
+/// is cheap per page; concurrent queries of one process contend for its page tables' locks).
+fn query_jobs(opts: &ApplyOptions, mapped: u64) -> usize {
+    opts.max_jobs().min(mapped.div_ceil(65_536) as usize).max(1)
+}
+
+/// What the move pass did.
+struct Moved {
+    jobs: usize,
+    status: Status,
+    message: Option<String>,
+    /// The rollback record's page runs.
+    runs: Vec<PageRun>,
+    /// Pages never queried because the process exited first.
+    unreached: u64,
+    warning: Option<String>,
+}
+
+/// Moves the pages of `groups` (each batch queried just before it is moved), retries busy pages
+/// once, then queries what a stop left unreached (so that every page is counted) and adds the
+/// counters to `ranges`.
+#[allow(clippy::too_many_arguments)]
+fn move_pass(
+    pid: i32,
+    start_time: u64,
+    page: u64,
+    groups: &[Group],
+    thp: &[(u64, u64)],
+    opts: &ApplyOptions,
+    t0: Instant,
+    ranges: &mut [RangeReport],
+    timings: &mut Timings,
+) -> Moved {
+    let mapped: u64 = groups.iter().map(|g| g.pages).sum();
+    let jobs = opts.effective_jobs(mapped as usize);
+    let mover = Mover {
+        pid,
+        start_time,
+        proc_root: &opts.proc_root,
+        opts,
+        page,
+        groups,
+        thp,
+        t0,
+        share: mapped.div_ceil(jobs as u64),
+        cursor: Cursor::new(groups),
+        stop: AtomicBool::new(false),
+        budget_hit: AtomicBool::new(false),
+        exited: AtomicBool::new(false),
+        runs_full: AtomicBool::new(false),
+        runs_used: AtomicUsize::new(0),
+        done: AtomicU64::new(0),
+        moved: AtomicU64::new(0),
+        last_progress: Mutex::new(Instant::now()),
+        message: Mutex::new(None),
+        query_error: Mutex::new(None),
+        counts: Mutex::new(vec![(PageStats::default(), 0); groups.len()]),
+        query_ns: AtomicU64::new(0),
+        call_ns: AtomicU64::new(0),
+        calls: AtomicU64::new(0),
+        batch_max: AtomicU64::new(0),
+    };
+    let mut states = pages::par_batches(jobs, jobs, || MoveState::new(opts.fixed_batch()), |st, _| mover.work(st));
+    // Pass 1: pages that were busy (-EBUSY, outside THP mappings) are retried once.
+    for st in states.iter_mut() {
+        mover.retry(st);
+    }
+    timings.move_query_ms = mover.query_ns.load(Ordering::SeqCst) as f64 / 1e6;
+    timings.move_call_ms = mover.call_ns.load(Ordering::SeqCst) as f64 / 1e6;
+    timings.move_calls = mover.calls.load(Ordering::SeqCst);
+    timings.move_batch_max = mover.batch_max.load(Ordering::SeqCst);
+    let mut all_runs = Vec::new();
+    for st in states {
+        all_runs.extend(st.runs.runs);
+    }
+    let runs = pages::merge_runs(all_runs, page)
+        .into_iter()
+        .map(|(a, c, n)| PageRun { start: format!("0x{a:x}"), count: c, node: n })
+        .collect();
+    let mut counts = std::mem::take(&mut *lock(&mover.counts));
+    // What a stop (time budget, rollback record full, not permitted) left unreached is queried
+    // now, so that its pages count as in place, to move (not attempted) or not present.
+    let mut unreached = 0;
+    let mut warning = lock(&mover.query_error).take();
+    let mut exited = mover.exited.load(Ordering::SeqCst);
+    let mut unknown = exited;
+    if mover.cursor.left() > 0 && !exited {
+        let mut rest = vec![PageStats::default(); groups.len()];
+        let t = Instant::now();
+        let jobs = query_jobs(opts, mover.cursor.left());
+        let r = query_pass(pid, page, groups, &mover.cursor, jobs, opts.no_skip, &mut rest);
+        timings.query_ms += ms(t);
+        for (c, d) in counts.iter_mut().zip(&rest) {
+            c.0.add_counts(d);
+            unreached += d.not_attempted;
+        }
+        if let Err(e) = r {
+            if mover.failed(&e).is_some() {
+                warning.get_or_insert(format!("the query of the pages the move pass did not reach failed: {e}"));
+            }
+            exited = mover.exited.load(Ordering::SeqCst);
+            unknown = true;
+        }
+    }
+    if unknown {
+        // Never queried (the process exited, or the query failed): their placement is unknown;
+        // they count as not attempted.
+        for (c, left) in counts.iter_mut().zip(mover.cursor.left_per_group(groups)) {
+            c.0.not_attempted += left;
+            unreached += left;
+        }
+    }
+    for (r, (d, attempted)) in ranges.iter_mut().zip(counts) {
+        r.stats.add_counts(&d);
+        r.stats.not_attempted += r.stats.to_move.saturating_sub(attempted);
+    }
+    let (status, message) = move_status(&mover, exited, opts);
+    if mapped > 0 {
+        mover.progress();
+    }
+    Moved { jobs, status, message, runs, unreached, warning }
+}
+
+/// The status after the move pass and why it is not `complete`.
+fn move_status(mover: &Mover, exited: bool, opts: &ApplyOptions) -> (Status, Option<String>) {
+    let mut status = Status::Complete;
+    let mut message = None;
+    if exited {
+        status = Status::ProcessExited;
+    } else if let Some(m) = lock(&mover.message).clone() {
+        status = Status::Partial;
+        message = Some(m);
+    }
+    if mover.runs_full.load(Ordering::SeqCst) && status != Status::ProcessExited {
+        status = Status::Partial;
+        message.get_or_insert(format!(
+            "the rollback record reached its limit of {APPLY_MAX_RUNS} page runs (the pages' previous nodes \
+             alternate too often to record compactly), so the remaining pages were not moved: split the plan \
+             into smaller plans"
+        ));
+    }
+    if let (true, Status::Complete, Some(b)) = (mover.budget_hit.load(Ordering::SeqCst), status, opts.budget) {
+        status = Status::BudgetExhausted;
+        message = Some(format!("the time budget of {} ms ran out; remaining pages were not moved", b.as_millis()));
+    }
+    (status, message)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     pid: i32,
@@ -1195,25 +1451,35 @@ fn run(
 ) -> Result<ApplyOutcome, ApplyError> {
     let t0 = Instant::now();
     let proc_root = &opts.proc_root;
+    let mut timings = Timings::default();
 
     // -- permission pre-flight for pinning (nothing has changed yet)
     if threads.iter().any(|t| t.skip.is_none()) {
         check_pin_permission(pid, proc_root)?;
     }
 
-    // -- query every page (also the permission pre-flight for move_pages)
+    // -- the dry run queries every page; a real apply one page per range (the permission
+    // pre-flight for move_pages) and each batch just before it moves it
     let mapped: u64 = groups.iter().map(|g| g.pages).sum();
-    let query_jobs = opts.max_jobs().min(mapped.div_ceil(8192) as usize).max(1);
+    let query_jobs = query_jobs(opts, mapped);
     let mut stats: Vec<PageStats> = groups
         .iter()
         .map(|g| PageStats { pages: g.pages + g.unmapped, unmapped: g.unmapped, ..Default::default() })
         .collect();
-    pre_query(pid, page, &groups, query_jobs, opts.no_skip, &mut stats).map_err(|e| match e.raw_os_error() {
+    let queried = if opts.dry_run {
+        query_pass(pid, page, &groups, &Cursor::new(&groups), query_jobs, opts.no_skip, &mut stats)
+    } else {
+        preflight(pid, &groups)
+    };
+    queried.map_err(|e| match e.raw_os_error() {
         Some(libc::ESRCH) => ApplyError::NoProcess { pid },
         Some(libc::EPERM) | Some(libc::EACCES) => ApplyError::Permission(page_permission_message(pid, proc_root, &e)),
         _ => ApplyError::Io(format!("move_pages query of process {pid} failed: {e}")),
     })?;
+    timings.query_ms = ms(t0);
+    let t = Instant::now();
     let thp = pages::normalise(thp_mappings(pid, proc_root));
+    timings.thp_ms = ms(t);
 
     let mut ranges: Vec<RangeReport> = Vec::with_capacity(groups.len());
     for (g, s) in groups.iter().zip(stats) {
@@ -1264,77 +1530,21 @@ fn run(
     let mut jobs = 1;
     if !opts.dry_run {
         // -- move pages
-        let total: u64 = ranges.iter().map(|r| r.stats.to_move).sum();
-        jobs = opts.effective_jobs(total as usize);
-        let mover = Mover {
-            pid,
-            start_time,
-            proc_root,
-            opts,
-            page,
-            groups: &groups,
-            thp: &thp,
-            t0,
-            total,
-            stop: AtomicBool::new(false),
-            budget_hit: AtomicBool::new(false),
-            exited: AtomicBool::new(false),
-            runs_full: AtomicBool::new(false),
-            runs_used: AtomicUsize::new(0),
-            done: AtomicU64::new(0),
-            last_progress: Mutex::new(Instant::now()),
-            message: Mutex::new(None),
-            query_error: Mutex::new(None),
-            counts: Mutex::new(vec![(PageStats::default(), 0); groups.len()]),
-        };
-        let b = Batches::new(&groups, opts.batch());
-        let mut states = pages::par_batches(b.len(), jobs, MoveState::default, |st, k| mover.batch(st, &b, k));
-        // Pass 1: pages that were busy (-EBUSY, outside THP mappings) are retried once.
-        for st in states.iter_mut() {
-            mover.retry(st);
-        }
-        let mut all_runs = Vec::new();
-        for st in states {
-            all_runs.extend(st.runs.runs);
-        }
-        rollback.pages = pages::merge_runs(all_runs, page)
-            .into_iter()
-            .map(|(a, c, n)| PageRun { start: format!("0x{a:x}"), count: c, node: n })
-            .collect();
-        let counts = mover.counts.into_inner().unwrap_or_else(|e| e.into_inner());
-        for (r, (d, attempted)) in ranges.iter_mut().zip(counts) {
-            r.stats.add_counts(&d);
-            r.stats.not_attempted = r.stats.to_move.saturating_sub(attempted);
-        }
-        if let Some(e) = mover.query_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            warnings.push(e);
-        }
-        if mover.exited.load(Ordering::SeqCst) {
-            status = Status::ProcessExited;
-        } else if let Some(m) = mover.message.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            status = Status::Partial;
-            message = Some(m);
-        }
-        if mover.runs_full.load(Ordering::SeqCst) && status != Status::ProcessExited {
-            status = Status::Partial;
-            message.get_or_insert(format!(
-                "the rollback record reached its limit of {APPLY_MAX_RUNS} page runs (the pages' previous nodes \
-                 alternate too often to record compactly), so the remaining pages were not moved: split the plan \
-                 into smaller plans"
-            ));
-        }
-        if let (true, Status::Complete, Some(b)) = (mover.budget_hit.load(Ordering::SeqCst), status, opts.budget) {
-            status = Status::BudgetExhausted;
-            message = Some(format!("the time budget of {} ms ran out; remaining pages were not moved", b.as_millis()));
-        }
-        if total > 0 {
-            progress(opts, mover.done.load(Ordering::SeqCst), total, t0);
-        }
+        let t_move = Instant::now();
+        let m = move_pass(pid, start_time, page, &groups, &thp, opts, t0, &mut ranges, &mut timings);
+        timings.move_ms = ms(t_move);
+        let unreached = m.unreached;
+        (jobs, status, message) = (m.jobs, m.status, m.message);
+        rollback.pages = m.runs;
+        warnings.extend(m.warning);
 
         // -- pin threads (each checked again just before: still ours, same start time)
+        let t = Instant::now();
         if status != Status::ProcessExited {
             pin_threads(pid, &threads, &mut thread_reports, proc_root, &mut rollback);
         }
+        timings.pin_ms = ms(t);
+        let t = Instant::now();
 
         // -- verify (is it still the same process?)
         let alive = check_process(pid, Some(start_time), proc_root).is_ok();
@@ -1344,8 +1554,14 @@ fn run(
         if status == Status::ProcessExited {
             let moved: u64 = ranges.iter().map(|r| r.stats.moved).sum();
             let pinned = thread_reports.iter().filter(|t| t.pinned).count();
+            let rest = if unreached > 0 {
+                format!("; {unreached} pages of the plan were not reached (counted as not attempted)")
+            } else {
+                String::new()
+            };
             message = Some(format!(
-                "process {pid} exited midway: {moved} pages had been moved and {pinned} threads pinned before it exited"
+                "process {pid} exited midway: {moved} pages had been moved and {pinned} threads pinned before it \
+                 exited{rest}"
             ));
         } else {
             for (r, after) in ranges.iter_mut().zip(verify(pid, page, &groups, query_jobs)) {
@@ -1378,6 +1594,7 @@ fn run(
                 ));
             }
         }
+        timings.verify_ms = ms(t);
     }
 
     let totals = totals(&ranges, opts.dry_run, status);
@@ -1400,25 +1617,48 @@ fn run(
             rollback_record: None,
         },
         rollback,
+        timings,
     })
 }
 
 /// One worker's buffers and findings during the move pass.
-#[derive(Default)]
 struct MoveState {
-    addrs: Vec<u64>,
-    targets: Vec<u32>,
+    sizer: Sizer,
+    q: QueryBufs,
+    /// Indices (into `q`) of the batch's pages to move, and their addresses, target nodes and
+    /// statuses as handed to `move_pages`.
+    work: Vec<usize>,
+    wa: Vec<u64>,
+    wn: Vec<i32>,
+    status: Vec<i32>,
     /// Moved pages with the node they were on before (the rollback record).
     runs: RunBuilder,
     /// Busy pages to retry once: (group, address, target, node before).
     retry: Vec<(usize, u64, u32, u32)>,
 }
 
+impl MoveState {
+    fn new(fixed_batch: Option<usize>) -> MoveState {
+        MoveState {
+            sizer: Sizer::new(fixed_batch),
+            q: QueryBufs::default(),
+            work: Vec::new(),
+            wa: Vec::new(),
+            wn: Vec::new(),
+            status: Vec::new(),
+            runs: RunBuilder::default(),
+            retry: Vec::new(),
+        }
+    }
+}
+
 /// Issues `move_pages` batches, on `jobs` threads at once when asked (disjoint page sets of one
-/// process: the kernel allows concurrent `move_pages` on one mm). Each batch is queried just
-/// before it is moved (the current node decides what to move and is what the rollback record
-/// keeps). Shared state: the stop flag (budget out, process gone, not permitted, rollback record
-/// full), the progress counter and its 250 ms throttle, the per-group counters.
+/// process: the kernel allows concurrent `move_pages` on one mm). Each thread claims its next
+/// batch from the shared cursor, sized by its own [`Sizer`], and queries it just before moving it
+/// (the current node decides what to move, is what the rollback record keeps, and gives the
+/// report's before / to-move counters). Shared state: the stop flag (budget out, process gone,
+/// not permitted, rollback record full), the progress counters and their 250 ms throttle, the
+/// per-group counters.
 struct Mover<'a> {
     pid: i32,
     start_time: u64,
@@ -1428,20 +1668,31 @@ struct Mover<'a> {
     groups: &'a [Group],
     thp: &'a [(u64, u64)],
     t0: Instant,
-    total: u64,
+    /// Each thread's share of the work (pages / threads, rounded up): no batch is larger, so
+    /// that every thread gets work at once.
+    share: u64,
+    cursor: Cursor,
     stop: AtomicBool,
     budget_hit: AtomicBool,
     exited: AtomicBool,
     runs_full: AtomicBool,
     /// Runs the workers' rollback builders hold (reserved before each move).
     runs_used: AtomicUsize,
+    /// Pages handed to `move_pages` (first pass), and pages it reported moved.
     done: AtomicU64,
+    moved: AtomicU64,
     last_progress: Mutex<Instant>,
     /// Why moving stopped for lack of permission.
     message: Mutex<Option<String>>,
     query_error: Mutex<Option<String>>,
-    /// Per group: moved / not-moved counters, and pages handed to move_pages in pass 0.
+    /// Per group: the batches' counters, and pages handed to move_pages in pass 0.
     counts: Mutex<Vec<(PageStats, u64)>>,
+    /// Nanoseconds in queries and in moving `move_pages` calls (summed over threads), calls,
+    /// and the largest batch.
+    query_ns: AtomicU64,
+    call_ns: AtomicU64,
+    calls: AtomicU64,
+    batch_max: AtomicU64,
 }
 
 impl Mover<'_> {
@@ -1503,51 +1754,106 @@ impl Mover<'_> {
         false
     }
 
-    /// Queries batch `k` and moves its pages that are not on their target node.
-    fn batch(&self, st: &mut MoveState, b: &Batches, k: usize) {
-        if self.stop.load(Ordering::SeqCst) || self.out_of_time() {
-            return;
+    fn budget_left(&self) -> Option<Duration> {
+        self.opts.budget.map(|b| b.saturating_sub(self.t0.elapsed()))
+    }
+
+    /// `numascope: moved M pages; W/T pages of the plan walked (P%) in S s` on stderr.
+    fn progress(&self) {
+        if self.opts.progress {
+            let total: u64 = self.groups.iter().map(|g| g.pages).sum();
+            let walked = total - self.cursor.left();
+            let pct = if total > 0 { walked as f64 * 100.0 / total as f64 } else { 100.0 };
+            eprintln!(
+                "numascope: moved {} pages; {walked}/{total} pages of the plan walked ({pct:.0}%) in {:.2} s",
+                self.moved.load(Ordering::SeqCst),
+                self.t0.elapsed().as_secs_f64()
+            );
         }
-        if let (Some(p), true) = (self.opts.pause, self.done.load(Ordering::SeqCst) > 0) {
-            std::thread::sleep(p);
-        }
-        let (g, from, n) = b.locate(k, self.groups);
-        let page = self.page;
-        self.groups[g].fill(from, n, page, &mut st.addrs, &mut st.targets);
-        let before = match query_page_nodes(self.pid, &st.addrs) {
-            Ok(v) => v,
-            Err(e) => {
-                if let Some(name) = self.failed(&e) {
-                    lock(&self.query_error).get_or_insert(format!(
-                        "a move_pages query of process {} failed with {name}: those pages were not moved",
-                        self.pid
-                    ));
-                }
+    }
+
+    /// One thread of the move pass: claims batches until the pages run out or moving stops.
+    fn work(&self, st: &mut MoveState) {
+        loop {
+            if self.stop.load(Ordering::SeqCst) || self.out_of_time() {
                 return;
             }
-        };
-        let (addrs, targets) = (&st.addrs, &st.targets);
-        let work: Vec<usize> = (0..addrs.len())
-            .filter(|&i| before[i] >= 0 && (self.opts.no_skip || before[i] as u32 != targets[i]))
-            .collect();
-        if work.is_empty() {
-            return;
+            if let (Some(p), true) = (self.opts.pause, self.done.load(Ordering::SeqCst) > 0) {
+                std::thread::sleep(p);
+            }
+            let want = st.sizer.size(self.budget_left(), self.share);
+            let Some((g, from, n)) = self.cursor.claim(self.groups, want) else { return };
+            let t = Instant::now();
+            self.batch(st, g, from, n);
+            st.sizer.observe(n, t.elapsed());
+            if let Ok(mut last) = self.last_progress.lock() {
+                if last.elapsed() >= Duration::from_millis(250) {
+                    self.progress();
+                    *last = Instant::now();
+                }
+            }
+            if st.retry.len() >= self.opts.fixed_batch().unwrap_or(pages::PAGES_PER_JOB) {
+                self.retry(st);
+            }
         }
-        let reserved = pages::count_runs(work.iter().map(|&i| (addrs[i], before[i] as u32)), page);
-        if !self.reserve_runs(reserved) {
-            return;
-        }
-        let wa: Vec<u64> = work.iter().map(|&i| addrs[i]).collect();
-        let wn: Vec<i32> = work.iter().map(|&i| targets[i] as i32).collect();
-        let mut status = vec![0i32; work.len()];
+    }
+
+    /// Queries pages `from..from + n` of group `g` and moves those not on their target node.
+    fn batch(&self, st: &mut MoveState, g: usize, from: u64, n: u64) {
+        let page = self.page;
+        let tq = Instant::now();
+        let queried = st.q.query(self.pid, &self.groups[g], from, n, page);
+        self.query_ns.fetch_add(tq.elapsed().as_nanos() as u64, Ordering::SeqCst);
         let mut d = PageStats::default();
-        let mut attempted = 0u64;
+        if let Err(e) = queried {
+            if let Some(name) = self.failed(&e) {
+                lock(&self.query_error).get_or_insert(format!(
+                    "a move_pages query of process {} failed with {name}: the {n} pages of that batch were not \
+                     moved (counted as to move, not attempted)",
+                    self.pid
+                ));
+                d.to_move += n;
+                lock(&self.counts)[g].0.add_counts(&d);
+            } else {
+                // not counted: the process exited, or moving stopped for lack of permission
+                lock(&self.counts)[g].0.not_attempted += n;
+            }
+            return;
+        }
+        st.work.clear();
+        count_before(&st.q.status, &st.q.targets, self.opts.no_skip, &mut d, Some(&mut st.work));
+        let attempted = self.move_work(st, g, &mut d);
+        let mut c = lock(&self.counts);
+        c[g].0.add_counts(&d);
+        c[g].1 += attempted;
+    }
+
+    /// Moves the pages `st.work` lists; returns how many were handed to `move_pages`.
+    fn move_work(&self, st: &mut MoveState, g: usize, d: &mut PageStats) -> u64 {
+        let (page, q) = (self.page, &st.q);
+        if st.work.is_empty() {
+            return 0;
+        }
+        let reserved = pages::count_runs(st.work.iter().map(|&i| (q.addrs[i], q.status[i] as u32)), page);
+        if !self.reserve_runs(reserved) {
+            return 0;
+        }
+        st.wa.clear();
+        st.wa.extend(st.work.iter().map(|&i| q.addrs[i]));
+        st.wn.clear();
+        st.wn.extend(st.work.iter().map(|&i| q.targets[i] as i32));
+        st.status.resize(st.work.len(), 0);
         let runs_before = st.runs.runs.len();
-        match sys::move_pages(self.pid, &wa, &wn, &mut status) {
+        let tc = Instant::now();
+        let moved = sys::move_pages(self.pid, &st.wa, &st.wn, &mut st.status);
+        self.call_ns.fetch_add(tc.elapsed().as_nanos() as u64, Ordering::SeqCst);
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.batch_max.fetch_max(st.work.len() as u64, Ordering::SeqCst);
+        let n = st.work.len() as u64;
+        match moved {
             Ok(_) => {
-                attempted = work.len() as u64;
-                for (j, &i) in work.iter().enumerate() {
-                    let (r, a, t, b0) = (status[j], addrs[i], targets[i], before[i] as u32);
+                for (j, &i) in st.work.iter().enumerate() {
+                    let (r, a, t, b0) = (st.status[j], q.addrs[i], q.targets[i], q.status[i] as u32);
                     if r >= 0 {
                         if r as u32 == t {
                             d.moved += 1;
@@ -1557,7 +1863,8 @@ impl Mover<'_> {
                         st.runs.push(a, b0, page);
                     } else if pages::contains(self.thp, a) {
                         d.not_moved.huge_page += 1;
-                    } else if -r == libc::EBUSY {
+                    } else if r == sys::STATUS_UNSET || -r == libc::EBUSY {
+                        // busy, or not reached after the kernel gave up on another page: once more
                         st.retry.push((g, a, t, b0));
                     } else {
                         classify(&mut d.not_moved, -r);
@@ -1566,27 +1873,17 @@ impl Mover<'_> {
             }
             Err(e) => {
                 if let Some(name) = self.failed(&e) {
-                    *d.not_moved.other.entry(name).or_default() += work.len() as u64;
-                    attempted = work.len() as u64;
+                    *d.not_moved.other.entry(name).or_default() += n;
+                } else {
+                    self.settle_runs(reserved, 0);
+                    return 0;
                 }
             }
         }
         self.settle_runs(reserved, st.runs.runs.len() - runs_before);
-        let done = self.done.fetch_add(work.len() as u64, Ordering::SeqCst) + work.len() as u64;
-        {
-            let mut c = lock(&self.counts);
-            c[g].0.add_counts(&d);
-            c[g].1 += attempted;
-        }
-        if let Ok(mut last) = self.last_progress.lock() {
-            if last.elapsed() >= Duration::from_millis(250) {
-                progress(self.opts, done, self.total, self.t0);
-                *last = Instant::now();
-            }
-        }
-        if st.retry.len() >= self.opts.batch() {
-            self.retry(st);
-        }
+        self.done.fetch_add(n, Ordering::SeqCst);
+        self.moved.fetch_add(d.moved, Ordering::SeqCst);
+        n
     }
 
     /// Moves the busy pages of `st` once more; what still fails is counted as busy.
@@ -1610,7 +1907,11 @@ impl Mover<'_> {
             let wn: Vec<i32> = list.iter().map(|x| x.2 as i32).collect();
             let mut status = vec![0i32; list.len()];
             let runs_before = st.runs.runs.len();
-            match sys::move_pages(self.pid, &wa, &wn, &mut status) {
+            let tc = Instant::now();
+            let moved = sys::move_pages(self.pid, &wa, &wn, &mut status);
+            self.call_ns.fetch_add(tc.elapsed().as_nanos() as u64, Ordering::SeqCst);
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            match moved {
                 Ok(_) => {
                     for (j, &(g, a, t, b0)) in list.iter().enumerate() {
                         let s = d.entry(g).or_default();
@@ -1622,7 +1923,7 @@ impl Mover<'_> {
                                 s.not_moved.elsewhere += 1;
                             }
                             st.runs.push(a, b0, page);
-                        } else if -r == libc::EBUSY {
+                        } else if r == sys::STATUS_UNSET || -r == libc::EBUSY {
                             s.not_moved.busy += 1;
                         } else {
                             classify(&mut s.not_moved, -r);
@@ -1659,6 +1960,15 @@ fn classify(n: &mut NotMoved, errno: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vmstat_says_whether_huge_pages_exist() {
+        let t = "nr_anon_pages 12\nnr_anon_transparent_hugepages 0\nnr_anon_transparent_hugepages_x 5\n";
+        assert_eq!(vmstat_value(t, "nr_anon_transparent_hugepages"), Some(0));
+        assert_eq!(vmstat_value(t, "nr_anon_pages"), Some(12));
+        assert_eq!(vmstat_value("nr_anon_transparent_hugepages 3\n", "nr_anon_transparent_hugepages"), Some(3));
+        assert_eq!(vmstat_value("", "nr_anon_transparent_hugepages"), None);
+    }
 
     #[test]
     fn smaps_thp_ranges() {

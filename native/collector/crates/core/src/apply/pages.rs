@@ -1,16 +1,40 @@
 //! The pages Apply works on, without ever listing them: a plan range (or the runs of a rollback
 //! record) clipped to the target's mappings is a handful of segments, and every pass (the
-//! pre-flight query, the moves, the verification) walks them in batches of at most
+//! dry run's query, the moves, the verification) walks them in batches of at most
 //! [`MAX_BATCH_PAGES`] pages, computing each page's address and target node on the fly. Memory
 //! is proportional to ranges, mappings and batches, never to pages.
+//!
+//! The move pass claims its batches from a [`Cursor`] shared by its threads, each sized by a
+//! [`Sizer`]: a fixed `--batch`, or by default as many pages as one `move_pages` call moves in
+//! about [`TARGET_CALL`] (every call has a fixed cost — the kernel drains the per-cpu LRU
+//! caches of every cpu before it migrates — so bigger calls are cheaper per page, while the time
+//! budget and the progress lines want calls that end soon).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Largest batch of pages handed to one `move_pages` call (and the cap of `--batch`).
 pub const MAX_BATCH_PAGES: usize = 65_536;
+/// The first batch of each move thread when the size is adaptive (no `--batch`): the largest
+/// (256 MiB of 4 KiB pages: a fraction of a second on real hardware, about a second in an
+/// emulated guest), or the thread's share of the work when that is smaller.
+pub const FIRST_AUTO_BATCH: usize = MAX_BATCH_PAGES;
+/// With adaptive batches, a move thread is started for every this many pages (up to `--jobs`).
+pub const PAGES_PER_JOB: usize = 16_384;
+/// The first adaptive batch under a time budget, before any call has been timed.
+pub const FIRST_BUDGET_BATCH: usize = 4096;
+/// The smallest adaptive batch (near the end of the time budget, or of the work).
+pub const MIN_AUTO_BATCH: usize = 256;
+/// How long one adaptive batch (its query and its `move_pages` call) aims to take: long enough
+/// that the fixed cost of a call is small beside it, short enough for a progress line a second
+/// (the time budget caps each batch separately).
+pub const TARGET_CALL: Duration = Duration::from_secs(1);
+/// An adaptive batch grows at most this many times over the last one.
+const MAX_GROWTH: u64 = 4;
 /// Pages per query call in the pre-flight and verification passes.
 pub const QUERY_BATCH_PAGES: usize = 4096;
 /// Pages in flight at once over all worker threads (`jobs` × batch): bounds memory, and how far
@@ -217,6 +241,104 @@ impl Batches {
     }
 }
 
+/// Hands out the pages of all groups, in order, in batches that stay inside one group; shared by
+/// the threads of a pass. What it has not handed out is what a stopped pass did not reach.
+pub struct Cursor {
+    /// (group, first page of the group not yet handed out)
+    pos: Mutex<(usize, u64)>,
+    left: AtomicU64,
+}
+
+impl Cursor {
+    pub fn new(groups: &[Group]) -> Cursor {
+        Cursor { pos: Mutex::new((0, 0)), left: AtomicU64::new(groups.iter().map(|g| g.pages).sum()) }
+    }
+
+    /// Pages not handed out yet.
+    pub fn left(&self) -> u64 {
+        self.left.load(Ordering::SeqCst)
+    }
+
+    /// The next batch of at most `want` (at least 1) pages: (group, first page index, pages).
+    pub fn claim(&self, groups: &[Group], want: u64) -> Option<(usize, u64, u64)> {
+        let mut pos = self.pos.lock().unwrap_or_else(|e| e.into_inner());
+        while pos.0 < groups.len() && pos.1 >= groups[pos.0].pages {
+            *pos = (pos.0 + 1, 0);
+        }
+        let g = groups.get(pos.0)?;
+        let (gi, from) = *pos;
+        let n = want.max(1).min(g.pages - from);
+        pos.1 += n;
+        self.left.fetch_sub(n, Ordering::SeqCst);
+        Some((gi, from, n))
+    }
+
+    /// Pages not handed out, per group.
+    pub fn left_per_group(&self, groups: &[Group]) -> Vec<u64> {
+        let pos = *self.pos.lock().unwrap_or_else(|e| e.into_inner());
+        groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| match i.cmp(&pos.0) {
+                std::cmp::Ordering::Less => 0,
+                std::cmp::Ordering::Equal => g.pages.saturating_sub(pos.1),
+                std::cmp::Ordering::Greater => g.pages,
+            })
+            .collect()
+    }
+}
+
+/// Sizes the batches of one move thread: a fixed size (`--batch`), or adaptive: the first is
+/// [`FIRST_AUTO_BATCH`], each next one as many pages as the last batch's time per page says fit
+/// in [`TARGET_CALL`] (growing at most [`MAX_GROWTH`]-fold a step), never more than fits in the
+/// time budget that is left, nor more than the thread's share of the pages left, and between
+/// [`MIN_AUTO_BATCH`] and [`MAX_BATCH_PAGES`]. Under a time budget the first batch, not timed
+/// yet, is [`FIRST_BUDGET_BATCH`].
+#[derive(Clone, Debug)]
+pub struct Sizer {
+    fixed: Option<u64>,
+    next: u64,
+    /// Nanoseconds per page of the last batch.
+    ns_per_page: Option<f64>,
+}
+
+impl Sizer {
+    /// `fixed`: the `--batch` size (clamped to 1..=[`MAX_BATCH_PAGES`]), or `None` for adaptive.
+    pub fn new(fixed: Option<usize>) -> Sizer {
+        Sizer {
+            fixed: fixed.map(|b| b.clamp(1, MAX_BATCH_PAGES) as u64),
+            next: FIRST_AUTO_BATCH as u64,
+            ns_per_page: None,
+        }
+    }
+
+    /// Pages for the next batch, given the time budget left (`None`: no budget) and this
+    /// thread's share of the work (all pages / threads, rounded up).
+    pub fn size(&self, budget_left: Option<Duration>, share: u64) -> u64 {
+        if let Some(f) = self.fixed {
+            return f;
+        }
+        let mut n = self.next;
+        match (budget_left, self.ns_per_page) {
+            (Some(b), Some(p)) => n = n.min((b.as_nanos() as f64 / p) as u64),
+            (Some(_), None) => n = n.min(FIRST_BUDGET_BATCH as u64),
+            (None, _) => {}
+        }
+        n.min(share).clamp(MIN_AUTO_BATCH as u64, MAX_BATCH_PAGES as u64)
+    }
+
+    /// A batch of `pages` pages took `took`: sizes the next one.
+    pub fn observe(&mut self, pages: u64, took: Duration) {
+        if self.fixed.is_some() || pages == 0 {
+            return;
+        }
+        let p = (took.as_nanos() as f64 / pages as f64).max(1.0);
+        self.ns_per_page = Some(p);
+        let fit = (TARGET_CALL.as_nanos() as f64 / p) as u64;
+        self.next = fit.min(pages.saturating_mul(MAX_GROWTH)).clamp(MIN_AUTO_BATCH as u64, MAX_BATCH_PAGES as u64);
+    }
+}
+
 /// Runs `f(state, k)` for every batch `k < n` on up to `jobs` threads, each with its own state
 /// from `init`; returns the states. Falls back to fewer threads (at least the calling one) when
 /// a thread cannot be started.
@@ -377,6 +499,68 @@ mod tests {
         let mut all = r.runs.clone();
         all.extend(other.runs);
         assert_eq!(merge_runs(all, P), vec![(0x1000, 2, 0), (0x3000, 3, 1)]);
+    }
+
+    #[test]
+    fn cursor_hands_out_every_page_once_within_groups() {
+        let mut a = Group::new(0, 0x10000, "move", vec![0]);
+        a.push(0, 5, Some(0));
+        let empty = Group::new(0x10000, 0x20000, "move", vec![0]);
+        let mut c = Group::new(0x20000, 0x30000, "move", vec![1]);
+        c.push(0x20000, 4, Some(1));
+        let gs = vec![a, empty, c];
+        let cur = Cursor::new(&gs);
+        assert_eq!(cur.left(), 9);
+        assert_eq!(cur.claim(&gs, 3), Some((0, 0, 3)));
+        assert_eq!(cur.left_per_group(&gs), vec![2, 0, 4]);
+        assert_eq!(cur.claim(&gs, 3), Some((0, 3, 2)), "a batch stays inside its group");
+        assert_eq!(cur.claim(&gs, 0), Some((2, 0, 1)), "empty groups are skipped; at least one page");
+        assert_eq!(cur.claim(&gs, 100), Some((2, 1, 3)));
+        assert_eq!(cur.claim(&gs, 100), None);
+        assert_eq!((cur.left(), cur.left_per_group(&gs)), (0, vec![0, 0, 0]));
+        // shared by threads: every page once
+        let cur = Cursor::new(&gs);
+        let got = par_batches(8, 4, Vec::new, |v: &mut Vec<(usize, u64, u64)>, _| {
+            while let Some(b) = cur.claim(&gs, 1) {
+                v.push(b);
+            }
+        });
+        let mut all: Vec<_> = got.into_iter().flatten().collect();
+        all.sort_unstable();
+        let want: Vec<_> = (0..5).map(|i| (0, i, 1)).chain((0..4).map(|i| (2, i, 1))).collect();
+        assert_eq!(all, want);
+    }
+
+    #[test]
+    fn sizer_grows_towards_the_target_and_respects_budget_and_share() {
+        let ms = Duration::from_millis;
+        let mut s = Sizer::new(None);
+        assert_eq!(s.size(None, u64::MAX), FIRST_AUTO_BATCH as u64);
+        assert_eq!(s.size(None, 16_384), 16_384, "the thread's share of the work");
+        assert_eq!(s.size(Some(ms(10_000)), u64::MAX), FIRST_BUDGET_BATCH as u64, "not timed yet");
+        // 4000 pages in 100 ms: 25 µs a page, 40 000 fit in 1 s, but growth is at most 4×
+        s.observe(4000, ms(100));
+        assert_eq!(s.size(None, u64::MAX), 16_000);
+        s.observe(16_000, ms(400));
+        assert_eq!(s.size(None, u64::MAX), 40_000);
+        // fast pages: capped at the largest batch
+        s.observe(40_000, ms(4));
+        assert_eq!(s.size(None, u64::MAX), MAX_BATCH_PAGES as u64);
+        // slow pages: shrinks at once, not below the smallest batch
+        s.observe(65_536, Duration::from_secs(600));
+        assert_eq!(s.size(None, u64::MAX), MIN_AUTO_BATCH as u64);
+        // 25 µs a page and 50 ms of budget left: 2000 pages
+        s.observe(400, ms(10));
+        assert_eq!(s.size(Some(ms(500)), u64::MAX), 1600, "growth cap first");
+        s.observe(40_000, ms(1000));
+        assert_eq!(s.size(Some(ms(50)), u64::MAX), 2000);
+        assert_eq!(s.size(None, 3000), 3000, "the thread's share of what is left");
+        assert_eq!(s.size(None, 10), MIN_AUTO_BATCH as u64);
+        // a fixed size stays fixed
+        let mut f = Sizer::new(Some(100));
+        f.observe(100, Duration::from_secs(100));
+        assert_eq!(f.size(Some(ms(1)), 1), 100);
+        assert_eq!(Sizer::new(Some(1 << 30)).size(None, 1), MAX_BATCH_PAGES as u64);
     }
 
     #[test]
