@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::launch::{resolve_program, spawn_stopped, try_reap};
 use super::options::{CounterChoice, FaultEventChoice, RecordOptions, Target, MAX_CAPTURE};
 use super::pages::PageTracker;
+use super::placement_scan::PageScanner;
 use super::session::{Clock, Faults, Live, Mem, Seen, Session};
 use super::{RecordError, Warning};
 use crate::privileges::{perf_open_error, Privileges};
@@ -372,6 +373,8 @@ impl Session {
             poller: Some(poller),
             damon,
             seen: Seen { raw: Vec::new(), pages: PageTracker::default(), ..Default::default() },
+            // An attached process's pages were faulted in before: scan them at once.
+            scan: PageScanner::new(pid, &roots.proc, opts.scan_max_pages, started.attached),
             live,
             clock: Clock {
                 t0: now,
