@@ -222,7 +222,7 @@ struct RecordArgs {
 
     /// Most resident pages (4 KiB) one placement scan records; 0 turns the scan off. Beyond it
     /// pages get no row in the trace (a warning and the manifest say so; numa_maps still counts
-    /// them per mapping). About 50 bytes of recorder memory per page.
+    /// them per mapping). About 120 bytes of recorder memory per page at the peak.
     #[arg(long = "scan-max-pages", value_name = "N", default_value_t = DEFAULT_SCAN_MAX_PAGES)]
     scan_max_pages: u64,
 
