@@ -124,14 +124,16 @@ test('plan: build from a recommendation, preview, export validates and its total
   await screenshot(page, 'recommendations-plan');
 });
 
-test('page-fault-only recording: says so, offers the placement-only estimate, labelled ESTIMATED', async ({ page }) => {
+test('page-fault-only recording: the placement-only estimate up front, labelled ESTIMATED, not a refusal', async ({ page }) => {
   await page.goto(`./?trace=samples/${FAULTS_ONLY}&view=traffic`);
   expect(await idleState(page)).toBe('ready');
-  await expect(page.getByTestId('no-access-data')).toContainText('this recording has no memory-access samples', { ignoreCase: true });
-  await page.getByTestId('use-estimate').click();
-  expect(await idleState(page)).toBe('ready');
-  expect(page.url()).toContain('est=uniform');
-  await expect(page.getByTestId('estimate-banner')).toContainText('ESTIMATED');
+  await expect(page.getByTestId('no-access-data')).toHaveCount(0);
+  await expect(page.getByTestId('engine-error')).toHaveCount(0);
+  const banner = page.getByTestId('estimate-banner');
+  await expect(banner).toContainText('ESTIMATED');
+  await expect(banner).toContainText('this recording has no memory-access samples');
+  await expect(banner).toHaveAttribute('data-auto', 'true');
+  expect(page.url()).not.toContain('est=uniform');
   const unavailable = page.getByTestId('unavailable-policies');
   for (const p of ['carrefour', 'asymsched', 'autonuma']) await expect(unavailable.locator(`[data-policy="${p}"]`)).toContainText('cannot run on an access estimate');
   await expect(page.getByTestId('policy-carrefour')).toBeDisabled();

@@ -106,13 +106,27 @@ describe('engine in the Worker (run.ts)', () => {
     expect(out.error).toBeUndefined();
     expect(validatePlan(JSON.parse(out.json!)).expected.pagesToMove).toBe(out.plan!.expected.pagesToMove);
   });
-  it('page-fault-only traces: refused, then estimated with the access-based policies unavailable', () => {
+  it('page-fault-only traces: the placement-only estimate up front (not a refusal), the access-based policies unavailable', () => {
     const pf = load('recorded-testload-4threads.numascope');
-    const refused = analyzeOutcome(pf, { ...req, policies: ['observed', 'first-touch', 'interleave', 'carrefour', 'asymsched', 'autonuma'] }).outcome;
-    expect('error' in refused && refused.error.code).toBe('no-access-data');
-    const est = analyzeOutcome(pf, { ...req, estimate: true, policies: ['observed', 'first-touch', 'interleave', 'carrefour', 'asymsched', 'autonuma'] }).outcome;
+    const policies = ['observed', 'first-touch', 'interleave', 'carrefour', 'asymsched', 'autonuma'];
+    const auto = analyzeOutcome(pf, { ...req, policies }).outcome;
+    if (!('view' in auto)) throw new Error(`refused: ${auto.error.code} ${auto.error.message}`);
+    expect(auto.view.estimate).toBe('uniform');
+    expect(auto.view.estimateAuto).toBe(true);
+    expect(auto.view.notes.join('\n')).toMatch(/^ESTIMATED/m);
+    expect(auto.view.unavailable.map((u) => u.policy).sort()).toEqual(['asymsched', 'autonuma', 'carrefour']);
+    // Asked for explicitly: the same analysis, not marked automatic.
+    const est = analyzeOutcome(pf, { ...req, estimate: true, policies }).outcome;
     if (!('view' in est)) throw new Error(est.error.message);
     expect(est.view.estimate).toBe('uniform');
-    expect(est.view.unavailable.map((u) => u.policy).sort()).toEqual(['asymsched', 'autonuma', 'carrefour']);
+    expect(est.view.estimateAuto).toBe(false);
+    expect(est.view.policies.map((p) => p.mcImbalancePct)).toEqual(auto.view.policies.map((p) => p.mcImbalancePct));
+  });
+
+  it('traces with access samples are never estimated automatically', () => {
+    const r = analyzeOutcome(trace, req).outcome;
+    if (!('view' in r)) throw new Error(r.error.message);
+    expect(r.view.estimate).toBeNull();
+    expect(r.view.estimateAuto).toBe(false);
   });
 });

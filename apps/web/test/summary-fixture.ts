@@ -7,13 +7,15 @@
  *      1  4-7          3              3        9       0       900
  *     -1     -         1              -        3       0       300
  */
-import type { TraceSummary } from '@numascope/policy-engine';
+import { countLabels, type TraceSummary } from '@numascope/policy-engine';
 import { fixtureManifest } from '../../../e2e/fixtures/trace-fixture';
 
 export function summaryFixture(kind: 'recorded' | 'synthetic' = 'recorded'): TraceSummary {
+  const manifest = fixtureManifest(kind);
   return {
-    manifest: fixtureManifest(kind),
-    totals: { samples: 30, accessSamples: 30, accesses: 3000, faults: 0, pages: 10, threads: 3, regions: 1, durationUs: 1_000_000, lostSamples: 0 },
+    manifest,
+    labels: countLabels(manifest, 0, 0, 10),
+    totals: { samples: 30, accessSamples: 30, accesses: 3000, faults: 0, faultWeight: 0, pages: 10, threads: 3, regions: 1, durationUs: 1_000_000, lostSamples: 0 },
     nodes: [
       { id: 0, cpus: [0, 1, 2, 3], memoryBytes: 8 * 1024 ** 3, pagesSeen: 6, residentPages: 6, samples: 18, accesses: 1800, faults: 0 },
       { id: 1, cpus: [4, 5, 6, 7], memoryBytes: 8 * 1024 ** 3, pagesSeen: 3, residentPages: 3, samples: 9, accesses: 900, faults: 0 },

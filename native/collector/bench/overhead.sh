@@ -14,7 +14,14 @@
 # (one byte per cache line), the typical "allocate, then work on it" program; PASSES=0 (the
 # default) is the pure first-touch loop.
 #
+# The placement scan (every resident page, at most 2 % of the wall time by design) is on by
+# default; EXTRA="--scan-max-pages 0" turns it off for a comparison. The script also prints what
+# the scans took by the trace's own account (capture.pageScan.totalScanMs over the capture).
+#
 # Usage: bench/overhead.sh [REPEAT]   env: THREADS=2 MIB=256 SHARED=64 PASSES=0 EXTRA="--damon"
+#        NS=path/to/numascope TL=path/to/numascope-testload: use these binaries, build nothing
+#        COMPARE="--scan-max-pages 0": a third arm in the same loop, recorded with these options
+#        instead of EXTRA; prints its median capture and the ratio of the two recorded arms
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-5}
@@ -22,15 +29,18 @@ THREADS=${THREADS:-2}
 MIB=${MIB:-256}
 SHARED=${SHARED:-64}
 EXTRA=${EXTRA:-}
+COMPARE=${COMPARE:-}
 PASSES=${PASSES:-0}
-cargo build -j2 --release -q -p numascope-cli -p numascope-testload
-NS=target/release/numascope
-TL=target/release/numascope-testload
+if [[ -z "${NS:-}" || -z "${TL:-}" ]]; then
+  cargo build -j2 --release -q -p numascope-cli -p numascope-testload
+  NS=target/release/numascope
+  TL=target/release/numascope-testload
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 WL=("$TL" --threads "$THREADS" --mib "$MIB" --shared-mib "$SHARED" --seconds 0 --passes "$PASSES")
 pages=$(( (THREADS * MIB + SHARED) * 256 ))
-plain=() rec=() hwm=() samples=() cap=()
+plain=() rec=() hwm=() samples=() cap=() scanms=() scans=() alt=()
 "${WL[@]}" >/dev/null # warm-up (page cache, binary)
 for i in $(seq "$REPEAT"); do
   /usr/bin/time -f '%e' -o "$TMP/p" "${WL[@]}" >/dev/null
@@ -41,14 +51,19 @@ for i in $(seq "$REPEAT"); do
   m=$(sed -n 's/.*collector peak memory \([0-9.]*\) \(KiB\|MiB\|GiB\).*/\1 \2/p' "$TMP/log" |
       awk '{f = $2 == "GiB" ? 1048576 : $2 == "MiB" ? 1024 : 1; printf "%d", $1 * f}')
   rec+=("$e"); hwm+=("$m")
-  read -r s d < <(unzip -p "$TMP/run.numascope" manifest.json | python3 -c 'import json,sys; c=json.load(sys.stdin)["capture"]; print(c["sampleCount"], c["durationUs"]/1e6)')
-  samples+=("$s"); cap+=("$d")
+  read -r s d sm sn < <(unzip -p "$TMP/run.numascope" manifest.json | python3 -c 'import json,sys; c=json.load(sys.stdin)["capture"]; p=c.get("pageScan") or {}; print(c["sampleCount"], c["durationUs"]/1e6, p.get("totalScanMs", 0), p.get("scans", 0))')
+  samples+=("$s"); cap+=("$d"); scanms+=("$sm"); scans+=("$sn")
+  if [[ -n "$COMPARE" ]]; then
+    # shellcheck disable=SC2086
+    "$NS" record -q $COMPARE -o "$TMP/alt.numascope" -- "${WL[@]}" >/dev/null 2>&1
+    alt+=("$(unzip -p "$TMP/alt.numascope" manifest.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["capture"]["durationUs"]/1e6)')")
+  fi
 done
-python3 - "$pages" "$PASSES" "${plain[*]}" "${rec[*]}" "${hwm[*]}" "${samples[*]}" "${cap[*]}" <<'PY'
+python3 - "$pages" "$PASSES" "${plain[*]}" "${rec[*]}" "${hwm[*]}" "${samples[*]}" "${cap[*]}" "${scanms[*]}" "${scans[*]}" "${alt[*]:-}" "$COMPARE" <<'PY'
 import statistics as st, sys
 pages = int(sys.argv[1])
 passes = int(sys.argv[2])
-plain, whole, hwm, samples, rec = ([float(x) for x in a.split()] for a in sys.argv[3:8])
+plain, whole, hwm, samples, rec, scanms, scans = ([float(x) for x in a.split()] for a in sys.argv[3:10])
 mp, mr = st.median(plain), st.median(rec)
 print(f"workload: {pages} first-touch pages (4 KiB) per run, then {passes} read passes over each thread's memory, {len(plain)} runs each")
 print(f"plain    wall s: {' '.join(f'{x:.3f}' for x in plain)}  median {mp:.3f}  ({pages/mp:,.0f} faults/s)")
@@ -57,4 +72,11 @@ print(f"recorded (capture.durationUs: exec to exit) s: {' '.join(f'{x:.3f}' for 
 print(f"slowdown (median recorded / median plain): {mr/mp:.3f}  ({(mr/mp-1)*100:+.1f} %)")
 print(f"samples per run: median {st.median(samples):,.0f}")
 print(f"recorder peak memory (VmHWM): median {st.median(hwm)/1024:.1f} MiB, max {max(hwm)/1024:.1f} MiB")
+share = [ms / 1e3 / r * 100 for ms, r in zip(scanms, rec)]
+print(f"placement scans per run: median {st.median(scans):.0f}, their time {st.median(scanms):.1f} ms per run (median), {st.median(share):.2f} % of the capture (median; max {max(share):.2f} %)")
+alt = [float(x) for x in sys.argv[10].split()]
+if alt:
+    ma = st.median(alt)
+    print(f"recorded with {sys.argv[11]} (same loop) s: {' '.join(f'{x:.3f}' for x in alt)}  median {ma:.3f}  slowdown {ma/mp:.3f} ({(ma/mp-1)*100:+.1f} %)")
+    print(f"default / compared arm (median capture): {mr/ma:.3f}  ({(mr/ma-1)*100:+.1f} %)")
 PY

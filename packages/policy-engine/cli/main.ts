@@ -63,9 +63,13 @@ options:
                           the default; docs/engine.md, "Steady state"); --steady-state is the default
   --baseline NAME         policy the speedup is measured against (default observed: what actually
                           ran; first-touch when the trace records no page placement)
-  --access-estimate uniform  for traces without access samples (page-fault + procfs only):
-                          ESTIMATE traffic from page placement, assuming every thread reads every
-                          page equally; only ${inWords(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id))} can run
+  --access-estimate auto|uniform|off
+                          traces without access samples (page faults, the placement scan and
+                          /proc only): ESTIMATE traffic from page placement, assuming every
+                          thread reads every page equally; only ${inWords(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id))}
+                          can run. auto (the default): the estimate exactly when the trace has no
+                          access samples, said in the output (ESTIMATED) and the JSON
+                          (estimate: "uniform"); uniform: the same; off: refuse such a trace
   --json | --markdown     output format (default: a text table)
   -o FILE                 output file (plan; for analyze/compare: instead of stdout)
 `;
@@ -84,14 +88,14 @@ interface Args {
   toMs?: number;
   seed?: number;
   baseline?: string;
-  accessEstimate?: 'uniform';
+  accessEstimate: 'uniform' | 'auto' | 'off';
   steadyState?: boolean;
   format: 'text' | 'json' | 'markdown';
   out?: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text' };
+  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text', accessEstimate: 'auto' };
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
@@ -130,7 +134,7 @@ function parseArgs(argv: string[]): Args {
       case '--baseline': args.baseline = value(i++, a); break;
       case '--access-estimate': {
         const v = value(i++, a);
-        if (v !== 'uniform') throw new UsageError(`--access-estimate must be "uniform", got "${v}"`);
+        if (v !== 'uniform' && v !== 'auto' && v !== 'off') throw new UsageError(`--access-estimate must be "auto", "uniform" or "off", got "${v}"`);
         args.accessEstimate = v;
         break;
       }
@@ -199,7 +203,7 @@ function optionsOf(args: Args): AnalyzeOptions {
     policies: policiesOf(args),
     seed: args.seed,
     baseline: args.baseline,
-    accessEstimate: args.accessEstimate,
+    accessEstimate: args.accessEstimate === 'off' ? undefined : args.accessEstimate,
     steadyState: args.steadyState,
   };
 }
@@ -248,6 +252,13 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   const t = json.trace;
   out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
   out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; recorded ${(json.recordedUs / 1e6).toFixed(3)} s; speedup = ${json.baseline}'s predicted time / the policy's`);
+  if (json.estimate) {
+    out.push(
+      `${markdown ? '**' : '  '}ESTIMATED${markdown ? '**' : ''}: this trace has no memory-access samples, so traffic is estimated from page placement alone ` +
+        '(every thread reads every page equally): which node is the hot spot and what spreading pages would even out are meaningful, rates and latencies are not' +
+        (json.notes.some((n) => n.includes('access estimate "auto"')) ? ' (--access-estimate off refuses such a trace instead)' : ''),
+    );
+  }
   for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
   if (json.nodes) {
     const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');

@@ -8,7 +8,7 @@ export { DEFAULT_TRACE_LIMITS, type TraceLimits } from './trace/limits.js';
 export { upgradeTrace, checkTraceVersion, UPGRADERS, OLDEST_TRACE_VERSION, type RawTrace, type Upgrader } from './trace/upgrade.js';
 export { validateManifest } from './trace/validate.js';
 export { numericColumn, dictionaryColumn, stringColumn, type DictionaryColumn } from './trace/columns.js';
-export { summarizeTrace, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary } from './trace/summary.js';
+export { summarizeTrace, countLabels, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary, type CountLabels } from './trace/summary.js';
 export {
   queryColumns,
   cpuSlots,
@@ -47,7 +47,7 @@ export {
 export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type MachinePreset } from './machine/presets.js';
 export { machineModel, traceMachineOf, nodeOfCpu, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
 export { machineFromJson, machineFromHwlocXml, machineFromText, parseHwlocCpuset, MachineLoadError } from './machine/loaders.js';
-export { replayInputFor, restrictToTimeRange, hintingFaultStats, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
+export { replayInputFor, restrictToTimeRange, hintingFaultStats, accessSampleRows, type AccessEstimateOption, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
 export {
   simulateWindow,
   simulateMatrix,

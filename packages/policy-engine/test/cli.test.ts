@@ -129,8 +129,15 @@ describe('numascope-analyze', () => {
     expect(presets.some((p) => p.figures.some((f) => f.kind === 'sustained' && f.provenance.length > 0))).toBe(true);
   });
 
-  it('says access data is unavailable for a page-fault-only recording (exit 1)', async () => {
-    const { status, err } = await cli('analyze', SAMPLE('recorded-testload-4threads'));
+  it('analyses a page-fault-only recording with the placement-only estimate by default, and says so', async () => {
+    const { status, out } = await cli('analyze', SAMPLE('recorded-testload-4threads'));
+    expect(status).toBe(0);
+    expect(out).toMatch(/^ {2}ESTIMATED: this trace has no memory-access samples/m);
+    expect(out).toMatch(/memory traffic by node \(observed, ESTIMATED\)/);
+  });
+
+  it('with --access-estimate off, says access data is unavailable for a page-fault-only recording (exit 1)', async () => {
+    const { status, err } = await cli('analyze', SAMPLE('recorded-testload-4threads'), '--access-estimate', 'off');
     expect(status).toBe(1);
     expect(err).toMatch(/no memory-access samples to replay: 9307 page-fault rows/);
   });

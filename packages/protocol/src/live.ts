@@ -30,7 +30,10 @@ export type LiveThread = z.infer<typeof liveThread>;
 export const liveTotals = z.strictObject({
   faults: count,
   faultsByNode: z.array(nodeCount),
-  /** Distinct 4 KiB pages touched, and by their current node. */
+  /**
+   * 4 KiB pages by their current node: every page the recorder's placement scan found resident at
+   * its last complete scan (about once a second, and at the stop), plus the pages fault samples saw.
+   */
   pages: count,
   pagesByNode: z.array(nodeCount),
 });

@@ -72,6 +72,8 @@ export const recordLimits = z.strictObject({
   faultRateHz: limit,
   memRateHz: limit,
   windowMs: limit,
+  /** Most resident pages one placement scan records (0: no scan); `numascope record --scan-max-pages`. */
+  scanMaxPages: limit,
   faultEvents: z.array(z.string()).min(1),
   counterSets: z.array(z.string()).min(1),
 });

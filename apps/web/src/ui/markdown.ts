@@ -8,7 +8,7 @@ import { formatLatencyNs, formatPct, formatShare, formatSpeedup, formatTimeUs, p
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { AnalysisView } from '../worker/engine/run';
 import type { TimeRange } from '@numascope/policy-engine';
-import { nodeRows, recordedCommand } from './selectors/summary';
+import { nodeRows, pagesColumnLabel, recordedCommand } from './selectors/summary';
 import type { RegionRow } from './selectors/summary';
 
 export interface MarkdownInput {
@@ -93,7 +93,8 @@ export function markdownSummary(input: MarkdownInput): string {
   );
   out.push(
     `- **Capture:** ${formatDurationUs(summary.totals.durationUs)}, ${formatCount(summary.totals.samples, 'sample')}, ` +
-      `${formatCount(summary.totals.faults, 'first touch', 'first touches')} (page faults), ` +
+      `${formatCount(summary.totals.faults, 'first touch', 'first touches')} (page faults${summary.labels.faultsSampled ? `, sampled: about ${formatCount(summary.totals.faultWeight)} by their weights` : ''}), ` +
+      `${formatCount(summary.totals.pages, 'page')} (${summary.labels.pages}), ` +
       `accesses ${noAccess ? '**not sampled** (no IBS/PEBS access sampling in this trace)' : formatCount(summary.totals.accesses)}, ` +
       `${formatCount(summary.totals.lostSamples, 'lost sample')}`,
   );
@@ -105,7 +106,7 @@ export function markdownSummary(input: MarkdownInput): string {
   else if (input.analysis) out.push(...predictions(input.analysis, input.view ?? ''));
 
   out.push(`### Memory per node${range ? ' (samples, first touches and accesses in the time range)' : ''}`, '');
-  out.push('| node | cpus | pages seen (4 KiB) | samples | first touches | accesses | share of accesses |');
+  out.push(`| node | cpus | ${pagesColumnLabel(summary)} | samples | first touches | accesses | share of accesses |`);
   out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
   for (const r of nodeRows(inRange)) {
     out.push(

@@ -8,7 +8,7 @@ import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, Replay
 import { EngineError } from '../model/errors.js';
 import { definePolicy, replayAll, type ReplayProgress } from '../engine/run.js';
 import { simulateWindow } from '../engine/simulate.js';
-import { hintingFaultStats, type TimeRangeUs } from '../engine/windows.js';
+import { hintingFaultStats, type AccessEstimateOption, type TimeRangeUs } from '../engine/windows.js';
 import { buildReplayInput } from './replay-input.js';
 import { overallMetrics, type OverallMetrics } from '../engine/overall.js';
 
@@ -37,7 +37,7 @@ export interface AnalyzeOptions {
   baseline?: string;
   simulate?: SimulateWindow;
   /** See ReplayInputOptions.accessEstimate: an estimated input from page placement when the trace has no access samples. */
-  accessEstimate?: 'uniform';
+  accessEstimate?: AccessEstimateOption;
   /** See ReplayInputOptions.cacheEntries. */
   cacheEntries?: number;
   /** Called after each window of the replay with windows done and the total. */

@@ -7,7 +7,9 @@
  * PMU did not say). Cache hits (`l1`, `lfb`, `l2`, `l3`, `remote-cache`) and `io` load no memory
  * controller and are skipped. Each counted sample stands for `weight` accesses (the sampling
  * period; 0 is read as 1). `fault` rows are first-touch information only. A trace with no counted
- * sample (a recording on a machine without a PMU) throws EngineError `no-access-data`.
+ * sample (a recording on a machine without a PMU) throws EngineError `no-access-data`, unless an
+ * access estimate is asked for (`accessEstimate`: `uniform`, or `auto`: the estimate exactly when
+ * there is no counted sample).
  *
  * NUMA hinting faults (event `access-fault`, op load/store: accesses the kernel's NUMA-balancing
  * scanner caught, recorded without a PMU) count as access samples when they are the only ones;
@@ -48,9 +50,10 @@ export interface ReplayInputOptions {
    * every page of the pages table once (accesses unknown → assumed uniform, shared by all
    * threads). Only the *spread* of traffic over nodes means something then (which node is the hot
    * spot, what interleaving would even out); rates and latencies do not. Ignored (with a note)
-   * when the trace has access samples.
+   * when the trace has access samples. `auto`: the same estimate when the trace has no access
+   * samples, the samples otherwise (no note): what the CLI and the web app do by default.
    */
-  accessEstimate?: 'uniform';
+  accessEstimate?: AccessEstimateOption;
   /**
    * Most window entries ((thread, page) pairs, 24 bytes each) kept built in memory; windows past
    * that are rebuilt from the trace's columns each time they are asked for. Default
@@ -67,6 +70,26 @@ export interface ReplayInputOptions {
    * window over the whole capture, which every range overlaps.
    */
   timeRangeUs?: TimeRangeUs;
+}
+
+/** ReplayInputOptions.accessEstimate. */
+export type AccessEstimateOption = 'uniform' | 'auto';
+
+/**
+ * Sample rows the replay counts as memory accesses (load/store rows with a page whose data source
+ * reached memory, hinting faults included): 0 means the trace can only be analysed with an access
+ * estimate. One pass over three columns, no allocation per row.
+ */
+export function accessSampleRows(trace: Trace): number {
+  const samples = trace.tables.samples;
+  const op = dictionaryColumn(samples, 'op');
+  const ds = dictionaryColumn(samples, 'data_source');
+  const page = numericColumn<Int32Array>(samples, 'page');
+  const counted = countedTable(op.values, ds.values);
+  const dsCount = ds.values.length;
+  let n = 0;
+  for (let i = 0; i < page.length; i++) if (page[i]! >= 0 && counted[op.codes[i]! * dsCount + ds.codes[i]!]) n++;
+  return n;
 }
 
 /** A half-open time range, µs since the capture start. */
@@ -212,8 +235,8 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
       threadFirstCpu[thread] = sCpu[i]!;
     }
   }
-  const estimated = accessRows === 0 && options.accessEstimate === 'uniform';
-  if (accessRows > 0 && options.accessEstimate) {
+  const estimated = accessRows === 0 && (options.accessEstimate === 'uniform' || options.accessEstimate === 'auto');
+  if (accessRows > 0 && options.accessEstimate === 'uniform') {
     notes.push(`access estimate "${options.accessEstimate}" not used: the trace has ${accessRows} memory-access samples`);
   }
   if (accessRows === 0 && !estimated) {
@@ -224,7 +247,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
         `0 load/store samples that reached memory (sources used: ${used.join(', ') || 'none'}). ` +
         'Page faults say where pages were first touched, not how often they are accessed, so the engine cannot predict traffic. ' +
         'Record on a machine with IBS or PEBS (numascope probe tells which), or import a perf mem recording; ' +
-        'or ask for an estimate from page placement alone (CLI --access-estimate uniform), which assumes every thread accesses every page equally.',
+        'or ask for an estimate from page placement alone (CLI --access-estimate uniform or auto, the CLI default), which assumes every thread accesses every page equally.',
     );
   }
   const hintingOnly = hintRows > 0 && hintRows === accessRows;
@@ -312,9 +335,21 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   );
   if (estimated) {
     if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
-      throw new EngineError('bad-option', `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries`);
+      throw new EngineError(
+        'bad-option',
+        `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries; ` +
+          'analyse a recording with fewer resident pages (numascope record --scan-max-pages) or with memory-access samples',
+      );
     }
-    if (threadCount === 0 || pageCount === 0) throw new EngineError('empty-trace', 'access estimate "uniform": the trace has no threads or no pages');
+    if (threadCount === 0 || pageCount === 0) {
+      throw new EngineError(
+        'empty-trace',
+        `access estimate "uniform": the trace has ${threadCount} threads and ${pageCount} pages, and no memory-access samples: nothing to estimate from. ` +
+          (trace.manifest.capture.pageScan
+            ? 'The placement scan found no resident page (the process exited before a scan completed?).'
+            : 'It was recorded without the placement scan of resident pages (numascope before capture.pageScan), so an attached process shows only the pages faulted during the recording: record it again.'),
+      );
+    }
     const entries = threadCount * pageCount;
     const win: AccessWindow = {
       index: 0,
@@ -334,7 +369,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     }
     windows = windowsOf([win]);
     notes.push(
-      `ESTIMATED: the trace has no memory-access samples (${faultRows} page-fault rows); accesses were assumed uniform: ` +
+      `ESTIMATED${options.accessEstimate === 'auto' ? ' (chosen automatically: access estimate "auto")' : ''}: the trace has no memory-access samples (${faultRows} page-fault rows); accesses were assumed uniform: ` +
         `each of the ${threadCount} threads reads each of the ${pageCount} pages once, in one window over the whole capture. ` +
         'Page placement and thread placement are measured; the traffic split over nodes follows from the assumption; rates and latencies are not meaningful.',
     );

@@ -46,6 +46,8 @@ export interface TraceSummary {
     accesses: number;
     /** Page-fault rows (first touches). */
     faults: number;
+    /** First touches the page-fault rows stand for: the sum of their weights (the sampling period in force). */
+    faultWeight: number;
     pages: number;
     threads: number;
     regions: number;
@@ -58,6 +60,49 @@ export interface TraceSummary {
   threads: ThreadSummary[];
   /** Time of the numa_maps snapshot `residentPages` comes from; null when there is none. */
   residentSnapshotUs: Microseconds | null;
+  /** What the page and first-touch counts are (countLabels): every view labels them the same way. */
+  labels: CountLabels;
+}
+
+/**
+ * Names for the page and first-touch counts that say what kind of number each is:
+ * - pages: with a completed placement scan (manifest capture.pageScan), the pages table holds every
+ *   resident page (plus pages fault samples saw that were freed since): "pages resident (exhaustive
+ *   scan)". Without one (older traces, imported or synthetic ones), only the pages the samples saw:
+ *   "pages seen in samples", never called exhaustive.
+ * - first touches: page-fault rows are first touches seen; when they weigh more than one fault each
+ *   (adaptive or fixed-period sampling thinned them) they are "sampled", and the sum of their
+ *   weights estimates how many first touches there were.
+ */
+export interface CountLabels {
+  pagesSource: 'scan' | 'samples';
+  pages: string;
+  pagesHint: string;
+  /** True when page-fault rows stand for more faults than there are rows. */
+  faultsSampled: boolean;
+  faults: string;
+  faultsHint: string;
+}
+
+export function countLabels(manifest: TraceManifest, faults: number, faultWeight: number, pages: number): CountLabels {
+  const scan = manifest.capture.pageScan;
+  const scanned = scan !== undefined && scan.scans > 0;
+  const sampled = faultWeight > faults;
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  return {
+    pagesSource: scanned ? 'scan' : 'samples',
+    pages: scanned ? (scan.limitHit ? `pages resident (scan capped at ${n(scan.pageLimit)})` : 'pages resident (exhaustive scan)') : 'pages seen in samples',
+    pagesHint: scanned
+      ? `Every resident 4 KiB page of the process at the last placement scan (${scan.lastScanAtStop ? 'at the stop' : 'before the process exited'}: ${n(scan.residentPages)} pages)` +
+        `${pages > scan.residentPages ? `, plus ${n(pages - scan.residentPages)} pages fault samples saw that were no longer resident` : ''}` +
+        `${scan.limitHit ? `; the scan stopped at ${n(scan.pageLimit)} pages, so pages beyond have no row (numa_maps counts them per region)` : ''}.`
+      : 'Only the pages that samples (page faults, memory accesses) saw: this trace has no placement scan of every resident page, so the count is not exhaustive.',
+    faultsSampled: sampled,
+    faults: sampled ? `first touches seen (sampled, weight-estimated ${n(faultWeight)})` : 'first touches (page faults)',
+    faultsHint: sampled
+      ? `${n(faults)} page-fault samples; page-fault sampling thinned the faults, so they stand for about ${n(faultWeight)} first touches by their weights. A page's first-touching thread is known only when its fault was sampled.`
+      : 'Page-fault samples, one per fault: the first touch of each page the recording saw being faulted in.',
+  };
 }
 
 export function summarizeTrace(trace: Trace): TraceSummary {
@@ -102,6 +147,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
   const faultCode = op.values.indexOf('fault');
   let totalAccesses = 0;
   let totalFaults = 0;
+  let totalFaultWeight = 0;
   for (let i = 0; i < sPage.length; i++) {
     let node = sNode[i]!;
     const page = sPage[i]!;
@@ -111,6 +157,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
     const f = isFault ? 1 : 0;
     totalAccesses += w;
     totalFaults += f;
+    if (isFault) totalFaultWeight += sWeight[i]! || 1;
     const s = slotOf(node);
     const bucket = s >= 0 ? nodes[s]! : unknownNode;
     bucket.samples++;
@@ -177,6 +224,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
       accessSamples: sPage.length - totalFaults,
       accesses: totalAccesses,
       faults: totalFaults,
+      faultWeight: totalFaultWeight,
       pages: pageNode.length,
       threads: threadCount,
       regions: tables.regions.numRows,
@@ -187,5 +235,6 @@ export function summarizeTrace(trace: Trace): TraceSummary {
     unknownNode,
     threads,
     residentSnapshotUs: last >= 0 ? last : null,
+    labels: countLabels(manifest, totalFaults, totalFaultWeight, pageNode.length),
   };
 }

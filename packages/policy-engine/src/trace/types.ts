@@ -140,6 +140,37 @@ export interface TraceCapture {
   lostSamples: number;
   sampleCount: number;
   notes: string[];
+  /**
+   * The recorder's scan of every resident page (docs/trace-format.md, "capture.pageScan"). Absent
+   * in traces recorded before the scan existed, and in imported or synthetic ones: their pages
+   * table holds only the pages samples saw.
+   */
+  pageScan?: PageScan;
+}
+
+/** `capture.pageScan`: counts are 4 KiB pages. */
+export interface PageScan {
+  /** Complete scans. */
+  scans: number;
+  /** Scans cut short (the process exited mid-scan, a read failed); their results were dropped. */
+  incompleteScans: number;
+  /** Start of the last complete scan, µs since the capture start; null when none completed. */
+  lastScanUs: Microseconds | null;
+  /** The last complete scan ran at the stop (the process still lived). */
+  lastScanAtStop: boolean;
+  /** Pages present with a node at the last complete scan, in all and per node. */
+  residentPages: number;
+  residentPagesByNode: Array<{ node: NodeId; pages: number }>;
+  swappedPages: number;
+  /** Present pages move_pages gave no node (the shared zero page, special mappings). */
+  unplacedPages: number;
+  /** Most present pages one scan records; `limitHit`: a scan stopped there (or at its address-space budget). */
+  pageLimit: number;
+  limitHit: boolean;
+  totalScanMs: number;
+  maxScanMs: number;
+  /** Why the scan did not run or stopped (permissions), if it did. */
+  error: string | null;
 }
 
 export interface TraceProcess {

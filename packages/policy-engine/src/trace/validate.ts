@@ -63,6 +63,23 @@ const capture = z.object({
   lostSamples: nonNegInt,
   sampleCount: nonNegInt,
   notes: z.array(z.string()),
+  pageScan: z
+    .object({
+      scans: nonNegInt,
+      incompleteScans: nonNegInt,
+      lastScanUs: nonNegInt.max(MAX_DURATION_US).nullable(),
+      lastScanAtStop: z.boolean(),
+      residentPages: nonNegInt,
+      residentPagesByNode: z.array(z.object({ node: int.min(-1).max(MAX_NODE_ID), pages: nonNegInt })).max(MAX_NODE_ID + 2),
+      swappedPages: nonNegInt,
+      unplacedPages: nonNegInt,
+      pageLimit: nonNegInt,
+      limitHit: z.boolean(),
+      totalScanMs: z.number().nonnegative(),
+      maxScanMs: z.number().nonnegative(),
+      error: z.string().nullable(),
+    })
+    .optional(),
 });
 
 export const manifestSchema = z.object({
@@ -180,6 +197,8 @@ function checkListSizes(m: unknown, maxNodes: number): void {
   list(capture.notes, 'capture.notes', MAX_LIST, isString);
   list(capture.sources, 'capture.sources', 1024, isObject);
   list(capture.capabilities, 'capture.capabilities', 1024, isObject);
+  const pageScan = capture.pageScan as Record<string, unknown> | undefined;
+  if (isObject(pageScan)) list(pageScan!.residentPagesByNode, 'capture.pageScan.residentPagesByNode', MAX_NODE_ID + 2, isObject);
   list(o.appliedPlans, 'appliedPlans', MAX_LIST, isObject);
   list(o.tables, 'tables', 1024, isObject);
   let cpus = 0;

@@ -312,9 +312,10 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
         <ApplyNote pid={p.end.summary?.pid ?? w?.pid ?? null} exited={p.end.summary?.stopReason === 'process-exit'} leftRunning={p.end.summary?.leftRunning ?? false} />
       )}
       <p className="ns-muted hint" data-testid="live-honesty">
-        Measured: page faults (software event: every fault while a thread faults less than the sampling rate, sampled above it, so counts are samples; by the node of the faulted page, asked with move_pages) and page placement
-        (distinct 4 KiB pages touched, by their current node). Thread cpu/node: where each thread last ran (/proc). Memory accesses and
-        traffic are not shown live; nothing here is estimated.
+        Measured: page faults (sampled: every fault while a thread faults less than the sampling rate, sampled above it, so counts are
+        samples; by the node of the faulted page, asked with move_pages) and page placement (4 KiB pages by their current node: every
+        resident page once the placement scan has run, about once a second and at the stop, plus the pages faults showed in between).
+        Thread cpu/node: where each thread last ran (/proc). Memory accesses and traffic are not shown live; nothing here is estimated.
       </p>
       {w ? <LiveNumbers w={w} windows={state.windows} nodeIds={nodeIds} /> : <p className="ns-muted">Waiting for the first window…</p>}
     </section>
@@ -356,7 +357,7 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
       <dl className="live__totals">
         <Stat id="live-elapsed" label="elapsed" value={w.elapsedUs} text={formatDurationUs(w.elapsedUs)} />
         <Stat id="live-faults" label="page faults (measured)" value={w.totals.faults} />
-        <Stat id="live-pages" label="pages touched (measured)" value={w.totals.pages} />
+        <Stat id="live-pages" label="pages resident (scan) or faulted (measured)" value={w.totals.pages} />
         <Stat id="live-threads-seen" label="threads seen" value={w.threadsSeen} />
         <Stat id="live-lost" label="lost samples" value={w.lostSamples} warn={w.lostSamples > 0} />
         <Stat id="live-windows" label="windows" value={w.seq + 1} />

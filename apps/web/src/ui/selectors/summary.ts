@@ -93,6 +93,14 @@ function distinct(values: readonly number[]): number[] {
   return [...new Set(values)].sort((a, b) => a - b);
 }
 
+/**
+ * The header of the per-node pages column: "pages resident" when a placement scan found every
+ * resident page (summary.labels), "pages seen" when the trace holds only the pages samples saw.
+ */
+export function pagesColumnLabel(summary: TraceSummary): string {
+  return summary.labels.pagesSource === 'scan' ? 'pages resident (scan, 4 KiB)' : 'pages seen (4 KiB)';
+}
+
 /** Total cpus of the machine. */
 export function cpuCount(summary: TraceSummary): number {
   return summary.manifest.machine.nodes.reduce((n, node) => n + node.cpus.length, 0);

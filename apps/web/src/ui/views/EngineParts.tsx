@@ -251,11 +251,11 @@ export function EstimateBanner({ analysis, onExit }: { analysis: AnalysisView; o
   }
   if (!analysis.estimate) return null;
   return (
-    <div className="notice notice--estimate" data-testid="estimate-banner">
-      <strong>ESTIMATED</strong> — placement-only estimate: this recording has no memory-access samples, so accesses were assumed uniform
-      (every thread reads every page equally). Page and thread placement are measured; traffic split follows from the assumption; rates and
+    <div className="notice notice--estimate" data-testid="estimate-banner" data-auto={analysis.estimateAuto ? 'true' : 'false'}>
+      <strong>ESTIMATED</strong> — placement-only estimate{analysis.estimateAuto ? ', the analysis this recording allows' : ''}: this recording has no
+      memory-access samples, so accesses were assumed uniform (every thread reads every page equally). Page and thread placement are measured; traffic split follows from the assumption; rates and
       latencies are not meaningful. Policies that can run on it: {POLICY_DESCRIPTORS.filter((d) => d.inDefaultSet && !d.needsMeasuredAccesses).map((d) => d.label).join(', ')}.
-      {onExit && (
+      {onExit && !analysis.estimateAuto && (
         <>
           {' '}
           <button type="button" className="link-button" onClick={onExit}>

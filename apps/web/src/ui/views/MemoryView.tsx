@@ -92,7 +92,7 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
           Regions <span className="count">({formatCount(regions.length, 'region')})</span>
         </h2>
         <p className="ns-muted hint">
-          Mappings from /proc/PID/maps. Pages seen are counted by their last known node; samples, first touches and accesses are those in the
+          Mappings from /proc/PID/maps. {summary.labels.pagesSource === 'scan' ? 'Pages (every resident page, from the placement scan)' : 'Pages seen (by samples only: this trace has no placement scan)'} are counted by their last known node; samples, first touches and accesses are those in the
           {state.range ? ` selected range (${formatDurationUs(state.range.fromUs)} – ${formatDurationUs(state.range.toUs)})` : ' whole trace'}, by the
           node of the page. Select a region for its threads and sharing pattern.
         </p>
@@ -117,7 +117,7 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
                 <th scope="col" className="text">allocation site</th>
                 <th scope="col">start</th>
                 <th scope="col">size</th>
-                <th scope="col">pages seen</th>
+                <th scope="col">{summary.labels.pagesSource === 'scan' ? 'pages' : 'pages seen'}</th>
                 <th scope="col">samples</th>
                 <th scope="col">first touches</th>
                 <th scope="col">accesses</th>

@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'react';
 import { NodeBarChart, formatBytes, formatCount, formatCpuList, formatDurationUs, formatPercent, nodeColor, nodeLabel } from '@numascope/viz';
 import type { TraceSummary } from '@numascope/policy-engine';
-import { nodeRows } from '../selectors/summary';
+import { nodeRows, pagesColumnLabel } from '../selectors/summary';
 import type { NodeRow } from '../selectors/summary';
 
 type Metric = 'pagesSeen' | 'residentPages' | 'samples' | 'faults' | 'accesses';
@@ -49,8 +49,8 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
               <th scope="col">node</th>
               <th scope="col">cpus</th>
               <th scope="col">memory</th>
-              <th scope="col">pages seen (4 KiB)</th>
-              <th scope="col">resident pages (4 KiB)</th>
+              <th scope="col">{pagesColumnLabel(summary)}</th>
+              <th scope="col">resident pages (numa_maps, 4 KiB)</th>
               <th scope="col">samples</th>
               <th scope="col">first touches</th>
               <th scope="col">accesses</th>
@@ -65,11 +65,16 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
         </table>
       </div>
       <p className="ns-muted hint">
-        Pages seen: distinct pages in the trace, by the node they were on last. Resident pages:{' '}
+        {summary.labels.pagesSource === 'scan'
+          ? 'Pages resident (scan): every resident page of the process, found by the placement scan (pagemap + move_pages), by the node it was on last; pages fault samples saw and that were freed since are included.'
+          : 'Pages seen: distinct pages the samples saw, by the node they were on last (this trace has no placement scan, so not every resident page).'}{' '}
+        Resident pages (numa_maps):{' '}
         {snapshot === null
           ? 'no numa_maps snapshot in this trace.'
           : `the process's pages per node at the last numa_maps snapshot (${formatDurationUs(snapshot)}), in 4 KiB pages.`}{' '}
-        First touches: page-fault samples, the first touch of each page.{' '}
+        {summary.labels.faultsSampled
+          ? `First touches: page-fault samples, sampled: they stand for about ${formatCount(summary.totals.faultWeight)} first touches by their weights.`
+          : 'First touches: page-fault samples, the first touch of each page.'}{' '}
         {noAccessSamples
           ? 'Accesses: not sampled in this trace (memory-access sampling needs AMD IBS or Intel PEBS; see Capture).'
           : "Accesses: the accesses the memory-access samples stand for (each sample's weight is its sampling period); page faults are not counted as accesses."}

@@ -19,8 +19,8 @@ export function TotalsStrip({ summary }: { summary: TraceSummary }) {
         ? 'This trace has no memory-access samples: access sampling needs AMD IBS or Intel PEBS. Page faults (first touches) are counted separately.'
         : 'Accesses the access samples stand for (sum of sample weights)',
     },
-    { id: 'faults', label: 'first touches (page faults)', value: t.faults, text: formatCount(t.faults) },
-    { id: 'pages', label: 'pages seen (4 KiB)', value: t.pages, text: formatCount(t.pages) },
+    { id: 'faults', label: summary.labels.faults, value: t.faults, text: formatCount(t.faults), title: summary.labels.faultsHint },
+    { id: 'pages', label: `${summary.labels.pages}, 4 KiB`, value: t.pages, text: formatCount(t.pages), title: summary.labels.pagesHint },
     { id: 'regions', label: 'regions', value: t.regions, text: formatCount(t.regions) },
     { id: 'lost', label: 'lost samples', value: t.lostSamples, text: formatCount(t.lostSamples) },
   ];

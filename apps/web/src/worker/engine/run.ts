@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analyze, buildPlan, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
 import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
@@ -21,7 +21,10 @@ export interface AnalyzeRequest {
   policies: string[];
   /** Preset id to re-target onto; null = the trace's own machine. */
   machine: string | null;
-  /** Placement-only estimate for traces without access samples (engine `accessEstimate: 'uniform'`). */
+  /**
+   * Placement-only estimate (engine `accessEstimate: 'uniform'`) asked for. A trace without access
+   * samples gets it anyway (AnalysisView.estimateAuto): the estimate is what it can show.
+   */
   estimate: boolean;
   /** Window length, ms; null: the engine's default for the trace (100 ms, or about four scan passes for NUMA hinting faults). */
   windowMs: number | null;
@@ -106,6 +109,8 @@ export interface AnalysisView {
   /** How long the replayed windows really lasted, µs (what actually ran takes this long). */
   recordedUs: number;
   estimate: 'uniform' | null;
+  /** The estimate was chosen because the trace has no access samples, not asked for. */
+  estimateAuto: boolean;
   /** 'hinting-faults' when the access samples are NUMA hinting faults (relative rates). */
   accessSource: 'hinting-faults' | null;
   synthetic: boolean;
@@ -155,17 +160,32 @@ function manualPlacement(m: ManualRequest | null | undefined): ManualPlacement {
   return { threads: m?.threads ?? [], pages: m?.pages ?? [] };
 }
 
+/** Access sample rows per trace (one pass over three columns), kept while the trace is. */
+const accessRows = new WeakMap<Trace, number>();
+
+/** Whether the trace has no memory-access samples, so that only the placement-only estimate can analyse it. */
+export function needsEstimate(trace: Trace): boolean {
+  let n = accessRows.get(trace);
+  if (n === undefined) {
+    n = accessSampleRows(trace);
+    accessRows.set(trace, n);
+  }
+  return n === 0;
+}
+
 export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (done: number, total: number) => void): { result: AnalysisResult; view: AnalysisView } {
   const machine = req.machine ? machineModel(getPreset(req.machine)) : undefined;
   const wanted = Array.from(new Set([...(req.baseline ? [req.baseline] : []), ...req.policies]));
-  const runnable = req.estimate ? wanted.filter(runsOnEstimate) : wanted;
+  const estimateAuto = !req.estimate && needsEstimate(trace);
+  const estimate = req.estimate || estimateAuto;
+  const runnable = estimate ? wanted.filter(runsOnEstimate) : wanted;
   const unavailable = wanted.filter((p) => !runnable.includes(p)).map((policy) => ({ policy, reason: `${policy} ${ESTIMATE_REASON}` }));
   const result = analyze(trace, {
     machine,
     windowMs: req.windowMs ?? undefined,
     policies: runnable.map((id): string | Policy => (needsPlacement(id) ? getPolicy(id, { placement: manualPlacement(req.manual) }) : id)),
     baseline: req.baseline ?? undefined,
-    accessEstimate: req.estimate ? 'uniform' : undefined,
+    accessEstimate: estimate ? 'uniform' : undefined,
     timeRangeUs: req.range ? { startUs: req.range.fromUs, endUs: req.range.toUs } : undefined,
     onProgress,
   });
@@ -206,6 +226,7 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     headline: result.headline,
     recordedUs: result.recordedUs,
     estimate: result.estimate,
+    estimateAuto: estimateAuto && result.estimate !== null,
     accessSource: result.accessSource,
     synthetic,
     notes: result.notes,

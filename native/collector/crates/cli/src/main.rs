@@ -23,6 +23,7 @@ const EXIT_USAGE: u8 = 2;
 /// Defaults shown in `--help`, from the recorder's one table of limits and defaults.
 const DEFAULT_INTERVAL_MS: u64 = RECORD_LIMITS.interval_ms.default.unwrap();
 const DEFAULT_MEM_RATE_HZ: u64 = RECORD_LIMITS.mem_rate_hz.default.unwrap();
+const DEFAULT_SCAN_MAX_PAGES: u64 = RECORD_LIMITS.scan_max_pages.default.unwrap();
 
 #[derive(Parser, Debug)]
 #[command(
@@ -56,10 +57,17 @@ Ctrl-C stops only the recording; its stdout and stderr are the recorder's, and i
 unless stdin is a terminal (then /dev/null: a background process group cannot read the \
 terminal). With --kill-on-stop it shares the recorder's process group and stdin (Ctrl-C reaches \
 it too) and is sent SIGTERM (SIGKILL after 2 s) when the capture stops, as before.\n\n\
-Sources: software page-fault sampling (every fault: which thread touched which page first, when, \
-on which cpu), /proc polling (thread cpu and node, migrations, numa_maps page placement per \
-mapping, vmstat and per-node numastat counters), and sysfs topology. If page-fault events cannot \
-be opened (permissions, kernel), /proc data is still recorded and the manifest says why.\n\n\
+What is exhaustive, sampled and estimated:\n- Page placement is exhaustive: a placement scan reads where every resident page sits \
+(/proc/PID/pagemap for presence, move_pages for the node) at the start of an attached recording, \
+periodically (taking at most 2 % of the time) and at the stop, up to --scan-max-pages pages; \
+numa_maps snapshots count the pages of each mapping per node.\n- First touches are sampled: page-fault sampling (which thread touched which page first, when, on \
+which cpu) records every fault while a thread faults under --fault-rate a second and about that \
+many samples a second above, each sample weighing the faults it stands for; above the rate, the \
+number of first touches is an estimate from those weights and the first-touching thread is known \
+only for the sampled faults. --fault-period 1 records every fault.\n- Memory accesses are sampled by the PMU (AMD IBS, Intel PEBS) where the machine has one; without \
+one they are unavailable, or come from NUMA hinting faults while automatic NUMA balancing is on.\n- /proc polling measures thread cpu and node, migrations, vmstat and per-node numastat counters.\n\n\
+If page-fault events cannot be opened (permissions, kernel), /proc data and the placement scan \
+are still recorded and the manifest says why.\n\n\
 Permissions: page-fault sampling of your own processes works with perf_event_paranoid <= 2; \
 faults taken in kernel mode need CAP_PERFMON (or CAP_SYS_ADMIN, or perf_event_paranoid <= 1). \
 Attaching to another user's process needs root or CAP_SYS_PTRACE.",
@@ -200,15 +208,17 @@ struct RecordArgs {
     /// Sample one page fault in N (1: every fault, so the first touch of every page is recorded).
     /// Instead of the default adaptive sampling (--fault-rate). Sampling every fault costs most on
     /// programs that fault on most of their work (about +40-60 % on a pure first-touch loop
-    /// here); each sample stands for N faults (its weight). Page placement (numa_maps) is not
-    /// affected.
+    /// here); each sample stands for N faults (its weight), so with N > 1 first-touch counts are
+    /// estimates. Page placement is not affected: the placement scan finds every resident page.
     #[arg(long = "fault-period", value_name = "N")]
     fault_period: Option<u64>,
 
     /// Adaptive page-fault sampling, the default: every fault while a thread faults less than HZ
     /// times a second, about HZ samples a second above (the kernel's frequency mode), so the cost
     /// stays bounded on programs that fault in millions of pages. Each sample's weight is the
-    /// period in force; the manifest says whether any fault went unsampled. [default: 10000]
+    /// period in force: above the rate, first touches are sampled and their number is estimated
+    /// from the weights (the manifest says whether any fault went unsampled). Page placement is
+    /// not affected: the placement scan finds every resident page. [default: 10000]
     #[arg(long = "fault-rate", value_name = "HZ")]
     fault_rate: Option<u64>,
 
@@ -272,6 +282,11 @@ struct RecordArgs {
     #[arg(long = "numa-balancing", value_name = "MODE", default_value = "leave",
           value_parser = PossibleValuesParser::new(["leave", "on"]))]
     numa_balancing: String,
+    /// Most resident pages (4 KiB) one placement scan records; 0 turns the scan off. Beyond it
+    /// pages get no row in the trace (a warning and the manifest say so; numa_maps still counts
+    /// them per mapping). About 120 bytes of recorder memory per page at the peak.
+    #[arg(long = "scan-max-pages", value_name = "N", default_value_t = DEFAULT_SCAN_MAX_PAGES)]
+    scan_max_pages: u64,
 
     /// The command to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
@@ -367,6 +382,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         uncore: Some(!args.no_uncore),
         kill_on_stop: Some(args.kill_on_stop),
         numa_balancing: Some(args.numa_balancing.clone()),
+        scan_max_pages: Some(args.scan_max_pages),
     };
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
     opts.command_line = std::env::args().collect();
@@ -389,7 +405,8 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         RecordError::Usage(m) => (EXIT_USAGE, m),
         e => (EXIT_RUNTIME, e.to_string()),
     })?;
-    // Problems found while finishing (an allocation-site file that could not be read).
+    // Warnings not shown at the start: found while recording (the placement scan's limit) or
+    // finishing (an allocation-site file that could not be read).
     for w in s.warnings.iter().filter(|w| !shown.contains(*w)) {
         eprintln!("numascope: warning: {w}");
     }
@@ -410,7 +427,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         };
         eprintln!(
             "numascope: recorded {:.2} s of pid {} (stop: {}{exit})\n\
-             numascope:   threads {}, pages {}, samples {}, lost samples {}\n\
+             numascope:   threads {}, pages {} (resident at the last placement scan, or seen in a fault sample), samples {}, lost samples {}\n\
              numascope:   page-fault sampling: {}\n\
              numascope:   damon: {}\n\
              numascope:   wrote {} ({})\n\

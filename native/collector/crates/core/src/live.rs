@@ -11,7 +11,8 @@
 //!   launching).
 //! - `totals.faultsByNode` of the final window = `samples.node` counted per node (the node of
 //!   the first move_pages answer for the sample's page, -1 if none), duplicates aside.
-//! - `totals.pages` of the final window = rows of `pages`; `totals.pagesByNode` = `pages.node`
+//! - `totals.pages` (every page the placement scan found resident at its last complete scan,
+//!   plus the pages fault samples saw) of the final window = rows of `pages`; `totals.pagesByNode` = `pages.node`
 //!   counted per node, except pages that move_pages never answered: live counts them under -1,
 //!   the trace may give them their region's numa_maps node (the manifest notes say how many).
 //! - `threadsSeen` of the final window = threads seen in samples or in /proc by the live

@@ -374,7 +374,7 @@ fn metric_capabilities(
         m(
             "page-placement",
             "measured",
-            "numa_maps snapshots per mapping and move_pages queries per faulted page".into(),
+            "numascope record: a scan of every resident page (pagemap + move_pages), numa_maps snapshots per mapping, move_pages queries per faulted page".into(),
         );
     } else {
         m("page-placement", "unavailable", short(&src("procfs").reason));

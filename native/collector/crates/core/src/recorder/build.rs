@@ -153,8 +153,9 @@ fn threads_table(inp: &BuildInput<'_>) -> (Threads, HashMap<i32, usize>) {
     (out, tindex)
 }
 
-/// Pages in first-touch order, with the node rule's fallback to the region's numa_maps node;
-/// and the row of each tracked page.
+/// Pages in first-touch order (pages no fault saw, found by the placement scan, last, by
+/// address), with the node rule's fallback to the region's numa_maps node; and the row of each
+/// tracked page (-1: a page only an earlier scan found, freed since, which gets no row).
 fn pages_table(inp: &mut BuildInput<'_>, tindex: &HashMap<i32, usize>) -> (Pages, Vec<i32>) {
     let p = &inp.procfs;
     let rmap = RegionMap::new(&p.regions);
@@ -164,9 +165,9 @@ fn pages_table(inp: &mut BuildInput<'_>, tindex: &HashMap<i32, usize>) -> (Pages
         (0..rp.time_us.len()).map(|i| (rp.region[i] as usize, rp.page_size[i])).collect()
     };
     let tracked = &inp.pages.pages;
-    let mut page_order: Vec<usize> = (0..tracked.len()).collect();
+    let mut page_order: Vec<usize> = (0..tracked.len()).filter(|&i| inp.pages.kept(&tracked[i])).collect();
     page_order.sort_by_key(|&i| (tracked[i].first_time_ns, tracked[i].addr));
-    let mut page_index = vec![0i32; tracked.len()];
+    let mut page_index = vec![-1i32; tracked.len()];
     let mut out = Pages::default();
     let mut fallback_used = 0usize;
     let mut unknown_nodes = 0usize;

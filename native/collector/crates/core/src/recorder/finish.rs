@@ -50,6 +50,8 @@ impl Session {
         // Adaptive fault sampling: how far the kernel raised the period.
         let max_period = raw.iter().map(|f| f.period).max().unwrap_or(1);
         let subsampled = raw.iter().filter(|f| f.period > 1).count();
+        let touches = raw.iter().filter(|f| f.kind == crate::sources::pagefault::FaultKind::Touch);
+        let (touch_samples, touch_weight) = touches.fold((0u64, 0u64), |(n, w), f| (n + 1, w + f.period.max(1)));
         let numa_snapshots = fin.procfs.numa_maps_snapshots;
         let mut notes = std::mem::take(&mut self.notes);
         let mut trace = build_trace(BuildInput {
@@ -68,10 +70,14 @@ impl Session {
         // After the command was reaped, so that the shim's files are complete.
         self.alloc.collect(&mut trace, self.start_ns, self.pid, &mut self.warnings, &mut self.notes);
         self.sample_notes();
+        let scan_notes = self.scan.notes();
+        self.notes.extend(scan_notes.iter().cloned());
         let counts = (max_period, subsampled, duration_us, numa_snapshots);
-        let tally = self.add_source_rows(&mut trace, &fin.mem_page_nodes, counts);
+        let mut tally = self.add_source_rows(&mut trace, &fin.mem_page_nodes, counts);
+        (tally.touch_samples, tally.touch_weight) = (touch_samples, touch_weight);
         trace.manifest = self.manifest(&tally, &stop, exit.as_ref().map(|(c, _)| *c), fin.applied_plans);
         let mut warnings: Vec<String> = self.warnings.iter().map(|w| w.0.clone()).collect();
+        warnings.extend(scan_notes);
         let damon_summary =
             crate::sources::damon::add_to_trace(&mut trace, fin.damon.as_ref(), &DamonConfig::default(), &mut warnings);
         let size =
@@ -133,17 +139,20 @@ impl Session {
         self.drain_faults(end_ns);
         self.absorb();
         let mut mem_page_nodes = HashMap::new();
-        if self.exited.is_none() && procfs::process_alive(&self.roots.proc, self.pid, self.start_ticks) {
+        let alive = self.exited.is_none() && procfs::process_alive(&self.roots.proc, self.pid, self.start_ticks);
+        self.scan.finish(&mut self.seen.pages, self.start_ns, alive);
+        if alive {
             mem_page_nodes = self.query_all_pages();
         }
         self.emit_live(end_ns.saturating_sub(self.start_ns) / 1000, true);
         Final { damon, procfs, applied_plans, end_ns, mem_page_nodes }
     }
 
-    /// Queries every tracked page again, and the pages only the PMU saw (their nodes returned).
+    /// Queries every tracked page again (but those the scan at the stop placed), and the pages
+    /// only the PMU saw (their nodes returned).
     fn query_all_pages(&mut self) -> HashMap<u64, i8> {
         let pages = &mut self.seen.pages;
-        pages.query_all(self.pid);
+        pages.query_all(self.pid, self.scan.last_at_stop());
         let mut addrs: Vec<u64> =
             self.mem.raw.iter().map(|m| m.addr & !4095).filter(|a| !pages.index.contains_key(a)).collect();
         addrs.sort_unstable();
@@ -256,7 +265,7 @@ impl Session {
     fn sample_notes(&mut self) {
         self.notes.push(
             "node rule: samples.node = node reported by the first move_pages query after the fault (-1 if none answered); \
-             pages.node = last node move_pages reported (all pages are queried again at the end while the process is alive); \
+             pages.node = last node move_pages reported, by a query of a faulted page or by the placement scan of every resident page (capture.pageScan; at the end the process, while alive, is scanned again and the other pages queried again); \
              a page never answered gets the node of its region's last numa_maps snapshot when all that region's pages were on one node, else -1"
                 .into(),
         );
@@ -301,6 +310,8 @@ impl Session {
             duration_us,
             lost: self.faults.sampler.as_ref().map(|s| s.lost).unwrap_or(0),
             numa_snapshots,
+            touch_samples: 0,
+            touch_weight: 0,
         }
     }
 }

@@ -21,6 +21,9 @@ pub(super) struct Tally {
     /// Fault samples the kernel lost.
     pub(super) lost: u64,
     pub(super) numa_snapshots: u64,
+    /// First-touch fault samples, and the faults they stand for (sum of their periods).
+    pub(super) touch_samples: u64,
+    pub(super) touch_weight: u64,
 }
 
 impl Tally {
@@ -126,6 +129,7 @@ impl Session {
                 lost_samples: t.lost,
                 sample_count: 0,
                 notes,
+                page_scan: self.scan.facts(),
             },
             process: Some(ProcessInfo {
                 pid: self.pid,
@@ -318,6 +322,7 @@ impl Session {
     fn capabilities(&self, t: &Tally, used_sources: &[SourceStatus]) -> Vec<Capability> {
         let mut caps = self.probe.capture_capabilities();
         self.first_touch_capability(t, &mut caps);
+        self.placement_capability(&mut caps);
         crate::sources::uncore::update_capabilities(&mut caps, &self.uncore, self.opts.uncore);
         if t.counter_rows > 0 && self.opts.counters == CounterChoice::Core {
             for (metric, what) in [("ipc", "instructions / cycles"), ("l3-mpki", "llc-misses per 1000 instructions")] {
@@ -344,9 +349,10 @@ impl Session {
     fn first_touch_capability(&self, t: &Tally, caps: &mut [Capability]) {
         let (adaptive, fault_period) = (self.adaptive(), self.fault_period());
         let rate = self.opts.fault_rate_hz;
+        let (seen, weight) = (t.touch_samples, t.touch_weight);
         if !adaptive && fault_period > 1 {
-            set(caps, "first-touch", None, format!(
-                "software page-fault sampling, one fault in {fault_period}: a page's first touch is known only when its fault was sampled (about 1 page in {fault_period}); page placement (numa_maps) is unaffected"
+            set(caps, "first-touch", Some("estimated"), format!(
+                "sampled: page-fault sampling, one fault in {fault_period}: {seen} first touches seen, standing for about {weight} by their weights; a page's first-touching thread is known only when its fault was sampled (about 1 page in {fault_period}); page placement is unaffected (the placement scan covers every resident page)"
             ));
         }
         if (!adaptive && fault_period == 1) || (adaptive && t.max_period <= 1) {
@@ -358,11 +364,35 @@ impl Session {
             set(caps, "first-touch", None, reason);
         }
         if adaptive && t.max_period > 1 {
-            set(caps, "first-touch", None, format!(
-                "adaptive page-fault sampling (at most about {rate} samples/s per thread): while the program faulted faster, faults were sampled ({} samples stood for up to {} faults each), so a page's first touch is known only when its fault was sampled; record with --fault-period 1 for every first touch; page placement (numa_maps) is unaffected",
+            set(caps, "first-touch", Some("estimated"), format!(
+                "sampled: adaptive page-fault sampling (at most about {rate} samples/s per thread): while the program faulted faster, faults were sampled ({} samples stood for up to {} faults each): {seen} first touches seen, standing for about {weight} by their weights; a page's first-touching thread is known only when its fault was sampled; record with --fault-period 1 for every first touch; page placement is unaffected (the placement scan covers every resident page)",
                 t.subsampled, t.max_period
             ));
         }
+    }
+
+    /// page-placement: measured by an exhaustive scan of the resident pages when one completed.
+    fn placement_capability(&self, caps: &mut [Capability]) {
+        let Some(f) = self.scan.facts() else { return };
+        if !caps.iter().any(|c| c.metric == "page-placement" && c.status == "measured") {
+            return;
+        }
+        if f.scans == 0 {
+            let why = f.error.clone().unwrap_or_else(|| "the process exited before a scan completed".into());
+            set(caps, "page-placement", None, format!(
+                "numa_maps snapshots per mapping and move_pages queries of the pages fault samples saw; the placement scan of every resident page did not complete ({why})"
+            ));
+            return;
+        }
+        let nodes: Vec<String> = f.resident_pages_by_node.iter().map(|n| format!("node {}: {}", n.node, n.pages)).collect();
+        set(caps, "page-placement", Some("measured"), format!(
+            "exhaustive scan of resident pages (pagemap + move_pages, {} scans, the last {}): {} pages resident ({}){}; numa_maps snapshots per mapping",
+            f.scans,
+            if f.last_scan_at_stop { "at the stop".to_string() } else { format!("at {:.1} s (the process exited before the stop)", f.last_scan_us.unwrap_or(0) as f64 / 1e6) },
+            f.resident_pages,
+            nodes.join(", "),
+            if f.limit_hit { format!("; capped at {} pages: pages beyond have no row (see the notes)", f.page_limit) } else { String::new() },
+        ));
     }
 
     /// memory-accesses, access-latency, data-source: from the PMU, from hinting faults, or why not.

@@ -25,12 +25,17 @@
 //!
 //! [`record`], [`record_with`] and [`record_observed`] run all the phases.
 //!
+//! Which pages have rows: every page a fault sample saw, and every page the placement scan
+//! (placement_scan.rs) found resident at its last complete scan: at the start of an attached
+//! recording, periodically, and at the stop.
+//!
 //! Node of a page (`pages.node`, `samples.node`):
 //! - While the capture runs, pages seen in new fault samples are queried with `move_pages`
 //!   (nodes = NULL) every 20 ms (or the polling interval if shorter); a sample's `node` is the answer of the first
 //!   query after its fault (the node the page landed on), or -1 if no query answered.
-//! - At the end, if the process is still alive, every page is queried again: `pages.node` is the
-//!   last node a query reported (last known).
+//! - The placement scan asks the node of every resident page; at the end, if the process is
+//!   still alive, it scans once more and the pages it did not find are queried again:
+//!   `pages.node` is the last node a query or scan reported (last known).
 //! - A launched command that already exited cannot be queried (its address space is gone). For a
 //!   page no query ever answered, `pages.node` falls back to the last numa_maps snapshot of the
 //!   page's region when all of that region's pages were on a single node, else -1. The manifest
@@ -51,6 +56,7 @@ mod manifest;
 mod open;
 pub mod options;
 mod pages;
+mod placement_scan;
 mod session;
 
 pub use launch::{install_cleanup_on_exit_signals, install_signal_handlers, resolve_program, signal_received};

@@ -10,6 +10,7 @@ use super::balancing::BalancingGuard;
 use super::launch::{resolve_program, spawn_stopped, tostop_warning, try_reap};
 use super::options::{CounterChoice, FaultEventChoice, NumaBalancingChoice, RecordOptions, Target, MAX_CAPTURE};
 use super::pages::PageTracker;
+use super::placement_scan::PageScanner;
 use super::session::{Clock, Faults, Live, Mem, Seen, Session};
 use super::{RecordError, Warning};
 use crate::privileges::{perf_open_error, Privileges};
@@ -389,6 +390,8 @@ impl Session {
             poller: Some(poller),
             damon,
             seen: Seen { raw: Vec::new(), pages: PageTracker::default(), ..Default::default() },
+            // An attached process's pages were faulted in before: scan them at once.
+            scan: PageScanner::new(pid, &roots.proc, opts.scan_max_pages, started.attached),
             live,
             clock: Clock {
                 t0: now,

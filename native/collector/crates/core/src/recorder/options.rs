@@ -49,6 +49,10 @@ pub struct RecordLimits {
     pub mem_rate_hz: Limit,
     /// Live window length, ms (serve's WebSocket, the Node binding's `onWindow`).
     pub window_ms: Limit,
+    /// Most resident pages one placement scan records (4 KiB pages; 0: no scan). The scan reads
+    /// where every resident page of the target sits (recorder/placement_scan.rs); beyond this
+    /// many, pages get no row and the manifest says so (numa_maps still counts them per region).
+    pub scan_max_pages: Limit,
     /// Values of the fault event option; the first is the default.
     pub fault_events: [&'static str; 3],
     /// Values of the per-thread counter option; the first is the default.
@@ -62,6 +66,8 @@ pub const RECORD_LIMITS: RecordLimits = RecordLimits {
     fault_rate_hz: Limit { min: 100, max: 1_000_000, default: Some(DEFAULT_FAULT_RATE_HZ) },
     mem_rate_hz: Limit { min: 1, max: 100_000, default: Some(crate::sources::pmu::DEFAULT_MEM_RATE_HZ) },
     window_ms: Limit { min: 10, max: 60_000, default: Some(250) },
+    // 4 Mi pages = 16 GiB resident: about 200 MiB of recorder memory and a second of scan at most.
+    scan_max_pages: Limit { min: 0, max: 1 << 26, default: Some(1 << 22) },
     fault_events: ["auto", "software", "tracepoint"],
     counter_sets: ["core", "software", "off"],
 };
@@ -128,6 +134,8 @@ pub struct RecordOptions {
     /// their call stacks (`--no-alloc-sites` turns it off; docs/alloc-sites.md). Ignored when
     /// attaching: the capability `allocation-sites` then says why there are none.
     pub alloc_sites: bool,
+    /// Most resident pages a placement scan records (`--scan-max-pages`; 0: no scan).
+    pub scan_max_pages: u64,
 }
 
 /// What [`RecordOptions::numa_balancing`] does with /proc/sys/kernel/numa_balancing.
@@ -230,6 +238,7 @@ impl RecordOptions {
             kill_on_stop: false,
             numa_balancing: NumaBalancingChoice::Leave,
             alloc_sites: true,
+            scan_max_pages: l.scan_max_pages.default.unwrap_or(0),
         }
     }
 
@@ -255,6 +264,9 @@ impl RecordOptions {
         }
         if !in_ms(self.live_window, &l.window_ms) {
             return Err(OptionError::range(OptionField::Window));
+        }
+        if !l.scan_max_pages.contains(self.scan_max_pages) {
+            return Err(OptionError::range(OptionField::ScanMaxPages));
         }
         match &self.target {
             Target::Attach(pid) if *pid <= 0 => Err(OptionError::range(OptionField::Pid)),
@@ -291,6 +303,7 @@ pub struct RecordRequest {
     pub kill_on_stop: Option<bool>,
     /// `leave` (default) or `on`.
     pub numa_balancing: Option<String>,
+    pub scan_max_pages: Option<u64>,
 }
 
 impl RecordRequest {
@@ -339,11 +352,13 @@ impl RecordRequest {
         let interval_ms = checked(self.interval_ms, &l.interval_ms, F::Interval)?;
         let mem_rate_hz = checked(self.mem_rate_hz, &l.mem_rate_hz, F::MemRate)?;
         let window_ms = checked(self.window_ms, &l.window_ms, F::Window)?;
+        let scan_max_pages = checked(self.scan_max_pages, &l.scan_max_pages, F::ScanMaxPages)?;
         let mut o = RecordOptions::new(self.target()?, self.output.clone());
         o.duration = duration;
         o.interval = Duration::from_millis(interval_ms);
         o.live_window = Duration::from_millis(window_ms);
         o.mem_rate_hz = mem_rate_hz;
+        o.scan_max_pages = scan_max_pages;
         o.fault_event = fault_event;
         o.counters = counters;
         if let Some(n) = self.fault_period {
@@ -396,6 +411,7 @@ pub enum OptionField {
     NumaBalancing,
     /// Not a boolean (serve's JSON, where a value can be of any type).
     KillOnStop,
+    ScanMaxPages,
 }
 
 /// How a front end spells the options, for error messages.
@@ -448,6 +464,7 @@ impl OptionError {
             OptionField::Window => "bad-window",
             OptionField::NumaBalancing => "bad-numa-balancing",
             OptionField::KillOnStop => "bad-kill-on-stop",
+            OptionField::ScanMaxPages => "bad-scan-max-pages",
         }
     }
 
@@ -474,6 +491,7 @@ impl OptionError {
             F::Window => ["--window-ms", "windowMs", "windowMs", "live_window (ms)"],
             F::NumaBalancing => ["--numa-balancing", "numaBalancing", "numaBalancing", "numa_balancing"],
             F::KillOnStop => ["--kill-on-stop", "killOnStop", "killOnStop", "kill_on_stop"],
+            F::ScanMaxPages => ["--scan-max-pages", "scanMaxPages", "scanMaxPages", "scan_max_pages"],
         };
         names[naming as usize]
     }
@@ -515,6 +533,7 @@ impl OptionError {
             (_, F::Window) => int(&l.window_ms),
             (_, F::NumaBalancing) => format!("{n} must be \"leave\" or \"on\""),
             (_, F::KillOnStop) => format!("{n} must be true or false"),
+            (_, F::ScanMaxPages) => int(&l.scan_max_pages),
             (_, F::Target | F::FaultSampling) => format!("give {n}"),
         }
     }

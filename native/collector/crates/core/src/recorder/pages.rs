@@ -1,5 +1,5 @@
-//! The pages seen in fault samples, and the nodes move_pages reports for them (the node rule is in
-//! the module docs of [`super`]).
+//! The pages seen in fault samples or found resident by the placement scan, and the nodes
+//! move_pages reports for them (the node rule is in the module docs of [`super`]).
 
 use std::collections::HashMap;
 
@@ -15,8 +15,14 @@ pub(super) struct PageState {
     pub(super) first_cpu: u32,
     /// Node reported by the first query after the page was seen.
     pub(super) node_first: i8,
-    /// Last node any query reported.
+    /// Last node any query (or scan) reported.
     pub(super) node_last: i8,
+    /// Seen in a fault sample (a first touch or a hinting fault).
+    pub(super) faulted: bool,
+    /// The last complete placement scan that found the page resident (0: none).
+    pub(super) scan_gen: u32,
+    /// The first scan that found it (0: none).
+    pub(super) first_gen: u32,
 }
 
 #[derive(Default)]
@@ -26,6 +32,10 @@ pub(super) struct PageTracker {
     pub(super) unqueried: Vec<usize>,
     pub(super) query_failures: u64,
     pub(super) query_error: Option<String>,
+    /// The last complete placement scan merged in (0: none).
+    pub(super) scan_gen: u32,
+    /// CLOCK_MONOTONIC end of each merged scan, ns (`[g - 1]` for scan g).
+    pub(super) scan_end_ns: Vec<u64>,
 }
 
 impl PageTracker {
@@ -36,6 +46,7 @@ impl PageTracker {
         match self.index.get(&addr) {
             Some(&i) => {
                 let p = &mut self.pages[i];
+                p.faulted = true;
                 if touch && s.time_ns < p.first_time_ns {
                     p.first_time_ns = s.time_ns;
                     p.first_tid = s.tid;
@@ -51,6 +62,9 @@ impl PageTracker {
                     first_cpu: s.cpu,
                     node_first: -1,
                     node_last: -1,
+                    faulted: true,
+                    scan_gen: 0,
+                    first_gen: 0,
                 });
                 self.index.insert(addr, i);
                 self.unqueried.push(i);
@@ -101,9 +115,65 @@ impl PageTracker {
         self.query(pid, &which);
     }
 
-    pub(super) fn query_all(&mut self, pid: i32) {
+    /// Queries every page again, but those the last scan found (when it ran at the stop, so
+    /// their node is already the last one).
+    pub(super) fn query_all(&mut self, pid: i32, skip_scanned: bool) {
         self.unqueried.clear();
-        let which: Vec<usize> = (0..self.pages.len()).collect();
+        let g = self.scan_gen;
+        let which: Vec<usize> =
+            (0..self.pages.len()).filter(|&i| !(skip_scanned && g > 0 && self.pages[i].scan_gen == g)).collect();
         self.query(pid, &which);
+    }
+
+    /// Takes in a complete placement scan: each resident page gets its node (a page not seen
+    /// before becomes a row with no first touch).
+    pub(super) fn merge_scan(&mut self, addrs: &[u64], nodes: &[i8], end_ns: u64) {
+        self.scan_gen += 1;
+        self.scan_end_ns.push(end_ns);
+        let g = self.scan_gen;
+        self.index.reserve(addrs.len().saturating_sub(self.index.len()));
+        for (&addr, &n) in addrs.iter().zip(nodes) {
+            match self.index.get(&addr) {
+                Some(&i) => {
+                    let p = &mut self.pages[i];
+                    if p.node_first < 0 {
+                        p.node_first = n;
+                    }
+                    p.node_last = n;
+                    p.scan_gen = g;
+                }
+                None => {
+                    self.index.insert(addr, self.pages.len());
+                    self.pages.push(PageState {
+                        addr,
+                        first_time_ns: u64::MAX,
+                        first_tid: 0,
+                        first_cpu: 0,
+                        node_first: n,
+                        node_last: n,
+                        faulted: false,
+                        scan_gen: g,
+                        first_gen: g,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether the page was mapped before `time_ns`: seen in an earlier fault sample, or found
+    /// resident by a scan that had ended by then. A fault during or before that scan (its sample
+    /// drained later) is taken for the page's first touch: first touches are what a scan races
+    /// with while a program faults its memory in.
+    pub(super) fn seen_before(&self, addr: u64, time_ns: u64) -> bool {
+        self.index.get(&addr).is_some_and(|&i| {
+            let p = &self.pages[i];
+            p.faulted || (p.first_gen > 0 && self.scan_end_ns[p.first_gen as usize - 1] <= time_ns)
+        })
+    }
+
+    /// A page the trace keeps: seen in a fault sample, or resident at the last complete scan
+    /// (a page only earlier scans found was freed since).
+    pub(super) fn kept(&self, p: &PageState) -> bool {
+        p.faulted || p.scan_gen == self.scan_gen
     }
 }

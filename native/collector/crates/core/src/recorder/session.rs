@@ -11,6 +11,7 @@ use super::launch::{signal_received, try_reap};
 use super::open::hinting_on;
 use super::options::{RecordOptions, MAX_CAPTURE};
 use super::pages::PageTracker;
+use super::placement_scan::PageScanner;
 use super::Warning;
 use crate::decode::mem_sample::MemSample;
 use crate::probe::Probe;
@@ -151,6 +152,8 @@ pub struct Session {
     pub(super) poller: Option<PollerHandle>,
     pub(super) damon: Option<Result<DamonSession, String>>,
     pub(super) seen: Seen,
+    /// The placement scan of every resident page (placement_scan.rs).
+    pub(super) scan: PageScanner,
     pub(super) live: Option<Live>,
     pub(super) clock: Clock,
     /// Problems found while opening; they also go into the manifest notes.
@@ -220,6 +223,7 @@ impl Session {
             self.seen.pages.query_new(self.pid);
             self.clock.next_query = now + self.clock.query_every;
         }
+        self.scan.poll(&mut self.seen.pages, self.start_ns);
         if self.live.as_ref().is_some_and(|l| now >= l.next) {
             if let Some(l) = self.live.as_mut() {
                 l.next = now + self.opts.live_window;
@@ -267,7 +271,7 @@ impl Session {
                 continue;
             }
             // NUMA hinting faults: a not-present fault on a page faulted in before (see classify).
-            s.kind = classify(s.error_code, hinting, seen.pages.index.contains_key(&(s.addr & !4095)));
+            s.kind = classify(s.error_code, hinting, seen.pages.seen_before(s.addr & !4095, s.time_ns));
             seen.pages.add(&s);
             let proc_root = &self.roots.proc;
             seen.tids_in_samples.entry(s.tid).or_insert_with(|| procfs::read_thread_name(proc_root, pid, s.tid));
@@ -339,7 +343,7 @@ impl Session {
         l.done = raw.len();
         let lost =
             if is_final { self.faults.sampler.as_ref().map(|s| s.lost).unwrap_or(0) } else { self.faults.last_lost };
-        let nodes = pages.pages.iter().map(|p| p.node_last);
+        let nodes = pages.pages.iter().filter(|p| pages.kept(p)).map(|p| p.node_last);
         l.agg.emit(end_us, is_final, nodes, lost, &self.roots.proc, &self.cpu_to_node);
     }
 

@@ -74,6 +74,21 @@ pub fn fixture_trace() -> TraceData {
         lost_samples: 7,
         sample_count: 0,
         notes: vec!["fixture: every value is chosen, none is measured".into()],
+        page_scan: Some(PageScan {
+            scans: 3,
+            incomplete_scans: 1,
+            last_scan_us: Some(4_294_967_295),
+            last_scan_at_stop: true,
+            resident_pages: 4_294_967_296,
+            resident_pages_by_node: vec![NodePages { node: 0, pages: 5 }, NodePages { node: 1, pages: 0 }],
+            swapped_pages: 2,
+            unplaced_pages: 1,
+            page_limit: 4_194_304,
+            limit_hit: true,
+            total_scan_ms: 12.5,
+            max_scan_ms: 0.25,
+            error: None,
+        }),
     };
     m.process = Some(ProcessInfo {
         pid: 4242,

@@ -120,6 +120,50 @@ pub struct Capture {
     pub lost_samples: u64,
     pub sample_count: u64,
     pub notes: Vec<String>,
+    /// The placement scan's facts (recorded traces since the scan exists; absent before, and
+    /// in imported or synthetic traces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_scan: Option<PageScan>,
+}
+
+/// `capture.pageScan`: what the recorder's scan of every resident page (/proc/PID/pagemap for
+/// presence, move_pages for the node) found. The counts are 4 KiB pages.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PageScan {
+    /// Complete scans.
+    pub scans: u32,
+    /// Scans cut short (the process exited mid-scan, a read failed): their results were dropped.
+    pub incomplete_scans: u32,
+    /// Start of the last complete scan, µs since the capture start; None when none completed.
+    pub last_scan_us: Option<u32>,
+    /// The last complete scan ran at the stop (the process still lived).
+    pub last_scan_at_stop: bool,
+    /// Pages present with a node at the last complete scan.
+    pub resident_pages: u64,
+    pub resident_pages_by_node: Vec<NodePages>,
+    /// Pages swapped out at the last complete scan (no node).
+    pub swapped_pages: u64,
+    /// Pages present in pagemap that move_pages gave no node at the last complete scan (the
+    /// shared zero page, special mappings, a page freed between the two reads).
+    pub unplaced_pages: u64,
+    /// Most present pages one scan records (`RECORD_LIMITS.scan_max_pages`).
+    pub page_limit: u64,
+    /// A scan stopped at `page_limit`, or at the address-space budget: some resident pages have
+    /// no row (the notes say which limit); `region_placements` (numa_maps) still counts them all.
+    pub limit_hit: bool,
+    /// Time all scans took together, and the longest one, ms.
+    pub total_scan_ms: f64,
+    pub max_scan_ms: f64,
+    /// Why the scan did not run or stopped (permissions), if it did.
+    pub error: Option<String>,
+}
+
+/// A count of pages on one node.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct NodePages {
+    pub node: i32,
+    pub pages: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -437,6 +481,7 @@ pub fn empty_manifest() -> Manifest {
             lost_samples: 0,
             sample_count: 0,
             notes: Vec::new(),
+            page_scan: None,
         },
         process: None,
         applied_plans: Vec::new(),
