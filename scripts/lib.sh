@@ -43,11 +43,18 @@ ensure_npm_deps() {
   fi
 }
 
-# Build the collector once (debug for tests, release for the app).
+# Build the collector once. `debug`: the dev profile (optimised: opt-level 1, dependencies 2;
+# native/collector/Cargo.toml) with the tests; `app`: the same profile without the tests, so
+# `npm start` after `npm test` finds everything built and a fresh `npm start` builds less;
+# `release`: the packaged desktop app.
 build_collector() {
   local profile="${1:-debug}"
   log "building the collector ($profile)"
-  if [ "$profile" = release ]; then
+  if [ "$profile" = app ]; then
+    (cd "$COLLECTOR" && cargo build --locked --workspace --lib --bins)
+    cp "$COLLECTOR/target/debug/libnumascope_node.so" "$COLLECTOR/crates/node/numascope.node"
+    cp "$COLLECTOR/target/debug/libnumascope_allocshim.so" "$COLLECTOR/crates/node/libnumascope_allocshim.so"
+  elif [ "$profile" = release ]; then
     (cd "$COLLECTOR" && cargo build --release --locked --workspace --bins)
     # The allocation-site shim is a library (cdylib) that `--bins` leaves out.
     (cd "$COLLECTOR" && cargo build --release --locked -p numascope-allocshim --lib)
