@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import {
   analysisJson,
   analyze,
+  allocationObjectInputs,
   buildPlan,
   formatSpeedup,
   getPolicy,
@@ -356,6 +357,10 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       const trace = loadTrace(path);
       const result = analyze(trace, { ...optionsOf(args) });
       const chosen = result.policies[0]!;
+      // A recording with allocation sites also gets object entries (and thread pins that name
+      // their thread by creation order and name): the same plan then serves `numascope run
+      // --plan` at the program's next launch, where addresses and tids differ.
+      const objects = allocationObjectInputs(trace);
       // The plan reaches the policy's headline placement: its steady state (converged placement) by default.
       const plan = buildPlan(trace, chosen.replay, {
         createdAt: new Date().toISOString(),
@@ -363,6 +368,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         seed: result.seed,
         placement: chosen.placement,
         placementLabel: result.headline === 'steady-state' ? 'steady-state (converged) placement' : 'final placement',
+        ...(objects.length > 0 ? { objects, threadIdentity: 'order-and-name' as const } : {}),
       });
       if (result.estimate) {
         plan.source.summary =
@@ -370,7 +376,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
           plan.source.summary;
       }
       writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
-      print(`wrote ${args.out}`);
+      print(`wrote ${args.out}${plan.objects ? ` (${plan.objects.length} allocation sites for numascope run --plan)` : ''}`);
       return 0;
     }
     default:

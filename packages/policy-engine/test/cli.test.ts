@@ -188,6 +188,21 @@ describe('numascope-analyze', () => {
     expect(JSON.parse(out).policies[0].pagesToMove).toBeGreaterThan(0);
   });
 
+  it('plan of a recording with allocation sites adds object entries for numascope run --plan', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'numascope-plan-'));
+    const out = join(dir, 'plan.json');
+    const result = await cli('plan', SAMPLE('recorded-alloc-sites'), '--policy', 'first-touch', '-o', out);
+    expect(result.status).toBe(0);
+    expect(result.out).toMatch(/wrote .*plan\.json \(4 allocation sites for numascope run --plan\)/);
+    const plan = JSON.parse(readFileSync(out, 'utf8'));
+    expect(plan.objects).toHaveLength(4);
+    expect(plan.objects[0].frames[0].module).toMatch(/alloc_sites$/);
+    // A trace without allocation tables gets none.
+    const plain = join(dir, 'plain.json');
+    expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '-o', plain)).status).toBe(0);
+    expect(JSON.parse(readFileSync(plain, 'utf8')).objects).toBeUndefined();
+  });
+
   it('plan writes a plan for one policy, and names what is missing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'numascope-plan-'));
     const out = join(dir, 'plan.json');

@@ -10,3 +10,4 @@ export {
   type ObjectEntryOptions,
   type PagesInRange,
 } from './objects.js';
+export { allocationObjectInputs } from './objects-from-trace.js';

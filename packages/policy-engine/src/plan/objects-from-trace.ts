@@ -1,0 +1,38 @@
+/**
+ * The plan builder's allocation input (objects.ts, AllocationObjectInput) from a trace's
+ * allocation tables (format v2: allocations, alloc_stacks, alloc_frames, alloc_modules): one row
+ * per recorded allocation that has a site, its physical frames from the site outwards (inlined
+ * frames, which share their physical frame's address, folded into it).
+ */
+import { describeFrame, objectColumns } from '../trace/objects.js';
+import type { Trace } from '../trace/types.js';
+import type { AllocationFrameInput, AllocationObjectInput } from './objects.js';
+
+export function allocationObjectInputs(trace: Trace): AllocationObjectInput[] {
+  const o = objectColumns(trace);
+  if (!o) return [];
+  const out: AllocationObjectInput[] = [];
+  for (let a = 0; a < o.count; a++) {
+    const stack = o.stack[a]!;
+    const site = o.site[a]!;
+    if (stack < 0 || site < 0 || stack + 1 >= o.stackStart.length) continue;
+    const end = o.stackStart[stack + 1]!;
+    let k = o.stackStart[stack]!;
+    while (k < end && o.stackFrames[k] !== site) k++;
+    const frames: AllocationFrameInput[] = [];
+    let previous = '';
+    for (; k < end; k++) {
+      const f = o.stackFrames[k]!;
+      const m = o.frames.module[f]!;
+      // A frame in no known module cannot be found again in another run: the stack ends there.
+      if (m < 0 || o.modules.path[m] == null) break;
+      const key = `${m}:${o.frames.moduleOffset[f]}`;
+      if (key === previous) continue;
+      previous = key;
+      frames.push({ module: o.modules.path[m]!, buildId: o.modules.buildId[m] || null, offset: BigInt(o.frames.moduleOffset[f]!) });
+    }
+    if (frames.length === 0) continue;
+    out.push({ site: describeFrame(o, site), frames, start: BigInt(o.address[a]!), end: BigInt(o.address[a]! + o.size[a]!) });
+  }
+  return out;
+}
