@@ -162,13 +162,15 @@ pub fn machine_json(topo: &Topology, cal: &Calibration) -> Value {
     machine
 }
 
-/// A stable key for "this machine": cpu model, node count, memory per node (MiB, rounded down
-/// to 256 MiB so that a few pages reserved differently at boot do not change it) and kernel.
+/// A stable key for "this machine": cpu model, node count, memory per node (GiB, rounded
+/// to the nearest GiB so that a few MiB reserved differently at boot do not change it) and kernel.
 pub fn fingerprint(topo: &Topology) -> String {
     let mems: Vec<String> =
-        topo.nodes.iter().map(|n| n.memory_bytes.map_or("?".into(), |b| ((b >> 20) / 256 * 256).to_string())).collect();
+        // Rounded to the nearest GiB: MemTotal moves by a few MiB from boot to boot (reserved
+        // memory), and nominal sizes sit on power-of-two boundaries that rounding down would split.
+        topo.nodes.iter().map(|n| n.memory_bytes.map_or("?".into(), |b| ((b + (1 << 29)) >> 30).to_string())).collect();
     let key = format!(
-        "cpu={}|nodes={}|mem_mib={}|kernel={}",
+        "cpu={}|nodes={}|mem_gib={}|kernel={}",
         topo.cpu_model.as_deref().unwrap_or("?"),
         topo.nodes.len(),
         mems.join(","),
