@@ -18,6 +18,11 @@ export const hexAddress = z.string().regex(/^0x[0-9a-fA-F]+$/, 'a hexadecimal ad
 export const nodePages = z.record(z.string().regex(/^\d+$/, 'a node id key'), count);
 export type NodePages = z.infer<typeof nodePages>;
 
+// No code generated from strings: the app runs under Content-Security-Policies without
+// 'unsafe-eval' (numascope serve, the desktop app), where zod's compiled fast path (and even its
+// probe for it) is refused. Schemas here parse small objects; the interpreted path is fast enough.
+z.config({ jitless: true });
+
 /** `{ code, message }`: every API error and a failed recording's error. */
 export const errorBody = z.strictObject({ code: z.string(), message: z.string() });
 export type ErrorBody = z.infer<typeof errorBody>;

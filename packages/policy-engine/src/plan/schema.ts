@@ -11,6 +11,11 @@ export const CURRENT_PLAN_VERSION = 1;
 /** Page ranges are aligned to this many bytes (the base page). */
 export const PLAN_PAGE_BYTES = 4096;
 
+// No code generated from strings: the app runs under Content-Security-Policies without
+// 'unsafe-eval' (numascope serve, the desktop app), where zod's compiled fast path (and even its
+// probe for it) is refused. Schemas here parse small objects; the interpreted path is fast enough.
+z.config({ jitless: true });
+
 /**
  * The limits of docs/plan-format.md, the same as the Rust consumer's (`apply/plan.rs`; a test
  * reads both): a plan past them is refused here, before it reaches `numascope apply` or the

@@ -10,6 +10,11 @@ import { TraceError } from './errors.js';
 import { DEFAULT_TRACE_LIMITS, MAX_CPU_ID, MAX_DURATION_US, MAX_NODE_ID, type TraceLimits } from './limits.js';
 import { TABLE_NAMES, TRACE_FORMAT_NAME, type TraceManifest } from './types.js';
 
+// No code generated from strings: the app runs under Content-Security-Policies without
+// 'unsafe-eval' (numascope serve, the desktop app), where zod's compiled fast path (and even its
+// probe for it) is refused. Schemas here parse small objects; the interpreted path is fast enough.
+z.config({ jitless: true });
+
 const int = z.number().int();
 const nonNegInt = int.nonnegative();
 const u64String = z.string().regex(/^\d{1,20}$/, 'a decimal integer string');

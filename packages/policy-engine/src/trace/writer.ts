@@ -23,8 +23,8 @@ import {
   Uint64,
   Utf8,
   makeData,
+  makeVector,
   tableToIPC,
-  vectorFromArray,
   type Data,
   type DataType,
 } from 'apache-arrow';
@@ -266,7 +266,7 @@ function buildColumn(table: TableName, spec: ColumnSpec, values: ColumnValues, d
       throw new TraceWriteError('column-type', `${where}: utf8 needs an array of strings, got ${describe(values)}`);
     }
     checkStrings(where, values, spec.nullable === true);
-    return vectorFromArray(values, new Utf8()).data[0] as Data;
+    return utf8Data(values as ReadonlyArray<string | null>);
   }
   return buildDictionaryColumn(where, spec, values, dictionaryId);
 }
@@ -375,8 +375,36 @@ function buildDictionaryColumn(where: string, spec: ColumnSpec, values: ColumnVa
     length: indices.length,
     nullCount: 0,
     data: indices,
-    dictionary: vectorFromArray(dictionary, new Utf8()),
+    dictionary: makeVector(utf8Data(dictionary)),
   } as never);
+}
+
+/**
+ * A utf8 column built directly from its buffers (offsets, UTF-8 bytes, validity bitmap).
+ * Arrow's builders (vectorFromArray) compile their null check with `new Function`, which a strict
+ * Content-Security-Policy (numascope serve's, the desktop app's: no 'unsafe-eval') refuses; the
+ * upgrader builds empty tables with this writer while a page reads an older trace.
+ */
+function utf8Data(values: ReadonlyArray<string | null>): Data<Utf8> {
+  const encoder = new TextEncoder();
+  const encoded = values.map((v) => (v === null ? null : encoder.encode(v)));
+  const offsets = new Int32Array(values.length + 1);
+  let total = 0;
+  encoded.forEach((e, i) => {
+    total += e ? e.length : 0;
+    offsets[i + 1] = total;
+  });
+  const bytes = new Uint8Array(total);
+  encoded.forEach((e, i) => {
+    if (e) bytes.set(e, offsets[i]!);
+  });
+  let nullCount = 0;
+  const validity = new Uint8Array(Math.ceil(values.length / 8));
+  values.forEach((v, i) => {
+    if (v === null) nullCount++;
+    else validity[i >> 3]! |= 1 << (i & 7);
+  });
+  return makeData({ type: new Utf8(), length: values.length, nullCount, nullBitmap: nullCount > 0 ? validity : null, valueOffsets: offsets, data: bytes });
 }
 
 // ---------------------------------------------------------------------------------------------
