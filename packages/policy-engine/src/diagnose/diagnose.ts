@@ -72,6 +72,8 @@ export interface Fix {
   text: string;
   /** Whether a placement plan can carry it (interleave/move of the object's pages, thread pins). */
   planable: boolean;
+  /** Pages the fix interleaves or replicates (page-interleave, replicate): those of the object used from several nodes. */
+  pages?: number[];
   /** Pages and nodes a plan would move (block-wise: each page to its owner thread's node). */
   pageNodes?: { page: number; node: number }[];
   /** Threads and the node each would be pinned to (node slot). */
@@ -305,11 +307,13 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     let sharedPages = 0;
     let usedPages = 0;
     const ownerOf: Array<{ page: number; thread: number }> = [];
+    const sharedList: number[] = [];
     for (const p of objPages[obj]!) {
       if (pageSlotMask[p] === 0) continue;
       usedPages++;
       if (bits(pageSlotMask[p]!) > 1) {
         sharedPages++;
+        sharedList.push(p);
         sharedRemote += pageRemote[p]!;
       }
       const m = pageThreadAcc.get(p);
@@ -349,9 +353,10 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
         noPrediction: NOT_PREDICTED,
       };
     } else if (storeShare <= opt.readMostlyStoreShare) {
-      fix = { kind: 'replicate', text: `a copy of the read-mostly object per node (${(storeShare * 100).toFixed(1)}% stores): a code change, no plan can replicate`, planable: false, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
+      fix = { kind: 'replicate', text: `a copy of the read-mostly object per node (${(storeShare * 100).toFixed(1)}% stores): a code change, no plan can replicate`, planable: false, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
     } else {
-      fix = { kind: 'page-interleave', text: `interleave the object's ${object.pages.length} pages over the nodes`, planable: true, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
+      // Only the pages used from several nodes: a page one node uses stays where it is.
+      fix = { kind: 'page-interleave', text: `interleave the object's ${sharedList.length} pages used from several nodes over the nodes${sharedList.length < object.pages.length ? ` (of its ${object.pages.length} pages)` : ''}`, planable: true, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
     }
     remoteIssues.push({
       id: `${kind}:${object.allocation >= 0 ? `a${object.allocation}` : `r${object.region}`}`,
@@ -545,3 +550,48 @@ function cacheLineIssues(
   }
   return out.sort((x, y) => y.score - x.score).slice(0, opt.maxPerKind);
 }
+
+/** How far above its threshold an issue is (score / threshold): the rank across kinds whose scores have different units. */
+export function issueSeverity(issue: Issue): number {
+  return issue.threshold > 0 ? issue.score / issue.threshold : issue.score;
+}
+
+/** Issues ranked by severity (score over its threshold), highest first. */
+export function rankedIssues(d: Diagnosis): Issue[] {
+  return d.issues.slice().sort((a, b) => issueSeverity(b) - issueSeverity(a) || a.id.localeCompare(b.id));
+}
+
+/** The diagnosis as plain JSON (the CLI's `diagnose --json` and the app's Worker answer): issues ranked, page lists as counts. */
+export function diagnosisJson(d: Diagnosis) {
+  return {
+    durationMs: d.durationMs,
+    thresholds: d.options,
+    cacheLine: d.cacheLine,
+    notes: d.notes,
+    issues: rankedIssues(d).map((i, k) => ({
+      rank: k + 1,
+      id: i.id,
+      kind: i.kind,
+      score: i.score,
+      threshold: i.threshold,
+      severity: Math.round(issueSeverity(i) * 100) / 100,
+      scoreUnit: i.scoreUnit,
+      text: i.text,
+      site: i.object?.site ?? null,
+      stack: i.object?.stack ?? [],
+      object: i.object ? { label: i.object.label, allocation: i.object.allocation, region: i.object.region, address: i.object.address, size: i.object.size, pages: i.object.pages.length } : null,
+      threads: i.threads,
+      fix: {
+        kind: i.fix.kind,
+        text: i.fix.text,
+        planable: i.fix.planable,
+        predictedSpeedup: i.fix.predictedSpeedup,
+        noPrediction: i.fix.noPrediction,
+        threadCounts: i.fix.threadCounts ?? null,
+      },
+      evidence: i.evidence,
+    })),
+  };
+}
+
+export type DiagnosisJson = ReturnType<typeof diagnosisJson>;

@@ -34,7 +34,7 @@ function predict(input: ReplayInput, ctx: FixContext, pageNode: Int16Array, repl
 function fixPlacement(issue: Issue, input: ReplayInput, base: Placement): { pageNode: Int16Array; replicated: Uint8Array; threadNode: Int16Array | null } | string {
   const pageNode = base.pageNode.slice();
   const replicated = base.replicated.slice();
-  const pages = (issue.object?.pages ?? []).filter((p) => p < input.pageCount);
+  const pages = (issue.fix.pages ?? issue.object?.pages ?? []).filter((p) => p < input.pageCount);
   const nodes = input.machine.nodeCount;
   switch (issue.fix.kind) {
     case 'page-interleave':
