@@ -13,9 +13,12 @@ import { EngineRefusal, Progress } from './EngineParts';
 
 type IssueJson = DiagnosisJson['issues'][number];
 
-/** The analysis the diagnosis comes with: the baseline only (each fix's gain is against it), whole recording, own machine. */
+/**
+ * The analysis the diagnosis comes with: the baseline only (each fix's gain is against it: observed,
+ * or first-touch when nothing was observed, so both are asked for), whole recording, own machine.
+ */
 function diagnosisRequest(estimate: boolean, base: string | null) {
-  return { ...engineRequest(null, estimate, null, base), policies: [] as string[] };
+  return { ...engineRequest(null, estimate, null, base), policies: base ? [base] : ['observed', 'first-touch'] };
 }
 
 const KIND_LABEL: Record<IssueJson['kind'], string> = {
