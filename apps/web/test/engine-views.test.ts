@@ -130,3 +130,22 @@ describe('engine in the Worker (run.ts)', () => {
     expect(r.view.estimateAuto).toBe(false);
   });
 });
+
+describe('diagnosis in the Worker', () => {
+  it('a baseline-only analysis carries the engine diagnosis of the whole recording, ranked, with fix gains', () => {
+    const trace = load('shared-readmostly.numascope');
+    const { view } = runAnalysis(trace, { policies: ['observed', 'first-touch'], machine: null, estimate: false, windowMs: null, range: null, baseline: null });
+    expect(view.diagnosis).not.toBeNull();
+    const first = view.diagnosis!.issues[0]!;
+    expect(first.kind).toBe('page-sharing');
+    expect(first.fix.kind).toBe('replicate');
+    expect(first.fix.predictedSpeedup).toBeGreaterThan(1);
+    expect(view.diagnosis!.cacheLine.available).toBe(false);
+  });
+  it('with a time range there is no diagnosis, with the reason', () => {
+    const trace = load('shared-readmostly.numascope');
+    const { view } = runAnalysis(trace, { policies: [], machine: null, estimate: false, windowMs: null, range: { fromUs: 0, toUs: 500_000 }, baseline: null });
+    expect(view.diagnosis).toBeNull();
+    expect(view.diagnosisNote).toMatch(/whole recording/);
+  });
+});

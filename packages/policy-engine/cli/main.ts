@@ -8,6 +8,11 @@ import { basename } from 'node:path';
 import {
   analysisJson,
   analyze,
+  diagnoseAnalysis,
+  diagnosisJson,
+  DIAGNOSE_DEFAULTS,
+  type DiagnoseOptions,
+  type DiagnosisJson,
   allocationObjectInputs,
   buildPlan,
   formatSpeedup,
@@ -46,6 +51,8 @@ usage:
   numascope-analyze analyze TRACE [options]         metrics per policy
   numascope-analyze compare TRACE_A TRACE_B [options]  the same for two traces, with B − A
   numascope-analyze plan TRACE --policy NAME -o plan.json   a placement plan (docs/plan-format.md)
+  numascope-analyze diagnose TRACE [options]        NumaPerf-style issues ranked by score, with
+                                                    allocation site, fix and the fix's predicted gain
   numascope-analyze presets [--json]                machine presets
 
 options:
@@ -71,6 +78,7 @@ options:
                           can run. auto (the default): the estimate exactly when the trace has no
                           access samples, said in the output (ESTIMATED) and the JSON
                           (estimate: "uniform"); uniform: the same; off: refuse such a trace
+  --threshold NAME=N      diagnose: change a threshold (repeatable): ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}
   --json | --markdown     output format (default: a text table)
   -o FILE                 output file (plan; for analyze/compare: instead of stdout)
 `;
@@ -93,10 +101,11 @@ interface Args {
   steadyState?: boolean;
   format: 'text' | 'json' | 'markdown';
   out?: string;
+  thresholds: DiagnoseOptions;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text', accessEstimate: 'auto' };
+  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text', accessEstimate: 'auto', thresholds: {} };
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
@@ -141,6 +150,15 @@ function parseArgs(argv: string[]): Args {
       }
       case '--steady-state': args.steadyState = true; break;
       case '--no-steady-state': args.steadyState = false; break;
+      case '--threshold': {
+        const raw = value(i++, a);
+        const m = /^([A-Za-z]+)=(.+)$/.exec(raw);
+        const v = m ? Number(m[2]) : Number.NaN;
+        if (!m || !(m[1]! in DIAGNOSE_DEFAULTS)) throw new UsageError(`--threshold must be NAME=N with NAME one of ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}; got "${raw}"`);
+        if (!Number.isFinite(v) || v < 0) throw new UsageError(`--threshold ${m[1]} must be a number ≥ 0, got "${m[2]}"`);
+        (args.thresholds as Record<string, number>)[m[1]!] = v;
+        break;
+      }
       case '--json': args.format = 'json'; break;
       case '--markdown': args.format = 'markdown'; break;
       case '-o': case '--output': args.out = value(i++, a); break;
@@ -284,6 +302,29 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   return out.join('\n');
 }
 
+function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseline: string }, markdown: boolean): string {
+  const out: string[] = [];
+  const gain = (f: DiagnosisJson['issues'][number]['fix']) => (f.predictedSpeedup !== null ? `predicted ${formatSpeedup(f.predictedSpeedup)} vs ${json.baseline}` : `no prediction: ${f.noPrediction}`);
+  out.push(markdown ? `## Diagnosis of ${json.trace.file}` : `diagnosis of ${json.trace.file} (${json.durationMs.toFixed(1)} ms)`);
+  if (json.issues.length === 0) out.push('no issue above its threshold');
+  if (markdown && json.issues.length > 0) {
+    out.push('', '| # | issue | score (threshold) | site | fix | planable | gain |', '| --- | --- | --- | --- | --- | --- | --- |');
+    for (const i of json.issues) out.push(`| ${i.rank} | ${i.kind} | ${i.score} ${i.scoreUnit} (${i.threshold}) | ${i.site ?? '–'} | ${i.fix.kind}: ${i.fix.text} | ${i.fix.planable ? 'yes' : 'no'} | ${gain(i.fix)} |`);
+    out.push('');
+  }
+  for (const i of json.issues) {
+    if (markdown) {
+      out.push(`### ${i.rank}. ${i.kind}`, `- ${i.text}`, ...(i.stack.length > 0 ? [`- stack: ${i.stack.join(' ← ')}`] : []));
+      continue;
+    }
+    out.push(`${i.rank}. ${i.kind} score ${i.score} ${i.scoreUnit} (threshold ${i.threshold})`, `   ${i.text}`);
+    if (i.site) out.push(`   site: ${i.site}${i.stack.length > 1 ? ` (stack: ${i.stack.join(' ← ')})` : ''}`);
+    out.push(`   fix: ${i.fix.kind}: ${i.fix.text}${i.fix.planable ? ' [planable]' : ''}`, `   ${gain(i.fix)}`);
+  }
+  for (const n of json.notes) out.push(markdown ? `- note: ${n}` : `note: ${n}`);
+  return out.join('\n');
+}
+
 function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: ReturnType<typeof analysisJson> } {
   const trace = loadTrace(path);
   const result = analyze(trace, optionsOf(args));
@@ -379,8 +420,20 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       print(`wrote ${args.out}${plan.objects ? ` (${plan.objects.length} allocation sites for numascope run --plan)` : ''}`);
       return 0;
     }
+    case 'diagnose': {
+      if (args.files.length !== 1) throw new UsageError(`diagnose takes one TRACE, got ${args.files.length}`);
+      if (args.machine) throw new UsageError('diagnose reads the trace on its own machine: drop --machine (the fixes name the recorded nodes)');
+      const path = args.files[0]!;
+      const trace = loadTrace(path);
+      // Only the baseline (either default) is replayed: each fix's gain is its own placement against it.
+      const options = optionsOf(args);
+      const result = analyze(trace, { ...options, policies: options.baseline ? [options.baseline] : ['observed', 'first-touch'] });
+      const json = { trace: { file: basename(path), origin: trace.manifest.origin.kind }, baseline: result.baseline, ...diagnosisJson(diagnoseAnalysis(trace, result, args.thresholds)) };
+      emit(args.format === 'json' ? JSON.stringify(json, null, 2) : diagnosisReport(json, args.format === 'markdown'));
+      return 0;
+    }
     default:
-      throw new UsageError(`unknown command "${args.command}"; commands: analyze, compare, plan, presets (--help for usage)`);
+      throw new UsageError(`unknown command "${args.command}"; commands: analyze, compare, plan, diagnose, presets (--help for usage)`);
   }
 }
 

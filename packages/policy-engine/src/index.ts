@@ -107,3 +107,5 @@ export {
 } from './policies/index.js';
 export * from './plan/index.js';
 export * from './recommend/index.js';
+export * from './diagnose/index.js';
+export { diagnoseAnalysis } from './analyze/diagnose-analysis.js';

@@ -229,3 +229,33 @@ describe('numascope-analyze', () => {
     expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave')).err).toMatch(/plan needs -o plan\.json/);
   });
 });
+
+describe('numascope-analyze diagnose', () => {
+  it('--json lists issues ranked with site, fix and predicted gain', async () => {
+    const { status, out } = await cli('diagnose', SAMPLE('shared-readmostly'), '--json');
+    expect(status).toBe(0);
+    const json = JSON.parse(out);
+    expect(Object.keys(json)).toEqual(['trace', 'baseline', 'durationMs', 'thresholds', 'cacheLine', 'notes', 'issues']);
+    expect(json.cacheLine.available).toBe(false);
+    const first = json.issues[0];
+    expect(first.rank).toBe(1);
+    expect(first.kind).toBe('page-sharing');
+    expect(first.site).toBe('load_table');
+    expect(first.fix.kind).toBe('replicate');
+    expect(first.fix.predictedSpeedup).toBeGreaterThan(1);
+    for (let k = 1; k < json.issues.length; k++) expect(json.issues[k].severity).toBeLessThanOrEqual(json.issues[k - 1].severity);
+  });
+  it('--threshold changes a threshold; a bad one is a usage error', async () => {
+    const high = await cli('diagnose', SAMPLE('shared-readmostly'), '--json', '--threshold', 'remoteAccessPerMs=1e9');
+    expect(JSON.parse(high.out).issues).toEqual([]);
+    const bad = await cli('diagnose', SAMPLE('shared-readmostly'), '--threshold', 'nope=3');
+    expect(bad.status).toBe(2);
+    expect(bad.err).toMatch(/--threshold must be NAME=N/);
+  });
+  it('--markdown prints a ranked table', async () => {
+    const { status, out } = await cli('diagnose', SAMPLE('shared-readmostly'), '--markdown');
+    expect(status).toBe(0);
+    expect(out).toMatch(/^## Diagnosis of shared-readmostly.numascope/);
+    expect(out).toMatch(/\| 1 \| page-sharing \|.*\| load_table \| replicate:.*\| no \| predicted /);
+  });
+});

@@ -66,6 +66,15 @@ function predictions(a: AnalysisView, view: string): string[] {
     }
     out.push('');
   }
+  if (view === 'diagnose') {
+    out.push('### Diagnostics', '');
+    if (!a.diagnosis) out.push(a.diagnosisNote ?? 'No diagnosis.');
+    else if (a.diagnosis.issues.length === 0) out.push('No issue above its threshold.');
+    for (const i of a.diagnosis?.issues ?? []) {
+      out.push(`${i.rank}. **${i.kind}** score ${i.score} ${esc(i.scoreUnit)} (threshold ${i.threshold}): ${esc(i.text)}; fix: ${esc(i.fix.text)}${i.fix.predictedSpeedup !== null ? ` (predicted ${formatSpeedup(i.fix.predictedSpeedup)})` : ''}`);
+    }
+    out.push('');
+  }
   return out;
 }
 

@@ -13,7 +13,8 @@
  *   })
  *
  * Optional sample columns: `weight` (default 1), `data_source` (default local-dram / remote-dram
- * by node), `cpu` (default the thread's node's first cpu). Optional page column `address` (hex).
+ * by node), `cpu` (default the thread's node's first cpu), `offset` (byte in the page, default 0),
+ * `event` (default synthetic, page-fault for faults). Optional thread column `name`. Optional page column `address` (hex).
  * Thread nodes and page nodes are kernel node ids.
  */
 import { getPreset } from '../../src/machine/presets.js';
@@ -44,6 +45,11 @@ export interface TextTraceSpec {
   durationUs?: number;
   /** Extra thread_placements rows: `time_us thread node`. */
   placements?: string;
+  /**
+   * Allocations, one per row: `address size site` (address hex, size in bytes, site written
+   * `function@file:line`); each gets a one-frame stack at its site, live for the whole trace.
+   */
+  allocations?: string;
 }
 
 export const PAGE_BASE_ADDRESS = 0x7f00_0000_0000n;
@@ -63,7 +69,7 @@ export function textTrace(spec: TextTraceSpec): Trace {
   c.threads = {
     tid: Int32Array.from(threads, (_, i) => 1000 + i),
     pid: Int32Array.from(threads, () => 1000),
-    name: threads.map((_, i) => `worker-${i}`),
+    name: threads.map((t, i) => t['name'] ?? `worker-${i}`),
     first_seen_us: new Uint32Array(threads.length),
     last_seen_us: new Uint32Array(threads.length),
     migrations: BigInt64Array.from(threads, () => 0n),
@@ -93,9 +99,9 @@ export function textTrace(spec: TextTraceSpec): Trace {
     thread: Uint32Array.from(samples, (s) => Number(s['thread'])),
     cpu: Int16Array.from(samples, (s) => (s['cpu'] !== undefined ? Number(s['cpu']) : firstCpu(threadNode[Number(s['thread'])]!))),
     page: Int32Array.from(samples, (s) => Number(s['page'])),
-    offset: new Uint16Array(samples.length),
+    offset: Uint16Array.from(samples, (s) => Number(s['offset'] ?? 0)),
     op: samples.map((s) => s['op']!),
-    event: samples.map((s) => (s['op'] === 'fault' ? 'page-fault' : 'synthetic')),
+    event: samples.map((s) => s['event'] ?? (s['op'] === 'fault' ? 'page-fault' : 'synthetic')),
     data_source: samples.map((s, i) =>
       s['data_source'] ?? (s['op'] === 'fault' ? 'unknown' : sampleNode[i] === threadNode[Number(s['thread'])] ? 'local-dram' : 'remote-dram'),
     ),
@@ -104,6 +110,38 @@ export function textTrace(spec: TextTraceSpec): Trace {
     latency_cycles: new Uint32Array(samples.length),
     weight: Uint32Array.from(samples, (s) => Number(s['weight'] ?? 1)),
   };
+  const allocs = parseTable(spec.allocations ?? 'address size site');
+  if (allocs.length > 0) {
+    const n = allocs.length;
+    c.allocations = {
+      time_us: new Uint32Array(n),
+      end_us: new BigInt64Array(n).fill(-1n),
+      thread: new Int32Array(n).fill(0),
+      tid: new Int32Array(n).fill(1000),
+      op: allocs.map(() => 'malloc'),
+      end_op: allocs.map(() => 'none'),
+      address: BigUint64Array.from(allocs, (a) => BigInt(a['address']!)),
+      size: BigUint64Array.from(allocs, (a) => BigInt(a['size']!)),
+      sampled: new Int8Array(n),
+      weight_bytes: Float64Array.from(allocs, (a) => Number(a['size'])),
+      stack: Int32Array.from(allocs, (_, i) => i),
+      site: Int32Array.from(allocs, (_, i) => i),
+      region: new Int32Array(n).fill(-1),
+    };
+    c.alloc_stacks = { stack: Uint32Array.from(allocs, (_, i) => i), depth: new Uint16Array(n), frame: Uint32Array.from(allocs, (_, i) => i) };
+    const sites = allocs.map((a) => /^(.*)@(.*):(\d+)$/.exec(a['site']!) ?? ['', a['site']!, 'app.c', '0']);
+    c.alloc_frames = {
+      module: new Int32Array(n).fill(0),
+      module_offset: BigUint64Array.from(allocs, (_, i) => 0x1000n + BigInt(i) * 16n),
+      function: sites.map((m) => m[1]!),
+      function_offset: new BigInt64Array(n),
+      file: sites.map((m) => `/src/${m[2]!}`),
+      line: Int32Array.from(sites, (m) => Number(m[3])),
+      col: new Int16Array(n),
+      inlined: new Int8Array(n),
+    };
+    c.alloc_modules = { path: ['/opt/app'], build_id: ['00ff'] };
+  }
   const manifest = minimalManifest();
   manifest.machine = machine;
   const lastTime = samples.reduce((m, s) => Math.max(m, Number(s['time_us'])), 0);

@@ -7,7 +7,7 @@ import type { MarkdownInput } from '../markdown';
 import { engineRequest } from '../hooks/use-analysis';
 
 /** Views whose Markdown summary carries the policy engine's predictions. */
-const ENGINE_VIEWS = new Set(['traffic', 'compare', 'decisions', 'recommend']);
+const ENGINE_VIEWS = new Set(['traffic', 'compare', 'decisions', 'recommend', 'diagnose']);
 import type { RegionMeta } from '@numascope/policy-engine';
 import { regionRows } from '../selectors/summary';
 import { withoutToken } from '../live/token';

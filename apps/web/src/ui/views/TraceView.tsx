@@ -15,6 +15,7 @@ import { OriginBanner } from './OriginBanner';
 import { ShareBar } from './ShareBar';
 import { ThreadsPanel } from './ThreadsPanel';
 import { RecommendView } from './RecommendView';
+import { DiagnosisSummary, DiagnosticsView } from './DiagnosticsView';
 import { ThreadsView } from './ThreadsView';
 import { TrafficView } from './TrafficView';
 import { TimelinePanel } from './TimelinePanel';
@@ -62,6 +63,8 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         </>
       )}
       <div ref={panel} id="view-panel" role={overview ? 'tabpanel' : undefined} aria-labelledby={overview ? `tab-${view}` : undefined} data-testid={`view-${view}`}>
+        {/* The first screen opens with the findings that matter (engine diagnose), above the timeline. */}
+        {view === 'overview' && overview && <DiagnosisSummary />}
         {overview && (
           <TimelinePanel summary={summary} windows={overview.windows} range={range} onRange={(r) => navigate({ range: r, dec: null })} />
         )}
@@ -85,6 +88,7 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         {view === 'compare' && overview && <CompareView summary={summary} regions={overview.regions} />}
         {view === 'decisions' && overview && <DecisionsView summary={summary} regions={overview.regions} />}
         {view === 'recommend' && overview && <RecommendView source={source} />}
+        {view === 'diagnose' && overview && <DiagnosticsView />}
       </div>
     </div>
   );

@@ -11,6 +11,7 @@ const LABELS: Record<ViewId, string> = {
   compare: 'Compare',
   decisions: 'Decisions',
   recommend: 'Recommendations & plan',
+  diagnose: 'Diagnostics',
 };
 
 /** Views named in the navigation but not built yet (none now; Live is the header's "Live" button). */

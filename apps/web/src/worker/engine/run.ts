@@ -4,8 +4,8 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, accessSampleRows, analyze, buildPlan, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
-import type { AnalysisResult, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, diagnoseAnalysis, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
+import type { AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
  * The manual policy's placement as the Worker gets it (plain JSON): node *indices* of the
@@ -120,6 +120,9 @@ export interface AnalysisView {
   /** Policies asked for that the engine would not run here, with its reason. */
   unavailable: Array<{ policy: string; reason: string }>;
   recommendations: RecommendationView[];
+  /** NumaPerf-style issues of the whole recording with each fix's predicted gain (engine diagnose); null with diagnosisNote saying why. */
+  diagnosis: DiagnosisJson | null;
+  diagnosisNote: string | null;
   /** Whether plans can be built (own machine, a recorded process). */
   planReason: string | null;
 }
@@ -234,6 +237,8 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     policies: result.policies.map((p) => policyView(p, m.links.length, m.nodeCount)),
     unavailable,
     recommendations: [],
+    diagnosis: null,
+    diagnosisNote: null,
     planReason: req.machine ? 'plans are built on the recording’s own machine: remove the machine re-target' : trace.manifest.process ? null : 'the recording names no process (manifest.process is null): a plan needs a pid to target',
   };
   const base = result.policies.find((p) => p.policy === result.baseline);
@@ -262,6 +267,11 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     }));
     recommendationsOf.set(result, recs);
   }
+  // Diagnostics cover the whole recording on its own machine (scores per ms of the recording; fixes name recorded nodes).
+  if (req.range) view.diagnosisNote = 'diagnostics cover the whole recording: clear the time range to see them';
+  else if (req.machine) view.diagnosisNote = 'diagnostics are made on the recording’s own machine: remove the machine re-target';
+  else if (result.estimate) view.diagnosisNote = 'diagnostics need access samples; this analysis is a placement-only estimate';
+  else view.diagnosis = diagnosisJson(diagnoseAnalysis(trace, result));
   return { result, view };
 }
 

@@ -1,0 +1,157 @@
+/**
+ * Diagnostics after NumaPerf (engine diagnose): issues ranked by score over threshold, each with
+ * its allocation site and stack, its fix and the fix's predicted gain; and the short diagnosis
+ * summary the overview shows first. Both read one baseline-only analysis (the Worker computes the
+ * diagnosis with it: run.ts), so they share its cache.
+ */
+import type { DiagnosisJson } from '@numascope/policy-engine';
+import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
+import { useTraceContext } from '../hooks/trace-context';
+import type { TraceContextValue } from '../hooks/trace-context';
+import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { EngineRefusal, Progress } from './EngineParts';
+
+type IssueJson = DiagnosisJson['issues'][number];
+
+/**
+ * The analysis the diagnosis comes with: the baseline only (each fix's gain is against it: observed,
+ * or first-touch when nothing was observed, so both are asked for), whole recording, own machine.
+ */
+function diagnosisRequest(estimate: boolean, base: string | null) {
+  return { ...engineRequest(null, estimate, null, base), policies: base ? [base] : ['observed', 'first-touch'] };
+}
+
+const KIND_LABEL: Record<IssueJson['kind'], string> = {
+  'remote-access': 'Remote access',
+  'page-sharing': 'Page sharing',
+  'false-sharing': 'False sharing',
+  'true-sharing': 'True sharing',
+  'thread-migration': 'Thread migration',
+  'thread-imbalance': 'Thread imbalance',
+};
+
+function gainText(i: IssueJson, baseline: string): string {
+  return i.fix.predictedSpeedup !== null ? `${formatSpeedup(i.fix.predictedSpeedup)} vs ${policyLabel(baseline)}` : `no prediction: ${i.fix.noPrediction ?? ''}`;
+}
+
+/** Where an issue's evidence is: the region in the Memory view, or the thread in the Threads view. */
+function evidence(i: IssueJson, navigate: TraceContextValue['navigate']): { label: string; go: () => void } | null {
+  if (i.object && i.object.region >= 0) return { label: `region ${i.object.region} in Memory`, go: () => navigate({ view: 'memory', region: i.object!.region }) };
+  if (i.threads.length > 0) return { label: `thread ${i.threads[0]} in Threads`, go: () => navigate({ view: 'threads', thread: i.threads[0]! }) };
+  return null;
+}
+
+export function DiagnosticsView() {
+  const { state, navigate } = useTraceContext();
+  const analysis = useAnalysis(diagnosisRequest(state.estimate, state.base));
+  if (analysis.status === 'running') return <Progress state={analysis} />;
+  if ('error' in analysis.outcome) return <EngineRefusal error={analysis.outcome.error} onEstimate={() => navigate({ estimate: true })} />;
+  const a = analysis.outcome.view;
+  const d = a.diagnosis;
+  return (
+    <section className="panel engine-view" data-testid="diagnose-view">
+      <h2>Diagnostics</h2>
+      <p className="ns-muted small">
+        NumaPerf&apos;s issue classes and thresholds: remote accesses per object per ms (&gt; {d?.thresholds.remoteAccessPerMs ?? 1500}), cache-line
+        invalidations per ms per thread (&gt; {d?.thresholds.cacheLineSharing ?? 1}), node changes per thread per second (&gt;{' '}
+        {d?.thresholds.migrationsPerSecond ?? 150}), accesses per thread between thread groups (≥ {d?.thresholds.imbalanceRatio ?? 2}×). Ranked by score over
+        threshold; each fix&apos;s gain is that fix alone replayed against {policyLabel(a.baseline)}.
+      </p>
+      {!d && <p className="notice" data-testid="diagnosis-note">{a.diagnosisNote}</p>}
+      {d && !d.cacheLine.available && (
+        <p className="notice" data-testid="cache-line-unavailable">
+          False and true sharing: unavailable: {d.cacheLine.reason}.
+        </p>
+      )}
+      {d && d.issues.length === 0 && (
+        <p className="ns-muted" data-testid="no-issues">
+          No issue above its threshold.
+        </p>
+      )}
+      {d && d.issues.length > 0 && (
+        <table className="recs-table" data-testid="issues">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">issue</th>
+              <th scope="col">score (threshold)</th>
+              <th scope="col">site</th>
+              <th scope="col">fix</th>
+              <th scope="col">predicted gain</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.issues.map((i) => {
+              const ev = evidence(i, navigate);
+              return (
+                <tr key={i.id} data-testid="issue" data-kind={i.kind} data-score={i.score} data-fix={i.fix.kind} data-speedup={i.fix.predictedSpeedup ?? ''}>
+                  <td>{i.rank}</td>
+                  <td>
+                    <strong>{KIND_LABEL[i.kind]}</strong>
+                    <div className="small">{i.text}</div>
+                    {ev && (
+                      <button type="button" className="link-button small" onClick={ev.go}>
+                        evidence: {ev.label}
+                      </button>
+                    )}
+                  </td>
+                  <td data-value={i.score}>
+                    {i.score} <span className="ns-muted small">{i.scoreUnit} (&gt; {i.threshold})</span>
+                  </td>
+                  <td>
+                    {i.site ?? '–'}
+                    {i.stack.length > 1 && <div className="ns-muted small">{i.stack.join(' ← ')}</div>}
+                  </td>
+                  <td>
+                    {i.fix.text}
+                    <div className="ns-muted small">{i.fix.planable ? 'a plan can carry it (Recommendations & plan)' : 'a code change: no plan can carry it'}</div>
+                  </td>
+                  <td data-value={i.fix.predictedSpeedup ?? ''}>{gainText(i, a.baseline)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** The overview's first lines: the few findings that matter, in words with numbers, each linking to its evidence. */
+export function DiagnosisSummary({ limit = 3 }: { limit?: number }) {
+  const { state, navigate } = useTraceContext();
+  const analysis = useAnalysis(diagnosisRequest(state.estimate, state.base));
+  if (analysis.status === 'running') return <p className="ns-muted small" data-testid="diagnosis-summary-running">Diagnosing…</p>;
+  if ('error' in analysis.outcome) return null;
+  const a = analysis.outcome.view;
+  const d = a.diagnosis;
+  if (!d) return null;
+  const top = d.issues.slice(0, limit);
+  return (
+    <section className="panel" data-testid="diagnosis-summary" aria-label="Diagnosis">
+      <h2>Diagnosis</h2>
+      {top.length === 0 ? (
+        <p>No NUMA issue above NumaPerf&apos;s thresholds in this recording.</p>
+      ) : (
+        <ul>
+          {top.map((i) => {
+            const ev = evidence(i, navigate);
+            return (
+              <li key={i.id} data-testid="diagnosis-finding" data-kind={i.kind}>
+                <strong>{KIND_LABEL[i.kind]}</strong>: {i.text}. Fix: {i.fix.text} ({gainText(i, a.baseline)}).{' '}
+                {ev && (
+                  <button type="button" className="link-button" onClick={ev.go}>
+                    {ev.label}
+                  </button>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <button type="button" className="link-button" data-testid="diagnosis-all" onClick={() => navigate({ view: 'diagnose' })}>
+        All {d.issues.length} issue{d.issues.length === 1 ? '' : 's'} in Diagnostics
+      </button>
+    </section>
+  );
+}

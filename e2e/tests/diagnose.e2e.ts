@@ -1,0 +1,47 @@
+/**
+ * Diagnostics (issue #16): the overview opens with the diagnosis summary, and the Diagnostics view
+ * lists the issues ranked, with the fix and its predicted gain: the same issues and numbers as the
+ * engine's diagnosis of the same file (what `numascope-analyze diagnose --json` prints).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { analyze, diagnoseAnalysis, diagnosisJson, readTrace } from '@numascope/policy-engine';
+import { idleState, screenshot } from '../fixtures/app.js';
+import { SAMPLE_TRACES_DIR } from '../fixtures/expectations.js';
+
+const FILE = 'shared-readmostly.numascope';
+
+function engineDiagnosis() {
+  const trace = readTrace(new Uint8Array(readFileSync(path.join(SAMPLE_TRACES_DIR, FILE))));
+  return diagnosisJson(diagnoseAnalysis(trace, analyze(trace, { policies: ['observed', 'first-touch'] })));
+}
+
+test(`${FILE}: the overview's diagnosis summary and the Diagnostics view show the engine's issues`, async ({ page }) => {
+  const d = engineDiagnosis();
+  expect(d.issues.length).toBeGreaterThan(0);
+  await page.goto(`./?trace=samples/${FILE}`);
+  expect(await idleState(page)).toBe('ready');
+  const summary = page.getByTestId('diagnosis-summary');
+  await expect(summary).toBeVisible();
+  const finding = summary.getByTestId('diagnosis-finding').first();
+  await expect(finding).toHaveAttribute('data-kind', d.issues[0]!.kind);
+  await expect(finding).toContainText(d.issues[0]!.fix.text);
+  await screenshot(page, 'overview-diagnosis-summary');
+
+  await summary.getByTestId('diagnosis-all').click();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page).toHaveURL(/view=diagnose/);
+  const rows = page.getByTestId('issue');
+  await expect(rows).toHaveCount(d.issues.length);
+  for (let k = 0; k < d.issues.length; k++) {
+    const want = d.issues[k]!;
+    const row = rows.nth(k);
+    await expect(row).toHaveAttribute('data-kind', want.kind);
+    await expect(row).toHaveAttribute('data-fix', want.fix.kind);
+    expect(Number(await row.getAttribute('data-score'))).toBeCloseTo(want.score, 6);
+    expect(Number(await row.getAttribute('data-speedup'))).toBeCloseTo(want.fix.predictedSpeedup!, 6);
+  }
+  await expect(page.getByTestId('cache-line-unavailable')).toContainText('IBS or PEBS');
+  await screenshot(page.getByTestId('diagnose-view'), 'view-diagnostics');
+});

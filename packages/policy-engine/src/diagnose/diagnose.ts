@@ -1,0 +1,597 @@
+/**
+ * Diagnostics after NumaPerf (Zhou et al., ISSTA'21): issues per object (an allocation of the
+ * trace's allocation tables, or its region when no recorded allocation holds the page) and per
+ * thread, each with a score, a threshold, the allocation site where known and a fix. The classes,
+ * scores and thresholds are NumaPerf's as published; docs/engine.md ("Diagnostics") states each
+ * definition and where ours differs (sampled accesses instead of instrumented ones).
+ *
+ * This module finds the issues from the trace alone (diagnose). fixes.ts predicts each fix's gain
+ * by simulating that fix alone. It sits beside recommend/: it may import the engine's floors
+ * (trace/, engine/, policies/common, model/), never analyze/'s values (analyze is the top).
+ * Pure, no DOM or Node.
+ */
+import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.js';
+import { allocationStack, describeFrame } from '../trace/objects.js';
+import { queryColumns, type QueryColumns } from '../trace/query-columns.js';
+import type { Trace } from '../trace/types.js';
+
+export const CACHE_LINE = 64;
+/** A fix's noPrediction before predictFixGains has run. */
+export const NOT_PREDICTED = 'not predicted: needs a replay of the trace (predictFixGains)';
+
+/** Thresholds, every one adjustable. Defaults are NumaPerf's published ones where it publishes one. */
+export interface DiagnoseOptions {
+  /** Remote accesses per object per ms above which remote access / page sharing is reported (NumaPerf: 1500). */
+  remoteAccessPerMs?: number;
+  /** False/true sharing: cache-line invalidations on the object per ms, divided by the threads touching it (NumaPerf: > 1). */
+  cacheLineSharing?: number;
+  /** Thread migration: node changes of a thread per second of the recording (NumaPerf's threshold: 150; see docs). */
+  migrationsPerSecond?: number;
+  /** Imbalance: a group's accesses per thread over another group's, at least this ratio (NumaPerf publishes none; default 2). */
+  imbalanceRatio?: number;
+  /** Share of an object's remote accesses on pages used from several nodes above which it is page sharing, not disjoint blocks (default 0.5). */
+  sharedPageShare?: number;
+  /** Store share of an object's accesses at or below which it is read-mostly (replication applies; default 0.05). */
+  readMostlyStoreShare?: number;
+  /** At most this many issues of each kind (highest scores; default 50). */
+  maxPerKind?: number;
+}
+
+export const DIAGNOSE_DEFAULTS: Required<DiagnoseOptions> = {
+  remoteAccessPerMs: 1500,
+  cacheLineSharing: 1,
+  migrationsPerSecond: 150,
+  imbalanceRatio: 2,
+  sharedPageShare: 0.5,
+  readMostlyStoreShare: 0.05,
+  maxPerKind: 50,
+};
+
+export type IssueKind = 'remote-access' | 'page-sharing' | 'false-sharing' | 'true-sharing' | 'thread-migration' | 'thread-imbalance';
+export type FixKind = 'block-wise-interleave' | 'page-interleave' | 'replicate' | 'padding' | 'none' | 'thread-binding' | 'thread-counts';
+
+export interface IssueObject {
+  /** Row of allocations, -1 when the object is a region. */
+  allocation: number;
+  /** Row of regions, -1 unknown. */
+  region: number;
+  label: string;
+  address: number;
+  size: number;
+  /** `function file:line` of the allocation site (or the region's recorded site), null unknown. */
+  site: string | null;
+  /** The allocation's call stack, innermost first, one frame a line. */
+  stack: string[];
+  /** Page rows of the object (every row of pages it holds). */
+  pages: number[];
+}
+
+export interface Fix {
+  kind: FixKind;
+  /** What to do, in words. */
+  text: string;
+  /** Whether a placement plan can carry it (interleave/move of the object's pages, thread pins). */
+  planable: boolean;
+  /** Pages the fix interleaves or replicates (page-interleave, replicate): those of the object used from several nodes. */
+  pages?: number[];
+  /** Pages and nodes a plan would move (block-wise: each page to its owner thread's node). */
+  pageNodes?: { page: number; node: number }[];
+  /** Threads and the node each would be pinned to (node slot). */
+  threadNodes?: { thread: number; node: number }[];
+  /** Suggested thread count per group (thread-counts). */
+  threadCounts?: { group: string; threads: number; suggested: number }[];
+  /** Predicted speedup of this fix alone against the baseline (fixes.ts); null: no placement expresses it, or not predicted. */
+  predictedSpeedup: number | null;
+  /** Why there is no prediction, when there is none. */
+  noPrediction: string | null;
+}
+
+export interface Issue {
+  id: string;
+  kind: IssueKind;
+  score: number;
+  threshold: number;
+  /** What the score counts, with its unit. */
+  scoreUnit: string;
+  /** One sentence with the numbers. */
+  text: string;
+  object: IssueObject | null;
+  threads: number[];
+  fix: Fix;
+  /** Figures behind the score. */
+  evidence: Record<string, number>;
+}
+
+export interface Diagnosis {
+  durationMs: number;
+  /** Whether cache-line (false/true) sharing could be looked for, and why not. */
+  cacheLine: { available: boolean; reason: string | null; pmuSamples: number };
+  issues: Issue[];
+  options: Required<DiagnoseOptions>;
+  notes: string[];
+}
+
+const PMU_EVENTS = new Set(['ibs-op', 'pebs-load', 'pebs-store']);
+
+/** A thread group's name: the thread name without trailing digits and separators (`worker-3` → `worker`). */
+export function threadGroupName(name: string): string {
+  const g = name.replace(/[-_.:#\s]*\d+$/, '');
+  return g.length > 0 ? g : name;
+}
+
+function round(x: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+/** Node slot of each thread over time, from thread_placements (rows sorted by time per thread). */
+function threadTimeline(trace: Trace, cols: QueryColumns): { slotAt: (thread: number, t: number) => number; changes: Int32Array; mostSlot: Int16Array } {
+  const tp = trace.tables.thread_placements;
+  const time = numericColumn<Uint32Array>(tp, 'time_us');
+  const thread = numericColumn<Uint32Array>(tp, 'thread');
+  const node = numericColumn<Int8Array>(tp, 'node');
+  const slotOf = new Map(cols.nodeIds.map((id, i) => [id, i]));
+  const n = cols.threadCount;
+  const per: Array<Array<[number, number]>> = Array.from({ length: n }, () => []);
+  for (let i = 0; i < tp.numRows; i++) {
+    const t = thread[i]!;
+    const s = slotOf.get(node[i]!);
+    if (t < n && s !== undefined) per[t]!.push([time[i]!, s]);
+  }
+  const changes = new Int32Array(n);
+  const mostSlot = new Int16Array(n).fill(-1);
+  for (let t = 0; t < n; t++) {
+    const rows = per[t]!.sort((a, b) => a[0] - b[0]);
+    const dwell = new Float64Array(cols.slots);
+    for (let k = 0; k < rows.length; k++) {
+      if (k > 0 && rows[k]![1] !== rows[k - 1]![1]) changes[t]!++;
+      const end = k + 1 < rows.length ? rows[k + 1]![0] : Math.max(cols.durationUs, rows[k]![0] + 1);
+      dwell[rows[k]![1]]! += Math.max(1, end - rows[k]![0]);
+    }
+    let best = -1;
+    for (let s = 0; s < cols.slots - 1; s++) if (dwell[s]! > 0 && (best < 0 || dwell[s]! > dwell[best]!)) best = s;
+    mostSlot[t] = best;
+  }
+  const slotAt = (t: number, at: number): number => {
+    const rows = per[t];
+    if (!rows || rows.length === 0) return -1;
+    let lo = 0;
+    let hi = rows.length - 1;
+    if (at < rows[0]![0]) return rows[0]![1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (rows[mid]![0] <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return rows[lo]![1];
+  };
+  return { slotAt, changes, mostSlot };
+}
+
+/**
+ * The issues of a trace, highest score first within each kind, kinds in the order remote access,
+ * page sharing, false sharing, true sharing, thread migration, imbalance (then by score overall).
+ */
+export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: QueryColumns): Diagnosis {
+  const opt: Required<DiagnoseOptions> = { ...DIAGNOSE_DEFAULTS, ...options };
+  for (const [k, v] of Object.entries(opt)) {
+    if (!(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw new RangeError(`diagnose option ${k} must be a number ≥ 0, got ${String(v)}`);
+  }
+  const cols = columns ?? queryColumns(trace);
+  const durationMs = Math.max(cols.durationUs, 1) / 1000;
+  const notes: string[] = [];
+  const o = cols.objects;
+  const tl = threadTimeline(trace, cols);
+  const unknownSlot = cols.slots - 1;
+  const s = trace.tables.samples;
+  const op = dictionaryColumn(s, 'op');
+  const storeCode = op.values.indexOf('store');
+  const loadCode = op.values.indexOf('load');
+  const ev = dictionaryColumn(s, 'event');
+  const pmuCode = new Uint8Array(ev.values.length);
+  ev.values.forEach((v, i) => (pmuCode[i] = PMU_EVENTS.has(v) ? 1 : 0));
+  const offset = numericColumn<Uint16Array>(s, 'offset');
+
+  // Objects: allocation rows, then one per region, then "no region".
+  const allocCount = o?.count ?? 0;
+  const noRegion = allocCount + cols.regionCount;
+  const objectOfPage = (p: number): number => {
+    const a = o ? o.pageAllocation[p]! : -1;
+    if (a >= 0) return a;
+    const r = cols.pageRegion[p]!;
+    return r >= 0 ? allocCount + r : noRegion;
+  };
+  const objectOfSample = (i: number, p: number): number => {
+    const a = o ? o.sampleAllocation[i]! : -1;
+    return a >= 0 ? a : objectOfPage(p);
+  };
+  const nObj = noRegion + 1;
+  const objPages: number[][] = Array.from({ length: nObj }, () => []);
+  const pageObj = new Int32Array(cols.pageCount);
+  for (let p = 0; p < cols.pageCount; p++) {
+    pageObj[p] = objectOfPage(p);
+    objPages[pageObj[p]!]!.push(p);
+  }
+
+  // Per sample: accessing slot; per page: accesses per accessing slot and per thread.
+  const remote = new Float64Array(nObj);
+  const accesses = new Float64Array(nObj);
+  const stores = new Float64Array(nObj);
+  const objThreads: Array<Set<number>> = Array.from({ length: nObj }, () => new Set());
+  const pageSlotMask = new Uint32Array(cols.pageCount);
+  const pageRemote = new Float64Array(cols.pageCount);
+  const pageThreadAcc = new Map<number, Map<number, number>>();
+  const threadAcc = new Float64Array(cols.threadCount);
+  let pmuSamples = 0;
+  let accessSamples = 0;
+  for (let i = 0; i < cols.sampleCount; i++) {
+    if (cols.fault[i]) continue;
+    const p = cols.page[i]!;
+    const t = cols.thread[i]!;
+    const w = cols.weight[i]!;
+    accessSamples++;
+    if (pmuCode[ev.codes[i]!]) pmuSamples++;
+    if (t < cols.threadCount) threadAcc[t]! += w;
+    if (p < 0) continue;
+    const obj = objectOfSample(i, p);
+    let from = cols.cpuSlot[i]!;
+    if (from === unknownSlot) from = tl.slotAt(t, cols.time[i]!);
+    const mem = cols.slot[i]!;
+    accesses[obj]! += w;
+    if (op.codes[i] === storeCode) stores[obj]! += w;
+    objThreads[obj]!.add(t);
+    if (from >= 0 && from !== unknownSlot) {
+      pageSlotMask[p]! |= 1 << from;
+      if (mem !== unknownSlot && mem !== from) {
+        remote[obj]! += w;
+        pageRemote[p]! += w;
+      }
+    }
+    const m = pageThreadAcc.get(p) ?? new Map<number, number>();
+    m.set(t, (m.get(t) ?? 0) + w);
+    pageThreadAcc.set(p, m);
+  }
+  const bits = (x: number) => {
+    let c = 0;
+    for (; x; x &= x - 1) c++;
+    return c;
+  };
+
+  const regionSite = stringColumn(trace.tables.regions, 'alloc_site');
+  const regionStart = numericColumn<BigUint64Array>(trace.tables.regions, 'start');
+  const regionEnd = numericColumn<BigUint64Array>(trace.tables.regions, 'end');
+  const describe = (obj: number): IssueObject => {
+    const pages = objPages[obj]!;
+    if (o && obj < allocCount) {
+      const site = o.site[obj]! >= 0 ? describeFrame(o, o.site[obj]!) : null;
+      const stack = allocationStack(o, obj).map((f) => {
+        const where = f.file !== null && f.line >= 0 ? `${f.file.slice(f.file.lastIndexOf('/') + 1)}:${f.line}` : f.module ? `${f.module.slice(f.module.lastIndexOf('/') + 1)}+0x${f.moduleOffset.toString(16)}` : '?';
+        return `${f.function ?? '?'} ${where}`;
+      });
+      return {
+        allocation: obj,
+        region: o.region[obj]!,
+        label: `${o.op.values[o.op.codes[obj]!] ?? 'alloc'} of ${o.size[obj]} B at 0x${o.address[obj]!.toString(16)}${site ? ` (${site})` : ''}`,
+        address: o.address[obj]!,
+        size: o.size[obj]!,
+        site,
+        stack,
+        pages,
+      };
+    }
+    const r = obj < noRegion ? obj - allocCount : -1;
+    const start = r >= 0 ? Number(regionStart[r]!) : 0;
+    const end = r >= 0 ? Number(regionEnd[r]!) : 0;
+    const site = r >= 0 ? (regionSite[r] ?? null) : null;
+    return {
+      allocation: -1,
+      region: r,
+      label: r >= 0 ? `region ${r} at 0x${start.toString(16)}${site ? ` (${site})` : ''}${o ? ', no recorded allocation' : ''}` : 'pages of no known region',
+      address: start,
+      size: end - start,
+      site,
+      stack: [],
+      pages,
+    };
+  };
+
+  const issues: Issue[] = [];
+  const slotNode = (slot: number) => cols.nodeIds[slot];
+
+  // Remote access and page sharing (NumaPerf's page-sharing score is this remote-access score).
+  const remoteIssues: Issue[] = [];
+  for (let obj = 0; obj < nObj; obj++) {
+    const score = remote[obj]! / durationMs;
+    if (!(score > opt.remoteAccessPerMs)) continue;
+    let sharedRemote = 0;
+    let sharedPages = 0;
+    let usedPages = 0;
+    const ownerOf: Array<{ page: number; thread: number }> = [];
+    const sharedList: number[] = [];
+    for (const p of objPages[obj]!) {
+      if (pageSlotMask[p] === 0) continue;
+      usedPages++;
+      if (bits(pageSlotMask[p]!) > 1) {
+        sharedPages++;
+        sharedList.push(p);
+        sharedRemote += pageRemote[p]!;
+      }
+      const m = pageThreadAcc.get(p);
+      if (m) {
+        let best = -1;
+        let bestA = -1;
+        for (const [t, a] of m) if (a > bestA) [best, bestA] = [t, a];
+        ownerOf.push({ page: p, thread: best });
+      }
+    }
+    const sharedShare = remote[obj]! > 0 ? sharedRemote / remote[obj]! : 0;
+    const storeShare = accesses[obj]! > 0 ? stores[obj]! / accesses[obj]! : 0;
+    const object = describe(obj);
+    const threads = [...objThreads[obj]!].sort((a, b) => a - b);
+    const shared = sharedShare > opt.sharedPageShare;
+    const kind: IssueKind = shared ? 'page-sharing' : 'remote-access';
+    const evidence = {
+      remoteAccesses: remote[obj]!,
+      accesses: accesses[obj]!,
+      storeShare: round(storeShare, 3),
+      pagesUsed: usedPages,
+      pagesUsedFromSeveralNodes: sharedPages,
+      remoteShareOnSharedPages: round(sharedShare, 3),
+    };
+    let fix: Fix;
+    if (!shared) {
+      const threadNodes = threads.filter((t) => tl.mostSlot[t]! >= 0).map((t) => ({ thread: t, node: tl.mostSlot[t]! }));
+      const nodeOfThread = new Map(threadNodes.map((x) => [x.thread, x.node]));
+      const pageNodes = ownerOf.filter((x) => nodeOfThread.has(x.thread)).map((x) => ({ page: x.page, node: nodeOfThread.get(x.thread)! }));
+      fix = {
+        kind: 'block-wise-interleave',
+        text: `each thread's block of the object on the thread's node, threads bound to their nodes (${pageNodes.length} pages, ${threadNodes.length} threads)`,
+        planable: true,
+        pageNodes,
+        threadNodes,
+        predictedSpeedup: null,
+        noPrediction: NOT_PREDICTED,
+      };
+    } else if (storeShare <= opt.readMostlyStoreShare) {
+      fix = { kind: 'replicate', text: `a copy of the read-mostly object per node (${(storeShare * 100).toFixed(1)}% stores): a code change, no plan can replicate`, planable: false, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
+    } else {
+      // Only the pages used from several nodes: a page one node uses stays where it is.
+      fix = { kind: 'page-interleave', text: `interleave the object's ${sharedList.length} pages used from several nodes over the nodes${sharedList.length < object.pages.length ? ` (of its ${object.pages.length} pages)` : ''}`, planable: true, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
+    }
+    remoteIssues.push({
+      id: `${kind}:${object.allocation >= 0 ? `a${object.allocation}` : `r${object.region}`}`,
+      kind,
+      score: round(score),
+      threshold: opt.remoteAccessPerMs,
+      scoreUnit: 'remote accesses per ms',
+      text:
+        `${object.label}: ${round(score)} remote accesses/ms (> ${opt.remoteAccessPerMs}); ` +
+        (shared ? `${sharedPages} of its ${usedPages} used pages are used from several nodes (${(sharedShare * 100).toFixed(0)}% of the remote accesses)` : `its pages are each used from one node (${usedPages - sharedPages} of ${usedPages}), by threads on other nodes than the pages`),
+      object,
+      threads,
+      fix,
+      evidence,
+    });
+  }
+  issues.push(...remoteIssues.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));
+
+  // False and true sharing, from PMU samples at cache-line granularity.
+  const cacheLine = pmuSamples > 0
+    ? { available: true, reason: null, pmuSamples }
+    : {
+        available: false,
+        reason:
+          accessSamples === 0
+            ? 'the trace has no access samples (page faults only): cache-line sharing needs load and store samples with addresses (IBS or PEBS)'
+            : 'the access samples are not IBS or PEBS records (page faults, NUMA hinting faults or synthetic rows): they carry no reliable byte offset, so false and true sharing cannot be told apart',
+        pmuSamples: 0,
+      };
+  if (cacheLine.available) issues.push(...cacheLineIssues(cols, { op, storeCode, loadCode, ev, pmuCode, offset }, objectOfSample, describe, durationMs, opt));
+  else notes.push(`false/true sharing: unavailable: ${cacheLine.reason}`);
+
+  // Thread migration: node changes per second.
+  const seconds = durationMs / 1000;
+  const migr: Issue[] = [];
+  for (let t = 0; t < cols.threadCount; t++) {
+    const score = tl.changes[t]! / seconds;
+    if (!(score > opt.migrationsPerSecond) || tl.mostSlot[t]! < 0) continue;
+    const node = tl.mostSlot[t]!;
+    migr.push({
+      id: `thread-migration:t${t}`,
+      kind: 'thread-migration',
+      score: round(score),
+      threshold: opt.migrationsPerSecond,
+      scoreUnit: 'node changes per second',
+      text: `thread ${t} changed node ${tl.changes[t]} times in ${round(seconds, 3)} s (${round(score)}/s > ${opt.migrationsPerSecond}/s)`,
+      object: null,
+      threads: [t],
+      fix: { kind: 'thread-binding', text: `bind thread ${t} to node ${slotNode(node)}, where it ran longest`, planable: true, threadNodes: [{ thread: t, node }], predictedSpeedup: null, noPrediction: NOT_PREDICTED },
+      evidence: { nodeChanges: tl.changes[t]!, seconds: round(seconds, 3) },
+    });
+  }
+  issues.push(...migr.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));
+
+  // Imbalance between thread groups (by name).
+  const names = stringColumn(trace.tables.threads, 'name');
+  const groups = new Map<string, { threads: number[]; acc: number }>();
+  for (let t = 0; t < cols.threadCount; t++) {
+    const g = threadGroupName(names[t] ?? `thread-${t}`);
+    const e = groups.get(g) ?? { threads: [], acc: 0 };
+    e.threads.push(t);
+    e.acc += threadAcc[t]!;
+    groups.set(g, e);
+  }
+  const active = [...groups.entries()].filter(([, g]) => g.acc > 0);
+  if (active.length >= 2) {
+    const per = active.map(([name, g]) => ({ name, threads: g.threads, acc: g.acc, perThread: g.acc / g.threads.length }));
+    const hi = per.reduce((a, b) => (b.perThread > a.perThread ? b : a));
+    const lo = per.reduce((a, b) => (b.perThread < a.perThread ? b : a));
+    const ratio = hi.perThread / lo.perThread;
+    if (ratio >= opt.imbalanceRatio && opt.imbalanceRatio > 0) {
+      const totalThreads = per.reduce((a, g) => a + g.threads.length, 0);
+      const totalAcc = per.reduce((a, g) => a + g.acc, 0);
+      const threadCounts = per.map((g) => ({ group: g.name, threads: g.threads.length, suggested: Math.max(1, Math.round((totalThreads * g.acc) / totalAcc)) }));
+      issues.push({
+        id: 'thread-imbalance',
+        kind: 'thread-imbalance',
+        score: round(ratio, 2),
+        threshold: opt.imbalanceRatio,
+        scoreUnit: 'accesses per thread, busiest group over least busy',
+        text: `thread group "${hi.name}" makes ${round(ratio, 2)}× the accesses per thread of "${lo.name}" (${hi.threads.length} vs ${lo.threads.length} threads)`,
+        object: null,
+        threads: [...hi.threads, ...lo.threads],
+        fix: {
+          kind: 'thread-counts',
+          text: `thread counts in proportion to accesses: ${threadCounts.map((c) => `${c.group} ${c.threads} → ${c.suggested}`).join(', ')}`,
+          planable: false,
+          threadCounts,
+          predictedSpeedup: null,
+          noPrediction: 'the engine replays placements, not a different number of threads: no prediction',
+        },
+        evidence: Object.fromEntries(per.map((g) => [`accessesPerThread:${g.name}`, round(g.perThread)])),
+      });
+    }
+  }
+  return { durationMs, cacheLine, issues, options: opt, notes };
+}
+
+interface SampleCodes {
+  op: { codes: ArrayLike<number> };
+  storeCode: number;
+  loadCode: number;
+  ev: { codes: ArrayLike<number> };
+  pmuCode: Uint8Array;
+  offset: ArrayLike<number>;
+}
+
+/**
+ * Per 64-byte line with PMU samples from two or more threads, at least one a store: the
+ * invalidations (a store by a thread after another thread's access to the line, weighted by the
+ * store's weight), split into false sharing (the threads' offsets on the line are disjoint) and
+ * true sharing (two threads touched the same offset). Score per object as NumaPerf's: the
+ * invalidations per ms divided by the threads that touched the object's shared lines.
+ */
+function cacheLineIssues(
+  cols: QueryColumns,
+  c: SampleCodes,
+  objectOfSample: (i: number, p: number) => number,
+  describe: (obj: number) => IssueObject,
+  durationMs: number,
+  opt: Required<DiagnoseOptions>,
+): Issue[] {
+  const rows: number[] = [];
+  for (let i = 0; i < cols.sampleCount; i++) {
+    if (cols.fault[i] || !c.pmuCode[c.ev.codes[i]!] || cols.page[i]! < 0) continue;
+    const o = c.op.codes[i];
+    if (o !== c.storeCode && o !== c.loadCode) continue;
+    rows.push(i);
+  }
+  const lineKey = (i: number) => cols.pageAddress[cols.page[i]!]! + Math.floor(c.offset[i]! / CACHE_LINE) * CACHE_LINE;
+  rows.sort((a, b) => lineKey(a) - lineKey(b) || cols.time[a]! - cols.time[b]! || a - b);
+  const acc = new Map<string, { obj: number; inval: number; threads: Set<number>; lines: number; stores: number }>();
+  for (let k = 0; k < rows.length; ) {
+    const key = lineKey(rows[k]!);
+    let e = k;
+    while (e < rows.length && lineKey(rows[e]!) === key) e++;
+    const threads = new Set<number>();
+    const offsetsBy = new Map<number, Set<number>>();
+    let hasStore = false;
+    for (let j = k; j < e; j++) {
+      const i = rows[j]!;
+      threads.add(cols.thread[i]!);
+      if (c.op.codes[i] === c.storeCode) hasStore = true;
+      const set = offsetsBy.get(c.offset[i]!) ?? new Set<number>();
+      set.add(cols.thread[i]!);
+      offsetsBy.set(c.offset[i]!, set);
+    }
+    if (threads.size >= 2 && hasStore) {
+      let inval = 0;
+      let stores = 0;
+      for (let j = k + 1; j < e; j++) {
+        const i = rows[j]!;
+        if (c.op.codes[i] !== c.storeCode) continue;
+        stores++;
+        if (cols.thread[rows[j - 1]!] !== cols.thread[i]) inval += cols.weight[i]!;
+      }
+      // True sharing: some offset is touched by two threads, with a store among the line's samples.
+      const truly = [...offsetsBy.values()].some((s) => s.size >= 2);
+      const obj = objectOfSample(rows[k]!, cols.page[rows[k]!]!);
+      const id = `${truly ? 'true' : 'false'}:${obj}`;
+      const a = acc.get(id) ?? { obj, inval: 0, threads: new Set<number>(), lines: 0, stores: 0 };
+      a.inval += inval;
+      a.lines++;
+      a.stores += stores;
+      for (const t of threads) a.threads.add(t);
+      acc.set(id, a);
+    }
+    k = e;
+  }
+  const out: Issue[] = [];
+  for (const [id, a] of acc) {
+    const truly = id.startsWith('true');
+    const score = a.inval / durationMs / a.threads.size;
+    if (!(score > opt.cacheLineSharing)) continue;
+    const object = describe(a.obj);
+    const kind: IssueKind = truly ? 'true-sharing' : 'false-sharing';
+    out.push({
+      id: `${kind}:${object.allocation >= 0 ? `a${object.allocation}` : `r${object.region}`}`,
+      kind,
+      score: round(score),
+      threshold: opt.cacheLineSharing,
+      scoreUnit: 'cache-line invalidations per ms per thread',
+      text: `${object.label}: ${a.lines} cache line${a.lines === 1 ? '' : 's'} written and read by ${a.threads.size} threads at ${truly ? 'the same' : 'different'} offsets: ${round(score)} invalidations/ms per thread (> ${opt.cacheLineSharing})`,
+      object,
+      threads: [...a.threads].sort((x, y) => x - y),
+      fix: truly
+        ? { kind: 'none', text: 'true sharing: the threads share the data itself; no layout change removes it (reduce the sharing in the algorithm)', planable: false, predictedSpeedup: null, noPrediction: 'no fix to replay' }
+        : { kind: 'padding', text: 'pad or align the fields each thread writes to separate 64-byte lines', planable: false, predictedSpeedup: null, noPrediction: 'padding is a layout change within pages: no page placement expresses it, so the engine cannot predict it' },
+      evidence: { invalidations: a.inval, lines: a.lines, threads: a.threads.size, storeSamples: a.stores },
+    });
+  }
+  return out.sort((x, y) => y.score - x.score).slice(0, opt.maxPerKind);
+}
+
+/** How far above its threshold an issue is (score / threshold): the rank across kinds whose scores have different units. */
+export function issueSeverity(issue: Issue): number {
+  return issue.threshold > 0 ? issue.score / issue.threshold : issue.score;
+}
+
+/** Issues ranked by severity (score over its threshold), highest first. */
+export function rankedIssues(d: Diagnosis): Issue[] {
+  return d.issues.slice().sort((a, b) => issueSeverity(b) - issueSeverity(a) || a.id.localeCompare(b.id));
+}
+
+/** The diagnosis as plain JSON (the CLI's `diagnose --json` and the app's Worker answer): issues ranked, page lists as counts. */
+export function diagnosisJson(d: Diagnosis) {
+  return {
+    durationMs: d.durationMs,
+    thresholds: d.options,
+    cacheLine: d.cacheLine,
+    notes: d.notes,
+    issues: rankedIssues(d).map((i, k) => ({
+      rank: k + 1,
+      id: i.id,
+      kind: i.kind,
+      score: i.score,
+      threshold: i.threshold,
+      severity: Math.round(issueSeverity(i) * 100) / 100,
+      scoreUnit: i.scoreUnit,
+      text: i.text,
+      site: i.object?.site ?? null,
+      stack: i.object?.stack ?? [],
+      object: i.object ? { label: i.object.label, allocation: i.object.allocation, region: i.object.region, address: i.object.address, size: i.object.size, pages: i.object.pages.length } : null,
+      threads: i.threads,
+      fix: {
+        kind: i.fix.kind,
+        text: i.fix.text,
+        planable: i.fix.planable,
+        predictedSpeedup: i.fix.predictedSpeedup,
+        noPrediction: i.fix.noPrediction,
+        threadCounts: i.fix.threadCounts ?? null,
+      },
+      evidence: i.evidence,
+    })),
+  };
+}
+
+export type DiagnosisJson = ReturnType<typeof diagnosisJson>;

@@ -1,0 +1,2 @@
+export * from './diagnose.js';
+export * from './fixes.js';

@@ -1,0 +1,181 @@
+/**
+ * Diagnostics after NumaPerf: small traces that mirror the classes of its published table
+ * (remote access with disjoint blocks, page sharing, a read-mostly shared object, thread
+ * migration, imbalance between thread types, false and true sharing) must be found with the
+ * published fix kind, and IBS/PEBS records of two threads on one cache line must tell false from
+ * true sharing.
+ */
+import { describe, expect, it } from 'vitest';
+import { analyze } from '../src/analyze/analyze.js';
+import { diagnoseAnalysis } from '../src/analyze/diagnose-analysis.js';
+import { diagnose, threadGroupName, type Diagnosis, type IssueKind } from '../src/diagnose/diagnose.js';
+import { textTrace, PAGE_BASE_ADDRESS } from './helpers/text-trace.js';
+
+const MACHINE = 'amd-opteron-8385-4p';
+const BASE = `0x${PAGE_BASE_ADDRESS.toString(16)}`;
+const DURATION_US = 10_000;
+
+/** Rows of a samples table: for each (thread, page) pair, `n` samples of `weight` spread over the recording. */
+function sampleRows(pairs: Array<{ thread: number; page: number; op?: string; offset?: number; event?: string }>, n = 10, weight = 5000): string {
+  const rows: string[] = ['time_us thread page op weight offset event'];
+  for (let k = 0; k < n; k++) {
+    pairs.forEach((p, i) => {
+      const t = Math.floor(((k * pairs.length + i) * DURATION_US) / (n * pairs.length));
+      rows.push(`${t} ${p.thread} ${p.page} ${p.op ?? 'load'} ${weight} ${p.offset ?? 0} ${p.event ?? 'synthetic'}`);
+    });
+  }
+  return rows.join('\n');
+}
+
+function fourThreads(names?: string[]): string {
+  return ['node name', ...[0, 1, 2, 3].map((t) => `${t} ${names?.[t] ?? `worker-${t}`}`)].join('\n');
+}
+
+/** 16 pages of one allocation (site `build@app.c:42`), all on node 0. */
+const PAGES = ['page node', ...Array.from({ length: 16 }, (_, p) => `${p} 0`)].join('\n');
+const ALLOC = `address size site\n${BASE} 65536 build@app.c:42`;
+
+function kindsOf(d: Diagnosis): IssueKind[] {
+  return d.issues.map((i) => i.kind);
+}
+
+function withGains(trace: ReturnType<typeof textTrace>, windowMs = 100): Diagnosis {
+  const result = analyze(trace, { policies: ['observed'], steadyState: false, windowMs });
+  return diagnoseAnalysis(trace, result);
+}
+
+describe('diagnose: NumaPerf issue classes map to the published fix kinds', () => {
+  it('remote access to disjoint blocks (AMG2006, lulesh) → block-wise interleave with thread binding, planable, gain predicted', () => {
+    const pairs = [0, 1, 2, 3].flatMap((t) => [0, 1, 2, 3].map((k) => ({ thread: t, page: t * 4 + k, op: k === 0 ? 'store' : 'load' })));
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows(pairs), durationUs: DURATION_US, allocations: ALLOC });
+    const d = withGains(trace);
+    const issue = d.issues.find((i) => i.kind === 'remote-access');
+    expect(issue, JSON.stringify(d.issues.map((i) => i.text))).toBeDefined();
+    // 3 remote threads × 4 pages × 10 samples × 5000 accesses over 10 ms.
+    expect(issue!.score).toBe((3 * 4 * 10 * 5000) / 10);
+    expect(issue!.threshold).toBe(1500);
+    expect(issue!.object!.site).toBe('build app.c:42');
+    expect(issue!.object!.stack).toEqual(['build app.c:42']);
+    expect(issue!.fix.kind).toBe('block-wise-interleave');
+    expect(issue!.fix.planable).toBe(true);
+    // Each thread's block goes to its node.
+    expect(issue!.fix.pageNodes!.find((x) => x.page === 9)!.node).toBe(2);
+    expect(issue!.fix.predictedSpeedup).toBeGreaterThan(1);
+    expect(kindsOf(d)).not.toContain('page-sharing');
+  });
+
+  it('pages shared by threads on several nodes, written (bodytrack, fluidanimate) → page interleave', () => {
+    const pairs = [0, 1, 2, 3].flatMap((t) => Array.from({ length: 16 }, (_, p) => ({ thread: t, page: p, op: p % 2 === 0 ? 'store' : 'load' })));
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows(pairs), durationUs: DURATION_US, allocations: ALLOC });
+    const d = withGains(trace);
+    const issue = d.issues.find((i) => i.kind === 'page-sharing');
+    expect(issue).toBeDefined();
+    expect(issue!.evidence['pagesUsedFromSeveralNodes']).toBe(16);
+    expect(issue!.fix.kind).toBe('page-interleave');
+    expect(issue!.fix.planable).toBe(true);
+    expect(issue!.fix.predictedSpeedup).not.toBeNull();
+  });
+
+  it('a read-mostly object shared by several nodes (streamcluster.cpp:1845) → replicate, not planable, gain predicted', () => {
+    const pairs = [0, 1, 2, 3].flatMap((t) => Array.from({ length: 16 }, (_, p) => ({ thread: t, page: p })));
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows(pairs), durationUs: DURATION_US, allocations: ALLOC });
+    const d = withGains(trace);
+    const issue = d.issues.find((i) => i.kind === 'page-sharing')!;
+    expect(issue.fix.kind).toBe('replicate');
+    expect(issue.fix.planable).toBe(false);
+    expect(issue.fix.predictedSpeedup).toBeGreaterThan(1);
+  });
+
+  it('below the threshold nothing is reported, and the threshold is adjustable', () => {
+    const pairs = [{ thread: 1, page: 0 }];
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows(pairs, 10, 100), durationUs: DURATION_US, allocations: ALLOC });
+    expect(diagnose(trace).issues).toEqual([]);
+    const low = diagnose(trace, { remoteAccessPerMs: 50 });
+    expect(low.issues.map((i) => [i.kind, i.score])).toEqual([['remote-access', 100]]);
+    expect(() => diagnose(trace, { remoteAccessPerMs: Number.NaN })).toThrow(/remoteAccessPerMs/);
+  });
+
+  it('without allocation tables the object is the region', () => {
+    const pairs = [{ thread: 1, page: 0 }];
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows(pairs), durationUs: DURATION_US });
+    const issue = diagnose(trace).issues[0]!;
+    expect(issue.object!.allocation).toBe(-1);
+    expect(issue.object!.pages).toHaveLength(16);
+  });
+
+  it('thread migration (lulesh, streamcluster) → thread binding to the node it ran on longest, planable, gain predicted', () => {
+    const moves = ['time_us thread node', ...Array.from({ length: 20 }, (_, k) => `${(k + 1) * 400} 1 ${k % 2 === 0 ? 0 : 1}`)].join('\n');
+    const pairs = [{ thread: 1, page: 0 }, { thread: 1, page: 1 }];
+    const pages = ['page node', '0 1', '1 1'].join('\n');
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages, samples: sampleRows(pairs, 40, 10), durationUs: DURATION_US, placements: moves });
+    // 1 ms windows: the replay sees the thread on node 0 in some of them.
+    const d = withGains(trace, 1);
+    const issue = d.issues.find((i) => i.kind === 'thread-migration')!;
+    expect(issue.threads).toEqual([1]);
+    // 20 node changes in 10 ms = 2000 per second.
+    expect(issue.score).toBe(2000);
+    expect(issue.threshold).toBe(150);
+    expect(issue.fix.kind).toBe('thread-binding');
+    expect(issue.fix.planable).toBe(true);
+    expect(issue.fix.threadNodes).toEqual([{ thread: 1, node: 1 }]);
+    expect(issue.fix.predictedSpeedup).toBeGreaterThan(1);
+  });
+
+  it('imbalance between thread types (dedup, ferret) → thread counts in proportion to accesses, no prediction', () => {
+    const names = ['producer-0', 'worker-1', 'worker-2', 'worker-3'];
+    const pairs = [{ thread: 0, page: 0 }, { thread: 0, page: 1 }, { thread: 0, page: 2 }, { thread: 0, page: 3 }, { thread: 0, page: 4 }, { thread: 0, page: 5 }, { thread: 1, page: 6 }, { thread: 2, page: 7 }, { thread: 3, page: 8 }];
+    const pages = ['page node', ...Array.from({ length: 9 }, (_, p) => `${p} ${p < 6 ? 0 : p - 5}`)].join('\n');
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(names), pages, samples: sampleRows(pairs, 10, 10), durationUs: DURATION_US });
+    const d = withGains(trace);
+    const issue = d.issues.find((i) => i.kind === 'thread-imbalance')!;
+    expect(issue.score).toBe(6);
+    expect(issue.fix.kind).toBe('thread-counts');
+    expect(issue.fix.threadCounts).toEqual([
+      { group: 'producer', threads: 1, suggested: 3 },
+      { group: 'worker', threads: 3, suggested: 1 },
+    ]);
+    expect(issue.fix.predictedSpeedup).toBeNull();
+    expect(issue.fix.noPrediction).toMatch(/no prediction/);
+    expect(threadGroupName('worker_12')).toBe('worker');
+  });
+});
+
+describe('diagnose: false vs true sharing from PMU samples', () => {
+  const pages = ['page node', '0 0'].join('\n');
+  const alloc = `address size site\n${BASE} 4096 counters@stats.c:7`;
+  function sharing(event: string, offsets: [number, number]) {
+    const pairs = [{ thread: 0, page: 0, op: 'store', offset: offsets[0], event }, { thread: 1, page: 0, op: 'store', offset: offsets[1], event }];
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages, samples: sampleRows(pairs, 50, 1), durationUs: DURATION_US, allocations: alloc });
+    return diagnose(trace);
+  }
+  for (const event of ['ibs-op', 'pebs-store']) {
+    it(`${event}: two threads storing to one line at different offsets → false sharing, padding`, () => {
+      const d = sharing(event, [0, 8]);
+      expect(d.cacheLine.available).toBe(true);
+      const issue = d.issues.find((i) => i.kind === 'false-sharing')!;
+      expect(kindsOf(d)).not.toContain('true-sharing');
+      // 99 alternating stores, each after the other thread's: 99 invalidations in 10 ms over 2 threads.
+      expect(issue.score).toBe(5);
+      expect(issue.object!.site).toBe('counters stats.c:7');
+      expect(issue.fix.kind).toBe('padding');
+      expect(issue.fix.planable).toBe(false);
+      expect(issue.fix.noPrediction).toMatch(/no page placement/);
+    });
+    it(`${event}: two threads storing to the same offset → true sharing, no fix`, () => {
+      const d = sharing(event, [16, 16]);
+      const issue = d.issues.find((i) => i.kind === 'true-sharing')!;
+      expect(kindsOf(d)).not.toContain('false-sharing');
+      expect(issue.fix.kind).toBe('none');
+    });
+  }
+  it('different lines of one page are not sharing', () => {
+    const d = sharing('ibs-op', [0, 64]);
+    expect(kindsOf(d).filter((k) => k.endsWith('sharing'))).toEqual([]);
+  });
+  it('with page faults or synthetic samples only, cache-line sharing is unavailable with the reason', () => {
+    const d = sharing('synthetic', [0, 8]);
+    expect(d.cacheLine.available).toBe(false);
+    expect(d.cacheLine.reason).toMatch(/IBS or PEBS/);
+    expect(d.notes.join(' ')).toMatch(/unavailable/);
+  });
+});
