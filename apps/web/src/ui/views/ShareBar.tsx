@@ -134,7 +134,7 @@ export function ShareBar({
           run('Copy link', async () => {
             const link = shareLink(source);
             if (!link) {
-              throw new Error('this trace was opened from a file, so a link cannot carry it: send the trace file (Save trace) instead');
+              throw new Error('this trace was opened from a file, so a link cannot carry it (nor can one carry a live recording without the session token): send the trace file (Save trace) or an HTML report instead');
             }
             await navigator.clipboard.writeText(link);
             setCopied(link);
