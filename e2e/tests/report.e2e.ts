@@ -7,6 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, test } from '@playwright/test';
 import { idleState } from '../fixtures/app.js';
+import { startServe } from '../fixtures/serve.js';
 
 const TRACE = 'recorded-testload-4threads.numascope';
 
@@ -67,4 +68,29 @@ test('the report shell without a trace says so', async ({ page }) => {
   await page.goto('./report.html');
   expect(await idleState(page)).toBe('error');
   await expect(page.getByRole('main')).toContainText('This HTML report has no trace in it');
+});
+
+test('numascope serve serves the report shell, and its CSP lets the app fetch it', async ({ page }) => {
+  // The Export bar's fetch of report.html, from a page served by numascope serve (connect-src 'self').
+  const serve = await startServe();
+  try {
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.goto(`${serve.base}/?token=${serve.token}`);
+    expect(await idleState(page)).toBe('ready');
+    const shell = await page.evaluate(async () => {
+      const r = await fetch('report.html', { cache: 'no-store' });
+      const text = await r.text();
+      return { status: r.status, type: r.headers.get('content-type'), hasSlot: text.includes('id="numascope-report"'), size: text.length };
+    });
+    expect(shell.status).toBe(200);
+    expect(shell.type).toMatch(/^text\/html/);
+    expect(shell.hasSlot).toBe(true);
+    expect(shell.size).toBeGreaterThan(100_000);
+    expect(violations).toEqual([]);
+  } finally {
+    await serve.stop();
+  }
 });
