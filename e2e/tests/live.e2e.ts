@@ -131,3 +131,51 @@ test('record a command live, stop, and open the trace in the views', async ({ pa
   for (const tid of liveTids) expect(traceTids.has(tid)).toBe(true);
   await screenshot(page, 'live-ended');
 });
+
+test('a live recording opens under its own URL: a reload shows the same recording, and Live lists it', async ({ page }) => {
+  test.setTimeout(30_000);
+  await page.goto(`${base}/?token=${token}`);
+  expect(await idleState(page)).toBe('ready');
+  await page.getByTestId('live-command').fill(`${TESTLOAD} --threads 2 --mib 4 --seconds 1`);
+  await page.getByTestId('live-start').click();
+  await expect(page.getByTestId('live-status')).toContainText('Recording…');
+  const id = (await page.getByTestId('live-recording').getAttribute('data-recording'))!;
+  // The command exits by itself; its trace opens in the views, with the recording in the address bar.
+  expect(await finishedLoad(page, 2)).toBe('ready');
+  await expect(page.getByTestId('trace-source')).toHaveText(`numascope-${id}.numascope`);
+  const url = new URL(page.url());
+  expect(url.searchParams.get('recording')).toBe(id);
+  expect(url.searchParams.get('token')).toBe(token);
+  const samples = await valueOf(page.getByTestId('total-samples'));
+  expect(samples).toBeGreaterThan(0);
+
+  await page.reload();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('trace-source')).toHaveText(`numascope-${id}.numascope`);
+  expect(await valueOf(page.getByTestId('total-samples'))).toBe(samples);
+
+  // The Live screen lists it (newest first), and its link reopens it.
+  await page.getByTestId('open-live').click();
+  const item = page.locator(`[data-testid="live-recent-item"][data-id="${id}"]`);
+  await expect(item).toHaveAttribute('data-status', 'finished');
+  await expect(page.getByTestId('live-recent-item').first()).toHaveAttribute('data-id', id);
+  await item.getByTestId('live-recent-open').click();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('trace-source')).toHaveText(`numascope-${id}.numascope`);
+  expect(await valueOf(page.getByTestId('total-samples'))).toBe(samples);
+});
+
+test('the attach list hides kernel threads unless asked, and searches by name', async ({ page }) => {
+  await page.goto(`${base}/?token=${token}`);
+  expect(await idleState(page)).toBe('ready');
+  await page.getByTestId('live-mode-pid').check();
+  const options = page.getByTestId('live-process').locator('option');
+  // kthreadd (pid 2) is a kernel thread on every Linux machine.
+  await expect(options.filter({ hasText: /^2 kthreadd/ })).toHaveCount(0);
+  await page.getByTestId('live-show-kernel').check();
+  await expect(options.filter({ hasText: /^2 kthreadd/ })).toHaveCount(1);
+  await page.getByTestId('live-show-kernel').uncheck();
+  // By name: the server itself is "numascope".
+  await page.getByTestId('live-filter').fill('NUMASCOPE');
+  await expect(options.filter({ hasText: new RegExp(`^${server!.pid} numascope`) })).toHaveCount(1);
+});

@@ -9,7 +9,7 @@ import { rustExample } from '@numascope/protocol/fixtures';
 import { splitArgv } from '../src/ui/live/argv';
 import { LiveSession } from '../src/ui/live/session';
 import { tokenFromSearch, withoutToken } from '../src/ui/live/token';
-import { filterProcesses } from '../src/ui/live/LiveView';
+import { filterProcesses, isKernelThread } from '../src/ui/live/LiveView';
 
 const TOKEN = 'a'.repeat(64);
 const ORIGIN = 'http://127.0.0.1:41873';
@@ -223,6 +223,19 @@ describe('splitArgv / filterProcesses', () => {
     expect(filterProcesses(list, 'INIT').map((p) => p.pid)).toEqual([1]);
     expect(filterProcesses(list, '--big').map((p) => p.pid)).toEqual([77]);
     expect(filterProcesses(list, '').length).toBe(2);
+  });
+  it('hides kernel threads (no command line, no RSS) unless asked, and searches them by name when shown', () => {
+    const list = [
+      { pid: 2, name: 'kthreadd', command: [], threads: 1, rssBytes: null, uid: 0, own: false },
+      { pid: 15, name: 'ksoftirqd/0', command: [], threads: 1, rssBytes: null, uid: 0, own: false },
+      { pid: 77, name: 'app', command: ['./app'], threads: 4, rssBytes: 4096, uid: 1, own: true },
+    ];
+    expect(isKernelThread(list[1]!)).toBe(true);
+    expect(isKernelThread(list[2]!)).toBe(false);
+    expect(filterProcesses(list, '').map((p) => p.pid)).toEqual([77]);
+    expect(filterProcesses(list, 'ksoft').map((p) => p.pid)).toEqual([]);
+    expect(filterProcesses(list, 'ksoft', { kernelThreads: true }).map((p) => p.pid)).toEqual([15]);
+    expect(filterProcesses(list, '', { kernelThreads: true }).length).toBe(3);
   });
 });
 

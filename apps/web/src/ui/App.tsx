@@ -26,10 +26,35 @@ import { pageToken } from './live/token';
 import { desktopBridge } from './live/desktop';
 import { desktopShell, openedToFile, parseDesktopCommand, setDesktopOpenHandler } from './live/desktop-shell';
 import type { OpenedTrace } from '@numascope/protocol';
+import { LiveApi, browserDeps } from './live/client';
+import { recordingTraceName } from './live/session';
+import { embeddedTrace, isReport } from './report';
+
+/** This page is a single-file HTML report (report.ts): it opens its embedded trace and needs no server. */
+const REPORT = isReport();
+
+/** The address-bar key of a live recording's trace (?recording=ID, with the serve token). */
+const RECORDING_KEY = 'recording:';
 
 function traceParam(): string | null {
   const value = new URLSearchParams(window.location.search).get('trace');
   return value && value.trim() ? value.trim() : null;
+}
+
+function recordingParam(): string | null {
+  const value = new URLSearchParams(window.location.search).get('recording');
+  return value && /^[0-9a-zA-Z_-]{1,64}$/.test(value) ? value : null;
+}
+
+/**
+ * What the address bar asks to open: a ?trace= URL, or `recording:ID` for a live recording of
+ * this page's numascope serve (?recording=ID&token=…), so a reload reopens it.
+ */
+function locationKey(): string | null {
+  const url = traceParam();
+  if (url) return url;
+  const recording = recordingParam();
+  return recording && pageToken() ? RECORDING_KEY + recording : null;
 }
 
 function liveStart(): boolean {
@@ -39,7 +64,7 @@ function liveStart(): boolean {
 export function App() {
   // The load state (load-state.ts), with a ref that always holds the newest: the async steps of a
   // load read their token from it right after dispatching, and event handlers read the shown URL.
-  const [load, setLoad] = useState<LoadState>(() => initialLoadState(traceParam(), liveStart()));
+  const [load, setLoad] = useState<LoadState>(() => initialLoadState(locationKey() ?? (REPORT ? 'HTML report' : null), liveStart()));
   const loadRef = useRef(load);
   const dispatch = useCallback((e: LoadEvent) => {
     loadRef.current = loadReducer(loadRef.current, e);
@@ -91,9 +116,14 @@ export function App() {
 
   const openUrl = useCallback(
     async (url: string) => {
-      const token = dispatch({ type: 'open-url', url });
+      const recording = url.startsWith(RECORDING_KEY) ? url.slice(RECORDING_KEY.length) : null;
+      const token = dispatch({ type: 'open-url', url, source: recording ? recordingTraceName(recording) : undefined });
       try {
-        const bytes = await fetchTraceBytes(url, (p) => dispatch({ type: 'progress', token, ...p }));
+        const live = pageToken();
+        const bytes =
+          recording && live
+            ? await new LiveApi(live, browserDeps()).trace(recording)
+            : await fetchTraceBytes(url, (p) => dispatch({ type: 'progress', token, ...p }));
         await parse(token, bytes);
       } catch (e) {
         dispatch({ type: 'failed', token, error: toFailure(e) });
@@ -175,36 +205,66 @@ export function App() {
   // "Apply through live mode" in the Recommendations view opens the Live screen.
   useEffect(() => setOpenLiveHandler(() => void dispatch({ type: 'show-live' })), [dispatch]);
 
-  // A finished live recording's trace (downloaded from numascope serve) opens in the normal views.
+  // A finished live recording's trace (downloaded from numascope serve) opens in the normal views,
+  // with ?recording=ID in the address bar (beside the token) so that a reload reopens it.
   useEffect(() => {
-    setTraceHandler(async (name, bytes) => {
+    setTraceHandler(async (name, bytes, recording) => {
       viewStateRef.current = DEFAULT_VIEW_STATE;
       setViewState(DEFAULT_VIEW_STATE);
-      const token = dispatch({ type: 'open-bytes', name, size: bytes.byteLength });
+      const live = pageToken();
+      let url: string | undefined;
+      if (live && recording) {
+        url = RECORDING_KEY + recording;
+        window.history.pushState(null, '', `${window.location.pathname}?token=${encodeURIComponent(live)}&recording=${encodeURIComponent(recording)}`);
+      }
+      const token = dispatch({ type: 'open-bytes', name, size: bytes.byteLength, url });
       await parse(token, bytes);
     });
   }, [dispatch, parse]);
 
-  // ?trace=URL on start and on back/forward.
+  // An HTML report's embedded trace, opened once on start.
+  const openReport = useCallback(async () => {
+    const source = 'HTML report';
+    let embedded: ReturnType<typeof embeddedTrace>;
+    try {
+      embedded = embeddedTrace();
+    } catch (e) {
+      dispatch({ type: 'error', source, error: { code: 'read-failed', message: e instanceof Error ? e.message : String(e) } });
+      return;
+    }
+    if (!embedded?.bytes) {
+      const message = 'This HTML report has no trace in it (it is the empty report shell). Export one from a trace\'s Export bar: "HTML report".';
+      dispatch({ type: 'error', source, error: { code: 'no-trace', message } });
+      return;
+    }
+    const token = dispatch({ type: 'open-bytes', name: embedded.name, size: embedded.bytes.byteLength });
+    await parse(token, embedded.bytes);
+  }, [dispatch, parse]);
+
+  // ?trace=URL (or ?recording=ID) on start and on back/forward; an HTML report's own trace on start.
   useEffect(() => {
     const fromLocation = () => {
-      const url = traceParam();
+      const url = locationKey();
       const state = parseViewState(window.location.search);
       viewStateRef.current = state;
       setViewState(state);
       // Back/forward between screens of the trace on show: only the view state changes.
       if (url === loadRef.current.url) return;
+      if (!url && REPORT) {
+        if (loadRef.current.url === undefined) void openReport();
+        return;
+      }
       if (url) void openUrl(url);
       else dispatch({ type: 'home', live: liveStart() });
     };
     fromLocation();
     window.addEventListener('popstate', fromLocation);
     return () => window.removeEventListener('popstate', fromLocation);
-  }, [openUrl, dispatch]);
+  }, [openUrl, openReport, dispatch]);
 
-  // The sample list, for the landing page.
+  // The sample list, for the landing page (none in an HTML report: it has no server to ask).
   useEffect(() => {
-    if (view.kind !== 'landing' || samples.status !== 'loading') return;
+    if (REPORT || view.kind !== 'landing' || samples.status !== 'loading') return;
     let live = true;
     fetch('samples/index.json')
       .then(async (r) => {
@@ -260,7 +320,7 @@ export function App() {
   }, [openFile]);
 
   // Idle signal, published after the view for the state is on screen.
-  const state: AppState = idleStateOf(load, liveState, samples.status === 'loading');
+  const state: AppState = idleStateOf(load, liveState, !REPORT && samples.status === 'loading');
   useEffect(() => publishState(state), [state, view]);
 
   const traceId = view.kind === 'ready' ? view.overview.traceId : 0;
@@ -280,20 +340,28 @@ export function App() {
     <div className="app">
       <header className="topbar">
         {/* Home keeps the live session: its token stays in this tab's own links (never in shared ones). */}
-        <a href={homeHref()} className="brand" aria-label="numascope home: sample traces">
-          numascope
-        </a>
-        <span className="topbar__tag ns-muted">NUMA memory-placement profiler</span>
+        {REPORT ? (
+          <span className="brand">numascope</span>
+        ) : (
+          <a href={homeHref()} className="brand" aria-label="numascope home: sample traces">
+            numascope
+          </a>
+        )}
+        <span className="topbar__tag ns-muted" data-testid="topbar-tag">
+          {REPORT ? 'HTML report: read-only, no server (Open… still opens a trace file)' : 'NUMA memory-placement profiler'}
+        </span>
         <span className="topbar__spacer" />
-        <button
-          type="button"
-          className="topbar__live"
-          aria-current={view.kind === 'live' ? 'page' : undefined}
-          data-testid="open-live"
-          onClick={() => dispatch({ type: 'show-live' })}
-        >
-          Live
-        </button>
+        {!REPORT && (
+          <button
+            type="button"
+            className="topbar__live"
+            aria-current={view.kind === 'live' ? 'page' : undefined}
+            data-testid="open-live"
+            onClick={() => dispatch({ type: 'show-live' })}
+          >
+            Live
+          </button>
+        )}
         <OpenFileButton onFile={(f) => void openFile(f)} />
       </header>
       <main className="content">

@@ -36,12 +36,18 @@ export interface LoadState {
 }
 
 export type LoadEvent =
-  /** A ?trace= URL starts downloading. */
-  | { type: 'open-url'; url: string }
+  /**
+   * A ?trace= URL (or a live recording's `recording:ID`, the ?recording= parameter) starts
+   * downloading; `source` names it on screen when it is not the URL itself.
+   */
+  | { type: 'open-url'; url: string; source?: string }
   /** A picked or dropped file starts being read. */
   | { type: 'open-file'; name: string; size: number }
-  /** Bytes already in hand (a live recording's trace) go straight to the Worker. */
-  | { type: 'open-bytes'; name: string; size: number }
+  /**
+   * Bytes already in hand (a live recording's trace, an HTML report's embedded trace) go straight
+   * to the Worker; `url` is the address-bar key that reopens them (`recording:ID`), if any.
+   */
+  | { type: 'open-bytes'; name: string; size: number; url?: string }
   /** Download progress of load `token`. */
   | { type: 'progress'; token: number; loadedBytes: number; totalBytes: number | null }
   /** Load `token` has its bytes; the Worker parses them. */
@@ -83,11 +89,11 @@ function current(s: LoadState, token: number): string | null {
 export function loadReducer(s: LoadState, e: LoadEvent): LoadState {
   switch (e.type) {
     case 'open-url':
-      return { ...s, token: s.token + 1, source: e.url, url: e.url, screen: { kind: 'loading', source: e.url, phase: 'fetching', loadedBytes: 0, totalBytes: null } };
+      return { ...s, token: s.token + 1, source: e.source ?? e.url, url: e.url, screen: { kind: 'loading', source: e.source ?? e.url, phase: 'fetching', loadedBytes: 0, totalBytes: null } };
     case 'open-file':
       return { ...s, token: s.token + 1, source: e.name, url: null, screen: { kind: 'loading', source: e.name, phase: 'reading', loadedBytes: 0, totalBytes: e.size } };
     case 'open-bytes':
-      return { ...s, token: s.token + 1, source: e.name, url: null, screen: { kind: 'loading', source: e.name, phase: 'parsing', loadedBytes: e.size, totalBytes: e.size } };
+      return { ...s, token: s.token + 1, source: e.name, url: e.url ?? null, screen: { kind: 'loading', source: e.name, phase: 'parsing', loadedBytes: e.size, totalBytes: e.size } };
     case 'progress': {
       const source = current(s, e.token);
       if (source === null) return s;

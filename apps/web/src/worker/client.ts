@@ -3,6 +3,7 @@
  * sent as a protocol.ts message and its reply matched by id. It runs on the UI thread but knows
  * nothing of the UI: views reach it through the trace context (ui/hooks/trace-context.tsx).
  */
+import { createTraceWorker } from './create-worker';
 import type { TraceAnswer, TraceQuery } from '@numascope/policy-engine';
 import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
 import { LoadError } from './protocol';
@@ -46,7 +47,7 @@ export class TraceWorkerClient {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./trace.worker.ts', import.meta.url), { type: 'module' });
+    const worker = createTraceWorker();
     worker.onmessage = (e: MessageEvent<WorkerReply>) => {
       if (e.data.type === 'progress') {
         this.progress.get(e.data.id)?.({ done: e.data.done, total: e.data.total });

@@ -8,7 +8,9 @@ import { CapabilityList, formatBytes, formatCount, formatDurationUs, nodeColor }
 import type { AppState } from '../idle';
 import { endReason, recordingOf } from './machine';
 import type { LiveState } from './machine';
-import type { LiveWindow, NodeCount, ProcessInfo } from '@numascope/protocol';
+import type { LiveWindow, NodeCount, ProcessInfo, Recording as RecordingInfo } from '@numascope/protocol';
+import { LiveApi } from './client';
+import { pageToken } from './token';
 import { splitArgv } from './argv';
 import type { LiveSession } from './session';
 import { liveLoop, liveSession } from './store';
@@ -91,6 +93,9 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
       {recordingOf(p) && (p.kind === 'running' || p.kind === 'stopping' || p.kind === 'downloading' || p.kind === 'ended' || p.kind === 'gone' || p.kind === 'failed') && (
         <Recording state={state} session={session} />
       )}
+      {session.client instanceof LiveApi && p.kind !== 'unauthorized' && p.kind !== 'unreachable' && p.kind !== 'connecting' && (
+        <RecentRecordings api={session.client} phase={p.kind} />
+      )}
       {loop && <LoopPanel loop={loop} busy={p.kind === 'starting' || p.kind === 'running' || p.kind === 'stopping' || p.kind === 'downloading'} />}
       {state.probe && session.client && p.kind !== 'unauthorized' && p.kind !== 'unreachable' && (
         <ApplyPanel
@@ -106,6 +111,71 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
         </Alert>
       )}
     </div>
+  );
+}
+
+/**
+ * This server's recordings (`GET /api/recordings`), newest first: each finished one has a link,
+ * `?token=…&recording=ID`, that opens its trace in the views and survives a reload. Re-read when
+ * a recording of this page changes phase (started, ended).
+ */
+function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
+  const [list, setList] = useState<RecordingInfo[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [again, setAgain] = useState(0);
+  useEffect(() => {
+    let live = true;
+    api.recordings().then(
+      (r) => {
+        if (!live) return;
+        setList(r.slice().reverse());
+        setError(null);
+      },
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, phase, again]);
+  const token = pageToken() ?? '';
+  return (
+    <section className="panel" aria-labelledby="live-recent-heading" data-testid="live-recent">
+      <h2 id="live-recent-heading">Recordings on this server</h2>
+      <p className="ns-muted hint">
+        Kept by <code>numascope serve</code> until it stops. A recording's link opens its trace (reload-safe; the link holds this session's
+        token, so keep it to yourself).{' '}
+        <button type="button" onClick={() => setAgain((x) => x + 1)}>
+          Refresh
+        </button>
+      </p>
+      {error && (
+        <p className="live__error" role="alert">
+          The list of recordings could not be read: {error}
+        </p>
+      )}
+      {list && list.length === 0 && <p className="ns-muted">None yet.</p>}
+      {list && list.length > 0 && (
+        <ul className="live__recent">
+          {list.map((r) => (
+            <li key={r.id} data-testid="live-recent-item" data-id={r.id} data-status={r.status}>
+              {r.status === 'finished' ? (
+                <a href={`?token=${encodeURIComponent(token)}&recording=${encodeURIComponent(r.id)}`} data-testid="live-recent-open">
+                  {r.id}
+                </a>
+              ) : (
+                <code>{r.id}</code>
+              )}{' '}
+              · {new Date(r.startedAtUnixMs).toLocaleString('en-US')} · {r.target.command ? r.target.command.join(' ') : `pid ${r.target.pid}`} ·{' '}
+              {r.status === 'finished' && r.summary
+                ? `${formatDurationUs(r.summary.durationUs)}, ${formatBytes(r.summary.sizeBytes)}`
+                : r.status === 'failed'
+                  ? `failed: ${r.error?.message ?? 'no reason given'}`
+                  : 'recording…'}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 
@@ -154,12 +224,14 @@ function Machine({ state }: { state: LiveState }) {
 function StartForm({ state, session }: { state: LiveState; session: LiveSession }) {
   const [mode, setMode] = useState<'command' | 'pid'>('command');
   const [filter, setFilter] = useState('');
+  const [showKernel, setShowKernel] = useState(false);
   const [pid, setPid] = useState<number | null>(null);
   const [command, setCommand] = useState('');
   const [duration, setDuration] = useState('');
   const [formError, setFormError] = useState<string | null>(null);
   const busy = state.phase.kind === 'starting';
-  const shown = useMemo(() => filterProcesses(state.processes ?? [], filter), [state.processes, filter]);
+  const shown = useMemo(() => filterProcesses(state.processes ?? [], filter, { kernelThreads: showKernel }), [state.processes, filter, showKernel]);
+  const kernelCount = useMemo(() => (state.processes ?? []).filter(isKernelThread).length, [state.processes]);
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -211,13 +283,17 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
           </div>
         ) : (
           <div className="live__field">
-            <label htmlFor="live-filter">Filter processes (name, pid or command)</label>
+            <label htmlFor="live-filter">Search processes (name, pid or command)</label>
             <div className="live__row">
               <input id="live-filter" data-testid="live-filter" value={filter} onChange={(e) => setFilter(e.target.value)} autoComplete="off" />
               <button type="button" onClick={() => void session.refreshProcesses()}>
                 Refresh
               </button>
             </div>
+            <label title="Kernel threads (kthreadd's children: no command line, no memory of their own) cannot be recorded">
+              <input type="checkbox" checked={showKernel} onChange={(e) => setShowKernel(e.target.checked)} data-testid="live-show-kernel" /> Show
+              kernel threads ({n(kernelCount)})
+            </label>
             <label htmlFor="live-process">
               Process ({n(shown.length)} of {n(state.processes?.length ?? 0)}; ↑/↓ to choose)
             </label>
@@ -261,10 +337,21 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
   );
 }
 
-export function filterProcesses(list: ProcessInfo[], filter: string): ProcessInfo[] {
+/**
+ * A kernel thread (a child of kthreadd): `/api/processes` gives it no command line and no RSS (it
+ * has no memory map of its own), so there is nothing to record. The API has no parent pid, so
+ * this is the test; a zombie looks the same, and cannot be recorded either.
+ */
+export function isKernelThread(p: ProcessInfo): boolean {
+  return p.rssBytes === null && p.command.length === 0;
+}
+
+/** The processes matching `filter` (pid exactly, or part of the name or command, any case); kernel threads only when asked for. */
+export function filterProcesses(list: ProcessInfo[], filter: string, options: { kernelThreads?: boolean } = {}): ProcessInfo[] {
   const f = filter.trim().toLowerCase();
-  if (!f) return list;
-  return list.filter((p) => String(p.pid) === f || p.name.toLowerCase().includes(f) || p.command.join(' ').toLowerCase().includes(f));
+  const kept = options.kernelThreads ? list : list.filter((p) => !isKernelThread(p));
+  if (!f) return kept;
+  return kept.filter((p) => String(p.pid) === f || p.name.toLowerCase().includes(f) || p.command.join(' ').toLowerCase().includes(f));
 }
 
 function Recording({ state, session }: { state: LiveState; session: LiveSession }) {

@@ -143,6 +143,11 @@ export class LiveApi implements LiveClient {
     return this.json<Recording>('POST', '/api/recordings', req);
   }
 
+  /** `GET /api/recordings`: this server's recordings, oldest first. */
+  async recordings(): Promise<Recording[]> {
+    return (await this.json<{ recordings: Recording[] }>('GET', '/api/recordings')).recordings;
+  }
+
   status(id: string): Promise<Recording> {
     return this.json<Recording>('GET', `/api/recordings/${encodeURIComponent(id)}`);
   }

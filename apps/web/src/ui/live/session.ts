@@ -12,11 +12,16 @@ import type { ErrorBody, LiveEnd, LiveWindow, StartRecordingRequest } from '@num
 
 export const RENDER_INTERVAL_MS = 250;
 
+/** The name a recording's trace is shown (and saved) under. */
+export function recordingTraceName(id: string): string {
+  return `numascope-${id}.numascope`;
+}
+
 export interface SessionHooks {
   /** Marks asynchronous work; returns its done function (see idle.ts beginWork). */
   work?: () => () => void;
-  /** The downloaded trace, to open in the normal views. */
-  onTrace?: (name: string, bytes: ArrayBuffer) => Promise<void> | void;
+  /** The downloaded trace of recording `recording`, to open in the normal views. */
+  onTrace?: (name: string, bytes: ArrayBuffer, recording: string) => Promise<void> | void;
   /** Before onTrace (which may take the buffer): the recording, its end, the bytes and the last window (the live loop). */
   beforeTrace?: (recording: string, end: LiveEnd, bytes: ArrayBuffer, latest: LiveWindow | null) => void;
   setTimer?: (fn: () => void, ms: number) => unknown;
@@ -157,7 +162,7 @@ export class LiveSession {
       try {
         const bytes = await api.trace(p.recording.id);
         this.hooks.beforeTrace?.(p.recording.id, p.end, bytes, this.state.latest);
-        await this.hooks.onTrace?.(`numascope-${p.recording.id}.numascope`, bytes);
+        await this.hooks.onTrace?.(recordingTraceName(p.recording.id), bytes, p.recording.id);
         this.dispatch({ type: 'trace-opened' });
       } catch (e) {
         this.dispatch({ type: 'trace-failed', error: asBody(e) });

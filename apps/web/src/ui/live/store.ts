@@ -10,10 +10,11 @@ import { pageToken } from './token';
 let session: LiveSession | null = null;
 let loop: LiveLoop | null = null;
 let sessionToken: string | null | undefined;
-let onTrace: (name: string, bytes: ArrayBuffer) => Promise<void> | void = () => {};
+type TraceHandler = (name: string, bytes: ArrayBuffer, recording: string) => Promise<void> | void;
+let onTrace: TraceHandler = () => {};
 
-/** Where a finished recording's trace goes (App opens it in the normal views). */
-export function setTraceHandler(fn: (name: string, bytes: ArrayBuffer) => Promise<void> | void) {
+/** Where a finished recording's trace goes (App opens it in the normal views and puts its id in the URL). */
+export function setTraceHandler(fn: TraceHandler) {
   onTrace = fn;
 }
 
@@ -29,7 +30,7 @@ export function liveSession(): LiveSession {
   const api = desktop ? new DesktopLiveApi(desktop) : token ? new LiveApi(token, browserDeps()) : null;
   const s = new LiveSession(api, {
     work: beginWork,
-    onTrace: (name, bytes) => onTrace(name, bytes),
+    onTrace: (name, bytes, recording) => onTrace(name, bytes, recording),
     // The views' Worker takes the buffer: the loop keeps a copy of the traces it needs.
     beforeTrace: (recording, end, bytes, latest) => {
       if (loop?.wants(end)) loop.traceArrived(recording, end, bytes.slice(0), latest, (s.state.topology?.nodes ?? []).map((x) => x.id));

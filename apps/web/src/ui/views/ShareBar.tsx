@@ -13,6 +13,7 @@ import { regionRows } from '../selectors/summary';
 import { withoutToken } from '../live/token';
 import { saveTraceBytes } from '../live/desktop-shell';
 import { useTraceContext } from '../hooks/trace-context';
+import { REPORT_SHELL_URL, buildReport, isReport } from '../report';
 
 /** Export the current view (PNG, SVG), a Markdown summary, or the trace file itself. */
 export function ShareBar({
@@ -110,6 +111,21 @@ export function ShareBar({
       >
         Save trace
       </button>
+      {!isReport() && (
+        <button
+          type="button"
+          data-testid="export-html-report"
+          title="One .html file with this trace and the app's views in it: it opens from a file in any browser, with no server and nothing installed"
+          onClick={() =>
+            run('HTML report', async () => {
+              if (!client) throw new Error('the trace reader is not running');
+              download(new Blob([await htmlReport(await client.bytes(traceId), `${name}.numascope`)], { type: 'text/html' }), `${name}-report.html`);
+            })
+          }
+        >
+          HTML report
+        </button>
+      )}
       <button
         type="button"
         data-testid="copy-link"
@@ -118,7 +134,7 @@ export function ShareBar({
           run('Copy link', async () => {
             const link = shareLink(source);
             if (!link) {
-              throw new Error('this trace was opened from a file, so a link cannot carry it: send the trace file (Save trace) instead');
+              throw new Error('this trace was opened from a file, so a link cannot carry it (nor can one carry a live recording without the session token): send the trace file (Save trace) or an HTML report instead');
             }
             await navigator.clipboard.writeText(link);
             setCopied(link);
@@ -139,6 +155,23 @@ export function ShareBar({
       )}
     </div>
   );
+}
+
+/** The report shell built beside the app (dist/report.html) with `bytes` embedded as trace `name`. */
+async function htmlReport(bytes: ArrayBuffer, name: string): Promise<string> {
+  if (import.meta.env.DEV) {
+    throw new Error('the HTML report is built by `npm run build -w apps/web`: use the built app (vite preview, numascope serve), not the dev server');
+  }
+  let response: Response;
+  try {
+    response = await fetch(REPORT_SHELL_URL, { cache: 'no-store' });
+  } catch (e) {
+    throw new Error(`the report shell ${REPORT_SHELL_URL} could not be read (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (!response.ok) {
+    throw new Error(`the report shell ${REPORT_SHELL_URL} is missing (HTTP ${response.status}): rebuild the web app with \`npm run build -w apps/web\``);
+  }
+  return buildReport(await response.text(), bytes, name);
 }
 
 /**
