@@ -101,6 +101,7 @@ describe('application menu', () => {
       ['Compare', 'CmdOrCtrl+K'],
       ['Decisions', 'CmdOrCtrl+6'],
       ['Recommendations && Plan', 'CmdOrCtrl+5'],
+      ['Diagnostics', 'CmdOrCtrl+7'],
       ['Live', 'CmdOrCtrl+L'],
     ]);
     for (const v of views) v.click!();
@@ -112,6 +113,7 @@ describe('application menu', () => {
       'view-compare',
       'view-decisions',
       'view-recommend',
+      'view-diagnose',
       'view-live',
     ]);
     expect(view.map((i) => i.role).filter(Boolean)).toEqual(['resetZoom', 'zoomIn', 'zoomOut', 'togglefullscreen']);

@@ -18,6 +18,7 @@ export const COMMAND_NAMES = [
   'view-compare',
   'view-decisions',
   'view-recommend',
+  'view-diagnose',
   'view-live',
 ] as const;
 export type DesktopCommandName = (typeof COMMAND_NAMES)[number];
