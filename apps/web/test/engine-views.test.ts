@@ -50,6 +50,9 @@ describe('delta table', () => {
     expect(parseColumns(null).map(columnSpec)).toEqual(['observed', 'interleave', 'carrefour']);
     expect(parseColumns(null, 'first-touch').map(columnSpec)).toEqual(['first-touch', 'interleave', 'carrefour']);
     expect(parseViewState(writeViewState('', { ...DEFAULT_VIEW_STATE, base: 'first-touch' })).base).toBe('first-touch');
+    // The replay window: whole ms within bounds, else the engine's default.
+    expect(parseViewState(writeViewState('', { ...DEFAULT_VIEW_STATE, win: 500 })).win).toBe(500);
+    for (const bad of ['0', '-5', '1.5', '60001', 'x']) expect(parseViewState(`?win=${bad}`).win, bad).toBeNull();
     const s = { ...DEFAULT_VIEW_STATE, view: 'compare' as const, cmp: ['first-touch', 'interleave@amd-genoa-2s-nps4', 'carrefour'], estimate: true };
     const search = writeViewState('?trace=samples/x.numascope', s);
     expect(search).toContain('cmp=first-touch~interleave@amd-genoa-2s-nps4~carrefour');

@@ -34,6 +34,8 @@ export interface ViewState {
   estimate: boolean;
   /** Baseline of every speedup (`base=first-touch`); null = the engine's default (observed: what actually ran). */
   base: (typeof BASELINES)[number] | null;
+  /** The engine's replay window, ms (`win=500`); null = the engine's default for the trace. */
+  win: number | null;
   /** Decisions view: policy and kind filters (null = all). */
   dpol: string | null;
   dkind: DecisionKind | null;
@@ -59,6 +61,7 @@ export const DEFAULT_VIEW_STATE: ViewState = {
   cmp: null,
   estimate: false,
   base: null,
+  win: null,
   dpol: null,
   dkind: null,
   dec: null,
@@ -66,6 +69,9 @@ export const DEFAULT_VIEW_STATE: ViewState = {
 };
 
 const MAX_MANUAL_ITEMS = 512;
+/** The replay windows a link may ask for, ms (whole milliseconds). */
+export const MIN_WINDOW_MS = 1;
+export const MAX_WINDOW_MS = 60_000;
 
 /** The version of the view-state parameters this app writes (`v=`). */
 export const URL_STATE_VERSION = 1;
@@ -80,7 +86,7 @@ export const URL_UPGRADERS: Readonly<Record<number, UrlUpgrader>> = {
 };
 
 /** The parameters of the view state, the version parameter included: writeViewState replaces them all. */
-const STATE_KEYS = ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'dpol', 'dkind', 'dec', 'man', 'v'];
+const STATE_KEYS = ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'dpol', 'dkind', 'dec', 'man', 'v'];
 
 /** The version a link says it has: `v=N`, or 0 when it has none (or one that is not a number). */
 export function linkVersion(params: URLSearchParams): number {
@@ -154,6 +160,8 @@ export function parseViewState(search: string): ViewState {
   const cmp = cmpRaw ? cmpRaw.split('~').filter((c) => /^[a-z][a-z0-9:,@._-]*$/i.test(c)).slice(0, 5) : null;
   const estimate = p.get('est') === 'uniform';
   const base = BASELINES.find((b) => b === p.get('base')) ?? null;
+  const winMs = nonNegativeInt(p.get('win'));
+  const win = winMs !== null && winMs >= MIN_WINDOW_MS && winMs <= MAX_WINDOW_MS ? winMs : null;
   const dpol = /^[a-z][a-z0-9:,_-]*$/i.test(p.get('dpol') ?? '') ? p.get('dpol') : null;
   const dkind = DECISION_KINDS.find((k) => k === p.get('dkind')) ?? null;
   const dec = /^[a-z][a-z0-9:,_-]*\.\d{1,9}$/i.test(p.get('dec') ?? '') ? p.get('dec') : null;
@@ -169,6 +177,7 @@ export function parseViewState(search: string): ViewState {
     cmp: cmp && cmp.length > 0 ? cmp : null,
     estimate,
     base,
+    win,
     dpol,
     dkind,
     dec,
@@ -197,6 +206,7 @@ export function writeViewState(search: string, s: ViewState): string {
   if (s.cmp && s.cmp.length > 0) p.set('cmp', s.cmp.join('~'));
   if (s.estimate) p.set('est', 'uniform');
   if (s.base) p.set('base', s.base);
+  if (s.win !== null) p.set('win', String(s.win));
   if (s.dpol) p.set('dpol', s.dpol);
   if (s.dkind) p.set('dkind', s.dkind);
   if (s.dec) p.set('dec', s.dec);

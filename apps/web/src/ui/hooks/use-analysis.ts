@@ -17,8 +17,14 @@ export type AnalysisState =
  * Every view asks for the same policy set, so one Worker analysis (cached) serves them all. With
  * a brushed time range, only the windows that overlap it are replayed.
  */
-export function engineRequest(machine: string | null, estimate: boolean, range: TimeRange | null = null, baseline: string | null = null): AnalyzeRequest {
-  return { policies: [...POLICY_IDS], machine, estimate, windowMs: null, range: range ? { fromUs: range.fromUs, toUs: range.toUs } : null, baseline };
+export function engineRequest(
+  machine: string | null,
+  estimate: boolean,
+  range: TimeRange | null = null,
+  baseline: string | null = null,
+  windowMs: number | null = null,
+): AnalyzeRequest {
+  return { policies: [...POLICY_IDS], machine, estimate, windowMs, range: range ? { fromUs: range.fromUs, toUs: range.toUs } : null, baseline };
 }
 
 export function analysisLabel(req: AnalyzeRequest): string {

@@ -50,10 +50,10 @@ export const MANUAL_REASON = 'a manual placement is dragged together on the open
  * analysis serves them all), or the manual policy alone with the placement from the URL.
  */
 export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
-  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base);
+  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base, state.win);
   if (c.machine !== null || c.recording !== null) return null;
   const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
-  return { ...engineRequest(null, state.estimate, state.range, state.base), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+  return { ...engineRequest(null, state.estimate, state.range, state.base, state.win), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
 }
 
 function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
@@ -161,6 +161,8 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
           <PredictionBasis
             analysis={baseAnalysis.outcome.view}
             onBaseline={(b) => navigate({ base: b })}
+            windowMs={state.win}
+            onWindow={(win) => navigate({ win })}
           />
         </>
       )}

@@ -119,8 +119,23 @@ export function transientText(a: AnalysisView, p: PolicyView): string {
  * What the predictions are and what they are measured against: the headline (steady state), the
  * recording's real duration, and the baseline, which the user can switch (observed / first-touch).
  */
-export function PredictionBasis({ analysis, onBaseline }: { analysis: AnalysisView; onBaseline?: (base: (typeof BASELINES)[number]) => void }) {
+/** Replay windows offered besides the engine's own choice, ms. */
+export const WINDOW_CHOICES_MS = [10, 25, 50, 100, 200, 500, 1000, 2000] as const;
+
+export function PredictionBasis({
+  analysis,
+  onBaseline,
+  windowMs = null,
+  onWindow,
+}: {
+  analysis: AnalysisView;
+  onBaseline?: (base: (typeof BASELINES)[number]) => void;
+  /** The window asked for (the URL's `win`), null = the engine's default. */
+  windowMs?: number | null;
+  onWindow?: (ms: number | null) => void;
+}) {
   const a = analysis;
+  const choices = [...new Set([...WINDOW_CHOICES_MS, ...(windowMs !== null ? [windowMs] : [])])].sort((x, y) => x - y);
   return (
     <div className="prediction-basis" data-testid="prediction-basis" data-baseline={a.baseline} data-headline={a.headline} data-recorded-us={a.recordedUs}>
       <p className="ns-muted">
@@ -160,6 +175,29 @@ export function PredictionBasis({ analysis, onBaseline }: { analysis: AnalysisVi
             — {a.baselineNote}
           </span>
         )}
+      </p>
+      <p>
+        <label>
+          Replay window{' '}
+          <select
+            data-testid="window-select"
+            value={windowMs === null ? 'auto' : String(windowMs)}
+            disabled={!onWindow}
+            onChange={(e) => onWindow?.(e.target.value === 'auto' ? null : Number(e.target.value))}
+          >
+            <option value="auto">engine default ({formatTimeUs(a.windowMs * 1000)})</option>
+            {choices.map((ms) => (
+              <option key={ms} value={String(ms)}>
+                {formatTimeUs(ms * 1000)}
+              </option>
+            ))}
+          </select>
+        </label>{' '}
+        <span className="ns-muted small" data-testid="window-note" data-window-ms={a.windowMs} data-windows={a.windowCount}>
+          {a.windowCount} windows of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
+          placements, AutoNUMA&rsquo;s scans), so their predictions depend on it; a shorter window reacts faster, a longer one sees more
+          accesses per decision.
+        </span>
       </p>
     </div>
   );

@@ -15,7 +15,7 @@ import { EngineRange, EngineRefusal, EstimateBanner, PredictionBasis, Progress, 
 
 export function RecommendView({ source }: { source: string }) {
   const { state, navigate, client, traceId } = useTraceContext();
-  const request = engineRequest(null, state.estimate, state.range, state.base);
+  const request = engineRequest(null, state.estimate, state.range, state.base, state.win);
   const analysis = useAnalysis(request);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [plan, setPlan] = useState<{ plan: Plan; json: string } | { error: string } | null>(null);
@@ -46,7 +46,7 @@ export function RecommendView({ source }: { source: string }) {
       <h2>Recommendations &amp; plan</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
-      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} />
+      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
       {a.recommendations.length === 0 ? (
         <p className="ns-muted" data-testid="no-recommendations">
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.

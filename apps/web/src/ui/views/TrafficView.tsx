@@ -29,7 +29,7 @@ export function defaultPolicy(a: AnalysisView): PolicyView | undefined {
 
 export function TrafficView() {
   const { state, navigate } = useTraceContext();
-  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range, state.base));
+  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range, state.base, state.win));
   if (analysis.status === 'running') return <Progress state={analysis} />;
   const { outcome } = analysis;
   if ('error' in outcome) return <EngineRefusal error={outcome.error} onEstimate={() => navigate({ estimate: true })} />;
@@ -40,7 +40,7 @@ export function TrafficView() {
       <h2>Traffic per policy</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
-      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} />
+      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
       <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
         {POLICY_IDS.map((id) => {
           const there = a.policies.some((x) => x.policy === id);
