@@ -6,7 +6,9 @@
 //! CAP_SYS_ADMIN and are not needed), and asks move_pages (nodes = NULL) for the node of the
 //! present pages, again in bounded batches. It runs on its own thread so that the capture keeps
 //! draining its rings meanwhile:
-//! - at the start of an attached recording (a launched command starts with nothing resident);
+//! - at the start of an attached recording; for a launched command (which starts with nothing
+//!   resident) once [`FIRST_LAUNCH_SCAN`] after the launch, outside the time budget, so that a
+//!   short run that exits before the budget allows a periodic scan is still scanned once;
 //! - periodically, at least [`MIN_INTERVAL`] apart, and only when the scans so far plus the next
 //!   one fit in [`TIME_SHARE`] of the time since the start: each scan is timed, and the next one's
 //!   time is estimated as the resident pages now (/proc/PID/statm) times the last scan's time per
@@ -41,6 +43,8 @@ const PM_SWAPPED: u64 = 1 << 62;
 
 /// Shortest time between two periodic scans.
 pub(super) const MIN_INTERVAL: Duration = Duration::from_secs(1);
+/// When a launched command's first scan runs (whatever it costs: bounded by the page cap).
+pub(super) const FIRST_LAUNCH_SCAN: Duration = Duration::from_millis(500);
 /// Largest share of the wall time periodic scans may take.
 pub(super) const TIME_SHARE: f64 = 0.02;
 /// Time per resident page assumed before a scan has been timed (measured here: 0.35 µs on an idle
@@ -328,7 +332,8 @@ pub(super) struct PageScanner {
 }
 
 impl PageScanner {
-    /// `scan_now`: the first scan starts at the first poll (attach), else after [`MIN_INTERVAL`].
+    /// `scan_now`: the first scan starts at the first poll (attach), else (launch) after
+    /// [`FIRST_LAUNCH_SCAN`]; either way the first scan is outside the time budget.
     pub(super) fn new(pid: i32, proc_root: &Path, max_pages: u64, scan_now: bool) -> Self {
         let now = Instant::now();
         PageScanner {
@@ -337,9 +342,9 @@ impl PageScanner {
             limits: ScanLimits::new(max_pages),
             enabled: max_pages > 0,
             running: None,
-            next_at: if scan_now { now } else { now + MIN_INTERVAL },
+            next_at: if scan_now { now } else { now + FIRST_LAUNCH_SCAN },
             next_check: now,
-            first_free: scan_now,
+            first_free: true,
             t0: now,
             spent: Duration::ZERO,
             ns_per_page: FIRST_GUESS_NS_PER_PAGE,
