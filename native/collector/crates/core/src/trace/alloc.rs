@@ -8,15 +8,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::types::Int8Type;
 use arrow_array::{
-    ArrayRef, DictionaryArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
-    UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray, UInt16Array,
+    UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field};
 
 use super::model::DictColumn;
 use super::reader::{col_dict, col_f64, col_i16, col_i32, col_i64, col_i8, col_str, col_u16, col_u32, col_u64};
+use super::writer::dict8;
 use super::TraceError;
 
 /// The four allocation-site tables, in the order they are written.
@@ -165,18 +165,6 @@ impl AllocTables {
             },
         }
     }
-}
-
-fn dict8(col: &DictColumn, table: &str, column: &str) -> Result<ArrayRef, TraceError> {
-    if col.values.len() > 128 {
-        return Err(TraceError::Invalid(format!(
-            "{table}.{column}: {} distinct strings do not fit a Dictionary<Int8, Utf8>",
-            col.values.len()
-        )));
-    }
-    let keys = Int8Array::from_iter_values(col.keys.iter().map(|&k| k as i8));
-    let values = Arc::new(StringArray::from_iter_values(col.values.iter()));
-    Ok(Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values)?))
 }
 
 fn same_len(table: &str, lens: &[usize]) -> Result<(), TraceError> {

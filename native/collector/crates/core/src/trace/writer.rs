@@ -35,7 +35,8 @@ use super::TraceError;
 /// Rows per Arrow record batch.
 const BATCH_ROWS: usize = 65_536;
 
-fn dict8(col: &DictColumn, table: &str, column: &str) -> Result<ArrayRef, TraceError> {
+/// A Dictionary<Int8, Utf8> column (also the allocation tables', trace/alloc.rs).
+pub(super) fn dict8(col: &DictColumn, table: &str, column: &str) -> Result<ArrayRef, TraceError> {
     if col.values.len() > 128 {
         return Err(TraceError::Invalid(format!(
             "{table}.{column}: {} distinct strings do not fit a Dictionary<Int8, Utf8>",
