@@ -22,7 +22,7 @@ export function fidelityMarkdown(report: FidelityReport): string {
   lines.push('tests in packages/policy-engine/test/fidelity.test.ts fail when a stated direction flips or a');
   lines.push('figure within the band leaves it.');
   lines.push('');
-  lines.push('Each published workload of the three papers below (§1–§3, the numbering every table uses) is');
+  lines.push('Each published workload of the sources below (§1–§4, the numbering every table uses) is');
   lines.push('mirrored by a synthetic trace (origin `synthetic`, fixed seeds) built from what the paper gives');
   lines.push('(derivations below), replayed by the engine, and every figure the engine can predict is held');
   lines.push(`against the published one. A prediction is **within** when predicted / published is within 1 ± ${BAND}.`);

@@ -45,7 +45,7 @@ export {
   type TraceWriteErrorCode,
 } from './trace/writer.js';
 export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type MachinePreset } from './machine/presets.js';
-export { machineModel, traceMachineOf, nodeOfCpu, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
+export { machineModel, traceMachineOf, nodeOfCpu, machineTiers, isCpuless, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
 export { machineFromJson, machineFromHwlocXml, machineFromText, parseHwlocCpuset, MachineLoadError } from './machine/loaders.js';
 export { replayInputFor, restrictToTimeRange, hintingFaultStats, accessSampleRows, type AccessEstimateOption, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
 export {
@@ -104,6 +104,23 @@ export {
   pagesByAddress,
   manualPolicy,
   type ManualPlacement,
+  listPoliciesFor,
+  tieredMachine,
+  TIERED_POLICY_IDS,
+  tieringPolicy,
+  tieringPlacement,
+  weightedInterleavePolicy,
+  recommendWeights,
+  weightedPageNodes,
+  weightedRanges,
+  weightedNodeOf,
+  weightedSlots,
+  weightsForShares,
+  weightSides,
+  checkWeights,
+  parseWeightedId,
+  MIN_WEIGHT,
+  MAX_WEIGHT,
 } from './policies/index.js';
 export * from './plan/index.js';
 export * from './recommend/index.js';

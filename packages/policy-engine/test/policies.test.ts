@@ -162,14 +162,15 @@ describe('policies on the Carrefour machine', () => {
       expect(policy.id).toBe(d.id);
       expect(policyLabel(d.id)).toBe(d.label);
     }
-    expect(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id)).toEqual(['observed', 'first-touch', 'interleave', 'manual']);
+    expect(POLICY_DESCRIPTORS.filter((d) => !d.needsMeasuredAccesses).map((d) => d.id)).toEqual(['observed', 'first-touch', 'interleave', 'weighted-interleave', 'manual']);
+    expect(describePolicy('weighted-interleave:0=9,1=1')?.id).toBe('weighted-interleave');
     expect(describePolicy('interleave:0,2')?.id).toBe('interleave');
     expect(describePolicy('observed:1')).toBeUndefined();
     expect(runsOnEstimate('interleave:1,3')).toBe(true);
     expect(runsOnEstimate('carrefour')).toBe(false);
     expect(runsOnEstimate('nope')).toBe(false);
     expect(policyLabel('interleave:0,2')).toBe('interleave:0,2');
-    expect(policyForms()).toEqual([...POLICY_IDS, 'interleave:N,M,…', 'manual']);
+    expect(policyForms()).toEqual([...POLICY_IDS, 'interleave:N,M,…', 'weighted-interleave:N=W,M=W,…', 'weighted-interleave', 'tiering', 'manual']);
     expect(getPolicy('manual', { placement: { threads: [{ thread: 0, node: 1 }] } }).id).toBe('manual');
   });
 

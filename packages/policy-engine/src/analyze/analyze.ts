@@ -15,7 +15,7 @@ import { overallMetrics, type OverallMetrics } from '../engine/overall.js';
 export { overallMetrics, type OverallMetrics };
 import type { RetargetRule } from '../engine/retarget.js';
 import type { Trace } from '../trace/types.js';
-import { DEFAULT_BASELINE, FALLBACK_BASELINE, getPolicy, listPolicies, POLICY_DESCRIPTORS, runsOnEstimate } from '../policies/index.js';
+import { DEFAULT_BASELINE, FALLBACK_BASELINE, getPolicy, listPoliciesFor, POLICY_DESCRIPTORS, runsOnEstimate } from '../policies/index.js';
 
 /** Migration cost: seconds per GB (1e9 bytes) moved, AsymSched's Algorithm 1 constant (Lepers et al., ATC'15, as re-implemented in hzqmwne/asymsched_demo). */
 export const MIGRATION_SECONDS_PER_GB = 0.3;
@@ -204,7 +204,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   if (!Number.isInteger(seed)) throw new EngineError('bad-option', `seed must be an integer, got ${seed}`);
   const simulate = options.simulate ?? simulateWindow;
   const steadyOn = options.steadyState !== false;
-  let policies = (options.policies ?? listPolicies()).map(resolve);
+  let policies = (options.policies ?? listPoliciesFor(input.machine)).map(resolve);
   const notes = [...(input.notes ?? [])];
   if (input.estimate) {
     // Rate-driven policies (PolicyDescriptor.needsMeasuredAccesses) would decide on made-up

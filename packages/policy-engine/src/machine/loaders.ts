@@ -37,6 +37,8 @@ export function machineFromJson(text: string, name = 'machine.json'): TraceMachi
       cpus: n.cpus ?? [],
       memoryBytes: n.memoryBytes ?? null,
       memoryBandwidthGBps: n.memoryBandwidthGBps ?? null,
+      ...(n.memoryTier !== undefined && n.memoryTier !== null ? { memoryTier: n.memoryTier } : {}),
+      ...(n.memoryKind ? { memoryKind: n.memoryKind } : {}),
     })),
     distances: machine.distances ?? [],
     latenciesNs: machine.latenciesNs ?? null,

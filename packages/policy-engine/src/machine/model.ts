@@ -8,7 +8,7 @@
  * to node j. An access by a cpu on node c to memory on node m moves its data m → c, so
  * `MachineModel.routes[c·n + m] = trace.routes["m->c"]`.
  */
-import type { LinkIndex, MachineModel, NodeIndex } from '../model/contract.js';
+import type { LinkIndex, MachineModel, NodeIndex, Sourced } from '../model/contract.js';
 import type { MachineLink, Provenance, TraceMachine } from '../trace/types.js';
 import { routeKey, shortestPathRoutes } from './presets.js';
 
@@ -169,10 +169,14 @@ export function machineModel(machine: TraceMachine): MachineModel {
     };
   }
 
+  const tiers = tiersOf(machine, mcBw);
+
   return {
     name: machine.name,
     source: machine.source,
     nodeCount: n,
+    memoryTier: tiers,
+    memoryKind: machine.nodes.map((node) => node.memoryKind ?? null),
     ...(sustainedBytesPerS ? { sustainedBytesPerS } : {}),
     nodeIds,
     cpuNode,
@@ -186,6 +190,47 @@ export function machineModel(machine: TraceMachine): MachineModel {
     routes,
     routeSource,
   };
+}
+
+/**
+ * Memory tiers: the description's `memoryTier` per node when every node has one; else rule T1: a
+ * node with cpus is tier 0, and so is a memory-only node whose memory bandwidth is at least the
+ * smallest of the cpu nodes'; a memory-only node with less (CXL, far memory) is tier 1. The kernel
+ * ranks tiers by abstract distance (latency and bandwidth from HMAT); T1 is the bandwidth half of
+ * that, for descriptions without tiers.
+ */
+function tiersOf(machine: TraceMachine, mcBw: Float64Array): Sourced<Int16Array> {
+  const n = machine.nodes.length;
+  const given = machine.nodes.map((node) => node.memoryTier);
+  if (given.every((t): t is number => typeof t === 'number' && Number.isInteger(t) && t >= 0)) {
+    return { value: Int16Array.from(given), source: provenanceOf(machine, 'memoryTier', 'unavailable:the description gives tiers without saying where they came from') };
+  }
+  const cpuBw: number[] = [];
+  machine.nodes.forEach((node, i) => {
+    if (node.cpus.length > 0) cpuBw.push(mcBw[i]!);
+  });
+  const floor = cpuBw.length > 0 ? Math.min(...cpuBw) : 0;
+  const value = new Int16Array(n);
+  machine.nodes.forEach((node, i) => (value[i] = node.cpus.length === 0 && mcBw[i]! < floor ? 1 : 0));
+  return {
+    value,
+    source:
+      'estimated:T1 no memory tiers in the description: nodes with cpus, and memory-only nodes with at least their memory bandwidth, are tier 0; memory-only nodes with less are tier 1',
+  };
+}
+
+/** The model's tiers (rule T1 for a hand-built model without them). */
+export function machineTiers(model: MachineModel): Int16Array {
+  if (model.memoryTier) return model.memoryTier.value;
+  const cpuBw: number[] = [];
+  for (let i = 0; i < model.nodeCount; i++) if (model.nodeCpus[i]!.length > 0) cpuBw.push(model.mcBandwidthBytesPerS.value[i]!);
+  const floor = cpuBw.length > 0 ? Math.min(...cpuBw) : 0;
+  return Int16Array.from({ length: model.nodeCount }, (_, i) => (model.nodeCpus[i]!.length === 0 && model.mcBandwidthBytesPerS.value[i]! < floor ? 1 : 0));
+}
+
+/** Whether a node has no cpus (a memory-only node: CXL, HBM in flat mode, far memory). */
+export function isCpuless(model: MachineModel, node: NodeIndex): boolean {
+  return model.nodeCpus[node]!.length === 0;
 }
 
 /** Node index of a cpu id, or -1. */
@@ -210,6 +255,8 @@ export function traceMachineOf(model: MachineModel): TraceMachine {
       cpus: [...model.nodeCpus[i]!],
       memoryBytes: Number.isNaN(model.memoryBytes.value[i]!) ? null : model.memoryBytes.value[i]!,
       memoryBandwidthGBps: model.mcBandwidthBytesPerS.value[i]! / GB,
+      ...(model.memoryTier ? { memoryTier: model.memoryTier.value[i]! } : {}),
+      ...(model.memoryKind?.[i] ? { memoryKind: model.memoryKind[i]! } : {}),
     })),
     distances: Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => model.distances[i * n + j]!)),
     latenciesNs: Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => model.idleLatencyNs.value[i * n + j]!)),
@@ -222,6 +269,7 @@ export function traceMachineOf(model: MachineModel): TraceMachine {
       links: model.linkSource,
       routes: model.routeSource,
       distances: 'estimated:copied from the machine model',
+      ...(model.memoryTier ? { memoryTier: model.memoryTier.source } : {}),
     },
   };
 }

@@ -735,6 +735,72 @@ function cxlExpander(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
+// dram-cxl-1s: one socket of DRAM plus one CPU-less CXL memory node, the machine of the
+// weighted-interleave patch series
+
+function dramCxl1s(): MachinePreset {
+  const id = 'dram-cxl-1s';
+  const cxlX16GBps = 64; // PCIe 5.0 x16 raw, 32 GT/s × 16 / 8 per direction
+  const links = bothWays(0, 1, cxlX16GBps);
+  const cores = 56;
+  return {
+    id,
+    description:
+      'One socket of DRAM (node 0, with the cpus) and a CPU-less CXL memory node (node 1), with the node bandwidths of the Linux weighted-interleave patch series (208 and 24 GB/s): the weighted-interleave what-if machine.',
+    figures: [
+      {
+        quantity: 'memory bandwidth of a DRAM socket',
+        kind: 'sustained',
+        value: 208,
+        unit: 'GB/s',
+        provenance: `documented:about 208 GB/s for the DRAM node of ${WEIGHTED_INTERLEAVE_SERIES} (the node bandwidth its weights are derived from; its MLC W2 run reached 298.8 GB/s from DRAM alone, so absolute rates here are conservative)`,
+      },
+      {
+        quantity: 'memory bandwidth of the CXL node',
+        kind: 'sustained',
+        value: 24,
+        unit: 'GB/s',
+        provenance: `documented:about 24 GB/s for the CXL node of ${WEIGHTED_INTERLEAVE_SERIES}`,
+      },
+    ],
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'one server socket (Sapphire Rapids class) + CXL type-3 memory expander',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: [
+        { id: 0, cpus: Array.from({ length: cores }, (_, c) => c), memoryBytes: null, memoryBandwidthGBps: 307.2, memoryTier: 0, memoryKind: 'dram' },
+        { id: 1, cpus: [], memoryBytes: null, memoryBandwidthGBps: 76.8, memoryTier: 1, memoryKind: 'cxl' },
+      ],
+      distances: [
+        [10, 14],
+        [14, 10],
+      ],
+      latenciesNs: [
+        [110, 190],
+        [190, 190],
+      ],
+      links,
+      routes: shortestPathRoutes([0, 1], links),
+      provenance: {
+        distances: 'documented:SLIT of an SPR 8468V box with CXL memory: 14 from a socket to its own CXL node (bsc-mem/Mess-benchmark#2)',
+        latenciesNs:
+          'estimated:110 ns local DRAM (typical SPR); CXL adds about 80 ns (Pond, Li et al., ASPLOS 2023: 70-90 ns), 190 ns; the CXL row is never used (no cpus)',
+        links: 'estimated:CXL x16 at 32 GT/s raw = 64 GB/s per direction between the socket and the expander; delivered bandwidth is device-dependent and lower',
+        routes: 'estimated:one direct link',
+        memoryBandwidthGBps:
+          'estimated:8 DDR5-4800 channels × 8 B = 307.2 GB/s theoretical for the socket; 2 DDR5-4800 channels = 76.8 GB/s for the expander (expanders put one or two DDR5 channels behind the controller); the sustained capacities are the series\' node bandwidths (figures)',
+        memoryBytes: GENERIC_MEMORY_SIZE,
+        cpus: `estimated:${cores} cores, one socket of a Sapphire Rapids class server (the series does not give the core count); one cpu per core`,
+        nodes: 'documented:one socket of DRAM plus CXL memory as a memory-only node, as in the cover letter of the weighted-interleave series',
+        memoryTier: 'estimated:DRAM tier 0, CXL tier 1 (the kernel puts CXL memory in a lower tier by its HMAT abstract distance)',
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Registry
 
 const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
@@ -747,6 +813,7 @@ const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
   genoa2sNps1,
   genoa2sNps4,
   cxlExpander,
+  dramCxl1s,
 ];
 
 /** Every preset, freshly built (callers may modify what they get). */

@@ -101,6 +101,9 @@ export function presetSustainedGBps(preset: MachinePreset): number[] | null {
   const socket = preset.figures.find((f) => f.kind === 'sustained' && f.quantity === 'memory bandwidth of a DRAM socket');
   const cxl = preset.figures.find((f) => f.kind === 'sustained' && f.quantity === 'memory bandwidth of the CXL node');
   if (socket) return preset.machine.nodes.map((node) => (node.cpus.length === 0 && cxl ? cxl.value : socket.value));
+  // Per memory kind: `memory bandwidth of a <kind> node` (HBM and DDR nodes of a Xeon Max).
+  const byKind = preset.machine.nodes.map((node) => preset.figures.find((f) => f.kind === 'sustained' && node.memoryKind && f.quantity === `memory bandwidth of a ${node.memoryKind} node`)?.value);
+  if (byKind.every((v): v is number => typeof v === 'number')) return byKind;
   return null;
 }
 
@@ -202,7 +205,17 @@ export function trafficModel(machine: MachineModel): TrafficModel {
 
   // Service scales.
   const mcServiceNs = new Float64Array(n);
-  for (let m = 0; m < n; m++) mcServiceNs[m] = idle[m * n + m]!;
+  // A memory-only node has no local accessor: its controller's scale is its idle latency from the
+  // nearest node with cpus (the recorded diagonal of such a node is not an access anyone makes).
+  for (let m = 0; m < n; m++) {
+    let s = idle[m * n + m]!;
+    if (machine.nodeCpus[m]!.length === 0) {
+      let nearest = Infinity;
+      for (let c = 0; c < n; c++) if (machine.nodeCpus[c]!.length > 0) nearest = Math.min(nearest, idle[c * n + m]!);
+      if (Number.isFinite(nearest)) s = nearest;
+    }
+    mcServiceNs[m] = s;
+  }
   let hopSum = 0;
   let hopCount = 0;
   for (let c = 0; c < n; c++) {

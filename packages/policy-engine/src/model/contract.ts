@@ -36,6 +36,13 @@ export interface MachineModel {
   sustainedBytesPerS?: Sourced<Float64Array>;
   /** Memory per node index, bytes (NaN = unknown). */
   memoryBytes: Sourced<Float64Array>;
+  /**
+   * Memory tier per node index, 0 = fastest (the kernel's memory_tiering ranks, or rule T1 of
+   * machine/model.ts). Optional for hand-built models: absent = machineTiers() derives it.
+   */
+  memoryTier?: Sourced<Int16Array>;
+  /** What memory each node holds (`dram`, `hbm`, `cxl`, …), null = not said; display only. */
+  memoryKind?: Array<string | null>;
   /** Idle load latency, ns, row = accessing node index, column = memory node index (nodeCount²). */
   idleLatencyNs: Sourced<Float64Array>;
   /** SLIT distances, nodeCount² (row-major). */
@@ -157,6 +164,12 @@ export interface ReplayInput {
   pageAddress?: BigUint64Array;
   /** Kernel tid of each thread row (threads.tid), for plans. */
   threadTid?: Int32Array;
+  /**
+   * The recording's allocation objects with a site (allocation tables, format v2), [start, end)
+   * and a label (the site): weighted interleave counts pages per object and can weight each site
+   * apart (policies/weighted-interleave.ts).
+   */
+  objectRanges?: Array<{ start: bigint; end: bigint; label: string }>;
   /** Recorded thread node per window (thread_placements; last observation before the window ends). */
   observedThreadNode?: Int16Array[];
   /** What the input builder assumed or dropped, in words (cache-hit samples skipped, fallbacks used). */
@@ -286,7 +299,62 @@ export interface PolicyReplay {
   threadsFollowRecording?: boolean;
   /** The steady-state prediction (engine/steady.ts), filled in by replayAll after the replay pass. */
   steadyState?: SteadyState;
+  /**
+   * weighted-interleave only: the weights replayed (node indices), per process and per object site,
+   * and the engine's recommendation with its curve when the weights were not given.
+   */
+  weighted?: WeightedReplay;
 }
+
+/** What a weighted-interleave replay used (policies/weighted-interleave.ts). */
+export interface WeightedReplay {
+  process: { nodes: NodeIndex[]; weights: number[] };
+  objects: Array<{ label: string; weights: { nodes: NodeIndex[]; weights: number[] }; dramShare: number }>;
+  /** The recommendation, null when the weights were given. */
+  recommendation: WeightRecommendation | null;
+}
+/** Nodes and their weighted-interleave weights (integers 1–255), same order (node indices). */
+export interface NodeWeights {
+  nodes: NodeIndex[];
+  weights: number[];
+}
+/** One point of the curve: predicted time with this share of the pages on the fast side. */
+export interface WeightCurvePoint {
+  /** Share of pages on the fast side (the nodes with cpus: DRAM), 0..1. */
+  dramShare: number;
+  predictedUs: number;
+}
+
+export interface WeightRecommendation {
+  /** Fast side (nodes with cpus, or the fastest tier) and slow side (memory-only nodes, or the other tiers), node indices. */
+  fast: NodeIndex[];
+  slow: NodeIndex[];
+  /** How the sides were chosen, in words. */
+  sides: string;
+  /** The recommended weights (nodes with a zero share left out). */
+  weights: NodeWeights;
+  /** Share of pages on the fast side under the recommended (integer) weights. */
+  dramShare: number;
+  /** Predicted time under the recommended weights, µs (the fluid model below). */
+  predictedUs: number;
+  /** The optimum of the curve before rounding to integer weights. */
+  optimum: WeightCurvePoint;
+  /** Starting point: shares in proportion to the nodes' sustained bandwidth. */
+  bandwidthRatio: { weights: NodeWeights; dramShare: number; predictedUs: number };
+  /** All pages on the fast side (DRAM alone, by bandwidth among its nodes). */
+  dramOnlyUs: number;
+  /** Plain interleave over the same nodes, equal weights. */
+  equalUs: number;
+  /** Predicted time against the fast-side share, sorted by share. */
+  curve: WeightCurvePoint[];
+  /** Shares whose predicted time is within policies/weighted-interleave.ts FLAT_BAND of the optimum's: how flat the optimum is. */
+  flat: { band: number; fromShare: number; toShare: number };
+  /** Per object site (allocation tables), when one placed apart predicts faster than the process weights. */
+  objects: Array<{ label: string; weights: NodeWeights; dramShare: number }>;
+  /** Method and assumptions, in words. */
+  method: string;
+}
+
 
 /**
  * A policy's steady state: its converged placement held over every window of the recording ("had

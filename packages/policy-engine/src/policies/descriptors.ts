@@ -10,10 +10,11 @@
 export interface PolicyParameter {
   name: string;
   /**
-   * `nodes`: node indices written into the id (`interleave:0,2`); `placement`: a ManualPlacement
-   * given with the id (getPolicy's `placement`, the CLI's `--manual FILE.json`).
+   * `nodes`: node indices written into the id (`interleave:0,2`); `weights`: node indices with
+   * their weights written into the id (`weighted-interleave:0=9,1=1`); `placement`: a
+   * ManualPlacement given with the id (getPolicy's `placement`, the CLI's `--manual FILE.json`).
    */
-  kind: 'nodes' | 'placement';
+  kind: 'nodes' | 'weights' | 'placement';
   required: boolean;
   /** How it is written (`interleave:N,M,…`), for help texts and error messages. */
   syntax: string;
@@ -32,6 +33,11 @@ export interface PolicyDescriptor {
   needsMeasuredAccesses: boolean;
   /** Replayed when no list of policies is given (analyze, the CLI, the app's views). */
   inDefaultSet: boolean;
+  /**
+   * Replayed by default, besides the default set, on a machine with memory of unequal kinds:
+   * memory-only (cpu-less) nodes or more than one memory tier (tieredMachine in policies/index.ts).
+   */
+  onTieredMachines?: boolean;
   parameters: readonly PolicyParameter[];
 }
 
@@ -48,6 +54,23 @@ export const POLICY_DESCRIPTORS = [
   { id: 'autonuma', label: 'AutoNUMA', needsMeasuredAccesses: true, inDefaultSet: true, parameters: [] },
   { id: 'carrefour', label: 'Carrefour', needsMeasuredAccesses: true, inDefaultSet: true, parameters: [] },
   { id: 'asymsched', label: 'AsymSched', needsMeasuredAccesses: true, inDefaultSet: true, parameters: [] },
+  {
+    id: 'weighted-interleave',
+    label: 'Weighted interleave',
+    needsMeasuredAccesses: false,
+    inDefaultSet: false,
+    onTieredMachines: true,
+    parameters: [
+      {
+        name: 'weights',
+        kind: 'weights',
+        required: false,
+        syntax: 'weighted-interleave:N=W,M=W,…',
+        description: 'node indices and their weights, 1–255 (default: the weights the engine recommends)',
+      },
+    ],
+  },
+  { id: 'tiering', label: 'Tiering', needsMeasuredAccesses: true, inDefaultSet: false, onTieredMachines: true, parameters: [] },
   {
     id: 'manual',
     label: 'Manual',
@@ -79,7 +102,7 @@ export function describePolicy(id: string): PolicyDescriptor | undefined {
   const colon = id.indexOf(':');
   if (colon < 0) return undefined;
   const d = POLICY_DESCRIPTORS.find((x) => x.id === id.slice(0, colon));
-  return d && d.parameters.some((p) => p.kind === 'nodes') ? d : undefined;
+  return d && d.parameters.some((p) => p.kind === 'nodes' || p.kind === 'weights') ? d : undefined;
 }
 
 /** The label of a policy id; an id with parameters (`interleave:0,2`) or an unknown one is shown as it is. */
@@ -100,7 +123,10 @@ export function needsPlacement(id: string): boolean {
 
 /** Every way of naming a policy, for help texts and "valid policies" messages: `observed, …, interleave:N,M,…, manual`. */
 export function policyForms(): string[] {
-  const withNodes = POLICY_DESCRIPTORS.flatMap((d) => d.parameters.filter((p) => p.kind === 'nodes').map((p) => p.syntax));
+  const withNodes = POLICY_DESCRIPTORS.flatMap((d) => d.parameters.filter((p) => p.kind === 'nodes' || p.kind === 'weights').map((p) => p.syntax));
   const others = POLICY_DESCRIPTORS.filter((d) => !d.inDefaultSet).map((d) => d.id);
   return [...POLICY_IDS, ...withNodes, ...others];
 }
+
+/** The ids replayed by default on a tiered machine besides the default set, in order. */
+export const TIERED_POLICY_IDS: readonly string[] = POLICY_DESCRIPTORS.filter((d) => 'onTieredMachines' in d && d.onTieredMachines).map((d) => d.id);

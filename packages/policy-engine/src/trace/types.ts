@@ -41,6 +41,14 @@ export interface MachineNode {
   cpus: CpuId[];
   memoryBytes: Bytes | null;
   memoryBandwidthGBps: GBps | null;
+  /**
+   * Optional (an addition within format version 2): the node's memory tier, 0 = fastest, as the
+   * kernel's memory_tiering groups nodes (sysfs memory_tier*, ranked by abstract distance) or as a
+   * machine description says; absent or null = not known (the model applies rule T1).
+   */
+  memoryTier?: number | null;
+  /** Optional (within version 2): what memory the node holds, e.g. `dram`, `hbm`, `cxl`; display only. */
+  memoryKind?: string | null;
 }
 
 export interface MachineLink {

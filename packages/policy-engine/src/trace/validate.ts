@@ -34,6 +34,8 @@ const machine = z.object({
         cpus: z.array(nonNegInt.max(MAX_CPU_ID)),
         memoryBytes: z.number().nonnegative().nullable(),
         memoryBandwidthGBps: z.number().nonnegative().nullable(),
+        memoryTier: nonNegInt.max(255).nullable().optional(),
+        memoryKind: z.string().max(32).nullable().optional(),
       }),
     )
     .min(1, 'at least one node'),
