@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import {
   analysisJson,
   analyze,
+  weightCommands,
   diagnoseAnalysis,
   diagnosisJson,
   DIAGNOSE_DEFAULTS,
@@ -81,6 +82,14 @@ options:
   --threshold NAME=N      diagnose: change a threshold (repeatable): ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}
   --json | --markdown     output format (default: a text table)
   -o FILE                 output file (plan; for analyze/compare: instead of stdout)
+  --system-weights        plan, weighted-interleave: also write the weights as the plan's
+                          systemWeights (sysfs, system-wide: numascope apply writes them only
+                          with its own explicit flag)
+
+weighted interleave and tiering: on a machine with memory-only (cpu-less) nodes or several memory
+tiers, analyze also replays weighted-interleave (with the weights the engine recommends, and the
+curve of predicted time against the DRAM share) and tiering; weighted-interleave:N=W,M=W,… (node
+indices, weights 1–255) replays given weights.
 `;
 
 class UsageError extends Error {}
@@ -102,6 +111,7 @@ interface Args {
   format: 'text' | 'json' | 'markdown';
   out?: string;
   thresholds: DiagnoseOptions;
+  systemWeights?: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -159,6 +169,7 @@ function parseArgs(argv: string[]): Args {
         (args.thresholds as Record<string, number>)[m[1]!] = v;
         break;
       }
+      case '--system-weights': args.systemWeights = true; break;
       case '--json': args.format = 'json'; break;
       case '--markdown': args.format = 'markdown'; break;
       case '-o': case '--output': args.out = value(i++, a); break;
@@ -293,6 +304,7 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
   }
   out.push(table(json, markdown));
   out.push('');
+  for (const p of json.policies) out.push(...weightsReport(p, markdown));
   for (const p of json.policies) {
     if (p.decisions.length === 0) continue;
     out.push(markdown ? `### ${p.policy}: ${p.decisionCount} decisions` : `${p.policy}: ${p.decisionCount} decisions`);
@@ -300,6 +312,41 @@ function report(json: ReturnType<typeof analysisJson>, markdown: boolean): strin
     if (p.decisionCount > 5) out.push(`${markdown ? '- ' : '  '}… ${p.decisionCount - 5} more (--json lists the first 50)`);
   }
   return out.join('\n');
+}
+
+/** The weights of a weighted-interleave policy and its recommendation's curve, in words and a table. */
+function weightsReport(p: PolicyJson, markdown: boolean): string[] {
+  const w = p.weights;
+  if (!w) return [];
+  const out: string[] = [];
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const rel = (x: number | null) => (x === null ? '–' : x.toFixed(3));
+  out.push(markdown ? `### ${p.policy}: weights` : `${p.policy}: weights`);
+  const li = markdown ? '- ' : '  ';
+  out.push(`${li}weights: ${w.nodes.map((n, k) => `node ${n} × ${w.weights[k]}`).join(', ')} (${w.weights.join(':')})`);
+  out.push(`${li}${w.numactl}; ${Object.entries(w.sysfs).map(([f, v]) => `echo ${v} > ${f}`).join('; ')}`);
+  out.push(`${li}${w.note}`);
+  for (const o of w.objects) out.push(`${li}site ${o.site}: ${o.nodes.map((n, k) => `node ${n} × ${o.weights[k]}`).join(', ')} (DRAM share ${pct(o.dramShare)})`);
+  const r = w.recommendation;
+  if (r) {
+    out.push(
+      `${li}recommended: DRAM share ${pct(r.dramShare)} (${r.sides}); curve optimum ${pct(r.optimum.dramShare)}; within ${r.flat.band * 100} % of the optimum from ${pct(r.flat.fromShare)} to ${pct(r.flat.toShare)}; ` +
+        `time vs DRAM alone: recommended ${rel(r.timeVsDramOnly)}, bandwidth ratio ${r.bandwidthRatio.weights.join(':')} ${rel(r.bandwidthRatio.timeVsDramOnly)}, equal weights ${rel(r.equalWeightsTimeVsDramOnly)}`,
+    );
+    out.push('');
+    // The grid (every 5 %), the bandwidth-ratio start and the optimum; --json has every point of the refinement too.
+    const onGrid = (x: number) => Math.abs(x * 20 - Math.round(x * 20)) < 1e-6;
+    const shown = r.curve.filter((c) => onGrid(c.dramShare) || c.dramShare === r.optimum.dramShare || Math.abs(c.dramShare - r.bandwidthRatio.dramShare) < 1e-6);
+    if (markdown) {
+      out.push('| DRAM share | time vs DRAM alone | |', '| ---: | ---: | --- |');
+      for (const c of shown) out.push(`| ${pct(c.dramShare)} | ${rel(c.timeVsDramOnly)} | ${c.dramShare === r.optimum.dramShare ? 'optimum' : ''} |`);
+    } else {
+      out.push('  DRAM share  time vs DRAM alone');
+      for (const c of shown) out.push(`  ${pct(c.dramShare).padStart(10)}  ${rel(c.timeVsDramOnly).padStart(18)}${c.dramShare === r.optimum.dramShare ? '  optimum' : ''}`);
+    }
+    out.push('');
+  }
+  return out;
 }
 
 function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseline: string }, markdown: boolean): string {
@@ -329,6 +376,19 @@ function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: 
   const trace = loadTrace(path);
   const result = analyze(trace, optionsOf(args));
   return { result, json: analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }) };
+}
+
+/** plan --system-weights: the weighted-interleave policy's process weights as the plan's systemWeights. */
+function systemWeightsOf(args: Args, chosen: AnalysisResult['policies'][number], nodeIds: readonly number[]) {
+  if (!args.systemWeights) return {};
+  const w = chosen.replay.weighted;
+  if (!w) throw new UsageError(`--system-weights needs a weighted-interleave policy, not ${chosen.policy}`);
+  return {
+    systemWeights: {
+      weights: Object.fromEntries(w.process.nodes.map((i, k) => [String(nodeIds[i]), w.process.weights[k]!])),
+      reason: `${chosen.policy}: the process weights as system-wide weights (nodes not listed keep theirs)`,
+    },
+  };
 }
 
 const DELTA_KEYS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'predictedUs', 'pagesToMove'] as const;
@@ -410,6 +470,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         placement: chosen.placement,
         placementLabel: result.headline === 'steady-state' ? 'steady-state (converged) placement' : 'final placement',
         ...(objects.length > 0 ? { objects, threadIdentity: 'order-and-name' as const } : {}),
+        ...systemWeightsOf(args, chosen, result.nodeIds),
       });
       if (result.estimate) {
         plan.source.summary =
@@ -418,6 +479,14 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       }
       writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
       print(`wrote ${args.out}${plan.objects ? ` (${plan.objects.length} allocation sites for numascope run --plan)` : ''}`);
+      const weighted = chosen.replay.weighted;
+      if (weighted && weighted.process.nodes.length >= 2) {
+        const ids = weighted.process.nodes.map((i) => result.nodeIds[i]!);
+        const c = weightCommands(ids, weighted.process.weights);
+        print(`equivalent for new allocations of the whole process: ${c.numactl}`);
+        print(`  with the system-wide weights ${Object.entries(c.sysfs).map(([f, v]) => `${f} = ${v}`).join(', ')}`);
+        print(`  ${c.note}`);
+      }
       return 0;
     }
     case 'diagnose': {

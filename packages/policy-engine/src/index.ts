@@ -75,7 +75,7 @@ export {
   type SteadyStateInfo,
 } from './analyze/analyze.js';
 export { buildReplayInput } from './analyze/replay-input.js';
-export { analysisJson, policyResultJson, policySummary, replaySummaryJson, nodeLoads, hotSpotIndex } from './analyze/json.js';
+export { analysisJson, policyResultJson, policySummary, replaySummaryJson, nodeLoads, hotSpotIndex, weightsJson, weightCommands } from './analyze/json.js';
 export { formatSpeedup, formatLatencyNs, formatShare, formatPct, formatTimeUs } from './format.js';
 export {
   getPolicy,

@@ -111,6 +111,8 @@ export interface PolicyResult extends OverallMetrics {
 
 export interface AnalysisResult {
   machine: { name: string; source: string; nodeCount: number };
+  /** Kernel node id of each node index of the machine replayed on. */
+  nodeIds: number[];
   windowMs: number;
   windowCount: number;
   seed: number;
@@ -310,6 +312,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   });
   return {
     machine: { name: input.machine.name, source: input.machine.source, nodeCount: input.machine.nodeCount },
+    nodeIds: [...input.machine.nodeIds],
     windowMs: input.windowUs / 1000,
     windowCount,
     seed,

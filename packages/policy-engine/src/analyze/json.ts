@@ -47,10 +47,64 @@ export function replaySummaryJson(t: ReplaySummary) {
   };
 }
 
+/**
+ * The weights of a weighted-interleave result, by kernel node id, with the equivalent command
+ * lines and (when the engine chose them) the recommendation's curve of predicted time against the
+ * DRAM share. Curve times are the recommendation's model times (the fluid model,
+ * policies/weighted-interleave.ts), also given relative to DRAM alone: compare points of the curve
+ * with each other, not with the anchored predictedUs of the policies.
+ */
+export function weightsJson(r: PolicyResult, nodeIds: readonly number[]) {
+  const w = r.replay.weighted;
+  if (!w) return null;
+  const ids = (xs: readonly number[]) => xs.map((i) => nodeIds[i]!);
+  const rec = w.recommendation;
+  const vsDram = (us: number) => (rec && rec.dramOnlyUs > 0 ? us / rec.dramOnlyUs : null);
+  return {
+    nodes: ids(w.process.nodes),
+    weights: [...w.process.weights],
+    ...weightCommands(ids(w.process.nodes), w.process.weights),
+    objects: w.objects.map((o) => ({ site: o.label, nodes: ids(o.weights.nodes), weights: [...o.weights.weights], dramShare: o.dramShare })),
+    recommendation: rec
+      ? {
+          sides: rec.sides,
+          fastNodes: ids(rec.fast),
+          slowNodes: ids(rec.slow),
+          dramShare: rec.dramShare,
+          modelUs: rec.predictedUs,
+          timeVsDramOnly: vsDram(rec.predictedUs),
+          optimum: { dramShare: rec.optimum.dramShare, modelUs: rec.optimum.predictedUs, timeVsDramOnly: vsDram(rec.optimum.predictedUs) },
+          bandwidthRatio: { nodes: ids(rec.bandwidthRatio.weights.nodes), weights: [...rec.bandwidthRatio.weights.weights], dramShare: rec.bandwidthRatio.dramShare, timeVsDramOnly: vsDram(rec.bandwidthRatio.predictedUs) },
+          dramOnlyModelUs: rec.dramOnlyUs,
+          equalWeightsTimeVsDramOnly: vsDram(rec.equalUs),
+          flat: { ...rec.flat },
+          curve: rec.curve.map((p) => ({ dramShare: p.dramShare, modelUs: p.predictedUs, timeVsDramOnly: vsDram(p.predictedUs) })),
+          method: rec.method,
+        }
+      : null,
+  };
+}
+
+/**
+ * The command lines equivalent to weights (kernel node ids): numactl takes the node list only; the
+ * weights are the system-wide ones in sysfs, which apply to every weighted-interleave allocation.
+ */
+export function weightCommands(nodes: readonly number[], weights: readonly number[]) {
+  return {
+    numactl: `numactl --weighted-interleave=${nodes.join(',')} COMMAND`,
+    sysfs: Object.fromEntries(nodes.map((n, k) => [`/sys/kernel/mm/mempolicy/weighted_interleave/node${n}`, weights[k]!])),
+    note:
+      'numactl --weighted-interleave (numactl 2.0.19+, Linux 6.9+) takes the node list only: the weights come from /sys/kernel/mm/mempolicy/weighted_interleave/nodeN, ' +
+      'which are system-wide (every weighted-interleave allocation on the machine uses them); numascope run --plan sets them per object through the allocation shim instead',
+  };
+}
+
 export function policyResultJson(r: PolicyResult, result: AnalysisResult, maxDecisions = 50) {
   const times = windowPredictedUs(result, r.replay.windows);
+  const weights = weightsJson(r, result.nodeIds);
   return {
     ...policySummary(r),
+    ...(weights ? { weights } : {}),
     decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
       window: d.window,
       kind: d.kind,

@@ -312,6 +312,12 @@ export interface WeightedReplay {
   objects: Array<{ label: string; weights: { nodes: NodeIndex[]; weights: number[] }; dramShare: number }>;
   /** The recommendation, null when the weights were given. */
   recommendation: WeightRecommendation | null;
+  /**
+   * The ranges pages were counted in: page rows in address order (`order`), the index in `order`
+   * where each range starts, and each range's weights (−1 = the process's, else an index into
+   * `objects`). A plan states each range as it is (plan/build.ts).
+   */
+  ranges: { order: Int32Array; rangeStart: number[]; rangeWeights: Int32Array };
 }
 /** Nodes and their weighted-interleave weights (integers 1–255), same order (node indices). */
 export interface NodeWeights {

@@ -55,6 +55,13 @@ export interface BuildPlanOptions {
    */
   threadIdentity?: 'tid' | 'order-and-name';
   /**
+   * A weighted-interleave replay (PolicyReplay.weighted) is written as `weighted-interleave` ranges
+   * with its weights (default); false: as move and interleave ranges like any placement.
+   */
+  weighted?: boolean;
+  /** System-wide weights to carry in the plan (`systemWeights`), by node id: applied only with apply's explicit flag. */
+  systemWeights?: { weights: Record<string, number>; reason: string };
+  /**
    * Also keep ranges in which no page would change node: a plan that states where every page is
    * to be, so that its dry run checks the placement against the kernel's (the live loop's check
    * of a recording for which nothing is recommended). Default false.
@@ -134,6 +141,60 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     });
   };
 
+  const emitWeighted = (pages: number[], toNodes: number[], weights: number[], slotIds: number[]): void => {
+    const targets = pages.map((_, i) => slotIds[i % slotIds.length]!);
+    if (!options.includeInPlace && pages.every((p, i) => current[p] === targets[i])) return;
+    const expected: Record<string, number> = {};
+    let known = 0;
+    for (const p of pages) {
+      if (current[p]! < 0) continue;
+      known++;
+      expected[String(current[p])] = (expected[String(current[p])] ?? 0) + 1;
+    }
+    pages.forEach((p, i) => moveTo(p, targets[i]!));
+    const last = pages[pages.length - 1]!;
+    ranges.push({
+      start: hex(address[pages[0]!]!),
+      end: hex(address[last]! + bytesOf(last)),
+      action: 'weighted-interleave',
+      toNodes,
+      weights,
+      expectedNodes: known > 0 ? expected : null,
+      reason: `${reason}: ${pages.length} pages weighted-interleaved over nodes ${toNodes.map((n, k) => `${n}×${weights[k]}`).join(', ')}`,
+    });
+  };
+
+  // Weighted interleave: each range the replay counted pages in becomes one `weighted-interleave`
+  // range with its weights (docs/plan-format.md), when the placement is exactly the weighted one;
+  // other pages go through the stretches below.
+  const weighted = replay.weighted;
+  if (weighted && options.weighted !== false) {
+    const handled = new Uint8Array(address.length);
+    const { order: wOrder, rangeStart, rangeWeights } = weighted.ranges;
+    for (let r = 0; r < rangeStart.length; r++) {
+      const from = rangeStart[r]!;
+      const to = r + 1 < rangeStart.length ? rangeStart[r + 1]! : wOrder.length;
+      const w = rangeWeights[r]! >= 0 ? weighted.objects[rangeWeights[r]!]!.weights : weighted.process;
+      if (w.nodes.length < 2) continue;
+      const rows = Array.from(wOrder.subarray(from, to));
+      const total = w.weights.reduce((a, b) => a + b, 0);
+      const slots: number[] = [];
+      w.nodes.forEach((node, k) => {
+        for (let j = 0; j < w.weights[k]!; j++) slots.push(node);
+      });
+      let exact = true;
+      for (let i = 0; i < rows.length && exact; i++) {
+        const p = rows[i]!;
+        if (final.replicated[p] || final.pageNode[p] !== slots[i % total]) exact = false;
+        if (i > 0 && address[p]! !== address[rows[i - 1]!]! + bytesOf(rows[i - 1]!)) exact = false;
+      }
+      if (!exact || rows.length === 0) continue;
+      for (const p of rows) handled[p] = 1;
+      emitWeighted(rows, w.nodes.map((i) => nodeIds[i]!), w.weights, slots.map((i) => nodeIds[i]!));
+    }
+    for (let k = order.length - 1; k >= 0; k--) if (handled[order[k]!]) order.splice(k, 1);
+  }
+
   // Contiguous stretches → same-node runs → move or interleave ranges.
   let s = 0;
   while (s < order.length) {
@@ -205,16 +266,28 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     threads.push(pin);
   }
 
+  // Object entries of a weighted replay carry the weights the replay gave their site.
+  const objectWeights = weighted
+    ? (label: string) => {
+        const own = weighted.objects.find((o) => o.label === label);
+        const w = own ? own.weights : weighted.process;
+        return w.nodes.length >= 2 ? { nodes: w.nodes.map((i) => nodeIds[i]!), weights: w.weights } : null;
+      }
+    : undefined;
   const objectResult = options.objects
-    ? buildObjectEntries(options.objects, pagesInRangeOf(address, (p) => (final.replicated[p] ? null : targetId(p))), options.objectOptions)
+    ? buildObjectEntries(options.objects, pagesInRangeOf(address, (p) => (final.replicated[p] ? null : targetId(p))), {
+        ...options.objectOptions,
+        ...(objectWeights && options.weighted !== false ? { weightsFor: objectWeights } : {}),
+      })
     : null;
 
   const pagesPerNodeAfter: Record<string, number> = {};
   for (const id of nodeIds) pagesPerNodeAfter[String(id)] = after.get(id) ?? 0;
   const interleaved = ranges.filter((r) => r.action === 'interleave').length;
+  const weightedCount = ranges.filter((r) => r.action === 'weighted-interleave').length;
   const summary =
     options.summary ??
-    `${replay.policy}: ${ranges.length - interleaved} move and ${interleaved} interleave ranges (${pagesToMove} pages), ${threads.length} threads pinned` +
+    `${replay.policy}: ${ranges.length - interleaved - weightedCount} move and ${interleaved} interleave ranges${weightedCount > 0 ? `, ${weightedCount} weighted-interleave ranges` : ''} (${pagesToMove} pages), ${threads.length} threads pinned` +
       (replicatedLeftOut > 0 ? `; ${replicatedLeftOut} replicated pages left out (a plan cannot replicate)` : '') +
       (objectResult ? `; ${objectResult.objects.length} allocation sites` : '');
   return validatePlan({
@@ -231,6 +304,7 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     pageRanges: ranges,
     threads,
     ...(objectResult ? { objects: objectResult.objects } : {}),
+    ...(options.systemWeights ? { systemWeights: options.systemWeights } : {}),
     expected: { pagesToMove, bytesToMove, pagesPerNodeAfter, threadsToPin: threads.length },
   });
 }

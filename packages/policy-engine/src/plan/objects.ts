@@ -10,6 +10,7 @@
  * How each site is placed comes from the plan's page placement (the replay's final node of each
  * page in the allocation's address range).
  */
+import { objectLabel } from './objects-from-trace.js';
 import { PLAN_LIMITS, PLAN_PAGE_BYTES, type PlanObjectEntry, type PlanObjectFrame } from './schema.js';
 
 /** One frame of a recorded allocation's stack. */
@@ -54,6 +55,11 @@ export interface ObjectEntryOptions {
   weighted?: boolean;
   /** Reason text; default: the spread of the site's pages. */
   reason?: string;
+  /**
+   * The weights a weighted-interleave replay gave a site, by its label (objectLabel): the entry is
+   * then `weighted-interleave` with these node ids and weights, whatever its pages' spread.
+   */
+  weightsFor?: (label: string) => { nodes: number[]; weights: number[] } | null;
 }
 
 /** Pages of [start, end) per target node id, under the plan's placement. */
@@ -174,7 +180,13 @@ export function buildObjectEntries(allocations: readonly AllocationObjectInput[]
       nodes,
       reason,
     };
-    if (nodes.length > 1) {
+    const given = options.weightsFor?.(objectLabel(g.site, g.frames));
+    if (given) {
+      entry.policy = 'weighted-interleave';
+      entry.nodes = given.nodes;
+      entry.weights = given.weights;
+      entry.reason = options.reason ?? `${g.count} allocation${g.count === 1 ? '' : 's'} of this site; weighted interleave ${given.nodes.map((n, k) => `node ${n}×${given.weights[k]}`).join(', ')}`;
+    } else if (nodes.length > 1) {
       const weights = weightsFromPages(counts);
       if (options.weighted && weights.some((w) => w !== weights[0])) {
         entry.policy = 'weighted-interleave';

@@ -48,13 +48,31 @@ const nodeId = z.number().int().nonnegative();
 const count = z.number().int().nonnegative();
 const nodeCounts = z.record(z.string().regex(/^\d+$/, 'expected a node id key'), count);
 
+/** A weighted-interleave weight: the kernel's range (sysfs weighted_interleave/nodeN). */
+const weight = z.number().int().min(1, 'a weight is an integer from 1 to 255').max(255, 'a weight is an integer from 1 to 255');
+
 export const PageRangeSchema = z.object({
   start: hexAddress,
   end: hexAddress,
-  action: z.enum(['move', 'interleave']),
+  action: z.enum(['move', 'interleave', 'weighted-interleave']),
   toNodes: z.array(nodeId).min(1),
+  /**
+   * `weighted-interleave` only: one weight (1-255) per toNode, same order. Page i of the range,
+   * counted from `start`, goes to the node of slot i mod Σweights, the slots laid out toNodes[0]
+   * weights[0] times, then toNodes[1] weights[1] times, …
+   */
+  weights: z.array(weight).max(PLAN_LIMITS.maxNodes).optional(),
   expectedNodes: nodeCounts.nullable(),
   reason: z.string(),
+});
+
+/**
+ * System-wide weighted-interleave weights (sysfs /sys/kernel/mm/mempolicy/weighted_interleave/nodeN):
+ * global, so `numascope apply` writes them only with an explicit flag, and restores them on rollback.
+ */
+export const SystemWeightsSchema = z.object({
+  weights: z.record(z.string().regex(/^\d+$/, 'expected a node id key'), weight),
+  reason: z.string().max(PLAN_LIMITS.maxSiteChars),
 });
 
 export const ThreadPinSchema = z.object({
@@ -139,6 +157,8 @@ export const PlanSchema = z.object({
   threads: z.array(ThreadPinSchema),
   /** Placements keyed by allocation site, for `numascope run` (docs/plan-format.md, "Object entries"). */
   objects: z.array(ObjectEntrySchema).optional(),
+  /** System-wide weighted-interleave weights, written only with an explicit flag of `numascope apply`. */
+  systemWeights: SystemWeightsSchema.optional(),
   expected: z.object({
     pagesToMove: count,
     bytesToMove: count,
@@ -152,6 +172,7 @@ export type PlanPageRange = z.infer<typeof PageRangeSchema>;
 export type PlanThreadPin = z.infer<typeof ThreadPinSchema>;
 export type PlanObjectEntry = z.infer<typeof ObjectEntrySchema>;
 export type PlanObjectFrame = z.infer<typeof ObjectFrameSchema>;
+export type PlanSystemWeights = z.infer<typeof SystemWeightsSchema>;
 
 export interface PlanIssue {
   /** Field path, e.g. `pageRanges[2].toNodes[0]` (empty for the whole document). */
@@ -218,6 +239,15 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
     if (range.action === 'interleave' && range.toNodes.length < 2) {
       issues.push({ path: `${at}.toNodes`, message: `action "interleave" needs at least two nodes, got ${range.toNodes.length}` });
     }
+    if (range.action === 'weighted-interleave') {
+      if (range.toNodes.length < 2) issues.push({ path: `${at}.toNodes`, message: `action "weighted-interleave" needs at least two nodes, got ${range.toNodes.length}` });
+      if (!range.weights) issues.push({ path: `${at}.weights`, message: 'action "weighted-interleave" needs one weight (1-255) per toNode' });
+      else if (range.weights.length !== range.toNodes.length) {
+        issues.push({ path: `${at}.weights`, message: `${range.weights.length} weights for ${range.toNodes.length} toNodes: give one weight per toNode, same order` });
+      }
+    } else if (range.weights) {
+      issues.push({ path: `${at}.weights`, message: `weights are only for action "weighted-interleave", not "${range.action}"` });
+    }
     checkNodes(range.toNodes, `${at}.toNodes`);
     if (range.expectedNodes) {
       for (const key of Object.keys(range.expectedNodes)) {
@@ -256,6 +286,13 @@ function crossFieldIssues(plan: Plan): PlanIssue[] {
     if (tids.has(pin.tid)) issues.push({ path: `threads[${i}].tid`, message: `tid ${pin.tid} appears twice` });
     tids.add(pin.tid);
   });
+  if (plan.systemWeights) {
+    const keys = Object.keys(plan.systemWeights.weights);
+    if (keys.length === 0) issues.push({ path: 'systemWeights.weights', message: 'give a weight for at least one node' });
+    for (const key of keys) {
+      if (!ids.has(Number(key))) issues.push({ path: `systemWeights.weights.${key}`, message: `node ${key} is not in target.machine.nodeIds` });
+    }
+  }
   for (const key of Object.keys(plan.expected.pagesPerNodeAfter)) {
     if (!ids.has(Number(key))) issues.push({ path: `expected.pagesPerNodeAfter.${key}`, message: `node ${key} is not in target.machine.nodeIds` });
   }

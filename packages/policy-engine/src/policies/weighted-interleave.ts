@@ -117,8 +117,13 @@ export function weightedRanges(input: ReplayInput): { order: Int32Array; rangeSt
 }
 
 /** Page nodes under weights per object group (`byGroup[g]`, else `process`), ranges as weightedRanges. */
-export function weightedPageNodes(input: ReplayInput, process: NodeWeights, byGroup: ReadonlyMap<number, NodeWeights> = new Map()): Int16Array {
-  const { order, rangeStart, group } = weightedRanges(input);
+export function weightedPageNodes(
+  input: ReplayInput,
+  process: NodeWeights,
+  byGroup: ReadonlyMap<number, NodeWeights> = new Map(),
+  ranges: ReturnType<typeof weightedRanges> = weightedRanges(input),
+): Int16Array {
+  const { order, rangeStart, group } = ranges;
   const pageNode = new Int16Array(input.pageCount);
   const slotsOf = new Map<NodeWeights, Int16Array>();
   const slots = (w: NodeWeights) => {
@@ -414,7 +419,12 @@ export function weightedInterleavePolicy(given?: NodeWeights): Policy {
           `optimum of the curve at ${(recommendation.optimum.dramShare * 100).toFixed(1)} %, within ${FLAT_BAND * 100} % of it from ${(recommendation.flat.fromShare * 100).toFixed(0)} % to ${(recommendation.flat.toShare * 100).toFixed(0)} %)` +
           (recommendation.objects.length > 0 ? `; ${recommendation.objects.length} allocation sites with their own weights` : '');
       }
-      const pageNode = weightedPageNodes(input, process, byGroup);
+      const ranges = weightedRanges(input);
+      const pageNode = weightedPageNodes(input, process, byGroup, ranges);
+      // Each range's weights: its object site's own (index into recommendation.objects), else the process's.
+      const objectIndex = new Map<number, number>();
+      recommendation?.objects.forEach((o, k) => objectIndex.set(ranges.labels.indexOf(o.label), k));
+      const rangeWeights = Int32Array.from(ranges.rangeStart, (from) => objectIndex.get(ranges.group[ranges.order[from]!]!) ?? -1);
       const run = yield* replayFixedPages(
         id,
         input,
@@ -432,7 +442,12 @@ export function weightedInterleavePolicy(given?: NodeWeights): Policy {
         ],
         0,
       );
-      run.weighted = { process, objects: recommendation ? recommendation.objects : [], recommendation };
+      run.weighted = {
+        process,
+        objects: recommendation ? recommendation.objects : [],
+        recommendation,
+        ranges: { order: ranges.order, rangeStart: ranges.rangeStart, rangeWeights },
+      };
       return run;
     },
   });
