@@ -3,8 +3,8 @@
  * engine: it uses the package's public API (src/index.ts) and is the only part of the package
  * that uses Node APIs. docs/engine.md ("CLI") documents every command and JSON key.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import {
   analysisJson,
   analyze,
@@ -22,6 +22,7 @@ import {
   isEngineError,
   isTraceError,
   listPresets,
+  machineFromSysfs,
   machineFromText,
   machineModel,
   needsPlacement,
@@ -57,8 +58,10 @@ usage:
   numascope-analyze presets [--json]                machine presets
 
 options:
-  --machine PRESET|FILE   replay on a preset or a machine file (hwloc XML or JSON); a machine
-                          other than the recorded one re-targets the recording
+  --machine PRESET|FILE|DIR
+                          replay on a preset, a machine file (hwloc XML or JSON) or a sysfs
+                          directory (/sys or a copy: nodes, HMAT access0 figures, memory tiers);
+                          a machine other than the recorded one re-targets the recording
   --retarget-rule RULE    ${RETARGET_RULES.join(' | ')} (default modulo)
   --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also ${inWords(policyForms().slice(POLICY_IDS.length))}
   --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
@@ -193,9 +196,34 @@ function loadTrace(path: string): Trace {
   return readTrace(readFile(path, 'trace'));
 }
 
+/**
+ * The files machineFromSysfs reads, from a directory that is /sys or a copy of it (with
+ * devices/system/node and devices/virtual/memory_tiering under it).
+ */
+function readSysfs(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const nodeDir = join(root, 'devices/system/node');
+  if (!existsSync(nodeDir)) throw new UsageError(`--machine ${root}: a directory, but not a sysfs copy (no devices/system/node under it)`);
+  const read = (rel: string) => {
+    try {
+      files.set(rel, readFileSync(join(root, rel), 'utf8'));
+    } catch {
+      // absent on this kernel or firmware: the loader says what it lacks
+    }
+  };
+  for (const entry of readdirSync(nodeDir)) {
+    if (!/^node\d+$/.test(entry)) continue;
+    for (const f of ['cpulist', 'meminfo', 'distance', ...['read_bandwidth', 'write_bandwidth', 'read_latency', 'write_latency'].map((x) => `access0/initiators/${x}`)]) read(`devices/system/node/${entry}/${f}`);
+  }
+  const tierDir = join(root, 'devices/virtual/memory_tiering');
+  if (existsSync(tierDir)) for (const entry of readdirSync(tierDir)) if (/^memory_tier\d+$/.test(entry)) read(`devices/virtual/memory_tiering/${entry}/nodelist`);
+  return files;
+}
+
 function loadMachine(spec: string): MachineModel {
   if (PRESET_IDS.includes(spec)) return machineModel(getPreset(spec));
   if (!/[./]/.test(spec)) throw new UsageError(`--machine "${spec}" is neither a preset (${PRESET_IDS.join(', ')}) nor a file path`);
+  if (existsSync(spec) && statSync(spec).isDirectory()) return machineModel(machineFromSysfs(readSysfs(spec), basename(spec) || 'sysfs'));
   const text = new TextDecoder().decode(readFile(spec, 'machine file'));
   return machineModel(machineFromText(text, basename(spec)));
 }

@@ -133,37 +133,76 @@ export function parseHwlocCpuset(text: string): number[] {
 export function machineFromHwlocXml(xml: string, name = 'topology.xml'): TraceMachine {
   if (!/<topology[\s>]/.test(xml)) throw new MachineLoadError(`${name} is not an hwloc topology: no <topology> element (make one with \`lstopo --of xml FILE\`)`);
   const objects: XmlObject[] = [];
-  const objRe = /<object\s[^>]*type="NUMANode"[^>]*>/g;
+  const objRe = /<object\s[^>]*type="NUMANode"[^>]*?(\/?)>/g;
   let m: RegExpExecArray | null;
-  while ((m = objRe.exec(xml)) !== null) objects.push({ attrs: attributesOf(m[0]) });
+  while ((m = objRe.exec(xml)) !== null) {
+    const attrs = attributesOf(m[0]);
+    // hwloc ≥ 2.10 puts the node's tier in <info name="MemoryTier" value="N"/> inside the object.
+    if (m[1] !== '/') {
+      const body = xml.slice(objRe.lastIndex, xml.indexOf('</object>', objRe.lastIndex));
+      const tier = /<info\s+name="MemoryTier"\s+value="(\d+)"/.exec(body.split('<object')[0] ?? '');
+      if (tier) attrs['__tier'] = tier[1]!;
+    }
+    objects.push({ attrs });
+  }
   if (objects.length === 0) throw new MachineLoadError(`${name} has no NUMANode objects`);
 
-  const nodes = objects
-    .map((o) => {
-      const id = Number(o.attrs['os_index']);
-      if (!Number.isInteger(id)) throw new MachineLoadError(`${name}: a NUMANode has no integer os_index`);
-      const mem = o.attrs['local_memory'];
-      return {
-        id,
-        cpus: o.attrs['cpuset'] ? parseHwlocCpuset(o.attrs['cpuset']) : [],
-        memoryBytes: mem !== undefined ? Number(mem) : null,
-        memoryBandwidthGBps: null,
-      };
-    })
+  const parsed = objects.map((o) => {
+    const id = Number(o.attrs['os_index']);
+    if (!Number.isInteger(id)) throw new MachineLoadError(`${name}: a NUMANode has no integer os_index`);
+    const mem = o.attrs['local_memory'];
+    return {
+      id,
+      gp: o.attrs['gp_index'] ?? null,
+      subtype: o.attrs['subtype'] ?? null,
+      tier: o.attrs['__tier'] !== undefined ? Number(o.attrs['__tier']) : null,
+      cpuset: o.attrs['cpuset'] ?? '',
+      cpus: o.attrs['cpuset'] ? parseHwlocCpuset(o.attrs['cpuset']) : [],
+      memoryBytes: mem !== undefined ? Number(mem) : null,
+    };
+  });
+  // hwloc attaches every memory of a locality to the same cpuset (DDR and HBM of a tile, a CXL
+  // node beside its socket's DRAM); Linux shows one of them with the cpus and the others without.
+  // The cpus go to the DRAM node (subtype DRAM or none), lowest os_index first; the others are
+  // memory-only.
+  const owner = new Map<string, number>();
+  const isDram = (x: (typeof parsed)[number]) => x.subtype === null || /^dram$/i.test(x.subtype);
+  for (const x of [...parsed].sort((a, b) => Number(isDram(b)) - Number(isDram(a)) || a.id - b.id)) {
+    if (x.cpus.length > 0 && !owner.has(x.cpuset)) owner.set(x.cpuset, x.id);
+  }
+  const memattrs = hwlocMemoryAttributes(xml, parsed, name);
+  const nodes = parsed
+    .map((x) => ({
+      id: x.id,
+      cpus: owner.get(x.cpuset) === x.id ? x.cpus : [],
+      memoryBytes: x.memoryBytes,
+      memoryBandwidthGBps: memattrs.bandwidthGBps.get(x.id) ?? null,
+      ...(x.tier !== null ? { memoryTier: x.tier } : {}),
+      ...(x.subtype ? { memoryKind: x.subtype.toLowerCase() } : {}),
+    }))
     .sort((a, b) => a.id - b.id);
   const ids = nodes.map((node) => node.id);
   const n = nodes.length;
 
   const distances = hwlocDistances(xml, ids, name);
   const cpuModel = /<info\s+name="CPUModel"\s+value="([^"]*)"/.exec(xml)?.[1] ?? null;
+  const bwKnown = nodes.every((node) => node.memoryBandwidthGBps !== null);
+  const latencies = memattrs.latencyNs.size > 0 && distances ? latencyMatrix(nodes, distances, memattrs.latencyNs) : null;
   const provenance: Record<string, string> = {
     nodes: `measured:hwloc NUMANode objects in ${name}`,
-    cpus: `measured:hwloc NUMANode cpusets in ${name}`,
+    cpus: `measured:hwloc NUMANode cpusets in ${name}${nodes.some((node) => node.cpus.length === 0) ? '; where several NUMANodes share a cpuset, the cpus are given to the DRAM one and the others are memory-only (as Linux shows them)' : ''}`,
     memoryBytes: `measured:hwloc local_memory in ${name}`,
-    memoryBandwidthGBps: 'unavailable:hwloc XML carries no memory bandwidth',
+    memoryBandwidthGBps: bwKnown
+      ? `documented:hwloc memory attribute ${memattrs.bandwidthName} (firmware HMAT, from the node's local initiators) in ${name}`
+      : memattrs.bandwidthGBps.size > 0
+        ? `estimated:hwloc memory attribute ${memattrs.bandwidthName} for some nodes in ${name}; the others by rule M1b`
+        : 'unavailable:hwloc XML carries no memory bandwidth (no Bandwidth memory attribute)',
     links: 'unavailable:hwloc XML carries no interconnect links',
-    latenciesNs: `unavailable:hwloc XML carries relative distances only; the model estimates latency from them (local ${DEFAULT_LOCAL_LATENCY_NS} ns × SLIT / 10)`,
+    latenciesNs: latencies
+      ? `estimated:hwloc memory attribute ${memattrs.latencyName} (firmware HMAT) for each node's local initiators in ${name}; other pairs scaled by the SLIT ratio`
+      : `unavailable:hwloc XML carries relative distances only; the model estimates latency from them (local ${DEFAULT_LOCAL_LATENCY_NS} ns × SLIT / 10)`,
   };
+  if (nodes.every((node) => 'memoryTier' in node)) provenance['memoryTier'] = `documented:hwloc MemoryTier info of each NUMANode in ${name}`;
   if (distances) provenance['distances'] = `measured:hwloc NUMALatency distances (ACPI SLIT as the OS reported it) in ${name}`;
   else provenance['distances'] = `unavailable:${name} has no NUMA distances`;
   return {
@@ -174,11 +213,177 @@ export function machineFromHwlocXml(xml: string, name = 'topology.xml'): TraceMa
     pageSizeBytes: 4096,
     nodes,
     distances: distances ?? (n === 1 ? [[10]] : []),
-    latenciesNs: null,
+    latenciesNs: latencies,
     links: [],
     routes: null,
     provenance,
   };
+}
+
+/**
+ * hwloc memory attributes (`<memattr name="Bandwidth|ReadBandwidth|Latency|ReadLatency">` with
+ * `<memattr_value target_obj_gp_index=.. value=.. initiator_cpuset=..>`; hwloc ≥ 2.3, from the
+ * firmware's HMAT): bandwidth in MB/s and latency in ns per target node. A node's figure is its
+ * best over the initiators (the local one); latencies also keep which cpus they were measured from.
+ */
+function hwlocMemoryAttributes(
+  xml: string,
+  nodes: ReadonlyArray<{ id: number; gp: string | null }>,
+  name: string,
+): { bandwidthGBps: Map<number, number>; bandwidthName: string; latencyNs: Map<number, { ns: number; cpus: number[] }>; latencyName: string } {
+  const byGp = new Map(nodes.filter((x) => x.gp !== null).map((x) => [x.gp!, x.id]));
+  const attrValues = (wanted: string) => {
+    const re = /<memattr\s([^>]*)>([\s\S]*?)<\/memattr>/g;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(xml)) !== null) {
+      if (attributesOf(m[1]!)['name'] !== wanted) continue;
+      return [...m[2]!.matchAll(/<memattr_value\s[^>]*\/?>/g)].map((v) => attributesOf(v[0]));
+    }
+    return null;
+  };
+  const bandwidthGBps = new Map<number, number>();
+  const latencyNs = new Map<number, { ns: number; cpus: number[] }>();
+  let bandwidthName = 'Bandwidth';
+  let latencyName = 'Latency';
+  for (const wanted of ['Bandwidth', 'ReadBandwidth']) {
+    const values = attrValues(wanted);
+    if (!values || bandwidthGBps.size > 0) continue;
+    bandwidthName = wanted;
+    for (const v of values) {
+      const node = v['target_obj_gp_index'] !== undefined ? byGp.get(v['target_obj_gp_index']) : undefined;
+      const value = Number(v['value']);
+      if (node === undefined || !(value > 0)) continue;
+      bandwidthGBps.set(node, Math.max(bandwidthGBps.get(node) ?? 0, value / 1000));
+    }
+  }
+  for (const wanted of ['Latency', 'ReadLatency']) {
+    const values = attrValues(wanted);
+    if (!values || latencyNs.size > 0) continue;
+    latencyName = wanted;
+    for (const v of values) {
+      const node = v['target_obj_gp_index'] !== undefined ? byGp.get(v['target_obj_gp_index']) : undefined;
+      const value = Number(v['value']);
+      if (node === undefined || !(value > 0)) continue;
+      const prev = latencyNs.get(node);
+      if (!prev || value < prev.ns) latencyNs.set(node, { ns: value, cpus: v['initiator_cpuset'] ? parseHwlocCpuset(v['initiator_cpuset']) : [] });
+    }
+  }
+  if (bandwidthGBps.size === 0 && latencyNs.size === 0 && /<memattr\s/.test(xml) && byGp.size === 0) {
+    throw new MachineLoadError(`${name}: memory attributes name their NUMANodes by gp_index, but the NUMANode objects have none`);
+  }
+  return { bandwidthGBps, bandwidthName, latencyNs, latencyName };
+}
+
+/**
+ * A full latency matrix from each memory node's latency from its nearest initiator (HMAT, hwloc or
+ * sysfs access0): lat[c][m] = L_m × SLIT[c][m] / SLIT[i][m], i the nearest node with cpus (the
+ * initiator the figure is from). Null when some node has no figure.
+ */
+function latencyMatrix(nodes: ReadonlyArray<{ id: number; cpus: number[] }>, distances: number[][], local: ReadonlyMap<number, { ns: number }>): number[][] | null {
+  const n = nodes.length;
+  if (nodes.some((node) => !local.has(node.id))) return null;
+  const withCpus = nodes.map((node, i) => (node.cpus.length > 0 ? i : -1)).filter((i) => i >= 0);
+  if (withCpus.length === 0) return null;
+  return Array.from({ length: n }, (_, c) =>
+    Array.from({ length: n }, (_, m) => {
+      const base = local.get(nodes[m]!.id)!.ns;
+      const nearest = Math.min(...withCpus.map((i) => distances[i]![m]!));
+      return nearest > 0 ? (base * distances[c]![m]!) / nearest : base;
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linux sysfs
+
+/**
+ * A machine from a copy of the kernel's sysfs (a map of path → file text, paths as under /sys, with
+ * or without the leading `/sys/`): `devices/system/node/nodeN/{cpulist,meminfo,distance}`, the
+ * HMAT figures of each node's nearest initiators `devices/system/node/nodeN/access0/initiators/
+ * {read,write}_{bandwidth,latency}` (MB/s, ns; Linux 5.2+, firmware with an ACPI HMAT), and the
+ * memory tiers `devices/virtual/memory_tiering/memory_tierK/nodelist` (Linux 6.1+; a lower K is a
+ * faster tier). Nodes with memory and an empty cpulist are memory-only (CXL, HBM in flat mode).
+ * Pure: the caller reads the files (the CLI from a directory, a test from a fixture).
+ */
+export function machineFromSysfs(files: ReadonlyMap<string, string> | Record<string, string>, name = 'sysfs'): TraceMachine {
+  const map = new Map<string, string>();
+  for (const [k, v] of files instanceof Map ? files : Object.entries(files)) map.set(k.replace(/^\/?(sys\/)?/, ''), v);
+  const nodeIds = [...new Set([...map.keys()].map((k) => /^devices\/system\/node\/node(\d+)\//.exec(k)?.[1]).filter((x): x is string => x !== undefined).map(Number))].sort((a, b) => a - b);
+  if (nodeIds.length === 0) throw new MachineLoadError(`${name}: no devices/system/node/nodeN/ files (copy /sys/devices/system/node and /sys/devices/virtual/memory_tiering)`);
+  const file = (node: number, rest: string) => map.get(`devices/system/node/node${node}/${rest}`);
+  const n = nodeIds.length;
+  const hmat = new Map<number, { ns: number }>();
+  let bwCount = 0;
+  const nodes = nodeIds.map((id) => {
+    const cpulist = file(id, 'cpulist');
+    const cpus = cpulist !== undefined ? parseCpuList(cpulist, `${name}: node${id}/cpulist`) : [];
+    const memTotal = /MemTotal:\s*(\d+)\s*kB/.exec(file(id, 'meminfo') ?? '');
+    const readBw = Number(file(id, 'access0/initiators/read_bandwidth'));
+    const readLat = Number(file(id, 'access0/initiators/read_latency'));
+    if (readBw > 0) bwCount++;
+    if (readLat > 0) hmat.set(id, { ns: readLat });
+    return { id, cpus, memoryBytes: memTotal ? Number(memTotal[1]) * 1024 : null, memoryBandwidthGBps: readBw > 0 ? readBw / 1000 : null };
+  });
+  // SLIT: each node's distance file lists its distances to the online nodes in id order.
+  let distances: number[][] = [];
+  const rows = nodeIds.map((id) => (file(id, 'distance') ?? '').trim().split(/\s+/).filter(Boolean).map(Number));
+  if (rows.every((r) => r.length === n && r.every((v) => Number.isFinite(v) && v > 0))) distances = rows;
+  // Memory tiers: ranked by their id (the kernel's tier id grows with abstract distance).
+  const tiers = [...map.keys()]
+    .map((k) => /^devices\/virtual\/memory_tiering\/memory_tier(\d+)\/nodelist$/.exec(k))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ tier: Number(m[1]), nodes: parseCpuList(map.get(m[0])!, `${name}: ${m[0]}`) }))
+    .sort((a, b) => a.tier - b.tier);
+  const rank = new Map<number, number>();
+  tiers.forEach((t, r) => t.nodes.forEach((node) => rank.set(node, r)));
+  const withTiers = nodes.map((node) => (rank.has(node.id) ? { ...node, memoryTier: rank.get(node.id)! } : node));
+  const latencies = distances.length === n ? latencyMatrix(nodes, distances, hmat) : null;
+  const provenance: Record<string, string> = {
+    nodes: `measured:devices/system/node in ${name}`,
+    cpus: `measured:nodeN/cpulist in ${name}${nodes.some((x) => x.cpus.length === 0) ? ' (nodes with an empty cpulist are memory-only)' : ''}`,
+    memoryBytes: `measured:nodeN/meminfo MemTotal in ${name}`,
+    memoryBandwidthGBps:
+      bwCount === n
+        ? `documented:firmware HMAT figures in sysfs, nodeN/access0/initiators/read_bandwidth (from the node's nearest initiators) in ${name}`
+        : bwCount > 0
+          ? `estimated:HMAT read_bandwidth for ${bwCount} of ${n} nodes in ${name}; the others by rule M1b`
+          : `unavailable:no HMAT access0 figures in ${name} (firmware without an ACPI HMAT, or a kernel before 5.2)`,
+    latenciesNs: latencies
+      ? `estimated:HMAT nodeN/access0/initiators/read_latency for each node's nearest initiators in ${name}; other pairs scaled by the SLIT ratio`
+      : `unavailable:no complete HMAT latencies in ${name}; the model estimates latency from the SLIT`,
+    distances: distances.length === n ? `measured:nodeN/distance (ACPI SLIT) in ${name}` : `unavailable:no complete nodeN/distance in ${name}`,
+    links: 'unavailable:sysfs carries no interconnect links',
+  };
+  if (tiers.length > 0 && rank.size === n) provenance['memoryTier'] = `measured:devices/virtual/memory_tiering/memory_tier*/nodelist in ${name}, ranked by tier id`;
+  return {
+    name,
+    source: `sysfs:${name}`,
+    kernel: null,
+    cpuModel: null,
+    pageSizeBytes: 4096,
+    nodes: rank.size === n ? withTiers : nodes,
+    distances,
+    latenciesNs: latencies,
+    links: [],
+    routes: null,
+    provenance,
+  };
+}
+
+/** "0-3,8,10-11" → [0,1,2,3,8,10,11] (the kernel's list format). Empty text: []. */
+export function parseCpuList(text: string, what: string): number[] {
+  const out: number[] = [];
+  const t = text.trim();
+  if (t === '') return out;
+  for (const part of t.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw new MachineLoadError(`${what}: "${part}" is not a number or a range a-b`);
+    const a = Number(m[1]);
+    const b = m[2] !== undefined ? Number(m[2]) : a;
+    if (b < a || b - a > 1 << 16) throw new MachineLoadError(`${what}: range ${part} is reversed or too long`);
+    for (let x = a; x <= b; x++) out.push(x);
+  }
+  return out;
 }
 
 function hwlocDistances(xml: string, ids: number[], name: string): number[][] | null {

@@ -801,6 +801,132 @@ function dramCxl1s(): MachinePreset {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Xeon Max (Sapphire Rapids with on-package HBM2e) in HBM flat mode: DDR5 nodes with the cpus,
+// HBM nodes without cpus (how Linux shows flat mode), one socket.
+
+const XEON_MAX_TILES = 'ServeTheHome, "Intel Xeon MAX 9480 Deep-Dive: 64GB HBM2e Onboard Like a GPU or AI Accelerator", 2023';
+const HBM2E_RATE = 'AnandTech, "Intel Shows Off Multi-Chiplet Sapphire Rapids CPU with HBM", 2021 (JEDEC HBM2E tops at 3.2 GT/s per pin, 1024-bit stacks)';
+const AURORA_SLIT = 'Aurora (Xeon Max 9470, flat mode) numactl distances: DDR 10/21, HBM 13/23 (argonne-lcf/user-guides PR #756)';
+/** One HBM2e stack: 1024 bits × 3.2 GT/s / 8 = 409.6 GB/s peak. */
+const HBM2E_STACK_GBPS = 409.6;
+const HBM_STACK_BYTES = 16 * GIB;
+
+function xeonMaxFigures(stacksPerNode: number): PresetFigure[] {
+  return [
+    {
+      quantity: 'HBM2e capacity per stack',
+      kind: 'measured',
+      value: HBM_STACK_BYTES,
+      unit: 'bytes',
+      provenance: `documented:16 GB of HBM2e per compute tile, 64 GB per Xeon Max 9480 (${XEON_MAX_TILES})`,
+    },
+    {
+      quantity: 'HBM2e peak bandwidth per node',
+      kind: 'theoretical',
+      value: HBM2E_STACK_GBPS * stacksPerNode,
+      unit: 'GB/s',
+      provenance: `estimated:${stacksPerNode} stack${stacksPerNode > 1 ? 's' : ''} × 1024 bits × 3.2 GT/s / 8 (${HBM2E_RATE}); Intel's own sustained figure not found in a readable source`,
+    },
+  ];
+}
+
+function xeonMaxFlat(): MachinePreset {
+  const id = 'intel-xeon-max-flat';
+  const cores = 56;
+  const hbmGBps = 4 * HBM2E_STACK_GBPS;
+  const links = bothWays(0, 1, hbmGBps);
+  return {
+    id,
+    description: 'Xeon Max 9480 (56 cores, 64 GB HBM2e on package) in HBM flat mode, one socket, quadrant: node 0 DDR5 with the cpus, node 1 the HBM without cpus.',
+    figures: xeonMaxFigures(4),
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'Intel Xeon CPU Max 9480 (Sapphire Rapids HBM, 56 cores)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: [
+        { id: 0, cpus: Array.from({ length: cores }, (_, c) => c), memoryBytes: null, memoryBandwidthGBps: 307.2, memoryTier: 0, memoryKind: 'dram' },
+        { id: 1, cpus: [], memoryBytes: 4 * HBM_STACK_BYTES, memoryBandwidthGBps: hbmGBps, memoryTier: 0, memoryKind: 'hbm' },
+      ],
+      distances: [
+        [10, 13],
+        [13, 10],
+      ],
+      latenciesNs: [
+        [110, 143],
+        [143, 143],
+      ],
+      links,
+      routes: shortestPathRoutes([0, 1], links),
+      provenance: {
+        distances: `documented:local DDR 10, local HBM 13 (${AURORA_SLIT})`,
+        latenciesNs: 'estimated:110 ns local DDR5 (typical SPR); HBM 110 × 13 / 10 = 143 ns by the SLIT ratio (HBM\'s idle latency is higher than DDR\'s; not measured here); the HBM row is never used (no cpus)',
+        links: `estimated:the HBM is on package: modelled as one link as wide as its peak (${hbmGBps.toFixed(1)} GB/s), so the HBM controllers, not the link, bound it`,
+        routes: 'estimated:one direct link',
+        memoryBandwidthGBps: `estimated:DDR5 8 channels × 4800 MT/s × 8 B = 307.2 GB/s; HBM 4 stacks × 409.6 = ${hbmGBps.toFixed(1)} GB/s peak (${HBM2E_RATE})`,
+        memoryBytes: `documented:HBM 64 GB (${XEON_MAX_TILES}); DDR5 size varies by system`,
+        cpus: CPUS_NUMBERING,
+        nodes: `documented:flat mode shows the DDR5 and the HBM as separate NUMA nodes, the HBM ones without cpus (${XEON_MAX_TILES}; ${AURORA_SLIT})`,
+        memoryTier: 'estimated:one tier: the kernel ranks HBM and DDR by abstract distance from HMAT; with HBM\'s higher bandwidth and latency it commonly lands in the DRAM tier',
+      },
+    },
+  };
+}
+
+function xeonMaxSnc4Flat(): MachinePreset {
+  const id = 'intel-xeon-max-snc4-flat';
+  const tiles = 4;
+  const coresPerTile = 14;
+  const meshGBps = 200;
+  const links: MachineLink[] = [];
+  for (let i = 0; i < tiles; i++) for (let j = i + 1; j < tiles; j++) links.push(...bothWays(i, j, meshGBps));
+  for (let i = 0; i < tiles; i++) links.push(...bothWays(i, tiles + i, HBM2E_STACK_GBPS));
+  const nodeIds = Array.from({ length: 2 * tiles }, (_, i) => i);
+  const tileOf = (i: number) => i % tiles;
+  const hbm = (i: number) => i >= tiles;
+  const dist = (i: number, j: number) => {
+    if (i === j) return 10;
+    const sameTile = tileOf(i) === tileOf(j);
+    if (hbm(i) === hbm(j)) return 12;
+    return sameTile ? 13 : 14;
+  };
+  const lat = (c: number, m: number) => (dist(c, m) * 11);
+  return {
+    id,
+    description: 'Xeon Max 9480 in SNC4 with HBM flat mode, one socket: nodes 0-3 the DDR5 of each 14-core tile, nodes 4-7 each tile\'s 16 GB HBM2e stack without cpus.',
+    figures: xeonMaxFigures(1),
+    machine: {
+      name: id,
+      source: `preset:${id}`,
+      kernel: null,
+      cpuModel: 'Intel Xeon CPU Max 9480 (Sapphire Rapids HBM, 56 cores, SNC4)',
+      pageSizeBytes: PAGE_SIZE_BYTES,
+      nodes: nodeIds.map((i) =>
+        hbm(i)
+          ? { id: i, cpus: [], memoryBytes: HBM_STACK_BYTES, memoryBandwidthGBps: HBM2E_STACK_GBPS, memoryTier: 0, memoryKind: 'hbm' }
+          : { id: i, cpus: Array.from({ length: coresPerTile }, (_, c) => i * coresPerTile + c), memoryBytes: null, memoryBandwidthGBps: 76.8, memoryTier: 0, memoryKind: 'dram' },
+      ),
+      distances: matrix(2 * tiles, dist),
+      latenciesNs: matrix(2 * tiles, lat),
+      links,
+      routes: shortestPathRoutes(nodeIds, links),
+      provenance: {
+        distances: `estimated:10 local, 12 another tile's memory of the same kind (typical SNC4), 13 the own tile's HBM (${AURORA_SLIT}), 14 another tile's HBM (assumed)`,
+        latenciesNs: 'estimated:110 ns × SLIT / 10 (110 local DDR5, typical SPR; HBM by the SLIT ratio); rows of the HBM nodes are never used (no cpus)',
+        links: `estimated:the 4 tiles fully meshed at ≥200 GB/s per direction per pair (EMIB, as intel-spr-2s-snc4); each HBM stack on its tile as a link as wide as its peak (409.6 GB/s)`,
+        routes: 'estimated:fewest hops; another tile\'s HBM through that tile',
+        memoryBandwidthGBps: `estimated:DDR5 2 channels × 4800 MT/s × 8 B = 76.8 GB/s per tile; HBM 1 stack × 1024 bits × 3.2 GT/s / 8 = 409.6 GB/s per tile (${HBM2E_RATE})`,
+        memoryBytes: `documented:16 GB HBM2e per tile (${XEON_MAX_TILES}); DDR5 size varies by system`,
+        cpus: CPUS_NUMBERING,
+        nodes: `documented:four 14-core tiles, each with two DDR5 channels and a 16 GB HBM2e stack; SNC4 flat mode shows 4 DDR and 4 HBM nodes (${XEON_MAX_TILES})`,
+        memoryTier: 'estimated:one tier (as intel-xeon-max-flat)',
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Registry
 
 const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
@@ -814,6 +940,8 @@ const PRESET_FACTORIES: readonly (() => MachinePreset)[] = [
   genoa2sNps4,
   cxlExpander,
   dramCxl1s,
+  xeonMaxFlat,
+  xeonMaxSnc4Flat,
 ];
 
 /** Every preset, freshly built (callers may modify what they get). */
