@@ -2,7 +2,9 @@
  * The node/link traffic graph of one replay: a NodeMark per NUMA node, sized by the bytes/s its
  * memory controller serves and coloured by that controller's utilisation, labelled with its
  * share of all requests served; a directed link per interconnect direction, its width the
- * bytes/s it carries and its colour its utilisation. `trafficLayout` (pure, D3 scales) computes
+ * bytes/s it carries and its colour its utilisation. A node with cpus carries a cpu glyph; a
+ * memory-only node (CXL, HBM in flat mode: no cpus) has none, a dashed outline, and a label with
+ * its kind, memory tier and its own memory bandwidth. `trafficLayout` (pure, D3 scales) computes
  * every position, radius, colour and path; the component only renders them.
  */
 import { interpolateYlOrRd, scaleLinear, scaleSequential, scaleSqrt } from 'd3';
@@ -11,7 +13,14 @@ import { nodeLabel, textColorOn } from './palette.js';
 
 export interface TrafficInput {
   nodeIds: readonly number[];
+  /** Nodes without cpus, by index. */
   memoryOnly?: readonly boolean[];
+  /** Memory tier per node (0 = fastest), null = unknown. */
+  tier?: ReadonlyArray<number | null>;
+  /** What memory each node holds (`dram`, `cxl`, `hbm`, …), null = not said. */
+  memoryKind?: ReadonlyArray<string | null>;
+  /** The node's own memory bandwidth (sustained capacity), bytes/s. */
+  capacityBytesPerS?: readonly number[];
   /** bytes/s served per memory controller (node index). */
   mcLoadBytesPerS: readonly number[];
   /** 0..1 per memory controller. */
@@ -47,6 +56,13 @@ export interface NodeMark {
   /** Serves more than 1.5 × an even share (the engine's hot-spot rule). */
   hot: boolean;
   memoryOnly: boolean;
+  /** Drawn with a cpu glyph: the node has cpus. */
+  cpuGlyph: boolean;
+  tier: number | null;
+  kind: string | null;
+  capacityBytesPerS: number | null;
+  /** The tier line under a memory-only node's id ("CXL · tier 1 · 24 GB/s"), null for nodes with cpus. */
+  tierLabel: string | null;
 }
 
 export interface LinkMark {
@@ -92,7 +108,8 @@ export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScal
   const rScale = scaleSqrt().domain([0, scales.maxMcLoadBytesPerS]).range([MIN_MARK_RADIUS, MAX_MARK_RADIUS]).clamp(true);
   const wScale = scaleLinear().domain([0, scales.maxLinkLoadBytesPerS]).range([MIN_LINK_WIDTH, MAX_LINK_WIDTH]).clamp(true);
   const c = size / 2;
-  const ring = n > 1 ? c - MAX_MARK_RADIUS - 16 : 0;
+  // Room outside the ring for the cpu glyph above a mark and two label lines below it.
+  const ring = n > 1 ? c - MAX_MARK_RADIUS - 28 : 0;
   const hotIndex = t.hotIndex !== undefined && t.hotIndex >= 0 && t.hotIndex < n ? t.hotIndex : -1;
   const marks: NodeMark[] = t.nodeIds.map((id, i) => {
     const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
@@ -111,6 +128,11 @@ export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScal
       share: t.mcShare[i] ?? 0,
       hot: i === hotIndex,
       memoryOnly: t.memoryOnly?.[i] ?? false,
+      cpuGlyph: !(t.memoryOnly?.[i] ?? false),
+      tier: t.tier?.[i] ?? null,
+      kind: t.memoryKind?.[i] ?? null,
+      capacityBytesPerS: t.capacityBytesPerS?.[i] ?? null,
+      tierLabel: (t.memoryOnly?.[i] ?? false) ? tierLabelOf(t.memoryKind?.[i] ?? null, t.tier?.[i] ?? null, t.capacityBytesPerS?.[i] ?? null) : null,
     };
   });
   const links: LinkMark[] = [];
@@ -157,6 +179,22 @@ export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScal
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
 
+/** "CXL · tier 1 · 24.0 GB/s": what a memory-only node is, from what is known. */
+export function tierLabelOf(kind: string | null, tier: number | null, capacityBytesPerS: number | null): string {
+  const parts = [kind ? kind.toUpperCase() : 'memory only'];
+  if (tier !== null) parts.push(`tier ${tier}`);
+  if (capacityBytesPerS !== null && capacityBytesPerS > 0) parts.push(formatGBps(capacityBytesPerS / 1e9));
+  return parts.join(' · ');
+}
+
+/** A small chip with pins above a node that has cpus (path centred on x, y). */
+function cpuGlyphPath(x: number, y: number): string {
+  const h = 5;
+  const body = `M${r1(x - h)},${r1(y - h)}h${2 * h}v${2 * h}h${-2 * h}Z`;
+  const pins = [-2.5, 0, 2.5].map((o) => `M${r1(x + o)},${r1(y - h)}v-2M${r1(x + o)},${r1(y + h)}v2M${r1(x - h)},${r1(y + o)}h-2M${r1(x + h)},${r1(y + o)}h2`).join('');
+  return body + pins;
+}
+
 function toHex(color: string): string {
   const m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(color);
   if (!m) return color;
@@ -188,12 +226,33 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
           </g>
         ))}
         {layout.marks.map((m) => (
-          <g key={`m${m.id}`} className="ns-traffic__mark" data-testid="node-mark" data-node={m.id} data-share={m.share} data-load={m.loadBytesPerS} data-r={m.r} data-hot={m.hot ? 'true' : 'false'}>
-            <title>{`${nodeLabel(m.id)}${m.memoryOnly ? ' (memory only)' : ''}: serves ${formatPercent(m.share)} of requests, ${formatGBps(m.loadBytesPerS / 1e9)}, memory controller ${formatPercent(m.utilisation)} utilised`}</title>
+          <g
+            key={`m${m.id}`}
+            className={`ns-traffic__mark${m.memoryOnly ? ' ns-traffic__mark--memory-only' : ''}`}
+            data-testid="node-mark"
+            data-node={m.id}
+            data-share={m.share}
+            data-load={m.loadBytesPerS}
+            data-r={m.r}
+            data-hot={m.hot ? 'true' : 'false'}
+            data-memory-only={m.memoryOnly ? 'true' : 'false'}
+            data-tier={m.tier ?? ''}
+            data-capacity={m.capacityBytesPerS ?? ''}
+          >
+            <title>
+              {`${nodeLabel(m.id)}${m.memoryOnly ? ` (memory only${m.kind ? `, ${m.kind.toUpperCase()}` : ''})` : ''}${m.tier !== null ? `, memory tier ${m.tier}` : ''}: serves ${formatPercent(m.share)} of requests, ${formatGBps(m.loadBytesPerS / 1e9)}` +
+                `${m.capacityBytesPerS ? ` of its own ${formatGBps(m.capacityBytesPerS / 1e9)}` : ''}, memory controller ${formatPercent(m.utilisation)} utilised`}
+            </title>
             <circle cx={m.x} cy={m.y} r={m.r} fill={m.fill} stroke={m.hot ? '#b00020' : '#333'} strokeWidth={m.hot ? 3 : 1} strokeDasharray={m.memoryOnly ? '4 2' : undefined} />
+            {m.cpuGlyph && <path d={cpuGlyphPath(m.x, m.y - m.r - 9)} data-testid="cpu-glyph" fill="#fff" stroke="#333" strokeWidth={1} aria-hidden="true" />}
             <text x={m.x} y={m.y + m.r + 13} textAnchor="middle" className="ns-traffic__id">
               {nodeLabel(m.id)}
             </text>
+            {m.tierLabel && (
+              <text x={m.x} y={m.y + m.r + 25} textAnchor="middle" className="ns-traffic__tier" data-testid="node-tier">
+                {m.tierLabel}
+              </text>
+            )}
             <text x={m.x} y={m.y + 4} textAnchor="middle" className="ns-traffic__share" fill={m.text} data-testid="node-share" data-value={m.share}>
               {formatPercent(m.share, 0)}
             </text>
@@ -206,6 +265,7 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
         <span>circle area: memory-controller load (largest = {formatGBps(max.maxMcLoadBytesPerS / 1e9)})</span>
         <span>arrow width: link traffic (widest = {formatGBps(max.maxLinkLoadBytesPerS / 1e9)})</span>
         <span>% = share of requests served{layout.hotId !== null ? `; hot spot: ${nodeLabel(layout.hotId)}` : ''}</span>
+        {layout.marks.some((m) => m.memoryOnly) && <span>chip: a node with cpus; dashed, no chip: a memory-only node (its kind, tier and own bandwidth below it)</span>}
       </figcaption>
     </figure>
   );

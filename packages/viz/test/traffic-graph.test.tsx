@@ -49,3 +49,53 @@ describe('trafficLayout', () => {
     expect(container.querySelector('[data-testid="traffic-graph"]')!.getAttribute('data-hot-node')).toBe('0');
   });
 });
+
+describe('memory-only (cpu-less) nodes', () => {
+  const dramCxl: TrafficInput = {
+    nodeIds: [0, 1],
+    memoryOnly: [false, true],
+    tier: [0, 1],
+    memoryKind: ['dram', 'cxl'],
+    capacityBytesPerS: [208e9, 24e9],
+    mcLoadBytesPerS: [190e9, 19e9],
+    mcUtilisation: [0.91, 0.79],
+    mcShare: [0.91, 0.09],
+    links: [
+      { from: 1, to: 0, capacityBytesPerS: 64e9 },
+      { from: 0, to: 1, capacityBytesPerS: 64e9 },
+    ],
+    linkLoadBytesPerS: [20e9, 1e9],
+    linkUtilisation: [0.31, 0.02],
+  };
+  it('lays out a cpu glyph only for nodes with cpus, and a kind · tier · own bandwidth label for memory-only ones', () => {
+    const layout = trafficLayout(dramCxl, 300);
+    expect(layout.marks.map((m) => m.cpuGlyph)).toEqual([true, false]);
+    expect(layout.marks.map((m) => m.tierLabel)).toEqual([null, 'CXL · tier 1 · 24.0 GB/s']);
+    expect(layout.marks[1]!.capacityBytesPerS).toBe(24e9);
+  });
+  it('draws them distinctly: no cpu glyph, a dashed outline, the tier label, and says so in the legend', () => {
+    const { container } = render(<TrafficGraph traffic={dramCxl} title="weighted interleave" />);
+    const dram = container.querySelector('[data-node="0"]')!;
+    const cxl = container.querySelector('[data-node="1"]')!;
+    expect(dram.querySelector('[data-testid="cpu-glyph"]')).not.toBeNull();
+    expect(cxl.querySelector('[data-testid="cpu-glyph"]')).toBeNull();
+    expect(cxl.getAttribute('data-memory-only')).toBe('true');
+    expect(cxl.getAttribute('data-tier')).toBe('1');
+    expect(cxl.querySelector('circle')!.getAttribute('stroke-dasharray')).toBe('4 2');
+    expect(dram.querySelector('circle')!.getAttribute('stroke-dasharray')).toBeNull();
+    expect(cxl.querySelector('[data-testid="node-tier"]')!.textContent).toMatch(/CXL · tier 1 · 24(\.0)? GB\/s/);
+    expect(dram.querySelector('[data-testid="node-tier"]')).toBeNull();
+    expect(cxl.querySelector('title')!.textContent).toMatch(/memory only, CXL\), memory tier 1: .* of its own 24(\.0)? GB\/s/);
+    expect(container.querySelector('figcaption')!.textContent).toMatch(/dashed, no chip: a memory-only node/);
+    // Inside the drawing: the lowest label and the highest glyph stay within the view box.
+    const layout = trafficLayout(dramCxl, 300);
+    for (const m of layout.marks) {
+      expect(m.y + m.r + 25).toBeLessThanOrEqual(300);
+      expect(m.y - m.r - 16).toBeGreaterThanOrEqual(0);
+    }
+  });
+  it('without the optional fields a graph is drawn as before, every node with its glyph', () => {
+    const layout = trafficLayout(input, 300);
+    expect(layout.marks.every((m) => m.cpuGlyph && m.tierLabel === null && m.tier === null)).toBe(true);
+  });
+});

@@ -14,7 +14,7 @@ import { useTraceContext } from '../hooks/trace-context';
 import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, parseColumns, speedupAgainst } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
-import { POLICY_IDS, policyLabel } from '@numascope/policy-engine';
+import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, costText, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
@@ -104,7 +104,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       </p>
       <div className="compare-add" aria-label="Add a column">
         <span>Add a policy:</span>
-        {POLICY_IDS.map((id) => (
+        {[...POLICY_IDS, ...TIERED_POLICY_IDS].map((id) => (
           <button key={id} type="button" disabled={full} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
             + {policyLabel(id)}
           </button>

@@ -5,13 +5,16 @@ import type { TrafficInput } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
-import { POLICY_IDS, policyLabel } from '@numascope/policy-engine';
+import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, UnavailableList, costText, speedupMetric, transientText } from './EngineParts';
 
 export function trafficInput(a: AnalysisView, p: PolicyView): TrafficInput {
   return {
     nodeIds: a.machine.nodeIds,
     memoryOnly: a.machine.memoryOnly,
+    tier: a.machine.tier,
+    memoryKind: a.machine.memoryKind,
+    capacityBytesPerS: a.machine.capacityBytesPerS,
     mcLoadBytesPerS: p.mcLoadBytesPerS,
     mcUtilisation: p.mcUtilisation,
     mcShare: p.mcShare,
@@ -42,7 +45,7 @@ export function TrafficView() {
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
       <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
-        {POLICY_IDS.map((id) => {
+        {[...POLICY_IDS, ...TIERED_POLICY_IDS.filter((id) => a.policies.some((x) => x.policy === id))].map((id) => {
           const there = a.policies.some((x) => x.policy === id);
           return (
             <button

@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, accessSampleRows, analyze, buildPlan, diagnoseAnalysis, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, needsPlacement, recommend, runsOnEstimate, serializePlan, validatePlan } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, diagnoseAnalysis, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan } from '@numascope/policy-engine';
 import type { AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
@@ -77,6 +77,12 @@ export interface MachineView {
   nodeIds: number[];
   /** Memory-only nodes (no cpus), by index. */
   memoryOnly: boolean[];
+  /** Memory tier per node (0 = fastest). */
+  tier: number[];
+  /** What memory each node holds (`dram`, `cxl`, `hbm`), null = not said. */
+  memoryKind: Array<string | null>;
+  /** Each node's own sustained memory bandwidth (the traffic model's capacity), bytes/s. */
+  capacityBytesPerS: number[];
   mcBandwidthBytesPerS: number[];
   links: Array<{ from: number; to: number; capacityBytesPerS: number }>;
   /** Where the simulator's numbers came from, in words ("MC bandwidth documented:…; latency …"). */
@@ -178,7 +184,11 @@ export function needsEstimate(trace: Trace): boolean {
 
 export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (done: number, total: number) => void): { result: AnalysisResult; view: AnalysisView } {
   const machine = req.machine ? machineModel(getPreset(req.machine)) : undefined;
-  const wanted = Array.from(new Set([...(req.baseline ? [req.baseline] : []), ...req.policies]));
+  // The default set on a machine with memory-only nodes or several tiers also gets the tiered
+  // policies (weighted interleave, tiering), as the engine's own default list does.
+  const target = machine ?? machineModel(recordedMachine(trace.manifest).machine);
+  const tiered = POLICY_IDS.every((id) => req.policies.includes(id)) && tieredMachine(target) ? TIERED_POLICY_IDS : [];
+  const wanted = Array.from(new Set([...(req.baseline ? [req.baseline] : []), ...req.policies, ...tiered]));
   const estimateAuto = !req.estimate && needsEstimate(trace);
   const estimate = req.estimate || estimateAuto;
   const runnable = estimate ? wanted.filter(runsOnEstimate) : wanted;
@@ -207,6 +217,9 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
       source: m.source,
       nodeIds: [...m.nodeIds],
       memoryOnly: m.nodeCpus.map((c) => c.length === 0),
+      tier: Array.from(machineTiers(m)),
+      memoryKind: m.memoryKind ? [...m.memoryKind] : m.nodeIds.map(() => null),
+      capacityBytesPerS: Array.from(trafficModel(m).mcCapacity.value),
       mcBandwidthBytesPerS: Array.from(m.mcBandwidthBytesPerS.value),
       links: m.links.map((l) => ({ ...l })),
       provenance,
