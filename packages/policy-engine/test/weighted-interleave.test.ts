@@ -14,6 +14,7 @@ import { getPreset } from '../src/machine/presets.js';
 import { trafficModel } from '../src/machine/traffic.js';
 import type { ReplayInput } from '../src/model/contract.js';
 import { buildPlan } from '../src/plan/build.js';
+import { recommend } from '../src/recommend/recommend.js';
 import { validatePlan } from '../src/plan/schema.js';
 import {
   checkWeights,
@@ -164,6 +165,12 @@ describe('issue 17 done-when: STREAM-like on the DRAM + CXL preset (208 / 24 GB/
     const [w0, w1] = r.weights.weights as [number, number];
     const ranges = weighted.replay.weighted!.ranges.rangeStart.length;
     expect(Math.abs(counts[0]! * w1 - counts[1]! * w0)).toBeLessThanOrEqual(ranges * (w0 + w1) * Math.max(w0, w1));
+    // Recommendations: the numactl line (node list only; weights named as sysfs ones) and the pages as interleave ranges.
+    const recs = recommend(input, of('observed'), [weighted], { sources: ['synthetic'], command: ['./stream'] });
+    const numactl = recs.find((x) => x.kind === 'numactl')!;
+    expect(numactl.command).toBe('numactl --weighted-interleave=0,1 ./stream');
+    expect(numactl.title).toMatch(/node0=10, node1=1 in \/sys\/kernel\/mm\/mempolicy\/weighted_interleave/);
+    expect(recs.find((x) => x.kind === 'interleave-ranges')!.cost.pages).toBe(weighted.pagesToMove);
   });
 });
 

@@ -798,6 +798,16 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
     totalPlacements += search.placementsTotal;
     const movers = clusters.map((c, k) => ({ c, k })).filter(({ k }) => [...search.mapping[k]!].some(([o, to]) => o !== to));
     const bw = pairBandwidthMBps(machine);
+    // No thread runs on a memory-only node (CXL, HBM in flat mode): a placement that needs one is not made.
+    const memoryOnly = movers.flatMap(({ k }) => search.nodes[k]!.filter((x) => machine.nodeCpus[x]!.length === 0));
+    if (memoryOnly.length > 0) {
+      decisions.push({
+        window: w,
+        kind: 'none',
+        explanation: `no placement: the best one puts threads on memory-only node${memoryOnly.length > 1 ? 's' : ''} ${names(machine, new Set(memoryOnly))} (no cpus)`,
+      });
+      return;
+    }
     const searchWords = search.greedy
       ? `greedy placement (${search.placementsTotal} placements, too many to enumerate): ${search.placementsEvaluated} node sets compared`
       : `weighted bandwidth evaluated for ${search.placementsEvaluated} of ${search.placementsTotal} placements (equivalent placements under ${search.machineSymmetries} machine symmetr${search.machineSymmetries === 1 ? 'y' : 'ies'} and swaps of equal clusters evaluated once; placements that cannot reach ${A.CANDIDATE_FRACTION * 100}% of the best not evaluated); ${search.candidates} within ${A.CANDIDATE_FRACTION * 100}% of the best weighted bandwidth ${search.maxWbw.toFixed(0)}`;

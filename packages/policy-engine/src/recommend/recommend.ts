@@ -172,10 +172,28 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
         planable: false,
       });
     }
+    if (replay.weighted && replay.weighted.process.nodes.length >= 2) {
+      // numactl takes the node list only; the weights are the system-wide sysfs ones.
+      const w = replay.weighted.process;
+      const ids = w.nodes.map((i) => input.machine.nodeIds[i]!);
+      out.push({
+        id: `${replay.policy}:numactl`,
+        kind: 'numactl',
+        policy: replay.policy,
+        title:
+          `launch with weighted-interleaved memory (Linux 6.9+), with the system-wide weights ${ids.map((id, k) => `node${id}=${w.weights[k]}`).join(', ')} ` +
+          `in /sys/kernel/mm/mempolicy/weighted_interleave (numactl takes the node list only): ${words}`,
+        gain,
+        cost: cost(0),
+        confidence,
+        command: `numactl --weighted-interleave=${ids.join(',')} ${command}`,
+        planable: false,
+      });
+    }
     // Pages the headline placement has elsewhere than the recording: replicated, interleaved (as the
-    // replay's interleave decisions, or every page of an interleave policy), else moved.
+    // replay's interleave decisions, or every page of an interleave or weighted-interleave policy), else moved.
     const interleavedByDecision = pagesOf(byKind('interleave'));
-    const interleavePolicy = replay.policy.startsWith('interleave');
+    const interleavePolicy = replay.policy.startsWith('interleave') || replay.weighted !== undefined;
     const interleaved: number[] = [];
     const moved: number[] = [];
     const replicated: number[] = [];
