@@ -138,21 +138,7 @@ export function PredictionBasis({
   const choices = [...new Set([...WINDOW_CHOICES_MS, ...(windowMs !== null ? [windowMs] : [])])].sort((x, y) => x - y);
   return (
     <div className="prediction-basis" data-testid="prediction-basis" data-baseline={a.baseline} data-headline={a.headline} data-recorded-us={a.recordedUs}>
-      <p className="ns-muted">
-        {a.headline === 'steady-state' ? (
-          <>
-            <strong>Steady state:</strong> each policy&rsquo;s converged placement held over the whole recording (&ldquo;had it been in force from the
-            start&rdquo;); the window-by-window replay is shown as the transient.
-          </>
-        ) : (
-          <>
-            <strong>Replay:</strong> each policy window by window, with its moves and their migration cost.
-          </>
-        )}{' '}
-        The recording took <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
-        {a.range ? ' (the replayed time range)' : ''}; predicted times are anchored on it (what actually ran takes that long).
-      </p>
-      <p>
+      <div className="prediction-basis__row">
         <label>
           Speedups against{' '}
           <select
@@ -167,16 +153,7 @@ export function PredictionBasis({
               </option>
             ))}
           </select>
-        </label>{' '}
-        <span className="ns-muted small">speedup = baseline&rsquo;s predicted time / the policy&rsquo;s</span>
-        {a.baselineNote && (
-          <span className="ns-muted small" data-testid="baseline-note">
-            {' '}
-            — {a.baselineNote}
-          </span>
-        )}
-      </p>
-      <p>
+        </label>
         <label>
           Replay window{' '}
           <select
@@ -192,13 +169,40 @@ export function PredictionBasis({
               </option>
             ))}
           </select>
-        </label>{' '}
-        <span className="ns-muted small" data-testid="window-note" data-window-ms={a.windowMs} data-windows={a.windowCount}>
-          {a.windowCount} windows of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
-          placements, AutoNUMA&rsquo;s scans), so their predictions depend on it; a shorter window reacts faster, a longer one sees more
-          accesses per decision.
+        </label>
+        <span className="ns-muted small">
+          {a.headline === 'steady-state' ? 'steady state' : 'replay'} · {a.windowCount} windows · the recording took{' '}
+          <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
+          {a.range ? ' (the replayed time range)' : ''}
         </span>
-      </p>
+        {a.baselineNote && (
+          <span className="ns-muted small" data-testid="baseline-note">
+            {a.baselineNote}
+          </span>
+        )}
+        <details className="prediction-basis__more" data-testid="prediction-basis-more">
+          <summary>How to read these predictions</summary>
+          <p className="ns-muted small">
+            {a.headline === 'steady-state' ? (
+              <>
+                <strong>Steady state:</strong> each policy&rsquo;s converged placement held over the whole recording (&ldquo;had it been in force from
+                the start&rdquo;); the window-by-window replay is shown as the transient.
+              </>
+            ) : (
+              <>
+                <strong>Replay:</strong> each policy window by window, with its moves and their migration cost.
+              </>
+            )}{' '}
+            Predicted times are anchored on the recording&rsquo;s duration (what actually ran takes that long). Speedup = the baseline&rsquo;s
+            predicted time / the policy&rsquo;s.
+          </p>
+          <p className="ns-muted small" data-testid="window-note" data-window-ms={a.windowMs} data-windows={a.windowCount}>
+            {a.windowCount} windows of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
+            placements, AutoNUMA&rsquo;s scans), so their predictions depend on it; a shorter window reacts faster, a longer one sees more accesses per
+            decision.
+          </p>
+        </details>
+      </div>
     </div>
   );
 }

@@ -60,7 +60,10 @@ export function TrafficView() {
           );
         })}
       </div>
-      <p className="ns-muted">
+      <div className="traffic-layout">
+        <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
+        <div className="traffic-layout__side">
+          <p className="ns-muted traffic-summary">
         {p.description} On <strong>{a.machine.name}</strong>, {a.windowCount} windows of {a.windowMs} ms. Predicted speedup vs{' '}
         {policyLabel(a.baseline)}:{' '}
         <strong data-testid="traffic-speedup" data-value={p.predictedSpeedup}>
@@ -72,9 +75,8 @@ export function TrafficView() {
         </span>
         ; the recording took {formatTimeUs(a.recordedUs)}); {costText(p)}.
       </p>
-      <div className="traffic-layout">
-        <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
-        <MetricCards analysis={a} policy={p} extra={[speedupMetric(a, p)]} />
+          <MetricCards analysis={a} policy={p} extra={[speedupMetric(a, p)]} />
+        </div>
       </div>
       {a.headline === 'steady-state' && (
         <p className="ns-muted small" data-testid="traffic-transient">
