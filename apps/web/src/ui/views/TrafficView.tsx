@@ -37,29 +37,31 @@ export function TrafficView() {
   const p = a.policies.find((x) => x.policy === state.policy) ?? defaultPolicy(a)!;
   return (
     <section className="panel engine-view" data-testid="traffic-view" data-estimate={a.estimate ?? ''}>
-      <h2>Traffic per policy</h2>
+      <div className="view-head">
+        <h2>Traffic per policy</h2>
+        <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
+          {POLICY_IDS.map((id) => {
+            const there = a.policies.some((x) => x.policy === id);
+            return (
+              <button
+                key={id}
+                type="button"
+                role="radio"
+                aria-checked={p.policy === id}
+                disabled={!there}
+                title={there ? undefined : a.unavailable.find((u) => u.policy === id)?.reason}
+                data-testid={`policy-${id}`}
+                onClick={() => navigate({ policy: id }, { replace: true })}
+              >
+                {policyLabel(id)}
+              </button>
+            );
+          })}
+        </div>
+      </div>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
-      <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
-        {POLICY_IDS.map((id) => {
-          const there = a.policies.some((x) => x.policy === id);
-          return (
-            <button
-              key={id}
-              type="button"
-              role="radio"
-              aria-checked={p.policy === id}
-              disabled={!there}
-              title={there ? undefined : a.unavailable.find((u) => u.policy === id)?.reason}
-              data-testid={`policy-${id}`}
-              onClick={() => navigate({ policy: id }, { replace: true })}
-            >
-              {policyLabel(id)}
-            </button>
-          );
-        })}
-      </div>
       <div className="traffic-layout">
         <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
         <div className="traffic-layout__side">

@@ -1,0 +1,182 @@
+/**
+ * The trace's chrome leaves the screen to the views (issue 18): at 1280×800 the first figure of a
+ * view is in the upper half of the window and nothing sticks out sideways; zoom breadcrumbs,
+ * keyboard paging, the skip link and the view shortcuts.
+ */
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { idleState } from '../fixtures/app.js';
+
+const TRACE = 'samples/two-groups.numascope';
+
+test.use({ viewport: { width: 1280, height: 800 } });
+
+async function noSidewaysOverflow(page: Page) {
+  const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  expect(scroll).toBeLessThanOrEqual(client);
+}
+
+test('at 1280×800 the Memory heatmap and the Traffic graph start in the upper half, with a one-line trace header', async ({ page }) => {
+  await page.goto(`./?trace=${TRACE}&view=memory`);
+  expect(await idleState(page)).toBe('ready');
+  // One line: the trace, that it is synthetic, and a way to the full origin and totals.
+  const line = page.getByTestId('trace-line');
+  const lineBox = (await line.boundingBox())!;
+  expect(lineBox.height).toBeLessThan(40);
+  await expect(page.getByTestId('origin-chip')).toHaveText(/Synthetic · not a measurement/);
+  await expect(page.getByTestId('origin-banner')).toBeHidden();
+  const heatmap = (await page.getByTestId('heatmap').boundingBox())!;
+  expect(heatmap.y).toBeLessThan(400);
+  expect(heatmap.x + heatmap.width).toBeLessThanOrEqual(1280);
+  const timeline = (await page.getByTestId('timeline-panel').boundingBox())!;
+  expect(timeline.height).toBeLessThan(120);
+  await noSidewaysOverflow(page);
+
+  // The header expands (and says so to assistive technology), then folds again.
+  const toggle = page.getByTestId('trace-header-toggle');
+  await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+  await toggle.click();
+  await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+  await expect(page.getByTestId('origin-banner')).toBeVisible();
+  await expect(page.getByTestId('total-samples')).toBeVisible();
+  await toggle.click();
+  await expect(page.getByTestId('origin-banner')).toBeHidden();
+
+  await page.getByTestId('tab-traffic').click();
+  expect(await idleState(page)).toBe('ready');
+  const graph = (await page.getByTestId('traffic-graph').boundingBox())!;
+  expect(graph.y).toBeLessThan(400);
+  expect(graph.x + graph.width).toBeLessThanOrEqual(1280);
+  await noSidewaysOverflow(page);
+});
+
+test('the overview keeps the full header: origin banner and totals', async ({ page }) => {
+  await page.goto(`./?trace=${TRACE}`);
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('trace-view')).toHaveAttribute('data-compact', 'false');
+  await expect(page.getByTestId('origin-banner')).toBeVisible();
+  await expect(page.getByTestId('total-samples')).toBeVisible();
+  await expect(page.getByTestId('trace-line')).toHaveCount(0);
+});
+
+function zoomOf(page: Page): string | null {
+  return new URL(page.url()).searchParams.get('zoom');
+}
+
+test('zoom into a selection pushes a breadcrumb; breadcrumbs go back; both round-trip through the URL', async ({ page }) => {
+  await page.goto(`./?trace=${TRACE}&view=memory`);
+  expect(await idleState(page)).toBe('ready');
+  const timeline = page.getByTestId('timeline');
+  const windowUs = Number(await timeline.getAttribute('data-window-us'));
+  const windows = Number(await timeline.getAttribute('data-windows'));
+  const quarter = Math.max(1, Math.round(windows / 4));
+  const wholeTotal = Number(await page.getByTestId('heatmap').getAttribute('data-total'));
+  await expect(page.getByTestId('zoom-in')).toBeDisabled();
+
+  // Half the trace in two presses: the first quarter, grown by a quarter.
+  await timeline.locator('svg').focus();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+PageDown');
+  expect(await idleState(page)).toBe('ready');
+  const half = `0-${2 * quarter * windowUs}`;
+  await page.getByTestId('zoom-in').click();
+  expect(await idleState(page)).toBe('ready');
+  expect(zoomOf(page)).toBe(half);
+  await expect(page.getByTestId('zoom-breadcrumbs')).toHaveAttribute('data-depth', '1');
+  await expect(timeline).toHaveAttribute('data-domain-from', '0');
+  await expect(timeline).toHaveAttribute('data-domain-to', String(2 * quarter * windowUs));
+  // The views filter by the zoomed range.
+  expect(Number(await page.getByTestId('heatmap').getAttribute('data-total'))).toBeLessThan(wholeTotal);
+
+  // Inside the zoom, the keys step within it: End selects its last quarter; Z zooms again.
+  await timeline.locator('svg').focus();
+  await page.keyboard.press('End');
+  await page.keyboard.press('z');
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('zoom-breadcrumbs')).toHaveAttribute('data-depth', '2');
+  const deep = zoomOf(page)!;
+  expect(deep.split('~')).toHaveLength(2);
+  expect(deep.startsWith(`${half}~`)).toBe(true);
+
+  // A reload keeps both levels.
+  await page.reload();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('zoom-breadcrumbs')).toHaveAttribute('data-depth', '2');
+  await expect(page.getByTestId('zoom-crumb-1')).toHaveText(/0 .* – .*/);
+
+  // The first breadcrumb goes back to the half; "Whole trace" to everything; Back undoes it.
+  await page.getByTestId('zoom-crumb-1').click();
+  expect(await idleState(page)).toBe('ready');
+  expect(zoomOf(page)).toBe(half);
+  const url = new URL(page.url());
+  expect(url.searchParams.get('from')).toBe('0');
+  expect(url.searchParams.get('to')).toBe(String(2 * quarter * windowUs));
+  await page.getByTestId('zoom-crumb-0').click();
+  expect(await idleState(page)).toBe('ready');
+  expect(zoomOf(page)).toBeNull();
+  expect(new URL(page.url()).searchParams.get('from')).toBeNull();
+  await expect(timeline).toHaveAttribute('data-domain-to', String(windows * windowUs));
+  await page.goBack();
+  expect(await idleState(page)).toBe('ready');
+  expect(zoomOf(page)).toBe(half);
+  await expect(page.getByTestId('zoom-breadcrumbs')).toHaveAttribute('data-depth', '1');
+});
+
+test('PageDown moves the selection by its own length; Home and End go to the ends', async ({ page }) => {
+  await page.goto(`./?trace=${TRACE}`);
+  expect(await idleState(page)).toBe('ready');
+  const timeline = page.getByTestId('timeline');
+  const windowUs = Number(await timeline.getAttribute('data-window-us'));
+  const windows = Number(await timeline.getAttribute('data-windows'));
+  const quarter = Math.max(1, Math.round(windows / 4));
+  await timeline.locator('svg').focus();
+  await page.keyboard.press('Home');
+  await expect(timeline).toHaveAttribute('data-to', String(quarter * windowUs));
+  await page.keyboard.press('PageDown');
+  await expect(timeline).toHaveAttribute('data-from', String(quarter * windowUs));
+  await expect(timeline).toHaveAttribute('data-to', String(2 * quarter * windowUs));
+  await page.keyboard.press('PageUp');
+  await expect(timeline).toHaveAttribute('data-from', '0');
+  await page.keyboard.press('End');
+  await expect(timeline).toHaveAttribute('data-to', String(windows * windowUs));
+  await expect(timeline).toHaveAttribute('data-from', String((windows - quarter) * windowUs));
+});
+
+test('the first Tab offers "Skip to view"; digits pick views; ? lists the shortcuts', async ({ page }) => {
+  await page.goto(`./?trace=${TRACE}&view=traffic`);
+  expect(await idleState(page)).toBe('ready');
+  await page.keyboard.press('Tab');
+  const skip = page.getByTestId('skip-link');
+  await expect(skip).toBeFocused();
+  await expect(skip).toHaveText('Skip to view');
+  expect((await skip.boundingBox())!.y).toBeGreaterThanOrEqual(0);
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#view-panel')).toBeFocused();
+  expect(new URL(page.url()).hash).toBe('');
+
+  await page.keyboard.press('5');
+  expect(await idleState(page)).toBe('ready');
+  expect(new URL(page.url()).searchParams.get('view')).toBe('compare');
+  await expect(page.getByTestId('tab-compare')).toHaveAttribute('aria-selected', 'true');
+  await page.keyboard.press('2');
+  expect(await idleState(page)).toBe('ready');
+  expect(new URL(page.url()).searchParams.get('view')).toBe('memory');
+
+  await page.keyboard.press('?');
+  const help = page.getByTestId('keyboard-help');
+  await expect(help).toBeVisible();
+  await expect(help.getByTestId('keyboard-help-global')).toContainText('Compare view');
+  await expect(help.getByTestId('keyboard-help-timeline')).toContainText('PageUp PageDown');
+  // Digits typed while the help is open do not switch views; Escape closes it.
+  await page.keyboard.press('3');
+  expect(new URL(page.url()).searchParams.get('view')).toBe('memory');
+  await page.keyboard.press('Escape');
+  await expect(help).toBeHidden();
+
+  // A digit typed into a field is the field's.
+  await page.getByTestId('tab-traffic').click();
+  expect(await idleState(page)).toBe('ready');
+  await page.getByTestId('window-select').focus();
+  await page.keyboard.press('1');
+  expect(new URL(page.url()).searchParams.get('view')).toBe('traffic');
+});
