@@ -23,5 +23,5 @@ export { AddressHeatmap, HEATMAP_MARGIN, formatAddress, heatmapCell, heatmapReso
 export type { AddressHeatmapProps, HeatmapCell, HeatmapGrid } from './AddressHeatmap.js';
 export { HeatTable } from './HeatTable.js';
 export type { HeatTableProps } from './HeatTable.js';
-export { TrafficGraph, trafficLayout, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
+export { TrafficGraph, trafficLayout, maxMarkRadius, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
 export type { TrafficGraphProps, TrafficInput, TrafficScales, TrafficLayout, NodeMark, LinkMark } from './TrafficGraph.js';

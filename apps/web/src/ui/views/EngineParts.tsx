@@ -5,6 +5,8 @@ import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import type { AnalysisState } from '../hooks/use-analysis';
 import { BASELINES, POLICY_DESCRIPTORS, policyLabel } from '@numascope/policy-engine';
+import { METRIC_INFO, betterText } from '../selectors/metric-info';
+import type { MetricKey } from '../selectors/metric-info';
 
 export type BadgeStatus = 'measured' | 'estimated' | 'synthetic';
 
@@ -21,15 +23,17 @@ export function Badge({ status, reason }: { status: BadgeStatus; reason: string 
   );
 }
 
-/** The badge of a simulator output: a prediction, and from what. */
-export function predictionBadge(a: AnalysisView): { status: BadgeStatus; reason: string } {
-  if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording; predicted by the simulator from ${a.machine.provenance}` };
+/** The badge of a simulator output: a prediction, and from what (with `key`: from what this figure is computed). */
+export function predictionBadge(a: AnalysisView, key?: string): { status: BadgeStatus; reason: string } {
+  const info = key && key in METRIC_INFO ? METRIC_INFO[key as MetricKey] : null;
+  const from = info ? `${info.basis}, on ${a.machine.provenance}` : a.machine.provenance;
+  if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording (not measured); predicted by the simulator from ${from}` };
   const est = a.estimate
     ? 'ESTIMATED from page placement only (no memory-access samples; accesses assumed uniform); '
     : a.accessSource === 'hinting-faults'
       ? 'access samples are NUMA hinting faults (which thread touched which page, not how often: rates relative); '
       : '';
-  return { status: 'estimated', reason: `${est}predicted by the simulator from ${a.machine.provenance}` };
+  return { status: 'estimated', reason: `${est}predicted by the simulator from ${from}` };
 }
 
 export interface MetricSpec {
@@ -60,17 +64,37 @@ export function speedupMetric(a: AnalysisView, p: PolicyView): MetricSpec {
   return { key: 'predictedSpeedup', label: `Speedup vs ${policyLabel(a.baseline)}`, value: p.predictedSpeedup, text: formatSpeedup(p.predictedSpeedup) };
 }
 
+/**
+ * A metric's name with what it is: its unit and which direction is better as a caption, and the
+ * one-sentence definition for assistive technology and as a tooltip.
+ */
+export function MetricLabel({ metricKey, label }: { metricKey: string; label: string }) {
+  const info = metricKey in METRIC_INFO ? METRIC_INFO[metricKey as MetricKey] : null;
+  if (!info) return <span>{label}</span>;
+  const better = betterText(info);
+  return (
+    <span className="metric-label" title={info.what}>
+      <span className="metric-label__name">{label}</span>
+      <span className="ns-sr-only">: {info.what}.</span>{' '}
+      <span className="metric-label__unit ns-muted" data-testid="metric-unit">
+        {info.unit}
+        {better ? ` · ${better}` : ''}
+      </span>
+    </span>
+  );
+}
+
 export function MetricCards({ analysis, policy, extra = [] }: { analysis: AnalysisView; policy: PolicyView; extra?: MetricSpec[] }) {
-  const badge = predictionBadge(analysis);
-  const counterBadge: { status: BadgeStatus; reason: string } = analysis.synthetic
-    ? { status: 'synthetic', reason: 'counters of a synthetic recording' }
-    : { status: 'measured', reason: 'recorded hardware counters of this recording (not predicted; shown for the observed placement only)' };
+  const counterBadge = (key: MetricKey): { status: BadgeStatus; reason: string } =>
+    analysis.synthetic
+      ? { status: 'synthetic', reason: `counters of a synthetic recording (not measured): ${METRIC_INFO[key].what.toLowerCase()}` }
+      : { status: 'measured', reason: `measured: ${METRIC_INFO[key].basis}, for the observed placement only (not predicted)` };
   return (
     <dl className="metric-cards" data-testid="metric-cards" data-policy={policy.policy}>
       {[...policyMetrics(policy), ...extra].map((m) => (
         <div key={m.key} className="metric-card" data-testid={`metric-${m.key}`}>
           <dt>
-            {m.label} <Badge {...badge} />
+            <MetricLabel metricKey={m.key} label={m.label} /> <Badge {...predictionBadge(analysis, m.key)} />
           </dt>
           <dd data-value={m.value}>{m.text}</dd>
         </div>
@@ -78,7 +102,7 @@ export function MetricCards({ analysis, policy, extra = [] }: { analysis: Analys
       {policy.l3Mpki !== null && (
         <div className="metric-card" data-testid="metric-l3Mpki">
           <dt>
-            L3 MPKI <Badge {...counterBadge} />
+            <MetricLabel metricKey="l3Mpki" label="L3 MPKI" /> <Badge {...counterBadge('l3Mpki')} />
           </dt>
           <dd data-value={policy.l3Mpki}>{policy.l3Mpki.toFixed(2)}</dd>
         </div>
@@ -86,7 +110,7 @@ export function MetricCards({ analysis, policy, extra = [] }: { analysis: Analys
       {policy.ipc !== null && (
         <div className="metric-card" data-testid="metric-ipc">
           <dt>
-            IPC <Badge {...counterBadge} />
+            <MetricLabel metricKey="ipc" label="IPC" /> <Badge {...counterBadge('ipc')} />
           </dt>
           <dd data-value={policy.ipc}>{policy.ipc.toFixed(2)}</dd>
         </div>
