@@ -180,3 +180,77 @@ test('the first Tab offers "Skip to view"; digits pick views; ? lists the shortc
   await page.keyboard.press('1');
   expect(new URL(page.url()).searchParams.get('view')).toBe('traffic');
 });
+
+type Box = { x: number; y: number; width: number; height: number };
+const overlaps = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+function boxHitsCircle(b: Box, c: Box): boolean {
+  const r = c.width / 2;
+  const cx = c.x + r;
+  const cy = c.y + c.height / 2;
+  const dx = Math.max(b.x - cx, 0, cx - (b.x + b.width));
+  const dy = Math.max(b.y - cy, 0, cy - (b.y + b.height));
+  return Math.hypot(dx, dy) < r;
+}
+
+test('Compare at 1280×800: one table, fastest first, a why line per column; 8-node graphs without overlapping names; nothing clipped', async ({ page }) => {
+  test.setTimeout(60_000);
+  await page.goto(`./?trace=${TRACE}&view=compare&cmp=observed~interleave~carrefour~asymsched`);
+  expect(await idleState(page)).toBe('ready');
+  const table = page.getByTestId('compare-table');
+  await expect(table).toBeVisible();
+  expect((await table.boundingBox())!.y).toBeLessThan(800);
+
+  // Columns of the table: fastest first, each speedup the one its column shows.
+  const heads = table.getByTestId('compare-table-col');
+  await expect(heads).toHaveCount(4);
+  const specs = await heads.evaluateAll((els) => els.map((e) => e.getAttribute('data-spec')!));
+  const speedups = (await heads.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-speedup'))))) as number[];
+  expect([...speedups].sort((a, b) => b - a)).toEqual(speedups);
+  expect(speedups[0]!).toBeGreaterThan(speedups[3]!);
+  for (const [i, spec] of specs.entries()) {
+    const shown = Number(await page.locator(`[data-testid="compare-column"][data-spec="${spec}"] [data-testid="column-speedup"]`).getAttribute('data-value'));
+    expect(shown).toBeCloseTo(speedups[i]!, 9);
+  }
+  // One line of why per column: the baseline says it is, the others win, lose or tie with their reasons.
+  const why = table.getByTestId('compare-why');
+  await expect(why).toHaveCount(4);
+  for (const [i, spec] of specs.entries()) {
+    const line = (await why.nth(i).textContent())!;
+    if (spec === 'observed') expect(line).toMatch(/^The baseline/);
+    else expect(line).toMatch(/^(Wins|Loses|About the same) \(\d+\.\d\d×\): \S/);
+  }
+  await expect(why.nth(0)).toContainText('Wins');
+
+  // Metric rows say their unit and direction.
+  await expect(table.getByTestId('compare-row-memoryLatencyNs').getByTestId('metric-unit')).toHaveText('ns per access · lower is better');
+
+  // Nothing clipped: the page and the table fit the width.
+  await noSidewaysOverflow(page);
+  const wrap = await table.evaluate((t) => ({ scroll: t.parentElement!.scrollWidth, client: t.parentElement!.clientWidth }));
+  expect(wrap.scroll).toBeLessThanOrEqual(wrap.client);
+
+  // Each 8-node graph: names apart from each other and from every mark, inside the figure.
+  const graphs = page.getByTestId('compare-column').getByTestId('traffic-graph');
+  await expect(graphs).toHaveCount(4);
+  for (let g = 0; g < 4; g++) {
+    const graph = graphs.nth(g);
+    const svg = (await graph.locator('svg').boundingBox())!;
+    const labels = (await graph.getByTestId('node-label').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) as Box[];
+    const marks = (await graph.locator('[data-testid="node-mark"] circle').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) as Box[];
+    expect(labels).toHaveLength(8);
+    for (const [i, a] of labels.entries()) {
+      expect(a.x).toBeGreaterThanOrEqual(svg.x - 0.5);
+      expect(a.x + a.width).toBeLessThanOrEqual(svg.x + svg.width + 0.5);
+      for (const m of marks) expect(boxHitsCircle(a, m), `graph ${g}: name ${i} on a mark`).toBe(false);
+      for (const [j, b] of labels.entries()) if (j > i) expect(overlaps(a, b), `graph ${g}: names ${i} and ${j}`).toBe(false);
+    }
+  }
+});
+
+test('Compare of a page-fault-only recording says "no access samples" once, not per column', async ({ page }) => {
+  await page.goto('./?trace=samples/recorded-testload-4threads.numascope&view=compare');
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('compare-column')).toHaveCount(3);
+  await expect(page.getByTestId('estimate-banner')).toHaveCount(1);
+  await expect(page.getByTestId('estimate-banner')).toContainText('no memory-access samples');
+});
