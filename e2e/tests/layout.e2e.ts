@@ -254,3 +254,35 @@ test('Compare of a page-fault-only recording says "no access samples" once, not 
   await expect(page.getByTestId('estimate-banner')).toHaveCount(1);
   await expect(page.getByTestId('estimate-banner')).toContainText('no memory-access samples');
 });
+
+test('every number says what it is: units, better direction, provenance per metric; axes carry units', async ({ page }) => {
+  await page.goto('./?trace=samples/streamcluster-hotspot.numascope&view=traffic');
+  expect(await idleState(page)).toBe('ready');
+  const cards = page.getByTestId('metric-cards').locator('.metric-card');
+  const n = await cards.count();
+  expect(n).toBeGreaterThanOrEqual(7);
+  const tooltips = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const card = cards.nth(i);
+    await expect(card.getByTestId('metric-unit')).toHaveText(/ · (higher|lower) is better$/);
+    tooltips.add((await card.locator('[role="tooltip"]').textContent())!);
+  }
+  // One provenance text per metric, each naming what it is computed from.
+  expect(tooltips.size).toBe(n);
+  await expect(page.getByTestId('metric-memoryLatencyNs').locator('[role="tooltip"]')).toContainText('latencies');
+  await expect(page.getByTestId('metric-localAccessRatio').getByTestId('metric-unit')).toHaveText('% of accesses · higher is better');
+  // The definition is read out with the name.
+  await expect(page.getByTestId('metric-localAccessRatio').locator('dt .ns-sr-only')).toContainText('served by the node of the thread');
+  await expect(page.getByTestId('timeline-y-unit')).toHaveText(/^samples per .+ window$/);
+
+  // The totals of the overview: each says how it was obtained, and from what.
+  await page.getByTestId('tab-overview').click();
+  expect(await idleState(page)).toBe('ready');
+  const synthetic = (await page.getByTestId('origin-banner').getAttribute('data-origin')) === 'synthetic';
+  const provs = await page.locator('[data-testid^="total-prov-"]').evaluateAll((els) => els.map((e) => [e.textContent, e.getAttribute('title')]));
+  expect(provs).toHaveLength(9);
+  for (const [p] of provs) expect(synthetic ? ['synthetic'] : ['measured', 'sampled', 'estimated']).toContain(p);
+  expect(new Set(provs.map(([, t]) => t)).size).toBe(9);
+  await expect(page.getByTestId('total-card-lost')).toContainText('lower is better');
+  await expect(page.getByTestId('node-chart-unit')).toHaveText('pages (4 KiB)');
+});
