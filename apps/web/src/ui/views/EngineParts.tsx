@@ -73,8 +73,10 @@ export function MetricLabel({ metricKey, label }: { metricKey: string; label: st
   if (!info) return <span>{label}</span>;
   const better = betterText(info);
   return (
-    <span className="metric-label" title={info.what}>
-      <span className="metric-label__name">{label}</span>
+    <span className="metric-label">
+      <span className="metric-label__name" title={info.what}>
+        {label}
+      </span>
       <span className="ns-sr-only">: {info.what}.</span>{' '}
       <span className="metric-label__unit ns-muted" data-testid="metric-unit">
         {info.unit}
