@@ -29,7 +29,14 @@ test('overview: pages per node and a capability tooltip', async ({ page }) => {
   const badge = page.locator('section#capture [data-testid^="capability-"]').first();
   await badge.locator('[tabindex="0"]').focus();
   await expect(badge.getByRole('tooltip')).toBeVisible();
-  await shot(page.locator('section#capture'), 'capability-tooltip-focus');
+  // The badges and the open tooltip only, not the whole Capture section.
+  const list = (await page.locator('section#capture .ns-badge-list').first().boundingBox())!;
+  const tip = (await badge.getByRole('tooltip').boundingBox())!;
+  const x = Math.max(0, Math.min(list.x, tip.x) - 8);
+  const y = Math.max(0, Math.min(list.y, tip.y) - 8);
+  const right = Math.max(list.x + list.width, tip.x + tip.width) + 8;
+  const bottom = Math.max(list.y + list.height, tip.y + tip.height) + 8;
+  await page.screenshot({ path: path.join(OUT, 'capability-tooltip-focus.png'), clip: { x, y, width: right - x, height: bottom - y }, animations: 'disabled', caret: 'hide' });
 });
 
 test('memory: a focused heatmap cell; threads view', async ({ page }) => {
@@ -75,7 +82,11 @@ test('zoom breadcrumbs and the keyboard help', async ({ page }) => {
 test('compare: the table and the columns; the manual editor', async ({ page }) => {
   await open(page, 'trace=samples/two-groups.numascope&view=compare&cmp=observed~interleave~asymsched');
   await shot(page.getByTestId('compare-table'), 'compare-table');
-  await page.getByTestId('compare-table').scrollIntoViewIfNeeded();
+  // The columns' graphs and figures, under the table.
+  await page.evaluate(() => {
+    const col = document.querySelector('[data-testid="compare-column"]')!;
+    window.scrollTo(0, col.getBoundingClientRect().top + window.scrollY - 70);
+  });
   await shot(page, 'compare-3-columns');
   await open(page, 'trace=samples/streamcluster-hotspot.numascope&view=compare&cmp=first-touch~manual&man=t0:2,r16:1');
   await shot(page.getByTestId('manual-editor'), 'manual-editor');

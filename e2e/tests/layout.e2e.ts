@@ -120,6 +120,16 @@ test('zoom into a selection pushes a breadcrumb; breadcrumbs go back; both round
   expect(await idleState(page)).toBe('ready');
   expect(zoomOf(page)).toBe(half);
   await expect(page.getByTestId('zoom-breadcrumbs')).toHaveAttribute('data-depth', '1');
+
+  // An engine view replays the zoomed range; "Analyse the whole trace" leaves the zoom too.
+  await page.keyboard.press('4');
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('engine-range')).toBeVisible();
+  await page.getByTestId('engine-range-clear').click();
+  expect(await idleState(page)).toBe('ready');
+  expect(zoomOf(page)).toBeNull();
+  await expect(page.getByTestId('zoom-breadcrumbs')).toHaveAttribute('data-depth', '0');
+  await expect(page.getByTestId('engine-range')).toHaveCount(0);
 });
 
 test('PageDown moves the selection by its own length; Home and End go to the ends', async ({ page }) => {

@@ -85,6 +85,8 @@ export function App() {
   /** Changes the view state and writes it to the address bar (a new history entry unless `replace`). */
   const navigate = useCallback((patch: Partial<ViewState>, options?: { replace?: boolean }) => {
     const next = { ...viewStateRef.current, ...patch };
+    // "The whole trace" (a range cleared anywhere but the zoomed timeline) leaves the zoom too.
+    if (patch.range === null && !('zoom' in patch)) next.zoom = [];
     viewStateRef.current = next;
     const search = writeViewState(window.location.search, next);
     if (search !== window.location.search) {

@@ -398,8 +398,10 @@ function CompareTable({
           {TABLE_ROWS.map((row) => (
             <tr key={row.key} data-testid={`compare-row-${row.key}`}>
               <th scope="row">
-                <MetricLabel metricKey={row.key} label={row.label} />
-                {first && row.key !== 'pagesToMove' && row.key !== 'predictedSpeedup' ? <> <Badge {...predictionBadge(first.a, row.key)} /></> : null}
+                <div className="metric-th">
+                  <MetricLabel metricKey={row.key} label={row.label} />
+                  {first && row.key !== 'pagesToMove' && row.key !== 'predictedSpeedup' ? <Badge {...predictionBadge(first.a, row.key)} /> : null}
+                </div>
               </th>
               {order.map((i) => {
                 const c = cell(columns[i]!, row.key, speedups[i]!);
