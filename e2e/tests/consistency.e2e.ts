@@ -128,8 +128,12 @@ for (const trace of TRACES) {
       const col = cols.nth(i);
       const policy = (await col.getAttribute('data-spec'))!;
       const c = cards.get(policy)!;
-      const mine = await cardsOf(col);
-      for (const key of ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs'] as const) expect(mine[key], `${policy} ${key} in Compare`).toBe(c[key]);
+      // The aligned table: one cell per column and metric, formatted as the Traffic cards are.
+      const table = page.getByTestId('compare-table');
+      for (const key of ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs'] as const) {
+        expect(await text(table.getByTestId(`compare-row-${key}`).locator(`td[data-spec="${policy}"]`)), `${policy} ${key} in Compare`).toBe(c[key]);
+      }
+      expect(await text(table.getByTestId('compare-row-predictedSpeedup').locator(`td[data-spec="${policy}"]`))).toBe(c.predictedSpeedup);
       expect(await text(col.getByTestId('column-speedup'))).toBe(c.predictedSpeedup);
       expect(await text(col.getByTestId('column-predicted'))).toBe(c.predictedUs);
       expect(await text(col.getByTestId('column-recorded'))).toBe(recorded);

@@ -68,7 +68,8 @@ test('compare: 3 columns with deltas against the baseline, a machine in one clic
   expect(await idleState(page)).toBe('ready');
   await expect(cols).toHaveCount(4);
   await expect(cols.nth(3)).toHaveAttribute('data-spec', 'observed@amd-genoa-2s-nps4');
-  await expect(cols.nth(3).getByTestId('metric-mcImbalancePct')).toBeVisible();
+  await expect(cols.nth(3).getByTestId('traffic-graph')).toBeVisible();
+  await expect(page.getByTestId('compare-row-mcImbalancePct').locator('td[data-spec="observed@amd-genoa-2s-nps4"]')).not.toHaveText('…');
   const url = page.url();
   expect(url).toContain('cmp=observed~interleave~carrefour~observed@amd-genoa-2s-nps4');
 

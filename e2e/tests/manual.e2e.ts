@@ -43,7 +43,7 @@ test('manual column: drag a region and place a thread by keyboard; graph, metric
   expect(manual.transient.migratedPages).toBe(4096);
   expect(manual.pagesToMove).toBe(4096);
   expect(await valueOf(column.getByTestId('column-migration'))).toBe(manual.bytesToMove);
-  expect(await valueOf(column.getByTestId('metric-mcImbalancePct').locator('dd'))).toBeCloseTo(manual.mcImbalancePct, 6);
+  expect(await valueOf(page.getByTestId('compare-row-mcImbalancePct').locator('td[data-spec="manual"]'))).toBeCloseTo(manual.mcImbalancePct, 6);
   const ft = expected.policies.find((p) => p.policy === 'first-touch')!;
   expect(await valueOf(column.getByTestId('delta-mcImbalancePct').locator('td'))).toBeCloseTo(manual.mcImbalancePct - ft.mcImbalancePct, 6);
   expect(await valueOf(column.getByTestId('column-speedup'))).toBeCloseTo(ft.predictedUs / manual.predictedUs, 6);
@@ -60,8 +60,8 @@ test('manual column: drag a region and place a thread by keyboard; graph, metric
   await expect(page.getByTestId('manual-zone-2').getByTestId('manual-item-t0')).toBeVisible();
   expected = manualOf({ threads: [{ thread: 0, node: 2 }], pages: [range(BIG, 1)] });
   manual = expected.policies.find((p) => p.policy === 'manual')!;
-  expect(await valueOf(column.getByTestId('metric-localAccessRatio').locator('dd'))).toBeCloseTo(manual.localAccessRatio, 6);
-  expect(await valueOf(column.getByTestId('metric-mcImbalancePct').locator('dd'))).toBeCloseTo(manual.mcImbalancePct, 6);
+  expect(await valueOf(page.getByTestId('compare-row-localAccessRatio').locator('td[data-spec="manual"]'))).toBeCloseTo(manual.localAccessRatio, 6);
+  expect(await valueOf(page.getByTestId('compare-row-mcImbalancePct').locator('td[data-spec="manual"]'))).toBeCloseTo(manual.mcImbalancePct, 6);
   await screenshot(page, 'compare-manual');
   await screenshot(page.getByTestId('manual-editor'), 'manual-editor');
   await screenshot(column, 'compare-manual-column');
@@ -73,7 +73,7 @@ test('manual column: drag a region and place a thread by keyboard; graph, metric
   expect(man).toBe(['t0:2', ...Array.from({ length: 15 }, (_, i) => `t${i + 1}:3`), `r${BIG}:1`].join(','));
   expected = manualOf({ threads: [{ thread: 0, node: 2 }, ...Array.from({ length: 15 }, (_, i) => ({ thread: i + 1, node: 3 }))], pages: [range(BIG, 1)] });
   manual = expected.policies.find((p) => p.policy === 'manual')!;
-  expect(await valueOf(column.getByTestId('metric-memoryLatencyNs').locator('dd'))).toBeCloseTo(manual.memoryLatencyNs, 6);
+  expect(await valueOf(page.getByTestId('compare-row-memoryLatencyNs').locator('td[data-spec="manual"]'))).toBeCloseTo(manual.memoryLatencyNs, 6);
 
   // The link opens the same placement and numbers.
   const other = await page.context().newPage();
@@ -81,7 +81,7 @@ test('manual column: drag a region and place a thread by keyboard; graph, metric
   expect(await idleState(other)).toBe('ready');
   await expect(other.getByTestId('manual-zone-1').getByTestId(`manual-item-r${BIG}`)).toBeVisible();
   const col2 = other.locator('[data-testid="compare-column"][data-spec="manual"]');
-  expect(await valueOf(col2.getByTestId('metric-memoryLatencyNs').locator('dd'))).toBeCloseTo(manual.memoryLatencyNs, 6);
+  expect(await valueOf(other.getByTestId('compare-row-memoryLatencyNs').locator('td[data-spec="manual"]'))).toBeCloseTo(manual.memoryLatencyNs, 6);
 
   // Back as recorded.
   await page.getByTestId('manual-reset').click();

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { queryColumns, rangeCounts, regionTable } from '@numascope/policy-engine';
-import { DEFAULT_VIEW_STATE, URL_STATE_VERSION, parseViewState, upgradeViewParams, writeViewState } from '../src/ui/url-state';
+import { DEFAULT_VIEW_STATE, URL_STATE_VERSION, parseViewState, parseZoom, upgradeViewParams, writeViewState } from '../src/ui/url-state';
+import { zoomIn, zoomTo } from '../src/ui/views/ZoomBreadcrumbs';
 import { markdownSummary } from '../src/ui/markdown';
 import { parseTraceBytes } from '../src/worker/open';
 import { regionRows, summaryInRange } from '../src/ui/selectors/summary';
@@ -34,7 +35,7 @@ describe('the app over the fixture trace', () => {
 describe('view state in the URL', () => {
   it('round-trips, keeps ?trace= first, and ignores malformed values', () => {
     const s = parseViewState('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
-    expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, base: null, win: null, dpol: null, dkind: null, dec: null, manual: null });
+    expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, zoom: [], region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, base: null, win: null, dpol: null, dkind: null, dec: null, manual: null });
     expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50&v=1');
     expect(parseViewState('?view=nope&from=5&to=2&region=-1&pages=9-3')).toEqual(parseViewState(''));
   });
@@ -114,5 +115,37 @@ describe('markdown summary', () => {
     expect(md).toContain('| node | cpus | pages seen (4 KiB) | samples | first touches | accesses | share of accesses |');
     expect(md).toMatch(/\| 0 \| 0-3 \| 6 \| 18 \| 0 \| 1,800 \| 60\.0% \|/);
     expect(md).toContain('### Capabilities');
+  });
+});
+
+describe('zoom breadcrumbs in the URL', () => {
+  it('round-trips nested zoom ranges, and the selection stays inside the innermost', () => {
+    const s = parseViewState('?trace=x&zoom=0-800000~200000-400000&from=250000&to=300000');
+    expect(s.zoom).toEqual([
+      { fromUs: 0, toUs: 800000 },
+      { fromUs: 200000, toUs: 400000 },
+    ]);
+    expect(s.range).toEqual({ fromUs: 250000, toUs: 300000 });
+    expect(parseViewState(writeViewState('?trace=x', s))).toEqual(s);
+    // No selection, or one outside the zoom: the zoomed range itself.
+    expect(parseViewState('?zoom=100-200').range).toEqual({ fromUs: 100, toUs: 200 });
+    expect(parseViewState('?zoom=100-200&from=0&to=50').range).toEqual({ fromUs: 100, toUs: 200 });
+  });
+  it('a malformed or non-nested level ends the list there', () => {
+    expect(parseZoom('0-100~50-150~60-70')).toEqual([{ fromUs: 0, toUs: 100 }]);
+    expect(parseZoom('100-50')).toEqual([]);
+    expect(parseZoom('0-100~x')).toEqual([{ fromUs: 0, toUs: 100 }]);
+    expect(parseZoom(Array.from({ length: 20 }, () => '0-100').join('~'))).toHaveLength(8);
+  });
+  it('zoom in pushes the selection; a breadcrumb goes back to its level', () => {
+    const s0 = { ...DEFAULT_VIEW_STATE, range: { fromUs: 0, toUs: 800 } };
+    const s1 = { ...s0, ...zoomIn(s0) };
+    expect(s1.zoom).toEqual([{ fromUs: 0, toUs: 800 }]);
+    // Zooming into the zoomed range itself changes nothing.
+    expect(zoomIn(s1)).toEqual({});
+    const s2 = { ...s1, ...zoomIn({ ...s1, range: { fromUs: 100, toUs: 200 } }) };
+    expect(s2.zoom).toHaveLength(2);
+    expect(zoomTo(s2, 1)).toEqual({ zoom: [{ fromUs: 0, toUs: 800 }], range: { fromUs: 0, toUs: 800 }, pages: null });
+    expect(zoomTo(s2, 0)).toEqual({ zoom: [], range: null, pages: null });
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { analyze, readTrace, validatePlan } from '@numascope/policy-engine';
 import { describe, expect, it } from 'vitest';
-import { columnSpec, deltaRows, parseColumn, parseColumns, speedupAgainst } from '../src/ui/selectors/compare';
+import { columnSpec, deltaRows, orderBySpeedup, parseColumn, parseColumns, speedupAgainst, whyLine } from '../src/ui/selectors/compare';
 import { analyzeOutcome, planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
 import type { PolicyView } from '../src/worker/engine/run';
 import { parseViewState, writeViewState, DEFAULT_VIEW_STATE } from '../src/ui/url-state';
@@ -57,6 +57,33 @@ describe('delta table', () => {
     const search = writeViewState('?trace=samples/x.numascope', s);
     expect(search).toContain('cmp=first-touch~interleave@amd-genoa-2s-nps4~carrefour');
     expect(parseViewState(search)).toEqual(s);
+  });
+});
+
+describe('Compare table: order and why', () => {
+  it('orders columns fastest first, ties in their order, unknown speedups last', () => {
+    expect(orderBySpeedup([1, 2.5, null, 1.2, 2.5])).toEqual([1, 4, 3, 0, 2]);
+  });
+
+  it('says why a column wins, loses or ties, from the metrics that moved most', () => {
+    const base = pv({ predictedUs: 1000, mcImbalancePct: 200, localAccessRatio: 0.25, memoryLatencyNs: 300 });
+    const wins = pv({ predictedUs: 500, mcImbalancePct: 10, localAccessRatio: 0.25, memoryLatencyNs: 150, pagesToMove: 1200 });
+    const win = whyLine(base, wins, { isBaseline: false, windowMs: 100 });
+    expect(win).toMatch(/^Wins \(2\.00×\): /);
+    // MC imbalance fell by 95 %, latency by 50 %: those two, biggest first; local accesses did not move.
+    expect(win).toContain('MC imbalance 200% → 10%, latency 300 ns → 150 ns');
+    expect(win).not.toContain('local accesses');
+    expect(win).toContain('1,200 pages moved');
+
+    const loses = pv({ predictedUs: 2000, localAccessRatio: 0.1, memoryLatencyNs: 600, mcImbalancePct: 200 });
+    expect(whyLine(base, loses, { isBaseline: false, windowMs: 100 })).toBe('Loses (0.50×): latency 300 ns → 600 ns, local accesses 25% → 10%.');
+
+    // A tie with nothing to move names the replay window, which may change it.
+    const same = pv({ predictedUs: 1005, mcImbalancePct: 200, localAccessRatio: 0.25, memoryLatencyNs: 300 });
+    const tie = whyLine(base, same, { isBaseline: false, windowMs: 250 });
+    expect(tie).toMatch(/^About the same \(1\.00×\): it places pages as the baseline does/);
+    expect(tie).toContain('once per 250 ms window');
+    expect(whyLine(base, base, { isBaseline: true, windowMs: 100 })).toMatch(/^The baseline/);
   });
 });
 

@@ -220,6 +220,8 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, onSelect, marks, regionN
       const ticks = 6;
       for (let i = 0; i <= ticks; i++) {
         const t = grid.fromUs + ((grid.toUs - grid.fromUs) * i) / ticks;
+        // The last label ends at the plot's edge, so it is never cut off.
+        ctx.textAlign = i === ticks ? 'right' : 'center';
         ctx.fillText(formatDurationTick(Math.round(t)), M.left + (pw * i) / ticks, h - 6);
       }
       void w;

@@ -18,6 +18,8 @@ export interface NodeBarChartProps {
   format: (value: number) => string;
   /** Formats an axis tick; defaults to compact counts. */
   formatTick?: (value: number) => string;
+  /** The axis's unit, written after its last tick: "pages (4 KiB)". */
+  unit?: string;
   width?: number;
   testId?: string;
 }
@@ -35,6 +37,7 @@ export function NodeBarChart({
   nodeIds,
   format,
   formatTick = formatCompact,
+  unit,
   width = 560,
   testId,
 }: NodeBarChartProps) {
@@ -100,6 +103,11 @@ export function NodeBarChart({
           );
         })}
         <line x1={x(0)} x2={x(0)} y1={MARGIN.top} y2={axisY} className="ns-axis-line" />
+        {unit && (
+          <text x={width - MARGIN.right + 14} y={axisY + 16} className="ns-axis ns-axis__unit" data-testid={testId ? `${testId}-unit` : undefined}>
+            {unit}
+          </text>
+        )}
       </svg>
     </figure>
   );

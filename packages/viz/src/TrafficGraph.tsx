@@ -48,6 +48,9 @@ export interface NodeMark {
   x: number;
   y: number;
   r: number;
+  /** Centre of the node's name (outside the ring, clear of the other marks). */
+  labelX: number;
+  labelY: number;
   fill: string;
   text: string;
   loadBytesPerS: number;
@@ -103,24 +106,51 @@ export function defaultScales(t: TrafficInput): TrafficScales {
   };
 }
 
+/** A node's name ("node 12" in 10 px type) as a box around its centre, and its gap from the mark. */
+const LABEL_HALF_WIDTH = 20;
+const LABEL_HALF_HEIGHT = 6;
+const LABEL_GAP = 4;
+/** How far past its mark a name can reach, in any direction. */
+const LABEL_REACH = LABEL_GAP + 2 * Math.hypot(LABEL_HALF_WIDTH, LABEL_HALF_HEIGHT);
+
+/**
+ * The largest mark radius for n marks on a ring in a square of `size`: neighbours never overlap
+ * (a radius below half the distance between neighbouring centres, less a gap) and the names,
+ * drawn outside the ring, stay inside the square.
+ */
+export function maxMarkRadius(n: number, size: number): number {
+  if (n <= 1) return Math.min(MAX_MARK_RADIUS, size / 2 - LABEL_GAP - 2 * LABEL_HALF_HEIGHT);
+  const ring = size / 2 - MAX_MARK_RADIUS - LABEL_REACH;
+  return Math.max(MIN_MARK_RADIUS, Math.min(MAX_MARK_RADIUS, ring * Math.sin(Math.PI / n) - 4));
+}
+
 export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScales = defaultScales(t)): TrafficLayout {
   const n = t.nodeIds.length;
-  const rScale = scaleSqrt().domain([0, scales.maxMcLoadBytesPerS]).range([MIN_MARK_RADIUS, MAX_MARK_RADIUS]).clamp(true);
+  const rMax = maxMarkRadius(n, size);
+  const rScale = scaleSqrt().domain([0, scales.maxMcLoadBytesPerS]).range([MIN_MARK_RADIUS, rMax]).clamp(true);
   const wScale = scaleLinear().domain([0, scales.maxLinkLoadBytesPerS]).range([MIN_LINK_WIDTH, MAX_LINK_WIDTH]).clamp(true);
   const c = size / 2;
-  // Room outside the ring for the cpu glyph above a mark and two label lines below it.
-  const ring = n > 1 ? c - MAX_MARK_RADIUS - 28 : 0;
+  // The names go outside the ring (radially), so the ring leaves them room on every side.
+  const ring = n > 1 ? c - rMax - LABEL_REACH : 0;
   const hotIndex = t.hotIndex !== undefined && t.hotIndex >= 0 && t.hotIndex < n ? t.hotIndex : -1;
   const marks: NodeMark[] = t.nodeIds.map((id, i) => {
     const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
     const util = t.mcUtilisation[i] ?? 0;
     const fill = utilisationColor(util);
+    const r = rScale(t.mcLoadBytesPerS[i] ?? 0);
+    // One mark: its name under it; several: its name outward from the centre, its box just clear
+    // of the mark (the box's extent in that direction past the gap), so clear of its neighbours.
+    const cos = Math.cos(angle);
+    const sin = Math.sin(angle);
+    const out = ring + r + LABEL_GAP + LABEL_HALF_WIDTH * Math.abs(cos) + LABEL_HALF_HEIGHT * Math.abs(sin);
     return {
       index: i,
       id,
       x: c + ring * Math.cos(angle),
       y: c + ring * Math.sin(angle),
-      r: rScale(t.mcLoadBytesPerS[i] ?? 0),
+      r,
+      labelX: n > 1 ? Math.max(LABEL_HALF_WIDTH, Math.min(size - LABEL_HALF_WIDTH, c + out * cos)) : c,
+      labelY: n > 1 ? c + out * sin : c + r + LABEL_GAP + LABEL_HALF_HEIGHT,
       fill,
       text: textColorOn(toHex(fill)),
       loadBytesPerS: t.mcLoadBytesPerS[i] ?? 0,
@@ -244,12 +274,13 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
                 `${m.capacityBytesPerS ? ` of its own ${formatGBps(m.capacityBytesPerS / 1e9)}` : ''}, memory controller ${formatPercent(m.utilisation)} utilised`}
             </title>
             <circle cx={m.x} cy={m.y} r={m.r} fill={m.fill} stroke={m.hot ? '#b00020' : '#333'} strokeWidth={m.hot ? 3 : 1} strokeDasharray={m.memoryOnly ? '4 2' : undefined} />
-            {m.cpuGlyph && <path d={cpuGlyphPath(m.x, m.y - m.r - 9)} data-testid="cpu-glyph" fill="#fff" stroke="#333" strokeWidth={1} aria-hidden="true" />}
-            <text x={m.x} y={m.y + m.r + 13} textAnchor="middle" className="ns-traffic__id">
+            {/* The chip sits just left of the node's name, which the layout keeps clear of the marks. */}
+            {m.cpuGlyph && <path d={cpuGlyphPath(m.labelX - LABEL_HALF_WIDTH - 4, m.labelY)} data-testid="cpu-glyph" fill="#fff" stroke="#333" strokeWidth={1} aria-hidden="true" />}
+            <text x={m.labelX} y={m.labelY} textAnchor="middle" dominantBaseline="central" className="ns-traffic__id" data-testid="node-label">
               {nodeLabel(m.id)}
             </text>
             {m.tierLabel && (
-              <text x={m.x} y={m.y + m.r + 25} textAnchor="middle" className="ns-traffic__tier" data-testid="node-tier">
+              <text x={m.labelX} y={m.labelY + 2 * LABEL_HALF_HEIGHT + 2} textAnchor="middle" dominantBaseline="central" className="ns-traffic__tier" data-testid="node-tier">
                 {m.tierLabel}
               </text>
             )}

@@ -21,6 +21,8 @@ export interface WindowTimelineProps {
   /** Selected range (snapped to windows), or null for the whole trace. */
   range: WindowRange | null;
   onRange: (range: WindowRange | null) => void;
+  /** The part of the trace shown (a zoom), snapped out to windows; null or absent: all of it. */
+  domain?: WindowRange | null;
   width?: number;
   height?: number;
   testId?: string;
@@ -28,8 +30,11 @@ export interface WindowTimelineProps {
 
 const MARGIN = { top: 8, right: 16, bottom: 22, left: 56 };
 
-/** Bottom of each node's bar in each window (`w * (slots + 1) + s`; the last entry is the stack's top), and the tallest stack. */
-export function stackWindows(values: ArrayLike<number>, windows: number, slots: number): { max: number; tops: Float64Array } {
+/**
+ * Bottom of each node's bar in each window (`w * (slots + 1) + s`; the last entry is the stack's
+ * top), and the tallest stack among windows [lo, hi) (all by default: the y scale of a zoom).
+ */
+export function stackWindows(values: ArrayLike<number>, windows: number, slots: number, lo = 0, hi = windows): { max: number; tops: Float64Array } {
   const tops = new Float64Array(windows * (slots + 1));
   let max = 0;
   for (let w = 0; w < windows; w++) {
@@ -39,7 +44,7 @@ export function stackWindows(values: ArrayLike<number>, windows: number, slots: 
       acc += values[w * slots + s]!;
     }
     tops[w * (slots + 1) + slots] = acc;
-    if (acc > max) max = acc;
+    if (acc > max && w >= lo && w < hi) max = acc;
   }
   return { max, tops };
 }
@@ -56,9 +61,72 @@ export function keyboardStep(windows: number): number {
   return Math.max(1, Math.round(windows / 50));
 }
 
-/** Windows one PageUp/PageDown press moves or resizes the range by: a quarter of the trace, at least one. */
+/** Windows one Shift+PageUp/PageDown press resizes the range by (and the span first selected): a quarter of the trace, at least one. */
 export function pageStep(windows: number): number {
   return Math.max(1, Math.round(windows / 4));
+}
+
+/** The windows [lo, hi) a domain covers, snapped outwards and clamped to the trace. */
+export function domainWindows(domain: WindowRange | null | undefined, windowUs: number, windows: number): { lo: number; hi: number } {
+  if (!domain || windows <= 0) return { lo: 0, hi: windows };
+  const lo = Math.max(0, Math.min(windows - 1, Math.floor(domain.fromUs / windowUs)));
+  const hi = Math.max(lo + 1, Math.min(windows, Math.ceil(domain.toUs / windowUs)));
+  return { lo, hi };
+}
+
+/** A selection of windows [a, b] (inclusive), within [lo, hi). */
+export interface WindowSpan {
+  a: number;
+  b: number;
+}
+
+/**
+ * The selection after a key press (keyboard brushing), or null to clear it, or undefined when the
+ * key is not one of the timeline's. `cur` is the selection (null: none, or all of [lo, hi)).
+ * Steps scale with the windows shown; PageUp/PageDown move the selection by its own length (a
+ * page of the selection, as in a text view), Shift+PageUp/PageDown shrink or grow it by a quarter.
+ */
+export function keyboardSpan(
+  key: string,
+  mods: { shift: boolean; alt: boolean },
+  cur: WindowSpan | null,
+  lo: number,
+  hi: number,
+): WindowSpan | null | undefined {
+  const n = hi - lo;
+  if (n <= 0) return undefined;
+  const clamp = (v: number) => Math.max(lo, Math.min(hi - 1, v));
+  // Move by `d` windows keeping the length (stopping at the ends), or (resize) move the end.
+  const shift = (c: WindowSpan, d: number, resize: boolean): WindowSpan => {
+    if (resize) return { a: c.a, b: Math.max(c.a, clamp(c.b + d)) };
+    const by = d > 0 ? Math.min(d, hi - 1 - c.b) : Math.max(d, lo - c.a);
+    return { a: c.a + by, b: c.b + by };
+  };
+  const step = mods.alt ? 1 : keyboardStep(n);
+  const page = pageStep(n);
+  const len = cur ? cur.b - cur.a + 1 : page;
+  switch (key) {
+    case 'ArrowRight':
+      return cur ? shift(cur, step, mods.shift) : { a: lo, b: lo + step - 1 };
+    case 'ArrowLeft':
+      return cur ? shift(cur, -step, mods.shift) : { a: hi - step, b: hi - 1 };
+    case 'PageDown':
+      return cur ? shift(cur, mods.shift ? page : len, mods.shift) : { a: lo, b: lo + page - 1 };
+    case 'PageUp':
+      return cur ? shift(cur, mods.shift ? -page : -len, mods.shift) : { a: hi - page, b: hi - 1 };
+    case 'Home':
+      if (!cur) return { a: lo, b: lo + page - 1 };
+      return mods.shift ? { a: lo, b: cur.b } : { a: lo, b: lo + (cur.b - cur.a) };
+    case 'End':
+      if (!cur) return { a: hi - page, b: hi - 1 };
+      return mods.shift ? { a: cur.a, b: hi - 1 } : { a: hi - 1 - (cur.b - cur.a), b: hi - 1 };
+    case 'Escape':
+    case 'Delete':
+    case 'Backspace':
+      return null;
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -66,10 +134,11 @@ export function pageStep(windows: number): number {
  * it to select a time range (snapped to windows); click without dragging to clear. Keyboard,
  * once focused, in steps that scale with the trace (keyboardStep, pageStep), so that any share of
  * it is a few presses away: ←/→ move the range by a step (or select the first/last step),
- * Shift+←/→ shrink or grow it, Alt+arrows do the same by one window; PageUp/PageDown move it by a
- * quarter of the trace (Shift: shrink/grow); Home/End move it to the start/end keeping its length
- * (with nothing selected: the first/last quarter), Shift+Home/End extend it to the start/end;
- * Escape clears.
+ * Shift+←/→ shrink or grow it, Alt+arrows do the same by one window; PageUp/PageDown move it by
+ * its own length (Shift: shrink/grow by a quarter of the trace); Home/End move it to the
+ * start/end keeping its length (with nothing selected: the first/last quarter), Shift+Home/End
+ * extend it to the start/end; Escape clears. With a `domain` (a zoom) it shows and steps within
+ * that part of the trace.
  */
 export function WindowTimeline({
   windowUs,
@@ -79,38 +148,41 @@ export function WindowTimeline({
   metric,
   range,
   onRange,
+  domain = null,
   width = 960,
   height = 120,
   testId = 'timeline',
 }: WindowTimelineProps) {
   const slots = nodeIds.length + 1;
-  const { max, tops } = useMemo(() => stackWindows(values, windows, slots), [values, windows, slots]);
-  const endUs = windows * windowUs;
-  const x = useMemo(() => scaleLinear().domain([0, endUs]).range([MARGIN.left, width - MARGIN.right]), [endUs, width]);
+  const { lo, hi } = domainWindows(domain, windowUs, windows);
+  const { max, tops } = useMemo(() => stackWindows(values, windows, slots, lo, hi), [values, windows, slots, lo, hi]);
+  const startUs = lo * windowUs;
+  const endUs = hi * windowUs;
+  const x = useMemo(() => scaleLinear().domain([startUs, endUs]).range([MARGIN.left, width - MARGIN.right]), [startUs, endUs, width]);
   const y = useMemo(() => scaleLinear().domain([0, Math.max(1, max)]).nice(3).range([height - MARGIN.bottom, MARGIN.top]), [max, height]);
   const paths = useMemo(() => {
     const out: string[] = [];
     const bw = Math.max(0.5, x(windowUs) - x(0));
     for (let s = 0; s < slots; s++) {
       let d = '';
-      for (let w = 0; w < windows; w++) {
-        const lo = tops[w * (slots + 1) + s]!;
-        const hi = tops[w * (slots + 1) + s + 1]!;
-        if (hi <= lo) continue;
+      for (let w = lo; w < hi; w++) {
+        const bottom = tops[w * (slots + 1) + s]!;
+        const top = tops[w * (slots + 1) + s + 1]!;
+        if (top <= bottom) continue;
         const x0 = x(w * windowUs);
-        d += `M${x0.toFixed(2)},${y(hi).toFixed(2)}h${bw.toFixed(2)}V${y(lo).toFixed(2)}h${(-bw).toFixed(2)}Z`;
+        d += `M${x0.toFixed(2)},${y(top).toFixed(2)}h${bw.toFixed(2)}V${y(bottom).toFixed(2)}h${(-bw).toFixed(2)}Z`;
       }
       out.push(d);
     }
     return out;
-  }, [tops, slots, windows, windowUs, x, y]);
+  }, [tops, slots, lo, hi, windowUs, x, y]);
   const [drag, setDrag] = useState<{ a: number; b: number } | null>(null);
   const moved = useRef(false);
 
   const windowAt = (clientX: number, el: Element) => {
     const rect = el.getBoundingClientRect();
     const px = ((clientX - rect.left) / Math.max(1, rect.width)) * width;
-    return Math.max(0, Math.min(windows - 1, Math.floor(x.invert(px) / windowUs)));
+    return Math.max(lo, Math.min(hi - 1, Math.floor(x.invert(px) / windowUs)));
   };
 
   function down(e: PointerEvent<SVGRectElement>) {
@@ -135,64 +207,33 @@ export function WindowTimeline({
     setDrag(null);
   }
 
+  /** The selection in windows, or null when there is none or it is all that is shown. */
+  const selected: WindowSpan | null = (() => {
+    if (!range) return null;
+    const a = Math.max(lo, Math.floor(range.fromUs / windowUs));
+    const b = Math.min(hi - 1, Math.ceil(range.toUs / windowUs) - 1);
+    return b < a || (a === lo && b === hi - 1 && domain) ? null : { a, b };
+  })();
+
   function key(e: KeyboardEvent<SVGSVGElement>) {
-    if (windows <= 0) return;
-    const cur = range ? { a: Math.floor(range.fromUs / windowUs), b: Math.ceil(range.toUs / windowUs) - 1 } : null;
-    let next: { a: number; b: number } | null | undefined;
-    const clamp = (v: number) => Math.max(0, Math.min(windows - 1, v));
-    // Move by `d` windows keeping the length (stopping at the ends), or (resize) move the end.
-    const shift = (c: { a: number; b: number }, d: number, resize: boolean) => {
-      if (resize) return { a: c.a, b: Math.max(c.a, clamp(c.b + d)) };
-      const by = d > 0 ? Math.min(d, windows - 1 - c.b) : Math.max(d, -c.a);
-      return { a: c.a + by, b: c.b + by };
-    };
-    const step = e.altKey ? 1 : keyboardStep(windows);
-    const page = pageStep(windows);
-    switch (e.key) {
-      case 'ArrowRight':
-        next = cur ? shift(cur, step, e.shiftKey) : { a: 0, b: step - 1 };
-        break;
-      case 'ArrowLeft':
-        next = cur ? shift(cur, -step, e.shiftKey) : { a: windows - step, b: windows - 1 };
-        break;
-      case 'PageDown':
-        next = cur ? shift(cur, page, e.shiftKey) : { a: 0, b: page - 1 };
-        break;
-      case 'PageUp':
-        next = cur ? shift(cur, -page, e.shiftKey) : { a: windows - page, b: windows - 1 };
-        break;
-      case 'Home':
-        if (!cur) next = { a: 0, b: page - 1 };
-        else next = e.shiftKey ? { a: 0, b: cur.b } : { a: 0, b: cur.b - cur.a };
-        break;
-      case 'End':
-        if (!cur) next = { a: windows - page, b: windows - 1 };
-        else next = e.shiftKey ? { a: cur.a, b: windows - 1 } : { a: windows - 1 - (cur.b - cur.a), b: windows - 1 };
-        break;
-      case 'Escape':
-      case 'Delete':
-      case 'Backspace':
-        next = null;
-        break;
-      default:
-        return;
-    }
+    const next = keyboardSpan(e.key, { shift: e.shiftKey, alt: e.altKey }, selected, lo, hi);
+    if (next === undefined) return;
     e.preventDefault();
     onRange(next ? windowsToRange(next.a, next.b, windowUs) : null);
   }
 
-  const shown = drag ? windowsToRange(drag.a, drag.b, windowUs) : range;
+  const shown = drag ? windowsToRange(drag.a, drag.b, windowUs) : selected ? range : null;
   const ticks = x.ticks(8);
   const yTicks = y.ticks(3);
   const plotBottom = height - MARGIN.bottom;
   const label =
     `Timeline of ${metric} per ${formatDurationUs(windowUs)} window, stacked by node. ` +
     (range ? `Selected ${formatDurationUs(range.fromUs)} to ${formatDurationUs(range.toUs)}.` : 'No range selected.') +
-    ` Drag to select a time range; with the keyboard: arrows move it by ${formatDurationUs(keyboardStep(windows) * windowUs)} (Alt: one window), Shift+arrows resize it, ` +
-    `PageUp/PageDown by ${formatDurationUs(pageStep(windows) * windowUs)}, Home/End to the ends (Shift: extend), Escape clears.`;
+    ` Drag to select a time range; with the keyboard: arrows move it by ${formatDurationUs(keyboardStep(hi - lo) * windowUs)} (Alt: one window), Shift+arrows resize it, ` +
+    `PageUp/PageDown by its own length (Shift: resize by ${formatDurationUs(pageStep(hi - lo) * windowUs)}), Home/End to the ends (Shift: extend), Escape clears.`;
 
   return (
-    <div className="ns-window-timeline" data-testid={testId} data-window-us={windowUs} data-windows={windows} data-from={range?.fromUs ?? ''} data-to={range?.toUs ?? ''} data-export="timeline">
+    <div className="ns-window-timeline" data-testid={testId} data-window-us={windowUs} data-windows={windows} data-from={range?.fromUs ?? ''} data-to={range?.toUs ?? ''} data-domain-from={startUs} data-domain-to={endUs} data-export="timeline">
       <svg
         viewBox={`0 0 ${width} ${height}`}
         width="100%"
@@ -200,9 +241,9 @@ export function WindowTimeline({
         tabIndex={0}
         role="slider"
         aria-label={label}
-        aria-valuemin={0}
+        aria-valuemin={startUs}
         aria-valuemax={endUs}
-        aria-valuenow={range?.fromUs ?? 0}
+        aria-valuenow={range?.fromUs ?? startUs}
         aria-valuetext={range ? `${formatDurationUs(range.fromUs)} to ${formatDurationUs(range.toUs)}` : 'whole trace'}
         onKeyDown={key}
         className="ns-window-timeline__svg"

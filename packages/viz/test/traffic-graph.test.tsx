@@ -90,12 +90,58 @@ describe('memory-only (cpu-less) nodes', () => {
     // Inside the drawing: the lowest label and the highest glyph stay within the view box.
     const layout = trafficLayout(dramCxl, 300);
     for (const m of layout.marks) {
-      expect(m.y + m.r + 25).toBeLessThanOrEqual(300);
-      expect(m.y - m.r - 16).toBeGreaterThanOrEqual(0);
+      expect(m.labelY + 20).toBeLessThanOrEqual(300);
+      expect(m.labelY - 8).toBeGreaterThanOrEqual(0);
+      expect(m.y - m.r).toBeGreaterThanOrEqual(0);
     }
   });
   it('without the optional fields a graph is drawn as before, every node with its glyph', () => {
     const layout = trafficLayout(input, 300);
     expect(layout.marks.every((m) => m.cpuGlyph && m.tierLabel === null && m.tier === null)).toBe(true);
   });
+});
+
+describe('trafficLayout with many nodes', () => {
+  const n = 8;
+  const eight: TrafficInput = {
+    nodeIds: Array.from({ length: n }, (_, i) => i),
+    // Every controller equally and fully loaded: every mark at its largest.
+    mcLoadBytesPerS: Array(n).fill(5e9),
+    mcUtilisation: Array(n).fill(0.5),
+    mcShare: Array(n).fill(1 / n),
+    hotIndex: -1,
+    links: [],
+    linkLoadBytesPerS: [],
+    linkUtilisation: [],
+  };
+  // A name ("node 7" in 11 px type: about 40 × 12 px) as a box around its centre.
+  const box = (x: number, y: number) => ({ x0: x - 20, x1: x + 20, y0: y - 6, y1: y + 6 });
+  const boxHitsCircle = (b: ReturnType<typeof box>, cx: number, cy: number, r: number) => {
+    const dx = Math.max(b.x0 - cx, 0, cx - b.x1);
+    const dy = Math.max(b.y0 - cy, 0, cy - b.y1);
+    return Math.hypot(dx, dy) < r;
+  };
+
+  for (const size of [250, 300, 360]) {
+    it(`8 nodes in ${size} px: no mark overlaps another, no name overlaps a mark or another name, all inside`, () => {
+      const { marks } = trafficLayout(eight, size);
+      for (const a of marks) {
+        const la = box(a.labelX, a.labelY);
+        expect(la.x0).toBeGreaterThanOrEqual(0);
+        expect(la.x1).toBeLessThanOrEqual(size);
+        expect(la.y0).toBeGreaterThanOrEqual(0);
+        expect(la.y1).toBeLessThanOrEqual(size);
+        expect(a.x - a.r).toBeGreaterThanOrEqual(0);
+        expect(a.x + a.r).toBeLessThanOrEqual(size);
+        for (const b of marks) {
+          expect(boxHitsCircle(la, b.x, b.y, b.r), `name of node ${a.id} on mark ${b.id}`).toBe(false);
+          if (a === b) continue;
+          expect(Math.hypot(a.x - b.x, a.y - b.y), `marks ${a.id} and ${b.id}`).toBeGreaterThan(a.r + b.r);
+          const lb = box(b.labelX, b.labelY);
+          const apart = la.x1 <= lb.x0 || lb.x1 <= la.x0 || la.y1 <= lb.y0 || lb.y1 <= la.y0;
+          expect(apart, `names of nodes ${a.id} and ${b.id}`).toBe(true);
+        }
+      }
+    });
+  }
 });

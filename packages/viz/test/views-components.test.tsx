@@ -72,6 +72,47 @@ describe('WindowTimeline keyboard steps scale with the trace', () => {
     cleanup();
     expect(timeline({ fromUs: 0, toUs: 100_000 }).press('ArrowLeft', { shiftKey: true })).toEqual({ fromUs: 0, toUs: 60_000 });
   });
+  it('PageUp/PageDown move the selection by its own length, stopping at the ends', () => {
+    const short = { fromUs: 300_000, toUs: 400_000 }; // 10 windows
+    expect(timeline(short).press('PageDown')).toEqual({ fromUs: 400_000, toUs: 500_000 });
+    cleanup();
+    expect(timeline(short).press('PageUp')).toEqual({ fromUs: 200_000, toUs: 300_000 });
+    cleanup();
+    expect(timeline({ fromUs: 1_950_000, toUs: 2_000_000 }).press('PageDown')).toEqual({ fromUs: 1_950_000, toUs: 2_000_000 });
+  });
+});
+
+describe('WindowTimeline zoomed into a domain', () => {
+  // 200 windows of 10 ms; the domain is windows 50–149 (0.5 s – 1.5 s).
+  const values = new Array<number>(400).fill(1);
+  const domain = { fromUs: 500_000, toUs: 1_500_000 };
+  function zoomed(range: { fromUs: number; toUs: number } | null) {
+    const onRange = vi.fn();
+    render(<WindowTimeline windowUs={10_000} windows={200} values={values} nodeIds={[0]} metric="samples" range={range} domain={domain} onRange={onRange} />);
+    const press = (key: string, mods: { shiftKey?: boolean } = {}) => {
+      fireEvent.keyDown(screen.getByRole('slider'), { key, ...mods });
+      return onRange.mock.lastCall?.[0] as { fromUs: number; toUs: number } | null;
+    };
+    return { press };
+  }
+  it('shows and steps within the domain: the keys scale with it, Home/End are its ends', () => {
+    const { press } = zoomed(domain);
+    const el = screen.getByTestId('timeline');
+    expect(el.dataset.domainFrom).toBe('500000');
+    expect(el.dataset.domainTo).toBe('1500000');
+    // The whole domain selected counts as none: Home selects its first quarter (25 of its 100 windows).
+    expect(press('Home')).toEqual({ fromUs: 500_000, toUs: 750_000 });
+    cleanup();
+    expect(zoomed({ fromUs: 600_000, toUs: 700_000 }).press('End')).toEqual({ fromUs: 1_400_000, toUs: 1_500_000 });
+    cleanup();
+    expect(zoomed({ fromUs: 500_000, toUs: 600_000 }).press('ArrowLeft')).toEqual({ fromUs: 500_000, toUs: 600_000 });
+  });
+  it('the y scale is the tallest stack in the domain', () => {
+    const v = new Array<number>(400).fill(1);
+    v[0] = 1000; // window 0, outside the domain
+    expect(stackWindows(v, 200, 2).max).toBe(1001);
+    expect(stackWindows(v, 200, 2, 50, 150).max).toBe(2);
+  });
 });
 
 describe('HeatTable', () => {

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { MouseEvent as ReactMouseEvent } from 'react';
 import { publishState } from './idle';
 import { TraceContext } from './hooks/trace-context';
 import type { TraceContextValue } from './hooks/trace-context';
@@ -84,6 +85,8 @@ export function App() {
   /** Changes the view state and writes it to the address bar (a new history entry unless `replace`). */
   const navigate = useCallback((patch: Partial<ViewState>, options?: { replace?: boolean }) => {
     const next = { ...viewStateRef.current, ...patch };
+    // "The whole trace" (a range cleared anywhere but the zoomed timeline) leaves the zoom too.
+    if (patch.range === null && !('zoom' in patch)) next.zoom = [];
     viewStateRef.current = next;
     const search = writeViewState(window.location.search, next);
     if (search !== window.location.search) {
@@ -338,6 +341,10 @@ export function App() {
 
   return (
     <div className="app">
+      {/* First in the tab order: past the header and the trace's chrome, to the view itself. */}
+      <a className="skip-link" href={view.kind === 'ready' ? '#view-panel' : '#main-content'} data-testid="skip-link" onClick={skipTo}>
+        {view.kind === 'ready' ? 'Skip to view' : 'Skip to content'}
+      </a>
       <header className="topbar">
         {/* Home keeps the live session: its token stays in this tab's own links (never in shared ones). */}
         {REPORT ? (
@@ -364,7 +371,7 @@ export function App() {
         )}
         <OpenFileButton onFile={(f) => void openFile(f)} />
       </header>
-      <main className="content">
+      <main className="content" id="main-content" tabIndex={-1}>
         {view.kind === 'live' && <LiveView onState={setLiveState} />}
         {view.kind === 'landing' && <Landing samples={samples} onFile={(f) => void openFile(f)} />}
         {view.kind === 'loading' && <LoadingView state={view} />}
@@ -407,6 +414,15 @@ function RenderFailed({
 }) {
   useEffect(onShown, [onShown]);
   return <ErrorView source={source} error={{ code: 'internal', message }} onFile={onFile} />;
+}
+
+/** Focuses a skip link's target without a fragment in the address bar (the URL is the view state). */
+function skipTo(e: ReactMouseEvent<HTMLAnchorElement>) {
+  const target = document.getElementById(e.currentTarget.getAttribute('href')!.slice(1));
+  if (!target) return;
+  e.preventDefault();
+  target.focus();
+  target.scrollIntoView({ block: 'start' });
 }
 
 /** The home link: the landing page, with this tab's live-session token when it has one. */

@@ -19,6 +19,11 @@ export interface ViewState {
   view: ViewId;
   /** Brushed time range, µs, half-open; null = whole trace. */
   range: TimeRange | null;
+  /**
+   * Committed zoom ranges, outermost first (`zoom=0-800000~200000-400000`, µs): the timeline
+   * shows the last one, and each is a breadcrumb back (Firefox Profiler's committed ranges).
+   */
+  zoom: TimeRange[];
   /** Selected region (memory view), index into regions. */
   region: number | null;
   /** Selected thread (threads view), index into threads. */
@@ -53,6 +58,7 @@ export interface ManualState {
 export const DEFAULT_VIEW_STATE: ViewState = {
   view: 'overview',
   range: null,
+  zoom: [],
   region: null,
   thread: null,
   heat: 'node',
@@ -86,7 +92,7 @@ export const URL_UPGRADERS: Readonly<Record<number, UrlUpgrader>> = {
 };
 
 /** The parameters of the view state, the version parameter included: writeViewState replaces them all. */
-const STATE_KEYS = ['view', 'from', 'to', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'dpol', 'dkind', 'dec', 'man', 'v'];
+const STATE_KEYS = ['view', 'from', 'to', 'zoom', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'dpol', 'dkind', 'dec', 'man', 'v'];
 
 /** The version a link says it has: `v=N`, or 0 when it has none (or one that is not a number). */
 export function linkVersion(params: URLSearchParams): number {
@@ -137,6 +143,28 @@ export function writeManual(m: ManualState): string {
   return [...m.threads.map((t) => `t${t.thread}:${t.node}`), ...m.regions.map((r) => `r${r.region}:${r.node}`)].join(',');
 }
 
+/** The deepest zoom a link may carry (breadcrumbs). */
+export const MAX_ZOOM_DEPTH = 8;
+
+/** `0-800000~200000-400000` → ranges, each inside the one before; a malformed or non-nested entry ends the list there. */
+export function parseZoom(raw: string | null): TimeRange[] {
+  if (!raw) return [];
+  const out: TimeRange[] = [];
+  for (const item of raw.split('~').slice(0, MAX_ZOOM_DEPTH)) {
+    const m = /^(\d{1,15})-(\d{1,15})$/.exec(item);
+    if (!m) break;
+    const r = { fromUs: Number(m[1]), toUs: Number(m[2]) };
+    const outer = out[out.length - 1];
+    if (r.toUs <= r.fromUs || (outer && (r.fromUs < outer.fromUs || r.toUs > outer.toUs))) break;
+    out.push(r);
+  }
+  return out;
+}
+
+export function writeZoom(zoom: readonly TimeRange[]): string {
+  return zoom.map((r) => `${r.fromUs}-${r.toUs}`).join('~');
+}
+
 const HEAT_MODES: readonly HeatmapMode[] = ['node', 'samples', 'faults', 'accesses'];
 
 function nonNegativeInt(s: string | null): number | null {
@@ -151,7 +179,11 @@ export function parseViewState(search: string): ViewState {
   const view = VIEWS.find((v) => v === p.get('view')) ?? 'overview';
   const from = nonNegativeInt(p.get('from'));
   const to = nonNegativeInt(p.get('to'));
-  const range = from !== null && to !== null && to > from ? { fromUs: from, toUs: to } : null;
+  const zoom = parseZoom(p.get('zoom'));
+  const inner = zoom[zoom.length - 1];
+  const asked = from !== null && to !== null && to > from ? { fromUs: from, toUs: to } : null;
+  // Inside a zoom, the selection is within it (the zoomed range itself when none is given).
+  const range = inner ? (asked && asked.fromUs >= inner.fromUs && asked.toUs <= inner.toUs ? asked : inner) : asked;
   const heat = HEAT_MODES.find((m) => m === p.get('heat')) ?? 'node';
   const pm = /^(\d+)-(\d+)$/.exec(p.get('pages') ?? '');
   const pages = pm && Number(pm[2]) > Number(pm[1]) ? { lo: Number(pm[1]), hi: Number(pm[2]) } : null;
@@ -169,6 +201,7 @@ export function parseViewState(search: string): ViewState {
   return {
     view,
     range,
+    zoom,
     region: nonNegativeInt(p.get('region')),
     thread: nonNegativeInt(p.get('thread')),
     heat,
@@ -198,6 +231,7 @@ export function writeViewState(search: string, s: ViewState): string {
     p.set('from', String(s.range.fromUs));
     p.set('to', String(s.range.toUs));
   }
+  if (s.zoom.length > 0) p.set('zoom', writeZoom(s.zoom));
   if (s.region !== null) p.set('region', String(s.region));
   if (s.thread !== null) p.set('thread', String(s.thread));
   if (s.heat !== 'node') p.set('heat', s.heat);

@@ -94,3 +94,56 @@ export function deltaRows(base: PolicyView, p: PolicyView): DeltaRow[] {
     return { metric, base: b, value: v, delta, relative, verdict };
   });
 }
+
+/** Column indices ordered by speedup against the first column, fastest first (ties keep their order; unknown last). */
+export function orderBySpeedup(speedups: ReadonlyArray<number | null>): number[] {
+  return speedups
+    .map((s, i) => ({ s, i }))
+    .sort((x, y) => (y.s ?? -Infinity) - (x.s ?? -Infinity) || x.i - y.i)
+    .map((x) => x.i);
+}
+
+const WHY_METRICS: Array<{ key: DeltaMetric['key']; name: string; format: (v: number) => string }> = [
+  { key: 'localAccessRatio', name: 'local accesses', format: (v) => `${(v * 100).toFixed(0)}%` },
+  { key: 'memoryLatencyNs', name: 'latency', format: (v) => `${v.toFixed(0)} ns` },
+  { key: 'mcImbalancePct', name: 'MC imbalance', format: (v) => `${v.toFixed(0)}%` },
+  { key: 'interconnectUsagePct', name: 'link usage', format: (v) => `${v.toFixed(0)}%` },
+  { key: 'interconnectImbalancePct', name: 'link imbalance', format: (v) => `${v.toFixed(0)}%` },
+];
+
+/** Within this of 1×, a column is "the same" as the baseline (the engine's 2 % recommendation threshold). */
+export const SAME_SPEEDUP = 0.02;
+
+/**
+ * One line on why a column wins or loses against the first: its speedup's direction and the (at
+ * most two) metrics that moved most in that direction, from the same values as the table; a tie
+ * says what kept it equal (nothing to move, or nothing moved at this replay window).
+ */
+export function whyLine(base: PolicyView, p: PolicyView, opts: { isBaseline: boolean; windowMs: number }): string {
+  if (opts.isBaseline) return 'The baseline: every speedup is against it.';
+  const speedup = speedupAgainst(base, p);
+  const rows = deltaRows(base, p);
+  const moved = (verdict: 'better' | 'worse') =>
+    WHY_METRICS.map((m) => ({ m, r: rows.find((r) => r.metric.key === m.key)! }))
+      .filter(({ r }) => r.verdict === verdict)
+      .sort((a, b) => Math.abs(b.r.relative ?? b.r.delta) - Math.abs(a.r.relative ?? a.r.delta))
+      .slice(0, 2)
+      .map(({ m, r }) => `${m.name} ${m.format(r.base)} → ${m.format(r.value)}`);
+  if (speedup >= 1 + SAME_SPEEDUP) {
+    const why = moved('better');
+    return `Wins (${speedup.toFixed(2)}×): ${why.length ? why.join(', ') : 'less time in memory stalls'}${p.pagesToMove > 0 ? `, for ${p.pagesToMove.toLocaleString('en-US')} pages moved` : ''}.`;
+  }
+  if (speedup <= 1 - SAME_SPEEDUP) {
+    const why = moved('worse');
+    return `Loses (${speedup.toFixed(2)}×): ${why.length ? why.join(', ') : 'more time in memory stalls'}.`;
+  }
+  const gains = moved('better');
+  const losses = moved('worse');
+  const still =
+    p.pagesToMove === 0 && p.replay.migratedPages === 0
+      ? `it places pages as the baseline does (nothing to move; it decides once per ${opts.windowMs} ms window, so another replay window may change that)`
+      : gains.length && losses.length
+        ? `gains (${gains.join(', ')}) and losses (${losses.join(', ')}) cancel out`
+        : [...gains, ...losses].join(', ') || 'its placement costs the same memory time';
+  return `About the same (${speedup.toFixed(2)}×): ${still}.`;
+}

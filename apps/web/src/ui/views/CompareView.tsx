@@ -1,5 +1,5 @@
 /** Compare: 2–5 columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
-import { useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { listPresets } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { RegionMeta } from '@numascope/policy-engine';
@@ -11,12 +11,12 @@ import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, parseColumns, speedupAgainst } from '../selectors/compare';
+import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
-import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, costText, transientText } from './EngineParts';
+import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress, costText, policyMetrics, predictionBadge, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
 
 /**
@@ -93,6 +93,14 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
     }
   }
 
+  // Each column's outcome, reported by the column (its own analysis), for the aligned table.
+  const [results, setResults] = useState<Record<string, ColumnResult | null>>({});
+  const onResult = useCallback((key: string, r: ColumnResult | null) => {
+    setResults((m) => (m[key]?.p === r?.p && m[key]?.b === r?.b ? m : { ...m, [key]: r }));
+  }, []);
+  const keys = columns.map((c, i) => `${i}:${columnSpec(c)}`);
+  const baseView = baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome ? baseAnalysis.outcome.view : null;
+
   const full = columns.length >= MAX_COLUMNS;
   const hasManual = columns.some((c) => c.policy === 'manual');
   return (
@@ -166,11 +174,18 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
           />
         </>
       )}
+      {/* Said once for every column of this recording (they share its access data), not per column. */}
+      {baseView && <EstimateBanner analysis={baseView} onExit={() => navigate({ estimate: false })} />}
+      {baseView && columns.length >= MIN_COLUMNS && (
+        <CompareTable columns={columns.map((c, i) => ({ key: keys[i]!, title: columnTitle(c, names), spec: columnSpec(c), result: results[keys[i]!] ?? null }))} windowMs={baseView.windowMs} />
+      )}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
       <div className="compare-grid" style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
         {columns.map((c, i) => (
           <CompareColumn
-            key={`${i}:${columnSpec(c)}`}
+            key={keys[i]}
+            resultKey={keys[i]!}
+            onResult={onResult}
             index={i}
             spec={c}
             base={base!}
@@ -190,7 +205,16 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
   );
 }
 
+/** A column's outcome, for the table: its policy, the baseline column's, and its analysis. */
+interface ColumnResult {
+  a: AnalysisView;
+  p: PolicyView;
+  b: PolicyView | undefined;
+}
+
 function CompareColumn(props: {
+  resultKey: string;
+  onResult: (key: string, r: ColumnResult | null) => void;
   index: number;
   spec: ColumnSpec;
   base: ColumnSpec;
@@ -224,6 +248,7 @@ function CompareColumn(props: {
     </header>
   );
   let body;
+  let result: ColumnResult | null = null;
   if (!props.request) body = <p className="notice" data-testid="column-unavailable">{MANUAL_REASON}</p>;
   else if (mine.status === 'running') body = <Progress state={mine} />;
   else if ('error' in mine.outcome) body = <EngineRefusal error={mine.outcome.error} onEstimate={props.onEstimate} />;
@@ -232,7 +257,11 @@ function CompareColumn(props: {
     const p = a.policies.find((x) => x.policy === spec.policy);
     const b = theirs.status === 'done' && 'view' in theirs.outcome ? theirs.outcome.view.policies.find((x) => x.policy === base.policy) : undefined;
     body = p ? <ColumnBody a={a} p={p} b={b} index={index} title={title} scales={scales} /> : <Unavailable a={a} policy={spec.policy} />;
+    result = p ? { a, p, b } : null;
   }
+  const { onResult, resultKey } = props;
+  useEffect(() => onResult(resultKey, result), [onResult, resultKey, result?.p, result?.b, result?.a]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => () => onResult(resultKey, null), [onResult, resultKey]);
   return (
     <article className="compare-col" data-testid="compare-column" data-spec={columnSpec(spec)}>
       {header}
@@ -273,9 +302,8 @@ function ColumnBody({
   const speedup = b ? speedupAgainst(b, p) : null;
   return (
     <>
-      <EstimateBanner analysis={a} />
       <p className="ns-muted small">{a.machine.name}</p>
-      <TrafficGraph traffic={trafficInput(a, p)} size={250} scales={scales} title={title} />
+      <TrafficGraph traffic={trafficInput(a, p)} size={a.machine.nodeIds.length > 4 ? 300 : 250} scales={scales} title={title} />
       <p>
         Speedup vs the first column:{' '}
         <strong data-testid="column-speedup" data-value={speedup ?? ''}>
@@ -290,7 +318,6 @@ function ColumnBody({
         <br />
         To get there: <span data-testid="column-migration" data-value={p.bytesToMove}>{costText(p)}</span>
       </p>
-      <MetricCards analysis={a} policy={p} />
       {a.headline === 'steady-state' && <p className="ns-muted small" data-testid="column-transient">{transientText(a, p)}</p>}
       {b && index > 0 && (
         <table className="delta-table" data-testid="delta-table">
@@ -314,5 +341,91 @@ function ColumnBody({
         </table>
       )}
     </>
+  );
+}
+
+/** The table's rows: the engine views' figures (one formatter each, as on the Traffic cards), then the cost. */
+const TABLE_ROWS: Array<{ key: string; label: string }> = [
+  { key: 'predictedSpeedup', label: 'Speedup vs the first column' },
+  { key: 'predictedUs', label: 'Predicted time' },
+  { key: 'localAccessRatio', label: 'Local access ratio' },
+  { key: 'memoryLatencyNs', label: 'Memory latency' },
+  { key: 'mcImbalancePct', label: 'MC imbalance' },
+  { key: 'interconnectUsagePct', label: 'Interconnect usage' },
+  { key: 'interconnectImbalancePct', label: 'Interconnect imbalance' },
+  { key: 'pagesToMove', label: 'To get there' },
+];
+
+/**
+ * One aligned table of every column's figures, fastest first (speedup against the first column),
+ * with a line per column on why it wins or loses. Columns still replaying show "…".
+ */
+function CompareTable({
+  columns,
+  windowMs,
+}: {
+  columns: Array<{ key: string; title: string; spec: string; result: ColumnResult | null }>;
+  windowMs: number;
+}) {
+  const speedups = columns.map((c) => (c.result?.b ? speedupAgainst(c.result.b, c.result.p) : null));
+  const order = orderBySpeedup(speedups);
+  const cell = (c: (typeof columns)[number], key: string, speedup: number | null): { text: string; value: number | string } => {
+    const r = c.result;
+    if (!r) return { text: '…', value: '' };
+    if (key === 'predictedSpeedup') return speedup === null ? { text: '…', value: '' } : { text: formatSpeedup(speedup), value: speedup };
+    if (key === 'pagesToMove') return { text: costText(r.p), value: r.p.pagesToMove };
+    const m = policyMetrics(r.p).find((x) => x.key === key)!;
+    return { text: m.text, value: m.value };
+  };
+  const first = columns.find((c) => c.result)?.result;
+  return (
+    <div className="table-scroll compare-table-wrap">
+      <table className="data compare-table" data-testid="compare-table">
+        <caption>
+          Columns side by side, fastest first (speedup against the first column, <strong>{columns[0]?.title}</strong>)
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">metric</th>
+            {order.map((i) => (
+              <th key={columns[i]!.key} scope="col" data-testid="compare-table-col" data-spec={columns[i]!.spec} data-speedup={speedups[i] ?? ''}>
+                {i === 0 ? <span className="ns-badge-inline">baseline</span> : null} {columns[i]!.title}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {TABLE_ROWS.map((row) => (
+            <tr key={row.key} data-testid={`compare-row-${row.key}`}>
+              <th scope="row">
+                <div className="metric-th">
+                  <MetricLabel metricKey={row.key} label={row.label} />
+                  {first && row.key !== 'pagesToMove' && row.key !== 'predictedSpeedup' ? <Badge {...predictionBadge(first.a, row.key)} /> : null}
+                </div>
+              </th>
+              {order.map((i) => {
+                const c = cell(columns[i]!, row.key, speedups[i]!);
+                return (
+                  <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-value={c.value}>
+                    {c.text}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+          <tr data-testid="compare-row-why">
+            <th scope="row">Why</th>
+            {order.map((i) => {
+              const r = columns[i]!.result;
+              return (
+                <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-testid="compare-why" className="compare-why">
+                  {r?.b ? whyLine(r.b, r.p, { isBaseline: i === 0, windowMs }) : '…'}
+                </td>
+              );
+            })}
+          </tr>
+        </tbody>
+      </table>
+    </div>
   );
 }

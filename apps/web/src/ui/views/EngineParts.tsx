@@ -5,6 +5,8 @@ import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import type { AnalysisState } from '../hooks/use-analysis';
 import { BASELINES, POLICY_DESCRIPTORS, policyLabel } from '@numascope/policy-engine';
+import { METRIC_INFO, betterText } from '../selectors/metric-info';
+import type { MetricKey } from '../selectors/metric-info';
 
 export type BadgeStatus = 'measured' | 'estimated' | 'synthetic';
 
@@ -21,15 +23,17 @@ export function Badge({ status, reason }: { status: BadgeStatus; reason: string 
   );
 }
 
-/** The badge of a simulator output: a prediction, and from what. */
-export function predictionBadge(a: AnalysisView): { status: BadgeStatus; reason: string } {
-  if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording; predicted by the simulator from ${a.machine.provenance}` };
+/** The badge of a simulator output: a prediction, and from what (with `key`: from what this figure is computed). */
+export function predictionBadge(a: AnalysisView, key?: string): { status: BadgeStatus; reason: string } {
+  const info = key && key in METRIC_INFO ? METRIC_INFO[key as MetricKey] : null;
+  const from = info ? `${info.basis}, on ${a.machine.provenance}` : a.machine.provenance;
+  if (a.synthetic) return { status: 'synthetic', reason: `synthetic recording (not measured); predicted by the simulator from ${from}` };
   const est = a.estimate
     ? 'ESTIMATED from page placement only (no memory-access samples; accesses assumed uniform); '
     : a.accessSource === 'hinting-faults'
       ? 'access samples are NUMA hinting faults (which thread touched which page, not how often: rates relative); '
       : '';
-  return { status: 'estimated', reason: `${est}predicted by the simulator from ${a.machine.provenance}` };
+  return { status: 'estimated', reason: `${est}predicted by the simulator from ${from}` };
 }
 
 export interface MetricSpec {
@@ -60,17 +64,39 @@ export function speedupMetric(a: AnalysisView, p: PolicyView): MetricSpec {
   return { key: 'predictedSpeedup', label: `Speedup vs ${policyLabel(a.baseline)}`, value: p.predictedSpeedup, text: formatSpeedup(p.predictedSpeedup) };
 }
 
+/**
+ * A metric's name with what it is: its unit and which direction is better as a caption, and the
+ * one-sentence definition for assistive technology and as a tooltip.
+ */
+export function MetricLabel({ metricKey, label }: { metricKey: string; label: string }) {
+  const info = metricKey in METRIC_INFO ? METRIC_INFO[metricKey as MetricKey] : null;
+  if (!info) return <span>{label}</span>;
+  const better = betterText(info);
+  return (
+    <span className="metric-label">
+      <span className="metric-label__name" title={info.what}>
+        {label}
+      </span>
+      <span className="ns-sr-only">: {info.what}.</span>{' '}
+      <span className="metric-label__unit ns-muted" data-testid="metric-unit">
+        {info.unit}
+        {better ? ` · ${better}` : ''}
+      </span>
+    </span>
+  );
+}
+
 export function MetricCards({ analysis, policy, extra = [] }: { analysis: AnalysisView; policy: PolicyView; extra?: MetricSpec[] }) {
-  const badge = predictionBadge(analysis);
-  const counterBadge: { status: BadgeStatus; reason: string } = analysis.synthetic
-    ? { status: 'synthetic', reason: 'counters of a synthetic recording' }
-    : { status: 'measured', reason: 'recorded hardware counters of this recording (not predicted; shown for the observed placement only)' };
+  const counterBadge = (key: MetricKey): { status: BadgeStatus; reason: string } =>
+    analysis.synthetic
+      ? { status: 'synthetic', reason: `counters of a synthetic recording (not measured): ${METRIC_INFO[key].what.toLowerCase()}` }
+      : { status: 'measured', reason: `measured: ${METRIC_INFO[key].basis}, for the observed placement only (not predicted)` };
   return (
     <dl className="metric-cards" data-testid="metric-cards" data-policy={policy.policy}>
       {[...policyMetrics(policy), ...extra].map((m) => (
         <div key={m.key} className="metric-card" data-testid={`metric-${m.key}`}>
           <dt>
-            {m.label} <Badge {...badge} />
+            <MetricLabel metricKey={m.key} label={m.label} /> <Badge {...predictionBadge(analysis, m.key)} />
           </dt>
           <dd data-value={m.value}>{m.text}</dd>
         </div>
@@ -78,7 +104,7 @@ export function MetricCards({ analysis, policy, extra = [] }: { analysis: Analys
       {policy.l3Mpki !== null && (
         <div className="metric-card" data-testid="metric-l3Mpki">
           <dt>
-            L3 MPKI <Badge {...counterBadge} />
+            <MetricLabel metricKey="l3Mpki" label="L3 MPKI" /> <Badge {...counterBadge('l3Mpki')} />
           </dt>
           <dd data-value={policy.l3Mpki}>{policy.l3Mpki.toFixed(2)}</dd>
         </div>
@@ -86,7 +112,7 @@ export function MetricCards({ analysis, policy, extra = [] }: { analysis: Analys
       {policy.ipc !== null && (
         <div className="metric-card" data-testid="metric-ipc">
           <dt>
-            IPC <Badge {...counterBadge} />
+            <MetricLabel metricKey="ipc" label="IPC" /> <Badge {...counterBadge('ipc')} />
           </dt>
           <dd data-value={policy.ipc}>{policy.ipc.toFixed(2)}</dd>
         </div>
@@ -138,21 +164,7 @@ export function PredictionBasis({
   const choices = [...new Set([...WINDOW_CHOICES_MS, ...(windowMs !== null ? [windowMs] : [])])].sort((x, y) => x - y);
   return (
     <div className="prediction-basis" data-testid="prediction-basis" data-baseline={a.baseline} data-headline={a.headline} data-recorded-us={a.recordedUs}>
-      <p className="ns-muted">
-        {a.headline === 'steady-state' ? (
-          <>
-            <strong>Steady state:</strong> each policy&rsquo;s converged placement held over the whole recording (&ldquo;had it been in force from the
-            start&rdquo;); the window-by-window replay is shown as the transient.
-          </>
-        ) : (
-          <>
-            <strong>Replay:</strong> each policy window by window, with its moves and their migration cost.
-          </>
-        )}{' '}
-        The recording took <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
-        {a.range ? ' (the replayed time range)' : ''}; predicted times are anchored on it (what actually ran takes that long).
-      </p>
-      <p>
+      <div className="prediction-basis__row">
         <label>
           Speedups against{' '}
           <select
@@ -167,16 +179,7 @@ export function PredictionBasis({
               </option>
             ))}
           </select>
-        </label>{' '}
-        <span className="ns-muted small">speedup = baseline&rsquo;s predicted time / the policy&rsquo;s</span>
-        {a.baselineNote && (
-          <span className="ns-muted small" data-testid="baseline-note">
-            {' '}
-            — {a.baselineNote}
-          </span>
-        )}
-      </p>
-      <p>
+        </label>
         <label>
           Replay window{' '}
           <select
@@ -192,13 +195,40 @@ export function PredictionBasis({
               </option>
             ))}
           </select>
-        </label>{' '}
-        <span className="ns-muted small" data-testid="window-note" data-window-ms={a.windowMs} data-windows={a.windowCount}>
-          {a.windowCount} windows of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
-          placements, AutoNUMA&rsquo;s scans), so their predictions depend on it; a shorter window reacts faster, a longer one sees more
-          accesses per decision.
+        </label>
+        <span className="ns-muted small">
+          {a.headline === 'steady-state' ? 'steady state' : 'replay'} · {a.windowCount} windows · the recording took{' '}
+          <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
+          {a.range ? ' (the replayed time range)' : ''}
         </span>
-      </p>
+        {a.baselineNote && (
+          <span className="ns-muted small" data-testid="baseline-note">
+            {a.baselineNote}
+          </span>
+        )}
+        <details className="prediction-basis__more" data-testid="prediction-basis-more">
+          <summary>How to read these predictions</summary>
+          <p className="ns-muted small">
+            {a.headline === 'steady-state' ? (
+              <>
+                <strong>Steady state:</strong> each policy&rsquo;s converged placement held over the whole recording (&ldquo;had it been in force from
+                the start&rdquo;); the window-by-window replay is shown as the transient.
+              </>
+            ) : (
+              <>
+                <strong>Replay:</strong> each policy window by window, with its moves and their migration cost.
+              </>
+            )}{' '}
+            Predicted times are anchored on the recording&rsquo;s duration (what actually ran takes that long). Speedup = the baseline&rsquo;s
+            predicted time / the policy&rsquo;s.
+          </p>
+          <p className="ns-muted small" data-testid="window-note" data-window-ms={a.windowMs} data-windows={a.windowCount}>
+            {a.windowCount} windows of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
+            placements, AutoNUMA&rsquo;s scans), so their predictions depend on it; a shorter window reacts faster, a longer one sees more accesses per
+            decision.
+          </p>
+        </details>
+      </div>
     </div>
   );
 }

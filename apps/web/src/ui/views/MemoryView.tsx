@@ -47,26 +47,23 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
   return (
     <div className="memory-view" ref={ref}>
       <section className="panel" aria-labelledby="heatmap-heading" id="heatmap">
-        <h2 id="heatmap-heading">Address space over time</h2>
-        <p className="ns-muted hint" data-export-legend-for="heatmap">
-          Each row is a band of pages in address order (gaps between mappings take no room; lines mark region boundaries); each column a slice of
-          time. Colour: {heat === 'node' ? 'the node of the cpus that made most of the samples, stronger where there are more' : `${HEAT_LABELS[heat]} per cell (log scale)`}.
-          {noAccess ? ' Accesses are not sampled in this trace.' : ''}
-        </p>
-        <fieldset className="segmented">
-          <legend>Heatmap colour</legend>
-          {modes.map((m) => (
-            <label key={m}>
-              <input type="radio" name="heat-mode" value={m} checked={heat === m} onChange={() => navigate({ heat: m })} data-testid={`heat-${m}`} />
-              {HEAT_LABELS[m]}
-            </label>
-          ))}
-        </fieldset>
-        {heat === 'node' && (
-          <div data-export-legend-for="heatmap">
-            <NodeLegend nodeIds={nodeIds} includeUnknown />
-          </div>
-        )}
+        <div className="heatmap-head">
+          <h2 id="heatmap-heading">Address space over time</h2>
+          <fieldset className="segmented segmented--small">
+            <legend>Heatmap colour</legend>
+            {modes.map((m) => (
+              <label key={m}>
+                <input type="radio" name="heat-mode" value={m} checked={heat === m} onChange={() => navigate({ heat: m })} data-testid={`heat-${m}`} />
+                {HEAT_LABELS[m]}
+              </label>
+            ))}
+          </fieldset>
+          {heat === 'node' && (
+            <div data-export-legend-for="heatmap">
+              <NodeLegend nodeIds={nodeIds} includeUnknown />
+            </div>
+          )}
+        </div>
         {state.dec && <DecisionBanner decision={decision} decisionKey={state.dec} loading={decisions.status === 'running'} marks={marks} regions={regions} />}
         {grid.data ? (
           <AddressHeatmap
@@ -82,6 +79,11 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
         ) : (
           <p className="ns-muted">{grid.status === 'error' ? grid.message : 'Binning the address space…'}</p>
         )}
+        <p className="ns-muted hint" data-export-legend-for="heatmap">
+          Each row is a band of pages in address order (gaps between mappings take no room; lines mark region boundaries); each column a slice of
+          time. Colour: {heat === 'node' ? 'the node of the cpus that made most of the samples, stronger where there are more' : `${HEAT_LABELS[heat]} per cell (log scale)`}.
+          {noAccess ? ' Accesses are not sampled in this trace.' : ''}
+        </p>
         {grid.data && grid.data.noAddress > 0 && (
           <p className="ns-muted hint">{formatCount(grid.data.noAddress, 'sample')} in this range have no address and are not drawn.</p>
         )}

@@ -6,26 +6,30 @@ import type { NodeRow } from '../selectors/summary';
 
 type Metric = 'pagesSeen' | 'residentPages' | 'samples' | 'faults' | 'accesses';
 
-const METRICS: Record<Metric, { label: string; title: string; format: (v: number) => string }> = {
+const METRICS: Record<Metric, { label: string; title: string; unit: string; format: (v: number) => string }> = {
   pagesSeen: {
     label: 'Pages seen',
     title: 'Pages seen per node (4 KiB pages, node at the end of the capture)',
+    unit: 'pages (4 KiB)',
     format: (v) => formatCount(v, 'page'),
   },
   residentPages: {
     label: 'Resident pages',
     title: 'Resident pages per node at the last numa_maps snapshot (4 KiB pages)',
+    unit: 'pages (4 KiB)',
     format: (v) => formatCount(v, 'page'),
   },
-  samples: { label: 'Samples', title: 'Samples per node (samples touching memory on that node)', format: (v) => formatCount(v, 'sample') },
+  samples: { label: 'Samples', title: 'Samples per node (samples touching memory on that node)', unit: 'samples', format: (v) => formatCount(v, 'sample') },
   faults: {
     label: 'First touches',
     title: 'First touches per node (page-fault samples on pages of that node)',
+    unit: 'page faults',
     format: (v) => formatCount(v, 'fault'),
   },
   accesses: {
     label: 'Accesses',
     title: 'Accesses per node (sum of sample weights)',
+    unit: 'accesses',
     format: (v) => formatCount(v, 'access', 'accesses'),
   },
 };
@@ -96,6 +100,7 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
         nodeIds={nodeIds}
         data={rows.map((r) => ({ node: r.id, value: r[metric] }))}
         format={m.format}
+        unit={m.unit}
         testId="node-chart"
       />
       </div>

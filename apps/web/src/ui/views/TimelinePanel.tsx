@@ -1,4 +1,5 @@
 import { useRef, useState } from 'react';
+import type { ReactNode } from 'react';
 import { WindowTimeline, formatCount, formatDurationUs } from '@numascope/viz';
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { CountMetric, TimeRange, WindowSeries } from '@numascope/policy-engine';
@@ -11,11 +12,19 @@ export function TimelinePanel({
   summary,
   windows,
   range,
+  domain = null,
+  compact = false,
+  breadcrumbs,
   onRange,
 }: {
   summary: TraceSummary;
   windows: WindowSeries;
   range: TimeRange | null;
+  /** The zoomed range the timeline shows (null: the whole trace). */
+  domain?: TimeRange | null;
+  /** A shorter chart and no footnote, for the views after the first. */
+  compact?: boolean;
+  breadcrumbs?: ReactNode;
   onRange: (r: TimeRange | null) => void;
 }) {
   const noAccess = summary.totals.accessSamples === 0;
@@ -25,7 +34,7 @@ export function TimelinePanel({
   const nodeIds = summary.nodes.map((n) => n.id);
   const metrics: CountMetric[] = noAccess ? ['samples', 'faults'] : ['samples', 'faults', 'accesses'];
   return (
-    <section className="timeline-panel" aria-labelledby="timeline-heading" ref={ref}>
+    <section className={compact ? 'timeline-panel timeline-panel--compact' : 'timeline-panel'} aria-labelledby="timeline-heading" ref={ref} data-testid="timeline-panel">
       <div className="timeline-panel__head">
         <h2 id="timeline-heading">Timeline</h2>
         <fieldset className="segmented segmented--small">
@@ -38,18 +47,22 @@ export function TimelinePanel({
           ))}
         </fieldset>
         <span className="ns-muted timeline-panel__window">
-          {formatDurationUs(windows.windowUs)} windows{noAccess ? ' · accesses not sampled in this trace' : ''}
+          <span data-testid="timeline-y-unit">{LABELS[metric]} per {formatDurationUs(windows.windowUs)} window</span>
+          {noAccess ? ' · accesses not sampled in this trace' : ''}
         </span>
+        {breadcrumbs}
         <span className="timeline-panel__range" data-testid="range-label">
-          {range ? (
+          {range && !(domain && domain.fromUs === range.fromUs && domain.toUs === range.toUs) ? (
             <>
               Showing {formatDurationUs(range.fromUs)} – {formatDurationUs(range.toUs)}{' '}
               <button type="button" className="link-button" onClick={() => onRange(null)} data-testid="range-clear">
-                Show whole trace
+                {domain ? 'Show whole zoomed range' : 'Show whole trace'}
               </button>
             </>
           ) : (
-            <span className="ns-muted">Whole trace · drag on the timeline (or focus it and use the arrow keys) to select a time range</span>
+            <span className="ns-muted">
+              {compact ? 'drag to select a range' : `${domain ? 'Whole zoomed range' : 'Whole trace'} · drag on the timeline (or focus it and use the arrow keys) to select a time range`}
+            </span>
           )}
         </span>
       </div>
@@ -60,11 +73,12 @@ export function TimelinePanel({
         nodeIds={nodeIds}
         metric={LABELS[metric]}
         range={range}
+        domain={domain}
         onRange={onRange}
         width={Math.max(320, width)}
-        height={110}
+        height={compact ? 72 : 110}
       />
-      <p className="ns-muted hint" data-testid="timeline-total" data-value={sum(windows[metric])}>
+      <p className={compact ? "ns-muted hint ns-sr-only" : "ns-muted hint"} data-testid="timeline-total" data-value={sum(windows[metric])}>
         {formatCount(sum(windows[metric]))} {LABELS[metric]} in the trace. First touches are page-fault samples; accesses are what the access samples stand for.
       </p>
     </section>

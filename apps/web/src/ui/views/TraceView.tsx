@@ -1,4 +1,5 @@
-import { useContext, useMemo, useRef } from 'react';
+import { useCallback, useContext, useMemo, useRef, useState } from 'react';
+import { formatCount, formatDurationUs } from '@numascope/viz';
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { TraceOverview } from '../../worker/protocol';
 import { summaryInRange } from '../selectors/summary';
@@ -21,6 +22,8 @@ import { TrafficView } from './TrafficView';
 import { TimelinePanel } from './TimelinePanel';
 import { TotalsStrip } from './TotalsStrip';
 import { ViewNav } from './ViewNav';
+import { ZoomBreadcrumbs } from './ZoomBreadcrumbs';
+import { KeyboardHelp, useViewShortcuts } from './KeyboardHelp';
 
 const STANDALONE: TraceContextValue = { client: null, traceId: 0, state: DEFAULT_VIEW_STATE, navigate: () => {} };
 
@@ -49,24 +52,74 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
   );
   const panel = useRef<HTMLDivElement>(null);
 
+  // The full header (origin banner, totals) opens the trace; every other view gets the screen, with
+  // a one-line header that expands to the full one (both stay in the document, so nothing is lost).
+  const compact = overview !== undefined && view !== 'overview';
+  const [expanded, setExpanded] = useState(false);
+  const showFull = !compact || expanded;
+  const [help, setHelp] = useState(false);
+  const openHelp = useCallback(() => setHelp(true), []);
+  const closeHelp = useCallback(() => setHelp(false), []);
+  useViewShortcuts(overview !== undefined, { onHelp: openHelp });
+
   return (
-    <div className="trace" data-testid="trace-view" data-view={view}>
-      <h1 className="trace__title">
-        <span className="ns-muted">Trace</span> <span data-testid="trace-source">{source}</span>
-      </h1>
-      <OriginBanner manifest={summary.manifest} />
-      <TotalsStrip summary={summary} />
+    <div className={compact ? 'trace trace--compact' : 'trace'} data-testid="trace-view" data-view={view} data-compact={compact ? 'true' : 'false'}>
+      {compact ? (
+        <div className="trace-line" data-testid="trace-line">
+          <h1 className="trace-line__title">
+            <span className="ns-muted">Trace</span> <span data-testid="trace-source">{source}</span>
+          </h1>
+          <OriginChip manifest={summary.manifest} />
+          <span className="ns-muted trace-line__facts" data-testid="trace-line-facts">
+            {formatDurationUs(summary.totals.durationUs)} · {formatCount(summary.nodes.length, 'node')} · {formatCount(summary.totals.threads, 'thread')}
+          </span>
+          <button
+            type="button"
+            className="link-button"
+            aria-expanded={expanded}
+            aria-controls="trace-header-details"
+            data-testid="trace-header-toggle"
+            onClick={() => setExpanded((e) => !e)}
+          >
+            {expanded ? 'Hide details' : 'Origin and totals'}
+          </button>
+        </div>
+      ) : (
+        <h1 className="trace__title">
+          <span className="ns-muted">Trace</span> <span data-testid="trace-source">{source}</span>
+        </h1>
+      )}
+      <div id="trace-header-details" hidden={!showFull} data-testid="trace-header-details">
+        <OriginBanner manifest={summary.manifest} />
+        <TotalsStrip summary={summary} />
+      </div>
       {overview && (
         <>
           <ViewNav view={view} onView={(v) => navigate({ view: v })} />
-          <ShareBar summary={summary} inRange={inRange} source={source} regions={overview.regions} panel={() => panel.current} />
+          <div className="trace-tools">
+            <ShareBar summary={summary} inRange={inRange} source={source} regions={overview.regions} panel={() => panel.current} />
+            <button type="button" className="link-button trace-tools__help" data-testid="keyboard-help-open" aria-haspopup="dialog" onClick={openHelp}>
+              Keyboard shortcuts <kbd>?</kbd>
+            </button>
+          </div>
+          {help && <KeyboardHelp onClose={closeHelp} />}
         </>
       )}
-      <div ref={panel} id="view-panel" role={overview ? 'tabpanel' : undefined} aria-labelledby={overview ? `tab-${view}` : undefined} data-testid={`view-${view}`}>
+      <div ref={panel} id="view-panel" tabIndex={-1} role={overview ? 'tabpanel' : undefined} aria-labelledby={overview ? `tab-${view}` : undefined} data-testid={`view-${view}`}>
         {/* The first screen opens with the findings that matter (engine diagnose), above the timeline. */}
         {view === 'overview' && overview && <DiagnosisSummary />}
         {overview && (
-          <TimelinePanel summary={summary} windows={overview.windows} range={range} onRange={(r) => navigate({ range: r, dec: null })} />
+          <>
+            <TimelinePanel
+              breadcrumbs={<ZoomBreadcrumbs />}
+              summary={summary}
+              windows={overview.windows}
+              range={range}
+              domain={state.zoom.length > 0 ? state.zoom[state.zoom.length - 1]! : null}
+              compact={compact}
+              onRange={(r) => navigate({ range: r ?? (state.zoom.length > 0 ? state.zoom[state.zoom.length - 1]! : null), dec: null })}
+            />
+          </>
         )}
         {view === 'overview' && (
           <>
@@ -91,5 +144,16 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         {view === 'diagnose' && overview && <DiagnosticsView />}
       </div>
     </div>
+  );
+}
+
+/** The origin in a few words, for the one-line header: a synthetic trace still says so first. */
+function OriginChip({ manifest }: { manifest: TraceSummary['manifest'] }) {
+  const kind = manifest.origin.kind;
+  const text = kind === 'synthetic' ? 'Synthetic · not a measurement' : kind === 'recorded' ? `Recorded on ${manifest.machine.name}` : `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
+  return (
+    <span className={`origin-chip origin-chip--${kind}`} data-testid="origin-chip" data-origin={kind}>
+      {text}
+    </span>
   );
 }

@@ -40,30 +40,35 @@ export function TrafficView() {
   const p = a.policies.find((x) => x.policy === state.policy) ?? defaultPolicy(a)!;
   return (
     <section className="panel engine-view" data-testid="traffic-view" data-estimate={a.estimate ?? ''}>
-      <h2>Traffic per policy</h2>
+      <div className="view-head">
+        <h2>Traffic per policy</h2>
+        <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
+          {[...POLICY_IDS, ...TIERED_POLICY_IDS.filter((id) => a.policies.some((x) => x.policy === id))].map((id) => {
+            const there = a.policies.some((x) => x.policy === id);
+            return (
+              <button
+                key={id}
+                type="button"
+                role="radio"
+                aria-checked={p.policy === id}
+                disabled={!there}
+                title={there ? undefined : a.unavailable.find((u) => u.policy === id)?.reason}
+                data-testid={`policy-${id}`}
+                onClick={() => navigate({ policy: id }, { replace: true })}
+              >
+                {policyLabel(id)}
+              </button>
+            );
+          })}
+        </div>
+      </div>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
-      <div className="policy-picker" role="radiogroup" aria-label="Policy drawn">
-        {[...POLICY_IDS, ...TIERED_POLICY_IDS.filter((id) => a.policies.some((x) => x.policy === id))].map((id) => {
-          const there = a.policies.some((x) => x.policy === id);
-          return (
-            <button
-              key={id}
-              type="button"
-              role="radio"
-              aria-checked={p.policy === id}
-              disabled={!there}
-              title={there ? undefined : a.unavailable.find((u) => u.policy === id)?.reason}
-              data-testid={`policy-${id}`}
-              onClick={() => navigate({ policy: id }, { replace: true })}
-            >
-              {policyLabel(id)}
-            </button>
-          );
-        })}
-      </div>
-      <p className="ns-muted">
+      <div className="traffic-layout">
+        <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
+        <div className="traffic-layout__side">
+          <p className="ns-muted traffic-summary">
         {p.description} On <strong>{a.machine.name}</strong>, {a.windowCount} windows of {a.windowMs} ms. Predicted speedup vs{' '}
         {policyLabel(a.baseline)}:{' '}
         <strong data-testid="traffic-speedup" data-value={p.predictedSpeedup}>
@@ -75,9 +80,8 @@ export function TrafficView() {
         </span>
         ; the recording took {formatTimeUs(a.recordedUs)}); {costText(p)}.
       </p>
-      <div className="traffic-layout">
-        <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
-        <MetricCards analysis={a} policy={p} extra={[speedupMetric(a, p)]} />
+          <MetricCards analysis={a} policy={p} extra={[speedupMetric(a, p)]} />
+        </div>
       </div>
       {a.headline === 'steady-state' && (
         <p className="ns-muted small" data-testid="traffic-transient">

@@ -3,7 +3,7 @@ import type { KeyboardEvent } from 'react';
 import { VIEWS } from '../url-state';
 import type { ViewId } from '../url-state';
 
-const LABELS: Record<ViewId, string> = {
+export const VIEW_LABELS: Record<ViewId, string> = {
   overview: 'Overview',
   memory: 'Memory',
   threads: 'Threads',
@@ -50,8 +50,10 @@ export function ViewNav({ view, onView }: { view: ViewId; onView: (v: ViewId) =>
             data-testid={`tab-${v}`}
             onClick={() => onView(v)}
             onKeyDown={(e) => key(e, i)}
+            aria-keyshortcuts={String(i + 1)}
+            title={`${VIEW_LABELS[v]} (key ${i + 1})`}
           >
-            {LABELS[v]}
+            {VIEW_LABELS[v]}
           </button>
         ))}
       </div>
