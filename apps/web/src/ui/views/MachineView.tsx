@@ -5,6 +5,7 @@ import { chooseMachine, listPresets } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { BenchRun } from '@numascope/protocol';
 import { browserDeps, LiveApi } from '../live/client';
+import { DesktopBenchApi, desktopBenchBridge } from '../live/desktop';
 import type { BenchClient } from '../live/client';
 import { pageToken } from '../live/token';
 import { calibrationMatrix, embeddedCalibration, parseCalibrationFile, sideBySide } from '../selectors/machine';
@@ -30,6 +31,8 @@ export function MachineView({ summary, bench }: { summary: TraceSummary; bench?:
   const [presetId, setPresetId] = useState<string>(() => (presets.find((p) => p.machine.nodes.length === recorded.nodes.length) ?? presets[0]!).id);
   const client = useMemo<BenchClient | null>(() => {
     if (bench !== undefined) return bench;
+    const desktop = desktopBenchBridge();
+    if (desktop) return new DesktopBenchApi(desktop);
     const token = pageToken();
     return token ? new LiveApi(token, browserDeps()) : null;
   }, [bench]);
@@ -110,7 +113,7 @@ export function MachineView({ summary, bench }: { summary: TraceSummary; bench?:
         )}
         {client ? <MeasurePanel client={client} onResult={setMeasured} traceNodes={recorded.nodes.length} /> : (
           <p className="ns-muted" data-testid="measure-unavailable">
-            Measuring this machine needs the app served by <code>numascope serve</code> (or <code>numascope bench</code> in a terminal).
+            Measuring this machine needs the desktop app or the web app served by <code>numascope serve</code> (or <code>numascope bench</code> in a terminal).
           </p>
         )}
       </section>
@@ -228,7 +231,7 @@ function CalibrationDetails({ entry }: { entry: CalibrationEntry }) {
   );
 }
 
-/** "Measure this machine": `numascope bench --quick` through the server, polled, with cancel. */
+/** "Measure this machine": `numascope bench --quick` through the server or the desktop app, polled, with cancel. */
 function MeasurePanel({ client, onResult, traceNodes }: { client: BenchClient; onResult: (e: CalibrationEntry) => void; traceNodes: number }) {
   const [run, setRun] = useState<BenchRun | null>(null);
   const [error, setError] = useState<string | null>(null);

@@ -6,9 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[allow(dead_code)]
 mod common;
-#[allow(dead_code)]
 mod serve_common;
 use serve_common::Server;
 
