@@ -9,7 +9,7 @@
  * URLs. Declaring NumascopeDesktopApi as an extension of those bridges is what keeps it and the web
  * app's calls in step.
  */
-import type { DesktopLiveBridge, DesktopShellBridge } from '@numascope/protocol';
+import type { DesktopBenchBridge, DesktopLiveBridge, DesktopShellBridge } from '@numascope/protocol';
 import type { DesktopCommand } from '@numascope/protocol/commands';
 
 export interface RecentFile {
@@ -18,7 +18,7 @@ export interface RecentFile {
   openedAtUnixMs: number;
 }
 
-export interface NumascopeDesktopApi extends DesktopLiveBridge, DesktopShellBridge {
+export interface NumascopeDesktopApi extends DesktopLiveBridge, DesktopShellBridge, DesktopBenchBridge {
   recentFiles(): Promise<RecentFile[]>;
   /** Opens an http(s) URL in the system browser. */
   openExternal(url: string): Promise<void>;

@@ -24,6 +24,9 @@ export const CHANNELS = {
   saveTrace: 'numascope:save-trace',
   recentFiles: 'numascope:recent-files',
   openExternal: 'numascope:open-external',
+  startBench: 'numascope:start-bench',
+  benchStatus: 'numascope:bench-status',
+  stopBench: 'numascope:stop-bench',
 } as const satisfies Record<InvokeMethod, string>;
 
 export type Channel = (typeof CHANNELS)[InvokeMethod];

@@ -9,7 +9,9 @@
 import {
   applyOptions,
   applyReport,
+  benchRequest,
   describeIssue,
+  desktopBenchRun,
   desktopCommand,
   desktopRecording,
   machine,
@@ -44,6 +46,8 @@ const externalUrl = z
     }
   }, 'an http(s) URL');
 
+const benchId = z.string().regex(/^[0-9a-f]{16}$/, 'a benchmark run id (16 hex digits)');
+
 /** Each method's parameters: [name, schema] in order (the names appear in error messages). */
 export const REQUESTS = {
   probe: [],
@@ -66,6 +70,9 @@ export const REQUESTS = {
   ],
   recentFiles: [],
   openExternal: [['url', externalUrl]],
+  startBench: [['req', benchRequest]],
+  benchStatus: [['id', benchId]],
+  stopBench: [['id', benchId]],
 } as const satisfies Record<InvokeMethod, readonly (readonly [string, z.ZodType])[]>;
 
 const recentFile = z.strictObject({ path: z.string(), name: z.string(), openedAtUnixMs: z.number() });
@@ -85,6 +92,9 @@ export const RESPONSES = {
   saveTrace: z.string().nullable(),
   recentFiles: z.array(recentFile),
   openExternal: z.undefined(),
+  startBench: desktopBenchRun,
+  benchStatus: desktopBenchRun,
+  stopBench: desktopBenchRun,
 } as const satisfies Record<InvokeMethod, z.ZodType>;
 
 export class IpcValidationError extends Error {

@@ -170,11 +170,12 @@ export async function main(): Promise<void> {
   win.on('closed', () => (win = null));
   void opener.openArgv(process.argv, { defaultApp: process.defaultApp === true, cwd: process.cwd() });
 
-  // Recordings are stopped (their traces written) before the app exits, however it is quit.
+  // Recordings are stopped (their traces written) and a benchmark run told to stop before the app exits, however it is quit.
   let stopped = false;
   app.on('before-quit', (e) => {
     if (stopped) return;
     e.preventDefault();
+    logic.bench.stopAll();
     void logic.recordings.stopAll().finally(() => {
       stopped = true;
       app.quit();

@@ -51,6 +51,9 @@ export const api: NumascopeDesktopApi = {
   saveTrace: (bytes, name) => invoke(CHANNELS.saveTrace, bytes, name) as ReturnType<NumascopeDesktopApi['saveTrace']>,
   recentFiles: () => invoke(CHANNELS.recentFiles) as ReturnType<NumascopeDesktopApi['recentFiles']>,
   openExternal: (url) => invoke(CHANNELS.openExternal, url) as ReturnType<NumascopeDesktopApi['openExternal']>,
+  startBench: (req) => invoke(CHANNELS.startBench, req) as ReturnType<NumascopeDesktopApi['startBench']>,
+  benchStatus: (id) => invoke(CHANNELS.benchStatus, id) as ReturnType<NumascopeDesktopApi['benchStatus']>,
+  stopBench: (id) => invoke(CHANNELS.stopBench, id) as ReturnType<NumascopeDesktopApi['stopBench']>,
   onCommand: (cb) => {
     const listener = (c: DesktopCommand) => cb(c);
     commandListeners.add(listener);

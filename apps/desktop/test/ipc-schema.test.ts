@@ -13,6 +13,7 @@ function fakeLogic() {
     topology: vi.fn(async () => rustExample('machine')),
     startRecording: vi.fn(),
     apply: vi.fn(async () => rustExample('applyReport')),
+    startBench: vi.fn(),
   } satisfies Record<keyof CollectorAddon, unknown>;
   const openExternal = vi.fn(async () => {});
   const logic = createMainLogic({

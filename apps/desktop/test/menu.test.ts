@@ -102,6 +102,7 @@ describe('application menu', () => {
       ['Decisions', 'CmdOrCtrl+6'],
       ['Recommendations && Plan', 'CmdOrCtrl+5'],
       ['Diagnostics', 'CmdOrCtrl+7'],
+      ['Machine', 'CmdOrCtrl+8'],
       ['Live', 'CmdOrCtrl+L'],
     ]);
     for (const v of views) v.click!();
@@ -114,6 +115,7 @@ describe('application menu', () => {
       'view-decisions',
       'view-recommend',
       'view-diagnose',
+      'view-machine',
       'view-live',
     ]);
     expect(view.map((i) => i.role).filter(Boolean)).toEqual(['resetZoom', 'zoomIn', 'zoomOut', 'togglefullscreen']);

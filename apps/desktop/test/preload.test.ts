@@ -47,6 +47,9 @@ const METHODS: Record<Exclude<keyof NumascopeDesktopApi, 'isDesktop'>, unknown[]
   saveTrace: [new Uint8Array([1]), 'a.numascope'],
   recentFiles: [],
   openExternal: ['https://example.org'],
+  startBench: [{ quick: true }],
+  benchStatus: ['0123456789abcdef'],
+  stopBench: ['0123456789abcdef'],
   onCommand: [],
 };
 

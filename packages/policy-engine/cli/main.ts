@@ -9,6 +9,7 @@ import {
   analysisJson,
   analyze,
   weightCommands,
+  chooseMachine,
   diagnoseAnalysis,
   diagnosisJson,
   DIAGNOSE_DEFAULTS,
@@ -24,6 +25,7 @@ import {
   listPresets,
   machineFromSysfs,
   machineFromText,
+  machineChoiceJson,
   machineModel,
   needsPlacement,
   PlanBuildError,
@@ -35,7 +37,8 @@ import {
   RETARGET_RULES,
   type AnalysisResult,
   type AnalyzeOptions,
-  type MachineModel,
+  type MachineChoice,
+  type OfferedMachine,
   type ManualPlacement,
   type Policy,
   type RetargetRule,
@@ -59,9 +62,15 @@ usage:
 
 options:
   --machine PRESET|FILE|DIR
-                          replay on a preset, a machine file (hwloc XML or JSON) or a sysfs
-                          directory (/sys or a copy: nodes, HMAT access0 figures, memory tiers);
-                          a machine other than the recorded one re-targets the recording
+                          the recorded machine's model: a calibration file (numascope bench -o),
+                          hwloc XML, JSON, a preset or a sysfs directory (/sys or a copy: nodes,
+                          HMAT access0 figures, memory tiers). Used when the trace embeds no
+                          calibration (an embedded calibration comes first); one with other nodes
+                          or cpus than the recording's re-targets, as --target-machine does
+  --target-machine PRESET|FILE|DIR
+                          re-target: replay the recording on this machine model, whatever the
+                          trace embeds (what-if on another machine). The output says which model
+                          was used and why (docs/engine.md, "Which machine model")
   --retarget-rule RULE    ${RETARGET_RULES.join(' | ')} (default modulo)
   --policy NAME           repeatable; default all: ${POLICY_IDS.join(', ')}; also ${inWords(policyForms().slice(POLICY_IDS.length))}
   --manual FILE           placement for the manual policy (JSON: {"threads":[{"thread":0,"node":1}],"pages":[{"firstPage":0,"lastPage":9,"node":2}]})
@@ -101,6 +110,7 @@ interface Args {
   command: string;
   files: string[];
   machine?: string;
+  targetMachine?: string;
   retargetRule?: RetargetRule;
   policies: string[];
   manual?: string;
@@ -136,6 +146,7 @@ function parseArgs(argv: string[]): Args {
     const a = argv[i]!;
     switch (a) {
       case '--machine': args.machine = value(i++, a); break;
+      case '--target-machine': args.targetMachine = value(i++, a); break;
       case '--retarget-rule': {
         const r = value(i++, a);
         if (!RETARGET_RULES.includes(r as RetargetRule)) throw new UsageError(`--retarget-rule must be one of ${RETARGET_RULES.join(', ')}, got "${r}"`);
@@ -220,12 +231,20 @@ function readSysfs(root: string): Map<string, string> {
   return files;
 }
 
-function loadMachine(spec: string): MachineModel {
-  if (PRESET_IDS.includes(spec)) return machineModel(getPreset(spec));
-  if (!/[./]/.test(spec)) throw new UsageError(`--machine "${spec}" is neither a preset (${PRESET_IDS.join(', ')}) nor a file path`);
-  if (existsSync(spec) && statSync(spec).isDirectory()) return machineModel(machineFromSysfs(readSysfs(spec), basename(spec) || 'sysfs'));
+function loadMachine(spec: string, flag: string): OfferedMachine {
+  if (PRESET_IDS.includes(spec)) return { machine: getPreset(spec), name: spec };
+  if (!/[./]/.test(spec)) throw new UsageError(`${flag} "${spec}" is neither a preset (${PRESET_IDS.join(', ')}) nor a file path`);
+  if (existsSync(spec) && statSync(spec).isDirectory()) return { machine: machineFromSysfs(readSysfs(spec), basename(spec) || 'sysfs'), name: basename(spec) || 'sysfs' };
   const text = new TextDecoder().decode(readFile(spec, 'machine file'));
-  return machineModel(machineFromText(text, basename(spec)));
+  return { machine: machineFromText(text, basename(spec)), name: basename(spec) };
+}
+
+/** The model to replay `trace` on (machine/choice.ts): the embedded calibration, --machine, --target-machine or the recorded machine. */
+function machineChoiceOf(trace: Trace, args: Args): MachineChoice {
+  return chooseMachine(trace.manifest, {
+    machine: args.machine ? loadMachine(args.machine, '--machine') : undefined,
+    target: args.targetMachine ? loadMachine(args.targetMachine, '--target-machine') : undefined,
+  });
 }
 
 function policiesOf(args: Args): Policy[] | undefined {
@@ -255,7 +274,6 @@ function timeRangeOf(args: Args): AnalyzeOptions['timeRangeUs'] {
 function optionsOf(args: Args): AnalyzeOptions {
   return {
     timeRangeUs: timeRangeOf(args),
-    machine: args.machine ? loadMachine(args.machine) : undefined,
     retargetRule: args.retargetRule,
     windowMs: args.windowMs,
     policies: policiesOf(args),
@@ -267,7 +285,7 @@ function optionsOf(args: Args): AnalyzeOptions {
 }
 
 const fmt = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
-type PolicyJson = ReturnType<typeof analysisJson>['policies'][number];
+type PolicyJson = AnalysisOut['policies'][number];
 type Column = [string, (p: PolicyJson) => string];
 const HEAD_COLUMNS: Column[] = [
   ['policy', (p) => p.policy],
@@ -293,7 +311,7 @@ const STEADY_COLUMNS: Column[] = [
   ...TAIL_COLUMNS,
 ];
 
-function table(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+function table(json: AnalysisOut, markdown: boolean): string {
   const COLUMNS = json.headline === 'steady-state' ? STEADY_COLUMNS : REPLAY_COLUMNS;
   const rows = json.policies.map((p) => COLUMNS.map(([, f]) => f(p)));
   const head = COLUMNS.map(([h]) => h);
@@ -305,11 +323,14 @@ function table(json: ReturnType<typeof analysisJson>, markdown: boolean): string
   return [line(head), ...rows.map(line)].join('\n');
 }
 
-function report(json: ReturnType<typeof analysisJson>, markdown: boolean): string {
+function report(json: AnalysisOut, markdown: boolean): string {
   const out: string[] = [];
   const t = json.trace;
   out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
   out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; recorded ${(json.recordedUs / 1e6).toFixed(3)} s; speedup = ${json.baseline}'s predicted time / the policy's`);
+  const mc = json.machineChoice;
+  out.push(`${markdown ? '- ' : '  '}machine model: ${mc.used} (${mc.reason})`);
+  for (const n of mc.notes) out.push(`${markdown ? '- ' : '  note: '}${n}`);
   if (json.estimate) {
     out.push(
       `${markdown ? '**' : '  '}ESTIMATED${markdown ? '**' : ''}: this trace has no memory-access samples, so traffic is estimated from page placement alone ` +
@@ -400,10 +421,15 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
   return out.join('\n');
 }
 
-function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: ReturnType<typeof analysisJson> } {
+type AnalysisOut = ReturnType<typeof analysisJson> & { machineChoice: ReturnType<typeof machineChoiceJson> };
+
+function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: AnalysisOut } {
   const trace = loadTrace(path);
-  const result = analyze(trace, optionsOf(args));
-  return { result, json: analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }) };
+  const choice = machineChoiceOf(trace, args);
+  // The recorded machine and its embedded calibration are what the engine builds by default.
+  const machine = choice.used === 'recorded' || choice.used === 'embedded-calibration' ? undefined : machineModel(choice.machine);
+  const result = analyze(trace, { ...optionsOf(args), machine });
+  return { result, json: { ...analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }), machineChoice: machineChoiceJson(choice) } };
 }
 
 /** plan --system-weights: the weighted-interleave policy's process weights as the plan's systemWeights. */
@@ -481,7 +507,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       if (args.files.length !== 1) throw new UsageError(`plan takes one TRACE, got ${args.files.length}`);
       if (args.policies.length !== 1) throw new UsageError('plan needs exactly one --policy NAME');
       if (!args.out) throw new UsageError('plan needs -o plan.json');
-      if (args.machine) throw new UsageError('plan replays the trace on its own machine: drop --machine (a plan targets the recorded process)');
+      if (args.machine || args.targetMachine) throw new UsageError('plan replays the trace on its own machine: drop --machine / --target-machine (a plan targets the recorded process)');
       const path = args.files[0]!;
       const trace = loadTrace(path);
       const result = analyze(trace, { ...optionsOf(args) });
@@ -519,7 +545,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
     }
     case 'diagnose': {
       if (args.files.length !== 1) throw new UsageError(`diagnose takes one TRACE, got ${args.files.length}`);
-      if (args.machine) throw new UsageError('diagnose reads the trace on its own machine: drop --machine (the fixes name the recorded nodes)');
+      if (args.machine || args.targetMachine) throw new UsageError('diagnose reads the trace on its own machine: drop --machine / --target-machine (the fixes name the recorded nodes)');
       const path = args.files[0]!;
       const trace = loadTrace(path);
       // Only the baseline (either default) is replayed: each fix's gain is its own placement against it.

@@ -34,7 +34,7 @@ describe('numascope-analyze', () => {
     expect(status).toBe(0);
     const json = JSON.parse(out);
     expect(Object.keys(json)).toEqual([
-      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies',
+      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies', 'machineChoice',
     ]);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);

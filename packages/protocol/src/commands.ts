@@ -19,6 +19,7 @@ export const COMMAND_NAMES = [
   'view-decisions',
   'view-recommend',
   'view-diagnose',
+  'view-machine',
   'view-live',
 ] as const;
 export type DesktopCommandName = (typeof COMMAND_NAMES)[number];

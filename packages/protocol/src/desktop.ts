@@ -4,6 +4,8 @@
  * app calls. The desktop app answers the same shapes as `numascope serve`, less serve's URLs.
  */
 import { z } from 'zod';
+import { benchRun } from './bench';
+import type { BenchRequest } from './bench';
 import { recordingId } from './common';
 import { COMMAND_NAMES } from './commands';
 import type { DesktopCommand } from './commands';
@@ -22,6 +24,10 @@ export type StartRecordingOptions = StartRecordingRequest;
 /** A recording as the desktop app reports it: serve's, without `latest` and `urls`. */
 export const desktopRecording = z.strictObject(recordingFields);
 export type DesktopRecording = z.infer<typeof desktopRecording>;
+
+/** A benchmark run as the desktop app reports it: serve's `benchRun`, without `urls`. */
+export const desktopBenchRun = benchRun.omit({ urls: true });
+export type DesktopBenchRun = z.infer<typeof desktopBenchRun>;
 
 /** main → renderer on `numascope:live`: a live message of recording `id`. */
 export const liveEnvelope = z.strictObject({ id: recordingId, message: liveMessage });
@@ -73,6 +79,16 @@ export interface DesktopLiveBridge {
   onLiveWindow(id: string, cb: (msg: LiveMessage) => void): () => void;
   apply(plan: Record<string, unknown>, opts: ApplyOptions): Promise<ApplyReport>;
   rollback(record: RollbackRecord): Promise<ApplyReport>;
+}
+
+/** The part of the desktop API the Machine view uses: `numascope bench` through the napi binding, polled like serve's `/api/bench`. */
+export interface DesktopBenchBridge {
+  readonly isDesktop: true;
+  /** Starts a run (one at a time; a second is refused while one runs). */
+  startBench(req: BenchRequest): Promise<DesktopBenchRun>;
+  benchStatus(id: string): Promise<DesktopBenchRun>;
+  /** Ends the run after its current repetition; it finishes with what was measured (partial). */
+  stopBench(id: string): Promise<DesktopBenchRun>;
 }
 
 /** The part of the desktop API the web app's shell integration uses (apps/web/src/ui/live/desktop-shell.ts). */

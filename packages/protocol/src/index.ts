@@ -10,4 +10,5 @@ export * from './serve';
 export * from './apply';
 export * from './commands';
 export * from './desktop';
+export * from './bench';
 export * from './messages';

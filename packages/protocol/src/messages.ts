@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { applyReport, rollbackRecord } from './apply';
+import { benchOutcome, benchProgress, benchRun, benchRunList } from './bench';
 import { collectorWindow, liveEnd, liveWindow } from './live';
 import { recordLimits, recordSummary } from './record';
 import { apiError, machine, probe, processList, recording, recordingList } from './serve';
@@ -37,6 +38,14 @@ export const RUST_MESSAGES = {
   apiError,
   /** The binding's recordLimits() (core RECORD_LIMITS). */
   recordLimits,
+  /** POST /api/bench, GET /api/bench/:id, POST …/stop. */
+  benchRun,
+  /** GET /api/bench. */
+  benchRunList,
+  /** The binding's bench() onProgress argument; a run's `progress`. */
+  benchProgress,
+  /** The binding's bench() result; a finished run's `result`. */
+  benchOutcome,
 } as const satisfies Record<string, z.ZodType>;
 
 export type RustMessageName = keyof typeof RUST_MESSAGES;

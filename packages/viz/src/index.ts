@@ -25,3 +25,5 @@ export { HeatTable } from './HeatTable.js';
 export type { HeatTableProps } from './HeatTable.js';
 export { TrafficGraph, trafficLayout, maxMarkRadius, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
 export type { TrafficGraphProps, TrafficInput, TrafficScales, TrafficLayout, NodeMark, LinkMark } from './TrafficGraph.js';
+export { LatencyCurveChart } from './LatencyCurveChart.js';
+export type { LatencyCurveChartProps, LatencyCurvePoint } from './LatencyCurveChart.js';

@@ -4,11 +4,12 @@
  * response. src/main.ts only wires channels to dispatch; tests call dispatch directly.
  */
 import { liveEnvelope } from '@numascope/protocol';
-import type { ApplyOptions, LiveEnvelope, LiveMessage, RollbackRecord, StartRecordingOptions } from '@numascope/protocol';
+import type { ApplyOptions, BenchRequest, LiveEnvelope, LiveMessage, RollbackRecord, StartRecordingOptions } from '@numascope/protocol';
 import type { InvokeMethod, NumascopeDesktopApi } from '../api';
 import { methodOf, parseRequest, parseResponse } from '../ipc-schema';
 import type { CollectorAddon } from './addon';
 import { applyPlan } from './apply';
+import { BenchManager } from './bench';
 import type { RollbackRunner } from './apply';
 import { FileService } from './files';
 import type { DialogProvider } from './files';
@@ -36,6 +37,7 @@ type Handlers = { [M in InvokeMethod]: (...args: never[]) => ReturnType<Numascop
 export interface MainLogic {
   handlers: Handlers;
   recordings: RecordingManager;
+  bench: BenchManager;
   files: FileService;
   /** Validated call of one channel; what ipcMain.handle(channel, (_e, ...args) => dispatch(channel, args)) runs. */
   dispatch(channel: string, args: unknown): Promise<unknown>;
@@ -50,6 +52,7 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     emit: (id: string, message: LiveMessage) => deps.sendLive(liveEnvelope.parse({ id, message })),
   });
   const files = new FileService(deps.dialogs, deps.recentFilesPath);
+  const bench = new BenchManager(deps.addon);
   const handlers: Handlers = {
     probe: () => deps.addon.probe(),
     topology: () => deps.addon.topology(),
@@ -65,10 +68,14 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     saveTrace: (bytes: Uint8Array, name: string) => files.save(bytes, name),
     recentFiles: () => files.recent(),
     openExternal: (url: string) => deps.openExternal(url),
+    startBench: async (req: BenchRequest) => bench.start(req),
+    benchStatus: async (id: string) => bench.status(id),
+    stopBench: async (id: string) => bench.stop(id),
   };
   return {
     handlers,
     recordings,
+    bench,
     files,
     async dispatch(channel, args) {
       const method = methodOf(channel);

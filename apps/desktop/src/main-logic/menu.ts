@@ -82,6 +82,7 @@ export const VIEW_ITEMS: readonly { label: string; command: DesktopCommandName; 
   { label: 'Decisions', command: 'view-decisions', accelerator: 'CmdOrCtrl+6' },
   { label: 'Recommendations && Plan', command: 'view-recommend', accelerator: 'CmdOrCtrl+5' },
   { label: 'Diagnostics', command: 'view-diagnose', accelerator: 'CmdOrCtrl+7' },
+  { label: 'Machine', command: 'view-machine', accelerator: 'CmdOrCtrl+8' },
   { label: 'Live', command: 'view-live', accelerator: 'CmdOrCtrl+L' },
 ];
 

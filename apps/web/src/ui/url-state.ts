@@ -12,7 +12,7 @@
 import { BASELINES, DECISION_KINDS } from '@numascope/policy-engine';
 import type { DecisionKind, HeatmapMode, TimeRange } from '@numascope/policy-engine';
 
-export const VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose'] as const;
+export const VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose', 'machine'] as const;
 export type ViewId = (typeof VIEWS)[number];
 
 export interface ViewState {

@@ -6,9 +6,9 @@
 // resolved from the repository's node_modules), whose schemas a test checks against the
 // collector's serde output. The options below are the binding's own inputs, checked against the
 // Rust-generated index.generated.d.ts by test/dts.test.js.
-import type { ApplyReport, BindingRecordResult, CollectorWindow, Machine, Probe, RecordLimitsTable } from '@numascope/protocol';
+import type { ApplyReport, BenchOutcome, BenchProgress, BindingRecordResult, CollectorWindow, Machine, Probe, RecordLimitsTable } from '@numascope/protocol';
 
-export type { ApplyReport, Machine, Probe };
+export type { ApplyReport, BenchOutcome, BenchProgress, Machine, Probe };
 
 /** Options of `record()`: exactly one of `pid` and `command`. */
 export interface RecordOptions {
@@ -72,6 +72,24 @@ export interface ApplyOptions {
   budgetMs?: number;
 }
 
+/** Options of `bench()` (`numascope bench`), all optional. */
+export interface BenchOptions {
+  /** Quick mode: fewer repetitions and points, smaller arrays (default false). */
+  quick?: boolean;
+  /** Stop after this many seconds with what was measured (partial; 0 … 86400). */
+  maxSeconds?: number;
+  /** Bytes of each STREAM array per cpu node (≥ 4096; default 4 to 8 × the last-level caches). */
+  arrayBytes?: number;
+  /** Bytes of the pointer-chase buffer (≥ 65536). */
+  chaseBytes?: number;
+  /** Store a complete run as this machine's calibration in the cache directory (default true). */
+  save?: boolean;
+  /** Aborting it stops the run after the current repetition; the Promise still resolves, partial. */
+  signal?: AbortSignal;
+  /** Receives `{ step, steps, what, elapsedS, remainingS }` as each step starts. */
+  onProgress?: (progress: BenchProgress) => void;
+}
+
 /** What recordLimits() returns: the collector's record-option table, defined in @numascope/protocol. */
 export type RecordLimits = RecordLimitsTable;
 
@@ -92,6 +110,13 @@ export function record(options: RecordOptions): Promise<RecordResult>;
 export function startRecording(options: Omit<RecordOptions, 'signal'>): { result: Promise<RecordResult>; stop(): void };
 /** Applies a plan (JSON text) to a running process; resolves to the report. */
 export function apply(planJson: string, options: ApplyOptions): Promise<ApplyReport>;
+/**
+ * Measures this machine (`numascope bench`, docs/bench.md) on a worker thread; resolves to the
+ * calibrated machine model and where it was stored (`storedAs`, or `storeNote` saying why not).
+ */
+export function bench(options?: BenchOptions): Promise<BenchOutcome>;
+/** Starts bench(); `stop()` ends it after the current repetition (the result is then partial). */
+export function startBench(options?: Omit<BenchOptions, 'signal'>): { result: Promise<BenchOutcome>; stop(): void };
 /** Asks every running record() to stop; returns how many were running. */
 export function stopRecordings(): number;
 /**

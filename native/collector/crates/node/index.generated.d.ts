@@ -29,6 +29,29 @@ export interface ApplyOptions {
   budgetMs?: number
 }
 
+/**
+ * Measures this machine (`numascope bench`) on a libuv worker thread; resolves to
+ * `{ machine, storedAs, storeNote }`: the calibrated machine model, stored as this machine's
+ * calibration when the run is complete and `save` is not false. `token` (a `StopToken`) stops it
+ * after the current repetition; it still resolves, with `machine.calibration.partial`.
+ * `on_progress` receives `{ step, steps, what, elapsedS, remainingS }` as each step starts.
+ */
+export declare function bench(options?: BenchOptions | undefined | null, token?: StopToken | undefined | null, onProgress?: ProgressCallback | undefined | null): Promise<BenchOutcome>
+
+/** Options of `bench()` (`numascope bench`; all optional). */
+export interface BenchOptions {
+  /** Quick mode: fewer repetitions and points, smaller arrays (default false). */
+  quick?: boolean
+  /** Stop after this many seconds with what was measured (partial). */
+  maxSeconds?: number
+  /** Bytes of each STREAM array per cpu node (default: 4 to 8 × the last-level caches). */
+  arrayBytes?: number
+  /** Bytes of the pointer-chase buffer (default: 4 to 8 × the last-level caches). */
+  chaseBytes?: number
+  /** Store a complete run as this machine's calibration in the cache directory (default true). */
+  save?: boolean
+}
+
 /** The capability probe of this machine (same object as `numascope probe --json`). */
 export declare function probe(): Promise<Probe>
 

@@ -1,5 +1,6 @@
 // Loads the native addon built by `npm run build` (cargo build + copy to numascope.node) and adds
-// the JavaScript-side conveniences: AbortSignal support for record() and startRecording().
+// the JavaScript-side conveniences: AbortSignal support for record() and bench(), startRecording()
+// and startBench().
 'use strict';
 const path = require('node:path');
 const candidates = [
@@ -71,6 +72,56 @@ function startRecording(options) {
   return { result, stop: () => token.stop() };
 }
 
+/**
+ * `onProgress` for the native layer: an exception thrown by the user's callback is reported on
+ * stderr instead of taking the process down.
+ */
+function progressCallback(onProgress) {
+  if (onProgress === undefined || onProgress === null) return undefined;
+  if (typeof onProgress !== 'function') throw new TypeError('bench: onProgress must be a function');
+  return (p) => {
+    try {
+      onProgress(p);
+    } catch (e) {
+      process.emitWarning(`numascope: the onProgress callback threw: ${e && e.stack ? e.stack : e}`);
+    }
+  };
+}
+
+/**
+ * bench(options?): Promise<BenchOutcome>, `numascope bench` on a worker thread. `options.signal`
+ * (an AbortSignal) stops it after the current repetition; the Promise still resolves, with what
+ * was measured (`machine.calibration.partial`). `options.onProgress(p)` receives
+ * `{ step, steps, what, elapsedS, remainingS }` as each step starts. Bad options reject.
+ */
+function bench(options) {
+  const { signal, onProgress, ...rest } = options ?? {};
+  const token = new native.StopToken();
+  if (signal?.aborted) token.stop();
+  let promise;
+  try {
+    promise = native.bench(rest, token, progressCallback(onProgress));
+  } catch (e) {
+    // Bad options reject the Promise, as a failed run does.
+    return Promise.reject(e);
+  }
+  if (signal && !signal.aborted) {
+    const onAbort = () => token.stop();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const off = () => signal.removeEventListener('abort', onAbort);
+    promise.then(off, off);
+  }
+  return promise;
+}
+
+/** startBench(options?): { result: Promise<BenchOutcome>, stop(): void }. */
+function startBench(options) {
+  const token = new native.StopToken();
+  const { signal: _ignored, onProgress, ...rest } = options ?? {};
+  const result = native.bench(rest, token, progressCallback(onProgress));
+  return { result, stop: () => token.stop() };
+}
+
 module.exports = {
   probe: native.probe,
   topology: native.topology,
@@ -80,4 +131,6 @@ module.exports = {
   StopToken: native.StopToken,
   record,
   startRecording,
+  bench,
+  startBench,
 };

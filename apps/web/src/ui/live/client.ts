@@ -7,6 +7,8 @@ import { parseLiveMessage, ProtocolError } from '@numascope/protocol';
 import type {
   ApplyReport,
   ApplyRequest,
+  BenchRequest,
+  BenchRun,
   LiveEnd,
   LiveMessage,
   LiveWindow,
@@ -77,7 +79,14 @@ export interface LiveClient {
   watch(id: string, h: WatchHandlers): () => void;
 }
 
-export class LiveApi implements LiveClient {
+/** `numascope bench` through the backend (docs/live-api.md, "Measuring the machine"): start, poll, stop. */
+export interface BenchClient {
+  startBench(req: BenchRequest): Promise<BenchRun>;
+  benchStatus(id: string): Promise<BenchRun>;
+  stopBench(id: string): Promise<BenchRun>;
+}
+
+export class LiveApi implements LiveClient, BenchClient {
   private readonly token: string;
   private readonly deps: LiveDeps;
 
@@ -154,6 +163,20 @@ export class LiveApi implements LiveClient {
 
   stop(id: string): Promise<Recording> {
     return this.json<Recording>('POST', `/api/recordings/${encodeURIComponent(id)}/stop`);
+  }
+
+  /** `POST /api/bench`: starts a benchmark run (409 `bench-running` while one runs). */
+  startBench(req: BenchRequest): Promise<BenchRun> {
+    return this.json<BenchRun>('POST', '/api/bench', req);
+  }
+
+  benchStatus(id: string): Promise<BenchRun> {
+    return this.json<BenchRun>('GET', `/api/bench/${encodeURIComponent(id)}`);
+  }
+
+  /** Ends a run after its current repetition; it finishes with what was measured (partial). */
+  stopBench(id: string): Promise<BenchRun> {
+    return this.json<BenchRun>('POST', `/api/bench/${encodeURIComponent(id)}/stop`);
   }
 
   /** `POST /api/apply`: a dry run or a real apply (synchronous on the server); a real one answers the rollback record too. */

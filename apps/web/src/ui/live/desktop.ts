@@ -11,6 +11,10 @@ import type {
   ApplyOptions,
   ApplyReport,
   ApplyRequest,
+  BenchRequest,
+  BenchRun,
+  DesktopBenchBridge,
+  DesktopBenchRun,
   DesktopLiveBridge,
   DesktopRecording,
   Machine,
@@ -21,7 +25,7 @@ import type {
   StartRecordingRequest,
 } from '@numascope/protocol';
 import { ApiError } from './client';
-import type { LiveClient, WatchHandlers } from './client';
+import type { BenchClient, LiveClient, WatchHandlers } from './client';
 
 /** The part of NumascopeDesktopApi the Live screen uses. */
 export type DesktopBridge = DesktopLiveBridge;
@@ -125,5 +129,27 @@ export class DesktopLiveApi implements LiveClient {
     return () => {
       if (!done) finish();
     };
+  }
+}
+
+/** The desktop bridge's benchmark part, when the page runs inside an Electron app that has it. */
+export function desktopBenchBridge(): DesktopBenchBridge | null {
+  const b = desktopBridge() as (DesktopBridge & Partial<DesktopBenchBridge>) | null;
+  return b && typeof b.startBench === 'function' && typeof b.benchStatus === 'function' && typeof b.stopBench === 'function' ? (b as DesktopBenchBridge) : null;
+}
+
+const benchWithUrls = (r: DesktopBenchRun): BenchRun => ({ ...r, urls: { status: '', stop: '' } });
+
+/** `numascope bench` through the desktop app's napi binding, as the Machine view's BenchClient. */
+export class DesktopBenchApi implements BenchClient {
+  constructor(private readonly bridge: DesktopBenchBridge) {}
+  async startBench(req: BenchRequest): Promise<BenchRun> {
+    return benchWithUrls(await call(() => this.bridge.startBench(req)));
+  }
+  async benchStatus(id: string): Promise<BenchRun> {
+    return benchWithUrls(await call(() => this.bridge.benchStatus(id)));
+  }
+  async stopBench(id: string): Promise<BenchRun> {
+    return benchWithUrls(await call(() => this.bridge.stopBench(id)));
   }
 }

@@ -8,6 +8,7 @@ import type { TraceContextValue } from '../hooks/trace-context';
 import { DEFAULT_VIEW_STATE } from '../url-state';
 import { CapturePanel } from './CapturePanel';
 import { MachinePanel } from './MachinePanel';
+import { MachineView } from './MachineView';
 import { CompareView } from './CompareView';
 import { DecisionsView } from './DecisionsView';
 import { MemoryView } from './MemoryView';
@@ -142,6 +143,7 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         {view === 'decisions' && overview && <DecisionsView summary={summary} regions={overview.regions} />}
         {view === 'recommend' && overview && <RecommendView source={source} />}
         {view === 'diagnose' && overview && <DiagnosticsView />}
+        {view === 'machine' && overview && <MachineView summary={summary} />}
       </div>
     </div>
   );

@@ -12,6 +12,7 @@ export const VIEW_LABELS: Record<ViewId, string> = {
   decisions: 'Decisions',
   recommend: 'Recommendations & plan',
   diagnose: 'Diagnostics',
+  machine: 'Machine',
 };
 
 /** Views named in the navigation but not built yet (none now; Live is the header's "Live" button). */

@@ -23,6 +23,7 @@
 //! Files: the traces of recordings are written in a private (0700) directory of their own and
 //! moved into the out directory as 0600 files, whatever the umask and the out directory's mode.
 
+mod bench;
 mod http;
 #[cfg(test)]
 mod protocol_fixture;
@@ -213,6 +214,8 @@ struct State {
     live_sockets: AtomicUsize,
     idle: IdleConnections,
     unauth: Arc<Semaphore>,
+    /// `/api/bench` runs (cmd_serve/bench.rs).
+    bench: bench::BenchRuns,
 }
 
 // ---- entry ------------------------------------------------------------------------------------
@@ -272,6 +275,7 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         live_sockets: AtomicUsize::new(0),
         idle: IdleConnections::default(),
         unauth: Arc::new(Semaphore::new(MAX_UNAUTH_RESPONSES)),
+        bench: bench::BenchRuns::default(),
     });
     // Two workers (the connections are I/O, and this is a profiler's helper, not a web farm);
     // blocking work goes to a bounded pool.
@@ -884,6 +888,9 @@ async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: 
         api_error(405, "method-not-allowed", &format!("{method} is not allowed on {path}; use {allow}"))
             .with_header("Allow", allow)
     };
+    if segs.first() == Some(&"bench") {
+        return bench::route(st, conn, head, path, segs).await;
+    }
     let resp = match (segs, method) {
         (["probe"], "GET") => {
             let st = st.clone();

@@ -4,9 +4,10 @@
 //! `recordLimits()` only returns a constant table.
 //!
 //! Native exports: `probe()`, `topology()`, `record(options, token?, onWindow?)`,
-//! `apply(planJson, options)`, `recordLimits()`, the `StopToken` class and `stopRecordings()`.
-//! `index.js` adds the AbortSignal wiring (`record({…, signal})`), `onWindow` as an option, and
-//! `startRecording()` (a handle with `.stop()`).
+//! `apply(planJson, options)`, `recordLimits()`, `bench(options, token?, onProgress?)`, the
+//! `StopToken` class and `stopRecordings()`. `index.js` adds the AbortSignal wiring
+//! (`record({…, signal})`, `bench({…, signal})`), `onWindow` / `onProgress` as options, and
+//! `startRecording()` / `startBench()` (a handle with `.stop()`).
 //!
 //! Live windows: with `onWindow`, the recorder's own per-window aggregates (core `live.rs`, the
 //! same windows `numascope serve` streams) are sent to that function from a forwarder thread
@@ -25,7 +26,7 @@ use napi_derive::napi;
 use numascope_core::apply as core_apply;
 use numascope_core::live::{LiveSink, LiveWindow};
 use numascope_core::recorder::{self as core_record, Naming, RecordOptions as CoreOptions, RecordRequest};
-use numascope_core::{probe as core_probe, topology as core_topology};
+use numascope_core::{bench as core_bench, probe as core_probe, topology as core_topology};
 
 fn err<E: std::fmt::Display>(e: E) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
@@ -344,4 +345,91 @@ pub fn apply(plan_json: String, options: ApplyOptions) -> AsyncTask<JsonTask> {
         }
         Ok(v)
     }))))
+}
+
+/// Options of `bench()` (`numascope bench`; all optional).
+#[napi(object)]
+pub struct BenchOptions {
+    /// Quick mode: fewer repetitions and points, smaller arrays (default false).
+    pub quick: Option<bool>,
+    /// Stop after this many seconds with what was measured (partial).
+    pub max_seconds: Option<f64>,
+    /// Bytes of each STREAM array per cpu node (default: 4 to 8 × the last-level caches).
+    pub array_bytes: Option<f64>,
+    /// Bytes of the pointer-chase buffer (default: 4 to 8 × the last-level caches).
+    pub chase_bytes: Option<f64>,
+    /// Store a complete run as this machine's calibration in the cache directory (default true).
+    pub save: Option<bool>,
+}
+
+/// `onProgress`: called on the JavaScript thread with each progress message (a plain object).
+pub type ProgressCallback = ThreadsafeFunction<serde_json::Value, Unknown<'static>, serde_json::Value, Status, false>;
+
+pub struct BenchTask {
+    opts: numascope_core::bench::BenchOptions,
+    save: bool,
+    stop: Arc<AtomicBool>,
+    progress: Option<ProgressCallback>,
+}
+
+fn byte_option(name: &str, v: Option<f64>) -> Result<Option<u64>> {
+    match v {
+        None => Ok(None),
+        Some(b) if b.is_finite() && b >= 0.0 && b.fract() == 0.0 && b <= 9.007_199_254_740_991e15 => Ok(Some(b as u64)),
+        Some(b) => Err(Error::new(Status::InvalidArg, format!("bench: {name} must be a whole number of bytes, got {b}"))),
+    }
+}
+
+impl Task for BenchTask {
+    type Output = serde_json::Value;
+    type JsValue = Json;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let topo = core_topology::read_topology().map_err(err)?;
+        let cb = self.progress.take();
+        let out = core_bench::job::run_outcome(
+            &topo,
+            &core_topology::Roots::default(),
+            &self.opts,
+            self.save,
+            core_bench::output::cache_dir(),
+            &self.stop,
+            &mut |p| {
+                if let (Some(cb), Ok(v)) = (&cb, serde_json::to_value(p)) {
+                    // Progress is advisory: never hold the benchmark up for JavaScript.
+                    cb.call(v, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            },
+        )
+        .map_err(|e| Error::new(Status::GenericFailure, format!("bench ({}): {e}", core_bench::job::error_code(&e))))?;
+        serde_json::to_value(&out).map_err(err)
+    }
+
+    fn resolve(&mut self, _env: Env, v: Self::Output) -> Result<Self::JsValue> {
+        Ok(Json(v))
+    }
+}
+
+/// Measures this machine (`numascope bench`) on a libuv worker thread; resolves to
+/// `{ machine, storedAs, storeNote }`: the calibrated machine model, stored as this machine's
+/// calibration when the run is complete and `save` is not false. `token` (a `StopToken`) stops it
+/// after the current repetition; it still resolves, with `machine.calibration.partial`.
+/// `on_progress` receives `{ step, steps, what, elapsedS, remainingS }` as each step starts.
+#[napi(ts_return_type = "Promise<BenchOutcome>")]
+pub fn bench(
+    options: Option<BenchOptions>,
+    token: Option<&StopToken>,
+    on_progress: Option<ProgressCallback>,
+) -> Result<AsyncTask<BenchTask>> {
+    let o = options.unwrap_or(BenchOptions { quick: None, max_seconds: None, array_bytes: None, chase_bytes: None, save: None });
+    let request = core_bench::job::BenchRequest {
+        quick: o.quick,
+        max_seconds: o.max_seconds,
+        array_bytes: byte_option("arrayBytes", o.array_bytes)?,
+        chase_bytes: byte_option("chaseBytes", o.chase_bytes)?,
+        save: o.save,
+    };
+    let (opts, save) = request.validate().map_err(|m| Error::new(Status::InvalidArg, format!("bench: {m}")))?;
+    let stop = token.map(|t| t.flag.clone()).unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
+    Ok(AsyncTask::new(BenchTask { opts, save, stop, progress: on_progress }))
 }

@@ -386,6 +386,11 @@ fn messages() -> Value {
         "rollbackRecord": [to(&record)],
         // The binding's recordLimits(): the ranges every front end checks record options against.
         "recordLimits": [to(&numascope_core::recorder::RECORD_LIMITS)],
+        // /api/bench (cmd_serve/bench.rs) and the binding's bench(): runs, progress, outcome.
+        "benchRun": super::bench::fixture::runs().iter().map(super::bench::bench_json).collect::<Vec<_>>(),
+        "benchRunList": [{ "runs": super::bench::fixture::runs().iter().map(super::bench::bench_json).collect::<Vec<_>>() }, { "runs": none }],
+        "benchProgress": [to(&super::bench::fixture::progress(1)), to(&super::bench::fixture::progress(2))],
+        "benchOutcome": [to(&super::bench::fixture::outcome(false)), to(&super::bench::fixture::outcome(true))],
         "apiError": [
             error_json("unauthorized", "missing token: every /api/ request needs the token from the URL `numascope serve` printed"),
             error_json("bad-duration", "durationS must be a number of seconds > 0 and <= 4290"),

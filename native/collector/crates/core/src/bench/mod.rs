@@ -4,6 +4,7 @@
 //! engine's loader format with every number's provenance and the raw points (docs/bench.md).
 
 pub mod chase;
+pub mod job;
 pub mod kernels;
 pub mod mem;
 pub mod output;
@@ -195,6 +196,12 @@ fn empty_calibration(ctx: &Context, sizes: &Sizes) -> Calibration {
     let mut notes = Vec::new();
     if let Some(v) = &vm {
         notes.push(format!("this is a virtual machine ({v}): bandwidth and latency are those of the host's memory as the guest sees it; an emulated NUMA topology's nodes do not differ in hardware, so the matrix does not show real NUMA effects"));
+    }
+    if n == 1 {
+        notes.push(format!(
+            "this machine has one NUMA node (node {}): the only pair is its cpus on its own memory; there is no remote memory, so no remote pair, interconnect link or contention between nodes to measure",
+            ctx.topo.nodes[0].id
+        ));
     }
     if !thp {
         notes.push("transparent huge pages are not available (transparent_hugepage/enabled is never or missing): the latency chase runs on base pages and its numbers include TLB misses".into());
