@@ -111,7 +111,9 @@ fn mixed_sizes(iters: usize, seed: u64) -> u64 {
 
 fn threads() -> u64 {
     let n: usize = std::env::var("BENCH_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(4).clamp(1, 64);
-    let handles: Vec<_> = (0..n).map(|t| std::thread::spawn(move || mixed_sizes(4_000_000, 0x9e37_79b9_7f4a_7c15 ^ (t as u64) << 8))).collect();
+    let handles: Vec<_> = (0..n)
+        .map(|t| std::thread::spawn(move || mixed_sizes(4_000_000, 0x9e37_79b9_7f4a_7c15 ^ (t as u64) << 8)))
+        .collect();
     handles.into_iter().map(|h| h.join().expect("bench thread")).fold(0, u64::wrapping_add)
 }
 
