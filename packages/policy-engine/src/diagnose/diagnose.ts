@@ -6,8 +6,9 @@
  * definition and where ours differs (sampled accesses instead of instrumented ones).
  *
  * This module finds the issues from the trace alone (diagnose). fixes.ts predicts each fix's gain
- * by simulating that fix alone. It sits beside recommend/: it may import the engine's floors
- * (trace/, engine/, policies/common, model/), never analyze/'s values (analyze is the top).
+ * by simulating that fix alone; plan.ts turns a fix into a plan. It sits beside recommend/: it may
+ * import the engine's floors (trace/, engine/, policies/common, model/) and plan/, never
+ * analyze/'s values (analyze is the top).
  * Pure, no DOM or Node.
  */
 import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.js';
