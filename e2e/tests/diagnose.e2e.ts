@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { analyze, diagnoseAnalysis, diagnosisJson, readTrace } from '@numascope/policy-engine';
+import { analyze, diagnose, diagnoseAnalysis, diagnosisJson, planFromFix, readTrace } from '@numascope/policy-engine';
 import { idleState, screenshot } from '../fixtures/app.js';
 import { SAMPLE_TRACES_DIR } from '../fixtures/expectations.js';
 
@@ -44,4 +44,29 @@ test(`${FILE}: the overview's diagnosis summary and the Diagnostics view show th
   }
   await expect(page.getByTestId('cache-line-unavailable')).toContainText('IBS or PEBS');
   await screenshot(page.getByTestId('diagnose-view'), 'view-diagnostics');
+});
+
+test('two-groups.numascope: a planable fix has "Preview plan": the engine\'s plan of that fix alone, previewed with the Apply note; a code change says why it has none', async ({ page }) => {
+  const file = 'two-groups.numascope';
+  const trace = readTrace(new Uint8Array(readFileSync(path.join(SAMPLE_TRACES_DIR, file))));
+  const d = diagnosisJson(diagnoseAnalysis(trace, analyze(trace, { policies: ['observed', 'first-touch'] })));
+  const fix = d.issues.find((i) => i.fix.planable)!.fix;
+  const want = planFromFix(trace, diagnose(trace), fix.id, { createdAt: '2026-01-01T00:00:00Z' });
+  await page.goto(`./?trace=samples/${file}&view=diagnose`);
+  expect(await idleState(page)).toBe('ready');
+  const cell = page.locator(`td[data-fix-id="${fix.id}"]`);
+  await cell.getByTestId('preview-fix-plan').click();
+  const box = page.getByTestId('fix-plan');
+  await expect(box).toHaveAttribute('data-fix-id', fix.id);
+  await expect(box.getByTestId('plan-pages')).toHaveAttribute('data-value', String(want.expected.pagesToMove));
+  await expect(box.getByTestId('plan-threads')).toHaveAttribute('data-value', String(want.expected.threadsToPin));
+  await expect(box.getByTestId('fix-plan-summary')).toHaveText(want.source.summary);
+  // A synthetic trace: nothing here to apply to, which the Recommendations view's note says too.
+  await expect(box.getByTestId('apply-synthetic')).toBeVisible();
+  await screenshot(box, 'diagnostics-fix-plan');
+
+  await page.goto(`./?trace=samples/${FILE}&view=diagnose`);
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('fix-no-plan').first()).toContainText('replication is a code change');
+  await expect(page.getByTestId('preview-fix-plan')).toHaveCount(0);
 });

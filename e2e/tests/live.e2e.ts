@@ -165,6 +165,34 @@ test('a live recording opens under its own URL: a reload shows the same recordin
   expect(await valueOf(page.getByTestId('total-samples'))).toBe(samples);
 });
 
+test('the record form\'s allocation-sites switch: on by default (the trace has allocations), off sends allocSites false (none, and the capability says why)', async ({ page }) => {
+  test.setTimeout(60_000);
+  const recordOnce = async (sites: boolean) => {
+    await page.goto(`${base}/?token=${token}`);
+    expect(await idleState(page)).toBe('ready');
+    await page.getByTestId('live-command').fill(`${TESTLOAD} --threads 2 --mib 4 --seconds 0.5`);
+    await expect(page.getByTestId('live-alloc-sites')).toBeChecked();
+    if (!sites) await page.getByTestId('live-alloc-sites').uncheck();
+    await page.getByTestId('live-start').click();
+    await expect(page.getByTestId('live-status')).toContainText('Recording…');
+    const id = (await page.getByTestId('live-recording').getAttribute('data-recording'))!;
+    expect(await finishedLoad(page, 2)).toBe('ready');
+    const r = await fetch(`${base}/api/recordings/${id}/trace`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(r.status).toBe(200);
+    const files = unzipSync(new Uint8Array(await r.arrayBuffer()));
+    const manifest = JSON.parse(new TextDecoder().decode(files['manifest.json']!)) as { capture: { capabilities: Array<{ metric: string; status: string; reason: string }> } };
+    const rows = files['allocations.arrow'] ? tableFromIPC(files['allocations.arrow']).numRows : 0;
+    return { rows, capability: manifest.capture.capabilities.find((c) => c.metric === 'allocation-sites')! };
+  };
+  const on = await recordOnce(true);
+  expect(on.capability.status, on.capability.reason).toBe('measured');
+  expect(on.rows).toBeGreaterThan(0);
+  const off = await recordOnce(false);
+  expect(off.rows).toBe(0);
+  expect(off.capability.status).toBe('unavailable');
+  expect(off.capability.reason).toMatch(/switched off .*allocSites false/);
+});
+
 test('the attach list hides kernel threads unless asked, and searches by name', async ({ page }) => {
   await page.goto(`${base}/?token=${token}`);
   expect(await idleState(page)).toBe('ready');

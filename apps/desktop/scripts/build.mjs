@@ -7,7 +7,8 @@
 //                        a sandboxed preload can require nothing else
 //     renderer/          the web UI (apps/web, Vite build with base './'), served as app://numascope/
 //     package.json       name, version, main, author and homepage (what electron-builder reads)
-//   dist/native/         the napi addon (index.js, numascope.node) and the `numascope` CLI (rollback)
+//   dist/native/         the napi addon (index.js, numascope.node), the `numascope` CLI (rollback) and the
+//                        allocation-site shim (libnumascope_allocshim.so, preloaded into launched commands)
 //   dist/docs/           docs/ (the Help menu)
 //   dist/icons/          the app icon, drawn here (512x512.png, 256x256.png)
 //
@@ -192,10 +193,13 @@ async function main() {
     const binding = path.join(repo, 'native', 'collector', 'crates', 'node');
     const target = path.join(repo, 'native', 'collector', 'target');
     const cli = ['release', 'debug'].map((p) => path.join(target, p, 'numascope')).find((p) => fs.existsSync(p));
+    // The shim beside the addon (build_collector app puts it there), else the cargo build's.
+    const shim = [path.join(binding, 'libnumascope_allocshim.so'), ...['release', 'debug'].map((p) => path.join(target, p, 'libnumascope_allocshim.so'))].find((p) => fs.existsSync(p));
     const addon = path.join(binding, 'numascope.node');
-    if (!fs.existsSync(addon) || !cli)
+    if (!fs.existsSync(addon) || !cli || !shim)
       throw new Error(
-        'the collector is not built: run `source scripts/lib.sh && build_collector release` and ' +
+        `the collector is not built (${[!fs.existsSync(addon) && 'numascope.node', !cli && 'numascope', !shim && 'libnumascope_allocshim.so'].filter(Boolean).join(', ')} missing): ` +
+          'run `source scripts/lib.sh && build_collector release` and ' +
           '`npm run build --prefix native/collector/crates/node` first (or pass --skip-native)',
       );
     const native = path.join(out, 'native');
@@ -207,7 +211,9 @@ async function main() {
     fs.copyFileSync(addon, path.join(native, 'numascope.node'));
     fs.copyFileSync(cli, path.join(native, 'numascope'));
     fs.chmodSync(path.join(native, 'numascope'), 0o755);
-    log(`collector: ${addon}, ${cli}`);
+    // Recordings of launched commands preload it (paths.ts allocShim → NUMASCOPE_ALLOC_SHIM).
+    fs.copyFileSync(shim, path.join(native, 'libnumascope_allocshim.so'));
+    log(`collector: ${addon}, ${cli}, ${shim}`);
   }
 
   const outputs = {

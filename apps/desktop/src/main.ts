@@ -108,6 +108,9 @@ export async function main(): Promise<void> {
   }
   protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { ...APP_SCHEME_PRIVILEGES } }]);
   const paths = appPaths({ here, isPackaged: app.isPackaged, resourcesPath: process.resourcesPath, env: process.env });
+  // The addon's recorder finds the allocation-site shim through NUMASCOPE_ALLOC_SHIM first (beside
+  // the addon second): name the packaged (resources/native) or built copy explicitly.
+  if (paths.allocShim && !process.env.NUMASCOPE_ALLOC_SHIM) process.env.NUMASCOPE_ALLOC_SHIM = paths.allocShim;
 
   let logic: MainLogic;
   try {

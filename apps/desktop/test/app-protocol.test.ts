@@ -80,8 +80,13 @@ describe('appPaths', () => {
       preload: '/repo/apps/desktop/dist/app/preload.cjs',
       bindingDir: null,
       cliBin: '/repo/native/collector/target/debug/numascope',
+      allocShim: null,
       docsDir: '/repo/docs',
     });
+    // The built shim, release before debug; NUMASCOPE_ALLOC_SHIM overrides.
+    const withShim = (f: string) => exists(f) || f === '/repo/native/collector/target/debug/libnumascope_allocshim.so';
+    expect(appPaths({ here, isPackaged: false, env: {}, exists: withShim }).allocShim).toBe('/repo/native/collector/target/debug/libnumascope_allocshim.so');
+    expect(appPaths({ here, isPackaged: false, env: { NUMASCOPE_ALLOC_SHIM: '/s.so' }, exists: withShim }).allocShim).toBe('/s.so');
     expect(appPaths({ here, isPackaged: false, env: {}, exists: () => false }).cliBin).toBe('numascope');
     const env = { NUMASCOPE_WEB_DIR: '/w', NUMASCOPE_NODE_BINDING: '/b', NUMASCOPE_BIN: '/bin/n' };
     expect(appPaths({ here, isPackaged: false, env })).toMatchObject({ rendererDir: '/w', bindingDir: '/b', cliBin: '/bin/n' });
@@ -94,7 +99,11 @@ describe('appPaths', () => {
       preload: '/opt/numascope/resources/app.asar/preload.cjs',
       bindingDir: '/opt/numascope/resources/native',
       cliBin: '/opt/numascope/resources/native/numascope',
+      allocShim: null,
       docsDir: '/opt/numascope/resources/docs',
     });
+    // resources/native/libnumascope_allocshim.so (scripts/build.mjs stages it into dist/native).
+    const packaged = appPaths({ here: '/opt/numascope/resources/app.asar', isPackaged: true, resourcesPath: '/opt/numascope/resources', env: {}, exists: (f) => f === '/opt/numascope/resources/native/libnumascope_allocshim.so' });
+    expect(packaged.allocShim).toBe('/opt/numascope/resources/native/libnumascope_allocshim.so');
   });
 });

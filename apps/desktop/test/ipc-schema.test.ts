@@ -118,7 +118,7 @@ describe('IPC request validation', () => {
   it('startRecording hands the record options to the binding, within the limits', async () => {
     const { logic, addon } = fakeLogic();
     addon.startRecording.mockReturnValue({ result: new Promise(() => {}), stop: () => {} });
-    const opts = { command: ['./app'], durationS: RECORD_LIMITS.maxDurationS, intervalMs: 1, faultRateHz: 500, faultEvent: 'software', killOnStop: true, numaBalancing: 'on' };
+    const opts = { command: ['./app'], durationS: RECORD_LIMITS.maxDurationS, intervalMs: 1, faultRateHz: 500, faultEvent: 'software', killOnStop: true, numaBalancing: 'on', allocSites: false };
     const rec = await logic.dispatch(CHANNELS.startRecording, [opts]);
     expect(rec).toMatchObject({ status: 'running', target: { command: ['./app'] }, durationS: RECORD_LIMITS.maxDurationS, summary: null });
     expect(addon.startRecording).toHaveBeenCalledWith(
@@ -130,6 +130,7 @@ describe('IPC request validation', () => {
         faultEvent: 'software',
         killOnStop: true,
         numaBalancing: 'on',
+        allocSites: false,
       }),
     );
   });

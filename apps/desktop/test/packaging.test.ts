@@ -10,6 +10,7 @@ import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANNELS, COMMAND_CHANNEL } from '../src/channels';
 import { HELP_DOCS } from '../src/main-logic/menu';
+import { appPaths } from '../src/main-logic/paths';
 import { repoRoot, tmpdir } from './helpers';
 
 const desktop = path.join(repoRoot, 'apps', 'desktop');
@@ -116,7 +117,9 @@ describe('build script', () => {
 
   it('stages the collector, the docs the Help menu opens, and the icons', () => {
     const native = path.join(out, 'native');
-    for (const f of ['index.js', 'numascope.node', 'numascope']) expect(fs.existsSync(path.join(native, f)), f).toBe(true);
+    for (const f of ['index.js', 'numascope.node', 'numascope', 'libnumascope_allocshim.so']) expect(fs.existsSync(path.join(native, f)), f).toBe(true);
+    // The shim is a shared object (ELF), and the packaged app finds it where the build staged it.
+    expect(fs.readFileSync(path.join(native, 'libnumascope_allocshim.so')).subarray(0, 4)).toEqual(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
     expect(fs.statSync(path.join(native, 'numascope')).mode & 0o111).not.toBe(0);
     for (const d of HELP_DOCS) expect(fs.existsSync(path.join(out, 'docs', d.file)), d.file).toBe(true);
     for (const size of [256, 512]) {
@@ -157,6 +160,11 @@ describe('electron-builder.json', () => {
     // src/main-logic/paths.ts looks for the collector in resources/native and the docs in resources/docs.
     expect(Object.keys(extra).sort()).toEqual(['docs', 'native']);
     expect(fs.existsSync(path.join(extra.native!, 'numascope.node'))).toBe(true);
+    // resources/native holds the shim in the package: appPaths (packaged) names it there.
+    const resources = path.join(dir, 'resources');
+    fs.mkdirSync(resources, { recursive: true });
+    fs.cpSync(extra.native!, path.join(resources, 'native'), { recursive: true });
+    expect(appPaths({ here: path.join(resources, 'app.asar'), isPackaged: true, resourcesPath: resources, env: {} }).allocShim).toBe(path.join(resources, 'native', 'libnumascope_allocshim.so'));
     expect(fs.existsSync(path.join(extra.docs!, 'user-guide.md'))).toBe(true);
     expect(fs.readdirSync(built(config.linux.icon))).toContain('512x512.png');
     // The napi addon is Node-API (ABI-stable): nothing to rebuild for Electron.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { analyze, readTrace, validatePlan } from '@numascope/policy-engine';
 import { describe, expect, it } from 'vitest';
 import { columnSpec, deltaRows, orderBySpeedup, parseColumn, parseColumns, speedupAgainst, whyLine } from '../src/ui/selectors/compare';
-import { analyzeOutcome, planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
+import { analyzeOutcome, planFromFixOutcome, planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
 import type { PolicyView } from '../src/worker/engine/run';
 import { parseViewState, writeViewState, DEFAULT_VIEW_STATE } from '../src/ui/url-state';
 
@@ -177,5 +177,23 @@ describe('diagnosis in the Worker', () => {
     const { view } = runAnalysis(trace, { policies: [], machine: null, estimate: false, windowMs: null, range: { fromUs: 0, toUs: 500_000 }, baseline: null });
     expect(view.diagnosis).toBeNull();
     expect(view.diagnosisNote).toMatch(/whole recording/);
+  });
+});
+
+describe('plans of diagnosed fixes (the Diagnostics view\'s Preview plan)', () => {
+  const trace = load('two-groups.numascope');
+  it('the fix ids of the view\'s diagnosis give valid plans; a code change gives its reason', () => {
+    const { view } = runAnalysis(trace, { machine: null, windowMs: null, policies: ['observed', 'first-touch'], estimate: false });
+    const fixes = view.diagnosis!.issues.map((i) => i.fix);
+    const planable = fixes.filter((f) => f.planable);
+    expect(planable.length).toBeGreaterThan(0);
+    for (const f of planable) {
+      const out = planFromFixOutcome(trace, f.id, '2026-01-01T00:00:00Z', 'two-groups.numascope');
+      expect(out.error).toBeUndefined();
+      expect(validatePlan(JSON.parse(out.json!)).source.policy).toBe(`diagnose:${f.id}`);
+      expect(out.plan!.pageRanges.length).toBeGreaterThan(0);
+    }
+    const replicate = planFromFixOutcome(load('shared-readmostly.numascope'), 'page-sharing:r32/replicate', '2026-01-01T00:00:00Z', 'x');
+    expect(replicate.error).toMatch(/has no plan: replication is a code change/);
   });
 });

@@ -10,8 +10,10 @@ import {
   analyze,
   weightCommands,
   chooseMachine,
+  diagnose,
   diagnoseAnalysis,
   diagnosisJson,
+  planFromFix,
   DIAGNOSE_DEFAULTS,
   type DiagnoseOptions,
   type DiagnosisJson,
@@ -56,6 +58,8 @@ usage:
   numascope-analyze analyze TRACE [options]         metrics per policy
   numascope-analyze compare TRACE_A TRACE_B [options]  the same for two traces, with B − A
   numascope-analyze plan TRACE --policy NAME -o plan.json   a placement plan (docs/plan-format.md)
+  numascope-analyze plan TRACE --fix FIX_ID -o plan.json    the plan of one diagnosed fix (ids: diagnose
+                                                    --json, issues[].fix.id; --threshold as for diagnose)
   numascope-analyze diagnose TRACE [options]        NumaPerf-style issues ranked by score, with
                                                     allocation site, fix and the fix's predicted gain
   numascope-analyze presets [--json]                machine presets
@@ -125,6 +129,7 @@ interface Args {
   out?: string;
   thresholds: DiagnoseOptions;
   systemWeights?: boolean;
+  fix?: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -155,6 +160,7 @@ function parseArgs(argv: string[]): Args {
       }
       case '--policy': args.policies.push(value(i++, a)); break;
       case '--manual': args.manual = value(i++, a); break;
+      case '--fix': args.fix = value(i++, a); break;
       case '--window-ms': args.windowMs = number(i++, a, false); break;
       case '--from-ms': case '--to-ms': {
         const raw = value(i++, a);
@@ -405,7 +411,7 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
   if (json.issues.length === 0) out.push('no issue above its threshold');
   if (markdown && json.issues.length > 0) {
     out.push('', '| # | issue | score (threshold) | site | fix | planable | gain |', '| --- | --- | --- | --- | --- | --- | --- |');
-    for (const i of json.issues) out.push(`| ${i.rank} | ${i.kind} | ${i.score} ${i.scoreUnit} (${i.threshold}) | ${i.site ?? '–'} | ${i.fix.kind}: ${i.fix.text} | ${i.fix.planable ? 'yes' : 'no'} | ${gain(i.fix)} |`);
+    for (const i of json.issues) out.push(`| ${i.rank} | ${i.kind} | ${i.score} ${i.scoreUnit} (${i.threshold}) | ${i.site ?? '–'} | ${i.fix.kind}: ${i.fix.text} | ${i.fix.planable ? `yes (\`--fix ${i.fix.id}\`)` : `no: ${i.fix.noPlan}`} | ${gain(i.fix)} |`);
     out.push('');
   }
   for (const i of json.issues) {
@@ -415,7 +421,7 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
     }
     out.push(`${i.rank}. ${i.kind} score ${i.score} ${i.scoreUnit} (threshold ${i.threshold})`, `   ${i.text}`);
     if (i.site) out.push(`   site: ${i.site}${i.stack.length > 1 ? ` (stack: ${i.stack.join(' ← ')})` : ''}`);
-    out.push(`   fix: ${i.fix.kind}: ${i.fix.text}${i.fix.planable ? ' [planable]' : ''}`, `   ${gain(i.fix)}`);
+    out.push(`   fix ${i.fix.id}: ${i.fix.text}${i.fix.planable ? ' [planable: numascope-analyze plan TRACE --fix ID -o plan.json]' : ` [no plan: ${i.fix.noPlan}]`}`, `   ${gain(i.fix)}`);
   }
   for (const n of json.notes) out.push(markdown ? `- note: ${n}` : `note: ${n}`);
   return out.join('\n');
@@ -505,7 +511,19 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
     }
     case 'plan': {
       if (args.files.length !== 1) throw new UsageError(`plan takes one TRACE, got ${args.files.length}`);
-      if (args.policies.length !== 1) throw new UsageError('plan needs exactly one --policy NAME');
+      if (args.fix !== undefined && args.policies.length > 0) throw new UsageError('plan takes either --policy NAME or --fix FIX_ID, not both');
+      if (args.fix !== undefined) {
+        if (!args.out) throw new UsageError('plan needs -o plan.json');
+        if (args.machine) throw new UsageError('plan replays the trace on its own machine: drop --machine (a plan targets the recorded process)');
+        const path = args.files[0]!;
+        const trace = loadTrace(path);
+        // The fix alone, as diagnosed with the same thresholds (the ids depend on which issues pass them).
+        const plan = planFromFix(trace, diagnose(trace, args.thresholds), args.fix, { createdAt: new Date().toISOString(), traceName: basename(path) });
+        writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
+        print(`wrote ${args.out}: ${plan.source.summary}`);
+        return 0;
+      }
+      if (args.policies.length !== 1) throw new UsageError('plan needs exactly one --policy NAME (or --fix FIX_ID)');
       if (!args.out) throw new UsageError('plan needs -o plan.json');
       if (args.machine || args.targetMachine) throw new UsageError('plan replays the trace on its own machine: drop --machine / --target-machine (a plan targets the recorded process)');
       const path = args.files[0]!;

@@ -225,7 +225,7 @@ describe('numascope-analyze', () => {
     expect(cp.pageRanges).toEqual(steady.pageRanges);
     expect(steady.expected.pagesToMove).not.toBe(finalOnly.expected.pagesToMove);
     expect(cp.pageRanges[0].reason).toMatch(/steady-state \(converged\) placement of the carrefour replay/);
-    expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '-o', out)).err).toMatch(/plan needs exactly one --policy NAME/);
+    expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '-o', out)).err).toMatch(/plan needs exactly one --policy NAME \(or --fix FIX_ID\)/);
     expect((await cli('plan', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave')).err).toMatch(/plan needs -o plan\.json/);
   });
 });
@@ -256,6 +256,49 @@ describe('numascope-analyze diagnose', () => {
     const { status, out } = await cli('diagnose', SAMPLE('shared-readmostly'), '--markdown');
     expect(status).toBe(0);
     expect(out).toMatch(/^## Diagnosis of shared-readmostly.numascope/);
-    expect(out).toMatch(/\| 1 \| page-sharing \|.*\| load_table \| replicate:.*\| no \| predicted /);
+    expect(out).toMatch(/\| 1 \| page-sharing \|.*\| load_table \| replicate:.*\| no: replication is a code change.*\| predicted /);
+  });
+  it('--json gives each fix a stable id, and why a code change has no plan', async () => {
+    const a = JSON.parse((await cli('diagnose', SAMPLE('two-groups'), '--json')).out);
+    const b = JSON.parse((await cli('diagnose', SAMPLE('two-groups'), '--json')).out);
+    expect(a.issues.map((i: { fix: { id: string } }) => i.fix.id)).toEqual(['page-sharing:r32/page-interleave', 'page-sharing:r33/page-interleave']);
+    expect(b.issues.map((i: { fix: { id: string } }) => i.fix.id)).toEqual(a.issues.map((i: { fix: { id: string } }) => i.fix.id));
+    expect(a.issues[0].fix.noPlan).toBeNull();
+    const r = JSON.parse((await cli('diagnose', SAMPLE('shared-readmostly'), '--json')).out);
+    expect(r.issues[0].fix).toMatchObject({ id: 'page-sharing:r32/replicate', planable: false, noPlan: expect.stringMatching(/code change/) });
+  });
+});
+
+describe('numascope-analyze plan --fix', () => {
+  it('writes the plan of one diagnosed fix: the object\'s shared pages interleaved over every node', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'numascope-fixplan-'));
+    const out = join(dir, 'plan.json');
+    const result = await cli('plan', SAMPLE('two-groups'), '--fix', 'page-sharing:r33/page-interleave', '-o', out);
+    expect(result.err).toBe('');
+    expect(result.status).toBe(0);
+    const plan = JSON.parse(readFileSync(out, 'utf8'));
+    expect(plan.source.policy).toBe('diagnose:page-sharing:r33/page-interleave');
+    expect(plan.pageRanges.length).toBeGreaterThan(0);
+    for (const r of plan.pageRanges) {
+      expect(r.action).toBe('interleave');
+      expect(r.toNodes).toEqual(plan.target.machine.nodeIds);
+    }
+    // Region 33's pages only: the ranges lie inside it (the region starts at 0x7f3a08a00000, 2048 pages).
+    const start = 0x7f3a08a00000n;
+    for (const r of plan.pageRanges) {
+      expect(BigInt(r.start) >= start && BigInt(r.end) <= start + 2048n * 4096n).toBe(true);
+    }
+  });
+  it('refuses a code-change fix with the reason, an unknown id with the list, and --fix with --policy', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'numascope-fixplan-')), 'plan.json');
+    const replicate = await cli('plan', SAMPLE('shared-readmostly'), '--fix', 'page-sharing:r32/replicate', '-o', out);
+    expect(replicate.status).toBe(1);
+    expect(replicate.err).toMatch(/has no plan: replication is a code change/);
+    const unknown = await cli('plan', SAMPLE('two-groups'), '--fix', 'nope', '-o', out);
+    expect(unknown.status).toBe(1);
+    expect(unknown.err).toMatch(/no diagnosed fix "nope"; the fixes of this trace are: page-sharing:r32\/page-interleave, page-sharing:r33\/page-interleave/);
+    const both = await cli('plan', SAMPLE('two-groups'), '--fix', 'x', '--policy', 'interleave', '-o', out);
+    expect(both.status).toBe(2);
+    expect(both.err).toMatch(/either --policy NAME or --fix FIX_ID/);
   });
 });

@@ -168,6 +168,30 @@ describe('diagnose: false vs true sharing from PMU samples', () => {
       expect(issue.fix.kind).toBe('none');
     });
   }
+  // Loads count too: a load by one thread and a store by the other on one line, as PEBS records
+  // them (pebs-load and pebs-store are separate events) or IBS (one op event with the op kind).
+  function mixed(events: [string, string], offsets: [number, number]) {
+    const pairs = [{ thread: 0, page: 0, op: 'load', offset: offsets[0], event: events[0] }, { thread: 1, page: 0, op: 'store', offset: offsets[1], event: events[1] }];
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages, samples: sampleRows(pairs, 50, 1), durationUs: DURATION_US, allocations: alloc });
+    return diagnose(trace);
+  }
+  for (const events of [['pebs-load', 'pebs-store'], ['ibs-op', 'ibs-op']] as Array<[string, string]>) {
+    it(`${events.join(' + ')}: a load and another thread's store at different offsets → false sharing; at the same offset → true sharing`, () => {
+      const f = mixed(events, [4, 40]);
+      expect(kindsOf(f).filter((k) => k.endsWith('sharing'))).toEqual(['false-sharing']);
+      // 50 stores, each after the other thread's load: 50 invalidations in 10 ms over 2 threads.
+      expect(f.issues[0]!.score).toBe(2.5);
+      expect(f.issues[0]!.fix.kind).toBe('padding');
+      const t = mixed(events, [40, 40]);
+      expect(kindsOf(t).filter((k) => k.endsWith('sharing'))).toEqual(['true-sharing']);
+      expect(t.issues[0]!.fix.kind).toBe('none');
+    });
+  }
+  it('two threads that only load one line share nothing (no invalidation)', () => {
+    const pairs = [{ thread: 0, page: 0, op: 'load', offset: 0, event: 'pebs-load' }, { thread: 1, page: 0, op: 'load', offset: 0, event: 'pebs-load' }];
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages, samples: sampleRows(pairs, 50, 1), durationUs: DURATION_US, allocations: alloc });
+    expect(kindsOf(diagnose(trace)).filter((k) => k.endsWith('sharing'))).toEqual([]);
+  });
   it('different lines of one page are not sharing', () => {
     const d = sharing('ibs-op', [0, 64]);
     expect(kindsOf(d).filter((k) => k.endsWith('sharing'))).toEqual([]);
@@ -177,5 +201,67 @@ describe('diagnose: false vs true sharing from PMU samples', () => {
     expect(d.cacheLine.available).toBe(false);
     expect(d.cacheLine.reason).toMatch(/IBS or PEBS/);
     expect(d.notes.join(' ')).toMatch(/unavailable/);
+  });
+});
+
+describe('diagnose: every row of NumaPerf\'s published table (its issue classes) maps to the same fix kind', () => {
+  // The table's rows: application, issue class as published, fix as published. The issue class
+  // of each row has a mirror trace below; the fix the engine names for it must be the published one.
+  const PUBLISHED: Array<[string, string, string]> = [
+    ['AMG2006', 'remote access', 'block-wise interleave'],
+    ['AMG2006', 'thread migration', 'thread binding'],
+    ['lulesh', 'remote access', 'block-wise interleave'],
+    ['lulesh', 'false sharing', 'padding'],
+    ['lulesh', 'thread migration', 'thread binding'],
+    ['bodytrack', 'remote access (shared pages)', 'page interleave'],
+    ['dedup', 'thread imbalance', 'adjust thread counts'],
+    ['ferret', 'thread imbalance', 'adjust thread counts'],
+    ['fluidanimate', 'remote access (shared pages)', 'page interleave'],
+    ['fluidanimate', 'true sharing', '(none: true sharing)'],
+    ['fluidanimate', 'false sharing', 'padding'],
+    ['fluidanimate', 'thread migration', 'thread binding'],
+    ['streamcluster', 'remote access (shared pages)', 'page interleave'],
+    ['streamcluster', 'false sharing', 'padding'],
+    ['streamcluster', 'remote access (read-mostly object)', 'duplicate (read-mostly object)'],
+    ['streamcluster', 'thread migration', 'thread binding'],
+  ];
+  const FIX_KIND: Record<string, string> = {
+    'block-wise interleave': 'block-wise-interleave',
+    'page interleave': 'page-interleave',
+    'duplicate (read-mostly object)': 'replicate',
+    padding: 'padding',
+    '(none: true sharing)': 'none',
+    'thread binding': 'thread-binding',
+    'adjust thread counts': 'thread-counts',
+  };
+  const cacheLine = (offsets: [number, number]) =>
+    textTrace({
+      machine: MACHINE,
+      threads: fourThreads(),
+      pages: 'page node\n0 0',
+      samples: sampleRows([{ thread: 0, page: 0, op: 'store', offset: offsets[0], event: 'ibs-op' }, { thread: 1, page: 0, op: 'store', offset: offsets[1], event: 'pebs-store' }], 50, 1),
+      durationUs: DURATION_US,
+      allocations: `address size site\n${BASE} 4096 counters@stats.c:7`,
+    });
+  // Mirror trace of each class, and the issue kind the engine reports it as.
+  const MIRROR: Record<string, [() => ReturnType<typeof textTrace>, IssueKind]> = {
+    'remote access': [() => textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows([0, 1, 2, 3].flatMap((t) => [0, 1, 2, 3].map((k) => ({ thread: t, page: t * 4 + k, op: k === 0 ? 'store' : 'load' })))), durationUs: DURATION_US, allocations: ALLOC }), 'remote-access'],
+    'remote access (shared pages)': [() => textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows([0, 1, 2, 3].flatMap((t) => Array.from({ length: 16 }, (_, p) => ({ thread: t, page: p, op: p % 2 === 0 ? 'store' : 'load' })))), durationUs: DURATION_US, allocations: ALLOC }), 'page-sharing'],
+    'remote access (read-mostly object)': [() => textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows([0, 1, 2, 3].flatMap((t) => Array.from({ length: 16 }, (_, p) => ({ thread: t, page: p })))), durationUs: DURATION_US, allocations: ALLOC }), 'page-sharing'],
+    'thread migration': [() => textTrace({ machine: MACHINE, threads: fourThreads(), pages: 'page node\n0 1\n1 1', samples: sampleRows([{ thread: 1, page: 0 }, { thread: 1, page: 1 }], 40, 10), durationUs: DURATION_US, placements: ['time_us thread node', ...Array.from({ length: 20 }, (_, k) => `${(k + 1) * 400} 1 ${k % 2}`)].join('\n') }), 'thread-migration'],
+    'thread imbalance': [() => textTrace({ machine: MACHINE, threads: fourThreads(['producer-0', 'worker-1', 'worker-2', 'worker-3']), pages: ['page node', ...Array.from({ length: 9 }, (_, p) => `${p} ${p < 6 ? 0 : p - 5}`)].join('\n'), samples: sampleRows([0, 1, 2, 3, 4, 5].map((p) => ({ thread: 0, page: p })).concat([{ thread: 1, page: 6 }, { thread: 2, page: 7 }, { thread: 3, page: 8 }]), 10, 10), durationUs: DURATION_US }), 'thread-imbalance'],
+    'false sharing': [() => cacheLine([0, 8]), 'false-sharing'],
+    'true sharing': [() => cacheLine([16, 16]), 'true-sharing'],
+  };
+  const diagnosed = new Map<string, Diagnosis>();
+  it.each(PUBLISHED)('%s: %s → %s', (_app, cls, fix) => {
+    const [make, kind] = MIRROR[cls]!;
+    if (!diagnosed.has(cls)) diagnosed.set(cls, diagnose(make()));
+    const issue = diagnosed.get(cls)!.issues.find((i) => i.kind === kind);
+    expect(issue, `${cls}: ${JSON.stringify(diagnosed.get(cls)!.issues.map((i) => i.kind))}`).toBeDefined();
+    expect(issue!.fix.kind).toBe(FIX_KIND[fix]);
+    // Placement fixes have a plan; the others say why not.
+    expect(issue!.fix.planable).toBe(['block-wise-interleave', 'page-interleave', 'thread-binding'].includes(issue!.fix.kind));
+    if (!issue!.fix.planable) expect(issue!.fix.noPlan).toBeTruthy();
   });
 });

@@ -53,6 +53,11 @@ export const startRecordingRequest = z
     killOnStop: z.boolean().optional(),
     /** `on`: automatic NUMA balancing on for the recording (root; restored afterwards). */
     numaBalancing: z.enum(NUMA_BALANCING).optional(),
+    /**
+     * Record allocation sites: preload the allocation-site shim into a launched command (default
+     * true; false = `numascope record --no-alloc-sites`). Ignored when attaching (docs/alloc-sites.md).
+     */
+    allocSites: z.boolean().optional(),
   })
   .superRefine((o, ctx) => {
     if ((o.pid === undefined) === (o.command === undefined))

@@ -32,6 +32,9 @@ describe('RECORD_LIMITS', () => {
     expect(startRecordingRequest.safeParse({ ...ok, killOnStop: true }).success).toBe(true);
     expect(startRecordingRequest.safeParse({ ...ok, killOnStop: 'yes' }).error?.issues[0]?.path).toEqual(['killOnStop']);
     expect(startRecordingRequest.safeParse({ ...ok, numaBalancing: 'on' }).success).toBe(true);
+    // allocSites: a boolean (serve answers bad-alloc-sites otherwise).
+    expect(startRecordingRequest.safeParse({ ...ok, allocSites: false }).success).toBe(true);
+    expect(startRecordingRequest.safeParse({ ...ok, allocSites: 'no' }).error?.issues[0]?.path).toEqual(['allocSites']);
     expect(startRecordingRequest.safeParse({ ...ok, numaBalancing: 'off' }).success).toBe(false);
   });
 });

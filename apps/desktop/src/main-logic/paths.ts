@@ -15,9 +15,18 @@ export interface AppPaths {
   bindingDir: string | null;
   /** The `numascope` CLI, for rollback. */
   cliBin: string;
+  /**
+   * The allocation-site shim (libnumascope_allocshim.so) that recordings of launched commands
+   * preload (docs/alloc-sites.md); main.ts hands it to the addon as NUMASCOPE_ALLOC_SHIM. null:
+   * not found (recordings then say that allocation sites are unavailable and why).
+   */
+  allocShim: string | null;
   /** docs/ (the Help menu). */
   docsDir: string;
 }
+
+/** The shim's file name (the collector's SHIM_FILE_NAME); scripts/build.mjs copies it into dist/native. */
+export const ALLOC_SHIM_FILE = 'libnumascope_allocshim.so';
 
 export interface PathInputs {
   /** Directory of the running main.js (dist/app in development, …/app.asar in a package). */
@@ -39,6 +48,7 @@ export function appPaths(inp: PathInputs): AppPaths {
       preload: path.join(inp.here, 'preload.cjs'),
       bindingDir: env.NUMASCOPE_NODE_BINDING ?? path.join(res, 'native'),
       cliBin: env.NUMASCOPE_BIN ?? path.join(res, 'native', 'numascope'),
+      allocShim: env.NUMASCOPE_ALLOC_SHIM ?? (exists(path.join(res, 'native', ALLOC_SHIM_FILE)) ? path.join(res, 'native', ALLOC_SHIM_FILE) : null),
       docsDir: path.join(res, 'docs'),
     };
   }
@@ -52,12 +62,14 @@ export function appPaths(inp: PathInputs): AppPaths {
     }
   const collector = path.join(repo, 'native', 'collector');
   const cli = ['release', 'debug'].map((p) => path.join(collector, 'target', p, 'numascope')).find((p) => exists(p));
+  const shim = ['release', 'debug'].map((p) => path.join(collector, 'target', p, ALLOC_SHIM_FILE)).find((p) => exists(p));
   return {
     rendererDir: env.NUMASCOPE_WEB_DIR ?? path.join(inp.here, 'renderer'),
     preload: path.join(inp.here, 'preload.cjs'),
     // null: addon.ts's bindingDir() finds native/collector/crates/node above the bundle (or NUMASCOPE_NODE_BINDING).
     bindingDir: env.NUMASCOPE_NODE_BINDING ?? null,
     cliBin: env.NUMASCOPE_BIN ?? cli ?? 'numascope',
+    allocShim: env.NUMASCOPE_ALLOC_SHIM ?? shim ?? null,
     docsDir: path.join(repo, 'docs'),
   };
 }

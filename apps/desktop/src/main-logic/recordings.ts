@@ -70,6 +70,7 @@ export class RecordingManager {
       ...(opts.faultEvent !== undefined ? { faultEvent: opts.faultEvent } : {}),
       ...(opts.killOnStop !== undefined ? { killOnStop: opts.killOnStop } : {}),
       ...(opts.numaBalancing !== undefined ? { numaBalancing: opts.numaBalancing } : {}),
+      ...(opts.allocSites !== undefined ? { allocSites: opts.allocSites } : {}),
       output,
       windowMs: this.deps.windowMs ?? 250,
       onWindow: emitWindow,

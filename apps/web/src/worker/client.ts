@@ -208,6 +208,13 @@ export class TraceWorkerClient {
     return { error: r.type === 'failed' ? r.error.message : 'unexpected Worker reply' };
   }
 
+  /** Builds and validates the plan of one diagnosed fix (its `fix.id`), or says why it has none. */
+  async planFix(traceId: number, fixId: string, createdAt: string, traceName: string): Promise<PlanOutcome> {
+    const r = await this.send({ type: 'plan-fix', traceId, fixId, createdAt, traceName });
+    if (r.type === 'plan') return r.outcome;
+    return { error: r.type === 'failed' ? r.error.message : 'unexpected Worker reply' };
+  }
+
   dispose() {
     this.worker?.terminate();
     this.worker = null;

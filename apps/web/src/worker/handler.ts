@@ -11,7 +11,7 @@ import { answerQuery, readTrace } from '@numascope/policy-engine';
 import type { AnalysisResult, QueryColumns, Trace } from '@numascope/policy-engine';
 import { decisionRanks, decisionViews } from './engine/decisions';
 import type { DecisionView } from './engine/decisions';
-import { analyzeOutcome, planFromRecommendations } from './engine/run';
+import { analyzeOutcome, planFromFixOutcome, planFromRecommendations } from './engine/run';
 import type { AnalyzeOutcome, AnalyzeRequest } from './engine/run';
 import { openTraceBytes } from './open';
 import { transferables } from './protocol';
@@ -131,6 +131,10 @@ export function createWorkerHandler(post: Post, now: () => number = () => perfor
           ? planFromRecommendations(mainTrace(), result, req.ids, req.createdAt, req.traceName, req.check === true)
           : { error: 'the analysis failed, so there is nothing to plan from' };
         reply({ id: req.id, type: 'plan', outcome });
+        return;
+      }
+      if (req.type === 'plan-fix') {
+        reply({ id: req.id, type: 'plan', outcome: planFromFixOutcome(mainTrace(), req.fixId, req.createdAt, req.traceName) });
         return;
       }
       const answer = answerQuery(open.columns, req.query);

@@ -35,6 +35,8 @@ export type WorkerRequest =
   /** `check`: no recommendation applied: the recorded placement itself, every range kept (the live loop's placement check). */
   | { id: number; type: 'plan'; traceId: number; request: AnalyzeRequest; ids: string[]; createdAt: string; traceName: string; check?: boolean }
   | { id: number; type: 'decisions'; traceId: number; request: AnalyzeRequest }
+  /** The plan of one diagnosed fix (engine planFromFix; `fixId` as in the diagnosis' issues[].fix.id); answered with a `plan` reply. */
+  | { id: number; type: 'plan-fix'; traceId: number; fixId: string; createdAt: string; traceName: string }
   | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string };
 
 /** Every decision of an analysis of the open trace (worker/engine/decisions.ts), or why there is none. */

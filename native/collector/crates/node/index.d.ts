@@ -45,6 +45,13 @@ export interface RecordOptions {
    * access samples (needs root; the previous value is restored afterwards); "leave" (default).
    */
   numaBalancing?: 'leave' | 'on';
+  /**
+   * Record allocation sites: preload the allocation-site shim (libnumascope_allocshim.so, found
+   * through NUMASCOPE_ALLOC_SHIM or beside numascope.node) into a launched command and store its
+   * allocations with their call stacks. Default true; false = `numascope record --no-alloc-sites`.
+   * Ignored when attaching.
+   */
+  allocSites?: boolean;
   /** Aborting it stops the recording early; the Promise still resolves (stopReason "signal"). */
   signal?: AbortSignal;
   /**

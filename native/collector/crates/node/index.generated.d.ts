@@ -107,6 +107,12 @@ export interface RecordOptions {
    * restored afterwards), `leave` (default): leave it (`numascope record --numa-balancing`).
    */
   numaBalancing?: string
+  /**
+   * Preload the allocation-site shim into a launched command and store its allocations with
+   * their call stacks (default true; false = `numascope record --no-alloc-sites`). Ignored when
+   * attaching (docs/alloc-sites.md).
+   */
+  allocSites?: boolean
 }
 
 /** What `record()` resolves to. */

@@ -6,8 +6,9 @@
  * definition and where ours differs (sampled accesses instead of instrumented ones).
  *
  * This module finds the issues from the trace alone (diagnose). fixes.ts predicts each fix's gain
- * by simulating that fix alone. It sits beside recommend/: it may import the engine's floors
- * (trace/, engine/, policies/common, model/), never analyze/'s values (analyze is the top).
+ * by simulating that fix alone; plan.ts turns a fix into a plan. It sits beside recommend/: it may
+ * import the engine's floors (trace/, engine/, policies/common, model/) and plan/, never
+ * analyze/'s values (analyze is the top).
  * Pure, no DOM or Node.
  */
 import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.js';
@@ -48,7 +49,7 @@ export const DIAGNOSE_DEFAULTS: Required<DiagnoseOptions> = {
 };
 
 export type IssueKind = 'remote-access' | 'page-sharing' | 'false-sharing' | 'true-sharing' | 'thread-migration' | 'thread-imbalance';
-export type FixKind = 'block-wise-interleave' | 'page-interleave' | 'replicate' | 'padding' | 'none' | 'thread-binding' | 'thread-counts';
+export type FixKind = 'block-wise-interleave' | 'move-to-node' | 'page-interleave' | 'replicate' | 'padding' | 'none' | 'thread-binding' | 'thread-counts';
 
 export interface IssueObject {
   /** Row of allocations, -1 when the object is a region. */
@@ -67,15 +68,23 @@ export interface IssueObject {
 }
 
 export interface Fix {
+  /**
+   * Stable id of the fix: `<issue id>/<fix kind>` (e.g. `remote-access:a3/block-wise-interleave`),
+   * what `numascope-analyze plan TRACE --fix ID` and the app's "Preview plan" name. The same trace
+   * with the same thresholds gives the same ids.
+   */
+  id: string;
   kind: FixKind;
   /** What to do, in words. */
   text: string;
   /** Whether a placement plan can carry it (interleave/move of the object's pages, thread pins). */
   planable: boolean;
+  /** Why no plan carries it (a code change, or nothing to place), when planable is false. */
+  noPlan: string | null;
   /** Pages the fix interleaves or replicates (page-interleave, replicate): those of the object used from several nodes. */
   pages?: number[];
-  /** Pages and nodes a plan would move (block-wise: each page to its owner thread's node). */
-  pageNodes?: { page: number; node: number }[];
+  /** Pages and node slots a plan would move (block-wise: each page to its owner thread's node), with that owner thread. */
+  pageNodes?: { page: number; node: number; thread?: number }[];
   /** Threads and the node each would be pinned to (node slot). */
   threadNodes?: { thread: number; node: number }[];
   /** Suggested thread count per group (thread-counts). */
@@ -342,21 +351,49 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     if (!shared) {
       const threadNodes = threads.filter((t) => tl.mostSlot[t]! >= 0).map((t) => ({ thread: t, node: tl.mostSlot[t]! }));
       const nodeOfThread = new Map(threadNodes.map((x) => [x.thread, x.node]));
-      const pageNodes = ownerOf.filter((x) => nodeOfThread.has(x.thread)).map((x) => ({ page: x.page, node: nodeOfThread.get(x.thread)! }));
+      const pageNodes = ownerOf.filter((x) => nodeOfThread.has(x.thread)).map((x) => ({ page: x.page, node: nodeOfThread.get(x.thread)!, thread: x.thread }));
+      const targetNodes = new Set(pageNodes.map((x) => x.node));
+      if (targetNodes.size === 1) {
+        // Every block's owner runs on one node: the split is a move of the object to that node
+        // (bind it there at the next launch); the threads already run there, none is pinned.
+        const node = [...targetNodes][0]!;
+        fix = {
+          id: '',
+          kind: 'move-to-node',
+          text: `move the object's pages to node ${slotNode(node)}, where the threads that use it run (${pageNodes.length} pages; bind it there at the next launch)`,
+          planable: true,
+          noPlan: null,
+          pageNodes,
+          predictedSpeedup: null,
+          noPrediction: NOT_PREDICTED,
+        };
+      } else {
+        fix = {
+          id: '',
+          kind: 'block-wise-interleave',
+          text: `each thread's block of the object on the thread's node, threads bound to their nodes (${pageNodes.length} pages, ${threadNodes.length} threads)`,
+          planable: pageNodes.length > 0,
+          noPlan: pageNodes.length > 0 ? null : 'no page of the object has a thread whose node is known',
+          pageNodes,
+          threadNodes,
+          predictedSpeedup: null,
+          noPrediction: NOT_PREDICTED,
+        };
+      }
+    } else if (storeShare <= opt.readMostlyStoreShare) {
       fix = {
-        kind: 'block-wise-interleave',
-        text: `each thread's block of the object on the thread's node, threads bound to their nodes (${pageNodes.length} pages, ${threadNodes.length} threads)`,
-        planable: true,
-        pageNodes,
-        threadNodes,
+        id: '',
+        kind: 'replicate',
+        text: `a copy of the read-mostly object per node (${(storeShare * 100).toFixed(1)}% stores): a code change, no plan can replicate`,
+        planable: false,
+        noPlan: 'replication is a code change (a copy of the object per node, each thread reading its node\'s copy): a plan moves and interleaves pages, it cannot duplicate them',
+        pages: sharedList,
         predictedSpeedup: null,
         noPrediction: NOT_PREDICTED,
       };
-    } else if (storeShare <= opt.readMostlyStoreShare) {
-      fix = { kind: 'replicate', text: `a copy of the read-mostly object per node (${(storeShare * 100).toFixed(1)}% stores): a code change, no plan can replicate`, planable: false, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
     } else {
       // Only the pages used from several nodes: a page one node uses stays where it is.
-      fix = { kind: 'page-interleave', text: `interleave the object's ${sharedList.length} pages used from several nodes over the nodes${sharedList.length < object.pages.length ? ` (of its ${object.pages.length} pages)` : ''}`, planable: true, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
+      fix = { id: '', kind: 'page-interleave', text: `interleave the object's ${sharedList.length} pages used from several nodes over the nodes${sharedList.length < object.pages.length ? ` (of its ${object.pages.length} pages)` : ''}`, planable: true, noPlan: null, pages: sharedList, predictedSpeedup: null, noPrediction: NOT_PREDICTED };
     }
     remoteIssues.push({
       id: `${kind}:${object.allocation >= 0 ? `a${object.allocation}` : `r${object.region}`}`,
@@ -405,7 +442,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       text: `thread ${t} changed node ${tl.changes[t]} times in ${round(seconds, 3)} s (${round(score)}/s > ${opt.migrationsPerSecond}/s)`,
       object: null,
       threads: [t],
-      fix: { kind: 'thread-binding', text: `bind thread ${t} to node ${slotNode(node)}, where it ran longest`, planable: true, threadNodes: [{ thread: t, node }], predictedSpeedup: null, noPrediction: NOT_PREDICTED },
+      fix: { id: '', kind: 'thread-binding', text: `bind thread ${t} to node ${slotNode(node)}, where it ran longest`, planable: true, noPlan: null, threadNodes: [{ thread: t, node }], predictedSpeedup: null, noPrediction: NOT_PREDICTED },
       evidence: { nodeChanges: tl.changes[t]!, seconds: round(seconds, 3) },
     });
   }
@@ -441,9 +478,11 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
         object: null,
         threads: [...hi.threads, ...lo.threads],
         fix: {
+          id: '',
           kind: 'thread-counts',
           text: `thread counts in proportion to accesses: ${threadCounts.map((c) => `${c.group} ${c.threads} → ${c.suggested}`).join(', ')}`,
           planable: false,
+          noPlan: 'the number of threads of each kind is set by the program (a code or launch-option change): a plan places pages and threads, it does not add or remove threads',
           threadCounts,
           predictedSpeedup: null,
           noPrediction: 'the engine replays placements, not a different number of threads: no prediction',
@@ -452,6 +491,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       });
     }
   }
+  for (const i of issues) i.fix.id = `${i.id}/${i.fix.kind}`;
   return { durationMs, cacheLine, issues, options: opt, notes };
 }
 
@@ -543,8 +583,8 @@ function cacheLineIssues(
       object,
       threads: [...a.threads].sort((x, y) => x - y),
       fix: truly
-        ? { kind: 'none', text: 'true sharing: the threads share the data itself; no layout change removes it (reduce the sharing in the algorithm)', planable: false, predictedSpeedup: null, noPrediction: 'no fix to replay' }
-        : { kind: 'padding', text: 'pad or align the fields each thread writes to separate 64-byte lines', planable: false, predictedSpeedup: null, noPrediction: 'padding is a layout change within pages: no page placement expresses it, so the engine cannot predict it' },
+        ? { id: '', kind: 'none', text: 'true sharing: the threads share the data itself; no layout change removes it (reduce the sharing in the algorithm)', planable: false, noPlan: 'true sharing has no placement fix: the threads share the data itself, on whichever node it is', predictedSpeedup: null, noPrediction: 'no fix to replay' }
+        : { id: '', kind: 'padding', text: 'pad or align the fields each thread writes to separate 64-byte lines', planable: false, noPlan: 'padding is a code change (the layout within a cache line): a plan places whole pages, which cannot separate fields on one line', predictedSpeedup: null, noPrediction: 'padding is a layout change within pages: no page placement expresses it, so the engine cannot predict it' },
       evidence: { invalidations: a.inval, lines: a.lines, threads: a.threads.size, storeSamples: a.stores },
     });
   }
@@ -582,9 +622,11 @@ export function diagnosisJson(d: Diagnosis) {
       object: i.object ? { label: i.object.label, allocation: i.object.allocation, region: i.object.region, address: i.object.address, size: i.object.size, pages: i.object.pages.length } : null,
       threads: i.threads,
       fix: {
+        id: i.fix.id,
         kind: i.fix.kind,
         text: i.fix.text,
         planable: i.fix.planable,
+        noPlan: i.fix.noPlan,
         predictedSpeedup: i.fix.predictedSpeedup,
         noPrediction: i.fix.noPrediction,
         threadCounts: i.fix.threadCounts ?? null,

@@ -43,6 +43,9 @@ function fixPlacement(issue: Issue, input: ReplayInput, base: Placement): { page
     case 'replicate':
       for (const p of pages) replicated[p] = 1;
       return { pageNode, replicated, threadNode: null };
+    case 'move-to-node':
+      for (const { page, node } of issue.fix.pageNodes ?? []) if (page < input.pageCount) pageNode[page] = node;
+      return { pageNode, replicated, threadNode: null };
     case 'block-wise-interleave': {
       for (const { page, node } of issue.fix.pageNodes ?? []) if (page < input.pageCount) pageNode[page] = node;
       const threadNode = input.initial.threadNode.slice();

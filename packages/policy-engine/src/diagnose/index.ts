@@ -1,2 +1,3 @@
 export * from './diagnose.js';
 export * from './fixes.js';
+export * from './plan.js';

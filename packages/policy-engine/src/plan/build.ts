@@ -315,7 +315,7 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
  * name when it is a valid comm. Threads that ended before an attached recording began are not
  * counted, which shifts the order: the name is then the better key.
  */
-function threadIdentities(trace: Trace): (t: number) => { order?: number; name?: string } {
+export function threadIdentities(trace: Trace): (t: number) => { order?: number; name?: string } {
   const { tables, manifest } = trace;
   const tid = numericColumn<Int32Array>(tables.threads, 'tid');
   const pid = numericColumn<Int32Array>(tables.threads, 'pid');

@@ -20,6 +20,7 @@ export interface QueryClient {
   decisionPages?(traceId: number, request: AnalyzeRequest, key: string): Promise<Int32Array>;
   openExtra?(bytes: ArrayBuffer, name: string): Promise<{ recording: number; name: string }>;
   plan?(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string): Promise<PlanOutcome>;
+  planFix?(traceId: number, fixId: string, createdAt: string, traceName: string): Promise<PlanOutcome>;
 }
 
 export interface TraceContextValue {

@@ -228,6 +228,7 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
   const [pid, setPid] = useState<number | null>(null);
   const [command, setCommand] = useState('');
   const [duration, setDuration] = useState('');
+  const [allocSites, setAllocSites] = useState(true);
   const [formError, setFormError] = useState<string | null>(null);
   const busy = state.phase.kind === 'starting';
   const shown = useMemo(() => filterProcesses(state.processes ?? [], filter, { kernelThreads: showKernel }), [state.processes, filter, showKernel]);
@@ -249,7 +250,8 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
         return setFormError((err as Error).message);
       }
       if (argv.length === 0) return setFormError('Type the command to launch, e.g. ./app --size 4G.');
-      void session.start(d === undefined ? { command: argv } : { command: argv, durationS: d });
+      // allocSites is sent only when switched off: the collector's default is on.
+      void session.start({ command: argv, ...(d === undefined ? {} : { durationS: d }), ...(allocSites ? {} : { allocSites: false }) });
     }
   }
 
@@ -280,6 +282,10 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
               spellCheck={false}
               autoComplete="off"
             />
+            <label title="Preloads the allocation-site shim into the command (LD_PRELOAD): every allocation of at least 64 KiB and a sample of smaller ones, with its call stack, so that pages and issues name the code that allocated them. Off: numascope record --no-alloc-sites.">
+              <input type="checkbox" checked={allocSites} onChange={(e) => setAllocSites(e.target.checked)} data-testid="live-alloc-sites" /> Record
+              allocation sites (which code allocated each object)
+            </label>
           </div>
         ) : (
           <div className="live__field">

@@ -4,12 +4,14 @@
  * summary the overview shows first. Both read one baseline-only analysis (the Worker computes the
  * diagnosis with it: run.ts), so they share its cache.
  */
-import type { DiagnosisJson } from '@numascope/policy-engine';
+import { useState } from 'react';
+import type { DiagnosisJson, Plan } from '@numascope/policy-engine';
 import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
 import type { TraceContextValue } from '../hooks/trace-context';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { EngineRefusal, Progress } from './EngineParts';
+import { PlanApplyNote, PlanPreview, planName, useLiveConnected } from './RecommendView';
 
 type IssueJson = DiagnosisJson['issues'][number];
 
@@ -41,13 +43,36 @@ function evidence(i: IssueJson, navigate: TraceContextValue['navigate']): { labe
   return null;
 }
 
-export function DiagnosticsView() {
-  const { state, navigate } = useTraceContext();
+type FixPlan = { fixId: string; plan: Plan; json: string } | { fixId: string; error: string };
+
+export function DiagnosticsView({ source = 'trace.numascope' }: { source?: string }) {
+  const { state, navigate, client, traceId } = useTraceContext();
   const analysis = useAnalysis(diagnosisRequest(state.estimate, state.base));
+  const [preview, setPreview] = useState<FixPlan | null>(null);
+  const connected = useLiveConnected();
   if (analysis.status === 'running') return <Progress state={analysis} />;
   if ('error' in analysis.outcome) return <EngineRefusal error={analysis.outcome.error} onEstimate={() => navigate({ estimate: true })} />;
   const a = analysis.outcome.view;
   const d = a.diagnosis;
+  const traceName = source.split('/').pop() ?? source;
+
+  /** The fix's plan, from the engine's planFromFix in the Worker; the preview and Apply are the Recommendations view's. */
+  async function previewPlan(fixId: string) {
+    if (!client?.planFix) return;
+    const out = await client.planFix(traceId, fixId, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), traceName);
+    setPreview(out.plan && out.json ? { fixId, plan: out.plan, json: out.json } : { fixId, error: out.error ?? 'unknown error' });
+  }
+
+  function download(json: string, fixId: string) {
+    const blob = new Blob([json], { type: 'application/json' });
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = planName(source).replace(/\.plan\.json$/, `.${fixId.replace(/[^A-Za-z0-9-]+/g, '_')}.plan.json`);
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
+
   return (
     <section className="panel engine-view" data-testid="diagnose-view">
       <h2>Diagnostics</h2>
@@ -102,9 +127,19 @@ export function DiagnosticsView() {
                     {i.site ?? '–'}
                     {i.stack.length > 1 && <div className="ns-muted small">{i.stack.join(' ← ')}</div>}
                   </td>
-                  <td>
+                  <td data-fix-id={i.fix.id}>
                     {i.fix.text}
-                    <div className="ns-muted small">{i.fix.planable ? 'a plan can carry it (Recommendations & plan)' : 'a code change: no plan can carry it'}</div>
+                    {i.fix.planable && a.planReason === null ? (
+                      <div>
+                        <button type="button" className="small" data-testid="preview-fix-plan" onClick={() => void previewPlan(i.fix.id)}>
+                          Preview plan
+                        </button>
+                      </div>
+                    ) : (
+                      <div className="ns-muted small" data-testid="fix-no-plan">
+                        {i.fix.planable ? `no plan here: ${a.planReason}` : `no plan: ${i.fix.noPlan ?? 'a code change'}`}
+                      </div>
+                    )}
                   </td>
                   <td data-value={i.fix.predictedSpeedup ?? ''}>{gainText(i, a.baseline)}</td>
                 </tr>
@@ -112,6 +147,26 @@ export function DiagnosticsView() {
             })}
           </tbody>
         </table>
+      )}
+      {preview && (
+        <div data-testid="fix-plan" data-fix-id={preview.fixId}>
+          <h3>
+            Plan of fix <code>{preview.fixId}</code>
+          </h3>
+          {'error' in preview ? (
+            <p className="notice notice--error" role="alert" data-testid="plan-error">
+              {preview.error}
+            </p>
+          ) : (
+            <>
+              <p className="ns-muted small" data-testid="fix-plan-summary">
+                {preview.plan.source.summary}
+              </p>
+              <PlanPreview plan={preview.plan} onExport={() => download(preview.json, preview.fixId)} />
+            </>
+          )}
+          <PlanApplyNote synthetic={a.synthetic} connected={connected} plan={'json' in preview ? preview : null} name={`${traceName} fix ${preview.fixId}`} />
+        </div>
       )}
     </section>
   );

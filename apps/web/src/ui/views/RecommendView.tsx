@@ -136,43 +136,48 @@ export function RecommendView({ source }: { source: string }) {
         </p>
       )}
       {plan && 'plan' in plan && <PlanPreview plan={plan.plan} onExport={() => download(plan.json)} />}
-      {a.synthetic ? (
-        <p className="notice" data-testid="apply-synthetic">
-          This trace is <strong>synthetic</strong>: its process and pid were made up by a generator, so there is nothing on this
-          machine to apply a plan to. Export the plan to read it; record a real program (<code>numascope record</code>) to apply one.
-        </p>
-      ) : connected ? (
-        <p className="notice" data-testid="apply-live">
-          <button
-            type="button"
-            className="primary"
-            disabled={!plan || !('plan' in plan)}
-            title={plan && 'plan' in plan ? undefined : 'Build a plan first'}
-            onClick={() => {
-              if (plan && 'plan' in plan) openApplyWithPlan(JSON.parse(plan.json) as PlanLike, `${planName(source)} (built here)`);
-            }}
-            data-testid="apply-through-live"
-          >
-            Apply through live mode
-          </button>{' '}
-          Opens the Live screen’s “Apply a plan” with this plan: dry run, apply and rollback on this machine through <code>numascope serve</code>.
-        </p>
-      ) : (
-        <p className="notice" data-testid="apply-note">
-          Apply needs live mode (<code>numascope serve</code>) or the desktop app: export the plan, then apply it there or with{' '}
-          <code>numascope apply PLAN.json</code>. See <a href="https://github.com/numascope/numascope/blob/main/docs/apply.md">docs/apply.md</a>.
-        </p>
-      )}
+      <PlanApplyNote synthetic={a.synthetic} connected={connected} plan={plan && 'plan' in plan ? plan : null} name={`${planName(source)} (built here)`} />
     </section>
   );
 }
 
-function planName(source: string): string {
+/** Where a built plan can be applied: live mode's "Apply a plan" (serve or the desktop app), or why not here. */
+export function PlanApplyNote({ synthetic, connected, plan, name }: { synthetic: boolean; connected: boolean; plan: { json: string } | null; name: string }) {
+  return synthetic ? (
+    <p className="notice" data-testid="apply-synthetic">
+      This trace is <strong>synthetic</strong>: its process and pid were made up by a generator, so there is nothing on this
+      machine to apply a plan to. Export the plan to read it; record a real program (<code>numascope record</code>) to apply one.
+    </p>
+  ) : connected ? (
+    <p className="notice" data-testid="apply-live">
+      <button
+        type="button"
+        className="primary"
+        disabled={!plan}
+        title={plan ? undefined : 'Build a plan first'}
+        onClick={() => {
+          if (plan) openApplyWithPlan(JSON.parse(plan.json) as PlanLike, name);
+        }}
+        data-testid="apply-through-live"
+      >
+        Apply through live mode
+      </button>{' '}
+      Opens the Live screen’s “Apply a plan” with this plan: dry run, apply and rollback on this machine through <code>numascope serve</code>.
+    </p>
+  ) : (
+    <p className="notice" data-testid="apply-note">
+      Apply needs live mode (<code>numascope serve</code>) or the desktop app: export the plan, then apply it there or with{' '}
+      <code>numascope apply PLAN.json</code>. See <a href="https://github.com/numascope/numascope/blob/main/docs/apply.md">docs/apply.md</a>.
+    </p>
+  );
+}
+
+export function planName(source: string): string {
   return `${(source.split('/').pop() ?? 'trace').replace(/\.numascope$/, '')}.plan.json`;
 }
 
 /** Connected to numascope serve (the page has a token and the server has not refused or lost it) or inside the desktop app. */
-function useLiveConnected(): boolean {
+export function useLiveConnected(): boolean {
   const session = liveSession();
   const state = useSyncExternalStore(
     (fn) => session.subscribe(fn),
@@ -182,7 +187,7 @@ function useLiveConnected(): boolean {
   return (pageToken() !== null || desktopBridge() !== null) && k !== 'no-token' && k !== 'unauthorized' && k !== 'unreachable';
 }
 
-function PlanPreview({ plan, onExport }: { plan: Plan; onExport: () => void }) {
+export function PlanPreview({ plan, onExport }: { plan: Plan; onExport: () => void }) {
   const ids = plan.target.machine.nodeIds;
   const toNode = new Map<number, { pages: number }>();
   for (const r of plan.pageRanges) {

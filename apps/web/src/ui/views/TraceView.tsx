@@ -142,7 +142,7 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         {view === 'compare' && overview && <CompareView summary={summary} regions={overview.regions} />}
         {view === 'decisions' && overview && <DecisionsView summary={summary} regions={overview.regions} />}
         {view === 'recommend' && overview && <RecommendView source={source} />}
-        {view === 'diagnose' && overview && <DiagnosticsView />}
+        {view === 'diagnose' && overview && <DiagnosticsView source={source} />}
         {view === 'machine' && overview && <MachineView summary={summary} />}
       </div>
     </div>

@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, accessSampleRows, analyze, buildPlan, diagnoseAnalysis, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan } from '@numascope/policy-engine';
 import type { AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
@@ -309,6 +309,19 @@ export interface PlanOutcome {
   plan?: Plan;
   json?: string;
   error?: string;
+}
+
+/**
+ * The plan of one diagnosed fix alone (engine planFromFix), from the trace's diagnosis with the
+ * default thresholds (the Diagnostics view's): the fix ids are the view's issues[].fix.id.
+ */
+export function planFromFixOutcome(trace: Trace, fixId: string, createdAt: string, traceName: string): PlanOutcome {
+  try {
+    const plan = planFromFix(trace, diagnose(trace), fixId, { createdAt, traceName });
+    return { plan, json: serializePlan(validatePlan(plan)) };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
 }
 
 /**

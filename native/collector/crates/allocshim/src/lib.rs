@@ -74,6 +74,8 @@ struct Tls {
     rng: Cell<u64>,
     tid: Cell<u32>,
     buf: Cell<*mut out::ThreadBuf>,
+    /// The last stack captured on this thread (unwind.rs, "the per-thread stack cache").
+    stack: core::cell::UnsafeCell<unwind::StackCache>,
 }
 
 thread_local! {
@@ -87,6 +89,7 @@ thread_local! {
             rng: Cell::new(0),
             tid: Cell::new(0),
             buf: Cell::new(core::ptr::null_mut()),
+            stack: core::cell::UnsafeCell::new(unwind::StackCache::new()),
         }
     };
 }
@@ -223,9 +226,12 @@ fn record(op: u8, addr: usize, size: usize, old: usize, aux: u64, flags: u16, tr
         }
         t.guard.set(true);
         let _errno = sys::ErrnoGuard::save();
+        let sp = stack_pointer();
         let mut ips = [0u64; MAX_DEPTH_LIMIT];
         let depth = MAX_DEPTH.load(Ordering::Relaxed).min(MAX_DEPTH_LIMIT);
-        let (n, truncated) = unwind::capture(&mut ips[..depth]);
+        // SAFETY: this thread's own cache; the guard keeps the shim from re-entering here.
+        let cache = unsafe { &mut *t.stack.get() };
+        let (n, truncated) = unwind::capture_cached(&mut ips[..depth], cache, op, sp);
         let flags = if truncated { flags | EV_STACK_TRUNCATED } else { flags };
         if track {
             live::insert(addr);
@@ -233,6 +239,22 @@ fn record(op: u8, addr: usize, size: usize, old: usize, aux: u64, flags: u16, tr
         emit(t, flags, op, addr as u64, size as u64, old as u64, aux, &ips[..n]);
         t.guard.set(false);
     });
+}
+
+/// The stack pointer where `record` reads it (the stack cache's key; 0 where not x86-64).
+#[inline(always)]
+fn stack_pointer() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let sp: usize;
+        // SAFETY: reads rsp, touches nothing.
+        unsafe { core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
 }
 
 /// Records an event without a stack (frees, unmaps).
@@ -834,6 +856,7 @@ struct Env<'a> {
     seed: Option<&'a [u8]>,
     place_plan: Option<&'a [u8]>,
     place_log: Option<&'a [u8]>,
+    stack_cache: Option<&'a [u8]>,
 }
 
 unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
@@ -846,6 +869,7 @@ unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
         seed: None,
         place_plan: None,
         place_log: None,
+        stack_cache: None,
     };
     if envp.is_null() {
         return e;
@@ -867,6 +891,7 @@ unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
             (b"NUMASCOPE_ALLOC_SEED=", &mut e.seed),
             (b"NUMASCOPE_PLACE_PLAN=", &mut e.place_plan),
             (b"NUMASCOPE_PLACE_LOG=", &mut e.place_log),
+            (b"NUMASCOPE_ALLOC_STACK_CACHE=", &mut e.stack_cache),
         ] {
             if let Some(v) = kv.strip_prefix(key) {
                 *slot = Some(v);
@@ -934,6 +959,7 @@ extern "C" fn on_load(_argc: c_int, _argv: *const *const c_char, envp: *const *c
     MIN_BYTES.store(min.max(1) as usize, Ordering::Relaxed);
     SAMPLE_BYTES.store(sample, Ordering::Relaxed);
     MAX_DEPTH.store(depth, Ordering::Relaxed);
+    unwind::CACHE_ON.store(env.stack_cache != Some(&b"0"[..]), Ordering::Relaxed);
     SEED.store(seed, Ordering::Relaxed);
     out::MAX_BYTES.store(max_file, Ordering::Relaxed);
 

@@ -1190,8 +1190,18 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
 }
 
 /// The fields of a `POST /api/recordings` body (docs/live-api.md).
-const RECORDING_FIELDS: [&str; 9] =
-    ["pid", "command", "durationS", "intervalMs", "faultPeriod", "faultRateHz", "faultEvent", "killOnStop", "numaBalancing"];
+const RECORDING_FIELDS: [&str; 10] = [
+    "pid",
+    "command",
+    "durationS",
+    "intervalMs",
+    "faultPeriod",
+    "faultRateHz",
+    "faultEvent",
+    "killOnStop",
+    "numaBalancing",
+    "allocSites",
+];
 
 /// The record options of a `POST /api/recordings` body. A number or pid of the wrong JSON type
 /// becomes a value outside its range (0, NaN) and a command that is not an array of strings an
@@ -1214,6 +1224,11 @@ fn record_request(obj: &serde_json::Map<String, Value>) -> Result<RecordRequest,
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err(OptionError::range(OptionField::KillOnStop)),
     };
+    let alloc_sites = match given("allocSites") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(OptionError::range(OptionField::AllocSites)),
+    };
     Ok(RecordRequest {
         pid: given("pid").map(|p| p.as_i64().unwrap_or(0)),
         command: given("command").map(|c| {
@@ -1228,6 +1243,7 @@ fn record_request(obj: &serde_json::Map<String, Value>) -> Result<RecordRequest,
         fault_event,
         numa_balancing,
         kill_on_stop,
+        alloc_sites,
         ..Default::default()
     })
 }

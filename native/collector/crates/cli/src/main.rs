@@ -383,10 +383,10 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         kill_on_stop: Some(args.kill_on_stop),
         numa_balancing: Some(args.numa_balancing.clone()),
         scan_max_pages: Some(args.scan_max_pages),
+        alloc_sites: Some(!args.no_alloc_sites),
     };
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
     opts.command_line = std::env::args().collect();
-    opts.alloc_sites = !args.no_alloc_sites;
     recorder::install_signal_handlers();
     let topo = read_topology()?;
     let probe = probe::probe(&topo);

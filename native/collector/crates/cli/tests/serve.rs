@@ -93,6 +93,9 @@ fn token_and_origin_are_enforced() {
     let r = s.post("/api/recordings", r#"{"pid":1,"killOnStop":"yes"}"#);
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-kill-on-stop"));
     assert!(r.text().contains("killOnStop must be true or false"), "{}", r.text());
+    let r = s.post("/api/recordings", r#"{"pid":1,"allocSites":"no"}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-alloc-sites"));
+    assert!(r.text().contains("allocSites must be true or false"), "{}", r.text());
     let r = s.post("/api/recordings", r#"{"pid":1,"numaBalancing":"off"}"#);
     assert_eq!((r.status, r.error_code().as_str()), (400, "bad-numa-balancing"));
     let r = s.post("/api/probe", "{}");

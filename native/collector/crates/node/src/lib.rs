@@ -123,6 +123,10 @@ pub struct RecordOptions {
     /// `on`: switch automatic NUMA balancing on for the recording (root; the previous value is
     /// restored afterwards), `leave` (default): leave it (`numascope record --numa-balancing`).
     pub numa_balancing: Option<String>,
+    /// Preload the allocation-site shim into a launched command and store its allocations with
+    /// their call stacks (default true; false = `numascope record --no-alloc-sites`). Ignored when
+    /// attaching (docs/alloc-sites.md).
+    pub alloc_sites: Option<bool>,
 }
 
 /// What `record()` resolves to.
@@ -273,6 +277,7 @@ pub fn record(
         damon: options.damon,
         kill_on_stop: options.kill_on_stop,
         numa_balancing: options.numa_balancing,
+        alloc_sites: options.alloc_sites,
         ..Default::default()
     };
     let mut opts = request

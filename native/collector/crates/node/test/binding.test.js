@@ -39,6 +39,25 @@ test('record() launches a command and writes a trace', async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test('record({ allocSites: false }) records no allocation sites, and the trace says why', async () => {
+  const { unzipSync } = require('fflate');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'numascope-node-'));
+  const capability = async (extra) => {
+    const out = path.join(dir, `sites-${Object.keys(extra).length}.numascope`);
+    await addon.record({ command: ['sh', '-c', 'exit 0'], output: out, durationMs: 10000, ...extra });
+    const manifest = JSON.parse(Buffer.from(unzipSync(fs.readFileSync(out))['manifest.json']).toString('utf8'));
+    return manifest.capture.capabilities.find((c) => c.metric === 'allocation-sites');
+  };
+  const off = await capability({ allocSites: false });
+  assert.strictEqual(off.status, 'unavailable');
+  assert.match(off.reason, /switched off/);
+  // By default the shim is preloaded (or, where it cannot be found, the reason says that instead).
+  const on = await capability({});
+  assert.doesNotMatch(on.reason, /switched off/);
+  assert.throws(() => addon.record({ command: ['true'], output: '/tmp/x.numascope', allocSites: 'no' }), /allocSites|boolean/i);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('record() rejects bad options', () => {
   assert.throws(() => addon.record({ output: '/tmp/x.numascope' }), /nothing to record: give pid or command/);
   assert.throws(() => addon.record({ pid: 1, command: ['true'], output: '/tmp/x.numascope' }), /give either pid or command, not both/);

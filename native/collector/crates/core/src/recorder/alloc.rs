@@ -67,7 +67,10 @@ impl AllocState {
     /// (status, reason) of capability `allocation-sites`.
     fn capability(&self) -> (&'static str, String) {
         match self {
-            AllocState::Off => ("unavailable", "not recorded: --no-alloc-sites".into()),
+            AllocState::Off => (
+                "unavailable",
+                "not recorded: switched off (record --no-alloc-sites; serve and the binding: allocSites false)".into(),
+            ),
             AllocState::Unavailable(why) | AllocState::Failed(why) => ("unavailable", why.clone()),
             AllocState::Preloaded(_) => {
                 ("unavailable", "the shim's files were not read (the recording did not finish)".into())

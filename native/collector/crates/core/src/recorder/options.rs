@@ -304,6 +304,9 @@ pub struct RecordRequest {
     /// `leave` (default) or `on`.
     pub numa_balancing: Option<String>,
     pub scan_max_pages: Option<u64>,
+    /// Preload the allocation-site shim into a launched command (default true; `false` is
+    /// `--no-alloc-sites`, serve's and the binding's `allocSites: false`).
+    pub alloc_sites: Option<bool>,
 }
 
 impl RecordRequest {
@@ -372,6 +375,7 @@ impl RecordRequest {
         o.mem_sampling = self.mem_sampling.unwrap_or(true);
         o.uncore = self.uncore.unwrap_or(true);
         o.kill_on_stop = self.kill_on_stop.unwrap_or(false);
+        o.alloc_sites = self.alloc_sites.unwrap_or(true);
         o.numa_balancing = numa_balancing;
         o.validate()?;
         Ok(o)
@@ -412,6 +416,8 @@ pub enum OptionField {
     /// Not a boolean (serve's JSON, where a value can be of any type).
     KillOnStop,
     ScanMaxPages,
+    /// Not a boolean (serve's JSON).
+    AllocSites,
 }
 
 /// How a front end spells the options, for error messages.
@@ -464,6 +470,7 @@ impl OptionError {
             OptionField::Window => "bad-window",
             OptionField::NumaBalancing => "bad-numa-balancing",
             OptionField::KillOnStop => "bad-kill-on-stop",
+            OptionField::AllocSites => "bad-alloc-sites",
             OptionField::ScanMaxPages => "bad-scan-max-pages",
         }
     }
@@ -491,6 +498,7 @@ impl OptionError {
             F::Window => ["--window-ms", "windowMs", "windowMs", "live_window (ms)"],
             F::NumaBalancing => ["--numa-balancing", "numaBalancing", "numaBalancing", "numa_balancing"],
             F::KillOnStop => ["--kill-on-stop", "killOnStop", "killOnStop", "kill_on_stop"],
+            F::AllocSites => ["--no-alloc-sites", "allocSites", "allocSites", "alloc_sites"],
             F::ScanMaxPages => ["--scan-max-pages", "scanMaxPages", "scanMaxPages", "scan_max_pages"],
         };
         names[naming as usize]
@@ -532,7 +540,7 @@ impl OptionError {
             (_, F::MemRate) => int(&l.mem_rate_hz),
             (_, F::Window) => int(&l.window_ms),
             (_, F::NumaBalancing) => format!("{n} must be \"leave\" or \"on\""),
-            (_, F::KillOnStop) => format!("{n} must be true or false"),
+            (_, F::KillOnStop | F::AllocSites) => format!("{n} must be true or false"),
             (_, F::ScanMaxPages) => int(&l.scan_max_pages),
             (_, F::Target | F::FaultSampling) => format!("give {n}"),
         }
@@ -635,6 +643,8 @@ mod tests {
     fn stop_and_balancing_defaults() {
         let o = req().validate().unwrap();
         assert!(!o.kill_on_stop, "a launched command is left running by default");
+        assert!(o.alloc_sites, "allocation sites are recorded by default");
+        assert!(!RecordRequest { alloc_sites: Some(false), ..req() }.validate().unwrap().alloc_sites);
         assert_eq!(o.numa_balancing, NumaBalancingChoice::Leave);
         let o =
             RecordRequest { kill_on_stop: Some(true), numa_balancing: Some("on".into()), ..req() }.validate().unwrap();
