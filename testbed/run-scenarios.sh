@@ -12,14 +12,14 @@ ROOT=$(cd "$HERE/.." && pwd)
 COLLECTOR=$ROOT/native/collector
 CACHE=${TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numascope/testbed}
 WORK=${TESTBED_WORK:-$ROOT/.cache/testbed-work}
-TMO=${TESTBED_TIMEOUT:-240}
+TMO=${TESTBED_TIMEOUT:-420}
 # Guest kernel: by default the newest Debian kernel of <codename>-backports (bookworm-backports:
 # 6.12, built with CONFIG_DAMON_SYSFS, which scenario h needs; bookworm's own 6.1 has no DAMON),
 # else the one linux-image-amd64 depends on. TESTBED_KERNEL_PKG=linux-image-… pins a package from
 # the host's own apt sources.
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan k-loop l-bench"
 # TESTBED_ONLY=g-bench-migrate boots the guest for the benchmark alone (b-f depend on each other
 # and on the host channel, so they run only as the whole suite).
 ONLY=${TESTBED_ONLY:-}
@@ -151,6 +151,12 @@ rm -f "$PLACE_BIN"
 if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$COLLECTOR/crates/cli/tests/fixtures/place.c" -o "$PLACE_BIN" 2>> "$CACHE/cargo.log"; }; then
   say "warning: no C compiler, or the run --plan fixture does not build: scenario i will fail"
 fi
+# Scenario k-loop's program (dynamically linked, like i's fixture: the shim records its sites)
+LOOP_BIN=$WORK/loopprog
+rm -f "$LOOP_BIN"
+if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$HERE/guest/loopprog.c" -o "$LOOP_BIN" 2>> "$CACHE/cargo.log"; }; then
+  say "warning: no C compiler, or guest/loopprog.c does not build: scenario k-loop will fail"
+fi
 
 # ------------------------------------------------------------------ 4. topology + initramfs
 # 4 nodes x (1 cpu + 512 MiB: scenario g holds a 256 MiB buffer on node 0); asymmetric SLIT
@@ -184,6 +190,12 @@ fi
 if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$PLACE_BIN" ]; then
   mkdir -p "$R/lib/numascope" && cp "$SHIM" "$R/lib/numascope/" && cp "$PLACE_BIN" "$R/bin/placeprog"
   for lib in $( (ldd "$SHIM"; ldd "$PLACE_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
+    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+  done
+fi
+if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$LOOP_BIN" ]; then
+  mkdir -p "$R/lib/numascope" && cp "$SHIM" "$R/lib/numascope/" && cp "$LOOP_BIN" "$R/bin/loopprog"
+  for lib in $( (ldd "$SHIM"; ldd "$LOOP_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
     mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
   done
 fi
