@@ -215,6 +215,7 @@ chmod +x "$R/init"
   echo "EXPECT_DISTANCES='$json_dist'"
   echo "ONLY='$ONLY'"
   echo "BENCH_ROUNDS=$BENCH_ROUNDS"
+  echo "BENCH_INTERLEAVE='${TESTBED_BENCH_INTERLEAVE:-0}'"
   bx=${TESTBED_BENCH_EXTRA:-}; echo "BENCH_EXTRA='${bx//\'/}'"
 } > "$R/expected.env"
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1 > "$WORK/initrd.gz") || setup_failed "building the initramfs failed"
@@ -284,6 +285,6 @@ fi
 bench=$(grep -a '^BENCH ' "$LOG" | head -1 | tr -d '\r')
 [ -n "$bench" ] && echo "BENCH g-bench-migrate: ${bench#BENCH } (medians over the rounds; ratio = median migratepages time / median apply time in the same guest run; >= 1: apply at least as fast)"
 grep -a '^BENCH-PHASES ' "$LOG" | tr -d '\r' | sed 's/^BENCH-PHASES /BENCH-PHASES g-bench-migrate (apply --timings medians, ms): /'
-grep -a -E '^BENCH-(BASE|EXTRA) ' "$LOG" | tr -d '\r'
+grep -a -E '^BENCH-(BASE|EXTRA|INTERLEAVE) ' "$LOG" | tr -d '\r'
 grep -q 'NUMASCOPE-TESTBED END' "$LOG" || say "warning: the guest did not reach the end of the scenario script"
 finish $passed $failed

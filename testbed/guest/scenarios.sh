@@ -562,7 +562,7 @@ fi
 # the shim writes a live thread's allocation records only when its buffer fills or the thread
 # exits, so a recording stopped while the program keeps running would miss them otherwise.
 t0=$(now)
-why=""; kpid=""; rpid=""
+why=""; kpid=""; rpid=""; knote=""
 LP=/bin/loopprog
 SHIM=/lib/numascope/libnumascope_allocshim.so
 klen=$((2047 * 4096))
@@ -629,10 +629,22 @@ if [ -z "$why" ]; then
   kafter=$(node_counts $kpid $lo)
   r=$(tr -d ' \n' < k.report.json)
   kst=$(echo "$r" | sed -n 's/.*"dryRun":false,"status":"\([a-z-]*\)".*/\1/p')
-  kmoved=$(echo "$r" | sed -n 's/.*"pages":{"pages":[0-9]*,.*"moved":\([0-9]*\),.*/\1/p' | head -1)
-  echo "--- k: apply rc=$rc status=$kst moved=$kmoved; shared [$before] -> [$kafter], the plan expects [$kexpect]"
-  [ $rc = 0 ] || why="$why apply-rc=$rc"
-  echo "$r" | grep -q '"status":"complete"' || why="$why report-status"
+  ktot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
+  kmoved=$(echo "$ktot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
+  kall=$(echo "$ktot" | sed -n 's/^"pages":\([0-9]*\),.*/\1/p')
+  knm=$(echo "$ktot" | sed -n 's/.*"notMoved":\({[^}]*}}\).*/\1/p')
+  kperm=$(echo "$knm" | sed -n 's/.*"notPermitted":\([0-9]*\).*/\1/p')
+  echo "--- k: apply rc=$rc status=$kst moved=$kmoved of $kall plan pages, not moved $knm; shared [$before] -> [$kafter], the plan expects [$kexpect]"
+  # The interleave plan names every page of the process, also pages of shared libraries that
+  # another process maps too: move_pages may not move those without MPOL_MF_MOVE_ALL
+  # (notPermitted). Complete, or partial with no other shortfall and at most 1 % of the pages.
+  if [ "$kst" = complete ] && [ $rc = 0 ]; then :
+  elif [ "$kst" = partial ] && [ $rc = 3 ] && [ "$knm" = "{\"busy\":0,\"notPresent\":0,\"notPermitted\":$kperm,\"hugePage\":0,\"elsewhere\":0,\"other\":{}}" ] \
+    && [ $(( ${kperm:-0} * 100 )) -le "${kall:-0}" ] && grep -q "verification found $(( kall - kperm )) of $kall present pages" k.apply.err; then
+    knote=" ($kperm shared-library pages not permitted)"
+  else
+    why="$why apply-rc=$rc-status=$kst-not-moved=$knm"
+  fi
   [ "$kafter" = "$kexpect" ] || why="$why after=[$kafter](plan expects [$kexpect])"
   # record the same process again (attach; balancing is off again): the trace's placement scan
   $N record -q -p $kpid -d 1.5 -o k2.numascope > k.rec2.out 2> k.rec2.err || why="$why second-record-rc=$?"
@@ -671,7 +683,7 @@ if [ -z "$why" ]; then
   kill $rp 2>/dev/null; [ -n "$rpid" ] && kill $rpid 2>/dev/null; wait $rp 2>/dev/null
 fi
 if [ -z "$why" ]; then
-  pass k-loop "recorded with hinting faults, left running; engine plan ($(wc -l < k.objects) object entries) dry-run, applied ($kmoved pages moved, shared [$kafter] as planned), second recording $op of $np shared pages on plan; run --plan: shared $(echo "$kshared" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/'), local $(echo "$klocal" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/') from the first allocation ($t0 -> $(now) s)"
+  pass k-loop "recorded with hinting faults, left running; engine plan ($(wc -l < k.objects) object entries) dry-run, applied ($kmoved pages moved$knote, shared [$kafter] as planned), second recording $op of $np shared pages on plan; run --plan: shared $(echo "$kshared" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/'), local $(echo "$klocal" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/') from the first allocation ($t0 -> $(now) s)"
 else
   dump "program stdout" k.out 20; dump "record stderr" k.rec.err 30; dump "channel reply" chan.reply 30
   dump "dry run" k.dry.txt 30; dump "apply report" k.report.json 60; dump "apply stderr" k.apply.err
@@ -691,7 +703,10 @@ why=""
 LC=/tmp/l-cache
 rm -rf $LC
 ta=$(now)
-XDG_CACHE_HOME=$LC $N bench --quick --json -o l.machine.json > l.json 2> l.err; rc=$?
+# 16 MiB arrays and chase buffer: the default (4 to 8 x the last-level cache QEMU reports) would
+# map 3 GiB at once, which the 2 GiB guest refuses; TCG models no cache, so no size is "beyond the
+# cache" here anyway.
+XDG_CACHE_HOME=$LC $N bench --quick --json --size 16777216 --chase-size 16777216 -o l.machine.json > l.json 2> l.err; rc=$?
 tb=$(now)
 lsecs=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.1f", b - a }')
 echo "--- l: bench --quick rc=$rc in $lsecs s (emulated: not a speed figure); $(grep -c 'step ' l.err) progress lines"
