@@ -9,7 +9,7 @@
 #          move_pages thread per cpu);
 #   apply1 the same with --jobs 1.
 # $BENCH_ROUNDS rounds (default 5); before every timed move everything is moved back to node 0
-# (`migratepages PID 1 0`, not timed), so each contender starts from the same placement; the
+# (`migratepages PID 1,2,3 0`, not timed), so each contender starts from the same placement; the
 # order alternates (odd rounds mp, apply, apply1; even rounds apply1, apply, mp) so that neither
 # always runs first. Each move is verified in numa_maps (buffer N1=65536) and each apply must
 # report `complete`. Prints per-round lines, then
@@ -58,9 +58,10 @@ phase_medians() {
     }'
 }
 
-# back_to_0 WHAT: everything of the process back to node 0 (not timed), checked
+# back_to_0 WHAT: everything of the process back to node 0 (not timed), checked (from nodes 1-3:
+# the interleave contenders leave pages on 2 and 3 too)
 back_to_0() {
-  migratepages $pid 1 0 > /dev/null 2>&1
+  migratepages $pid 1,2,3 0 > /dev/null 2>&1
   b=$(node_counts $pid $addr)
   [ "$b" = "N0=$BUF_PAGES" ] || why="$why back-before-$1=[$b]"
 }

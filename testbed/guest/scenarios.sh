@@ -640,7 +640,8 @@ if [ -z "$why" ]; then
   # (notPermitted). Complete, or partial with no other shortfall and at most 1 % of the pages.
   if [ "$kst" = complete ] && [ $rc = 0 ]; then :
   elif [ "$kst" = partial ] && [ $rc = 3 ] && [ "$knm" = "{\"busy\":0,\"notPresent\":0,\"notPermitted\":$kperm,\"hugePage\":0,\"elsewhere\":0,\"other\":{}}" ] \
-    && [ $(( ${kperm:-0} * 100 )) -le "${kall:-0}" ] && grep -q "verification found $(( kall - kperm )) of $kall present pages" k.apply.err; then
+    && [ $(( ${kperm:-0} * 100 )) -le "${kall:-0}" ] \
+    && [ "$(sed -n 's/.*verification found \([0-9]*\) of \([0-9]*\) present pages.*/\1 \2/p' k.apply.err | head -1 | awk '{ print $2 - $1 }')" = "$kperm" ]; then
     knote=" ($kperm shared-library pages not permitted)"
   else
     why="$why apply-rc=$rc-status=$kst-not-moved=$knm"
