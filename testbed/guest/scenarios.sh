@@ -586,13 +586,20 @@ if [ ! -x $LP ] || [ ! -f $SHIM ]; then
 else
   [ -d $NB ] && { echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; }
   nb0=$(cat /proc/sys/kernel/numa_balancing)
-  $N record -d 5 --numa-balancing on -o k1.numascope -- $LP 4 600 bind0 > k.out 2> k.rec.err; rc=$?
+  # The recording is stopped (SIGINT, as Ctrl-C) once the workers are done and the program holds,
+  # so that their allocation records are in the shim's file (a fixed -d raced a loaded host).
+  $N record -d 120 --numa-balancing on -o k1.numascope -- $LP 3 600 bind0 > k.out 2> k.rec.err &
+  krp=$!
+  wait_for k.out '^holding' 1 90 || why="$why program-did-not-reach-its-hold-phase"
+  sleep 0.5
+  kill -INT $krp
+  wait $krp; rc=$?
   nb1=$(cat /proc/sys/kernel/numa_balancing)
   kpid=$(sed -n 's/^pid=//p' k.out)
   [ $rc = 0 ] || why="$why record-rc=$rc"
   [ "$nb0" = 0 ] && [ "$nb1" = 0 ] || why="$why numa_balancing-not-restored($nb0->$nb1)"
   grep -q "pid $kpid is still running" k.rec.err || why="$why record-did-not-say-left-running"
-  if [ -n "$kpid" ] && kill -0 $kpid 2>/dev/null && wait_for k.out '^holding' 1 30; then
+  if [ -n "$kpid" ] && kill -0 $kpid 2>/dev/null; then
     sa=$(sed -n 's/^ADDR shared \([0-9a-f]*\) .*/\1/p' k.out)
     la=$(sed -n 's/^ADDR local \([0-9a-f]*\) .*/\1/p' k.out)
     lo=$(printf '0x%x' $(( (0x$sa + 4095) & ~4095 )))
