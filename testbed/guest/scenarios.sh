@@ -669,7 +669,8 @@ fi
 [ -n "$kpid" ] && { kill $kpid 2>/dev/null; }
 if [ -z "$why" ]; then
   # the next launch: `numascope run --plan` (the plan of pid $kpid, re-targeted by site) of the same program
-  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan k.plan.json --report k.run.json -- $LP 0.3 60 > k.run.out 2> k.run.err &
+  # (it holds 8 s, then exits by itself: run writes its report when the program has exited)
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan k.plan.json --report k.run.json -- $LP 0.3 8 > k.run.out 2> k.run.err &
   rp=$!
   if wait_for k.run.out '^holding' 1 60; then
     rpid=$(sed -n 's/^pid=//p' k.run.out)
@@ -684,11 +685,12 @@ if [ -z "$why" ]; then
       bad=$(kcheck "$l" "$pol" "$nds" $pg)
       [ -z "$bad" ] || why="$why run-$o-$bad(plan: $pol $nds)"
     done
+    wait $rp || why="$why run-rc=$?"
     grep -q '"unmatchedObjects": \[\]' k.run.json || why="$why run-report-unmatched-objects"
   else
     why="$why run-plan-program-not-holding"
+    kill $rp 2>/dev/null; [ -n "$rpid" ] && kill $rpid 2>/dev/null; wait $rp 2>/dev/null
   fi
-  kill $rp 2>/dev/null; [ -n "$rpid" ] && kill $rpid 2>/dev/null; wait $rp 2>/dev/null
 fi
 if [ -z "$why" ]; then
   pass k-loop "recorded with hinting faults, left running; engine plan ($(wc -l < k.objects) object entries) dry-run, applied ($kmoved pages moved$knote, shared [$kafter] as planned), second recording $op of $np shared pages on plan; run --plan: shared $(echo "$kshared" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/'), local $(echo "$klocal" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/') from the first allocation ($t0 -> $(now) s)"

@@ -67,7 +67,8 @@ fn record_embeds_the_stored_calibration_and_says_so() {
     assert_eq!(cal["calibration"]["bandwidthGBps"], bench["calibration"]["bandwidthGBps"]);
     assert_eq!(cal["nodes"].as_array().unwrap().len(), t.manifest.machine.nodes.len());
     assert!(cal["provenance"]["memoryBandwidthGBps"].as_str().unwrap().starts_with("measured:numascope-bench "));
-    let note = t.manifest.capture.notes.iter().find(|n| n.contains("numascope bench calibration")).expect("capture note");
+    let note =
+        t.manifest.capture.notes.iter().find(|n| n.contains("numascope bench calibration")).expect("capture note");
     assert!(note.contains(&fingerprint) && note.contains(&date), "{note}");
 
     // A file that is not a calibration is ignored: nothing embedded, nothing said.
