@@ -12,14 +12,14 @@ ROOT=$(cd "$HERE/.." && pwd)
 COLLECTOR=$ROOT/native/collector
 CACHE=${TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numascope/testbed}
 WORK=${TESTBED_WORK:-$ROOT/.cache/testbed-work}
-TMO=${TESTBED_TIMEOUT:-240}
+TMO=${TESTBED_TIMEOUT:-420}
 # Guest kernel: by default the newest Debian kernel of <codename>-backports (bookworm-backports:
 # 6.12, built with CONFIG_DAMON_SYSFS, which scenario h needs; bookworm's own 6.1 has no DAMON),
 # else the one linux-image-amd64 depends on. TESTBED_KERNEL_PKG=linux-image-… pins a package from
 # the host's own apt sources.
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan k-loop l-bench"
 # TESTBED_ONLY=g-bench-migrate boots the guest for the benchmark alone (b-f depend on each other
 # and on the host channel, so they run only as the whole suite).
 ONLY=${TESTBED_ONLY:-}
@@ -151,6 +151,12 @@ rm -f "$PLACE_BIN"
 if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$COLLECTOR/crates/cli/tests/fixtures/place.c" -o "$PLACE_BIN" 2>> "$CACHE/cargo.log"; }; then
   say "warning: no C compiler, or the run --plan fixture does not build: scenario i will fail"
 fi
+# Scenario k-loop's program (dynamically linked, like i's fixture: the shim records its sites)
+LOOP_BIN=$WORK/loopprog
+rm -f "$LOOP_BIN"
+if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$HERE/guest/loopprog.c" -o "$LOOP_BIN" 2>> "$CACHE/cargo.log"; }; then
+  say "warning: no C compiler, or guest/loopprog.c does not build: scenario k-loop will fail"
+fi
 
 # ------------------------------------------------------------------ 4. topology + initramfs
 # 4 nodes x (1 cpu + 512 MiB: scenario g holds a 256 MiB buffer on node 0); asymmetric SLIT
@@ -187,6 +193,12 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$PLACE_BIN" ]; then
     mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
   done
 fi
+if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$LOOP_BIN" ]; then
+  mkdir -p "$R/lib/numascope" && cp "$SHIM" "$R/lib/numascope/" && cp "$LOOP_BIN" "$R/bin/loopprog"
+  for lib in $( (ldd "$SHIM"; ldd "$LOOP_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
+    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+  done
+fi
 cp "$HERE/guest/init" "$R/init" && cp "$HERE/guest/scenarios.sh" "$R/scenarios.sh"
 cp "$HERE/guest/bench-migrate.sh" "$R/bench-migrate.sh"
 # TESTBED_BENCH_BASE_BIN=FILE: another static numascope (e.g. built before a change) that scenario g
@@ -203,6 +215,7 @@ chmod +x "$R/init"
   echo "EXPECT_DISTANCES='$json_dist'"
   echo "ONLY='$ONLY'"
   echo "BENCH_ROUNDS=$BENCH_ROUNDS"
+  echo "BENCH_INTERLEAVE='${TESTBED_BENCH_INTERLEAVE:-0}'"
   bx=${TESTBED_BENCH_EXTRA:-}; echo "BENCH_EXTRA='${bx//\'/}'"
 } > "$R/expected.env"
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1 > "$WORK/initrd.gz") || setup_failed "building the initramfs failed"
@@ -272,6 +285,6 @@ fi
 bench=$(grep -a '^BENCH ' "$LOG" | head -1 | tr -d '\r')
 [ -n "$bench" ] && echo "BENCH g-bench-migrate: ${bench#BENCH } (medians over the rounds; ratio = median migratepages time / median apply time in the same guest run; >= 1: apply at least as fast)"
 grep -a '^BENCH-PHASES ' "$LOG" | tr -d '\r' | sed 's/^BENCH-PHASES /BENCH-PHASES g-bench-migrate (apply --timings medians, ms): /'
-grep -a -E '^BENCH-(BASE|EXTRA) ' "$LOG" | tr -d '\r'
+grep -a -E '^BENCH-(BASE|EXTRA|INTERLEAVE) ' "$LOG" | tr -d '\r'
 grep -q 'NUMASCOPE-TESTBED END' "$LOG" || say "warning: the guest did not reach the end of the scenario script"
 finish $passed $failed

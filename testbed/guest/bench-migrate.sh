@@ -9,7 +9,7 @@
 #          move_pages thread per cpu);
 #   apply1 the same with --jobs 1.
 # $BENCH_ROUNDS rounds (default 5); before every timed move everything is moved back to node 0
-# (`migratepages PID 1 0`, not timed), so each contender starts from the same placement; the
+# (`migratepages PID 1,2,3 0`, not timed), so each contender starts from the same placement; the
 # order alternates (odd rounds mp, apply, apply1; even rounds apply1, apply, mp) so that neither
 # always runs first. Each move is verified in numa_maps (buffer N1=65536) and each apply must
 # report `complete`. Prints per-round lines, then
@@ -22,10 +22,16 @@
 # `b64k:--jobs 1 --batch 65536`), timed in every round after the three above, medians printed as
 # `BENCH-EXTRA name=… s`. Fixed costs are printed once: `numascope --version` and a
 # `migratepages PID 3 2` that finds nothing to move (process start, system call overhead).
+# With BENCH_INTERLEAVE=1 (the host's TESTBED_BENCH_INTERLEAVE=1) every round also times an
+# interleave: a plan dealing the buffer's first 16384 pages round-robin over nodes 1, 2 and 3
+# (every page moves, the target changes from page to page), `numascope apply --jobs 1` (il1) and,
+# with a base build, the base's (base_il1); everything back on node 0 before each; lines
+# `BENCH-INTERLEAVE name=… median_s=…`. migratepages cannot interleave: no ratio.
 # The ratios (median migratepages time / median apply time; ≥ 1: apply at least as fast) are
 # reported figures, not a pass/fail gate: the host is shared and emulated.
 
 ROUNDS=${BENCH_ROUNDS:-5}
+NB=/bin/numascope-base
 BUF_PAGES=65536
 # sum_node PID NODE: pages of the whole process on NODE (all numa_maps lines)
 sum_node() { tr ' ' '\n' < /proc/$1/numa_maps | sed -n "s/^N$2=//p" | awk '{ s += $1 } END { print s + 0 }'; }
@@ -52,9 +58,10 @@ phase_medians() {
     }'
 }
 
-# back_to_0 WHAT: everything of the process back to node 0 (not timed), checked
+# back_to_0 WHAT: everything of the process back to node 0 (not timed), checked (from nodes 1-3:
+# the interleave contenders leave pages on 2 and 3 too)
 back_to_0() {
-  migratepages $pid 1 0 > /dev/null 2>&1
+  migratepages $pid 1,2,3 0 > /dev/null 2>&1
   b=$(node_counts $pid $addr)
   [ "$b" = "N0=$BUF_PAGES" ] || why="$why back-before-$1=[$b]"
 }
@@ -94,6 +101,18 @@ run_apply() {
   echo "--- g: round $r_: $name rc=$rc in $(secs $ta $tb) s: buffer [$after], moved $apages, $ajobs jobs; $(grep '^numascope: timings ' g.apply.$name.err | sed 's/^numascope: //')"
 }
 
+# run_il ROUND NAME BIN: time `BIN apply --jobs 1` of the interleave plan (BENCH_INTERLEAVE)
+run_il() {
+  ta=$(now)
+  $3 apply g.il.plan.json -p $pid -q --json --jobs 1 --rollback-out g.rollback.$2.json > g.report.$2.json 2> g.apply.$2.err; rc=$?
+  tb=$(now)
+  after=$(node_counts $pid $addr)
+  [ $rc = 0 ] || why="$why round$1-$2-rc=$rc"
+  [ "$after" = "N0=49152 N1=5462 N2=5461 N3=5461" ] || why="$why round$1-$2-after=[$after]"
+  eval "t_$2=\"\$t_$2 $(secs $ta $tb)\""
+  echo "--- g: round $1: $2 (interleave of 16384 pages over nodes 1-3, --jobs 1) rc=$rc in $(secs $ta $tb) s: buffer [$after]"
+}
+
 t0=$(now)
 why=""
 t_mp=""; t_apply=""; t_apply1=""
@@ -120,8 +139,18 @@ PLAN
       ta=$(now); $N --version > /dev/null 2>&1; tb=$(now); fx="$fx $(secs $ta $tb)"
       ta=$(now); migratepages $pid 3 2 > /dev/null 2>&1; tb=$(now); fm="$fm $(secs $ta $tb)"
     done
-    echo "--- g: fixed costs (s): numascope --version:$fx; migratepages with nothing to move:$fm"
-    NB=/bin/numascope-base; bases=""; rbases=""
+    fc=""
+    for k in 1 2 3; do ta=$(now); cat /proc/cpuinfo > /dev/null; tb=$(now); fc="$fc $(secs $ta $tb)"; done
+    echo "--- g: fixed costs (s): numascope --version:$fx; migratepages with nothing to move:$fm; reading /proc/cpuinfo:$fc"
+    ilend=$(printf '0x%x' $((addr + 16384 * 4096)))
+    cat > g.il.plan.json <<PLAN
+{"format":"numascope-plan","version":1,"target":{"pid":$pid,"startTimeTicks":null,"machine":{"nodeIds":[0,1,2,3],"distances":null}},
+ "pageRanges":[{"start":"$addr","end":"$ilend","action":"interleave","toNodes":[1,2,3]}],"threads":[]}
+PLAN
+    ils=""
+    if [ "${BENCH_INTERLEAVE:-0}" = 1 ]; then ils="il1"; [ -x $NB ] && ils="il1 base_il1"; fi
+    t_il1=""; t_base_il1=""
+    bases=""; rbases=""
     if [ -x $NB ]; then bases="base base1"; rbases="base1 base"; fi
     extras=""
     if [ -n "${BENCH_EXTRA:-}" ]; then
@@ -148,6 +177,13 @@ PLAN
         args=$(echo ";$BENCH_EXTRA" | tr ';' '\n' | sed -n "s/^$x://p" | head -1)
         run_apply $i "x_$x" $N $args
       done
+      for x in $ils; do
+        [ -n "$why" ] && break
+        migratepages $pid 1,2,3 0 > /dev/null 2>&1
+        b=$(node_counts $pid $addr)
+        [ "$b" = "N0=$BUF_PAGES" ] || { why="$why back-before-$x-round$i=[$b]"; break; }
+        if [ $x = il1 ]; then run_il $i il1 $N; else run_il $i base_il1 $NB; fi
+      done
       i=$((i + 1))
     done
     if [ -z "$why" ]; then
@@ -170,6 +206,11 @@ PLAN
         eval "tx=\$t_$b"
         set -- $(stats $tx)
         echo "BENCH-BASE $b median_s=$1 spread=$2-$3 ratio=$(ratio $mp_med $1) jobs=$(eval echo \$jobs_$b) (the base build's apply$([ $b = base1 ] && echo ' --jobs 1'))"
+      done
+      for x in $ils; do
+        eval "tx=\$t_$x"
+        set -- $(stats $tx)
+        echo "BENCH-INTERLEAVE $x median_s=$1 spread=$2-$3 (16384 pages dealt over nodes 1-3, --jobs 1$([ $x = base_il1 ] && echo ', the base build'))"
       done
       for x in $extras; do
         eval "tx=\$t_x_$x"

@@ -11,14 +11,25 @@
 //                                               accessSource, hinting-fault rows, their threads and loads/stores),
 //                                               EXPECT (numa_maps N<node>=<pages> the plan implies for the mapping
 //                                               ADDR..+LEN), RANGEAFTER <json per-node pages of the plan's ranges>,
-//                                               DECISION lines (the policy's decisions), PIN TID NODE lines, then
-//                                               the plan as base64 lines; or NOPLAN POLICY <why>
+//                                               DECISION lines (the policy's decisions), PIN TID NODE lines, OBJECT
+//                                               lines (the plan's object entries: size, policy, nodes, frames, site),
+//                                               then the plan as base64 lines; or NOPLAN POLICY <why>
 //   AUDIT NAME                                  the trace's manifest.appliedPlans and plan-applied events
 //                                               → AUDIT plans=N events=N statuses=… summary=…
 //   DAMON NAME ADDR LEN                         the trace's DAMON regions (counters scope damon-region)
 //                                               → DAMON snapshots=N rows=N source=STATUS overlap=N hot=N maxacc=N max=N
 //                                               (overlap: region rows overlapping ADDR..+LEN; hot: those with
 //                                               damon_nr_accesses > 0; max: damon_max_nr_accesses)
+//   PLACED NAME PLAN ADDR LEN                   the page placement of trace NAME (pages.node: the last complete
+//                                               placement scan) in ADDR..+LEN against what plan file PLAN (a name
+//                                               the channel stored: NAME.POLICY.plan.json from PLAN) places there
+//                                               → PLACED pages=N onPlan=N got=N<node>=<pages>… planned=… scans=N
+//                                               process=N<node>=<pages>… processPlanned=… (the whole trace vs the
+//                                               plan's expected.pagesPerNodeAfter)
+//   MACHINE NAME                                load file NAME with the engine's machine loader (machineFromText,
+//                                               machineModel, as --machine FILE does)
+//                                               → MACHINE nodes=N cpus=N bandwidth=… provenance=… tool=… partial=…
+//                                               vm=yes|no pairs=N boundMin=X notes=N   or MACHINE error <why>
 //   BYE                                         close
 // Usage: channel.mjs SOCKET DIR   (files go to DIR; a log to DIR/channel.log)
 import { createServer } from 'node:net';
@@ -32,6 +43,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { main } = await import(join(ROOT, 'packages/policy-engine/cli/main.ts'));
 const { readTrace } = await import(join(ROOT, 'packages/policy-engine/src/trace/reader.ts'));
 const { numericColumn, dictionaryColumn } = await import(join(ROOT, 'packages/policy-engine/src/trace/columns.ts'));
+const { machineFromText } = await import(join(ROOT, 'packages/policy-engine/src/machine/loaders.ts'));
+const { machineModel } = await import(join(ROOT, 'packages/policy-engine/src/machine/model.ts'));
 
 const [sock, dir] = process.argv.slice(2);
 mkdirSync(dir, { recursive: true });
@@ -125,6 +138,7 @@ async function planReply(name, policy, addr, len, windowMs) {
     `EXPECT ${fmt(shared)}`,
     `RANGEAFTER ${JSON.stringify(Object.fromEntries([...inRanges.entries()].sort((x, y) => x[0] - y[0]).map(([k, c]) => [String(k), c])))}`,
     ...plan.threads.map((t) => `PIN ${t.tid} ${t.toNodes.join(',')}`),
+    ...(plan.objects ?? []).map((o) => `OBJECT size=${o.size.min}-${o.size.max} policy=${o.policy} nodes=${o.nodes.join(',')} frames=${o.frames.length} site=${String(o.site ?? '-').replace(/\s+/g, '_')}`),
     ...b64lines(text).map((l) => `B ${l}`),
   ];
 }
@@ -177,6 +191,66 @@ function damonReply(name, addr, len) {
   return [`DAMON snapshots=${snapshots} rows=${regions.size} source=${src?.status ?? 'missing'} overlap=${overlap} hot=${hot} maxacc=${maxacc} max=${max}`];
 }
 
+// Scenario k-loop: does the second recording show the plan's placement? For every page of trace
+// NAME in ADDR..+LEN the plan's target (move: toNodes[0]; interleave: toNodes[i % n], i = page
+// index from the range start; a page in no range keeps its node) against the node it was on.
+function placedReply(name, planName, addr, len) {
+  const trace = readTrace(new Uint8Array(readFileSync(join(dir, safe(name)))));
+  const plan = JSON.parse(readFileSync(join(dir, safe(planName))).toString());
+  const address = numericColumn(trace.tables.pages, 'address');
+  const node = numericColumn(trace.tables.pages, 'node');
+  const ranges = plan.pageRanges.map((g) => ({ ...g, s: BigInt(g.start), e: BigInt(g.end) })).sort((x, y) => (x.s < y.s ? -1 : 1));
+  const lo = BigInt(addr);
+  const hi = lo + BigInt(len);
+  const got = new Map();
+  const planned = new Map();
+  const all = new Map();
+  const inc = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
+  let pages = 0;
+  let onPlan = 0;
+  for (let p = 0; p < address.length; p++) {
+    const a = address[p];
+    if (node[p] < 0) continue;
+    inc(all, node[p]);
+    if (a < lo || a >= hi) continue;
+    const g = ranges.find((x) => a >= x.s && a < x.e);
+    const to = g ? (g.action === 'move' ? g.toNodes[0] : g.toNodes[Number((a - g.s) / 4096n) % g.toNodes.length]) : node[p];
+    pages++;
+    inc(got, node[p]);
+    inc(planned, to);
+    if (to === node[p]) onPlan++;
+  }
+  const fmt = (m) => [...m.entries()].sort((x, y) => x[0] - y[0]).filter(([, c]) => c > 0).map(([k, c]) => `N${k}=${c}`).join(',') || '-';
+  const after = plan.expected?.pagesPerNodeAfter ?? {};
+  const processPlanned = Object.entries(after).map(([k, c]) => `N${k}=${c}`).join(',') || '-';
+  return [
+    `PLACED pages=${pages} onPlan=${onPlan} got=${fmt(got)} planned=${fmt(planned)} scans=${trace.manifest.capture.pageScan?.scans ?? 0} process=${fmt(all)} processPlanned=${processPlanned}`,
+  ];
+}
+
+// Scenario l-bench: the guest's `numascope bench --quick` model, loaded as `--machine FILE` loads it.
+function machineReply(name) {
+  let m;
+  try {
+    m = machineFromText(readFileSync(join(dir, safe(name))).toString(), safe(name));
+    machineModel(m);
+  } catch (e) {
+    return [`MACHINE error ${String(e.message ?? e).replace(/\s+/g, ' ')}`];
+  }
+  const cal = m.calibration ?? {};
+  const bound = (cal.boundShare ?? []).flat();
+  const pairs = bound.filter((x) => typeof x === 'number').length;
+  const boundMin = pairs > 0 ? Math.min(...bound.filter((x) => typeof x === 'number')) : -1;
+  const bw = m.nodes.map((n) => (n.memoryBandwidthGBps === null ? 'null' : n.memoryBandwidthGBps.toFixed(2))).join(',');
+  const prov = String(m.provenance?.memoryBandwidthGBps ?? 'none');
+  return [
+    `MACHINE nodes=${m.nodes.length} cpus=${m.nodes.reduce((s, n) => s + n.cpus.length, 0)} bandwidth=${bw} tool=${cal.tool ?? 'none'} partial=${cal.partial ?? 'none'} ` +
+      `vm=${cal.virtualMachine ? 'yes' : 'no'} pairs=${pairs} boundMin=${boundMin} latencies=${(m.latenciesNs ?? []).flat().filter((x) => x > 0).length} notes=${(cal.notes ?? []).length}`,
+    `PROVENANCE ${prov.replace(/\s+/g, ' ')}`,
+    ...(cal.notes ?? []).map((x) => `NOTE ${String(x).replace(/\s+/g, ' ')}`),
+  ];
+}
+
 const server = createServer((conn) => {
   log('guest connected');
   let buf = '';
@@ -203,6 +277,8 @@ const server = createServer((conn) => {
       else if (cmd === 'PLAN') send(await planReply(a[0], a[1], a[2], a[3], a[4]));
       else if (cmd === 'AUDIT') send(auditReply(a[0]));
       else if (cmd === 'DAMON') send(damonReply(a[0], a[1], a[2]));
+      else if (cmd === 'PLACED') send(placedReply(a[0], a[1], a[2], a[3]));
+      else if (cmd === 'MACHINE') send(machineReply(a[0]));
       else if (cmd === 'BYE') {
         send(['BYE']);
         conn.end();

@@ -102,7 +102,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     let t_start = Instant::now();
     let text =
         apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (err_code(&e), e.to_string()))?;
-    let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
+    let topo = topology::read_numa_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
     let plan = apply::parse_plan(&text, topo.page_size_bytes)
         .map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.plan.display())))?;
     if plan.target.pid != args.pid {
@@ -202,7 +202,7 @@ pub fn cmd_rollback(args: RollbackArgs) -> CmdResult {
     let text = apply::read_limited(&args.record, apply::MAX_RECORD_BYTES, "rollback record")
         .map_err(|e| (err_code(&e), e.to_string()))?;
     let record = RollbackRecord::parse(&text).map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.record.display())))?;
-    let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
+    let topo = topology::read_numa_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
     let opts = ApplyOptions { progress: !args.quiet, ..Default::default() };
     let out = apply::rollback(&record, &topo, &opts).map_err(|e| (err_code(&e), e.to_string()))?;
     emit(&out.report, args.json)?;

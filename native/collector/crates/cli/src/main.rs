@@ -445,6 +445,17 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             human_bytes(s.size_bytes),
             own_peak_memory().map(human_bytes).unwrap_or_else(|| "unknown".into())
         );
+        // The manifest embeds the latest stored calibration of this machine (and its capture
+        // notes say which): said here too, so the user knows the engine will use it.
+        if let Some((path, m)) =
+            numascope_core::bench::output::cache_dir().and_then(|d| numascope_core::bench::output::latest(&d, &topo))
+        {
+            eprintln!(
+                "numascope:   machine calibration: embedded this machine's numascope bench calibration of {} ({})",
+                m["calibration"]["date"].as_str().unwrap_or("?"),
+                path.display()
+            );
+        }
     }
     Ok(())
 }

@@ -1621,6 +1621,17 @@ fn run(
     })
 }
 
+/// The order in which to hand the pages `work` (indices into `targets`, ascending addresses) to
+/// one `move_pages` call: positions in `work`, grouped by target node, stable (ascending addresses
+/// within a node); the identity when there is one target.
+fn grouped_by_target(work: &[usize], targets: &[u32], order: &mut Vec<usize>) {
+    order.clear();
+    order.extend(0..work.len());
+    if work.windows(2).any(|w| targets[w[0]] != targets[w[1]]) {
+        order.sort_by_key(|&j| targets[work[j]]);
+    }
+}
+
 /// One worker's buffers and findings during the move pass.
 struct MoveState {
     sizer: Sizer,
@@ -1630,7 +1641,10 @@ struct MoveState {
     work: Vec<usize>,
     wa: Vec<u64>,
     wn: Vec<i32>,
+    /// Statuses in `work` order; `call_status` in the call's order (`order`: grouped by target).
     status: Vec<i32>,
+    order: Vec<usize>,
+    call_status: Vec<i32>,
     /// Moved pages with the node they were on before (the rollback record).
     runs: RunBuilder,
     /// Busy pages to retry once: (group, address, target, node before).
@@ -1646,6 +1660,8 @@ impl MoveState {
             wa: Vec::new(),
             wn: Vec::new(),
             status: Vec::new(),
+            order: Vec::new(),
+            call_status: Vec::new(),
             runs: RunBuilder::default(),
             retry: Vec::new(),
         }
@@ -1838,14 +1854,26 @@ impl Mover<'_> {
         if !self.reserve_runs(reserved) {
             return 0;
         }
+        // The kernel migrates the pages it has gathered each time the target node changes from
+        // one entry to the next (do_pages_move), so pages in address order with alternating
+        // targets (an interleave) were moved one migration at a time. The call gets them grouped
+        // by target node (stable: ascending addresses within a node); `st.order[k]` is the
+        // position in `st.work` of call entry k, and the statuses are put back in work order.
+        grouped_by_target(&st.work, &q.targets, &mut st.order);
         st.wa.clear();
-        st.wa.extend(st.work.iter().map(|&i| q.addrs[i]));
+        st.wa.extend(st.order.iter().map(|&j| q.addrs[st.work[j]]));
         st.wn.clear();
-        st.wn.extend(st.work.iter().map(|&i| q.targets[i] as i32));
-        st.status.resize(st.work.len(), 0);
+        st.wn.extend(st.order.iter().map(|&j| q.targets[st.work[j]] as i32));
+        st.call_status.clear();
+        st.call_status.resize(st.work.len(), sys::STATUS_UNSET);
         let runs_before = st.runs.runs.len();
         let tc = Instant::now();
-        let moved = sys::move_pages(self.pid, &st.wa, &st.wn, &mut st.status);
+        let moved = sys::move_pages(self.pid, &st.wa, &st.wn, &mut st.call_status);
+        st.status.clear();
+        st.status.resize(st.work.len(), sys::STATUS_UNSET);
+        for (k, &j) in st.order.iter().enumerate() {
+            st.status[j] = st.call_status[k];
+        }
         self.call_ns.fetch_add(tc.elapsed().as_nanos() as u64, Ordering::SeqCst);
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.batch_max.fetch_max(st.work.len() as u64, Ordering::SeqCst);
@@ -1888,10 +1916,12 @@ impl Mover<'_> {
 
     /// Moves the busy pages of `st` once more; what still fails is counted as busy.
     fn retry(&self, st: &mut MoveState) {
-        let list = std::mem::take(&mut st.retry);
+        let mut list = std::mem::take(&mut st.retry);
         if list.is_empty() {
             return;
         }
+        // grouped by target node, as in move_work (one migration per node, not per change)
+        list.sort_by_key(|x| x.2);
         let page = self.page;
         let mut d: BTreeMap<usize, PageStats> = BTreeMap::new();
         let give_up = |d: &mut BTreeMap<usize, PageStats>| {
@@ -1960,6 +1990,22 @@ fn classify(n: &mut NotMoved, errno: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn move_calls_get_pages_grouped_by_target_node() {
+        // an interleave over 3 nodes, page 4 already in place (not in the work list)
+        let targets = [0u32, 1, 2, 0, 1, 2, 0];
+        let work = [0usize, 1, 2, 3, 5, 6];
+        let mut order = Vec::new();
+        grouped_by_target(&work, &targets, &mut order);
+        let call: Vec<(usize, u32)> = order.iter().map(|&j| (work[j], targets[work[j]])).collect();
+        assert_eq!(call, vec![(0, 0), (3, 0), (6, 0), (1, 1), (2, 2), (5, 2)]);
+        // one target: the work order as it is
+        grouped_by_target(&[2, 4, 7], &[1; 8], &mut order);
+        assert_eq!(order, vec![0, 1, 2]);
+        grouped_by_target(&[], &targets, &mut order);
+        assert!(order.is_empty());
+    }
 
     #[test]
     fn vmstat_says_whether_huge_pages_exist() {

@@ -223,6 +223,7 @@ fn empty_calibration(ctx: &Context, sizes: &Sizes) -> Calibration {
         virtual_machine: vm,
         bandwidth_gbps: KernelMatrices { copy: matrix(), triad: matrix() },
         latency_ns: matrix(),
+        bound_share: vec![vec![None; n]; n],
         all_local_gbps: vec![None; n],
         all_to_one_gbps: vec![None; n],
         sustained_gbps: vec![None; n],
@@ -259,6 +260,8 @@ fn run_step(ctx: &Context, sizes: &Sizes, step: &Step, cal: &mut Calibration) ->
             for kernel in [Kernel::Copy, Kernel::Triad] {
                 let r = kernels::run_groups(&[node_group(topo, cpu, mem, sizes)], kernel, sizes.reps, ctx.stop)?;
                 check_binding(cal, r[0].on_node_share, &step.describe(topo));
+                let seen = cal.bound_share[cpu][mem].map_or(r[0].on_node_share, |s: f64| s.min(r[0].on_node_share));
+                cal.bound_share[cpu][mem] = Some(seen);
                 let m = if kernel == Kernel::Copy { &mut cal.bandwidth_gbps.copy } else { &mut cal.bandwidth_gbps.triad };
                 m[cpu][mem] = Stat::of(&r[0].gbps);
             }

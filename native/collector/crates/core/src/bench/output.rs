@@ -75,6 +75,11 @@ pub struct Calibration {
     #[serde(rename = "bandwidthGBps")]
     pub bandwidth_gbps: KernelMatrices,
     pub latency_ns: Vec<Vec<Option<Stat>>>,
+    /// Per pair, the smallest share of the STREAM arrays' sampled pages that `move_pages` found on
+    /// the memory node asked for (copy and triad): 1.0 when every sampled page was there; a share
+    /// below 0.99 also gets a note. Null for unmeasured pairs.
+    #[serde(default)]
+    pub bound_share: Vec<Vec<Option<f64>>>,
     /// Triad GB/s of each node on its own memory while all nodes run at once.
     #[serde(rename = "allLocalGBps")]
     pub all_local_gbps: Vec<Option<Stat>>,
