@@ -38,6 +38,8 @@ export const benchCalibration = z.strictObject({
   virtualMachine: z.string().nullable(),
   bandwidthGBps: z.strictObject({ copy: statMatrix, triad: statMatrix }),
   latencyNs: statMatrix,
+  /** Per pair, the smallest share of sampled STREAM pages move_pages found on the asked node (absent in calibrations stored before it existed). */
+  boundShare: z.array(z.array(z.number().min(0).max(1).nullable())).optional(),
   allLocalGBps: z.array(benchStat.nullable()),
   allToOneGBps: z.array(benchStat.nullable()),
   sustainedGBps: z.array(z.number().nullable()),
@@ -66,6 +68,7 @@ export const benchMachine = machine.extend({ calibration: benchCalibration }).su
   square(['calibration', 'bandwidthGBps', 'copy'], c.bandwidthGBps.copy);
   square(['calibration', 'bandwidthGBps', 'triad'], c.bandwidthGBps.triad);
   square(['calibration', 'latencyNs'], c.latencyNs);
+  if (c.boundShare) square(['calibration', 'boundShare'], c.boundShare);
   for (const [key, list] of [['allLocalGBps', c.allLocalGBps], ['allToOneGBps', c.allToOneGBps], ['sustainedGBps', c.sustainedGBps]] as const) {
     if (list.length !== n) ctx.addIssue({ code: 'custom', path: ['calibration', key], message: `must have ${n} entries (one per node), got ${list.length}` });
   }

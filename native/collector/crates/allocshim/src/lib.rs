@@ -297,8 +297,13 @@ fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, i
             unsafe { libc::pthread_setspecific(key as libc::pthread_key_t, b as *const c_void) };
         }
     }
+    // Events above the size threshold (and the frees and unmaps of tracked blocks) are written
+    // through at once, so a recording stopped while the program keeps running has every one of
+    // them; sampled small blocks, the frequent kind, stay buffered until the buffer fills or the
+    // thread exits (they stand for an estimate, and a write per sample would cost the fast path).
+    let write_through = flags & EV_SAMPLED == 0;
     // SAFETY: b is this thread's buffer.
-    unsafe { out::append_event(b, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
+    unsafe { out::append_event(b, write_through, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
 }
 
 /// Whether a small allocation of `size` bytes is sampled: Poisson sampling over allocated

@@ -201,9 +201,13 @@ unsafe fn flush_locked(b: *mut ThreadBuf) {
 }
 
 /// Appends one event record to the calling thread's buffer `b`, flushing first when full.
+/// `write_through` writes the buffer out right after the event: a thread that makes one large
+/// allocation and then computes for minutes would otherwise hold it in its buffer, unseen by a
+/// recording that stops while the program keeps running.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn append_event(
     b: *mut ThreadBuf,
+    write_through: bool,
     flags: u16,
     time: u64,
     tid: u32,
@@ -247,6 +251,9 @@ pub unsafe fn append_event(
             }
             *(*b).len.get() = len + need;
             *(*b).events.get() += 1;
+            if write_through {
+                flush_locked(b);
+            }
         } else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }

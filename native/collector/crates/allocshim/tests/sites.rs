@@ -487,3 +487,54 @@ int main(void) {
     }
     assert_eq!(walked.len(), cached.len());
 }
+
+/// A program that keeps running after its allocations (a recording stopped without killing it):
+/// the allocations above the threshold, from the main thread and from a thread that then sleeps,
+/// are in the file at once, not only when a buffer fills or a thread exits.
+#[test]
+fn large_allocations_are_written_through_while_the_program_runs() {
+    let dir = scratch("write-through");
+    let src = dir.join("held.c");
+    std::fs::write(
+        &src,
+        r#"#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static volatile int go;
+static void *worker(void *a) {
+  char *p = malloc(3 << 20); memset(p, 1, 3 << 20);
+  go = 1;
+  for (;;) pause();
+  return a;
+}
+int main(void) {
+  pthread_t t; pthread_create(&t, 0, worker, 0);
+  char *q = malloc(5 << 18); memset(q, 2, 5 << 18);
+  while (!go) usleep(1000);
+  printf("ready\n"); fflush(stdout);
+  for (;;) pause();
+}
+"#,
+    )
+    .unwrap();
+    let Some(bin) = compile("cc", &src, &dir.join("held"), &[]) else { return };
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut child = Command::new(&bin)
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", &out_dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run held program");
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let sizes: Vec<u64> = load(&out_dir).iter().flat_map(|s| s.allocations.iter().map(|a| a.size)).collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    for want in [3u64 << 20, 5 << 18] {
+        assert!(sizes.contains(&want), "allocation of {want} bytes not in the file while the program runs: {sizes:?}");
+    }
+}

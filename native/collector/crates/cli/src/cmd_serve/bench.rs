@@ -241,6 +241,7 @@ pub(super) mod fixture {
             steps_done: if partial { 1 } else { 12 },
             steps_planned: 12,
             node_ids: vec![0, 1],
+            bound_share: vec![vec![Some(1.0), full.then_some(1.0)], vec![full.then_some(1.0), full.then_some(1.0)]],
             array_bytes: 268_435_456,
             chase_bytes: 268_435_456,
             huge_pages: "requested (MADV_HUGEPAGE) for the chase buffer".into(),
