@@ -334,6 +334,7 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
             // A record written before threads carried their start time.
             ThreadAffinity { tid: 27_808, cpus: vec![0, 1], start_time_ticks: None },
         ],
+        system_weights: None,
     };
     let rollback = ApplyReport {
         operation: "rollback".into(),

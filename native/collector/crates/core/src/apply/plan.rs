@@ -114,10 +114,23 @@ pub fn pages_human(n: u64, page: u64) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Action {
     Move,
     Interleave,
+    /// Page i of the range to the node of weighted slot `i mod sum(weights)`
+    /// ([`super::weights::Slots`]).
+    WeightedInterleave,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Move => "move",
+            Action::Interleave => "interleave",
+            Action::WeightedInterleave => "weighted-interleave",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -132,6 +145,8 @@ pub struct Plan {
     /// Object entries keyed by allocation site, for `numascope run` (docs/plan-format.md,
     /// "Object entries"); empty when the plan has none.
     pub objects: Vec<ObjectEntry>,
+    /// System-wide weighted-interleave weights (`numascope apply --set-system-weights`).
+    pub system_weights: Option<super::weights::SystemWeights>,
     pub expected: Option<Expected>,
 }
 
@@ -161,6 +176,9 @@ pub struct PageRange {
     pub end: u64,
     pub action: Action,
     pub to_nodes: Vec<u32>,
+    /// `weighted-interleave` only: one weight (1-255) per node of `to_nodes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Vec<u8>>,
     pub expected_nodes: Option<BTreeMap<u32, u64>>,
     pub reason: Option<String>,
 }
@@ -171,6 +189,10 @@ impl PageRange {
         match self.action {
             Action::Move => self.to_nodes[0],
             Action::Interleave => self.to_nodes[(i % self.to_nodes.len() as u64) as usize],
+            Action::WeightedInterleave => {
+                let slots = super::weights::Slots::new(self.weights.as_deref().unwrap_or(&[]));
+                self.to_nodes[slots.index(i).min(self.to_nodes.len() - 1)]
+            }
         }
     }
 }
@@ -482,8 +504,12 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
             let action = match string(field(o, &p, "action")?, &join(&p, "action"))? {
                 "move" => Action::Move,
                 "interleave" => Action::Interleave,
+                "weighted-interleave" => Action::WeightedInterleave,
                 other => {
-                    return err(&join(&p, "action"), format!("expected \"move\" or \"interleave\", found {other:?}"))
+                    return err(
+                        &join(&p, "action"),
+                        format!("expected \"move\", \"interleave\" or \"weighted-interleave\", found {other:?}"),
+                    )
                 }
             };
             let tp = join(&p, "toNodes");
@@ -498,9 +524,26 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                         format!("action \"interleave\" needs at least two nodes, found {}", to_nodes.len()),
                     )
                 }
+                Action::WeightedInterleave if to_nodes.is_empty() => {
+                    return err(&tp, "action \"weighted-interleave\" needs at least one node")
+                }
                 _ => {}
             }
+            if to_nodes.len() > node_ids.len() {
+                return err(&tp, format!("more nodes than target.machine.nodeIds has ({})", node_ids.len()));
+            }
             check_nodes_known(&to_nodes, &node_ids, &sorted_ids, &tp)?;
+            let wp = join(&p, "weights");
+            let weights = match (action, opt_field(o, "weights")) {
+                (Action::WeightedInterleave, Some(w)) => Some(super::weights::parse_weights(w, &wp, to_nodes.len())?),
+                (Action::WeightedInterleave, None) => {
+                    return err(&wp, "action \"weighted-interleave\" needs one weight (1-255) per node of toNodes")
+                }
+                (a, Some(_)) => {
+                    return err(&wp, format!("weights are only for \"weighted-interleave\", not {:?}", a.name()))
+                }
+                (_, None) => None,
+            };
             let expected_nodes = match opt_field(o, "expectedNodes") {
                 Some(e) => Some(node_map(e, &join(&p, "expectedNodes"))?),
                 None => None,
@@ -509,7 +552,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                 Some(s) => Some(string(s, &join(&p, "reason"))?.to_string()),
                 None => None,
             };
-            page_ranges.push(PageRange { start, end, action, to_nodes, expected_nodes, reason });
+            page_ranges.push(PageRange { start, end, action, to_nodes, weights, expected_nodes, reason });
         }
     }
     // overlaps
@@ -568,6 +611,11 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         None => Vec::new(),
     };
 
+    let system_weights = match opt_field(root, "systemWeights") {
+        Some(v) => Some(super::weights::parse_system_weights(v, &sorted_ids)?),
+        None => None,
+    };
+
     let expected = match opt_field(root, "expected") {
         Some(e) => {
             let o = obj(e, "expected")?;
@@ -590,7 +638,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         None => None,
     };
 
-    Ok(Plan { version, created_at, source, target, page_ranges, threads, objects, expected })
+    Ok(Plan { version, created_at, source, target, page_ranges, threads, objects, system_weights, expected })
 }
 
 #[cfg(test)]
