@@ -343,19 +343,22 @@ pub struct RangeReport {
 }
 
 /// The verification of a weighted-interleave range (docs/apply.md, "Weighted interleave"): the
-/// present pages per node against their share by weight, within one page per weight cycle.
+/// present pages per node against their share by weight. Whole weight cycles give each node
+/// exactly its weight; the last, partial cycle can put up to `w` pages more or less on a node of
+/// weight `w` than its exact share, so that is the tolerance (per node: at most one page per
+/// slot of a cycle), and no page may be left on a node outside `toNodes`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WeightCheck {
     /// Present pages found by the verification query.
     pub present: u64,
-    /// Weight cycles the present pages span (`ceil(present / sum(weights))`): the tolerance in pages.
+    /// Weight cycles the present pages span (`ceil(present / sum(weights))`).
     pub cycles: u64,
     /// Per target node: pages by weight (`present × w / sum(weights)`, rounded).
     pub expected: BTreeMap<u32, u64>,
     /// Per node (target or not): pages found.
     pub found: BTreeMap<u32, u64>,
-    /// Every target node within `cycles` pages of its share, and at most `cycles` pages elsewhere.
+    /// Every target node within its weight of its share, and no page elsewhere.
     pub ok: bool,
 }
 
@@ -369,10 +372,9 @@ impl WeightCheck {
         for (n, w) in to_nodes.iter().zip(weights) {
             let e = ((present as u128 * *w as u128 + total as u128 / 2) / total as u128) as u64;
             expected.insert(*n, e);
-            ok &= found.get(n).copied().unwrap_or(0).abs_diff(e) <= cycles;
+            ok &= found.get(n).copied().unwrap_or(0).abs_diff(e) <= *w as u64;
         }
-        let elsewhere: u64 = found.iter().filter(|(n, _)| !to_nodes.contains(n)).map(|(_, c)| c).sum();
-        ok &= elsewhere <= cycles;
+        ok &= found.iter().all(|(n, c)| *c == 0 || to_nodes.contains(n));
         WeightCheck { present, cycles, expected, found: found.clone(), ok }
     }
 }
@@ -2160,6 +2162,42 @@ mod tests {
             threads: vec![ThreadAffinity { tid: 6, cpus: vec![0, 1], start_time_ticks: Some("80".into()) }],
             system_weights: None,
         }
+    }
+
+    #[test]
+    fn weight_check_allows_one_page_per_cycle() {
+        let found = BTreeMap::from([(1, 75), (0, 25)]);
+        let c = WeightCheck::new(&[1, 0], &[3, 1], &found);
+        assert_eq!((c.present, c.cycles, c.ok), (100, 25, true));
+        assert_eq!(c.expected, BTreeMap::from([(1, 75), (0, 25)]));
+        // a partial cycle: 10 pages of 3:1 are 8 + 2 by slots, 7.5 + 2.5 by share
+        assert!(WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 8), (0, 2)])).ok);
+        // 3 cycles of 4 pages: node 0 (weight 1) has 5 more than its share
+        assert!(!WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 4), (0, 8)])).ok);
+        // one page off on the weight-1 node of 100 pages is within the tolerance, two are not
+        assert!(WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 74), (0, 26)])).ok);
+        assert!(!WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 73), (0, 27)])).ok);
+        // a page left on another node fails the check
+        let c = WeightCheck::new(&[1, 0], &[1, 1], &BTreeMap::from([(1, 2), (0, 2), (3, 1)]));
+        assert!(!c.ok, "{c:?}");
+    }
+
+    #[test]
+    fn rollback_record_with_system_weights() {
+        let mut r = record();
+        r.system_weights = Some(weights::WeightsState { weights: BTreeMap::from([(0, 1), (1, 4)]), auto: Some(true) });
+        let s = serde_json::to_string(&r).unwrap();
+        assert!(s.contains(r#""systemWeights":{"weights":{"0":1,"1":4},"auto":true}"#), "{s}");
+        assert_eq!(RollbackRecord::parse(&s).unwrap(), r);
+        let e = RollbackRecord::parse(&s.replace(r#""1":4"#, r#""1":0"#)).unwrap_err();
+        assert_eq!(e.path, "systemWeights.weights.1");
+        assert!(RollbackRecord::parse(&s.replace(r#""1":4"#, r#""1":999"#)).is_err());
+        assert!(RollbackRecord::parse(&s.replace(r#""1":4"#, r#""../../x":4"#)).is_err());
+        let e = RollbackRecord::parse(&s.replace(r#""1":4"#, r#""4096":4"#)).unwrap_err();
+        assert_eq!(e.path, "systemWeights.weights.4096");
+        // a record with only system weights is not empty
+        let only = RollbackRecord { pages: vec![], threads: vec![], ..r };
+        assert!(!only.is_empty());
     }
 
     #[test]

@@ -529,9 +529,6 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                 }
                 _ => {}
             }
-            if to_nodes.len() > node_ids.len() {
-                return err(&tp, format!("more nodes than target.machine.nodeIds has ({})", node_ids.len()));
-            }
             check_nodes_known(&to_nodes, &node_ids, &sorted_ids, &tp)?;
             let wp = join(&p, "weights");
             let weights = match (action, opt_field(o, "weights")) {
@@ -701,6 +698,46 @@ mod tests {
             .path,
             "target.machine"
         );
+    }
+
+    #[test]
+    fn weighted_interleave_ranges_and_system_weights() {
+        use serde_json::json;
+        let mut v = base();
+        v["pageRanges"][0] = json!({ "start": "0x1000", "end": "0x8000", "action": "weighted-interleave",
+                                     "toNodes": [1, 0], "weights": [3, 1] });
+        v["systemWeights"] = json!({ "weights": { "0": 1, "1": 3 }, "reason": "HMAT bandwidth" });
+        let p = plan_from_value(&v, 4096).unwrap();
+        let r = &p.page_ranges[0];
+        assert_eq!((r.action, r.weights.as_deref()), (Action::WeightedInterleave, Some(&[3u8, 1][..])));
+        let t: Vec<u32> = (0..8).map(|i| r.target_of(i)).collect();
+        assert_eq!(t, vec![1, 1, 1, 0, 1, 1, 1, 0]);
+        assert_eq!(p.system_weights.as_ref().unwrap().weights, BTreeMap::from([(0, 1), (1, 3)]));
+        let j = serde_json::to_value(r).unwrap();
+        assert_eq!((j["action"].as_str(), j["weights"].clone()), (Some("weighted-interleave"), json!([3, 1])));
+        // one node is allowed (all pages there)
+        let mut one = v.clone();
+        one["pageRanges"][0]["toNodes"] = json!([1]);
+        one["pageRanges"][0]["weights"] = json!([7]);
+        assert_eq!(plan_from_value(&one, 4096).unwrap().page_ranges[0].target_of(5), 1);
+        type Case = (Box<dyn FnOnce(&mut Value)>, &'static str);
+        let cases: Vec<Case> = vec![
+            (Box::new(|v| v["pageRanges"][0]["weights"] = json!([3])), "pageRanges[0].weights"),
+            (Box::new(|v| v["pageRanges"][0]["weights"] = json!([0, 1])), "pageRanges[0].weights[0]"),
+            (Box::new(|v| v["pageRanges"][0]["weights"] = json!([3, 256])), "pageRanges[0].weights[1]"),
+            (Box::new(|v| { v["pageRanges"][0].as_object_mut().unwrap().remove("weights"); }), "pageRanges[0].weights"),
+            (Box::new(|v| v["pageRanges"][0]["toNodes"] = json!([])), "pageRanges[0].toNodes"),
+            (Box::new(|v| v["pageRanges"][0]["toNodes"] = json!([1, 1])), "pageRanges[0].toNodes[1]"),
+            (Box::new(|v| v["pageRanges"][1]["weights"] = json!([1])), "pageRanges[1].weights"),
+            (Box::new(|v| v["systemWeights"]["weights"]["5"] = json!(1)), "systemWeights.weights.5"),
+            (Box::new(|v| v["systemWeights"]["weights"]["0"] = json!(0)), "systemWeights.weights.0"),
+        ];
+        for (i, (f, path)) in cases.into_iter().enumerate() {
+            let mut w = v.clone();
+            f(&mut w);
+            let e = plan_from_value(&w, 4096).unwrap_err();
+            assert_eq!(e.path, path, "case {i}: {e}");
+        }
     }
 
     #[test]
