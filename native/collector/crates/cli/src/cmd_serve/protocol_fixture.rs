@@ -170,6 +170,7 @@ fn probe() -> Vec<Probe> {
         nodes: 2,
         sources: sources.clone(),
         capabilities: capabilities.clone(),
+        placement: vec![],
     };
     // perf_event_paranoid unreadable (a container without /proc/sys), as root.
     let root = Probe {
@@ -178,6 +179,7 @@ fn probe() -> Vec<Probe> {
         nodes: 1,
         sources,
         capabilities,
+        placement: vec![],
     };
     vec![user, root]
 }

@@ -160,6 +160,13 @@ impl WeightsState {
     }
 }
 
+/// The `auto` mode file of `dir`, where the kernel has one: `auto` (Linux 6.16+), or
+/// `__auto_type`, the name some later kernels give it (their headers define `auto` as a macro
+/// for `__auto_type`, and the attribute's name is spelled through it; seen on 6.18).
+pub fn auto_file(dir: &Path) -> Option<std::path::PathBuf> {
+    ["auto", "__auto_type"].iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
+
 /// The running kernel's release (`/proc/sys/kernel/osrelease`), for messages.
 pub fn kernel_release() -> String {
     fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|_| "?".into())
@@ -205,8 +212,7 @@ pub fn read_state(dir: &Path) -> io::Result<WeightsState> {
         })?;
         st.weights.insert(n, w);
     }
-    let auto = dir.join("auto");
-    if auto.exists() {
+    if let Some(auto) = auto_file(dir) {
         let text = fs::read_to_string(&auto)?;
         st.auto = Some(parse_bool(&text).ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidData, format!("{}: {:?} is not a boolean", auto.display(), text.trim()))
@@ -217,7 +223,7 @@ pub fn read_state(dir: &Path) -> io::Result<WeightsState> {
 
 fn write_file(path: &Path, value: &str) -> io::Result<()> {
     // The files exist (sysfs); never create one.
-    let mut f = fs::OpenOptions::new().write(true).open(path)?;
+    let mut f = fs::OpenOptions::new().write(true).truncate(true).open(path)?;
     io::Write::write_all(&mut f, value.as_bytes())
 }
 
@@ -248,8 +254,7 @@ pub fn restore(dir: &Path, before: &WeightsState) -> Result<Vec<String>, String>
     }
     write_weights(dir, &present)?;
     if let Some(a) = before.auto {
-        let p = dir.join("auto");
-        if p.exists() {
+        if let Some(p) = auto_file(dir) {
             write_file(&p, if a { "1\n" } else { "0\n" }).map_err(|e| format!("writing {} to {}: {e}", a, p.display()))?;
         } else {
             skipped.push("auto (no such file)".into());
@@ -413,6 +418,17 @@ mod tests {
         let sw = SystemWeights { weights: BTreeMap::from([(7, 2)]), reason: None };
         let e = apply_system(d.path(), &sw, false).unwrap_err();
         assert!(e.starts_with("systemWeights.weights.7:"), "{e}");
+    }
+
+    #[test]
+    fn the_auto_file_under_its_other_name() {
+        let d = fake_sysfs(None);
+        fs::write(d.path().join("__auto_type"), "true\n").unwrap();
+        let st = read_state(d.path()).unwrap();
+        assert_eq!(st.auto, Some(true));
+        fs::write(d.path().join("__auto_type"), "false\n").unwrap();
+        restore(d.path(), &st).unwrap();
+        assert_eq!(fs::read_to_string(d.path().join("__auto_type")).unwrap(), "1\n");
     }
 
     #[test]
