@@ -260,6 +260,8 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
         stats: stats(dry_run),
         expected_nodes: Some(BTreeMap::from([(1, 2048)])),
         thp_pages: 0,
+        weights: None,
+        weight_check: None,
     };
     let expected = Expected {
         pages_to_move: Some(1536),
@@ -291,6 +293,7 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
         jobs: 1,
         elapsed_ms: 3.25,
         rollback_record: None,
+        system_weights: None,
     };
     let real = ApplyReport {
         dry_run: false,

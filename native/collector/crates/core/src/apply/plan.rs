@@ -424,40 +424,14 @@ fn parse_target(root: &serde_json::Map<String, Value>) -> Result<PlanTarget, Pla
     Ok(PlanTarget { pid: pid as i32, start_time_ticks, command, machine: PlanMachine { node_ids, distances } })
 }
 
-pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
-    if !page_size.is_power_of_two() {
-        return err("", format!("the machine's page size {page_size} is not a power of two"));
-    }
-    let root = obj(v, "")?;
-    let format = string(field(root, "", "format")?, "format")?;
-    if format != PLAN_FORMAT {
-        return err("format", format!("expected \"{PLAN_FORMAT}\", found {format:?}"));
-    }
-    let version = uint(field(root, "", "version")?, "version")?;
-    if version > PLAN_VERSION {
-        return err(
-            "version",
-            format!("plan version {version} is newer than the version this numascope understands ({PLAN_VERSION}); upgrade numascope"),
-        );
-    }
-    if version != PLAN_VERSION {
-        return err(
-            "version",
-            format!("unsupported plan version {version} (this numascope reads version {PLAN_VERSION})"),
-        );
-    }
-    let created_at = match opt_field(root, "createdAt") {
-        Some(c) => Some(string(c, "createdAt")?.to_string()),
-        None => None,
-    };
-    let source = opt_field(root, "source").cloned();
-
-    let target = parse_target(root)?;
-    let node_ids = target.machine.node_ids.clone();
-    let mut sorted_ids = node_ids.clone();
-    sorted_ids.sort_unstable();
-
-    // pageRanges
+/// The plan's `pageRanges`: each range checked (addresses, action, nodes, weights) and the
+/// limits on ranges and pages.
+fn parse_page_ranges(
+    root: &serde_json::Map<String, Value>,
+    node_ids: &[u32],
+    sorted_ids: &[u32],
+    page_size: u64,
+) -> Result<Vec<PageRange>, PlanError> {
     let mut page_ranges = Vec::new();
     let mut total_pages: u64 = 0;
     if let Some(prs) = opt_field(root, "pageRanges") {
@@ -529,7 +503,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                 }
                 _ => {}
             }
-            check_nodes_known(&to_nodes, &node_ids, &sorted_ids, &tp)?;
+            check_nodes_known(&to_nodes, node_ids, sorted_ids, &tp)?;
             let wp = join(&p, "weights");
             let weights = match (action, opt_field(o, "weights")) {
                 (Action::WeightedInterleave, Some(w)) => Some(super::weights::parse_weights(w, &wp, to_nodes.len())?),
@@ -552,6 +526,43 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
             page_ranges.push(PageRange { start, end, action, to_nodes, weights, expected_nodes, reason });
         }
     }
+    Ok(page_ranges)
+}
+
+pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
+    if !page_size.is_power_of_two() {
+        return err("", format!("the machine's page size {page_size} is not a power of two"));
+    }
+    let root = obj(v, "")?;
+    let format = string(field(root, "", "format")?, "format")?;
+    if format != PLAN_FORMAT {
+        return err("format", format!("expected \"{PLAN_FORMAT}\", found {format:?}"));
+    }
+    let version = uint(field(root, "", "version")?, "version")?;
+    if version > PLAN_VERSION {
+        return err(
+            "version",
+            format!("plan version {version} is newer than the version this numascope understands ({PLAN_VERSION}); upgrade numascope"),
+        );
+    }
+    if version != PLAN_VERSION {
+        return err(
+            "version",
+            format!("unsupported plan version {version} (this numascope reads version {PLAN_VERSION})"),
+        );
+    }
+    let created_at = match opt_field(root, "createdAt") {
+        Some(c) => Some(string(c, "createdAt")?.to_string()),
+        None => None,
+    };
+    let source = opt_field(root, "source").cloned();
+
+    let target = parse_target(root)?;
+    let node_ids = target.machine.node_ids.clone();
+    let mut sorted_ids = node_ids.clone();
+    sorted_ids.sort_unstable();
+
+    let page_ranges = parse_page_ranges(root, &node_ids, &sorted_ids, page_size)?;
     // overlaps
     let mut order: Vec<usize> = (0..page_ranges.len()).collect();
     order.sort_by_key(|&i| page_ranges[i].start);
