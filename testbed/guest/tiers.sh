@@ -44,13 +44,15 @@ grep -A 20 '^PLACEMENT' tp.txt | sed 's/^/    /'
 j=$(tr -d '\n' < tp.json | sed 's/": /":/g; s/, /,/g; s/  *//g')
 echo "$j" | grep -q '"id":"cpu-less-nodes","state":"1","value":\[2\]' || why="$why cpu-less-node-2-not-seen"
 echo "$j" | grep -q '"id":"weighted-interleave","state":"supported"' || why="$why weighted-interleave-not-supported"
+# the kernel puts the slower cpu-less node in a tier of its own (6.12: tier 4 nodes 0-1, tier 56 node 2)
+echo "$j" | grep -q '"id":"memory-tiers","state":"2tiers","value":{"[0-9]*":"0-1","[0-9]*":"2"}' || why="$why memory-tiers-not-0-1|2"
 bw2=$(cat $NODE/node2/access0/initiators/read_bandwidth 2>/dev/null)
 lat2=$(cat $NODE/node2/access0/initiators/read_latency 2>/dev/null)
 [ "$bw2" = "$EXPECT_BW_2" ] || why="$why sysfs-node2-bandwidth=$bw2(qemu-gave-$EXPECT_BW_2)"
 echo "$j" | grep -q "\"2\":{\"initiators\":\[0\],\"readBandwidthMBps\":$bw2,\"readLatencyNs\":$lat2," || why="$why probe-hmat-node2(sysfs:$bw2MB/s,${lat2}ns)"
 grep -q "N2: read $bw2 MB/s $lat2 ns from node \[0\]" tp.txt || why="$why probe-text-hmat"
 if [ -z "$why" ]; then
-  pass t-probe "cpu-less node 2 seen, HMAT node2 $bw2 MB/s $lat2 ns from node 0, weighted interleave supported ($t0 -> $(now) s)"
+  pass t-probe "cpu-less node 2 seen, in a memory tier of its own; HMAT node2 $bw2 MB/s $lat2 ns from node 0; weighted interleave supported ($t0 -> $(now) s)"
 else
   dump "probe" tp.txt 80; dump "probe --json" tp.json 200; dump stderr tp.err
   fail t-probe "$why"
