@@ -98,16 +98,17 @@ fn weighted_interleave(sys: &Path) -> PlacementFeature {
 
 fn memory_tiers(sys: &Path) -> PlacementFeature {
     let dir = sys.join("devices/virtual/memory_tiering");
-    let tiers: Vec<(u32, String)> = numbered(&dir, "memory_tier")
-        .into_iter()
-        .filter_map(|(n, p)| Some((n, read(&p.join("nodelist"))?)))
-        .collect();
+    let tiers: Vec<(u32, String)> =
+        numbered(&dir, "memory_tier").into_iter().filter_map(|(n, p)| Some((n, read(&p.join("nodelist"))?))).collect();
     if tiers.is_empty() {
         return PlacementFeature {
             id: "memory-tiers".into(),
             state: "absent".into(),
             value: Value::Null,
-            meaning: format!("no {}/memory_tier*: the kernel sees one kind of memory (no tiers to demote to)", dir.display()),
+            meaning: format!(
+                "no {}/memory_tier*: the kernel sees one kind of memory (no tiers to demote to)",
+                dir.display()
+            ),
         };
     }
     let value: BTreeMap<String, String> = tiers.iter().map(|(n, l)| (n.to_string(), l.clone())).collect();
@@ -174,12 +175,7 @@ fn cpu_less_nodes(sys: &Path, topo: &Topology) -> PlacementFeature {
              never lands there by itself (bind, interleave or weighted interleave put pages there, or demotion does)"
         )
     };
-    PlacementFeature {
-        id: "cpu-less-nodes".into(),
-        state: ids.len().to_string(),
-        value: json!(ids),
-        meaning,
-    }
+    PlacementFeature { id: "cpu-less-nodes".into(), state: ids.len().to_string(), value: json!(ids), meaning }
 }
 
 /// HMAT figures per memory node (`nodeN/access0/initiators/*`: from the nearest initiator;
@@ -341,7 +337,10 @@ mod tests {
         let f = placement_features(&sys, &proc_, &topo());
         let by = |id: &str| f.iter().find(|x| x.id == id).unwrap().clone();
         let wi = by("weighted-interleave");
-        assert_eq!((wi.state.as_str(), wi.value["weights"]["1"].as_u64(), wi.value["auto"].as_bool()), ("supported", Some(2), Some(true)));
+        assert_eq!(
+            (wi.state.as_str(), wi.value["weights"]["1"].as_u64(), wi.value["auto"].as_bool()),
+            ("supported", Some(2), Some(true))
+        );
         assert!(wi.meaning.contains("N0=5 N1=2") && wi.meaning.contains("mode auto"), "{}", wi.meaning);
         let t = by("memory-tiers");
         assert_eq!((t.state.as_str(), t.value["22"].as_str()), ("2 tiers", Some("1")));
@@ -372,7 +371,16 @@ mod tests {
         let ids: Vec<&str> = f.iter().map(|x| x.id.as_str()).collect();
         assert_eq!(
             ids,
-            ["weighted-interleave", "memory-tiers", "demotion", "numa-balancing", "cpu-less-nodes", "hmat", "damon-modules", "sched-ext"]
+            [
+                "weighted-interleave",
+                "memory-tiers",
+                "demotion",
+                "numa-balancing",
+                "cpu-less-nodes",
+                "hmat",
+                "damon-modules",
+                "sched-ext"
+            ]
         );
         assert!(f[0].meaning.contains("Linux 6.9") && f[0].state == "absent");
         assert!(f.iter().filter(|x| x.id != "cpu-less-nodes" && x.id != "damon-modules").all(|x| x.state == "absent"));

@@ -139,7 +139,11 @@ impl WeightsState {
         for (n, w) in &self.weights {
             let p = format!("{path}.weights.{n}");
             if *n as usize >= MAX_NODES {
-                return Err(PlanError::invalid("rollback record", &p, format!("node {n} is beyond the largest node id")));
+                return Err(PlanError::invalid(
+                    "rollback record",
+                    &p,
+                    format!("node {n} is beyond the largest node id"),
+                ));
             }
             if *w == 0 {
                 return Err(PlanError::invalid("rollback record", &p, "weight 0 is outside 1-255"));
@@ -208,14 +212,20 @@ pub fn read_state(dir: &Path) -> io::Result<WeightsState> {
         }
         let text = fs::read_to_string(e.path())?;
         let w: u8 = text.trim().parse().map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("{}: {:?} is not a weight", e.path().display(), text.trim()))
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {:?} is not a weight", e.path().display(), text.trim()),
+            )
         })?;
         st.weights.insert(n, w);
     }
     if let Some(auto) = auto_file(dir) {
         let text = fs::read_to_string(&auto)?;
         st.auto = Some(parse_bool(&text).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("{}: {:?} is not a boolean", auto.display(), text.trim()))
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {:?} is not a boolean", auto.display(), text.trim()),
+            )
         })?);
     }
     Ok(st)
@@ -255,7 +265,8 @@ pub fn restore(dir: &Path, before: &WeightsState) -> Result<Vec<String>, String>
     write_weights(dir, &present)?;
     if let Some(a) = before.auto {
         if let Some(p) = auto_file(dir) {
-            write_file(&p, if a { "1\n" } else { "0\n" }).map_err(|e| format!("writing {} to {}: {e}", a, p.display()))?;
+            write_file(&p, if a { "1\n" } else { "0\n" })
+                .map_err(|e| format!("writing {} to {}: {e}", a, p.display()))?;
         } else {
             skipped.push("auto (no such file)".into());
         }
