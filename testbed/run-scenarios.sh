@@ -30,7 +30,7 @@ case "$ONLY" in
 esac
 # The tiers boot (host/tiers.sh, guest/tiers.sh): a cpu-less memory node with HMAT figures.
 # TESTBED_TIERS=0 leaves it out.
-T_SCENARIOS="t-probe t-weighted-apply t-weighted-rollback t-bench"
+T_SCENARIOS="t-probe t-weighted-apply t-weighted-rollback t-run-weighted t-bench"
 [ -z "$ONLY" ] && [ "${TESTBED_TIERS:-1}" != 0 ] || T_SCENARIOS=""
 SCENARIOS="$SCENARIOS $T_SCENARIOS"
 # Rounds of scenario g (each: migratepages, apply, apply --jobs 1, in alternating order).

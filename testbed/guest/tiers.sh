@@ -154,6 +154,64 @@ else
   fail t-weighted-rollback "$why"
 fi
 
+# ------------------------------------------------------------------ t-run-weighted
+# `numascope run --plan --set-system-weights`: scenario i's fixture (crates/cli/tests/fixtures/
+# place.c) under the allocation shim; its site b (6 MiB: 1535 whole pages) gets MPOL_WEIGHTED_INTERLEAVE
+# over nodes 0 and 2 with the HMAT weights; run writes those weights to sysfs for the run (the kernel
+# takes them from there) and restores the previous ones after the program exits.
+t0=$(now)
+why=""
+P=/bin/placeprog
+SHIM=/lib/numascope/libnumascope_allocshim.so
+maps_at() {
+  a=$(printf '%x' $(( (0x$1 + 4095) & ~4095 )))
+  grep "^NUMA_MAPS $a " tr.out | head -1
+}
+if [ ! -x $P ] || [ ! -f $SHIM ]; then
+  fail t-run-weighted "the host did not put the shim and its fixture into the guest (no C compiler? shim build failed?)"
+elif [ $w0 = 0 ]; then
+  fail t-run-weighted "no HMAT weights (see t-weighted-apply)"
+else
+  wi_before=$(wi_state)
+  mkdir -p /tmp/talloc
+  LD_PRELOAD=$SHIM NUMASCOPE_ALLOC_DIR=/tmp/talloc NUMASCOPE_ALLOC_SAMPLE_BYTES=0 $P > tr.rec.out 2> tr.rec.err || why="$why recording-run-failed"
+  $N debug alloc-frames /tmp/talloc --min-bytes 4194304 > tr.frames 2> tr.frames.err || why="$why alloc-frames-failed"
+  fb=$(grep '"size":6291456' tr.frames | head -1 | sed 's/.*"frames":\(\[[^]]*\]\).*/\1/')
+  case "$fb" in *'"offset"'*) ;; *) why="$why no-frames-for-site-b";; esac
+  cat > tr.plan.json <<PLAN
+{"format":"numascope-plan","version":1,"source":{"policy":"weighted-interleave"},
+ "target":{"pid":1,"command":["$P"],"machine":{"nodeIds":[0,1,2]}},
+ "objects":[{"site":"place.c alloc_b","frames":$fb,"size":{"min":6291456,"max":6291456},
+   "policy":"weighted-interleave","nodes":[0,2],"weights":[$w0,$w2]}]}
+PLAN
+  # without the flag (weights 1 in sysfs) the run is refused, naming both ways out
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan tr.plan.json -- $P > /dev/null 2> tr.refused.err; rc=$?
+  [ $rc = 1 ] && grep -q -- "--set-system-weights" tr.refused.err || why="$why no-refusal(rc=$rc)"
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan tr.plan.json --set-system-weights --report tr.report.json -- $P > tr.out 2> tr.err
+  rc=$?
+  [ $rc = 0 ] || why="$why run-rc=$rc"
+  b=$(sed -n 's/^ADDR b \([0-9a-f]*\) .*/\1/p' tr.out)
+  lb=$(maps_at "${b:-0}")
+  echo "--- t: site b: $lb"
+  echo "$lb" | grep -q ' weighted interleave:0,2 ' || why="$why b-not-weighted-0,2"
+  n0=$(echo "$lb" | tr ' ' '\n' | sed -n 's/^N0=//p'); n2=$(echo "$lb" | tr ' ' '\n' | sed -n 's/^N2=//p')
+  # the kernel's weighted round robin: per-node counts within one page per weight cycle of the
+  # weights' share (its slot origin is the mapping's page offset, not ours)
+  W=$((w0 + w2)); cycles=$(((1535 + W - 1) / W)); d0=$((${n0:-0} - 1535 * w0 / W)); d0=${d0#-}
+  { [ "$(( ${n0:-0} + ${n2:-0} ))" = 1535 ] && [ $d0 -le $cycles ] && [ $d0 -le $w0 ]; } || why="$why b-split(N0=${n0:-0},N2=${n2:-0};weights $w0:$w2)"
+  grep -q "wrote the system-wide weights N0=$w0 N2=$w2 for the run" tr.err || why="$why no-wrote-line"
+  grep -q "system-wide weights were restored to" tr.err || why="$why no-restored-line"
+  grep -q "numactl --weighted-interleave=0,2 -- /bin/placeprog  (with the kernel's system-wide weights" tr.err || why="$why no-numactl-line"
+  wi_after=$(wi_state)
+  [ "$wi_after" = "$wi_before" ] || why="$why weights-not-restored=[$wi_after](before [$wi_before])"
+  if [ -z "$why" ]; then
+    pass t-run-weighted "site b under MPOL_WEIGHTED_INTERLEAVE 0,2 with the HMAT weights $w0:$w2: N0=$n0 N2=$n2; sysfs weights written for the run and restored [$wi_after] ($t0 -> $(now) s)"
+  else
+    dump "run stderr" tr.err 40; dump "refused" tr.refused.err 10; dump "frames" tr.frames 10; dump "plan" tr.plan.json 10
+    fail t-run-weighted "$why"
+  fi
+fi
+
 # ------------------------------------------------------------------ t-bench
 # issue 15: `numascope bench --quick` measures the cpu-less node as a memory node from every cpu
 # node (small arrays: node 2 has 256 MiB, and TCG is slow).

@@ -36,6 +36,13 @@ rm -rf "$RT" && mkdir -p "$RT"/{bin,proc,sys,dev,tmp}
 cp "$BUSYBOX" "$RT/bin/busybox"
 cp "$BIN/numascope" "$BIN/numascope-testload" "$RT/bin/"
 cp "$HERE/guest/init" "$RT/init" && cp "$HERE/guest/tiers.sh" "$RT/scenarios.sh" && chmod +x "$RT/init"
+# t-run-weighted: the allocation shim and scenario i's C fixture, with the libraries they load
+if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$PLACE_BIN" ]; then
+  mkdir -p "$RT/lib/numascope" && cp "$SHIM" "$RT/lib/numascope/" && cp "$PLACE_BIN" "$RT/bin/placeprog"
+  for lib in $( (ldd "$SHIM"; ldd "$PLACE_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
+    mkdir -p "$RT$(dirname "$lib")" && cp -L "$lib" "$RT$lib"
+  done
+fi
 {
   echo "EXPECT_CPULESS=2"
   echo "EXPECT_BW_0=20480"; echo "EXPECT_BW_2=5120"; echo "EXPECT_LAT_2=250"
