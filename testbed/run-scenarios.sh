@@ -28,6 +28,11 @@ case "$ONLY" in
   g-bench-migrate) SCENARIOS=$ONLY ;;
   *) echo "TESTBED_ONLY=$ONLY: only g-bench-migrate can run alone (the others depend on each other); unset it for the whole suite" >&2; exit 2 ;;
 esac
+# The tiers boot (host/tiers.sh, guest/tiers.sh): a cpu-less memory node with HMAT figures.
+# TESTBED_TIERS=0 leaves it out.
+T_SCENARIOS="t-probe t-weighted-apply t-weighted-rollback t-run-weighted t-bench"
+[ -z "$ONLY" ] && [ "${TESTBED_TIERS:-1}" != 0 ] || T_SCENARIOS=""
+SCENARIOS="$SCENARIOS $T_SCENARIOS"
 # Rounds of scenario g (each: migratepages, apply, apply --jobs 1, in alternating order).
 BENCH_ROUNDS=${TESTBED_BENCH_ROUNDS:-5}
 case "$BENCH_ROUNDS" in ''|*[!0-9]*|0) echo "TESTBED_BENCH_ROUNDS=$BENCH_ROUNDS: expected a positive whole number" >&2; exit 2 ;; esac
@@ -244,7 +249,7 @@ boot() {
   say "booting ($ACCEL, $(basename "$KERNEL"), timeout ${TMO}s); serial log: $LOG"
   t=$(date +%s.%N)
   timeout --kill-after=5 "$TMO" qemu-system-x86_64 -accel "$ACCEL" -nodefaults -display none -no-reboot \
-    -serial stdio "${CHAN_ARGS[@]}" -kernel "$KERNEL" -initrd "$WORK/initrd.gz" -append "$APPEND" "${QARGS[@]}" \
+    -serial stdio "${CHAN_ARGS[@]}" -kernel "$KERNEL" -initrd "${INITRD:-$WORK/initrd.gz}" -append "$APPEND" "${QARGS[@]}" \
     < /dev/null > "$LOG" 2>&1
   qrc=$?
   BOOT_S=$(el "$t")
@@ -263,6 +268,9 @@ if grep -aq 'Kernel panic - not syncing' "$LOG" && [ "${TESTBED_PANIC_RETRY:-1}"
   cp "$LOG" "$LOG.panic"
   boot
 fi
+
+# the second, separate boot with a cpu-less memory node (its log is appended to $LOG)
+[ -n "$T_SCENARIOS" ] && . "$HERE/host/tiers.sh"
 
 # ------------------------------------------------------------------ 6. results
 if [ "${TESTBED_VERBOSE:-0}" != 0 ]; then cat "$LOG" >&2; fi

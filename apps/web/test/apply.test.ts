@@ -111,6 +111,7 @@ describe('LiveApi apply and rollback', () => {
       [409, 'pid-reused'],
       [409, 'wrong-machine'],
       [403, 'permission'],
+      [422, 'kernel-unsupported'],
     ] as const) {
       const { api } = fake(() => json(status, { error: { code, message: `${code}: because` } }));
       const err = await api.apply({ plan: PLAN, pid: 42, dryRun: true }).catch((e: unknown) => e);

@@ -52,6 +52,8 @@ const HINTS: Record<string, string> = {
   'foreign-thread': 'A thread in the plan or record belongs to another process; nothing was changed.',
   'range-not-mapped': 'No page of a range in the plan is mapped in the process any more (it freed or remapped that memory): record again and make a new plan.',
   'duplicate-key': 'The request names a key twice in one object; the message says which.',
+  'kernel-unsupported':
+    'This kernel lacks a feature the plan needs (the message names the version: weighted-interleave system weights need Linux 6.9); weighted-interleave page ranges alone still apply.',
 };
 
 export function ApplyPanel({

@@ -64,6 +64,12 @@ pub struct ApplyArgs {
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
 
+    /// Write the plan's systemWeights to /sys/kernel/mm/mempolicy/weighted_interleave/nodeN
+    /// (Linux 6.9 or later, root). They are system-wide: every process's weighted interleave uses
+    /// them. The previous weights and the auto mode go into the rollback record.
+    #[arg(long = "set-system-weights")]
+    set_system_weights: bool,
+
     /// Print where the time went on stderr (one `numascope: timings key=value …` line, also
     /// with --quiet; docs/apply.md, "Where the time goes").
     #[arg(long = "timings")]
@@ -122,6 +128,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         no_skip: args.no_skip,
         pause: args.pause_ms.map(Duration::from_millis),
         jobs: args.jobs.unwrap_or(0) as usize,
+        set_system_weights: args.set_system_weights,
         ..Default::default()
     };
     let started_ms = unix_ms();
@@ -328,6 +335,18 @@ pub fn human(r: &ApplyReport) -> String {
                 );
             }
         }
+        if let Some(w) = &g.weight_check {
+            let _ = writeln!(
+                s,
+                "  weights:        {:?} over {:?}: expected {} found {} (tolerance {} pages, one per weight cycle): {}",
+                g.weights.as_deref().unwrap_or(&[]),
+                g.to_nodes,
+                nodes(&w.expected),
+                nodes(&w.found),
+                w.cycles,
+                if w.ok { "match" } else { "MISMATCH" }
+            );
+        }
         if g.thp_pages > 0 {
             let _ = writeln!(s, "  transparent huge pages: {} base pages of this range", g.thp_pages);
         }
@@ -354,6 +373,20 @@ pub fn human(r: &ApplyReport) -> String {
                 t.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
             );
         }
+    }
+    if let Some(w) = &r.system_weights {
+        let _ = writeln!(
+            s,
+            "system weights ({}): before {}; {} {}{}",
+            w.operation,
+            w.before.describe(),
+            if r.dry_run { "would write" } else { "wrote" },
+            numascope_core::apply::weights::WeightsState { weights: w.planned.clone(), auto: None }.describe(),
+            w.after
+                .as_ref()
+                .map(|a| format!("; read back {}{}", a.describe(), if w.matched { "" } else { " (DIFFERS)" }))
+                .unwrap_or_default()
+        );
     }
     let p = &r.pages;
     let _ = writeln!(s, "total: {} pages planned to move, {} already in place", p.to_move, p.already_in_place);

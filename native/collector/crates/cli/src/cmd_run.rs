@@ -47,6 +47,13 @@ pub struct RunArgs {
           value_parser = clap::builder::PossibleValuesParser::new(["refuse", "interleave"]))]
     weights_fallback: String,
 
+    /// Write the weights of the plan's weighted-interleave entries (and its systemWeights) to
+    /// /sys/kernel/mm/mempolicy/weighted_interleave/nodeN for the run (Linux 6.9 or later, root),
+    /// and restore the previous weights and auto mode when the program exits. The weights are
+    /// system-wide: other processes' weighted interleave uses them while the program runs.
+    #[arg(long = "set-system-weights")]
+    set_system_weights: bool,
+
     /// Print nothing on stderr but errors (the report still goes to --report).
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
@@ -92,6 +99,33 @@ struct Prepared {
     shim: PathBuf,
     page_size: u64,
     warnings: Vec<String>,
+    /// `--set-system-weights`: what was written (the snapshot to restore after the run).
+    system: Option<apply::weights::SystemWeightsReport>,
+}
+
+/// `--set-system-weights`: writes the weights the plan's entries need (a dry run only reads the
+/// current ones) and says so; the report's `before` is restored after the run.
+fn set_run_weights(args: &RunArgs, plan: &Plan, warnings: &mut Vec<String>) -> Result<Option<apply::weights::SystemWeightsReport>, (u8, String)> {
+    use apply::weights;
+    if !args.set_system_weights {
+        return Ok(None);
+    }
+    let Some(sw) = launch::run_system_weights(plan).map_err(|e| (EXIT_RUNTIME, e))? else {
+        warnings.push("--set-system-weights: the plan has no weighted-interleave entry and no systemWeights: nothing written".into());
+        return Ok(None);
+    };
+    let dir = Path::new(weights::WEIGHTS_SYSFS);
+    let r = weights::apply_system(dir, &sw, args.dry_run).map_err(|e| (EXIT_RUNTIME, format!("--set-system-weights: {e}")))?;
+    let want = weights::WeightsState { weights: sw.weights.clone(), auto: None }.describe();
+    warnings.push(if args.dry_run {
+        format!("--set-system-weights: would write the system-wide weights {want} for the run (now {}) and restore them after it", r.before.describe())
+    } else {
+        format!(
+            "--set-system-weights: wrote the system-wide weights {want} for the run (they were {}; restored when the program exits)",
+            r.before.describe()
+        )
+    });
+    Ok(Some(r))
 }
 
 fn prepare(args: &RunArgs) -> Result<Prepared, (u8, String)> {
@@ -140,26 +174,39 @@ fn prepare(args: &RunArgs) -> Result<Prepared, (u8, String)> {
             ),
         )
     })?;
+    let system = set_run_weights(args, &plan, &mut warnings)?;
+    // Anything refused from here on restores the weights just written.
+    let restore = |e: (u8, String)| {
+        if let Some(r) = system.as_ref().filter(|_| !args.dry_run) {
+            let _ = apply::weights::restore(Path::new(apply::weights::WEIGHTS_SYSFS), &r.before);
+        }
+        e
+    };
     let fallback =
         if args.weights_fallback == "interleave" { WeightsFallback::Interleave } else { WeightsFallback::Refuse };
-    let (policies, w) = launch::check_weights(&plan, Path::new(launch::WEIGHTED_INTERLEAVE_SYSFS), fallback)
-        .map_err(|e| (EXIT_RUNTIME, e))?;
+    let (policies, w) = if system.is_some() && args.dry_run {
+        // a dry run writes nothing: the weighted entries are checked against the weights it would write
+        (plan.objects.iter().map(|o| o.policy).collect(), Vec::new())
+    } else {
+        launch::check_weights(&plan, Path::new(launch::WEIGHTED_INTERLEAVE_SYSFS), fallback)
+            .map_err(|e| restore((EXIT_RUNTIME, e)))?
+    };
     warnings.extend(w);
-    let shim_plan = launch::shim_plan(&plan, &policies, &topo).map_err(|e| (EXIT_RUNTIME, e))?;
+    let shim_plan = launch::shim_plan(&plan, &policies, &topo).map_err(|e| restore((EXIT_RUNTIME, e)))?;
     let shim = shim_path().filter(|p| p.is_file()).ok_or_else(|| {
-        (
+        restore((
             EXIT_RUNTIME,
             format!("{SHIM_FILE_NAME} was not found next to numascope; set NUMASCOPE_ALLOC_SHIM to its path"),
-        )
+        ))
     })?;
     let shim_s = shim.to_string_lossy();
     if shim_s.contains([':', ' ']) || !shim.is_absolute() {
-        return Err((
+        return Err(restore((
             EXIT_RUNTIME,
             format!("the shim's path {shim_s:?} must be absolute and without ':' or spaces to go in LD_PRELOAD"),
-        ));
+        )));
     }
-    Ok(Prepared { text, plan, policies, shim_plan, shim, page_size: topo.page_size_bytes, warnings })
+    Ok(Prepared { text, plan, policies, shim_plan, shim, page_size: topo.page_size_bytes, warnings, system })
 }
 
 fn say(quiet: bool, s: &str) {
@@ -192,23 +239,38 @@ pub fn cmd_run(args: RunArgs) -> CmdResult {
             say(args.quiet, &format!("  warning: {w}\n"));
         }
         if let Some(f) = &fallback {
-            say(args.quiet, &format!("whole-process fallback (coarser): {f}\n"));
+            say(args.quiet, &format!("whole-process fallback (coarser): {f}{}\n", weights_note(f)));
         }
         write_report(args.report.as_deref(), &report)?;
         return Ok(0);
     }
 
-    let dir = private_scratch().map_err(|e| (EXIT_RUNTIME, format!("creating a private temporary directory: {e}")))?;
-    let result = launch_and_wait(&args, &p, &dir, report, started);
-    let _ = std::fs::remove_dir_all(&dir);
-    let report = result?;
+    let dir = private_scratch().map_err(|e| (EXIT_RUNTIME, format!("creating a private temporary directory: {e}")));
+    let result = dir.and_then(|dir| {
+        let r = launch_and_wait(&args, &p, &dir, report, started);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    });
+    // --set-system-weights: the previous weights come back whatever happened to the program
+    let restored = p.system.as_ref().map(|s| apply::weights::restore_system(Path::new(apply::weights::WEIGHTS_SYSFS), &s.before));
+    let mut report = result?;
+    match restored {
+        Some(Ok((r, skipped))) => report.warnings.push(format!(
+            "--set-system-weights: the system-wide weights were restored to {}{}{}",
+            r.after.as_ref().map(|a| a.describe()).unwrap_or_default(),
+            if r.matched { "" } else { " (they differ from the snapshot: another writer?)" },
+            if skipped.is_empty() { String::new() } else { format!("; not restored: {}", skipped.join(", ")) }
+        )),
+        Some(Err(e)) => report.warnings.push(format!("--set-system-weights: restoring the system-wide weights failed: {e}")),
+        None => {}
+    }
     say(args.quiet, &format!("numascope run: {:?} exited ({}):\n", args.command, exit_words(&report)));
     say(args.quiet, &launch::describe_report(&report, &p.plan));
     for w in &report.warnings {
         say(args.quiet, &format!("  warning: {w}\n"));
     }
     if let Some(f) = &fallback {
-        say(args.quiet, &format!("whole-process fallback (coarser): {f}\n"));
+        say(args.quiet, &format!("whole-process fallback (coarser): {f}{}\n", weights_note(f)));
     }
     write_report(args.report.as_deref(), &report)?;
     Ok(match (report.exit_code, report.signal) {
@@ -216,6 +278,15 @@ pub fn cmd_run(args: RunArgs) -> CmdResult {
         (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
         _ => EXIT_RUNTIME,
     })
+}
+
+/// numactl's weighted interleave takes the kernel's system-wide weights, not the plan's.
+fn weights_note(line: &str) -> &'static str {
+    if line.contains("--weighted-interleave") {
+        "  (with the kernel's system-wide weights in /sys/kernel/mm/mempolicy/weighted_interleave, which --set-system-weights sets)"
+    } else {
+        ""
+    }
 }
 
 fn exit_words(r: &RunReport) -> String {

@@ -441,6 +441,7 @@ fn apply_error(e: &numascope_core::apply::ApplyError) -> Resp {
         E::ForeignThread { .. } => (409, "foreign-thread"),
         E::RangeNotMapped { .. } => (409, "range-not-mapped"),
         E::Permission(_) => (403, "permission"),
+        E::Unsupported(_) => (422, "kernel-unsupported"),
         E::Io(_) => (500, "io"),
     };
     api_error(status, code, &e.to_string())
@@ -494,7 +495,8 @@ fn apply_plan(body: &[u8]) -> Resp {
             ),
         );
     }
-    let opts = apply::ApplyOptions { dry_run, budget, ..Default::default() };
+    let set_system_weights = v.get("setSystemWeights").and_then(Value::as_bool).unwrap_or(false);
+    let opts = apply::ApplyOptions { dry_run, budget, set_system_weights, ..Default::default() };
     match apply::apply(&plan, &topo, &opts) {
         Ok(out) => json_response(200, &apply_answer(&out.report, (!dry_run).then_some(&out.rollback))),
         Err(e) => apply_error(&e),

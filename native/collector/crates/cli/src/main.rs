@@ -515,6 +515,12 @@ fn cmd_probe(json: bool) -> CliResult {
     for c in &p.capabilities {
         println!("{:<w$}  {:<13}  {}", c.metric, c.status, c.reason);
     }
+    println!();
+    let w = p.placement.iter().map(|f| f.id.len()).max().unwrap_or(9).max(9);
+    println!("{:<w$}  {:<13}  WHAT IT MEANS FOR PLACEMENT", "PLACEMENT", "STATE");
+    for f in &p.placement {
+        println!("{:<w$}  {:<13}  {}", f.id, f.state, f.meaning);
+    }
     Ok(())
 }
 

@@ -448,6 +448,16 @@ fn probe_and_topology_commands() {
     for s in j["sources"].as_array().unwrap() {
         assert!(!s["reason"].as_str().unwrap().is_empty());
     }
+    // placement features: one line each on what they mean, the kernel's weighted interleave as sysfs says
+    let ids: Vec<&str> = j["placement"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        ["weighted-interleave", "memory-tiers", "demotion", "numa-balancing", "cpu-less-nodes", "hmat", "damon-modules", "sched-ext"]
+    );
+    assert!(j["placement"].as_array().unwrap().iter().all(|f| !f["meaning"].as_str().unwrap().is_empty()));
+    let wi = std::path::Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir();
+    assert_eq!(j["placement"][0]["state"], if wi { "supported" } else { "absent" });
+    assert!(s.contains("WHAT IT MEANS FOR PLACEMENT"), "{s}");
     let o = run(&["topology", "--json"]);
     assert!(o.status.success());
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -339,3 +339,46 @@ fn run_plan_refusals() {
         eprintln!("SKIP static refusal: cc -static does not work here");
     }
 }
+
+/// Weighted-interleave entries whose weights the kernel does not have: refused with both numbers
+/// and the two ways out; `--set-system-weights --dry-run` says what it would write and writes
+/// nothing (the real write is exercised in the testbed's tiers guest); two entries giving one node
+/// different weights cannot share a run.
+#[test]
+fn run_plan_weighted_entries_and_system_weights() {
+    let tmp = Tmp::new("run-plan-weights");
+    let dir = Path::new("/sys/kernel/mm/mempolicy/weighted_interleave");
+    let have = node0_weight();
+    let other = have.map_or(7, |w| if w == 7 { 8 } else { 7 });
+    let entry = |w: u64, off: &str| {
+        json!({ "frames": [ { "module": "/bin/true", "offset": off } ], "size": { "min": 4096, "max": 8192 },
+                "policy": "weighted-interleave", "nodes": [0], "weights": [w] })
+    };
+    let plan = |objects: Value| {
+        json!({ "format": "numascope-plan", "version": 1,
+                "target": { "pid": 1, "command": ["sh"], "machine": { "nodeIds": [0] } }, "objects": objects })
+    };
+    let write = |name: &str, v: &Value| {
+        let p = tmp.file(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let p = write("w.json", &plan(json!([entry(other, "0x10")])));
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "--", "sh", "-c", "exit 0"], &tmp.0);
+    assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("--weights-fallback interleave"), "{}", o.stderr);
+    if dir.is_dir() {
+        assert!(o.stderr.contains(&format!("plan: {other}")) && o.stderr.contains("--set-system-weights"), "{}", o.stderr);
+        let o = run(&["run", "--plan", p.to_str().unwrap(), "--dry-run", "--set-system-weights", "--", "sh"], &tmp.0);
+        assert!(o.status.success(), "{}", o.stderr);
+        assert!(o.stderr.contains(&format!("would write the system-wide weights N0={other}")), "{}", o.stderr);
+        assert!(o.stderr.contains("numactl --weighted-interleave=0 -- sh"), "{}", o.stderr);
+        assert_eq!(node0_weight(), have, "a dry run writes nothing");
+    } else {
+        assert!(o.stderr.contains("Linux 6.9"), "{}", o.stderr);
+    }
+    let p = write("clash.json", &plan(json!([entry(2, "0x10"), entry(3, "0x20")])));
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "--dry-run", "--set-system-weights", "--", "sh"], &tmp.0);
+    assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("objects[1].weights[0] gives node 0 weight 3 but objects[0].weights[0] gives it 2"), "{}", o.stderr);
+}

@@ -11,6 +11,7 @@ pub mod numa_sys;
 pub mod perfdata;
 pub mod privileges;
 pub mod probe;
+pub mod probe_placement;
 pub mod procfs;
 pub mod recorder;
 /// `numascope_core::record::…` paths keep working for code written against that name.

@@ -71,6 +71,12 @@ pub struct Probe {
     pub nodes: usize,
     pub sources: Vec<SourceProbe>,
     pub capabilities: Vec<MetricProbe>,
+    /// Kernel features and running agents that decide or change placement (weighted interleave,
+    /// memory tiers, demotion, NUMA balancing, cpu-less nodes, HMAT, DAMON modules, sched_ext),
+    /// each with what it means for placement (docs/capabilities.md, "Placement features").
+    /// Left out when empty (serialised probes written before it had none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::probe_placement::PlacementFeature>,
 }
 
 fn list_pmus(sys_root: &Path) -> Vec<String> {
@@ -336,7 +342,8 @@ pub fn probe_with(topology: &Topology, opts: &ProbeOptions) -> Probe {
         (why("mc-", &["uncore_imc", "amd_umc", "amd_df"]), why("link-", &["uncore_upi", "uncore_qpi", "amd_df"]));
 
     let capabilities = metric_capabilities(&sources, topology, proc_, uncore_kinds, &uncore_why, &hinting);
-    Probe { privileges: privs, pmus, nodes, sources, capabilities }
+    let placement = crate::probe_placement::placement_features(sys, proc_, topology);
+    Probe { privileges: privs, pmus, nodes, sources, capabilities, placement }
 }
 
 /// `uncore`: (memory-controller, link) counters planned and permitted; `uncore_why`: why not, per

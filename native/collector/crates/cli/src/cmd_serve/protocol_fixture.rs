@@ -170,6 +170,7 @@ fn probe() -> Vec<Probe> {
         nodes: 2,
         sources: sources.clone(),
         capabilities: capabilities.clone(),
+        placement: vec![],
     };
     // perf_event_paranoid unreadable (a container without /proc/sys), as root.
     let root = Probe {
@@ -178,6 +179,7 @@ fn probe() -> Vec<Probe> {
         nodes: 1,
         sources,
         capabilities,
+        placement: vec![],
     };
     vec![user, root]
 }
@@ -258,6 +260,8 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
         stats: stats(dry_run),
         expected_nodes: Some(BTreeMap::from([(1, 2048)])),
         thp_pages: 0,
+        weights: None,
+        weight_check: None,
     };
     let expected = Expected {
         pages_to_move: Some(1536),
@@ -289,6 +293,7 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
         jobs: 1,
         elapsed_ms: 3.25,
         rollback_record: None,
+        system_weights: None,
     };
     let real = ApplyReport {
         dry_run: false,
@@ -334,6 +339,7 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
             // A record written before threads carried their start time.
             ThreadAffinity { tid: 27_808, cpus: vec![0, 1], start_time_ticks: None },
         ],
+        system_weights: None,
     };
     let rollback = ApplyReport {
         operation: "rollback".into(),

@@ -147,8 +147,24 @@ pub fn describe(entry: &Value) -> String {
         );
     }
     let pinned = r["threads"].as_array().map(|t| t.iter().filter(|t| t["pinned"] == true).count()).unwrap_or(0);
+    // System-wide weights are global state: the entry says what they were and what they became.
+    let weights = |v: &Value| -> String {
+        v.as_object()
+            .map(|m| m.iter().map(|(n, w)| format!("N{n}={w}")).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    let sw = &r["systemWeights"];
+    let system = if sw.is_object() {
+        format!(
+            "; system weighted-interleave weights {} -> {}",
+            weights(&sw["before"]["weights"]),
+            weights(&sw["after"]["weights"])
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "numascope apply: plan ({policy}) {}: {} pages moved, {pinned} threads pinned",
+        "numascope apply: plan ({policy}) {}: {} pages moved, {pinned} threads pinned{system}",
         r["status"].as_str().unwrap_or("?"),
         r["pages"]["moved"].as_u64().unwrap_or(0)
     )

@@ -109,15 +109,60 @@ pub fn check_weights(
                 policies.push(ObjectPolicy::Interleave);
             }
             (Some(p), WeightsFallback::Refuse) => {
+                let set = if sysfs_dir.is_dir() {
+                    "Pass --set-system-weights (as root) to write the plan's weights for the run and restore the \
+                     previous ones when it ends, or "
+                } else {
+                    "Pass "
+                };
                 return Err(format!(
-                    "objects[{i}]: {p}. Set the weights as root (echo W > {}/nodeN for each node), or pass \
-                     --weights-fallback interleave to use plain interleave over the same nodes",
-                    sysfs_dir.display()
-                ))
+                    "objects[{i}]: {p}. {set}--weights-fallback interleave to use plain interleave over the same nodes"
+                ));
             }
         }
     }
     Ok((policies, warnings))
+}
+
+/// The system-wide weights `numascope run --set-system-weights` writes for the run: the plan's
+/// `systemWeights`, and every `weighted-interleave` object entry's weights per node. The kernel
+/// has one weight per node for all processes, so entries (or `systemWeights`) that give one node
+/// different weights are refused, naming both. `None` when nothing asks for weights.
+pub fn run_system_weights(plan: &Plan) -> Result<Option<super::weights::SystemWeights>, String> {
+    let mut want: BTreeMap<u32, (u8, String)> = BTreeMap::new();
+    let mut add = |n: u32, w: u8, who: String| -> Result<(), String> {
+        match want.get(&n) {
+            Some((have, by)) if *have != w => Err(format!(
+                "{who} gives node {n} weight {w} but {by} gives it {have}: the kernel has one system-wide weight per \
+                 node, so these entries cannot all have their weights in one run"
+            )),
+            Some(_) => Ok(()),
+            None => {
+                want.insert(n, (w, who));
+                Ok(())
+            }
+        }
+    };
+    if let Some(sw) = &plan.system_weights {
+        for (n, w) in &sw.weights {
+            add(*n, *w, format!("systemWeights.weights.{n}"))?;
+        }
+    }
+    for (i, o) in plan.objects.iter().enumerate() {
+        if o.policy != ObjectPolicy::WeightedInterleave {
+            continue;
+        }
+        for (k, (n, w)) in o.nodes.iter().zip(o.weights.as_deref().unwrap_or(&[])).enumerate() {
+            add(*n, *w, format!("objects[{i}].weights[{k}]"))?;
+        }
+    }
+    if want.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(super::weights::SystemWeights {
+        weights: want.into_iter().map(|(n, (w, _))| (n, w)).collect(),
+        reason: Some("numascope run --set-system-weights".into()),
+    }))
 }
 
 fn weights_problem(o: &ObjectEntry, dir: &Path) -> Option<String> {
@@ -877,6 +922,19 @@ mod tests {
         let r = run_report(&p, &pol, &s, &parse_shim_log("I 5 1\n"), 4096, &[]);
         assert_eq!(r.unmatched_objects, vec![0, 1]);
         assert!(describe_report(&r, &p).contains("never matched"));
+    }
+
+    #[test]
+    fn run_system_weights_merges_entries_and_refuses_clashes() {
+        let mut p = plan();
+        let w = run_system_weights(&p).unwrap().unwrap();
+        assert_eq!(w.weights, BTreeMap::from([(0, 3), (1, 1)]));
+        p.system_weights = Some(super::super::weights::SystemWeights { weights: BTreeMap::from([(1, 2)]), reason: None });
+        let e = run_system_weights(&p).unwrap_err();
+        assert!(e.starts_with("objects[1].weights[1] gives node 1 weight 1 but systemWeights.weights.1 gives it 2"), "{e}");
+        p.system_weights = None;
+        p.objects.retain(|o| o.policy != ObjectPolicy::WeightedInterleave);
+        assert_eq!(run_system_weights(&p).unwrap(), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod plan;
 pub mod plan_objects;
 pub mod launch;
 pub mod sys;
+pub mod weights;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -72,6 +73,11 @@ pub struct ApplyOptions {
     /// the number of cpus, at most [`MAX_AUTO_JOBS`]. A pause between batches implies 1.
     pub jobs: usize,
     pub proc_root: PathBuf,
+    /// Write the plan's `systemWeights` (`--set-system-weights`); without it they are reported
+    /// as not applied.
+    pub set_system_weights: bool,
+    /// The kernel's weighted-interleave weights ([`weights::WEIGHTS_SYSFS`]; tests use a copy).
+    pub weights_dir: PathBuf,
 }
 
 /// Upper bound of the automatic `jobs` (the number of cpus beyond this gains little: the
@@ -117,6 +123,8 @@ impl Default for ApplyOptions {
             pause: None,
             jobs: 0,
             proc_root: PathBuf::from("/proc"),
+            set_system_weights: false,
+            weights_dir: PathBuf::from(weights::WEIGHTS_SYSFS),
         }
     }
 }
@@ -158,6 +166,8 @@ pub enum ApplyError {
     },
     /// Not permitted; the message names the capability or access needed.
     Permission(String),
+    /// The kernel lacks a feature the plan needs; the message names the kernel version needed.
+    Unsupported(String),
     Io(String),
 }
 
@@ -188,6 +198,7 @@ impl fmt::Display for ApplyError {
                  is nothing there to move (was it unmapped since the plan was made?); nothing was changed"
             ),
             ApplyError::Permission(m) => write!(f, "not permitted: {m}; nothing was changed"),
+            ApplyError::Unsupported(m) => write!(f, "refused: {m}; nothing was changed"),
             ApplyError::Io(m) => write!(f, "{m}"),
         }
     }
@@ -314,15 +325,58 @@ pub struct RangeReport {
     pub start: u64,
     #[serde(serialize_with = "plan::ser_hex")]
     pub end: u64,
-    /// `move`, `interleave`, or `restore` (rollback).
+    /// `move`, `interleave`, `weighted-interleave`, or `restore` (rollback).
     pub action: String,
     pub to_nodes: Vec<u32>,
+    /// `weighted-interleave`: the weights of `to_nodes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Vec<u8>>,
     #[serde(flatten)]
     pub stats: PageStats,
+    /// `weighted-interleave`, after verification: do the per-node counts match the weights?
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight_check: Option<WeightCheck>,
     /// Expected pages per node when the plan was made.
     pub expected_nodes: Option<BTreeMap<u32, u64>>,
     /// Pages of the range in transparent-huge-page mappings (smaps AnonHugePages), in base pages.
     pub thp_pages: u64,
+}
+
+/// The verification of a weighted-interleave range (docs/apply.md, "Weighted interleave"): the
+/// present pages per node against their share by weight. Whole weight cycles give each node
+/// exactly its weight; the last, partial cycle can put up to `w` pages more or less on a node of
+/// weight `w` than its exact share, so that is the tolerance (per node: at most one page per
+/// slot of a cycle), and no page may be left on a node outside `toNodes`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WeightCheck {
+    /// Present pages found by the verification query.
+    pub present: u64,
+    /// Weight cycles the present pages span (`ceil(present / sum(weights))`).
+    pub cycles: u64,
+    /// Per target node: pages by weight (`present × w / sum(weights)`, rounded).
+    pub expected: BTreeMap<u32, u64>,
+    /// Per node (target or not): pages found.
+    pub found: BTreeMap<u32, u64>,
+    /// Every target node within its weight of its share, and no page elsewhere.
+    pub ok: bool,
+}
+
+impl WeightCheck {
+    pub fn new(to_nodes: &[u32], weights: &[u8], found: &BTreeMap<u32, u64>) -> WeightCheck {
+        let present: u64 = found.values().sum();
+        let total: u64 = weights.iter().map(|&w| w as u64).sum::<u64>().max(1);
+        let cycles = present.div_ceil(total);
+        let mut expected = BTreeMap::new();
+        let mut ok = true;
+        for (n, w) in to_nodes.iter().zip(weights) {
+            let e = ((present as u128 * *w as u128 + total as u128 / 2) / total as u128) as u64;
+            expected.insert(*n, e);
+            ok &= found.get(n).copied().unwrap_or(0).abs_diff(e) <= *w as u64;
+        }
+        ok &= found.iter().all(|(n, c)| *c == 0 || to_nodes.contains(n));
+        WeightCheck { present, cycles, expected, found: found.clone(), ok }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -362,6 +416,10 @@ pub struct ApplyReport {
     pub elapsed_ms: f64,
     /// Where the rollback record was written (set by the caller).
     pub rollback_record: Option<String>,
+    /// The system-wide weighted-interleave weights written or restored (`--set-system-weights`,
+    /// a plan's `systemWeights`; absent when the plan has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_weights: Option<weights::SystemWeightsReport>,
 }
 
 fn ser_dec<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -384,6 +442,10 @@ pub struct RollbackRecord {
     pub pages: Vec<PageRun>,
     /// Threads whose affinity was changed, with their previous affinity.
     pub threads: Vec<ThreadAffinity>,
+    /// The kernel's weighted-interleave weights and `auto` mode before `--set-system-weights`
+    /// changed them (absent when they were not changed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_weights: Option<weights::WeightsState>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -417,7 +479,7 @@ fn rec_too_large<T>(path: &str, message: impl Into<String>) -> Result<T, PlanErr
 
 impl RollbackRecord {
     pub fn is_empty(&self) -> bool {
-        self.pages.is_empty() && self.threads.is_empty()
+        self.pages.is_empty() && self.threads.is_empty() && self.system_weights.is_none()
     }
 
     /// Parses a rollback record and checks it with the same care as a plan: format and version,
@@ -463,6 +525,9 @@ impl RollbackRecord {
             );
         }
         self.checked_runs()?;
+        if let Some(w) = &self.system_weights {
+            w.validate("systemWeights")?;
+        }
         if self.threads.len() > MAX_THREADS {
             return rec_too_large(
                 "threads",
@@ -826,11 +891,13 @@ fn plan_groups(plan: &Plan, page: u64, proc_root: &Path, warnings: &mut Vec<Stri
     let maps = target_mappings(pid, proc_root)?;
     let mut groups = Vec::with_capacity(plan.page_ranges.len());
     for (i, r) in plan.page_ranges.iter().enumerate() {
-        let (action, node) = match r.action {
-            Action::Move => ("move", Some(r.to_nodes[0])),
-            Action::Interleave => ("interleave", None),
+        let node = match r.action {
+            Action::Move => Some(r.to_nodes[0]),
+            Action::Interleave | Action::WeightedInterleave => None,
         };
-        let mut g = Group::new(r.start, r.end, action, r.to_nodes.clone());
+        let mut g = Group::new(r.start, r.end, r.action.name(), r.to_nodes.clone());
+        g.slots = r.weights.as_deref().map(weights::Slots::new);
+        g.weights = r.weights.clone();
         g.expected_nodes = r.expected_nodes.clone();
         for (s, e) in pages::clip(r.start, r.end, &maps) {
             g.push(s, (e - s) / page, node);
@@ -939,11 +1006,63 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
         });
     }
     let groups = plan_groups(plan, page, &opts.proc_root, &mut warnings)?;
+    // System weights first: a refusal or a failed write leaves everything as it was.
+    let system = set_system_weights(plan, opts, &mut warnings)?;
     let prepare_ms = ms(t_prepare);
-    let mut out = run(pid, start_time, page, groups, threads, opts, "apply", warnings)?;
+    let mut out = match run(pid, start_time, page, groups, threads, opts, "apply", warnings) {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(r) = system.as_ref().filter(|_| !opts.dry_run) {
+                let _ = weights::restore(&opts.weights_dir, &r.before);
+            }
+            return Err(e);
+        }
+    };
     out.timings.prepare_ms = prepare_ms;
     out.report.expected = plan.expected.clone();
+    if let Some(r) = system {
+        if !opts.dry_run {
+            out.rollback.system_weights = Some(r.before.clone());
+            if !r.matched && out.report.status == Status::Complete {
+                out.report.status = Status::Partial;
+                out.report.message.get_or_insert(format!(
+                    "the system weights read back as {} instead of the plan's",
+                    r.after.as_ref().map(|a| a.describe()).unwrap_or_default()
+                ));
+            }
+        }
+        out.report.system_weights = Some(r);
+    }
     Ok(out)
+}
+
+/// The plan's `systemWeights`: written (or, in a dry run, only compared) with
+/// `--set-system-weights`, else reported as not applied. A kernel without weighted interleave
+/// is refused with the version it needs.
+fn set_system_weights(
+    plan: &Plan,
+    opts: &ApplyOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Option<weights::SystemWeightsReport>, ApplyError> {
+    let Some(sw) = &plan.system_weights else { return Ok(None) };
+    let want = weights::WeightsState { weights: sw.weights.clone(), auto: None }.describe();
+    if !opts.set_system_weights {
+        warnings.push(format!(
+            "the plan's systemWeights ({want}) were not applied: they are system-wide (every process's weighted \
+             interleave uses them); pass --set-system-weights to write them (rollback restores the previous ones)"
+        ));
+        return Ok(None);
+    }
+    if let Some(m) = weights::missing_feature(&opts.weights_dir) {
+        return Err(ApplyError::Unsupported(m));
+    }
+    weights::apply_system(&opts.weights_dir, sw, opts.dry_run).map(Some).map_err(|e| {
+        if e.contains("Permission denied") || e.contains("Read-only file system") {
+            ApplyError::Permission(format!("{e} (writing the system weights needs root)"))
+        } else {
+            ApplyError::Io(format!("{e}; the system weights were left as they were"))
+        }
+    })
 }
 
 /// Restores what a rollback record lists: pages back to their previous nodes and threads'
@@ -958,7 +1077,41 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
     let st: u64 = record.start_time_ticks.parse().map_err(|_| {
         ApplyError::Plan(PlanError::invalid("rollback record", "startTimeTicks", "not a decimal number"))
     })?;
-    let start_time = check_process(pid, Some(st), proc_root)?;
+    // System weights are global, not the process's: restored even when the process has exited.
+    let mut warnings = Vec::new();
+    let system = match &record.system_weights {
+        Some(snap) => {
+            let (r, skipped) = weights::restore_system(&opts.weights_dir, snap).map_err(|e| {
+                if weights::missing_feature(&opts.weights_dir).is_some() {
+                    ApplyError::Unsupported(e)
+                } else {
+                    ApplyError::Io(format!("restoring the system weights: {e}"))
+                }
+            })?;
+            if !skipped.is_empty() {
+                warnings.push(format!("system weights not restored (gone from the kernel): {}", skipped.join(", ")));
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    let start_time = match check_process(pid, Some(st), proc_root) {
+        Ok(t) => t,
+        Err(e) if system.is_some() && record.pages.is_empty() && record.threads.is_empty() => {
+            // Nothing of the process to restore: report the system weights alone.
+            let _ = e;
+            st
+        }
+        Err(e) => {
+            return Err(match system {
+                Some(r) => ApplyError::Io(format!(
+                    "{e}; but the system weights were restored first: {}",
+                    r.after.map(|a| a.describe()).unwrap_or_default()
+                )),
+                None => e,
+            })
+        }
+    };
     let page = topo.page_size_bytes;
     if record.page_size != 0 && record.page_size != page {
         return Err(ApplyError::WrongMachine(format!(
@@ -997,7 +1150,6 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
         };
         threads.push(Thread { tid: t.tid, to_nodes: Vec::new(), cpus: t.cpus.clone(), start_ticks, skip });
     }
-    let mut warnings = Vec::new();
     let mut groups = Vec::new();
     if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
         let maps = target_mappings(pid, proc_root)?;
@@ -1025,6 +1177,18 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
     let prepare_ms = ms(t_prepare);
     let mut out = run(pid, start_time, page, groups, threads, opts, "rollback", warnings)?;
     out.timings.prepare_ms = prepare_ms;
+    if let Some(r) = system {
+        if record.pages.is_empty() && record.threads.is_empty() {
+            // only the system weights: the process's state does not matter
+            out.report.status = Status::Complete;
+            out.report.message = None;
+        }
+        if !r.matched && out.report.status == Status::Complete {
+            out.report.status = Status::Partial;
+            out.report.message.get_or_insert("the system weights did not read back as recorded".into());
+        }
+        out.report.system_weights = Some(r);
+    }
     Ok(out)
 }
 
@@ -1497,7 +1661,9 @@ fn run(
             end: g.end,
             action: g.action.clone(),
             to_nodes: g.to_nodes.clone(),
+            weights: g.weights.clone(),
             stats: s,
+            weight_check: None,
             expected_nodes: g.expected_nodes.clone(),
             thp_pages,
         });
@@ -1513,6 +1679,7 @@ fn run(
         page_size: page,
         pages: Vec::new(),
         threads: Vec::new(),
+        system_weights: None,
     };
     let mut thread_reports: Vec<ThreadReport> = threads
         .iter()
@@ -1567,6 +1734,9 @@ fn run(
             for (r, after) in ranges.iter_mut().zip(verify(pid, page, &groups, query_jobs)) {
                 match after {
                     Some((hist, on)) => {
+                        if let Some(w) = &r.weights {
+                            r.weight_check = Some(WeightCheck::new(&r.to_nodes, w, &hist));
+                        }
                         r.stats.after = Some(hist);
                         r.stats.on_target_after = Some(on);
                     }
@@ -1615,6 +1785,7 @@ fn run(
             jobs,
             elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
             rollback_record: None,
+            system_weights: None,
         },
         rollback,
         timings,
@@ -2035,7 +2206,44 @@ mod tests {
                 PageRun { start: "0x1000".into(), count: 3, node: 1 },
             ],
             threads: vec![ThreadAffinity { tid: 6, cpus: vec![0, 1], start_time_ticks: Some("80".into()) }],
+            system_weights: None,
         }
+    }
+
+    #[test]
+    fn weight_check_allows_one_page_per_cycle() {
+        let found = BTreeMap::from([(1, 75), (0, 25)]);
+        let c = WeightCheck::new(&[1, 0], &[3, 1], &found);
+        assert_eq!((c.present, c.cycles, c.ok), (100, 25, true));
+        assert_eq!(c.expected, BTreeMap::from([(1, 75), (0, 25)]));
+        // a partial cycle: 10 pages of 3:1 are 8 + 2 by slots, 7.5 + 2.5 by share
+        assert!(WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 8), (0, 2)])).ok);
+        // 3 cycles of 4 pages: node 0 (weight 1) has 5 more than its share
+        assert!(!WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 4), (0, 8)])).ok);
+        // one page off on the weight-1 node of 100 pages is within the tolerance, two are not
+        assert!(WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 74), (0, 26)])).ok);
+        assert!(!WeightCheck::new(&[1, 0], &[3, 1], &BTreeMap::from([(1, 73), (0, 27)])).ok);
+        // a page left on another node fails the check
+        let c = WeightCheck::new(&[1, 0], &[1, 1], &BTreeMap::from([(1, 2), (0, 2), (3, 1)]));
+        assert!(!c.ok, "{c:?}");
+    }
+
+    #[test]
+    fn rollback_record_with_system_weights() {
+        let mut r = record();
+        r.system_weights = Some(weights::WeightsState { weights: BTreeMap::from([(0, 1), (1, 4)]), auto: Some(true) });
+        let s = serde_json::to_string(&r).unwrap();
+        assert!(s.contains(r#""systemWeights":{"weights":{"0":1,"1":4},"auto":true}"#), "{s}");
+        assert_eq!(RollbackRecord::parse(&s).unwrap(), r);
+        let e = RollbackRecord::parse(&s.replace(r#""1":4"#, r#""1":0"#)).unwrap_err();
+        assert_eq!(e.path, "systemWeights.weights.1");
+        assert!(RollbackRecord::parse(&s.replace(r#""1":4"#, r#""1":999"#)).is_err());
+        assert!(RollbackRecord::parse(&s.replace(r#""1":4"#, r#""../../x":4"#)).is_err());
+        let e = RollbackRecord::parse(&s.replace(r#""1":4"#, r#""4096":4"#)).unwrap_err();
+        assert_eq!(e.path, "systemWeights.weights.4096");
+        // a record with only system weights is not empty
+        let only = RollbackRecord { pages: vec![], threads: vec![], ..r };
+        assert!(!only.is_empty());
     }
 
     #[test]

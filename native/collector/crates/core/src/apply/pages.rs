@@ -128,13 +128,18 @@ pub struct Seg {
 pub struct Group {
     pub start: u64,
     pub end: u64,
-    /// `move`, `interleave` or `restore`.
+    /// `move`, `interleave`, `weighted-interleave` or `restore`.
     pub action: String,
     pub to_nodes: Vec<u32>,
     pub expected_nodes: Option<std::collections::BTreeMap<u32, u64>>,
     /// Interleave origin: page i counted from here goes to `to_nodes[i % n]` (the plan range's
     /// start, also when the range was clipped).
     pub origin: u64,
+    /// Weighted interleave: the slot layout of the weights (page i to
+    /// `to_nodes[slots.index(i)]`); `None`: plain interleave.
+    pub slots: Option<super::weights::Slots>,
+    /// The weights behind `slots`, for the report.
+    pub weights: Option<Vec<u8>>,
     pub segs: Vec<Seg>,
     /// Mapped pages (the sum of the segments).
     pub pages: u64,
@@ -152,6 +157,8 @@ impl Group {
             to_nodes,
             expected_nodes: None,
             origin: start,
+            slots: None,
+            weights: None,
             segs: Vec::new(),
             pages: 0,
             unmapped: 0,
@@ -173,7 +180,10 @@ impl Group {
             Some(n) => n,
             None => {
                 let i = (addr - self.origin) / page;
-                self.to_nodes[(i % self.to_nodes.len() as u64) as usize]
+                match &self.slots {
+                    Some(s) => self.to_nodes[s.index(i).min(self.to_nodes.len() - 1)],
+                    None => self.to_nodes[(i % self.to_nodes.len() as u64) as usize],
+                }
             }
         }
     }
@@ -452,6 +462,16 @@ mod tests {
         assert!(contains(&maps, 0x5000) && !contains(&maps, 0x3000) && !contains(&maps, 0x8000));
         assert_eq!(normalise(vec![(5, 8), (1, 3), (3, 4)]), vec![(1, 4), (5, 8)]);
         assert_eq!(parse_maps_range("7f00-7f10 rw-p 00000000 00:00 0   [heap]\n"), Some((0x7f00, 0x7f10)));
+    }
+
+    #[test]
+    fn weighted_interleave_counts_slots_from_the_range_start() {
+        let mut g = Group::new(0x10000, 0x30000, "weighted-interleave", vec![2, 0]);
+        g.slots = Some(super::super::weights::Slots::new(&[3, 1]));
+        g.push(0x11000, 8, None); // pages 1..=8 of the range (clipped: page 0 unmapped)
+        let (mut a, mut t) = (Vec::new(), Vec::new());
+        g.fill(0, 8, P, &mut a, &mut t);
+        assert_eq!(t, vec![2, 2, 0, 2, 2, 2, 0, 2]);
     }
 
     #[test]

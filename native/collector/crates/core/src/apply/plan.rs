@@ -114,10 +114,23 @@ pub fn pages_human(n: u64, page: u64) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Action {
     Move,
     Interleave,
+    /// Page i of the range to the node of weighted slot `i mod sum(weights)`
+    /// ([`super::weights::Slots`]).
+    WeightedInterleave,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Move => "move",
+            Action::Interleave => "interleave",
+            Action::WeightedInterleave => "weighted-interleave",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -132,6 +145,8 @@ pub struct Plan {
     /// Object entries keyed by allocation site, for `numascope run` (docs/plan-format.md,
     /// "Object entries"); empty when the plan has none.
     pub objects: Vec<ObjectEntry>,
+    /// System-wide weighted-interleave weights (`numascope apply --set-system-weights`).
+    pub system_weights: Option<super::weights::SystemWeights>,
     pub expected: Option<Expected>,
 }
 
@@ -161,6 +176,9 @@ pub struct PageRange {
     pub end: u64,
     pub action: Action,
     pub to_nodes: Vec<u32>,
+    /// `weighted-interleave` only: one weight (1-255) per node of `to_nodes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Vec<u8>>,
     pub expected_nodes: Option<BTreeMap<u32, u64>>,
     pub reason: Option<String>,
 }
@@ -171,6 +189,10 @@ impl PageRange {
         match self.action {
             Action::Move => self.to_nodes[0],
             Action::Interleave => self.to_nodes[(i % self.to_nodes.len() as u64) as usize],
+            Action::WeightedInterleave => {
+                let slots = super::weights::Slots::new(self.weights.as_deref().unwrap_or(&[]));
+                self.to_nodes[slots.index(i).min(self.to_nodes.len() - 1)]
+            }
         }
     }
 }
@@ -402,40 +424,14 @@ fn parse_target(root: &serde_json::Map<String, Value>) -> Result<PlanTarget, Pla
     Ok(PlanTarget { pid: pid as i32, start_time_ticks, command, machine: PlanMachine { node_ids, distances } })
 }
 
-pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
-    if !page_size.is_power_of_two() {
-        return err("", format!("the machine's page size {page_size} is not a power of two"));
-    }
-    let root = obj(v, "")?;
-    let format = string(field(root, "", "format")?, "format")?;
-    if format != PLAN_FORMAT {
-        return err("format", format!("expected \"{PLAN_FORMAT}\", found {format:?}"));
-    }
-    let version = uint(field(root, "", "version")?, "version")?;
-    if version > PLAN_VERSION {
-        return err(
-            "version",
-            format!("plan version {version} is newer than the version this numascope understands ({PLAN_VERSION}); upgrade numascope"),
-        );
-    }
-    if version != PLAN_VERSION {
-        return err(
-            "version",
-            format!("unsupported plan version {version} (this numascope reads version {PLAN_VERSION})"),
-        );
-    }
-    let created_at = match opt_field(root, "createdAt") {
-        Some(c) => Some(string(c, "createdAt")?.to_string()),
-        None => None,
-    };
-    let source = opt_field(root, "source").cloned();
-
-    let target = parse_target(root)?;
-    let node_ids = target.machine.node_ids.clone();
-    let mut sorted_ids = node_ids.clone();
-    sorted_ids.sort_unstable();
-
-    // pageRanges
+/// The plan's `pageRanges`: each range checked (addresses, action, nodes, weights) and the
+/// limits on ranges and pages.
+fn parse_page_ranges(
+    root: &serde_json::Map<String, Value>,
+    node_ids: &[u32],
+    sorted_ids: &[u32],
+    page_size: u64,
+) -> Result<Vec<PageRange>, PlanError> {
     let mut page_ranges = Vec::new();
     let mut total_pages: u64 = 0;
     if let Some(prs) = opt_field(root, "pageRanges") {
@@ -482,8 +478,12 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
             let action = match string(field(o, &p, "action")?, &join(&p, "action"))? {
                 "move" => Action::Move,
                 "interleave" => Action::Interleave,
+                "weighted-interleave" => Action::WeightedInterleave,
                 other => {
-                    return err(&join(&p, "action"), format!("expected \"move\" or \"interleave\", found {other:?}"))
+                    return err(
+                        &join(&p, "action"),
+                        format!("expected \"move\", \"interleave\" or \"weighted-interleave\", found {other:?}"),
+                    )
                 }
             };
             let tp = join(&p, "toNodes");
@@ -498,9 +498,23 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                         format!("action \"interleave\" needs at least two nodes, found {}", to_nodes.len()),
                     )
                 }
+                Action::WeightedInterleave if to_nodes.is_empty() => {
+                    return err(&tp, "action \"weighted-interleave\" needs at least one node")
+                }
                 _ => {}
             }
-            check_nodes_known(&to_nodes, &node_ids, &sorted_ids, &tp)?;
+            check_nodes_known(&to_nodes, node_ids, sorted_ids, &tp)?;
+            let wp = join(&p, "weights");
+            let weights = match (action, opt_field(o, "weights")) {
+                (Action::WeightedInterleave, Some(w)) => Some(super::weights::parse_weights(w, &wp, to_nodes.len())?),
+                (Action::WeightedInterleave, None) => {
+                    return err(&wp, "action \"weighted-interleave\" needs one weight (1-255) per node of toNodes")
+                }
+                (a, Some(_)) => {
+                    return err(&wp, format!("weights are only for \"weighted-interleave\", not {:?}", a.name()))
+                }
+                (_, None) => None,
+            };
             let expected_nodes = match opt_field(o, "expectedNodes") {
                 Some(e) => Some(node_map(e, &join(&p, "expectedNodes"))?),
                 None => None,
@@ -509,9 +523,46 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
                 Some(s) => Some(string(s, &join(&p, "reason"))?.to_string()),
                 None => None,
             };
-            page_ranges.push(PageRange { start, end, action, to_nodes, expected_nodes, reason });
+            page_ranges.push(PageRange { start, end, action, to_nodes, weights, expected_nodes, reason });
         }
     }
+    Ok(page_ranges)
+}
+
+pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
+    if !page_size.is_power_of_two() {
+        return err("", format!("the machine's page size {page_size} is not a power of two"));
+    }
+    let root = obj(v, "")?;
+    let format = string(field(root, "", "format")?, "format")?;
+    if format != PLAN_FORMAT {
+        return err("format", format!("expected \"{PLAN_FORMAT}\", found {format:?}"));
+    }
+    let version = uint(field(root, "", "version")?, "version")?;
+    if version > PLAN_VERSION {
+        return err(
+            "version",
+            format!("plan version {version} is newer than the version this numascope understands ({PLAN_VERSION}); upgrade numascope"),
+        );
+    }
+    if version != PLAN_VERSION {
+        return err(
+            "version",
+            format!("unsupported plan version {version} (this numascope reads version {PLAN_VERSION})"),
+        );
+    }
+    let created_at = match opt_field(root, "createdAt") {
+        Some(c) => Some(string(c, "createdAt")?.to_string()),
+        None => None,
+    };
+    let source = opt_field(root, "source").cloned();
+
+    let target = parse_target(root)?;
+    let node_ids = target.machine.node_ids.clone();
+    let mut sorted_ids = node_ids.clone();
+    sorted_ids.sort_unstable();
+
+    let page_ranges = parse_page_ranges(root, &node_ids, &sorted_ids, page_size)?;
     // overlaps
     let mut order: Vec<usize> = (0..page_ranges.len()).collect();
     order.sort_by_key(|&i| page_ranges[i].start);
@@ -568,6 +619,11 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         None => Vec::new(),
     };
 
+    let system_weights = match opt_field(root, "systemWeights") {
+        Some(v) => Some(super::weights::parse_system_weights(v, &sorted_ids)?),
+        None => None,
+    };
+
     let expected = match opt_field(root, "expected") {
         Some(e) => {
             let o = obj(e, "expected")?;
@@ -590,7 +646,7 @@ pub fn plan_from_value(v: &Value, page_size: u64) -> Result<Plan, PlanError> {
         None => None,
     };
 
-    Ok(Plan { version, created_at, source, target, page_ranges, threads, objects, expected })
+    Ok(Plan { version, created_at, source, target, page_ranges, threads, objects, system_weights, expected })
 }
 
 #[cfg(test)]
@@ -653,6 +709,46 @@ mod tests {
             .path,
             "target.machine"
         );
+    }
+
+    #[test]
+    fn weighted_interleave_ranges_and_system_weights() {
+        use serde_json::json;
+        let mut v = base();
+        v["pageRanges"][0] = json!({ "start": "0x1000", "end": "0x8000", "action": "weighted-interleave",
+                                     "toNodes": [1, 0], "weights": [3, 1] });
+        v["systemWeights"] = json!({ "weights": { "0": 1, "1": 3 }, "reason": "HMAT bandwidth" });
+        let p = plan_from_value(&v, 4096).unwrap();
+        let r = &p.page_ranges[0];
+        assert_eq!((r.action, r.weights.as_deref()), (Action::WeightedInterleave, Some(&[3u8, 1][..])));
+        let t: Vec<u32> = (0..8).map(|i| r.target_of(i)).collect();
+        assert_eq!(t, vec![1, 1, 1, 0, 1, 1, 1, 0]);
+        assert_eq!(p.system_weights.as_ref().unwrap().weights, BTreeMap::from([(0, 1), (1, 3)]));
+        let j = serde_json::to_value(r).unwrap();
+        assert_eq!((j["action"].as_str(), j["weights"].clone()), (Some("weighted-interleave"), json!([3, 1])));
+        // one node is allowed (all pages there)
+        let mut one = v.clone();
+        one["pageRanges"][0]["toNodes"] = json!([1]);
+        one["pageRanges"][0]["weights"] = json!([7]);
+        assert_eq!(plan_from_value(&one, 4096).unwrap().page_ranges[0].target_of(5), 1);
+        type Case = (Box<dyn FnOnce(&mut Value)>, &'static str);
+        let cases: Vec<Case> = vec![
+            (Box::new(|v| v["pageRanges"][0]["weights"] = json!([3])), "pageRanges[0].weights"),
+            (Box::new(|v| v["pageRanges"][0]["weights"] = json!([0, 1])), "pageRanges[0].weights[0]"),
+            (Box::new(|v| v["pageRanges"][0]["weights"] = json!([3, 256])), "pageRanges[0].weights[1]"),
+            (Box::new(|v| { v["pageRanges"][0].as_object_mut().unwrap().remove("weights"); }), "pageRanges[0].weights"),
+            (Box::new(|v| v["pageRanges"][0]["toNodes"] = json!([])), "pageRanges[0].toNodes"),
+            (Box::new(|v| v["pageRanges"][0]["toNodes"] = json!([1, 1])), "pageRanges[0].toNodes[1]"),
+            (Box::new(|v| v["pageRanges"][1]["weights"] = json!([1])), "pageRanges[1].weights"),
+            (Box::new(|v| v["systemWeights"]["weights"]["5"] = json!(1)), "systemWeights.weights.5"),
+            (Box::new(|v| v["systemWeights"]["weights"]["0"] = json!(0)), "systemWeights.weights.0"),
+        ];
+        for (i, (f, path)) in cases.into_iter().enumerate() {
+            let mut w = v.clone();
+            f(&mut w);
+            let e = plan_from_value(&w, 4096).unwrap_err();
+            assert_eq!(e.path, path, "case {i}: {e}");
+        }
     }
 
     #[test]
