@@ -107,7 +107,9 @@ fn save(args: &BenchArgs, cal: &output::Calibration, machine: &serde_json::Value
             Ok(p) => eprintln!("numascope bench: stored as this machine's calibration: {}", p.display()),
             Err(e) => eprintln!("numascope bench: warning: could not store the calibration in {}: {e}", dir.display()),
         },
-        None => eprintln!("numascope bench: warning: neither XDG_CACHE_HOME nor HOME is set: the calibration is not stored"),
+        None => {
+            eprintln!("numascope bench: warning: neither XDG_CACHE_HOME nor HOME is set: the calibration is not stored")
+        }
     }
 }
 
@@ -117,16 +119,25 @@ fn cell(s: &Option<output::Stat>) -> String {
 
 fn print_table(topo: &topology::Topology, cal: &output::Calibration) {
     let ids: Vec<String> = topo.nodes.iter().map(|n| format!("{:>9}", format!("mem {}", n.id))).collect();
-    for (title, m) in [("triad GB/s", &cal.bandwidth_gbps.triad), ("copy GB/s", &cal.bandwidth_gbps.copy), ("idle latency ns", &cal.latency_ns)] {
+    for (title, m) in [
+        ("triad GB/s", &cal.bandwidth_gbps.triad),
+        ("copy GB/s", &cal.bandwidth_gbps.copy),
+        ("idle latency ns", &cal.latency_ns),
+    ] {
         println!("{title:<16}{}", ids.join(""));
         for (c, row) in m.iter().enumerate() {
             if !topo.nodes[c].cpus.is_empty() {
-                println!("{:<16}{}", format!("cpu node {}", topo.nodes[c].id), row.iter().map(|s| format!("{:>9}", cell(s))).collect::<String>());
+                println!(
+                    "{:<16}{}",
+                    format!("cpu node {}", topo.nodes[c].id),
+                    row.iter().map(|s| format!("{:>9}", cell(s))).collect::<String>()
+                );
             }
         }
     }
     for curve in &cal.loaded_latency {
-        let pts: Vec<String> = curve.points.iter().map(|p| format!("{:.1} GB/s → {:.0} ns", p.delivered_gbps, p.latency_ns)).collect();
+        let pts: Vec<String> =
+            curve.points.iter().map(|p| format!("{:.1} GB/s → {:.0} ns", p.delivered_gbps, p.latency_ns)).collect();
         println!("loaded latency, memory node {}: {}", curve.memory_node, pts.join("; "));
     }
 }

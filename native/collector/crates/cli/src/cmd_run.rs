@@ -105,17 +105,25 @@ struct Prepared {
 
 /// `--set-system-weights`: writes the weights the plan's entries need (a dry run only reads the
 /// current ones) and says so; the report's `before` is restored after the run.
-fn set_run_weights(args: &RunArgs, plan: &Plan, warnings: &mut Vec<String>) -> Result<Option<apply::weights::SystemWeightsReport>, (u8, String)> {
+fn set_run_weights(
+    args: &RunArgs,
+    plan: &Plan,
+    warnings: &mut Vec<String>,
+) -> Result<Option<apply::weights::SystemWeightsReport>, (u8, String)> {
     use apply::weights;
     if !args.set_system_weights {
         return Ok(None);
     }
     let Some(sw) = launch::run_system_weights(plan).map_err(|e| (EXIT_RUNTIME, e))? else {
-        warnings.push("--set-system-weights: the plan has no weighted-interleave entry and no systemWeights: nothing written".into());
+        warnings.push(
+            "--set-system-weights: the plan has no weighted-interleave entry and no systemWeights: nothing written"
+                .into(),
+        );
         return Ok(None);
     };
     let dir = Path::new(weights::WEIGHTS_SYSFS);
-    let r = weights::apply_system(dir, &sw, args.dry_run).map_err(|e| (EXIT_RUNTIME, format!("--set-system-weights: {e}")))?;
+    let r = weights::apply_system(dir, &sw, args.dry_run)
+        .map_err(|e| (EXIT_RUNTIME, format!("--set-system-weights: {e}")))?;
     let want = weights::WeightsState { weights: sw.weights.clone(), auto: None }.describe();
     warnings.push(if args.dry_run {
         format!("--set-system-weights: would write the system-wide weights {want} for the run (now {}) and restore them after it", r.before.describe())
@@ -252,7 +260,8 @@ pub fn cmd_run(args: RunArgs) -> CmdResult {
         r
     });
     // --set-system-weights: the previous weights come back whatever happened to the program
-    let restored = p.system.as_ref().map(|s| apply::weights::restore_system(Path::new(apply::weights::WEIGHTS_SYSFS), &s.before));
+    let restored =
+        p.system.as_ref().map(|s| apply::weights::restore_system(Path::new(apply::weights::WEIGHTS_SYSFS), &s.before));
     let mut report = result?;
     match restored {
         Some(Ok((r, skipped))) => report.warnings.push(format!(
@@ -261,7 +270,9 @@ pub fn cmd_run(args: RunArgs) -> CmdResult {
             if r.matched { "" } else { " (they differ from the snapshot: another writer?)" },
             if skipped.is_empty() { String::new() } else { format!("; not restored: {}", skipped.join(", ")) }
         )),
-        Some(Err(e)) => report.warnings.push(format!("--set-system-weights: restoring the system-wide weights failed: {e}")),
+        Some(Err(e)) => {
+            report.warnings.push(format!("--set-system-weights: restoring the system-wide weights failed: {e}"))
+        }
         None => {}
     }
     say(args.quiet, &format!("numascope run: {:?} exited ({}):\n", args.command, exit_words(&report)));

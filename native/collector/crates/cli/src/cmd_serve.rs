@@ -504,7 +504,10 @@ fn apply_plan(body: &[u8]) -> Resp {
 }
 
 /// The answer of `POST /api/apply`: the report, and after a real apply the rollback record.
-fn apply_answer(report: &numascope_core::apply::ApplyReport, rollback: Option<&numascope_core::apply::RollbackRecord>) -> Value {
+fn apply_answer(
+    report: &numascope_core::apply::ApplyReport,
+    rollback: Option<&numascope_core::apply::RollbackRecord>,
+) -> Value {
     let mut r = serde_json::to_value(report).unwrap_or(Value::Null);
     if let (Some(rb), Some(o)) = (rollback, r.as_object_mut()) {
         o.insert("rollback".into(), serde_json::to_value(rb).unwrap_or(Value::Null));
@@ -1460,7 +1463,15 @@ fn list_processes() -> Vec<Value> {
 }
 
 /// One entry of `GET /api/processes`.
-fn process_json(pid: i32, name: &str, command: &[String], threads: u64, rss_kib: Option<u64>, uid: Option<u32>, euid: u32) -> Value {
+fn process_json(
+    pid: i32,
+    name: &str,
+    command: &[String],
+    threads: u64,
+    rss_kib: Option<u64>,
+    uid: Option<u32>,
+    euid: u32,
+) -> Value {
     json!({
         "pid": pid,
         "name": name,

@@ -866,7 +866,10 @@ fn weighted_interleave_range_and_system_weights() {
     p["threads"] = json!([]);
     let pid = load.pid.to_string();
     let path = write(&tmp, "weighted.json", &p);
-    let o = run(&tmp, &["apply", path.to_str().unwrap(), "-p", &pid, "--json", "--no-skip", "-q", "--rollback-out", "rb.json"]);
+    let o = run(
+        &tmp,
+        &["apply", path.to_str().unwrap(), "-p", &pid, "--json", "--no-skip", "-q", "--rollback-out", "rb.json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let r = json_out(&o);
     let g = &r["ranges"][0];
@@ -876,7 +879,11 @@ fn weighted_interleave_range_and_system_weights() {
     assert_eq!(g["weightCheck"]["ok"], json!(true), "{g}");
     assert_eq!(g["weightCheck"]["expected"][n0.to_string()], json!(pages));
     let o = run(&tmp, &["apply", path.to_str().unwrap(), "-p", &pid, "--dry-run"]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("weighted-interleave to nodes"), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("weighted-interleave to nodes"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 
     p["systemWeights"] = json!({ "weights": { n0.to_string(): 2 }, "reason": "test" });
     let path = write(&tmp, "system.json", &p);
@@ -884,7 +891,8 @@ fn weighted_interleave_range_and_system_weights() {
     assert!(o.status.success(), "{}", stderr(&o));
     let w = json_out(&o)["warnings"].to_string();
     assert!(w.contains("systemWeights (N0=2) were not applied") && w.contains("--set-system-weights"), "{w}");
-    let o = run(&tmp, &["apply", path.to_str().unwrap(), "-p", &pid, "--dry-run", "--json", "-q", "--set-system-weights"]);
+    let o =
+        run(&tmp, &["apply", path.to_str().unwrap(), "-p", &pid, "--dry-run", "--json", "-q", "--set-system-weights"]);
     if Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir() {
         // a 6.9+ kernel: the dry run reads the weights and writes nothing
         assert!(o.status.success(), "{}", stderr(&o));
@@ -892,6 +900,9 @@ fn weighted_interleave_range_and_system_weights() {
     } else {
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         let e = stderr(&o);
-        assert!(e.contains("has no weighted interleave") && e.contains("Linux 6.9") && e.contains("nothing was changed"), "{e}");
+        assert!(
+            e.contains("has no weighted interleave") && e.contains("Linux 6.9") && e.contains("nothing was changed"),
+            "{e}"
+        );
     }
 }

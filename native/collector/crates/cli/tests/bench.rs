@@ -53,7 +53,8 @@ fn quick_json_run_gives_a_machine_with_measured_numbers() {
 
 #[test]
 fn sizes_beyond_memory_are_refused_with_a_usage_error() {
-    let out = Command::new(bin()).args(["bench", "--quick", "--size", "1125899906842624", "--no-save"]).output().unwrap();
+    let out =
+        Command::new(bin()).args(["bench", "--quick", "--size", "1125899906842624", "--no-save"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("smaller --size"));
 }
@@ -61,7 +62,18 @@ fn sizes_beyond_memory_are_refused_with_a_usage_error() {
 #[test]
 fn max_seconds_zero_writes_a_partial_result() {
     let out = Command::new(bin())
-        .args(["bench", "--quick", "--json", "--no-save", "--max-seconds", "0", "--size", "1048576", "--chase-size", "1048576"])
+        .args([
+            "bench",
+            "--quick",
+            "--json",
+            "--no-save",
+            "--max-seconds",
+            "0",
+            "--size",
+            "1048576",
+            "--chase-size",
+            "1048576",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -128,7 +128,15 @@ fn record_with_damon() {
             assert!(regs.windows(2).all(|w| w[0].time <= w[1].time));
             // SIGTERM during a --damon recording also removes the kdamond.
             let mut child = Command::new(numascope())
-                .args(["record", "--damon", "--kill-on-stop", "-q", "-o", dir.join("term.numascope").to_str().unwrap(), "--"])
+                .args([
+                    "record",
+                    "--damon",
+                    "--kill-on-stop",
+                    "-q",
+                    "-o",
+                    dir.join("term.numascope").to_str().unwrap(),
+                    "--",
+                ])
                 .arg(&tl)
                 .args(["--threads", "1", "--mib", "4", "--seconds", "30"])
                 .stdout(Stdio::null())

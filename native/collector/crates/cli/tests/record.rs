@@ -452,7 +452,16 @@ fn probe_and_topology_commands() {
     let ids: Vec<&str> = j["placement"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
-        ["weighted-interleave", "memory-tiers", "demotion", "numa-balancing", "cpu-less-nodes", "hmat", "damon-modules", "sched-ext"]
+        [
+            "weighted-interleave",
+            "memory-tiers",
+            "demotion",
+            "numa-balancing",
+            "cpu-less-nodes",
+            "hmat",
+            "damon-modules",
+            "sched-ext"
+        ]
     );
     assert!(j["placement"].as_array().unwrap().iter().all(|f| !f["meaning"].as_str().unwrap().is_empty()));
     let wi = std::path::Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir();

@@ -368,7 +368,11 @@ fn run_plan_weighted_entries_and_system_weights() {
     assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
     assert!(o.stderr.contains("--weights-fallback interleave"), "{}", o.stderr);
     if dir.is_dir() {
-        assert!(o.stderr.contains(&format!("plan: {other}")) && o.stderr.contains("--set-system-weights"), "{}", o.stderr);
+        assert!(
+            o.stderr.contains(&format!("plan: {other}")) && o.stderr.contains("--set-system-weights"),
+            "{}",
+            o.stderr
+        );
         let o = run(&["run", "--plan", p.to_str().unwrap(), "--dry-run", "--set-system-weights", "--", "sh"], &tmp.0);
         assert!(o.status.success(), "{}", o.stderr);
         assert!(o.stderr.contains(&format!("would write the system-wide weights N0={other}")), "{}", o.stderr);
@@ -380,5 +384,9 @@ fn run_plan_weighted_entries_and_system_weights() {
     let p = write("clash.json", &plan(json!([entry(2, "0x10"), entry(3, "0x20")])));
     let o = run(&["run", "--plan", p.to_str().unwrap(), "--dry-run", "--set-system-weights", "--", "sh"], &tmp.0);
     assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
-    assert!(o.stderr.contains("objects[1].weights[0] gives node 0 weight 3 but objects[0].weights[0] gives it 2"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("objects[1].weights[0] gives node 0 weight 3 but objects[0].weights[0] gives it 2"),
+        "{}",
+        o.stderr
+    );
 }

@@ -780,6 +780,9 @@ fn import_machine(mach: &mut Machine, pd: &PerfDataContents, from: &str, host: &
                 cpus: cpus.clone(),
                 memory_bytes: kb.checked_mul(1024),
                 memory_bandwidth_gbps: None,
+                memory_tier: None,
+                memory_kind: None,
+                hmat: None,
             });
         }
         mach.provenance.memory_bytes =
@@ -791,6 +794,9 @@ fn import_machine(mach: &mut Machine, pd: &PerfDataContents, from: &str, host: &
             cpus: (0..n).collect(),
             memory_bytes: pd.total_mem_kb.and_then(|k| k.checked_mul(1024)),
             memory_bandwidth_gbps: None,
+            memory_tier: None,
+            memory_kind: None,
+            hmat: None,
         });
         mach.provenance.memory_bytes =
             "estimated:perf.data has no NUMA_TOPOLOGY header; one node holding TOTAL_MEM and all NRCPUS cpus assumed"

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::trace::{Machine, MachineNode, MachineProvenance};
+use crate::trace::{Machine, MachineNode, MachineProvenance, NodeHmat};
 
 /// Where to read the machine description from (`/sys` and `/proc` on a live system).
 #[derive(Clone, Debug)]
@@ -44,6 +44,104 @@ pub struct Topology {
     pub provenance: MachineProvenance,
     /// Anything unusual found while reading (one line each).
     pub notes: Vec<String>,
+    /// Memory tiers and firmware (HMAT) figures per node id, where the kernel shows them.
+    pub memory: MemoryAttrs,
+}
+
+/// What sysfs says about each node's memory beyond its size: the kernel's memory tier
+/// (`/sys/devices/virtual/memory_tiering/memory_tierK/nodelist`, Linux 6.1+) and the firmware's
+/// HMAT figures from the node's nearest initiators (`nodeN/access0/initiators/`, Linux 5.2+).
+/// Keyed by node id; empty on machines without them.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct MemoryAttrs {
+    /// Node id → the kernel's memory tier id (`memory_tierK`; a lower K is a faster tier).
+    pub tier_ids: BTreeMap<u32, u32>,
+    pub hmat: BTreeMap<u32, NodeHmat>,
+}
+
+/// Reads the memory tiers and the HMAT access0 figures of `ids` under the sysfs root `sys`.
+/// Missing directories are not errors (kernels and firmware without them); a tier nodelist
+/// that does not parse is skipped with a note.
+pub fn read_memory_attrs(sys: &Path, ids: &[u32], notes: &mut Vec<String>) -> MemoryAttrs {
+    let mut out = MemoryAttrs::default();
+    let tiering = sys.join("devices/virtual/memory_tiering");
+    if let Ok(rd) = fs::read_dir(&tiering) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let Some(tier) = e.file_name().to_str().and_then(|n| n.strip_prefix("memory_tier")?.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Some(list) = read_trim(&e.path().join("nodelist")) else { continue };
+            match parse_cpulist(&list) {
+                Ok(nodes) => {
+                    for node in nodes {
+                        out.tier_ids.insert(node, tier);
+                    }
+                }
+                Err(err) => notes.push(format!("{}/nodelist: {err}; memory tier ignored", e.path().display())),
+            }
+        }
+    }
+    let num = |p: &Path| read_trim(p).and_then(|s| s.parse::<u64>().ok()).filter(|&v| v > 0);
+    for &id in ids {
+        let dir = sys.join(format!("devices/system/node/node{id}/access0/initiators"));
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let mut initiators: Vec<u32> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse::<u32>().ok())
+            .collect();
+        initiators.sort_unstable();
+        let h = NodeHmat {
+            read_bandwidth_mbps: num(&dir.join("read_bandwidth")),
+            write_bandwidth_mbps: num(&dir.join("write_bandwidth")),
+            read_latency_ns: num(&dir.join("read_latency")),
+            write_latency_ns: num(&dir.join("write_latency")),
+            initiators,
+        };
+        if h.read_bandwidth_mbps.is_some()
+            || h.write_bandwidth_mbps.is_some()
+            || h.read_latency_ns.is_some()
+            || h.write_latency_ns.is_some()
+        {
+            out.hmat.insert(id, h);
+        }
+    }
+    out
+}
+
+/// The latency matrix the engine's sysfs loader builds from each memory node's HMAT read
+/// latency from its nearest initiator: lat[c][m] = L_m × SLIT[c][m] / min over nodes i with cpus
+/// of SLIT[i][m]. None when some node has no figure, no node has cpus, or the SLIT is incomplete.
+pub fn hmat_latency_matrix(
+    nodes: &[(u32, bool)],
+    distances: &[Vec<u32>],
+    read_ns: &BTreeMap<u32, u64>,
+) -> Option<Vec<Vec<f64>>> {
+    let n = nodes.len();
+    if distances.len() != n || distances.iter().any(|r| r.len() != n) {
+        return None;
+    }
+    let base: Vec<f64> = nodes.iter().map(|(id, _)| read_ns.get(id).map(|&v| v as f64)).collect::<Option<_>>()?;
+    let with_cpus: Vec<usize> = (0..n).filter(|&i| nodes[i].1).collect();
+    if with_cpus.is_empty() {
+        return None;
+    }
+    Some(
+        (0..n)
+            .map(|c| {
+                (0..n)
+                    .map(|m| {
+                        let nearest = with_cpus.iter().map(|&i| distances[i][m]).min().unwrap_or(0);
+                        if nearest > 0 {
+                            base[m] * distances[c][m] as f64 / nearest as f64
+                        } else {
+                            base[m]
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// Cpu ids a cpu list read from sysfs may name (the kernel's NR_CPUS is at most 8192 on x86 and
@@ -228,8 +326,11 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
                 } else {
                     "unavailable:/proc/meminfo not readable".into()
                 },
+                memory_tier: None,
+                hmat: None,
             },
             notes,
+            memory: MemoryAttrs::default(),
         });
     }
 
@@ -276,6 +377,7 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
     if !dist_ok {
         notes.push("some nodeN/distance files were missing or malformed; 10 local / 20 remote assumed".into());
     }
+    let memory = read_memory_attrs(&roots.sys, &ids, &mut notes);
     let links = if n == 1 {
         "unavailable:one NUMA node, so no interconnect links".to_string()
     } else {
@@ -304,8 +406,11 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
             } else {
                 "measured:sysfs node*/meminfo MemTotal (missing for some nodes: null there)".into()
             },
+            memory_tier: None,
+            hmat: None,
         },
         notes,
+        memory,
     })
 }
 
@@ -328,8 +433,53 @@ impl Topology {
         map
     }
 
-    /// The manifest `machine` object.
+    /// The manifest `machine` object. Where sysfs shows them, the memory tiers and the firmware's
+    /// HMAT figures fill `nodes[].memoryTier`, `nodes[].hmat`, `memoryBandwidthGBps` (HMAT read
+    /// bandwidth) and `latenciesNs` (HMAT read latency scaled by the SLIT) with the same rules as
+    /// the engine's `machineFromSysfs`, so a recording gives the engine the model that loader
+    /// gives from the same /sys.
     pub fn machine(&self) -> Machine {
+        let attrs = &self.memory;
+        let n = self.nodes.len();
+        // Tiers only when every node has one (a partial listing would rank the rest as unknown).
+        let ranks: Option<BTreeMap<u32, u32>> =
+            if !self.nodes.is_empty() && self.nodes.iter().all(|x| attrs.tier_ids.contains_key(&x.id)) {
+                let mut ids: Vec<u32> = self.nodes.iter().map(|x| attrs.tier_ids[&x.id]).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                Some(
+                    self.nodes
+                        .iter()
+                        .map(|x| (x.id, ids.iter().position(|&t| t == attrs.tier_ids[&x.id]).unwrap_or(0) as u32))
+                        .collect(),
+                )
+            } else {
+                None
+            };
+        let bw = |id: u32| attrs.hmat.get(&id).and_then(|h| h.read_bandwidth_mbps).map(|mb| mb as f64 / 1000.0);
+        let bw_count = self.nodes.iter().filter(|x| bw(x.id).is_some()).count();
+        let read_ns: BTreeMap<u32, u64> =
+            attrs.hmat.iter().filter_map(|(&id, h)| h.read_latency_ns.map(|v| (id, v))).collect();
+        let shape: Vec<(u32, bool)> = self.nodes.iter().map(|x| (x.id, !x.cpus.is_empty())).collect();
+        let latencies = hmat_latency_matrix(&shape, &self.distances, &read_ns);
+        let mut provenance = self.provenance.clone();
+        if bw_count == n && n > 0 {
+            provenance.memory_bandwidth_gbps = "documented:firmware HMAT figures in sysfs nodeN/access0/initiators/read_bandwidth (from each node's nearest initiators; firmware figures, not measured)".into();
+        } else if bw_count > 0 {
+            provenance.memory_bandwidth_gbps = format!("estimated:HMAT read_bandwidth for {bw_count} of {n} nodes (sysfs nodeN/access0/initiators); the engine gives the others rule M1b");
+        }
+        if latencies.is_some() {
+            provenance.latencies_ns = "estimated:firmware HMAT sysfs nodeN/access0/initiators/read_latency from each node's nearest initiators; other pairs scaled by the SLIT ratio".into();
+        }
+        if ranks.is_some() {
+            provenance.memory_tier = Some(
+                "measured:sysfs devices/virtual/memory_tiering/memory_tier*/nodelist, ranked by tier id (0 = fastest)"
+                    .into(),
+            );
+        }
+        if !attrs.hmat.is_empty() {
+            provenance.hmat = Some("documented:firmware ACPI HMAT figures as sysfs nodeN/access0/initiators/ shows them (MB/s, ns; from the node's nearest initiators); not measured".into());
+        }
         Machine {
             name: self.hostname.clone(),
             source: "sysfs".into(),
@@ -339,18 +489,21 @@ impl Topology {
             nodes: self
                 .nodes
                 .iter()
-                .map(|n| MachineNode {
-                    id: n.id,
-                    cpus: n.cpus.clone(),
-                    memory_bytes: n.memory_bytes,
-                    memory_bandwidth_gbps: None,
+                .map(|x| MachineNode {
+                    id: x.id,
+                    cpus: x.cpus.clone(),
+                    memory_bytes: x.memory_bytes,
+                    memory_bandwidth_gbps: bw(x.id),
+                    memory_tier: ranks.as_ref().map(|r| r[&x.id]),
+                    memory_kind: None,
+                    hmat: attrs.hmat.get(&x.id).cloned(),
                 })
                 .collect(),
             distances: self.distances.clone(),
-            latencies_ns: None,
+            latencies_ns: latencies,
             links: Vec::new(),
             routes: None,
-            provenance: self.provenance.clone(),
+            provenance,
         }
     }
 }

@@ -135,3 +135,80 @@ fn live_machine() {
     assert_eq!(t.distances.len(), t.nodes.len());
     assert!(t.distances.iter().enumerate().all(|(i, row)| row.len() == t.nodes.len() && row[i] == 10));
 }
+
+/// The tiers testbed guest's sysfs: node 2 has no cpus, HMAT figures from the nearest initiators
+/// and the kernel's memory tiers (ids 4 and 22, ranked 0 and 1).
+fn fake_tiered(root: &Path, with_tiers: bool) -> Roots {
+    let sys = root.join("sys");
+    let proc_ = root.join("proc");
+    let n = sys.join("devices/system/node");
+    let rows = ["10 20 28", "20 10 28", "28 28 10"];
+    let cpus = ["0", "1", ""];
+    let figures = [(20480, 20480, 80, 80, 0), (20480, 20480, 80, 80, 1), (5120, 5120, 250, 250, 0)];
+    for i in 0..3 {
+        let d = n.join(format!("node{i}"));
+        write(&d.join("cpulist"), &format!("{}\n", cpus[i]));
+        write(&d.join("distance"), &format!("{}\n", rows[i]));
+        write(&d.join("meminfo"), &format!("Node {i} MemTotal:       262144 kB\n"));
+        let (rb, wb, rl, wl, init) = figures[i];
+        let a = d.join("access0/initiators");
+        write(&a.join("read_bandwidth"), &format!("{rb}\n"));
+        write(&a.join("write_bandwidth"), &format!("{wb}\n"));
+        write(&a.join("read_latency"), &format!("{rl}\n"));
+        write(&a.join("write_latency"), &format!("{wl}\n"));
+        // sysfs holds a link nodeK to the initiator node; a directory stands in for it here
+        fs::create_dir_all(a.join(format!("node{init}"))).unwrap();
+    }
+    if with_tiers {
+        write(&sys.join("devices/virtual/memory_tiering/memory_tier4/nodelist"), "0-1\n");
+        write(&sys.join("devices/virtual/memory_tiering/memory_tier22/nodelist"), "2\n");
+    }
+    write(&sys.join("devices/system/cpu/online"), "0-1\n");
+    write(&proc_.join("sys/kernel/osrelease"), "6.12.0-fake\n");
+    write(&proc_.join("sys/kernel/hostname"), "tiers\n");
+    Roots { sys, proc: proc_ }
+}
+
+#[test]
+fn tiers_and_hmat_reach_the_manifest_machine() {
+    let tmp = common::TempDir::new("topo-tiers");
+    let t = read_topology_at(&fake_tiered(&tmp.0, true)).unwrap();
+    let m = serde_json::to_value(t.machine()).unwrap();
+    let nodes = m["nodes"].as_array().unwrap();
+    assert_eq!(nodes[2]["cpus"], serde_json::json!([]), "node 2 is memory-only");
+    assert_eq!(nodes.iter().map(|x| x["memoryTier"].as_u64().unwrap()).collect::<Vec<_>>(), vec![0, 0, 1]);
+    assert_eq!(nodes.iter().map(|x| x["memoryBandwidthGBps"].as_f64().unwrap()).collect::<Vec<_>>(), vec![20.48, 20.48, 5.12]);
+    assert_eq!(nodes[2]["hmat"]["readBandwidthMBps"], 5120);
+    assert_eq!(nodes[2]["hmat"]["writeLatencyNs"], 250);
+    assert_eq!(nodes[2]["hmat"]["initiators"], serde_json::json!([0]));
+    assert!(nodes[0].get("memoryKind").is_none(), "sysfs does not say what memory a node holds");
+    // the engine's rule: L_m × SLIT[c][m] / the smallest SLIT from a node with cpus to m
+    let lat: Vec<Vec<f64>> = serde_json::from_value(m["latenciesNs"].clone()).unwrap();
+    assert_eq!(lat[0], vec![80.0, 160.0, 250.0]);
+    assert_eq!(lat[1], vec![160.0, 80.0, 250.0]);
+    assert_eq!(lat[2], vec![224.0, 224.0, 250.0 * 10.0 / 28.0]);
+    let p = &m["provenance"];
+    assert!(p["memoryBandwidthGBps"].as_str().unwrap().starts_with("documented:firmware HMAT"), "{p}");
+    assert!(p["hmat"].as_str().unwrap().contains("not measured"), "{p}");
+    assert!(p["memoryTier"].as_str().unwrap().starts_with("measured:"), "{p}");
+    assert!(p["latenciesNs"].as_str().unwrap().starts_with("estimated:firmware HMAT"), "{p}");
+
+    // a kernel without memory_tiering: no tiers, the HMAT figures stay
+    let tmp2 = common::TempDir::new("topo-tiers2");
+    let m2 = serde_json::to_value(read_topology_at(&fake_tiered(&tmp2.0, false)).unwrap().machine()).unwrap();
+    assert!(m2["nodes"][0].get("memoryTier").is_none());
+    assert!(m2["provenance"].get("memoryTier").is_none());
+    assert_eq!(m2["nodes"][2]["memoryBandwidthGBps"], 5.12);
+}
+
+#[test]
+fn machines_without_hmat_keep_their_manifest_shape() {
+    let tmp = common::TempDir::new("topo-nohmat");
+    let m = serde_json::to_value(read_topology_at(&fake_two_nodes(&tmp.0)).unwrap().machine()).unwrap();
+    for key in ["memoryTier", "memoryKind", "hmat"] {
+        assert!(m["nodes"][0].get(key).is_none(), "{key}");
+    }
+    assert!(m["nodes"][0]["memoryBandwidthGBps"].is_null());
+    assert!(m["latenciesNs"].is_null());
+    assert!(m["provenance"].get("hmat").is_none());
+}

@@ -12,7 +12,10 @@ use numascope_core::topology::Roots;
 use serde_json::{json, Value};
 
 use super::http::{Conn, Head, Resp};
-use super::{api_error, blocking, check_duplicate_keys, duplicate_key_error, json_response, random_hex, read_request_body, unix_ms};
+use super::{
+    api_error, blocking, check_duplicate_keys, duplicate_key_error, json_response, random_hex, read_request_body,
+    unix_ms,
+};
 use super::{State, Status, MAX_BODY};
 
 /// Runs kept for `GET /api/bench` (the oldest finished one is dropped beyond this).
@@ -70,7 +73,8 @@ fn unknown(id: &str) -> Resp {
 pub(super) async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: &[&str]) -> (Resp, bool) {
     let method = head.method.as_str();
     let not_allowed = |allow: &str| {
-        api_error(405, "method-not-allowed", &format!("{method} is not allowed on {path}; use {allow}")).with_header("Allow", allow)
+        api_error(405, "method-not-allowed", &format!("{method} is not allowed on {path}; use {allow}"))
+            .with_header("Allow", allow)
     };
     let resp = match (segs, method) {
         (["bench"], "POST") => {
@@ -141,7 +145,10 @@ fn start(st: &Arc<State>, body: &[u8]) -> Resp {
         return api_error(
             409,
             "bench-running",
-            &format!("benchmark run {} is still running (two runs at once would measure each other): stop it or wait for it", r.id),
+            &format!(
+                "benchmark run {} is still running (two runs at once would measure each other): stop it or wait for it",
+                r.id
+            ),
         );
     }
     let id = match random_hex(8) {
@@ -153,7 +160,13 @@ fn start(st: &Arc<State>, body: &[u8]) -> Resp {
         quick: opts.quick,
         started_unix_ms: unix_ms(),
         stop: Arc::new(AtomicBool::new(false)),
-        inner: Mutex::new(BenchInner { status: Status::Running, stop_requested: false, progress: None, outcome: None, error: None }),
+        inner: Mutex::new(BenchInner {
+            status: Status::Running,
+            stop_requested: false,
+            progress: None,
+            outcome: None,
+            error: None,
+        }),
     });
     let worker = run.clone();
     let topo = st.topo.clone();
@@ -218,8 +231,11 @@ pub(super) mod fixture {
                 links: "unavailable:no interconnect description in sysfs".into(),
                 memory_bandwidth_gbps: "unavailable:no uncore counters or bandwidth benchmark data".into(),
                 memory_bytes: "measured:sysfs node*/meminfo MemTotal".into(),
+                memory_tier: None,
+                hmat: None,
             },
             notes: vec![],
+            memory: Default::default(),
         }
     }
 
@@ -247,10 +263,19 @@ pub(super) mod fixture {
             huge_pages: "requested (MADV_HUGEPAGE) for the chase buffer".into(),
             virtual_machine: None,
             bandwidth_gbps: KernelMatrices {
-                copy: vec![vec![st(21.4, 3), full.then(|| st(14.2, 3)).flatten()], vec![full.then(|| st(14.0, 3)).flatten(), full.then(|| st(21.1, 3)).flatten()]],
-                triad: vec![vec![st(23.9, 3), full.then(|| st(15.8, 3)).flatten()], vec![full.then(|| st(15.6, 3)).flatten(), full.then(|| st(23.5, 3)).flatten()]],
+                copy: vec![
+                    vec![st(21.4, 3), full.then(|| st(14.2, 3)).flatten()],
+                    vec![full.then(|| st(14.0, 3)).flatten(), full.then(|| st(21.1, 3)).flatten()],
+                ],
+                triad: vec![
+                    vec![st(23.9, 3), full.then(|| st(15.8, 3)).flatten()],
+                    vec![full.then(|| st(15.6, 3)).flatten(), full.then(|| st(23.5, 3)).flatten()],
+                ],
             },
-            latency_ns: vec![vec![st(92.5, 2), full.then(|| st(141.0, 2)).flatten()], vec![full.then(|| st(139.5, 2)).flatten(), full.then(|| st(93.0, 2)).flatten()]],
+            latency_ns: vec![
+                vec![st(92.5, 2), full.then(|| st(141.0, 2)).flatten()],
+                vec![full.then(|| st(139.5, 2)).flatten(), full.then(|| st(93.0, 2)).flatten()],
+            ],
             all_local_gbps: if full { vec![st(22.8, 3), st(22.5, 3)] } else { vec![None, None] },
             all_to_one_gbps: if full { vec![st(26.1, 3), st(25.7, 3)] } else { vec![None, None] },
             sustained_gbps: vec![],
@@ -275,9 +300,17 @@ pub(super) mod fixture {
     pub fn outcome(partial: bool) -> BenchOutcome {
         let machine = output::machine_json(&topo(), &calibration(partial));
         if partial {
-            BenchOutcome { machine, stored_as: None, store_note: Some("a partial run is not stored as this machine's calibration".into()) }
+            BenchOutcome {
+                machine,
+                stored_as: None,
+                store_note: Some("a partial run is not stored as this machine's calibration".into()),
+            }
         } else {
-            BenchOutcome { machine, stored_as: Some("/home/u/.cache/numascope/machines/e3d4f6acedd507db.json".into()), store_note: None }
+            BenchOutcome {
+                machine,
+                stored_as: Some("/home/u/.cache/numascope/machines/e3d4f6acedd507db.json".into()),
+                store_note: None,
+            }
         }
     }
 
@@ -292,17 +325,43 @@ pub(super) mod fixture {
     }
 
     fn run(id: &str, inner: BenchInner) -> BenchRun {
-        BenchRun { id: id.into(), quick: true, started_unix_ms: 1_795_294_308_230, stop: Arc::new(AtomicBool::new(false)), inner: Mutex::new(inner) }
+        BenchRun {
+            id: id.into(),
+            quick: true,
+            started_unix_ms: 1_795_294_308_230,
+            stop: Arc::new(AtomicBool::new(false)),
+            inner: Mutex::new(inner),
+        }
     }
 
     pub fn runs() -> Vec<BenchRun> {
-        let base = || BenchInner { status: Status::Running, stop_requested: false, progress: None, outcome: None, error: None };
+        let base = || BenchInner {
+            status: Status::Running,
+            stop_requested: false,
+            progress: None,
+            outcome: None,
+            error: None,
+        };
         let starting = run("5a1c0e77d2b94f10", base());
         let running = run("5a1c0e77d2b94f11", BenchInner { progress: Some(progress(2)), ..base() });
-        let finished = run("5a1c0e77d2b94f12", BenchInner { status: Status::Finished, progress: Some(progress(12)), outcome: Some(outcome(false)), ..base() });
+        let finished = run(
+            "5a1c0e77d2b94f12",
+            BenchInner {
+                status: Status::Finished,
+                progress: Some(progress(12)),
+                outcome: Some(outcome(false)),
+                ..base()
+            },
+        );
         let stopped = run(
             "5a1c0e77d2b94f13",
-            BenchInner { status: Status::Finished, stop_requested: true, progress: Some(progress(2)), outcome: Some(outcome(true)), ..base() },
+            BenchInner {
+                status: Status::Finished,
+                stop_requested: true,
+                progress: Some(progress(2)),
+                outcome: Some(outcome(true)),
+                ..base()
+            },
         );
         let failed = run(
             "5a1c0e77d2b94f14",

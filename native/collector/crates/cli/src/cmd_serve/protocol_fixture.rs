@@ -156,16 +156,41 @@ fn recordings() -> Vec<Recording> {
 
 fn probe() -> Vec<Probe> {
     let sources = vec![
-        SourceProbe { id: "page-faults".into(), available: true, implemented: true, reason: "perf_event_open software event page-faults with PERF_SAMPLE_ADDR".into() },
-        SourceProbe { id: "ibs-op".into(), available: false, implemented: true, reason: "no ibs_op PMU in /sys/bus/event_source/devices (not an AMD CPU with IBS)".into() },
+        SourceProbe {
+            id: "page-faults".into(),
+            available: true,
+            implemented: true,
+            reason: "perf_event_open software event page-faults with PERF_SAMPLE_ADDR".into(),
+        },
+        SourceProbe {
+            id: "ibs-op".into(),
+            available: false,
+            implemented: true,
+            reason: "no ibs_op PMU in /sys/bus/event_source/devices (not an AMD CPU with IBS)".into(),
+        },
     ];
     let capabilities = vec![
-        MetricProbe { metric: "page-placement".into(), status: "measured".into(), reason: "move_pages(2) query of every sampled page".into() },
-        MetricProbe { metric: "remote-access-ratio".into(), status: "estimated".into(), reason: "from page faults and thread placement (no memory-access sampling PMU)".into() },
+        MetricProbe {
+            metric: "page-placement".into(),
+            status: "measured".into(),
+            reason: "move_pages(2) query of every sampled page".into(),
+        },
+        MetricProbe {
+            metric: "remote-access-ratio".into(),
+            status: "estimated".into(),
+            reason: "from page faults and thread placement (no memory-access sampling PMU)".into(),
+        },
         MetricProbe { metric: "memory-bandwidth".into(), status: "unavailable".into(), reason: "no uncore PMU".into() },
     ];
     let user = Probe {
-        privileges: Privileges { perf_event_paranoid: Some(2), cap_perfmon: false, cap_sys_admin: false, cap_sys_nice: false, cap_sys_ptrace: false, euid: 1000 },
+        privileges: Privileges {
+            perf_event_paranoid: Some(2),
+            cap_perfmon: false,
+            cap_sys_admin: false,
+            cap_sys_nice: false,
+            cap_sys_ptrace: false,
+            euid: 1000,
+        },
         pmus: vec!["cpu".into(), "software".into(), "tracepoint".into()],
         nodes: 2,
         sources: sources.clone(),
@@ -174,7 +199,14 @@ fn probe() -> Vec<Probe> {
     };
     // perf_event_paranoid unreadable (a container without /proc/sys), as root.
     let root = Probe {
-        privileges: Privileges { perf_event_paranoid: None, cap_perfmon: true, cap_sys_admin: true, cap_sys_nice: true, cap_sys_ptrace: true, euid: 0 },
+        privileges: Privileges {
+            perf_event_paranoid: None,
+            cap_perfmon: true,
+            cap_sys_admin: true,
+            cap_sys_nice: true,
+            cap_sys_ptrace: true,
+            euid: 0,
+        },
         pmus: vec![],
         nodes: 1,
         sources,
@@ -191,6 +223,8 @@ fn machines() -> Vec<Machine> {
         links: "unavailable:no interconnect description in sysfs".into(),
         memory_bandwidth_gbps: "unavailable:no uncore counters or bandwidth benchmark data".into(),
         memory_bytes: "measured:sysfs node*/meminfo MemTotal".into(),
+        memory_tier: None,
+        hmat: None,
     };
     // What the collector reads from sysfs (topology::machine()).
     let sysfs = Machine {
@@ -200,8 +234,24 @@ fn machines() -> Vec<Machine> {
         cpu_model: Some("AMD EPYC 7302P 16-Core Processor".into()),
         page_size_bytes: 4096,
         nodes: vec![
-            MachineNode { id: 0, cpus: vec![0, 1, 2, 3], memory_bytes: Some(33_554_432_000), memory_bandwidth_gbps: None },
-            MachineNode { id: 1, cpus: vec![4, 5, 6, 7], memory_bytes: None, memory_bandwidth_gbps: None },
+            MachineNode {
+                id: 0,
+                cpus: vec![0, 1, 2, 3],
+                memory_bytes: Some(33_554_432_000),
+                memory_bandwidth_gbps: None,
+                memory_tier: None,
+                memory_kind: None,
+                hmat: None,
+            },
+            MachineNode {
+                id: 1,
+                cpus: vec![4, 5, 6, 7],
+                memory_bytes: None,
+                memory_bandwidth_gbps: None,
+                memory_tier: None,
+                memory_kind: None,
+                hmat: None,
+            },
         ],
         distances: vec![vec![10, 21], vec![21, 10]],
         latencies_ns: None,
@@ -217,8 +267,24 @@ fn machines() -> Vec<Machine> {
         cpu_model: None,
         page_size_bytes: 4096,
         nodes: vec![
-            MachineNode { id: 0, cpus: vec![0, 1], memory_bytes: Some(8_589_934_592), memory_bandwidth_gbps: Some(21.3) },
-            MachineNode { id: 1, cpus: vec![2, 3], memory_bytes: Some(8_589_934_592), memory_bandwidth_gbps: Some(21.3) },
+            MachineNode {
+                id: 0,
+                cpus: vec![0, 1],
+                memory_bytes: Some(8_589_934_592),
+                memory_bandwidth_gbps: Some(21.3),
+                memory_tier: None,
+                memory_kind: None,
+                hmat: None,
+            },
+            MachineNode {
+                id: 1,
+                cpus: vec![2, 3],
+                memory_bytes: Some(8_589_934_592),
+                memory_bandwidth_gbps: Some(21.3),
+                memory_tier: None,
+                memory_kind: None,
+                hmat: None,
+            },
         ],
         distances: vec![vec![10, 20], vec![20, 10]],
         latencies_ns: Some(vec![vec![95.0, 140.5], vec![140.5, 95.0]]),
@@ -242,7 +308,14 @@ fn stats(dry_run: bool) -> PageStats {
         not_moved: if dry_run {
             NotMoved::default()
         } else {
-            NotMoved { busy: 4, not_present: 0, not_permitted: 0, huge_page: 0, elsewhere: 1, other: BTreeMap::from([("ENOMEM".to_string(), 1)]) }
+            NotMoved {
+                busy: 4,
+                not_present: 0,
+                not_permitted: 0,
+                huge_page: 0,
+                elsewhere: 1,
+                other: BTreeMap::from([("ENOMEM".to_string(), 1)]),
+            }
         },
         not_attempted: 0,
         after: (!dry_run).then(|| BTreeMap::from([(0, 6), (1, 2010)])),
@@ -335,7 +408,11 @@ fn apply_reports() -> (ApplyReport, ApplyReport, RollbackRecord, ApplyReport) {
         page_size: 4096,
         pages: vec![PageRun { start: "0x7f3a2c000000".into(), count: 1530, node: 0 }],
         threads: vec![
-            ThreadAffinity { tid: 27_806, cpus: vec![0, 1, 2, 3, 4, 5, 6, 7], start_time_ticks: Some("12345690".into()) },
+            ThreadAffinity {
+                tid: 27_806,
+                cpus: vec![0, 1, 2, 3, 4, 5, 6, 7],
+                start_time_ticks: Some("12345690".into()),
+            },
             // A record written before threads carried their start time.
             ThreadAffinity { tid: 27_808, cpus: vec![0, 1], start_time_ticks: None },
         ],
@@ -364,8 +441,10 @@ fn messages() -> Value {
     let mut ended = inner(Status::Finished);
     ended.summary = Some(summary(None, "signal", vec!["the process was attached: its exit code is not known".into()]));
     let mut failed = inner(Status::Failed);
-    failed.error =
-        Some(("command-not-found".into(), "command not found: ./app (not an executable file, and not found in PATH)".into()));
+    failed.error = Some((
+        "command-not-found".into(),
+        "command not found: ./app (not an executable file, and not found in PATH)".into(),
+    ));
     let own: Vec<String> = vec!["./numascope-testload".into(), "--threads".into(), "2".into()];
     let processes = vec![
         // As list_processes() lists them: an own process, another user's, a kernel thread.
@@ -424,7 +503,10 @@ fn rust_messages_fixture_is_current() {
         return;
     }
     let have = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("reading {}: {e}; write it with UPDATE_FIXTURES=1 cargo test -p numascope-cli protocol_fixture", path.display())
+        panic!(
+            "reading {}: {e}; write it with UPDATE_FIXTURES=1 cargo test -p numascope-cli protocol_fixture",
+            path.display()
+        )
     });
     assert!(
         have == text,

@@ -168,7 +168,11 @@ fn collect_modules(file: &AllocFile, out: &mut AllocSites) -> ModuleSnapshots {
 }
 
 /// The frames of every code address, innermost first, symbolized per module.
-fn resolve_frames(ip_module: &HashMap<u64, Option<ModuleIndex>>, opts: &SymbolizeOptions, out: &mut AllocSites) -> HashMap<u64, Vec<FrameIndex>> {
+fn resolve_frames(
+    ip_module: &HashMap<u64, Option<ModuleIndex>>,
+    opts: &SymbolizeOptions,
+    out: &mut AllocSites,
+) -> HashMap<u64, Vec<FrameIndex>> {
     let mut builder = Symbolizer::builder().enable_code_info(true).enable_inlined_fns(true).enable_demangling(true);
     if let Some(dirs) = &opts.debug_dirs {
         builder = builder.set_debug_dirs(Some(dirs.clone()));

@@ -929,9 +929,13 @@ mod tests {
         let mut p = plan();
         let w = run_system_weights(&p).unwrap().unwrap();
         assert_eq!(w.weights, BTreeMap::from([(0, 3), (1, 1)]));
-        p.system_weights = Some(super::super::weights::SystemWeights { weights: BTreeMap::from([(1, 2)]), reason: None });
+        p.system_weights =
+            Some(super::super::weights::SystemWeights { weights: BTreeMap::from([(1, 2)]), reason: None });
         let e = run_system_weights(&p).unwrap_err();
-        assert!(e.starts_with("objects[1].weights[1] gives node 1 weight 1 but systemWeights.weights.1 gives it 2"), "{e}");
+        assert!(
+            e.starts_with("objects[1].weights[1] gives node 1 weight 1 but systemWeights.weights.1 gives it 2"),
+            "{e}"
+        );
         p.system_weights = None;
         p.objects.retain(|o| o.policy != ObjectPolicy::WeightedInterleave);
         assert_eq!(run_system_weights(&p).unwrap(), None);

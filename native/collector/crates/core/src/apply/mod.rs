@@ -19,10 +19,10 @@
 //! by the plan (or the rollback record) is touched.
 
 pub mod audit;
+pub mod launch;
 pub mod pages;
 pub mod plan;
 pub mod plan_objects;
-pub mod launch;
 pub mod sys;
 pub mod weights;
 

@@ -736,7 +736,12 @@ mod tests {
             (Box::new(|v| v["pageRanges"][0]["weights"] = json!([3])), "pageRanges[0].weights"),
             (Box::new(|v| v["pageRanges"][0]["weights"] = json!([0, 1])), "pageRanges[0].weights[0]"),
             (Box::new(|v| v["pageRanges"][0]["weights"] = json!([3, 256])), "pageRanges[0].weights[1]"),
-            (Box::new(|v| { v["pageRanges"][0].as_object_mut().unwrap().remove("weights"); }), "pageRanges[0].weights"),
+            (
+                Box::new(|v| {
+                    v["pageRanges"][0].as_object_mut().unwrap().remove("weights");
+                }),
+                "pageRanges[0].weights",
+            ),
             (Box::new(|v| v["pageRanges"][0]["toNodes"] = json!([])), "pageRanges[0].toNodes"),
             (Box::new(|v| v["pageRanges"][0]["toNodes"] = json!([1, 1])), "pageRanges[0].toNodes[1]"),
             (Box::new(|v| v["pageRanges"][1]["weights"] = json!([1])), "pageRanges[1].weights"),
@@ -873,10 +878,18 @@ mod tests {
             (Box::new(|v| v["objects"][0]["frames"][0]["buildId"] = json!("abc")), "objects[0].frames[0].buildId"),
             (Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!(4096)), "objects[0].frames[0].offset"),
             (Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!("0x")), "objects[0].frames[0].offset"),
-            (Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!("0x10000000000000000")), "objects[0].frames[0].offset"),
+            (
+                Box::new(|v| v["objects"][0]["frames"][0]["offset"] = json!("0x10000000000000000")),
+                "objects[0].frames[0].offset",
+            ),
             (Box::new(|v| v["objects"][0]["size"]["min"] = json!(100)), "objects[0].size.min"),
             (Box::new(|v| v["objects"][0]["size"]["max"] = json!(4096)), "objects[0].size.max"),
-            (Box::new(|v| { v["objects"][0].as_object_mut().unwrap().remove("size"); }), "objects[0].size"),
+            (
+                Box::new(|v| {
+                    v["objects"][0].as_object_mut().unwrap().remove("size");
+                }),
+                "objects[0].size",
+            ),
             (Box::new(|v| v["objects"][0]["policy"] = json!("preferred")), "objects[0].policy"),
             (Box::new(|v| v["objects"][0]["nodes"] = json!([])), "objects[0].nodes"),
             (Box::new(|v| v["objects"][0]["nodes"] = json!([7])), "objects[0].nodes[0]"),
@@ -887,7 +900,12 @@ mod tests {
             (Box::new(|v| v["objects"][1]["weights"] = json!([0, 1])), "objects[1].weights[0]"),
             (Box::new(|v| v["objects"][1]["weights"] = json!([3, 256])), "objects[1].weights[1]"),
             (Box::new(|v| v["objects"][1]["weights"] = json!([3, 1.5])), "objects[1].weights[1]"),
-            (Box::new(|v| { v["objects"][1].as_object_mut().unwrap().remove("weights"); }), "objects[1].weights"),
+            (
+                Box::new(|v| {
+                    v["objects"][1].as_object_mut().unwrap().remove("weights");
+                }),
+                "objects[1].weights",
+            ),
             (Box::new(|v| v["objects"][1] = v["objects"][0].clone()), "objects[1]"),
             (Box::new(|v| v["threads"][0]["name"] = json!("a-name-longer-than-15")), "threads[0].name"),
             (Box::new(|v| v["threads"][0]["name"] = json!("")), "threads[0].name"),
@@ -912,7 +930,9 @@ mod tests {
         let frame = json!({ "module": "/a", "offset": "0x1" });
         let e = bad_obj(|v| v["objects"][0]["frames"] = Value::Array(vec![frame; MAX_FRAMES_PER_OBJECT + 1]));
         assert_eq!((e.path.as_str(), e.kind), ("objects[0].frames", PlanErrorKind::TooLarge));
-        let e = bad_obj(|v| v["objects"][0]["frames"][0]["module"] = format!("/{}", "a".repeat(MAX_MODULE_PATH_BYTES)).into());
+        let e = bad_obj(|v| {
+            v["objects"][0]["frames"][0]["module"] = format!("/{}", "a".repeat(MAX_MODULE_PATH_BYTES)).into()
+        });
         assert_eq!((e.path.as_str(), e.kind), ("objects[0].frames[0].module", PlanErrorKind::TooLarge));
         let e = bad_obj(|v| v["objects"][0]["site"] = "x".repeat(MAX_SITE_CHARS + 1).into());
         assert_eq!((e.path.as_str(), e.kind), ("objects[0].site", PlanErrorKind::TooLarge));
@@ -922,11 +942,16 @@ mod tests {
         assert_eq!((e.path.as_str(), e.kind), ("threads[0].order", PlanErrorKind::TooLarge));
         // more distinct modules than the shim's table holds
         let many: Vec<Value> = (0..MAX_PLAN_MODULES + 1)
-            .map(|i| json!({ "frames": [ { "module": format!("/lib/m{i}.so"), "offset": "0x1" } ],
-                             "size": { "min": 4096, "max": 4096 }, "policy": "bind", "nodes": [0] }))
+            .map(|i| {
+                json!({ "frames": [ { "module": format!("/lib/m{i}.so"), "offset": "0x1" } ],
+                             "size": { "min": 4096, "max": 4096 }, "policy": "bind", "nodes": [0] })
+            })
             .collect();
         let e = bad_obj(|v| v["objects"] = Value::Array(many));
-        assert_eq!((e.path.as_str(), e.kind), (format!("objects[{MAX_PLAN_MODULES}].frames").as_str(), PlanErrorKind::TooLarge));
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            (format!("objects[{MAX_PLAN_MODULES}].frames").as_str(), PlanErrorKind::TooLarge)
+        );
         // a node list longer than the machine's is refused before it is walked
         let e = bad_obj(|v| v["objects"][0]["nodes"] = Value::Array(vec![json!(0); 100_000]));
         assert_eq!(e.path, "objects[0].nodes");

@@ -89,7 +89,8 @@ pub fn loaded_chase(
     let go = AtomicBool::new(true);
     std::thread::scope(|s| {
         let go = &go;
-        let handles: Vec<_> = loads.iter().map(|&(cpu, buf)| s.spawn(move || super::kernels::read_load(cpu, buf, go))).collect();
+        let handles: Vec<_> =
+            loads.iter().map(|&(cpu, buf)| s.spawn(move || super::kernels::read_load(cpu, buf, go))).collect();
         // Let the load threads reach their steady rate.
         std::thread::sleep(std::time::Duration::from_millis(if loads.is_empty() { 0 } else { 50 }));
         let t0 = Instant::now();

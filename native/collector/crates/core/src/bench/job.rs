@@ -70,7 +70,13 @@ pub struct BenchProgress {
 
 impl From<&Progress> for BenchProgress {
     fn from(p: &Progress) -> Self {
-        BenchProgress { step: p.step, steps: p.steps, what: p.what.clone(), elapsed_s: p.elapsed_s, remaining_s: p.remaining_s }
+        BenchProgress {
+            step: p.step,
+            steps: p.steps,
+            what: p.what.clone(),
+            elapsed_s: p.elapsed_s,
+            remaining_s: p.remaining_s,
+        }
     }
 }
 
@@ -135,15 +141,22 @@ mod job_tests {
         let e = BenchRequest { max_seconds: Some(-1.0), ..Default::default() }.validate().unwrap_err();
         assert!(e.contains("maxSeconds"), "{e}");
         assert!(BenchRequest { max_seconds: Some(f64::NAN), ..Default::default() }.validate().is_err());
-        assert!(BenchRequest { chase_bytes: Some(10), ..Default::default() }.validate().unwrap_err().contains("chaseBytes"));
-        assert!(BenchRequest { array_bytes: Some(10), ..Default::default() }.validate().unwrap_err().contains("arrayBytes"));
+        assert!(BenchRequest { chase_bytes: Some(10), ..Default::default() }
+            .validate()
+            .unwrap_err()
+            .contains("chaseBytes"));
+        assert!(BenchRequest { array_bytes: Some(10), ..Default::default() }
+            .validate()
+            .unwrap_err()
+            .contains("arrayBytes"));
     }
 
     #[test]
     fn a_stopped_run_keeps_what_it_measured_and_is_not_stored() {
         let topo = read_topology().unwrap();
         let stop = AtomicBool::new(false);
-        let opts = BenchOptions { quick: true, array_bytes: Some(1 << 20), chase_bytes: Some(1 << 20), ..Default::default() };
+        let opts =
+            BenchOptions { quick: true, array_bytes: Some(1 << 20), chase_bytes: Some(1 << 20), ..Default::default() };
         let dir = std::env::temp_dir().join(format!("numascope-job-test-{}", std::process::id()));
         let mut seen = Vec::new();
         // Stop as the second step starts: the first step (the first pair) is measured.

@@ -93,7 +93,12 @@ fn pass(kernel: Kernel, arr: &Arrays, r: std::ops::Range<usize>) {
 
 /// Runs `kernel` `reps` times on all groups at once (every thread starts each repetition together)
 /// and returns each group's rates; stops early (fewer repetitions) when `stop` is set.
-pub fn run_groups(groups: &[Group], kernel: Kernel, reps: usize, stop: &AtomicBool) -> std::io::Result<Vec<GroupRates>> {
+pub fn run_groups(
+    groups: &[Group],
+    kernel: Kernel,
+    reps: usize,
+    stop: &AtomicBool,
+) -> std::io::Result<Vec<GroupRates>> {
     let arrays: Vec<Arrays> = groups.iter().map(alloc).collect::<Result<_, _>>()?;
     let threads: usize = groups.iter().map(|g| g.cpus.len()).sum();
     let barrier = Barrier::new(threads + 1);

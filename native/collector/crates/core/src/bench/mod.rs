@@ -85,7 +85,8 @@ pub fn parse_cache_size(s: &str) -> Option<u64> {
 /// "QEMU"/"KVM"/… when this looks like a virtual machine: the DMI system vendor or product, or
 /// the cpuid hypervisor bit (`hypervisor` in /proc/cpuinfo flags).
 pub fn virtual_machine(roots: &Roots) -> Option<String> {
-    const VENDORS: [&str; 9] = ["QEMU", "KVM", "VMware", "Xen", "Microsoft Corporation", "innotek", "Amazon EC2", "Google", "Bochs"];
+    const VENDORS: [&str; 9] =
+        ["QEMU", "KVM", "VMware", "Xen", "Microsoft Corporation", "innotek", "Amazon EC2", "Google", "Bochs"];
     for f in ["class/dmi/id/sys_vendor", "class/dmi/id/product_name"] {
         if let Ok(v) = std::fs::read_to_string(roots.sys.join(f)) {
             if let Some(hit) = VENDORS.iter().find(|x| v.contains(*x)) {
@@ -145,7 +146,9 @@ pub fn run(ctx: &Context, progress: &mut dyn FnMut(&Progress)) -> Result<Calibra
         sizes.chase_bytes = b;
     }
     if sizes.array_bytes < 4096 || sizes.chase_bytes < 64 * 1024 {
-        return Err(BenchError::Usage("--size must be at least 4096 bytes and --chase-size at least 65536 bytes".into()));
+        return Err(BenchError::Usage(
+            "--size must be at least 4096 bytes and --chase-size at least 65536 bytes".into(),
+        ));
     }
     check_memory(peak_bytes(topo, &sizes), mem::mem_available(&ctx.roots.proc))?;
     let mut cal = empty_calibration(ctx, &sizes);
@@ -249,7 +252,8 @@ fn node_group(topo: &Topology, cpu: usize, mem: usize, sizes: &Sizes) -> Group {
 
 fn check_binding(cal: &mut Calibration, share: f64, what: &str) {
     if share < 0.99 {
-        cal.notes.push(format!("{what}: only {:.0}% of sampled pages were on the bound node (move_pages)", share * 100.0));
+        cal.notes
+            .push(format!("{what}: only {:.0}% of sampled pages were on the bound node (move_pages)", share * 100.0));
     }
 }
 
@@ -262,7 +266,8 @@ fn run_step(ctx: &Context, sizes: &Sizes, step: &Step, cal: &mut Calibration) ->
                 check_binding(cal, r[0].on_node_share, &step.describe(topo));
                 let seen = cal.bound_share[cpu][mem].map_or(r[0].on_node_share, |s: f64| s.min(r[0].on_node_share));
                 cal.bound_share[cpu][mem] = Some(seen);
-                let m = if kernel == Kernel::Copy { &mut cal.bandwidth_gbps.copy } else { &mut cal.bandwidth_gbps.triad };
+                let m =
+                    if kernel == Kernel::Copy { &mut cal.bandwidth_gbps.copy } else { &mut cal.bandwidth_gbps.triad };
                 m[cpu][mem] = Stat::of(&r[0].gbps);
             }
             cal.latency_ns[cpu][mem] = idle_latency(topo, cpu, mem, sizes, ctx.stop)?;
@@ -293,7 +298,13 @@ fn chase_buffer(topo: &Topology, mem: usize, sizes: &Sizes) -> Result<mem::NodeB
     Ok(buf)
 }
 
-fn idle_latency(topo: &Topology, cpu: usize, mem: usize, sizes: &Sizes, stop: &AtomicBool) -> Result<Option<Stat>, BenchError> {
+fn idle_latency(
+    topo: &Topology,
+    cpu: usize,
+    mem: usize,
+    sizes: &Sizes,
+    stop: &AtomicBool,
+) -> Result<Option<Stat>, BenchError> {
     let buf = chase_buffer(topo, mem, sizes)?;
     let cpu_id = topo.nodes[cpu].cpus[0];
     let steps = chase::steps_for(sizes.chase_ms, 100.0);
@@ -302,16 +313,25 @@ fn idle_latency(topo: &Topology, cpu: usize, mem: usize, sizes: &Sizes, stop: &A
         if rep > 0 && stop.load(Ordering::SeqCst) {
             break;
         }
-        samples.push(std::thread::scope(|s| s.spawn(|| chase::chase_ns(&buf, cpu_id, steps)).join()).unwrap_or(Ok(f64::NAN))?);
+        samples.push(
+            std::thread::scope(|s| s.spawn(|| chase::chase_ns(&buf, cpu_id, steps)).join()).unwrap_or(Ok(f64::NAN))?,
+        );
     }
     Ok(Stat::of(&samples))
 }
 
-fn loaded_point(topo: &Topology, mem: usize, load: usize, sizes: &Sizes, cal: &mut Calibration) -> Result<(), BenchError> {
+fn loaded_point(
+    topo: &Topology,
+    mem: usize,
+    load: usize,
+    sizes: &Sizes,
+    cal: &mut Calibration,
+) -> Result<(), BenchError> {
     let (chase_cpu, load_cpus) = load_cpus(topo, mem);
     let buf = chase_buffer(topo, mem, sizes)?;
-    let loads: Vec<mem::NodeBuffer> =
-        (0..load).map(|_| mem::NodeBuffer::new(sizes.array_bytes as usize, topo.nodes[mem].id, false)).collect::<Result<_, _>>()?;
+    let loads: Vec<mem::NodeBuffer> = (0..load)
+        .map(|_| mem::NodeBuffer::new(sizes.array_bytes as usize, topo.nodes[mem].id, false))
+        .collect::<Result<_, _>>()?;
     // Touched here, so that the load threads' timed run reads memory that is already there.
     loads.iter().for_each(|b| b.f64s().iter_mut().for_each(|x| *x = 1.0));
     let pairs: Vec<(u32, &mem::NodeBuffer)> = load_cpus.iter().copied().zip(loads.iter()).collect();

@@ -106,16 +106,24 @@ impl Calibration {
         self.sustained_gbps = (0..n)
             .map(|m| {
                 let pairs = self.bandwidth_gbps.triad.iter().filter_map(|row| row.get(m).cloned().flatten());
-                let all = [self.all_local_gbps.get(m), self.all_to_one_gbps.get(m)].into_iter().flatten().flatten().cloned();
+                let all =
+                    [self.all_local_gbps.get(m), self.all_to_one_gbps.get(m)].into_iter().flatten().flatten().cloned();
                 pairs.chain(all).map(|s| s.value).fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
             })
             .collect();
     }
 
     fn provenance(&self, what: &str) -> String {
-        let vm = if self.virtual_machine.is_some() { "; a virtual machine: the numbers are the host's, not the guest's NUMA" } else { "" };
+        let vm = if self.virtual_machine.is_some() {
+            "; a virtual machine: the numbers are the host's, not the guest's NUMA"
+        } else {
+            ""
+        };
         let partial = if self.partial { "; partial run" } else { "" };
-        format!("measured:numascope-bench {} {} {what}; spread over repetitions in calibration{vm}{partial}", self.version, self.date)
+        format!(
+            "measured:numascope-bench {} {} {what}; spread over repetitions in calibration{vm}{partial}",
+            self.version, self.date
+        )
     }
 }
 
@@ -125,7 +133,12 @@ pub fn machine_json(topo: &Topology, cal: &Calibration) -> Value {
     let n = topo.nodes.len();
     let cpu_rows: Vec<usize> = super::plan::cpu_nodes(topo);
     // Idle latency: measured rows; a cpu-less node's row copies the nearest cpu node's row (no thread runs there).
-    let nearest_cpu_row = |i: usize| -> Option<usize> { cpu_rows.iter().copied().min_by_key(|&c| topo.distances.get(i).and_then(|r| r.get(c)).copied().unwrap_or(u32::MAX)) };
+    let nearest_cpu_row = |i: usize| -> Option<usize> {
+        cpu_rows
+            .iter()
+            .copied()
+            .min_by_key(|&c| topo.distances.get(i).and_then(|r| r.get(c)).copied().unwrap_or(u32::MAX))
+    };
     let lat: Option<Vec<Vec<f64>>> = (0..n)
         .map(|i| {
             let row = if topo.nodes[i].cpus.is_empty() { nearest_cpu_row(i)? } else { i };
@@ -137,7 +150,8 @@ pub fn machine_json(topo: &Topology, cal: &Calibration) -> Value {
         for c in 0..n {
             for m in 0..n {
                 if c != m && !topo.nodes[c].cpus.is_empty() {
-                    let cap = cal.bandwidth_gbps.triad.get(c).and_then(|r| r.get(m)).cloned().flatten().map(|s| s.value);
+                    let cap =
+                        cal.bandwidth_gbps.triad.get(c).and_then(|r| r.get(m)).cloned().flatten().map(|s| s.value);
                     out.push(json!({ "from": topo.nodes[m].id, "to": topo.nodes[c].id, "capacityGBps": cap }));
                 }
             }

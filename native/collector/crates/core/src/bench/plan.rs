@@ -19,10 +19,14 @@ impl Step {
     pub fn describe(&self, topo: &Topology) -> String {
         let id = |i: usize| topo.nodes[i].id;
         match *self {
-            Step::Pair { cpu, mem } => format!("cpu node {} → memory node {}: copy, triad, idle latency", id(cpu), id(mem)),
+            Step::Pair { cpu, mem } => {
+                format!("cpu node {} → memory node {}: copy, triad, idle latency", id(cpu), id(mem))
+            }
             Step::AllLocal => "all cpu nodes on their own memory at once (triad)".into(),
             Step::AllToOne { mem } => format!("all cpu nodes on memory node {} at once (triad)", id(mem)),
-            Step::Loaded { mem, load } => format!("loaded latency on memory node {} with {load} load thread(s)", id(mem)),
+            Step::Loaded { mem, load } => {
+                format!("loaded latency on memory node {} with {load} load thread(s)", id(mem))
+            }
         }
     }
 }
@@ -51,9 +55,23 @@ const MIB: u64 = 1 << 20;
 pub fn sizes(quick: bool, llc_bytes: Option<u64>, cpu_nodes: usize) -> Sizes {
     let llc = llc_bytes.unwrap_or(32 * MIB) * cpu_nodes.max(1) as u64;
     if quick {
-        Sizes { array_bytes: (4 * llc).max(32 * MIB), chase_bytes: (4 * llc).max(64 * MIB), reps: 3, latency_reps: 2, chase_ms: 150.0, loaded_points: 3 }
+        Sizes {
+            array_bytes: (4 * llc).max(32 * MIB),
+            chase_bytes: (4 * llc).max(64 * MIB),
+            reps: 3,
+            latency_reps: 2,
+            chase_ms: 150.0,
+            loaded_points: 3,
+        }
     } else {
-        Sizes { array_bytes: (8 * llc).max(128 * MIB), chase_bytes: (8 * llc).max(512 * MIB), reps: 10, latency_reps: 5, chase_ms: 400.0, loaded_points: 8 }
+        Sizes {
+            array_bytes: (8 * llc).max(128 * MIB),
+            chase_bytes: (8 * llc).max(512 * MIB),
+            reps: 10,
+            latency_reps: 5,
+            chase_ms: 400.0,
+            loaded_points: 8,
+        }
     }
 }
 
@@ -75,7 +93,8 @@ pub fn cpu_nodes(topo: &Topology) -> Vec<usize> {
 pub fn steps(topo: &Topology, s: &Sizes, load_threads: &dyn Fn(usize) -> usize) -> Vec<Step> {
     let cpus = cpu_nodes(topo);
     let mems = 0..topo.nodes.len();
-    let mut out: Vec<Step> = cpus.iter().flat_map(|&c| mems.clone().map(move |m| Step::Pair { cpu: c, mem: m })).collect();
+    let mut out: Vec<Step> =
+        cpus.iter().flat_map(|&c| mems.clone().map(move |m| Step::Pair { cpu: c, mem: m })).collect();
     if topo.nodes.len() > 1 {
         out.push(Step::AllLocal);
         out.extend(mems.clone().map(|mem| Step::AllToOne { mem }));

@@ -384,7 +384,8 @@ impl Session {
             ));
             return;
         }
-        let nodes: Vec<String> = f.resident_pages_by_node.iter().map(|n| format!("node {}: {}", n.node, n.pages)).collect();
+        let nodes: Vec<String> =
+            f.resident_pages_by_node.iter().map(|n| format!("node {}: {}", n.node, n.pages)).collect();
         set(caps, "page-placement", Some("measured"), format!(
             "exhaustive scan of resident pages (pagemap + move_pages, {} scans, the last {}): {} pages resident ({}){}; numa_maps snapshots per mapping",
             f.scans,

@@ -47,8 +47,8 @@ use crate::probe::Probe;
 use crate::topology::{self, Roots, Topology};
 use crate::trace::TraceError;
 
-mod balancing;
 mod alloc;
+mod balancing;
 mod build;
 mod finish;
 mod launch;

@@ -82,9 +82,9 @@ impl ScanError {
     fn from_io(what: &str, e: &io::Error) -> ScanError {
         match e.raw_os_error() {
             Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => ScanError::Gone(format!("{what}: {e}")),
-            Some(libc::EPERM) | Some(libc::EACCES) => ScanError::Failed(format!(
-                "{what}: {e} (needs the same user as the target, or CAP_SYS_PTRACE)"
-            )),
+            Some(libc::EPERM) | Some(libc::EACCES) => {
+                ScanError::Failed(format!("{what}: {e} (needs the same user as the target, or CAP_SYS_PTRACE)"))
+            }
             _ if e.kind() == io::ErrorKind::NotFound => ScanError::Gone(format!("{what}: {e}")),
             _ => ScanError::Failed(format!("{what}: {e}")),
         }
@@ -422,8 +422,7 @@ impl PageScanner {
                 f.last_scan_us = Some(us_since(start_ns, scan_start_ns));
                 f.last_scan_at_stop = at_stop;
                 f.resident_pages = s.addrs.len() as u64;
-                f.resident_pages_by_node =
-                    s.by_node.iter().map(|(&node, &pages)| NodePages { node, pages }).collect();
+                f.resident_pages_by_node = s.by_node.iter().map(|(&node, &pages)| NodePages { node, pages }).collect();
                 f.swapped_pages = s.swapped;
                 f.unplaced_pages = s.unplaced;
                 if s.cut.is_some() {
@@ -477,7 +476,9 @@ impl PageScanner {
             None => {}
         }
         if let Some(e) = &f.error {
-            out.push(format!("placement scan: {e}; pages seen only by fault samples have rows, numa_maps counts the rest per region"));
+            out.push(format!(
+                "placement scan: {e}; pages seen only by fault samples have rows, numa_maps counts the rest per region"
+            ));
         }
         out
     }

@@ -83,6 +83,32 @@ pub struct MachineNode {
     pub memory_bytes: Option<u64>,
     #[serde(rename = "memoryBandwidthGBps")]
     pub memory_bandwidth_gbps: Option<f64>,
+    /// The node's memory tier, 0 = fastest (the kernel's memory_tiering tiers ranked by id);
+    /// absent when unknown (an addition within format version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_tier: Option<u32>,
+    /// What memory the node holds (`dram`, `cxl`, `hbm`, …), display only; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_kind: Option<String>,
+    /// The firmware's (ACPI HMAT) figures for this node from its nearest initiators, as sysfs
+    /// `nodeN/access0/initiators/` shows them; absent without an HMAT. Firmware figures, not
+    /// measured ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmat: Option<NodeHmat>,
+}
+
+/// sysfs `nodeN/access0/initiators/{read,write}_{bandwidth,latency}` and the initiator nodes
+/// (the `nodeK` links in that directory). A file the kernel does not show is None.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeHmat {
+    #[serde(rename = "readBandwidthMBps")]
+    pub read_bandwidth_mbps: Option<u64>,
+    #[serde(rename = "writeBandwidthMBps")]
+    pub write_bandwidth_mbps: Option<u64>,
+    pub read_latency_ns: Option<u64>,
+    pub write_latency_ns: Option<u64>,
+    pub initiators: Vec<u32>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -95,7 +121,7 @@ pub struct Link {
 
 /// Where each machine number came from: `measured:<how>`, `documented:<source>`,
 /// `estimated:<rule>` or `unavailable:<why>`.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineProvenance {
     pub distances: String,
@@ -104,6 +130,12 @@ pub struct MachineProvenance {
     #[serde(rename = "memoryBandwidthGBps")]
     pub memory_bandwidth_gbps: String,
     pub memory_bytes: String,
+    /// Where `nodes[].memoryTier` came from (absent when no node has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_tier: Option<String>,
+    /// Where `nodes[].hmat` came from (absent when no node has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmat: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -469,6 +501,8 @@ pub fn empty_manifest() -> Manifest {
                 links: String::new(),
                 memory_bandwidth_gbps: String::new(),
                 memory_bytes: String::new(),
+                memory_tier: None,
+                hmat: None,
             },
         },
         capture: Capture {
