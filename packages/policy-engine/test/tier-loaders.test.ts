@@ -62,6 +62,34 @@ describe('machineFromSysfs', () => {
     expect(parseCpuList('0-2,5,7-8', 'x')).toEqual([0, 1, 2, 5, 7, 8]);
   });
 
+  it('gives the figures the recorder writes for the same /sys (native topology test: tiers_and_hmat_reach_the_manifest_machine)', () => {
+    // the tiers testbed guest: node 2 memory-only, HMAT 20480/20480/5120 MB/s, 80/80/250 ns, tiers 4 and 22
+    const files: Record<string, string> = {
+      'devices/virtual/memory_tiering/memory_tier4/nodelist': '0-1\n',
+      'devices/virtual/memory_tiering/memory_tier22/nodelist': '2\n',
+    };
+    const rows = ['10 20 28', '20 10 28', '28 28 10'];
+    const fig = [[20480, 80], [20480, 80], [5120, 250]] as const;
+    ['0', '1', ''].forEach((cpus, i) => {
+      const d = `devices/system/node/node${i}/`;
+      files[d + 'cpulist'] = cpus + '\n';
+      files[d + 'distance'] = rows[i] + '\n';
+      files[d + 'meminfo'] = `Node ${i} MemTotal:       262144 kB\n`;
+      files[d + 'access0/initiators/read_bandwidth'] = `${fig[i]![0]}\n`;
+      files[d + 'access0/initiators/read_latency'] = `${fig[i]![1]}\n`;
+    });
+    const m = machineFromSysfs(files, 'tiers');
+    // the same numbers the Rust test asserts for the recorded manifest's machine
+    expect(m.nodes.map((n) => n.memoryBandwidthGBps)).toEqual([20.48, 20.48, 5.12]);
+    expect(m.nodes.map((n) => n.memoryTier)).toEqual([0, 0, 1]);
+    expect(m.latenciesNs).toEqual([
+      [80, 160, 250],
+      [160, 80, 250],
+      [224, 224, (250 * 10) / 28],
+    ]);
+    expect(m.provenance['memoryBandwidthGBps']).toMatch(/^documented:firmware HMAT/);
+  });
+
   it('recommends weights from the HMAT figures: the STREAM-like recording re-targeted onto the guest', () => {
     const guest = machineModel(machineFromSysfs(SYSFS, 'guest'));
     const { input } = streamLikeCxl();

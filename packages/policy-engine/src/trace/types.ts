@@ -49,6 +49,21 @@ export interface MachineNode {
   memoryTier?: number | null;
   /** Optional (within version 2): what memory the node holds, e.g. `dram`, `hbm`, `cxl`; display only. */
   memoryKind?: string | null;
+  /**
+   * Optional (within version 2): the firmware's (ACPI HMAT) figures for this node from its nearest
+   * initiators, as sysfs `nodeN/access0/initiators/` shows them (MB/s, ns). Firmware figures, not
+   * measured; the recorder also puts the read bandwidth into `memoryBandwidthGBps`.
+   */
+  hmat?: NodeHmat | null;
+}
+
+export interface NodeHmat {
+  readBandwidthMBps: number | null;
+  writeBandwidthMBps: number | null;
+  readLatencyNs: number | null;
+  writeLatencyNs: number | null;
+  /** The initiator nodes the figures are from (sysfs `access0/initiators/nodeK`). */
+  initiators: NodeId[];
 }
 
 export interface MachineLink {

@@ -36,6 +36,16 @@ const machine = z.object({
         memoryBandwidthGBps: z.number().nonnegative().nullable(),
         memoryTier: nonNegInt.max(255).nullable().optional(),
         memoryKind: z.string().max(32).nullable().optional(),
+        hmat: z
+          .object({
+            readBandwidthMBps: z.number().nonnegative().nullable(),
+            writeBandwidthMBps: z.number().nonnegative().nullable(),
+            readLatencyNs: z.number().nonnegative().nullable(),
+            writeLatencyNs: z.number().nonnegative().nullable(),
+            initiators: z.array(nodeId),
+          })
+          .nullable()
+          .optional(),
       }),
     )
     .min(1, 'at least one node'),
