@@ -49,12 +49,54 @@ const pageStatsFields = {
 export const pageStats = z.strictObject(pageStatsFields);
 export type PageStats = z.infer<typeof pageStats>;
 
+/** A weighted-interleave weight: the kernel's range, 1–255. */
+export const weight = int.min(1).max(255);
+
+/** Node id key → weight (sysfs `weighted_interleave/nodeN`). */
+export const nodeWeights = z.record(z.string().regex(/^\d+$/, 'a node id key'), weight);
+
+/**
+ * The verification of a weighted-interleave range (docs/apply.md, "Weighted interleave"): `ok` when
+ * every target node is within its weight of its share and no page is elsewhere.
+ */
+export const weightCheck = z.strictObject({
+  present: count,
+  /** `ceil(present / sum(weights))`. */
+  cycles: count,
+  /** Per target node: `present × w / sum(weights)`, rounded. */
+  expected: nodePages,
+  /** Per node (target or not): pages found. */
+  found: nodePages,
+  ok: z.boolean(),
+});
+export type WeightCheck = z.infer<typeof weightCheck>;
+
+/** The kernel's weighted-interleave state: every node's weight and the `auto` mode (null: no `auto` file, before Linux 6.16). */
+export const weightsState = z.strictObject({ weights: nodeWeights, auto: z.boolean().nullable() });
+export type WeightsState = z.infer<typeof weightsState>;
+
+/** What `--set-system-weights` (serve: `setSystemWeights`) did, or a rollback's restore. */
+export const systemWeightsReport = z.strictObject({
+  operation: z.enum(['apply', 'restore']),
+  before: weightsState,
+  /** The weights asked for (the plan's, or the record's snapshot). */
+  planned: nodeWeights,
+  /** Read back after writing; null in a dry run. */
+  after: weightsState.nullable(),
+  matched: z.boolean(),
+});
+export type SystemWeightsReport = z.infer<typeof systemWeightsReport>;
+
 export const rangeReport = z.strictObject({
   start: hexAddress,
   end: hexAddress,
   /** `restore` in a rollback. */
-  action: z.enum(['move', 'interleave', 'restore']),
+  action: z.enum(['move', 'interleave', 'weighted-interleave', 'restore']),
   toNodes: z.array(count),
+  /** `weighted-interleave`: the weights of `toNodes`. */
+  weights: z.array(weight).optional(),
+  /** `weighted-interleave`, after verification. */
+  weightCheck: weightCheck.optional(),
   ...pageStatsFields,
   /** Expected pages per node when the plan was made. */
   expectedNodes: nodePages.nullable(),
@@ -101,6 +143,8 @@ export const rollbackRecord = z.strictObject({
   pageSize: count,
   pages: z.array(pageRun),
   threads: z.array(threadAffinity),
+  /** The system weights and auto mode before `--set-system-weights` changed them (absent when unchanged). */
+  systemWeights: weightsState.optional(),
 });
 export type RollbackRecord = z.infer<typeof rollbackRecord>;
 
@@ -128,6 +172,8 @@ export const applyReport = z.strictObject({
   rollbackRecord: z.string().nullable(),
   /** The rollback record of a real apply (send it back to rollback to undo). */
   rollback: rollbackRecord.optional(),
+  /** The system-wide weights written or restored (absent when the plan has no `systemWeights`). */
+  systemWeights: systemWeightsReport.optional(),
 });
 export type ApplyReport = z.infer<typeof applyReport>;
 
@@ -136,6 +182,12 @@ export const applyOptions = z.strictObject({
   pid,
   dryRun: z.boolean().optional(),
   budgetMs: int.min(1).max(3_600_000).optional(),
+  /**
+   * Also write the plan's `systemWeights` to the kernel's system-wide weighted-interleave weights
+   * (global: every process's weighted-interleave allocations use them; restored on rollback).
+   * Without it they are not written and the report warns.
+   */
+  setSystemWeights: z.boolean().optional(),
 });
 export type ApplyOptions = z.infer<typeof applyOptions>;
 

@@ -25,4 +25,28 @@ z.config({ jitless: true });
 
 /** `{ code, message }`: every API error and a failed recording's error. */
 export const errorBody = z.strictObject({ code: z.string(), message: z.string() });
+
+/**
+ * The codes `POST /api/apply` and `/api/rollback` refuse with (docs/live-api.md); other endpoints
+ * have their own (`unauthorized`, `bad-duration`, …), so `errorBody.code` stays a string.
+ * `kernel-unsupported` (422): the kernel lacks a feature the plan needs (the message names the
+ * Linux version, e.g. weighted-interleave system weights need 6.9).
+ */
+export const APPLY_ERROR_CODES = [
+  'wrong-machine',
+  'no-process',
+  'pid-reused',
+  'thread-not-in-process',
+  'foreign-thread',
+  'range-not-mapped',
+  'permission',
+  'kernel-unsupported',
+  'io',
+  'invalid-plan',
+  'invalid-record',
+  'plan-too-large',
+  'record-too-large',
+] as const;
+export const applyErrorCode = z.enum(APPLY_ERROR_CODES);
+export type ApplyErrorCode = z.infer<typeof applyErrorCode>;
 export type ErrorBody = z.infer<typeof errorBody>;

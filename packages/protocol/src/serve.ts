@@ -32,6 +32,23 @@ export const capabilityStatus = z.enum(['measured', 'estimated', 'unavailable'])
 export const metricProbe = z.strictObject({ metric: z.string(), status: capabilityStatus, reason: z.string() });
 export type Capability = z.infer<typeof metricProbe>;
 
+/**
+ * One placement feature of the kernel or a running agent (docs/capabilities.md, "Placement
+ * features"): `weighted-interleave`, `memory-tiers`, `demotion`, `numa-balancing`,
+ * `cpu-less-nodes`, `hmat`, `damon-modules`, `sched-ext`, … (an id the app does not know is shown as
+ * it is).
+ */
+export const placementFeature = z.strictObject({
+  id: z.string(),
+  /** One word or value: `supported`, `absent`, `on`, `off`, `tiering`, `2tiers`, … */
+  state: z.string(),
+  /** What was read, feature-specific (null when nothing could be read). */
+  value: z.unknown(),
+  /** One line: what it means for placement. */
+  meaning: z.string(),
+});
+export type PlacementFeature = z.infer<typeof placementFeature>;
+
 export const probe = z.strictObject({
   privileges,
   /** PMUs in /sys/bus/event_source/devices. */
@@ -39,17 +56,34 @@ export const probe = z.strictObject({
   nodes: count,
   sources: z.array(sourceProbe),
   capabilities: z.array(metricProbe),
+  /** Placement features; absent when the collector found none to report (older collectors). */
+  placement: z.array(placementFeature).optional(),
 });
 export type Probe = z.infer<typeof probe>;
 
 // ---- GET /api/topology, the binding's topology(): the trace manifest's `machine` object
 // (docs/trace-format.md is normative for it; this is its shape as the collector writes it).
 
+/** The firmware's (ACPI HMAT) figures of a node from its nearest initiators (sysfs access0); not measured. */
+export const nodeHmat = z.strictObject({
+  readBandwidthMBps: count.nullable(),
+  writeBandwidthMBps: count.nullable(),
+  readLatencyNs: count.nullable(),
+  writeLatencyNs: count.nullable(),
+  initiators: z.array(count),
+});
+
 export const machineNode = z.strictObject({
   id: count,
+  /** Empty for a memory-only (cpu-less) node. */
   cpus: z.array(count),
   memoryBytes: count.nullable(),
   memoryBandwidthGBps: z.number().nullable(),
+  /** Memory tier, 0 = fastest; absent when not known. */
+  memoryTier: count.max(255).optional(),
+  /** `dram`, `cxl`, `hbm`, …, display only; absent when not known. */
+  memoryKind: z.string().max(32).optional(),
+  hmat: nodeHmat.optional(),
 });
 
 export const machineLink = z.strictObject({ from: count, to: count, capacityGBps: z.number().nullable() });
@@ -74,6 +108,8 @@ export const machine = z.strictObject({
     links: z.string(),
     memoryBandwidthGBps: z.string(),
     memoryBytes: z.string(),
+    memoryTier: z.string().optional(),
+    hmat: z.string().optional(),
   }),
 });
 export type Machine = z.infer<typeof machine>;

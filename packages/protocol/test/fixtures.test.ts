@@ -29,6 +29,23 @@ describe('the collector’s messages (fixtures/rust-messages.json)', () => {
     });
   }
 
+  it('holds the weighted-interleave and tier messages (issue 17), checked by the schemas above', () => {
+    const reports = fixture.applyReport as Array<{ ranges: Array<Record<string, unknown>>; systemWeights?: { operation: string } }>;
+    const weighted = reports.find((r) => r.ranges.some((g) => g['action'] === 'weighted-interleave'));
+    expect(weighted?.ranges[0]).toMatchObject({ weights: [4, 1], weightCheck: { ok: true, cycles: 410 } });
+    expect(weighted?.systemWeights?.operation).toBe('apply');
+    expect(reports.some((r) => r.systemWeights?.operation === 'restore')).toBe(true);
+    expect((fixture.rollbackRecord as Array<Record<string, unknown>>).some((r) => 'systemWeights' in r)).toBe(true);
+    const probes = fixture.probe as Array<{ placement?: Array<{ id: string }> }>;
+    expect(probes[0]!.placement?.map((f) => f.id)).toContain('weighted-interleave');
+    const machines = fixture.machine as Array<{ nodes: Array<Record<string, unknown>> }>;
+    expect(machines.some((m) => m.nodes.some((n) => n['cpus'] instanceof Array && (n['cpus'] as unknown[]).length === 0 && 'hmat' in n && 'memoryTier' in n))).toBe(true);
+    expect((fixture.apiError as Array<{ error: { code: string } }>).map((e) => e.error.code)).toContain('kernel-unsupported');
+    // a weight outside the kernel's 1-255 is refused
+    const bad = { ...weighted!, ranges: [{ ...weighted!.ranges[0], weights: [0, 1] }] };
+    expect(RUST_MESSAGES.applyReport.safeParse(bad).success).toBe(false);
+  });
+
   it('a field the collector adds, renames or retypes is refused', () => {
     const window = fixture.liveWindow![0] as Record<string, unknown>;
     expect(RUST_MESSAGES.liveWindow.safeParse({ ...window, cpuTime: 1 }).success).toBe(false);

@@ -20,13 +20,15 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use numascope_core::apply::{
+    weights::{SystemWeightsReport, WeightsState},
     ApplyReport, Expected, NotMoved, PageRun, PageStats, RangeReport, RollbackRecord, Status as ApplyStatus,
-    ThreadAffinity, ThreadReport,
+    ThreadAffinity, ThreadReport, WeightCheck,
 };
+use numascope_core::probe_placement::PlacementFeature;
 use numascope_core::live::{LiveThread, LiveTotals, LiveWindow, NodeCount};
 use numascope_core::probe::{MetricProbe, Privileges, Probe, SourceProbe};
 use numascope_core::record::RecordSummary;
-use numascope_core::trace::{Link, Machine, MachineNode, MachineProvenance};
+use numascope_core::trace::{Link, Machine, MachineNode, MachineProvenance, NodeHmat};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -195,7 +197,33 @@ fn probe() -> Vec<Probe> {
         nodes: 2,
         sources: sources.clone(),
         capabilities: capabilities.clone(),
-        placement: vec![],
+        // As probe_placement reads a DRAM + cpu-less node machine on Linux 6.12.
+        placement: vec![
+            PlacementFeature {
+                id: "weighted-interleave".into(),
+                state: "supported".into(),
+                value: json!({ "weights": { "0": 1, "1": 1 }, "auto": true }),
+                meaning: "MPOL_WEIGHTED_INTERLEAVE (Linux 6.9+): plans with weighted-interleave ranges apply; system weights change with --set-system-weights only".into(),
+            },
+            PlacementFeature {
+                id: "cpu-less-nodes".into(),
+                state: "1".into(),
+                value: json!([1]),
+                meaning: "memory-only nodes (CXL, HBM in flat mode): no thread runs there; pages get there by policy or migration".into(),
+            },
+            PlacementFeature {
+                id: "hmat".into(),
+                state: "2nodes".into(),
+                value: json!({ "1": { "initiators": [0], "readBandwidthMBps": 5120, "readLatencyNs": 250, "writeBandwidthMBps": 5120, "writeLatencyNs": 250 } }),
+                meaning: "firmware bandwidth and latency per node (ACPI HMAT): the kernel's auto weights and the engine's recommendations start from them".into(),
+            },
+            PlacementFeature {
+                id: "sched-ext".into(),
+                state: "absent".into(),
+                value: Value::Null,
+                meaning: "no sched_ext scheduler: the kernel's own scheduler places threads".into(),
+            },
+        ],
     };
     // perf_event_paranoid unreadable (a container without /proc/sys), as root.
     let root = Probe {
@@ -292,7 +320,110 @@ fn machines() -> Vec<Machine> {
         routes: Some(BTreeMap::from([("0-1".to_string(), vec![0, 1])])),
         provenance,
     };
-    vec![sysfs, described]
+    // A recorded DRAM + cpu-less (CXL-like) machine with memory tiers and HMAT figures
+    // (topology::machine() on such a /sys: bandwidth and latencies from the HMAT).
+    let hmat = |bw: u64, ns: u64| NodeHmat {
+        read_bandwidth_mbps: Some(bw),
+        write_bandwidth_mbps: Some(bw),
+        read_latency_ns: Some(ns),
+        write_latency_ns: None,
+        initiators: vec![0],
+    };
+    let tiered = Machine {
+        name: "tiers".into(),
+        source: "sysfs".into(),
+        kernel: Some("6.12.57+deb12-amd64".into()),
+        cpu_model: None,
+        page_size_bytes: 4096,
+        nodes: vec![
+            MachineNode {
+                id: 0,
+                cpus: vec![0],
+                memory_bytes: Some(536_870_912),
+                memory_bandwidth_gbps: Some(20.48),
+                memory_tier: Some(0),
+                memory_kind: None,
+                hmat: Some(hmat(20_480, 80)),
+            },
+            MachineNode {
+                id: 1,
+                cpus: vec![],
+                memory_bytes: Some(268_435_456),
+                memory_bandwidth_gbps: Some(5.12),
+                memory_tier: Some(1),
+                memory_kind: Some("cxl".into()),
+                hmat: Some(hmat(5_120, 250)),
+            },
+        ],
+        distances: vec![vec![10, 28], vec![28, 10]],
+        latencies_ns: Some(vec![vec![80.0, 250.0], vec![224.0, 250.0]]),
+        links: vec![],
+        routes: None,
+        provenance: MachineProvenance {
+            memory_bandwidth_gbps: "documented:firmware HMAT figures in sysfs nodeN/access0/initiators/read_bandwidth".into(),
+            memory_tier: Some("measured:sysfs devices/virtual/memory_tiering/memory_tier*/nodelist, ranked by tier id".into()),
+            hmat: Some("documented:firmware ACPI HMAT figures as sysfs nodeN/access0/initiators/ shows them; not measured".into()),
+            ..sysfs.provenance.clone()
+        },
+    };
+    vec![sysfs, described, tiered]
+}
+
+/// A weighted-interleave apply with `--set-system-weights` (a range's `weights` and `weightCheck`,
+/// the report's `systemWeights`), its rollback record (`systemWeights`: the snapshot) and the
+/// rollback's report (`operation: "restore"`).
+fn weighted_reports(dry: &ApplyReport) -> (ApplyReport, RollbackRecord, ApplyReport) {
+    let before = WeightsState { weights: BTreeMap::from([(0, 1), (1, 1)]), auto: Some(true) };
+    let planned = BTreeMap::from([(0, 4), (1, 1)]);
+    let found = BTreeMap::from([(0, 1639), (1, 409)]);
+    let range = RangeReport {
+        start: 0x7f3a_2c00_0000,
+        end: 0x7f3a_2c80_0000,
+        action: "weighted-interleave".into(),
+        to_nodes: vec![0, 1],
+        weights: Some(vec![4, 1]),
+        stats: PageStats { after: Some(found.clone()), ..stats(false) },
+        weight_check: Some(WeightCheck::new(&[0, 1], &[4, 1], &found)),
+        expected_nodes: Some(BTreeMap::from([(0, 1639), (1, 409)])),
+        thp_pages: 0,
+    };
+    let real = ApplyReport {
+        dry_run: false,
+        status: ApplyStatus::Complete,
+        ranges: vec![range],
+        threads: vec![],
+        expected: None,
+        system_weights: Some(SystemWeightsReport {
+            operation: "apply".into(),
+            before: before.clone(),
+            planned,
+            after: Some(WeightsState { weights: BTreeMap::from([(0, 4), (1, 1)]), auto: Some(false) }),
+            matched: true,
+        }),
+        ..dry.clone()
+    };
+    let record = RollbackRecord {
+        format: numascope_core::apply::ROLLBACK_FORMAT.into(),
+        version: numascope_core::apply::ROLLBACK_VERSION,
+        pid: 27_803,
+        start_time_ticks: "12345678".into(),
+        page_size: 4096,
+        pages: vec![PageRun { start: "0x7f3a2c000000".into(), count: 409, node: 0 }],
+        threads: vec![],
+        system_weights: Some(before.clone()),
+    };
+    let rollback = ApplyReport {
+        operation: "rollback".into(),
+        system_weights: Some(SystemWeightsReport {
+            operation: "restore".into(),
+            before: WeightsState { weights: BTreeMap::from([(0, 4), (1, 1)]), auto: Some(false) },
+            planned: before.weights.clone(),
+            after: Some(before),
+            matched: true,
+        }),
+        ..real.clone()
+    };
+    (real, record, rollback)
 }
 
 fn stats(dry_run: bool) -> PageStats {
@@ -437,6 +568,7 @@ fn messages() -> Value {
     let [w, last] = windows();
     let recs = recordings();
     let (dry, real, record, rollback) = apply_reports();
+    let (w_real, w_record, w_rollback) = weighted_reports(&dry);
     let euid = 1000;
     let mut ended = inner(Status::Finished);
     ended.summary = Some(summary(None, "signal", vec!["the process was attached: its exit code is not known".into()]));
@@ -467,8 +599,10 @@ fn messages() -> Value {
             apply_answer(&dry, None),
             apply_answer(&real, Some(&record)),
             apply_answer(&rollback, None),
+            apply_answer(&w_real, Some(&w_record)),
+            apply_answer(&w_rollback, None),
         ],
-        "rollbackRecord": [to(&record)],
+        "rollbackRecord": [to(&record), to(&w_record)],
         // The binding's recordLimits(): the ranges every front end checks record options against.
         "recordLimits": [to(&numascope_core::recorder::RECORD_LIMITS)],
         // /api/bench (cmd_serve/bench.rs) and the binding's bench(): runs, progress, outcome.
@@ -479,6 +613,10 @@ fn messages() -> Value {
         "apiError": [
             error_json("unauthorized", "missing token: every /api/ request needs the token from the URL `numascope serve` printed"),
             error_json("bad-duration", "durationS must be a number of seconds > 0 and <= 4290"),
+            error_json(
+                "kernel-unsupported",
+                "the kernel has no weighted interleave (/sys/kernel/mm/mempolicy/weighted_interleave is missing): system weights need Linux 6.9 or newer; this kernel is 6.1.0-37-amd64",
+            ),
         ],
     })
 }
