@@ -104,6 +104,18 @@ describe('LiveApi apply and rollback', () => {
     expect(calls[1]).toEqual({ path: '/api/rollback', auth: `Bearer ${TOKEN}`, body: { record } });
   });
 
+  it('sends setSystemWeights only when the user asked for the system weights (they are global)', async () => {
+    const plan: PlanLike = { ...PLAN, systemWeights: { weights: { '0': 4, '2': 1 } } };
+    const w = rustExample('applyReport', 3);
+    const { api, calls } = fake(() => json(200, w));
+    const r = await api.apply({ plan, pid: 42, dryRun: true, setSystemWeights: true });
+    expect(calls[0]!.body).toEqual({ plan, pid: 42, dryRun: true, setSystemWeights: true });
+    expect(r.systemWeights?.planned).toEqual({ '0': 4, '1': 1 });
+    expect(r.ranges[0]!.weightCheck?.ok).toBe(true);
+    await api.apply({ plan, pid: 42, setSystemWeights: false });
+    expect(calls[1]!.body).toEqual({ plan, pid: 42 });
+  });
+
   it('API refusals keep their code and message', async () => {
     for (const [status, code] of [
       [400, 'pid-mismatch'],

@@ -113,4 +113,11 @@ describe('desktop mode', () => {
     expect((err as ApiError).message).toBe('numascope:apply: opts.pid: Too small');
     expect((err as ApiError).code).toBe('invalid-request');
   });
+
+  it('refuses setSystemWeights (the binding writes no system weights) without calling the bridge', async () => {
+    const { bridge } = fakeBridge();
+    const err = await new DesktopLiveApi(bridge).apply({ plan: {}, pid: 1, setSystemWeights: true }).catch((e: unknown) => e);
+    expect(String((err as Error).message)).toMatch(/--set-system-weights/);
+    expect(bridge.apply).not.toHaveBeenCalled();
+  });
 });

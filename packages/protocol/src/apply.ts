@@ -182,12 +182,6 @@ export const applyOptions = z.strictObject({
   pid,
   dryRun: z.boolean().optional(),
   budgetMs: int.min(1).max(3_600_000).optional(),
-  /**
-   * Also write the plan's `systemWeights` to the kernel's system-wide weighted-interleave weights
-   * (global: every process's weighted-interleave allocations use them; restored on rollback).
-   * Without it they are not written and the report warns.
-   */
-  setSystemWeights: z.boolean().optional(),
 });
 export type ApplyOptions = z.infer<typeof applyOptions>;
 
@@ -195,7 +189,16 @@ export type ApplyOptions = z.infer<typeof applyOptions>;
  * `POST /api/apply`'s body. The plan is checked by the collector (docs/plan-format.md; its
  * `invalid-plan` error names the field), so here it is any JSON object.
  */
-export const applyRequest = applyOptions.extend({ plan: z.record(z.string(), z.unknown()) });
+export const applyRequest = applyOptions.extend({
+  plan: z.record(z.string(), z.unknown()),
+  /**
+   * serve only (the binding has no such option): also write the plan's `systemWeights` to the
+   * kernel's system-wide weighted-interleave weights (global: every process's weighted-interleave
+   * allocations use them; restored on rollback). Without it they are not written and the report
+   * warns. A kernel without weighted interleave answers 422 `kernel-unsupported`.
+   */
+  setSystemWeights: z.boolean().optional(),
+});
 export type ApplyRequest = z.infer<typeof applyRequest>;
 
 /** `POST /api/rollback`'s body; the collector checks the record. */

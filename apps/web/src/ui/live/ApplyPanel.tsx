@@ -76,6 +76,9 @@ export function ApplyPanel({
   const [run, setRun] = useState<Call>({ kind: 'idle' });
   const [rollback, setRollback] = useState<Call>({ kind: 'idle' });
   const [now, setNow] = useState(() => Date.now());
+  // Off by default and for every newly loaded plan: the system weights are global.
+  const [sysWeights, setSysWeights] = useState(false);
+  useEffect(() => setSysWeights(false), [loaded]);
   const ref = useRef<HTMLElement>(null);
 
   // A plan handed over from the Recommendations view while this panel is on screen.
@@ -156,6 +159,8 @@ export function ApplyPanel({
   const applied = run.kind === 'done' ? run.report : null;
   const canDry = plan !== null && pid !== null && !busy && applied === null;
   const canApply = canDry && dry.kind === 'done';
+  const weightsText = plan?.systemWeights ? Object.entries(plan.systemWeights.weights).map(([n, w]) => `N${n}=${w}`).join(' ') : '';
+  const setWeights = plan?.systemWeights && sysWeights ? { setSystemWeights: true } : {};
 
   return (
     <section className="panel apply" aria-labelledby="apply-heading" data-testid="apply-panel" ref={ref}>
@@ -205,8 +210,23 @@ export function ApplyPanel({
         </p>
       )}
       {plan && <PlanSummary loaded={loaded!} pid={pid} />}
+      {plan?.systemWeights && (
+        <label className="live__field" data-testid="apply-system-weights">
+          <input
+            type="checkbox"
+            checked={sysWeights}
+            disabled={busy || applied !== null}
+            onChange={(e) => {
+              setSysWeights(e.target.checked);
+              setDry({ kind: 'idle' });
+            }}
+          />{' '}
+          Also set the system weights ({weightsText}): global, every process&rsquo;s weighted-interleave allocations use them until rollback restores the previous ones
+          (Linux 6.9+).
+        </label>
+      )}
       <div className="live__status">
-        <button type="button" disabled={!canDry} onClick={() => void call(setDry, () => api.apply({ plan: plan!, pid: pid!, dryRun: true }))} data-testid="apply-dry-run">
+        <button type="button" disabled={!canDry} onClick={() => void call(setDry, () => api.apply({ plan: plan!, pid: pid!, dryRun: true, ...setWeights }))} data-testid="apply-dry-run">
           Dry run
         </button>
         <button
@@ -216,7 +236,7 @@ export function ApplyPanel({
           title={dry.kind === 'done' ? undefined : 'Dry run first'}
           onClick={() => {
             setRollback({ kind: 'idle' });
-            void call(setRun, () => api.apply({ plan: plan!, pid: pid! }));
+            void call(setRun, () => api.apply({ plan: plan!, pid: pid!, ...setWeights }));
           }}
           data-testid="apply-run"
         >

@@ -22,6 +22,8 @@ export type PlanLike = {
   threads?: Array<{ tid: number; toNodes: number[] }>;
   expected?: { pagesToMove?: number; threadsToPin?: number };
   source?: { policy?: string; summary?: string };
+  /** Weighted-interleave plans: the system-wide weights (written only when the user asks). */
+  systemWeights?: { weights: Record<string, number>; reason?: string };
 };
 
 export class PlanFileError extends Error {}

@@ -184,6 +184,7 @@ export class LiveApi implements LiveClient, BenchClient {
     const body: ApplyRequest = { plan: req.plan, pid: req.pid };
     if (req.dryRun) body.dryRun = true;
     if (req.budgetMs !== undefined) body.budgetMs = req.budgetMs;
+    if (req.setSystemWeights) body.setSystemWeights = true;
     return this.json<ApplyReport>('POST', '/api/apply', body);
   }
 
