@@ -21,17 +21,19 @@ KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
 SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan k-loop l-bench"
 # TESTBED_ONLY=g-bench-migrate boots the guest for the benchmark alone (b-f depend on each other
-# and on the host channel, so they run only as the whole suite).
+# and on the host channel, so they run only as the whole suite); TESTBED_ONLY=tiers runs the tiers
+# boot alone (its `t-` scenarios), without the 4-node boot.
 ONLY=${TESTBED_ONLY:-}
 case "$ONLY" in
   "") ;;
   g-bench-migrate) SCENARIOS=$ONLY ;;
-  *) echo "TESTBED_ONLY=$ONLY: only g-bench-migrate can run alone (the others depend on each other); unset it for the whole suite" >&2; exit 2 ;;
+  tiers) SCENARIOS="" ;;
+  *) echo "TESTBED_ONLY=$ONLY: only g-bench-migrate or tiers can run alone (the others depend on each other); unset it for the whole suite" >&2; exit 2 ;;
 esac
 # The tiers boot (host/tiers.sh, guest/tiers.sh): a cpu-less memory node with HMAT figures.
 # TESTBED_TIERS=0 leaves it out.
-T_SCENARIOS="t-probe t-weighted-apply t-weighted-rollback t-run-weighted t-bench"
-[ -z "$ONLY" ] && [ "${TESTBED_TIERS:-1}" != 0 ] || T_SCENARIOS=""
+T_SCENARIOS="t-probe t-weighted-apply t-weighted-rollback t-run-weighted t-engine-weights t-bench"
+{ [ -z "$ONLY" ] || [ "$ONLY" = tiers ]; } && [ "${TESTBED_TIERS:-1}" != 0 ] || T_SCENARIOS=""
 SCENARIOS="$SCENARIOS $T_SCENARIOS"
 # Rounds of scenario g (each: migratepages, apply, apply --jobs 1, in alternating order).
 BENCH_ROUNDS=${TESTBED_BENCH_ROUNDS:-5}
@@ -256,7 +258,11 @@ boot() {
   kill "$CHAN_PID" 2>/dev/null; wait "$CHAN_PID" 2>/dev/null
   say "guest finished in $BOOT_S s (qemu rc=$qrc)"
 }
+if [ "$ONLY" = tiers ]; then
+  : > "$LOG"; qrc=0   # the tiers boot appends its log here
+else
 boot
+fi
 # A guest kernel panic under multi-threaded TCG (seen once in about ten runs: "Oops: int3" in
 # do_user_addr_fault while the kernel live-patched a jump label as perf events were opened and
 # closed, a patch another vCPU thread saw stale) ends the boot with the remaining scenarios

@@ -27,6 +27,13 @@ field() { sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" "$1" | head -1; }
 # every node's weighted-interleave weight and the auto mode file where there is one
 wi_state() { for f in $WI/node* $WI/auto $WI/__auto_type; do [ -f "$f" ] && printf '%s=%s ' "${f##*/}" "$(cat "$f")"; done; }
 
+# host channel (ttyS1, testbed/host/channel.mjs; the same helpers as guest/scenarios.sh)
+CH=/dev/ttyS1
+if [ -c $CH ] && stty -F $CH raw -echo clocal -crtscts 2>/dev/null; then exec 3<>$CH; else CH=""; fi
+chan_read() { : > chan.reply; while IFS= read -r l <&3; do l=$(echo "$l" | tr -d '\r'); [ "$l" = END ] && return 0; echo "$l" >> chan.reply; done; return 1; }
+chan() { [ -n "$CH" ] || { echo "ERROR no channel" > chan.reply; return 1; }; echo "$1" >&3; chan_read; }
+chan_send() { [ -n "$CH" ] || return 1; { echo "PUT $1"; base64 "$2"; echo END; } >&3; chan_read && grep -q "^OK $1 " chan.reply; }
+
 echo "--- tiers guest: kernel $(uname -r); has_cpu=$(cat $NODE/has_cpu) has_memory=$(cat $NODE/has_memory)"
 for n in 0 1 2; do
   a=$NODE/node$n/access0/initiators
@@ -212,6 +219,96 @@ PLAN
   fi
 fi
 
+# ------------------------------------------------------------------ t-engine-weights
+# Issue 17's loop on the tiers guest: record the testload streaming over a buffer first-touched on
+# node 0; the host's engine (channel WEIGHTS) plans weighted interleave with --system-weights from
+# the recorded machine (its HMAT figures and tiers) and, as a cross-check, recommends weights from
+# this guest's /sys loaded by machineFromSysfs; apply moves the pages to the plan's weights and
+# writes the system weights, rollback restores both.
+t0=$(now)
+why=""
+wi_before=$(wi_state)
+$T --pin --threads 0 --shared-mib 8 --seconds 3 --start-delay 1 --hold 300 > te.out 2> te.err &
+te=$!
+if [ -z "$CH" ]; then
+  why="no host channel on ttyS1"
+elif wait_for te.out '^ready' 1 30; then
+  pid=$(field te.out pid)
+  $N record -q -p $pid -d 2 -o te.numascope > te.rec.out 2> te.rec.err || why="$why record-rc=$?"
+  wait_for te.out '^holding' 1 60 || why="$why testload-not-holding"
+  addr=$(grep '^shared' te.out | sed 's/.*addr=\([^ ]*\).*/\1/')
+  PAGES=2048
+  before=$(node_counts $pid $addr)
+  # this guest's /sys as the engine's sysfs loader reads it
+  for f in $NODE/node[0-9]*/cpulist $NODE/node[0-9]*/meminfo $NODE/node[0-9]*/distance \
+      $NODE/node[0-9]*/access0/initiators/read_* $NODE/node[0-9]*/access0/initiators/write_* \
+      /sys/devices/virtual/memory_tiering/memory_tier*/nodelist; do
+    [ -f "$f" ] && { echo "F ${f#/sys/}"; cat "$f"; }
+  done > te.sys
+  if chan_send te.numascope te.numascope && chan_send te.sys te.sys && chan "WEIGHTS te.numascope te.sys"; then
+    grep -v '^B ' chan.reply | sed 's/^/    engine: /'
+    grep '^B ' chan.reply | cut -c3- | base64 -d > te.plan.json
+    sysw=$(sed -n 's/^WEIGHTS system=\([^ ]*\).*/\1/p' chan.reply)
+    ranges=$(sed -n 's/^WEIGHTS .* ranges=\([^ ]*\).*/\1/p' chan.reply)
+    recw=$(sed -n 's/^WEIGHTS .* recorded=\([^ ]*\).*/\1/p' chan.reply)
+    sysfsw=$(sed -n 's/^WEIGHTS .* sysfs=\([^ ]*\).*/\1/p' chan.reply)
+    rec=$(grep '^RECORDED ' chan.reply)
+    # the recorded machine carries the guest's HMAT figures (MB/s / 1000) and tiers
+    bw0=$(awk -v v=$EXPECT_BW_0 'BEGIN { print v / 1000 }'); bw2=$(awk -v v=$EXPECT_BW_2 'BEGIN { print v / 1000 }')
+    echo "$rec" | grep -q "cpuless=2 tiers=0,0,1 bw=$bw0,$bw0,$bw2 hmat=documented bwprov=documented" || why="$why recorded-machine=[$rec]"
+    # the plan's weights = the engine's recommendation on the recorded model = on this /sys
+    [ -n "$sysw" ] && [ "$sysw" != none ] || why="$why no-system-weights"
+    [ "$sysw" = "$recw" ] || why="$why plan=$sysw-vs-recorded=$recw"
+    [ "$sysw" = "$sysfsw" ] || why="$why plan=$sysw-vs-sysfs-model=$sysfsw"
+    [ "$ranges" = "$(echo "$sysw" | sed 's/=/:/g; s#,#/#g')" ] || why="$why range-weights=[$ranges](system $sysw)"
+    # toward the faster nodes: node 2's weight (0 when the engine leaves it out) below every
+    # DRAM node's. Without access samples (no PMU under TCG) the engine's estimate reads every
+    # page once over the capture: far from bandwidth-bound, so its optimum keeps every page on
+    # DRAM and node 2 gets no weight; a bandwidth-bound trace gets a DRAM:CXL ratio (engine tests).
+    w2=$(echo "$sysw" | tr ',' '\n' | sed -n 's/^N2=//p')
+    for kv in $(echo "$sysw" | tr ',' ' '); do
+      k=${kv%%=*}; v=${kv#*=}
+      [ "$k" = N2 ] || [ "${w2:-0}" -lt "$v" ] || why="$why not-toward-fast($sysw)"
+    done
+    est=$(grep -c '^SUMMARY ESTIMATED' chan.reply)
+    # apply with the system weights
+    $N apply te.plan.json -p $pid --set-system-weights --json -q --rollback-out te.rb.json > te.report.json 2> te.apply.err || why="$why apply-rc=$?"
+    after=$(node_counts $pid $addr)
+    r=$(tr -d ' \n' < te.report.json)
+    echo "$r" | grep -q '"status":"complete"' || why="$why status"
+    nwc=$(echo "$r" | grep -o '"weightCheck"' | wc -l); nok=$(echo "$r" | grep -o '"found":{[^}]*},"ok":true' | wc -l)
+    [ "$nwc" -gt 0 ] && [ "$nwc" = "$nok" ] || why="$why weight-checks=$nok-ok-of-$nwc"
+    echo "$r" | grep -q '"matched":true' || why="$why system-weights-not-matched"
+    # numa_maps of the buffer: each node within one page per weight cycle of its weighted share
+    W=0; for kv in $(echo "$sysw" | tr ',' ' '); do W=$((W + ${kv#*=})); done
+    cycles=$(((PAGES + W - 1) / W))
+    for kv in $(echo "$sysw" | tr ',' ' '); do
+      k=${kv%%=*}; v=${kv#*=}
+      [ "$(cat $WI/node${k#N} 2>/dev/null)" = "$v" ] || why="$why sysfs-$k=$(cat $WI/node${k#N} 2>/dev/null)(plan $v)"
+      got=$(echo "$after" | tr ' ' '\n' | sed -n "s/^$k=//p"); d=$((${got:-0} - PAGES * v / W)); d=${d#-}
+      [ $d -le $cycles ] || why="$why buffer-$k=${got:-0}(share $((PAGES * v / W)),cycles $cycles)"
+    done
+    echo "--- t: engine weights $sysw: buffer before [$before] after [$after]; $nok of $nwc weight checks ok; sysfs $(wi_state)"
+    # rollback: pages and system weights exactly back
+    $N rollback te.rb.json > te.rb.txt 2>&1 || why="$why rollback-rc=$?"
+    back=$(node_counts $pid $addr); wi_after=$(wi_state)
+    grep -q "status: complete" te.rb.txt || why="$why rollback-status"
+    [ "$back" = "$before" ] || why="$why rollback-counts=[$back](before [$before])"
+    [ "$wi_after" = "$wi_before" ] || why="$why rollback-weights=[$wi_after](before [$wi_before])"
+  else
+    why="$why channel: $(head -c 300 chan.reply)"
+  fi
+else
+  why="$why testload-not-ready"
+fi
+kill $te 2>/dev/null; wait $te 2>/dev/null
+if [ -z "$why" ]; then
+  pass t-engine-weights "engine weights $sysw (node 2: ${w2:-0}$([ "$est" = 1 ] && echo ', access estimated from placement: not bandwidth-bound')) from the recorded machine's HMAT figures and tiers (= the recommendation on the guest's /sys); apply: buffer [$after], $nok/$nwc weight checks ok, sysfs written; rollback: [$back], weights [$wi_after] ($t0 -> $(now) s)"
+else
+  dump testload te.out; dump "record stderr" te.rec.err; dump "channel" chan.reply 30; dump "apply report" te.report.json 120; dump "apply stderr" te.apply.err; dump rollback te.rb.txt
+  fail t-engine-weights "$why"
+fi
+
 # ------------------------------------------------------------------ t-bench
 # issue 15: `numascope bench --quick` measures the cpu-less node as a memory node from every cpu
 # node (small arrays: node 2 has 256 MiB, and TCG is slow).
@@ -233,3 +330,4 @@ if [ "${T_BENCH:-1}" = 1 ]; then
 else
   pass t-bench "skipped (TESTBED_TIERS_BENCH=0)"
 fi
+chan BYE >/dev/null 2>&1

@@ -30,6 +30,15 @@
 //                                               machineModel, as --machine FILE does)
 //                                               → MACHINE nodes=N cpus=N bandwidth=… provenance=… tool=… partial=…
 //                                               vm=yes|no pairs=N boundMin=X notes=N   or MACHINE error <why>
+//   WEIGHTS NAME SYSDUMP                        scenario t-engine-weights: numascope-analyze plan --policy
+//                                               weighted-interleave --system-weights on trace NAME (the recorded
+//                                               model), analyze --policy weighted-interleave --json on the same
+//                                               trace as recorded and with --machine from SYSDUMP (a stored dump of
+//                                               the guest's /sys: lines `F PATH` then the file's text), loaded by
+//                                               machineFromSysfs
+//                                               → WEIGHTS system=N<id>=<w>,… ranges=<each range's N<id>:<w>/…> recorded=… sysfs=…
+//                                               RECORDED cpuless=… tiers=… bw=… hmat=<provenance kind> (the trace's machine)
+//                                               SYSFS bw=… tiers=…, then the plan as base64 lines; or NOPLAN <why>
 //   BYE                                         close
 // Usage: channel.mjs SOCKET DIR   (files go to DIR; a log to DIR/channel.log)
 import { createServer } from 'node:net';
@@ -43,7 +52,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { main } = await import(join(ROOT, 'packages/policy-engine/cli/main.ts'));
 const { readTrace } = await import(join(ROOT, 'packages/policy-engine/src/trace/reader.ts'));
 const { numericColumn, dictionaryColumn } = await import(join(ROOT, 'packages/policy-engine/src/trace/columns.ts'));
-const { machineFromText } = await import(join(ROOT, 'packages/policy-engine/src/machine/loaders.ts'));
+const { machineFromText, machineFromSysfs } = await import(join(ROOT, 'packages/policy-engine/src/machine/loaders.ts'));
 const { machineModel } = await import(join(ROOT, 'packages/policy-engine/src/machine/model.ts'));
 
 const [sock, dir] = process.argv.slice(2);
@@ -251,6 +260,51 @@ function machineReply(name) {
   ];
 }
 
+// Scenario t-engine-weights: the engine's weights for a recording on the tiers guest, from the
+// recorded machine and from the guest's /sys loaded by machineFromSysfs (they must agree).
+async function weightsReply(name, sysName) {
+  const path = join(dir, safe(name));
+  const out = join(dir, `${safe(name)}.weighted.plan.json`);
+  rmSync(out, { force: true });
+  const withEstimate = async (argv) => {
+    const r = await cli(argv);
+    return r.rc !== 0 && /no memory-access samples/.test(r.err) ? cli([...argv, '--access-estimate', 'uniform']) : r;
+  };
+  const p = await withEstimate(['plan', path, '--policy', 'weighted-interleave', '--system-weights', '-o', out]);
+  if (p.rc !== 0) return [`NOPLAN ${p.err.replace(/\s+/g, ' ')}`];
+  const files = {};
+  let cur = null;
+  for (const line of readFileSync(join(dir, safe(sysName))).toString().split('\n')) {
+    if (line.startsWith('F ')) files[(cur = line.slice(2).trim())] = '';
+    else if (cur) files[cur] += line + '\n';
+  }
+  const sysMachine = machineFromSysfs(files, 'guest-sysfs');
+  const sysJson = join(dir, `${safe(sysName)}.machine.json`);
+  writeFileSync(sysJson, JSON.stringify(sysMachine));
+  const weightsOf = async (extra) => {
+    const r = await withEstimate(['analyze', path, '--policy', 'weighted-interleave', ...extra, '--json']);
+    if (r.rc !== 0) return `error:${r.err.replace(/\s+/g, '_').slice(0, 200)}`;
+    const w = JSON.parse(r.out).policies[0].weights;
+    return w ? w.nodes.map((id, k) => `N${id}=${w.weights[k]}`).join(',') : 'none';
+  };
+  const recorded = await weightsOf([]);
+  const sysfs = await weightsOf(['--machine', sysJson]);
+  const text = readFileSync(out);
+  const plan = JSON.parse(text.toString());
+  const system = Object.entries(plan.systemWeights?.weights ?? {}).map(([k, v]) => `N${k}=${v}`).join(',') || 'none';
+  const ranges = [...new Set(plan.pageRanges.map((g) => (g.weights ? g.toNodes.map((id, k) => `N${id}:${g.weights[k]}`).join('/') : g.action)))].join(';');
+  const m = readTrace(new Uint8Array(readFileSync(path))).manifest.machine;
+  const list = (xs) => xs.map((x) => (x === undefined || x === null ? 'null' : x)).join(',');
+  return [
+    `WEIGHTS system=${system} ranges=${ranges} recorded=${recorded} sysfs=${sysfs} count=${plan.pageRanges.length}`,
+    `RECORDED cpuless=${m.nodes.filter((x) => x.cpus.length === 0).map((x) => x.id).join(',') || '-'} tiers=${list(m.nodes.map((x) => x.memoryTier))} ` +
+      `bw=${list(m.nodes.map((x) => x.memoryBandwidthGBps))} hmat=${String(m.provenance?.hmat ?? 'none').split(':')[0]} bwprov=${String(m.provenance?.memoryBandwidthGBps ?? 'none').split(':')[0]}`,
+    `SYSFS bw=${list(sysMachine.nodes.map((x) => x.memoryBandwidthGBps))} tiers=${list(sysMachine.nodes.map((x) => x.memoryTier))}`,
+    `SUMMARY ${plan.source.summary}`,
+    ...b64lines(text).map((l) => `B ${l}`),
+  ];
+}
+
 const server = createServer((conn) => {
   log('guest connected');
   let buf = '';
@@ -279,6 +333,7 @@ const server = createServer((conn) => {
       else if (cmd === 'DAMON') send(damonReply(a[0], a[1], a[2]));
       else if (cmd === 'PLACED') send(placedReply(a[0], a[1], a[2], a[3]));
       else if (cmd === 'MACHINE') send(machineReply(a[0]));
+      else if (cmd === 'WEIGHTS') send(await weightsReply(a[0], a[1]));
       else if (cmd === 'BYE') {
         send(['BYE']);
         conn.end();
