@@ -556,7 +556,22 @@ fn cmd_topology(json: bool) -> CliResult {
     println!("nodes     {}", m.nodes.len());
     for n in &m.nodes {
         let mem = n.memory_bytes.map(human_bytes).unwrap_or_else(|| "unknown".into());
-        println!("  node {:<3} cpus {:<20} memory {mem}", n.id, cpulist(&n.cpus));
+        let cpus = if n.cpus.is_empty() { "- (memory only)".to_string() } else { cpulist(&n.cpus) };
+        let tier = n.memory_tier.map(|t| format!("  tier {t}")).unwrap_or_default();
+        let hmat = n
+            .hmat
+            .as_ref()
+            .map(|h| {
+                let f = |v: Option<u64>| v.map_or("?".to_string(), |x| x.to_string());
+                format!(
+                    "  HMAT read {} MB/s {} ns from node {:?} (firmware)",
+                    f(h.read_bandwidth_mbps),
+                    f(h.read_latency_ns),
+                    h.initiators
+                )
+            })
+            .unwrap_or_default();
+        println!("  node {:<3} cpus {:<20} memory {mem}{tier}{hmat}", n.id, cpus);
     }
     println!("distances (SLIT, 10 = local)");
     print!("       ");
@@ -578,6 +593,12 @@ fn cmd_topology(json: bool) -> CliResult {
     println!("  latenciesNs         {}", p.latencies_ns);
     println!("  links               {}", p.links);
     println!("  memoryBandwidthGBps {}", p.memory_bandwidth_gbps);
+    if let Some(t) = &p.memory_tier {
+        println!("  memoryTier          {t}");
+    }
+    if let Some(h) = &p.hmat {
+        println!("  hmat                {h}");
+    }
     for n in &topo.notes {
         println!("note: {n}");
     }
