@@ -177,7 +177,10 @@ fn tiers_and_hmat_reach_the_manifest_machine() {
     let nodes = m["nodes"].as_array().unwrap();
     assert_eq!(nodes[2]["cpus"], serde_json::json!([]), "node 2 is memory-only");
     assert_eq!(nodes.iter().map(|x| x["memoryTier"].as_u64().unwrap()).collect::<Vec<_>>(), vec![0, 0, 1]);
-    assert_eq!(nodes.iter().map(|x| x["memoryBandwidthGBps"].as_f64().unwrap()).collect::<Vec<_>>(), vec![20.48, 20.48, 5.12]);
+    assert_eq!(
+        nodes.iter().map(|x| x["memoryBandwidthGBps"].as_f64().unwrap()).collect::<Vec<_>>(),
+        vec![20.48, 20.48, 5.12]
+    );
     assert_eq!(nodes[2]["hmat"]["readBandwidthMBps"], 5120);
     assert_eq!(nodes[2]["hmat"]["writeLatencyNs"], 250);
     assert_eq!(nodes[2]["hmat"]["initiators"], serde_json::json!([0]));

@@ -24,9 +24,9 @@ use numascope_core::apply::{
     ApplyReport, Expected, NotMoved, PageRun, PageStats, RangeReport, RollbackRecord, Status as ApplyStatus,
     ThreadAffinity, ThreadReport, WeightCheck,
 };
-use numascope_core::probe_placement::PlacementFeature;
 use numascope_core::live::{LiveThread, LiveTotals, LiveWindow, NodeCount};
 use numascope_core::probe::{MetricProbe, Privileges, Probe, SourceProbe};
+use numascope_core::probe_placement::PlacementFeature;
 use numascope_core::record::RecordSummary;
 use numascope_core::trace::{Link, Machine, MachineNode, MachineProvenance, NodeHmat};
 use serde_json::{json, Value};
@@ -360,9 +360,15 @@ fn machines() -> Vec<Machine> {
         links: vec![],
         routes: None,
         provenance: MachineProvenance {
-            memory_bandwidth_gbps: "documented:firmware HMAT figures in sysfs nodeN/access0/initiators/read_bandwidth".into(),
-            memory_tier: Some("measured:sysfs devices/virtual/memory_tiering/memory_tier*/nodelist, ranked by tier id".into()),
-            hmat: Some("documented:firmware ACPI HMAT figures as sysfs nodeN/access0/initiators/ shows them; not measured".into()),
+            memory_bandwidth_gbps: "documented:firmware HMAT figures in sysfs nodeN/access0/initiators/read_bandwidth"
+                .into(),
+            memory_tier: Some(
+                "measured:sysfs devices/virtual/memory_tiering/memory_tier*/nodelist, ranked by tier id".into(),
+            ),
+            hmat: Some(
+                "documented:firmware ACPI HMAT figures as sysfs nodeN/access0/initiators/ shows them; not measured"
+                    .into(),
+            ),
             ..sysfs.provenance.clone()
         },
     };
