@@ -116,8 +116,8 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     pagesToMove++;
     bytesToMove += Number(bytesOf(p));
   };
-  const emit = (pages: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
-    const targets = pages.map((p, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!));
+  /** One plan range of `pages` (consecutive in address order) going to `targets[i]`, unless all are there already. */
+  const pushRange = (pages: number[], targets: number[], fields: Pick<PlanPageRange, 'action' | 'toNodes' | 'weights' | 'reason'>): void => {
     if (!options.includeInPlace && pages.every((p, i) => current[p] === targets[i])) return;
     const expected: Record<string, number> = {};
     let known = 0;
@@ -128,38 +128,33 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     }
     pages.forEach((p, i) => moveTo(p, targets[i]!));
     const last = pages[pages.length - 1]!;
+    const { weights, ...rest } = fields;
     ranges.push({
       start: hex(address[pages[0]!]!),
       end: hex(address[last]! + bytesOf(last)),
+      action: rest.action,
+      toNodes: rest.toNodes,
+      ...(weights ? { weights } : {}),
+      expectedNodes: known > 0 ? expected : null,
+      reason: rest.reason,
+    });
+  };
+  const emit = (pages: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
+    const targets = pages.map((_, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!));
+    pushRange(pages, targets, {
       action,
       toNodes,
-      expectedNodes: known > 0 ? expected : null,
       reason:
         action === 'interleave'
           ? `${reason}: ${pages.length} pages spread over nodes ${toNodes.join(',')}`
           : `${reason}: ${pages.length} pages on node ${toNodes[0]}`,
     });
   };
-
   const emitWeighted = (pages: number[], toNodes: number[], weights: number[], slotIds: number[]): void => {
-    const targets = pages.map((_, i) => slotIds[i % slotIds.length]!);
-    if (!options.includeInPlace && pages.every((p, i) => current[p] === targets[i])) return;
-    const expected: Record<string, number> = {};
-    let known = 0;
-    for (const p of pages) {
-      if (current[p]! < 0) continue;
-      known++;
-      expected[String(current[p])] = (expected[String(current[p])] ?? 0) + 1;
-    }
-    pages.forEach((p, i) => moveTo(p, targets[i]!));
-    const last = pages[pages.length - 1]!;
-    ranges.push({
-      start: hex(address[pages[0]!]!),
-      end: hex(address[last]! + bytesOf(last)),
+    pushRange(pages, pages.map((_, i) => slotIds[i % slotIds.length]!), {
       action: 'weighted-interleave',
       toNodes,
       weights,
-      expectedNodes: known > 0 ? expected : null,
       reason: `${reason}: ${pages.length} pages weighted-interleaved over nodes ${toNodes.map((n, k) => `${n}×${weights[k]}`).join(', ')}`,
     });
   };
