@@ -234,7 +234,8 @@ pub fn timings_line(
     format!(
         "numascope: timings total_ms={total_ms:.1} read_ms={read_ms:.1} prepare_ms={:.1} query_ms={:.1} thp_ms={:.1} \
          move_ms={:.1} move_query_ms={:.1} move_call_ms={:.1} move_calls={} batch={batch} batch_max={} jobs={} pin_ms={:.1} \
-         verify_ms={:.1} audit_ms={audit_ms:.1} record_ms={record_ms:.1} pages_moved={}",
+         verify_ms={:.1} numa_maps_ms={:.1} view_pages_before={} view_pages_after={} audit_ms={audit_ms:.1} \
+         record_ms={record_ms:.1} pages_moved={}",
         t.prepare_ms,
         t.query_ms,
         t.thp_ms,
@@ -246,6 +247,9 @@ pub fn timings_line(
         r.jobs,
         t.pin_ms,
         t.verify_ms,
+        t.numa_maps_ms,
+        t.view_pages_before,
+        t.view_pages_after,
         r.pages.moved
     )
 }
