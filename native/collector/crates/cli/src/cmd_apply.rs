@@ -55,6 +55,11 @@ pub struct ApplyArgs {
     #[arg(long = "no-skip")]
     no_skip: bool,
 
+    /// Query every page's node with move_pages before and after the moves, also for move ranges
+    /// that cover whole mappings, which are otherwise counted from /proc/PID/numa_maps (docs/apply.md).
+    #[arg(long = "query-every-page")]
+    query_every_page: bool,
+
     /// Threads issuing move_pages at once, on disjoint batches (default: the number of cpus, at
     /// most 8; --pause-ms implies 1).
     #[arg(long = "jobs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -126,6 +131,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         batch_pages: args.batch.unwrap_or(0) as usize,
         progress: !args.quiet,
         no_skip: args.no_skip,
+        query_every_page: args.query_every_page,
         pause: args.pause_ms.map(Duration::from_millis),
         jobs: args.jobs.unwrap_or(0) as usize,
         set_system_weights: args.set_system_weights,

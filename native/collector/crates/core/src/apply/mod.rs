@@ -68,6 +68,9 @@ pub struct ApplyOptions {
     /// Also call move_pages for pages already on their target node (tests the move path on a
     /// one-node machine; the kernel treats such moves as no-ops).
     pub no_skip: bool,
+    /// Query every page with `move_pages` before and after the moves, never numa_maps
+    /// (`vma_view`): the per-page way, to compare or to rule numa_maps out.
+    pub query_every_page: bool,
     /// Pause between `move_pages` batches (limits the impact on the running process).
     pub pause: Option<Duration>,
     /// Threads issuing `move_pages` (and the page queries) on disjoint page sets at once; 0:
@@ -121,6 +124,7 @@ impl Default for ApplyOptions {
             batch_pages: 0,
             progress: false,
             no_skip: false,
+            query_every_page: false,
             pause: None,
             jobs: 0,
             proc_root: PathBuf::from("/proc"),
@@ -1344,7 +1348,11 @@ type Found = Option<(BTreeMap<u32, u64>, u64)>;
 
 /// numa_maps joined with maps (`vma_view`), when the `move` groups hold at least half of the
 /// process's resident pages (reading it walks every mapping); `None` otherwise or unreadable.
-fn view_if_worth(pid: i32, page: u64, groups: &[Group], proc_root: &Path) -> Option<Vec<vma_view::Vma>> {
+fn view_if_worth(pid: i32, page: u64, groups: &[Group], opts: &ApplyOptions) -> Option<Vec<vma_view::Vma>> {
+    if opts.query_every_page {
+        return None;
+    }
+    let proc_root = &opts.proc_root;
     let covered: u64 = groups.iter().filter(|g| g.action == "move").map(|g| g.pages).sum();
     let resident = vma_view::resident_pages(pid, proc_root)?;
     if !vma_view::worth_reading(covered, resident) {
@@ -1511,7 +1519,7 @@ fn move_pass(
     let mapped: u64 = groups.iter().map(|g| g.pages).sum();
     let jobs = opts.effective_jobs(mapped as usize);
     let t = Instant::now();
-    let known: Vec<Option<u32>> = match view_if_worth(pid, page, groups, &opts.proc_root) {
+    let known: Vec<Option<u32>> = match view_if_worth(pid, page, groups, opts) {
         Some(v) => groups.iter().map(|g| vma_view::single_node(g, &v, page)).collect(),
         None => vec![None; groups.len()],
     };
@@ -1761,7 +1769,7 @@ fn run(
             ));
         } else {
             let tv = Instant::now();
-            let from_view: Vec<Found> = match view_if_worth(pid, page, &groups, proc_root) {
+            let from_view: Vec<Found> = match view_if_worth(pid, page, &groups, opts) {
                 Some(v) => groups.iter().map(|g| vma_view::counts(g, &v, page)).collect(),
                 None => vec![None; groups.len()],
             };

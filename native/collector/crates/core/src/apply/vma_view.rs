@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Read;
 use std::path::Path;
 
 use super::pages::Group;
@@ -63,11 +64,20 @@ pub fn join(numa_maps: &str, maps: &str, page: u64) -> Option<Vec<Vma>> {
     )
 }
 
-/// The mappings of process `pid` with their counts, or `None` (unreadable, or changing).
+/// Most bytes of numa_maps or maps read (some 100,000 mappings); a process with more is queried.
+const MAX_TEXT: u64 = 16 << 20;
+
+fn read_bounded(path: &Path) -> Option<String> {
+    let mut text = String::new();
+    fs::File::open(path).ok()?.take(MAX_TEXT + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= MAX_TEXT).then_some(text)
+}
+
+/// The mappings of process `pid` with their counts, or `None` (unreadable, too large, or changing).
 pub fn read(pid: i32, proc_root: &Path, page: u64) -> Option<Vec<Vma>> {
     let dir = proc_root.join(pid.to_string());
-    let nm = fs::read_to_string(dir.join("numa_maps")).ok()?;
-    let mp = fs::read_to_string(dir.join("maps")).ok()?;
+    let nm = read_bounded(&dir.join("numa_maps"))?;
+    let mp = read_bounded(&dir.join("maps"))?;
     join(&nm, &mp, page)
 }
 
