@@ -120,7 +120,9 @@ fn memory_limits(ctx: &Context, available: Option<u64>) -> Vec<plan::Limit> {
         .into_iter()
         .collect();
     for n in &ctx.topo.nodes {
-        if let Some(free) = crate::procfs::read_node_meminfo(&ctx.roots.sys, n.id).ok().and_then(|m| m.get("MemFree").copied()) {
+        if let Some(free) =
+            crate::procfs::read_node_meminfo(&ctx.roots.sys, n.id).ok().and_then(|m| m.get("MemFree").copied())
+        {
             out.push(plan::Limit {
                 bytes: free / 2,
                 what: format!("half of node {}'s {} MiB free memory, where arrays are bound", n.id, free >> 20),
