@@ -55,6 +55,11 @@ pub struct ApplyArgs {
     #[arg(long = "no-skip")]
     no_skip: bool,
 
+    /// Query every page's node with move_pages before and after the moves, also for move ranges
+    /// that cover whole mappings, which are otherwise counted from /proc/PID/numa_maps (docs/apply.md).
+    #[arg(long = "query-every-page")]
+    query_every_page: bool,
+
     /// Threads issuing move_pages at once, on disjoint batches (default: the number of cpus, at
     /// most 8; --pause-ms implies 1).
     #[arg(long = "jobs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
@@ -126,6 +131,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
         batch_pages: args.batch.unwrap_or(0) as usize,
         progress: !args.quiet,
         no_skip: args.no_skip,
+        query_every_page: args.query_every_page,
         pause: args.pause_ms.map(Duration::from_millis),
         jobs: args.jobs.unwrap_or(0) as usize,
         set_system_weights: args.set_system_weights,
@@ -234,7 +240,8 @@ pub fn timings_line(
     format!(
         "numascope: timings total_ms={total_ms:.1} read_ms={read_ms:.1} prepare_ms={:.1} query_ms={:.1} thp_ms={:.1} \
          move_ms={:.1} move_query_ms={:.1} move_call_ms={:.1} move_calls={} batch={batch} batch_max={} jobs={} pin_ms={:.1} \
-         verify_ms={:.1} audit_ms={audit_ms:.1} record_ms={record_ms:.1} pages_moved={}",
+         verify_ms={:.1} numa_maps_ms={:.1} view_pages_before={} view_pages_after={} audit_ms={audit_ms:.1} \
+         record_ms={record_ms:.1} pages_moved={}",
         t.prepare_ms,
         t.query_ms,
         t.thp_ms,
@@ -246,6 +253,9 @@ pub fn timings_line(
         r.jobs,
         t.pin_ms,
         t.verify_ms,
+        t.numa_maps_ms,
+        t.view_pages_before,
+        t.view_pages_after,
         r.pages.moved
     )
 }

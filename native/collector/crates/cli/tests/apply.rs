@@ -906,3 +906,76 @@ fn weighted_interleave_range_and_system_weights() {
         );
     }
 }
+
+/// A `move` range covering a whole anonymous mapping whose pages are all on one node is served
+/// from /proc/PID/numa_maps (no per-page query before the move, nor in the verification), and
+/// gives the same report and rollback record as the per-page queries (`--query-every-page`).
+#[test]
+fn numa_maps_serves_a_whole_mapping_like_the_per_page_queries() {
+    let tmp = Tmp::new("apply-view");
+    // a process holding essentially one 64 MiB buffer: the range is most of its resident pages
+    let mut child = Command::new(testload())
+        .args(["--threads", "0", "--shared-mib", "64", "--seconds", "0", "--hold", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start numascope-testload");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (mut pid, mut shared, mut len) = (0i32, 0u64, 0u64);
+    let mut line = String::new();
+    while !line.starts_with("holding") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "testload ended early");
+        let kv = |k: &str| line.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap_or("").to_string();
+        if line.starts_with("ready") {
+            pid = kv("pid=").parse().unwrap();
+        } else if line.starts_with("shared") {
+            shared = u64::from_str_radix(kv("addr=").trim_start_matches("0x"), 16).unwrap();
+            len = kv("len=").parse().unwrap();
+        }
+    }
+    let pages = len / 4096;
+    let plan = json!({
+        "format": "numascope-plan", "version": 1,
+        "target": { "pid": pid, "startTimeTicks": null, "machine": machine() },
+        "pageRanges": [ { "start": format!("0x{shared:x}"), "end": format!("0x{:x}", shared + len),
+                          "action": "move", "toNodes": [0] } ],
+        "threads": []
+    });
+    let p = write(&tmp, "plan.json", &plan);
+    let pid_s = pid.to_string();
+    let mut reports = Vec::new();
+    for (i, per_page) in [false, true].into_iter().enumerate() {
+        let rb = tmp.file(&format!("rb{i}.json"));
+        let mut args = vec!["apply", p.to_str().unwrap(), "-p", &pid_s, "--json", "--no-skip", "-q", "--timings"];
+        args.extend(["--rollback-out", rb.to_str().unwrap()]);
+        if per_page {
+            args.push("--query-every-page");
+        }
+        let o = run(&tmp, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        let key = |k: &str| -> u64 {
+            err.split_whitespace()
+                .find_map(|w| w.strip_prefix(k))
+                .unwrap_or_else(|| panic!("{k} in {err}"))
+                .parse()
+                .unwrap()
+        };
+        let served = if per_page { 0 } else { pages };
+        assert_eq!(key("view_pages_before="), served, "{err}");
+        assert_eq!(key("view_pages_after="), served, "{err}");
+        let r = json_out(&o);
+        assert_eq!(r["status"], "complete", "{r}");
+        assert_eq!(r["pages"]["before"], json!({ "0": pages }), "{r}");
+        assert_eq!(r["pages"]["moved"], pages, "{r}");
+        assert_eq!(r["pages"]["after"], json!({ "0": pages }), "{r}");
+        assert_eq!(r["pages"]["onTargetAfter"], pages, "{r}");
+        let rec: Value = serde_json::from_str(&std::fs::read_to_string(&rb).unwrap()).unwrap();
+        assert_eq!(rec["pages"], json!([{ "start": format!("0x{shared:x}"), "count": pages, "node": 0 }]));
+        reports.push(r["pages"].clone());
+    }
+    assert_eq!(reports[0], reports[1]);
+    let _ = child.kill();
+    let _ = child.wait();
+}

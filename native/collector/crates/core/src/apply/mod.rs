@@ -24,6 +24,7 @@ pub mod pages;
 pub mod plan;
 pub mod plan_objects;
 pub mod sys;
+pub mod vma_view;
 pub mod weights;
 
 use std::collections::BTreeMap;
@@ -67,6 +68,9 @@ pub struct ApplyOptions {
     /// Also call move_pages for pages already on their target node (tests the move path on a
     /// one-node machine; the kernel treats such moves as no-ops).
     pub no_skip: bool,
+    /// Query every page with `move_pages` before and after the moves, never numa_maps
+    /// (`vma_view`): the per-page way, to compare or to rule numa_maps out.
+    pub query_every_page: bool,
     /// Pause between `move_pages` batches (limits the impact on the running process).
     pub pause: Option<Duration>,
     /// Threads issuing `move_pages` (and the page queries) on disjoint page sets at once; 0:
@@ -120,6 +124,7 @@ impl Default for ApplyOptions {
             batch_pages: 0,
             progress: false,
             no_skip: false,
+            query_every_page: false,
             pause: None,
             jobs: 0,
             proc_root: PathBuf::from("/proc"),
@@ -971,6 +976,13 @@ pub struct Timings {
     pub pin_ms: f64,
     /// Verification: the process checked again, every page queried again.
     pub verify_ms: f64,
+    /// Reading `/proc/PID/numa_maps` + maps before the moves and for the verification
+    /// (`vma_view`; included in `move_ms` and `verify_ms`).
+    pub numa_maps_ms: f64,
+    /// Pages whose node before the move came from numa_maps instead of a query.
+    pub view_pages_before: u64,
+    /// Pages verified from numa_maps instead of a query.
+    pub view_pages_after: u64,
 }
 
 /// Applies `plan` (already parsed and validated) to its target process.
@@ -1334,14 +1346,31 @@ fn preflight(pid: i32, groups: &[Group]) -> io::Result<()> {
 /// Pages per node found by the verification, and how many are on their planned node.
 type Found = Option<(BTreeMap<u32, u64>, u64)>;
 
+/// numa_maps joined with maps (`vma_view`), when the `move` groups hold at least half of the
+/// process's resident pages (reading it walks every mapping); `None` otherwise or unreadable.
+fn view_if_worth(pid: i32, page: u64, groups: &[Group], opts: &ApplyOptions) -> Option<Vec<vma_view::Vma>> {
+    if opts.query_every_page {
+        return None;
+    }
+    let proc_root = &opts.proc_root;
+    let covered: u64 = groups.iter().filter(|g| g.action == "move").map(|g| g.pages).sum();
+    let resident = vma_view::resident_pages(pid, proc_root)?;
+    if !vma_view::worth_reading(covered, resident) {
+        return None;
+    }
+    vma_view::read(pid, proc_root, page)
+}
+
 /// Verification pass: pages per node after, and pages on their planned node, per group
 /// (`None` where a query failed).
-fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize) -> Vec<Found> {
+/// Groups whose counts `from_view` has (numa_maps, `vma_view::counts`) are not queried.
+fn verify(pid: i32, page: u64, groups: &[Group], jobs: usize, from_view: Vec<Found>) -> Vec<Found> {
     let cursor = Cursor::new(groups);
-    let acc: Mutex<Vec<Found>> = Mutex::new(groups.iter().map(|_| Some((BTreeMap::new(), 0))).collect());
+    let served: Vec<bool> = from_view.iter().map(Option::is_some).collect();
+    let acc: Mutex<Vec<Found>> = Mutex::new(from_view.into_iter().map(|f| Some(f.unwrap_or_default())).collect());
     pages::par_batches(jobs, jobs, QueryBufs::default, |q, _| {
         while let Some((g, from, n)) = cursor.claim(groups, QUERY_BATCH_PAGES as u64) {
-            if lock(&acc)[g].is_none() {
+            if served[g] || lock(&acc)[g].is_none() {
                 continue;
             }
             match q.query(pid, &groups[g], from, n, page) {
@@ -1489,8 +1518,16 @@ fn move_pass(
 ) -> Moved {
     let mapped: u64 = groups.iter().map(|g| g.pages).sum();
     let jobs = opts.effective_jobs(mapped as usize);
+    let t = Instant::now();
+    let known: Vec<Option<u32>> = match view_if_worth(pid, page, groups, opts) {
+        Some(v) => groups.iter().map(|g| vma_view::single_node(g, &v, page)).collect(),
+        None => vec![None; groups.len()],
+    };
+    timings.numa_maps_ms += ms(t);
+    timings.view_pages_before = groups.iter().zip(&known).filter(|(_, k)| k.is_some()).map(|(g, _)| g.pages).sum();
     let mover = Mover {
         pid,
+        known,
         start_time,
         proc_root: &opts.proc_root,
         opts,
@@ -1731,7 +1768,15 @@ fn run(
                  exited{rest}"
             ));
         } else {
-            for (r, after) in ranges.iter_mut().zip(verify(pid, page, &groups, query_jobs)) {
+            let tv = Instant::now();
+            let from_view: Vec<Found> = match view_if_worth(pid, page, &groups, opts) {
+                Some(v) => groups.iter().map(|g| vma_view::counts(g, &v, page)).collect(),
+                None => vec![None; groups.len()],
+            };
+            timings.numa_maps_ms += ms(tv);
+            timings.view_pages_after =
+                groups.iter().zip(&from_view).filter(|(_, f)| f.is_some()).map(|(g, _)| g.pages).sum();
+            for (r, after) in ranges.iter_mut().zip(verify(pid, page, &groups, query_jobs, from_view)) {
                 match after {
                     Some((hist, on)) => {
                         if let Some(w) = &r.weights {
@@ -1853,6 +1898,9 @@ struct Mover<'a> {
     opts: &'a ApplyOptions,
     page: u64,
     groups: &'a [Group],
+    /// Per group: the node all its pages were on when numa_maps was read before the pass
+    /// (`vma_view::single_node`), which then stands for the query before each move.
+    known: Vec<Option<u32>>,
     thp: &'a [(u64, u64)],
     t0: Instant,
     /// Each thread's share of the work (pages / threads, rounded up): no batch is larger, so
@@ -1989,7 +2037,16 @@ impl Mover<'_> {
     fn batch(&self, st: &mut MoveState, g: usize, from: u64, n: u64) {
         let page = self.page;
         let tq = Instant::now();
-        let queried = st.q.query(self.pid, &self.groups[g], from, n, page);
+        let queried = match self.known[g] {
+            Some(node) => {
+                let q = &mut st.q;
+                self.groups[g].fill(from, n, page, &mut q.addrs, &mut q.targets);
+                q.status.clear();
+                q.status.resize(q.addrs.len(), node as i32);
+                Ok(())
+            }
+            None => st.q.query(self.pid, &self.groups[g], from, n, page),
+        };
         self.query_ns.fetch_add(tq.elapsed().as_nanos() as u64, Ordering::SeqCst);
         let mut d = PageStats::default();
         if let Err(e) = queried {

@@ -110,6 +110,29 @@ pub fn peak_bytes(topo: &Topology, s: &Sizes) -> u64 {
     streams.max(loaded).max(s.chase_bytes + 3 * s.array_bytes)
 }
 
+/// What the default sizes must fit ([`plan::fit_to_memory`]): half of MemAvailable (the limit
+/// [`check_memory`] enforces), and half of each node's free memory (`MemFree` of its sysfs
+/// meminfo): [`peak_bytes`] is also the most one step binds to a single node (every cpu node's
+/// arrays on one memory node), and every node is a memory node of some step. Half, not all: the
+/// kernel, page cache and the rest of the system keep running beside it.
+fn memory_limits(ctx: &Context, available: Option<u64>) -> Vec<plan::Limit> {
+    let mut out: Vec<plan::Limit> = available
+        .map(|a| plan::Limit { bytes: a / 2, what: format!("half of the {} MiB available (MemAvailable)", a >> 20) })
+        .into_iter()
+        .collect();
+    for n in &ctx.topo.nodes {
+        if let Some(free) =
+            crate::procfs::read_node_meminfo(&ctx.roots.sys, n.id).ok().and_then(|m| m.get("MemFree").copied())
+        {
+            out.push(plan::Limit {
+                bytes: free / 2,
+                what: format!("half of node {}'s {} MiB free memory, where arrays are bound", n.id, free >> 20),
+            });
+        }
+    }
+    out
+}
+
 /// Refuses a run that would map more than half of the available memory.
 pub fn check_memory(peak: u64, available: Option<u64>) -> Result<(), BenchError> {
     let Some(avail) = available else { return Ok(()) };
@@ -138,7 +161,8 @@ pub fn run(ctx: &Context, progress: &mut dyn FnMut(&Progress)) -> Result<Calibra
     if topo.nodes.is_empty() || plan::cpu_nodes(topo).is_empty() {
         return Err(BenchError::Usage("no NUMA node with cpus found in sysfs: nothing to run the benchmark on".into()));
     }
-    let mut sizes = plan::sizes(ctx.opts.quick, llc_bytes(&ctx.roots.sys), plan::cpu_nodes(topo).len());
+    let llc = llc_bytes(&ctx.roots.sys);
+    let mut sizes = plan::sizes(ctx.opts.quick, llc, plan::cpu_nodes(topo).len());
     if let Some(b) = ctx.opts.array_bytes {
         sizes.array_bytes = b;
     }
@@ -150,8 +174,19 @@ pub fn run(ctx: &Context, progress: &mut dyn FnMut(&Progress)) -> Result<Calibra
             "--size must be at least 4096 bytes and --chase-size at least 65536 bytes".into(),
         ));
     }
-    check_memory(peak_bytes(topo, &sizes), mem::mem_available(&ctx.roots.proc))?;
+    let available = mem::mem_available(&ctx.roots.proc);
+    let fitted = plan::fit_to_memory(
+        &mut sizes,
+        ctx.opts.array_bytes.is_none(),
+        ctx.opts.chase_bytes.is_none(),
+        &|s| peak_bytes(topo, s),
+        &memory_limits(ctx, available),
+    );
+    check_memory(peak_bytes(topo, &sizes), available)?;
     let mut cal = empty_calibration(ctx, &sizes);
+    if let Some(f) = &fitted {
+        cal.notes.push(plan::fitted_note(f, &sizes, llc));
+    }
     let loaders = |m: usize| load_cpus(topo, m).1.len();
     let steps = plan::steps(topo, &sizes, &loaders);
     cal.steps_planned = steps.len();
