@@ -12,7 +12,7 @@
  * - `table` (4 MiB, site SITE:table): allocated, filled and bound to node 0 the same way, then only
  *   read, by workers 0-3 (one per node): a read-mostly object shared by all nodes (fix: a copy per
  *   node, a code change).
- * - a `migrator` thread that moves itself to the next cpu (node) every millisecond, for the whole
+ * - a `migrator` thread that moves itself to the next cpu (node) every 2 ms, for the whole
  *   run, touching a small buffer of its own (thread migration, fix: binding).
  * Workers stop after SECONDS and stay alive (blocked) so that a plan can pin them; the program
  * holds HOLD seconds, then exits. SIGUSR1 prints, per 4 MiB block of `blocks`, the node of each of
@@ -96,7 +96,7 @@ static void *migrator(void *arg) {
     for (unsigned long k = 0;; k++) {
         pin((int)(k % 4));
         for (unsigned long o = 0; o < sizeof own; o += 64) own[o]++;
-        usleep(1000);
+        usleep(2000);
     }
     return NULL;
 }

@@ -768,7 +768,7 @@ if [ ! -x $DP ] || [ ! -f $SHIM ]; then
   why="the host did not put diagprog and the shim into the guest (no C compiler? shim build failed?)"
 else
   [ -d $NB ] && { echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; }
-  $N record -d 120 --numa-balancing on -o j.numascope -- $DP 4 600 > j.out 2> j.rec.err &
+  $N record -d 120 --numa-balancing on -o j.numascope -- $DP 6 600 > j.out 2> j.rec.err &
   jrp=$!
   wait_for j.out '^holding' 1 90 || why="$why program-did-not-reach-its-hold-phase"
   sleep 0.5

@@ -292,6 +292,28 @@ describe('diagnose: NUMA hinting faults and polled thread placements', () => {
     expect(diagnose(trace).issues.map((i) => i.kind)).toContain('remote-access');
   });
 
+  it('the hinting-fault scale is the recording\'s average: faults in one burst per scan pass score as the same faults spread out', () => {
+    // 120 remote faults (workers 1-3, their own 4 pages, 10 passes) over a 10 s recording: spread
+    // evenly, or each pass's faults within 5 ms of each other (as a pass unmaps a range at once).
+    const rows = (burst: boolean) => {
+      const out = ['time_us thread page op weight offset event'];
+      for (let pass = 0; pass < 10; pass++)
+        [1, 2, 3].forEach((t, ti) =>
+          [0, 1, 2, 3].forEach((k, ki) => {
+            const j = ti * 4 + ki;
+            out.push(`${burst ? pass * 1_000_000 + j * 400 : pass * 1_000_000 + j * 83_000} ${t} ${t * 4 + k} load 1 0 access-fault`);
+          }),
+        );
+      return out.join('\n');
+    };
+    const at = (burst: boolean) => textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: rows(burst), durationUs: 10_000_000, allocations: ALLOC });
+    const spread = diagnose(at(false), { remoteAccessPerMs: 0 }).issues.find((i) => i.kind === 'remote-access')!;
+    const burst = diagnose(at(true), { remoteAccessPerMs: 0 }).issues.find((i) => i.kind === 'remote-access')!;
+    expect(burst.evidence['remoteSamples']).toBe(120);
+    expect(burst.score).toBeGreaterThan(0);
+    expect(burst.score).toBeCloseTo(spread.score, 0);
+  });
+
   it('thread migration: the kernel count of cpu migrations, not only the polled placements (100 ms polls see at most one change each)', () => {
     const pairs = [{ thread: 1, page: 0 }];
     const pages = ['page node', '0 1'].join('\n');

@@ -188,20 +188,28 @@ function threadTimeline(
 
 /**
  * Accesses each NUMA hinting fault stands for, when a trace's access samples are hinting faults
- * only (else 1): the engine's access scale σ (engine/windows.ts, "Stall share": the rate that gives
- * a 50 % memory stall in the recording's busiest window), so that the remote-access score is in
- * accesses per ms as for PMU samples. A hinting fault marks one page touched once per scan pass of
- * the kernel's balancer (100 ms or more), so unscaled fault counts are some 1000 times below
- * any access rate. Built with the recorded machine and the default 100 ms windows, independently
- * of an analysis' options, so that `diagnose` and `plan --fix` find the same issues.
+ * only (else 1), so that the remote-access score is in accesses per ms as for PMU samples. A
+ * hinting fault marks a page touched once per scan pass of the kernel's balancer (a second or more
+ * apart for a small process: the balancer's minimum period grows as the resident set shrinks), so
+ * fault counts are some 1000 times below any access rate. The scale is the engine's access scale
+ * σ (engine/windows.ts, "Stall share": the rate that gives a 50 % memory stall, solved with the
+ * recorded machine's model) over ONE window spanning the whole recording: the recording's average
+ * fault rate stands for that assumed access rate. Not the busiest 100 ms window, which the
+ * simulator calibrates on: faults come in bursts (a pass unmaps a range and the threads fault on
+ * its pages within milliseconds), so a rate set by the burst and then averaged over the seconds
+ * between passes would fall short by the ratio of the two. Independent of an analysis' window
+ * length, so that `diagnose` and `plan --fix` find the same issues.
  */
 export function hintingAccessScale(trace: Trace): number {
   const stats = hintingFaultStats(trace);
   if (!stats || stats.rows === 0 || stats.otherAccessRows > 0) return 1;
-  const input = replayInputFor(trace, machineModel(recordedMachine(trace.manifest).machine), { windowMs: 100 });
+  const time = numericColumn<Uint32Array>(trace.tables.samples, 'time_us');
+  let lastUs = trace.manifest.capture.durationUs;
+  for (let i = 0; i < time.length; i++) if (time[i]! > lastUs) lastUs = time[i]!;
+  const input = replayInputFor(trace, machineModel(recordedMachine(trace.manifest).machine), { windowMs: Math.ceil((lastUs + 1) / 1000) });
+  if (input.windows.length === 0) return 1;
   let busiest = 0;
   for (let w = 1; w < input.windows.length; w++) if (input.windows.info(w).sampleCount > input.windows.info(busiest).sampleCount) busiest = w;
-  if (input.windows.length === 0) return 1;
   const scale = input.windows.get(busiest).accessScale;
   return scale !== undefined && Number.isFinite(scale) && scale > 0 ? scale : 1;
 }
@@ -224,7 +232,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   if (accessScale !== 1) {
     notes.push(
       `access samples are NUMA hinting faults (about one per page per scan pass, not per access): remote-access scores count each fault as ${round(accessScale)} accesses, ` +
-        `the engine's access scale (a 50 % memory stall assumed in the busiest window), so they are estimates against the published threshold`,
+        `the engine's access scale over the whole recording (its threads assumed 50 % stalled on memory on average), so they are estimates against the published threshold`,
     );
   }
   const unknownSlot = cols.slots - 1;
