@@ -12,8 +12,9 @@
  * - `table` (4 MiB, site SITE:table): allocated, filled and bound to node 0 the same way, then only
  *   read, by workers 0-3 (one per node): a read-mostly object shared by all nodes (fix: a copy per
  *   node, a code change).
- * - a `migrator` thread that moves itself to the next cpu (node) every 2 ms, for the whole
- *   run, touching a small buffer of its own (thread migration, fix: binding).
+ * - a `migrator` thread that moves itself to the next cpu (node) over and over, for the whole
+ *   run, touching a small buffer of its own and one page of `table` per move (thread migration,
+ *   fix: binding).
  * Workers stop after SECONDS and stay alive (blocked) so that a plan can pin them; the program
  * holds HOLD seconds, then exits. SIGUSR1 prints, per 4 MiB block of `blocks`, the node of each of
  * its whole pages (move_pages query) as `BLOCK i N<node>=<pages>...`.
@@ -77,12 +78,21 @@ static void *worker(void *arg) {
     char *mine = i > 0 ? blocks + (i - 1) * BLOCK_BYTES : NULL;
     double end = now() + seconds;
     volatile unsigned long sum = 0;
+    /* Each worker sweeps `table` from its own quarter on, so that which of them touches a page
+     * first after the balancer unmaps it (the one hinting fault the page gives per pass) changes
+     * from pass to pass; and yields now and then, so that the migrator, arriving on this cpu,
+     * runs without waiting for a time slice (TCG's emulated scheduler ticks are slow). */
+    unsigned long start = (unsigned long)i * (TABLE_BYTES / 4);
     while (now() < end) {
-        for (unsigned long o = 0; o < TABLE_BYTES; o += PAGE) sum += (unsigned char)table[o];
+        for (unsigned long k = 0; k < TABLE_BYTES; k += PAGE) {
+            sum += (unsigned char)table[(start + k) % TABLE_BYTES];
+            if ((k / PAGE) % 128 == 127) sched_yield();
+        }
         if (mine)
             for (unsigned long o = 0; o < BLOCK_BYTES; o += PAGE) {
                 sum += (unsigned char)mine[o];
                 mine[o] = (char)sum;
+                if ((o / PAGE) % 128 == 127) sched_yield();
             }
     }
     for (;;) pause(); /* alive, so that a plan can pin it */
@@ -93,10 +103,13 @@ static void *migrator(void *arg) {
     (void)arg;
     printf("TID migrator %ld\n", (long)syscall(SYS_gettid));
     static char own[16384];
+    /* No sleep between moves: in the TCG guest a usleep(2000) between them gave ~30 moves a
+     * second (timer wake-ups of an emulated, shared vcpu), below the migration threshold. */
+    volatile unsigned long sum = 0;
     for (unsigned long k = 0;; k++) {
         pin((int)(k % 4));
         for (unsigned long o = 0; o < sizeof own; o += 64) own[o]++;
-        usleep(2000);
+        sum += (unsigned char)table[(k * PAGE) % TABLE_BYTES]; /* a reader of the table too, from every node */
     }
     return NULL;
 }

@@ -767,14 +767,20 @@ SHIM=/lib/numascope/libnumascope_allocshim.so
 if [ ! -x $DP ] || [ ! -f $SHIM ]; then
   why="the host did not put diagprog and the shim into the guest (no C compiler? shim build failed?)"
 else
-  [ -d $NB ] && { echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; }
-  $N record -d 120 --numa-balancing on -o j.numascope -- $DP 6 600 > j.out 2> j.rec.err &
+  # Every hinting fault (--fault-period 1: the default samples one fault in ~20, so a page would
+  # show about once in 20 scan passes), and scan_delay_ms 1000: the kernel (6.4+) scans a VMA again
+  # only if the scanning thread faulted on it within the last 2 x 4 x scan_delay (pids_active), and
+  # a small process's passes are >= 1 s apart (the period's floor is 1 s / (RSS / scan size)), so
+  # with 100 ms every VMA looked idle by the next pass and was skipped: one pass per recording.
+  [ -d $NB ] && { echo 1000 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; }
+  $N record -d 120 --fault-period 1 --numa-balancing on -o j.numascope -- $DP 8 600 > j.out 2> j.rec.err &
   jrp=$!
   wait_for j.out '^holding' 1 90 || why="$why program-did-not-reach-its-hold-phase"
   sleep 0.5
   kill -INT $jrp
   wait $jrp; rc=$?
   [ $rc = 0 ] || why="$why record-rc=$rc"
+  [ -d $NB ] && echo 100 > $NB/scan_delay_ms
   jpid=$(sed -n 's/^pid=//p' j.out)
   [ -n "$jpid" ] && kill -0 $jpid 2>/dev/null || why="$why program-not-running-after-the-recording"
   jtid() { sed -n "s/^TID $1 //p" j.out; }

@@ -314,6 +314,26 @@ describe('diagnose: NUMA hinting faults and polled thread placements', () => {
     expect(burst.score).toBeCloseTo(spread.score, 0);
   });
 
+  it('sharing is judged on pages sampled at least twice: a page seen once cannot show several nodes', () => {
+    // Pages 0-3 seen twice, by threads on nodes 1 and 2; pages 4-15 once each, by threads on nodes
+    // 1-3 in turn (one scan pass of hinting faults). All loads.
+    const rows = ['time_us thread page op weight offset event'];
+    let t = 0;
+    for (let p = 0; p < 4; p++) for (const th of [1, 2]) rows.push(`${(t += 100)} ${th} ${p} load 1 0 access-fault`);
+    for (let p = 4; p < 16; p++) rows.push(`${(t += 100)} ${1 + (p % 3)} ${p} load 1 0 access-fault`);
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: rows.join('\n'), durationUs: DURATION_US, allocations: ALLOC });
+    const issue = diagnose(trace, { remoteAccessPerMs: 0 }).issues[0]!;
+    // 8 of the 20 remote faults are on shared pages: 40 % of all, but all of those on pages seen twice.
+    expect(issue.evidence).toMatchObject({ pagesUsedFromSeveralNodes: 4, pagesSampledTwice: 4, remoteShareOnSharedPages: 1 });
+    expect(issue.kind).toBe('page-sharing');
+    expect(issue.fix.kind).toBe('replicate');
+    // Every page seen once: no page can show sharing, so the blocks are taken as they look (disjoint).
+    const once = ['time_us thread page op weight offset event', ...Array.from({ length: 16 }, (_, p) => `${p * 100} ${1 + (p % 3)} ${p} load 1 0 access-fault`)].join('\n');
+    const single = diagnose(textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: once, durationUs: DURATION_US, allocations: ALLOC }), { remoteAccessPerMs: 0 }).issues[0]!;
+    expect(single.kind).toBe('remote-access');
+    expect(single.evidence['pagesSampledTwice']).toBe(0);
+  });
+
   it('thread migration: the kernel count of cpu migrations, not only the polled placements (100 ms polls see at most one change each)', () => {
     const pairs = [{ thread: 1, page: 0 }];
     const pages = ['page node', '0 1'].join('\n');

@@ -273,6 +273,8 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   const objThreads: Array<Set<number>> = Array.from({ length: nObj }, () => new Set());
   const pageSlotMask = new Uint32Array(cols.pageCount);
   const pageRemote = new Float64Array(cols.pageCount);
+  // Access rows per page (capped at 2): a page sampled once cannot show that several nodes use it.
+  const pageRows = new Uint8Array(cols.pageCount);
   const pageThreadAcc = new Map<number, Map<number, number>>();
   const threadAcc = new Float64Array(cols.threadCount);
   let pmuSamples = 0;
@@ -294,6 +296,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     if (op.codes[i] === storeCode) stores[obj]! += w;
     objThreads[obj]!.add(t);
     if (from >= 0 && from !== unknownSlot) {
+      if (pageRows[p]! < 2) pageRows[p]!++;
       pageSlotMask[p]! |= 1 << from;
       if (mem !== unknownSlot && mem !== from) {
         remote[obj]! += w;
@@ -359,11 +362,17 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     let sharedRemote = 0;
     let sharedPages = 0;
     let usedPages = 0;
+    let twicePages = 0;
+    let twiceRemote = 0;
     const ownerOf: Array<{ page: number; thread: number }> = [];
     const sharedList: number[] = [];
     for (const p of objPages[obj]!) {
       if (pageSlotMask[p] === 0) continue;
       usedPages++;
+      if (pageRows[p]! >= 2) {
+        twicePages++;
+        twiceRemote += pageRemote[p]!;
+      }
       if (bits(pageSlotMask[p]!) > 1) {
         sharedPages++;
         sharedList.push(p);
@@ -377,7 +386,11 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
         ownerOf.push({ page: p, thread: best });
       }
     }
-    const sharedShare = remote[obj]! > 0 ? sharedRemote / remote[obj]! : 0;
+    // Of the remote accesses on pages sampled at least twice (the only ones that can show several
+    // nodes), the share on pages used from several nodes. Sparse samples (NUMA hinting faults: one
+    // per page per scan pass, passes a second or more apart) leave many pages seen once; counting
+    // those as used by one node would call a shared object disjoint blocks.
+    const sharedShare = twiceRemote > 0 ? sharedRemote / twiceRemote : 0;
     const storeShare = accesses[obj]! > 0 ? stores[obj]! / accesses[obj]! : 0;
     const object = describe(obj);
     const threads = [...objThreads[obj]!].sort((a, b) => a - b);
@@ -391,6 +404,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       storeShare: round(storeShare, 3),
       pagesUsed: usedPages,
       pagesUsedFromSeveralNodes: sharedPages,
+      pagesSampledTwice: twicePages,
       remoteShareOnSharedPages: round(sharedShare, 3),
     };
     let fix: Fix;
