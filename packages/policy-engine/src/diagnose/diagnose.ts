@@ -33,7 +33,7 @@ export interface DiagnoseOptions {
   migrationsPerSecond?: number;
   /** Imbalance: a group's accesses per thread over another group's, at least this ratio (NumaPerf publishes none; default 2). */
   imbalanceRatio?: number;
-  /** Share of an object's remote accesses on pages used from several nodes above which it is page sharing, not disjoint blocks (default 0.5). */
+  /** Share of an object's remote accesses (on pages sampled at least twice) on pages used from several nodes above which it is page sharing, not disjoint blocks (default 0.5). */
   sharedPageShare?: number;
   /** Store share of an object's accesses at or below which it is read-mostly (replication applies; default 0.05). */
   readMostlyStoreShare?: number;
