@@ -19,7 +19,7 @@ TMO=${TESTBED_TIMEOUT:-420}
 # the host's own apt sources.
 KERNEL_PKG=${TESTBED_KERNEL_PKG:-}
 KERNEL_WANT=${TESTBED_KERNEL_PKG:-backports}
-SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan k-loop l-bench"
+SCENARIOS="a-topology b-record-pinned c-apply-engine-plan c2-apply-handwritten d-rollback e-errors f-exited-midway g-bench-migrate h-damon i-run-plan k-loop l-bench j-diagnose"
 # TESTBED_ONLY=g-bench-migrate boots the guest for the benchmark alone (b-f depend on each other
 # and on the host channel, so they run only as the whole suite); TESTBED_ONLY=tiers runs the tiers
 # boot alone (its `t-` scenarios), without the 4-node boot.
@@ -165,6 +165,13 @@ if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$HERE/guest/loopprog.c" -
   say "warning: no C compiler, or guest/loopprog.c does not build: scenario k-loop will fail"
 fi
 
+# Scenario j-diagnose's program (dynamically linked: the shim records its allocation sites)
+DIAG_BIN=$WORK/diagprog
+rm -f "$DIAG_BIN"
+if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$HERE/guest/diagprog.c" -o "$DIAG_BIN" 2>> "$CACHE/cargo.log"; }; then
+  say "warning: no C compiler, or guest/diagprog.c does not build: scenario j-diagnose will fail"
+fi
+
 # ------------------------------------------------------------------ 4. topology + initramfs
 # 4 nodes x (1 cpu + 512 MiB: scenario g holds a 256 MiB buffer on node 0); asymmetric SLIT
 # (row = from, column = to). Guest RAM is only backed on the host where the guest touches it.
@@ -206,6 +213,12 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$LOOP_BIN" ]; then
     mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
   done
 fi
+if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$DIAG_BIN" ]; then
+  mkdir -p "$R/lib/numascope" && cp "$SHIM" "$R/lib/numascope/" && cp "$DIAG_BIN" "$R/bin/diagprog"
+  for lib in $( (ldd "$SHIM"; ldd "$DIAG_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
+    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+  done
+fi
 cp "$HERE/guest/init" "$R/init" && cp "$HERE/guest/scenarios.sh" "$R/scenarios.sh"
 cp "$HERE/guest/bench-migrate.sh" "$R/bench-migrate.sh"
 # TESTBED_BENCH_BASE_BIN=FILE: another static numascope (e.g. built before a change) that scenario g
@@ -222,6 +235,8 @@ chmod +x "$R/init"
   echo "EXPECT_DISTANCES='$json_dist'"
   echo "ONLY='$ONLY'"
   echo "BENCH_ROUNDS=$BENCH_ROUNDS"
+  # scenario j: the source lines of diagprog's allocation sites (its SITE: markers)
+  for m in blocks table; do echo "DIAG_LINE_$m=$(grep -n "SITE:$m " "$HERE/guest/diagprog.c" | head -1 | cut -d: -f1)"; done
   echo "BENCH_INTERLEAVE='${TESTBED_BENCH_INTERLEAVE:-0}'"
   bx=${TESTBED_BENCH_EXTRA:-}; echo "BENCH_EXTRA='${bx//\'/}'"
 } > "$R/expected.env"

@@ -751,5 +751,125 @@ else
   fail l-bench "$why"
 fi
 
+# ------------------------------------------------------------------ j: issue 16's diagnosis from hinting faults, the block-wise fix applied
+# guest/diagprog.c (built on the host, dynamically linked: the shim records its allocation sites)
+# has one object accessed remotely in disjoint blocks (`blocks`: first-touched and bound on node 0,
+# each 4 MiB block read and written by one worker pinned on nodes 1-3), one read-mostly object read
+# from all four nodes (`table`) and a thread that moves to the next node every millisecond. It is
+# recorded launched with automatic NUMA balancing on (hinting faults: no PMU in the guest) and
+# stopped once the workers are done; the host's DIAGNOSE must name the three issues with the sites
+# of the source's SITE: markers (DIAG_LINE_* from the host) and their fixes; then the host's plan of
+# the block-wise interleave fix (plan --fix) is applied to the still-running program and verified:
+# each block's pages on its worker's node (the program's own move_pages query), the workers pinned.
+t0=$(now)
+why=""; jpid=""
+DP=/bin/diagprog
+SHIM=/lib/numascope/libnumascope_allocshim.so
+if [ ! -x $DP ] || [ ! -f $SHIM ]; then
+  why="the host did not put diagprog and the shim into the guest (no C compiler? shim build failed?)"
+else
+  # Every hinting fault (--fault-period 1: the default samples one fault in ~20, so a page would
+  # show about once in 20 scan passes), and scan_delay_ms 1000: the kernel (6.4+) scans a VMA again
+  # only if the scanning thread faulted on it within the last 2 x 4 x scan_delay (pids_active), and
+  # a small process's passes are >= 1 s apart (the period's floor is 1 s / (RSS / scan size)), so
+  # with 100 ms every VMA looked idle by the next pass and was skipped: one pass per recording.
+  [ -d $NB ] && { echo 1000 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; }
+  $N record -d 120 --fault-period 1 --numa-balancing on -o j.numascope -- $DP 8 600 > j.out 2> j.rec.err &
+  jrp=$!
+  wait_for j.out '^holding' 1 90 || why="$why program-did-not-reach-its-hold-phase"
+  sleep 0.5
+  kill -INT $jrp
+  wait $jrp; rc=$?
+  [ $rc = 0 ] || why="$why record-rc=$rc"
+  [ -d $NB ] && echo 100 > $NB/scan_delay_ms
+  jpid=$(sed -n 's/^pid=//p' j.out)
+  [ -n "$jpid" ] && kill -0 $jpid 2>/dev/null || why="$why program-not-running-after-the-recording"
+  jtid() { sed -n "s/^TID $1 //p" j.out; }
+fi
+if [ -z "$why" ]; then
+  if chan_send j.numascope j.numascope && chan "DIAGNOSE j.numascope"; then
+    sed 's/^/    engine: /' chan.reply | head -30
+    cp chan.reply j.diagnosis
+    # the issue whose site is the SITE:blocks line, and so on
+    ib=$(grep "^ISSUE .* site=[^ ]*diagprog\.c:$DIAG_LINE_blocks " j.diagnosis | head -1)
+    it=$(grep "^ISSUE .* site=[^ ]*diagprog\.c:$DIAG_LINE_table " j.diagnosis | head -1)
+    im=$(grep "^ISSUE kind=thread-migration .* tids=$(jtid migrator) " j.diagnosis | head -1)
+    iv() { echo "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p"; }
+    if [ -z "$ib" ]; then why="$why no-issue-at-diagprog.c:$DIAG_LINE_blocks(SITE:blocks)"
+    else
+      [ "$(echo "$ib" | sed -n 's/^ISSUE kind=\([^ ]*\).*/\1/p')" = remote-access ] || why="$why blocks-kind=[$(echo "$ib" | cut -d' ' -f2)](expected remote-access)"
+      [ "$(iv "$ib" fixkind)" = block-wise-interleave ] || why="$why blocks-fix=[$(iv "$ib" fixkind)](expected block-wise-interleave)"
+      [ "$(iv "$ib" planable)" = yes ] || why="$why blocks-fix-not-planable"
+      for w in 1 2 3; do echo ",$(iv "$ib" tids)," | grep -q ",$(jtid worker$w)," || why="$why blocks-issue-without-worker$w"; done
+    fi
+    if [ -z "$it" ]; then why="$why no-issue-at-diagprog.c:$DIAG_LINE_table(SITE:table)"
+    else
+      [ "$(echo "$it" | sed -n 's/^ISSUE kind=\([^ ]*\).*/\1/p')" = page-sharing ] || why="$why table-kind=[$(echo "$it" | cut -d' ' -f2)](expected page-sharing)"
+      [ "$(iv "$it" fixkind)" = replicate ] || why="$why table-fix=[$(iv "$it" fixkind)](expected replicate)"
+      [ "$(iv "$it" planable)" = no ] && grep -q "^NOPLAN $(iv "$it" fix) .*code change" j.diagnosis || why="$why table-fix-noPlan-missing"
+    fi
+    if [ -z "$im" ]; then why="$why no-thread-migration-issue-for-the-migrator(tid $(jtid migrator))"
+    else
+      [ "$(iv "$im" fixkind)" = thread-binding ] || why="$why migration-fix=[$(iv "$im" fixkind)](expected thread-binding)"
+    fi
+    for x in "$ib" "$it" "$im"; do
+      [ -n "$x" ] && awk -v s="$(iv "$x" score)" -v t="$(iv "$x" threshold)" 'BEGIN { exit !(s > t) }' || why="$why score-not-above-threshold[$(iv "$x" id)]"
+    done
+  else
+    why="$why channel: $(head -c 200 chan.reply)"
+  fi
+fi
+if [ -z "$why" ]; then
+  bfix=$(iv "$ib" fix)
+  if chan "PLANFIX j.numascope $bfix" && grep -q "^PLANFIX $bfix " chan.reply; then
+    grep -v '^B ' chan.reply | sed 's/^/    engine: /'
+    grep '^B ' chan.reply | cut -c3- | base64 -d > j.plan.json
+    grep '^PIN ' chan.reply | cut -c5- > j.pins
+    # every worker of a block pinned by the plan to its own node
+    for w in 1 2 3; do grep -q "^$(jtid worker$w) $w$" j.pins || why="$why plan-does-not-pin-worker$w-to-node-$w"; done
+    $N apply j.plan.json -p $jpid --json --rollback-out j.rollback.json > j.report.json 2> j.apply.err; rc=$?
+    r=$(tr -d ' \n' < j.report.json)
+    jst=$(echo "$r" | sed -n 's/.*"dryRun":false,"status":"\([a-z-]*\)".*/\1/p')
+    jtot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)
+    jmoved=$(echo "$jtot" | sed -n 's/.*"moved":\([0-9]*\).*/\1/p')
+    jnp=$(echo "$jtot" | sed -n 's/^"pages":\([0-9]*\),.*/\1/p')
+    jgone=$(echo "$jtot" | sed -n 's/.*"notPresentBefore":\([0-9]*\).*/\1/p')
+    jot=$(echo "$jtot" | sed -n 's/.*"onTargetAfter":\([0-9]*\).*/\1/p')
+    echo "--- j: apply rc=$rc status=$jst moved=$jmoved, onTargetAfter $jot of $jnp plan pages ($jgone gone); blocks numa_maps [$(node_counts $jpid $(printf '%x' $(( (0x$(sed -n 's/^ADDR blocks \([0-9a-f]*\) .*/\1/p' j.out) + 4095) & ~4095 ))))]"
+    [ $rc = 0 ] && [ "$jst" = complete ] || why="$why apply-rc=$rc-status=$jst"
+    [ -n "$jnp" ] && [ -n "$jgone" ] && [ "$jot" = "$((jnp - jgone))" ] || why="$why onTargetAfter=$jot(of $jnp, $jgone gone)"
+    for w in 1 2 3; do
+      eval want=\$EXPECT_CPULIST_$w
+      got=$(allowed $jpid $(jtid worker$w))
+      [ "$got" = "$want" ] || why="$why worker$w-allowed=$got(expected $want)"
+    done
+    # each block's whole pages, from the program's own move_pages query: on its worker's node
+    kill -USR1 $jpid
+    if wait_for j.out '^REPORTED' 1 20; then
+      jblocks=""
+      for b in 0 1 2; do
+        l=$(grep "^BLOCK $b " j.out | tail -1); jblocks="$jblocks [${l#BLOCK }]"
+        tot=$(echo "$l" | tr ' ' '\n' | sed -n 's/^N[0-9]*=//p' | awk '{ s += $1 } END { print s + 0 }')
+        on=$(echo "$l" | tr ' ' '\n' | sed -n "s/^N$((b + 1))=//p")
+        # within 1 %: a page no hinting fault caught has no owner thread, so the plan leaves it
+        { [ "${tot:-0}" -ge 1000 ] && [ $(( ${on:-0} * 100 )) -ge $(( tot * 99 )) ]; } || why="$why block$b-not-on-node$((b + 1))[$l]"
+      done
+      echo "--- j: blocks after the apply (program's move_pages query):$jblocks"
+    else
+      why="$why no-block-report"
+    fi
+  else
+    why="$why no-fix-plan: $(head -c 300 chan.reply)"
+  fi
+fi
+[ -n "$jpid" ] && kill $jpid 2>/dev/null
+if [ -z "$why" ]; then
+  pass j-diagnose "from hinting faults: remote-access at $(iv "$ib" site) (score $(iv "$ib" score)/ms) -> $(iv "$ib" fixkind), page-sharing at $(iv "$it" site) (score $(iv "$it" score)/ms) -> replicate (no plan: code change), thread-migration of the migrator ($(iv "$im" score)/s) -> thread-binding; block-wise fix applied: $jmoved pages moved, blocks$jblocks, workers 1-3 pinned ($t0 -> $(now) s)"
+else
+  dump "program stdout" j.out 30; dump "record stderr" j.rec.err 30; dump "diagnosis" j.diagnosis 40; dump "channel reply" chan.reply 30
+  dump "apply report" j.report.json 60; dump "apply stderr" j.apply.err
+  fail j-diagnose "$why"
+fi
+
 chan BYE >/dev/null 2>&1
 exit 0

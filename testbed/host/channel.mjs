@@ -39,6 +39,15 @@
 //                                               → WEIGHTS system=N<id>=<w>,… ranges=<each range's N<id>:<w>/…> recorded=… sysfs=…
 //                                               RECORDED cpuless=… tiers=… bw=… hmat=<provenance kind> (the trace's machine)
 //                                               SYSFS bw=… tiers=…, then the plan as base64 lines; or NOPLAN <why>
+//   DIAGNOSE NAME                               numascope-analyze diagnose --json (scenario j)
+//                                               → ISSUE kind=K id=ID site=<function_file:line>|- score=S threshold=T
+//                                               fix=FIX_ID fixkind=K planable=yes|no tids=TID,… size=BYTES
+//                                               per issue (ranked; tids: the issue's threads as kernel tids), NOPLAN
+//                                               FIX_ID <why> for fixes no plan carries, NOTE lines
+//   PLANFIX NAME FIX_ID                         numascope-analyze plan --fix FIX_ID (scenario j)
+//                                               → PLANFIX FIX_ID BYTES ranges=N threads=N, SUMMARY, RANGE START END
+//                                               ACTION NODES per page range, PIN TID NODE per thread, the plan as
+//                                               base64 lines; or NOPLAN FIX_ID <why>
 //   BYE                                         close
 // Usage: channel.mjs SOCKET DIR   (files go to DIR; a log to DIR/channel.log)
 import { createServer } from 'node:net';
@@ -305,6 +314,44 @@ async function weightsReply(name, sysName) {
   ];
 }
 
+// Scenario j-diagnose: the engine's issues for a trace, one line each.
+async function diagnoseReply(name) {
+  const path = join(dir, safe(name));
+  const r = await cli(['diagnose', path, '--json']);
+  if (r.rc !== 0) return [`DIAGNOSIS error ${r.err.replace(/\s+/g, ' ')}`];
+  writeFileSync(path + '.diagnosis.json', r.out + '\n');
+  const j = JSON.parse(r.out);
+  const trace = readTrace(new Uint8Array(readFileSync(path)));
+  const tid = numericColumn(trace.tables.threads, 'tid');
+  return [
+    `DIAGNOSIS issues=${j.issues.length} durationMs=${Math.round(j.durationMs)} cacheLine=${j.cacheLine.available ? 'available' : 'unavailable'}`,
+    ...j.issues.map(
+      (i) =>
+        `ISSUE kind=${i.kind} id=${i.id} site=${String(i.site ?? '-').replace(/\s+/g, '_')} score=${i.score} threshold=${i.threshold} fix=${i.fix.id} ` +
+        `fixkind=${i.fix.kind} planable=${i.fix.planable ? 'yes' : 'no'} tids=${i.threads.map((t) => tid[t] ?? -1).join(',') || '-'} size=${i.object?.size ?? 0}`,
+    ),
+    ...j.issues.filter((i) => i.fix.noPlan).map((i) => `NOPLAN ${i.fix.id} ${i.fix.noPlan.replace(/\s+/g, ' ')}`),
+    ...j.notes.map((x) => `NOTE ${x.replace(/\s+/g, ' ')}`),
+  ];
+}
+
+async function planFixReply(name, fixId) {
+  const path = join(dir, safe(name));
+  const out = join(dir, `${safe(name)}.fix.plan.json`);
+  rmSync(out, { force: true });
+  const r = await cli(['plan', path, '--fix', fixId, '-o', out]);
+  if (r.rc !== 0) return [`NOPLAN ${fixId} ${r.err.replace(/\s+/g, ' ')}`];
+  const text = readFileSync(out);
+  const plan = JSON.parse(text.toString());
+  return [
+    `PLANFIX ${fixId} ${text.length} ranges=${plan.pageRanges.length} threads=${plan.threads.length}`,
+    `SUMMARY ${plan.source.summary}`,
+    ...plan.pageRanges.map((g) => `RANGE ${g.start} ${g.end} ${g.action} ${g.toNodes.join(',')}`),
+    ...plan.threads.map((t) => `PIN ${t.tid} ${t.toNodes.join(',')}`),
+    ...b64lines(text).map((l) => `B ${l}`),
+  ];
+}
+
 const server = createServer((conn) => {
   log('guest connected');
   let buf = '';
@@ -334,6 +381,8 @@ const server = createServer((conn) => {
       else if (cmd === 'PLACED') send(placedReply(a[0], a[1], a[2], a[3]));
       else if (cmd === 'MACHINE') send(machineReply(a[0]));
       else if (cmd === 'WEIGHTS') send(await weightsReply(a[0], a[1]));
+      else if (cmd === 'DIAGNOSE') send(await diagnoseReply(a[0]));
+      else if (cmd === 'PLANFIX') send(await planFixReply(a[0], a[1]));
       else if (cmd === 'BYE') {
         send(['BYE']);
         conn.end();

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
 import { diagnoseAnalysis } from '../src/analyze/diagnose-analysis.js';
-import { diagnose, threadGroupName, type Diagnosis, type IssueKind } from '../src/diagnose/diagnose.js';
+import { diagnose, hintingAccessScale, threadGroupName, type Diagnosis, type IssueKind } from '../src/diagnose/diagnose.js';
+import { getPreset } from '../src/machine/presets.js';
 import { textTrace, PAGE_BASE_ADDRESS } from './helpers/text-trace.js';
 
 const MACHINE = 'amd-opteron-8385-4p';
@@ -263,5 +264,98 @@ describe('diagnose: every row of NumaPerf\'s published table (its issue classes)
     // Placement fixes have a plan; the others say why not.
     expect(issue!.fix.planable).toBe(['block-wise-interleave', 'page-interleave', 'thread-binding'].includes(issue!.fix.kind));
     if (!issue!.fix.planable) expect(issue!.fix.noPlan).toBeTruthy();
+  });
+});
+
+describe('diagnose: NUMA hinting faults and polled thread placements', () => {
+  /** Workers 1-3 each fault on their own 4-page block of node 0's object, `n` times each page. */
+  function blockFaults(event: string, n = 10): ReturnType<typeof textTrace> {
+    const pairs = [1, 2, 3].flatMap((t) => [0, 1, 2, 3].map((k) => ({ thread: t, page: t * 4 + k, op: k === 0 ? 'store' : 'load', event })));
+    return textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: sampleRows(pairs, n, 1), durationUs: DURATION_US, allocations: ALLOC });
+  }
+
+  it('hinting faults (one per page per scan pass) count as the access scale σ accesses each, so the remote-access score is a rate', () => {
+    const trace = blockFaults('access-fault');
+    const sigma = hintingAccessScale(trace);
+    expect(sigma).toBeGreaterThan(1);
+    // The same rows as synthetic samples of weight 1: no scaling, 120 remote accesses in 10 ms.
+    expect(hintingAccessScale(blockFaults('synthetic'))).toBe(1);
+    expect(diagnose(blockFaults('synthetic'), { remoteAccessPerMs: 0 }).issues[0]!.score).toBe(12);
+    const d = diagnose(trace, { remoteAccessPerMs: 0 });
+    const issue = d.issues.find((i) => i.kind === 'remote-access')!;
+    expect(issue.evidence['remoteSamples']).toBe(120);
+    expect(issue.score).toBeCloseTo((120 * sigma) / 10, 0);
+    expect(issue.fix.kind).toBe('block-wise-interleave');
+    expect(d.notes.some((x) => /hinting faults .* count each fault as [\d.]+ accesses/.test(x))).toBe(true);
+    // 12 faults/ms are far below NumaPerf's 1500 accesses/ms; scaled, the issue passes the published threshold.
+    expect(12 * sigma).toBeGreaterThan(1500);
+    expect(diagnose(trace).issues.map((i) => i.kind)).toContain('remote-access');
+  });
+
+  it('the hinting-fault scale is the recording\'s average: faults in one burst per scan pass score as the same faults spread out', () => {
+    // 120 remote faults (workers 1-3, their own 4 pages, 10 passes) over a 10 s recording: spread
+    // evenly, or each pass's faults within 5 ms of each other (as a pass unmaps a range at once).
+    const rows = (burst: boolean) => {
+      const out = ['time_us thread page op weight offset event'];
+      for (let pass = 0; pass < 10; pass++)
+        [1, 2, 3].forEach((t, ti) =>
+          [0, 1, 2, 3].forEach((k, ki) => {
+            const j = ti * 4 + ki;
+            out.push(`${burst ? pass * 1_000_000 + j * 400 : pass * 1_000_000 + j * 83_000} ${t} ${t * 4 + k} load 1 0 access-fault`);
+          }),
+        );
+      return out.join('\n');
+    };
+    const at = (burst: boolean) => textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: rows(burst), durationUs: 10_000_000, allocations: ALLOC });
+    const spread = diagnose(at(false), { remoteAccessPerMs: 0 }).issues.find((i) => i.kind === 'remote-access')!;
+    const burst = diagnose(at(true), { remoteAccessPerMs: 0 }).issues.find((i) => i.kind === 'remote-access')!;
+    expect(burst.evidence['remoteSamples']).toBe(120);
+    expect(burst.score).toBeGreaterThan(0);
+    expect(burst.score).toBeCloseTo(spread.score, 0);
+  });
+
+  it('sharing is judged on pages sampled at least twice: a page seen once cannot show several nodes', () => {
+    // Pages 0-3 seen twice, by threads on nodes 1 and 2; pages 4-15 once each, by threads on nodes
+    // 1-3 in turn (one scan pass of hinting faults). All loads.
+    const rows = ['time_us thread page op weight offset event'];
+    let t = 0;
+    for (let p = 0; p < 4; p++) for (const th of [1, 2]) rows.push(`${(t += 100)} ${th} ${p} load 1 0 access-fault`);
+    for (let p = 4; p < 16; p++) rows.push(`${(t += 100)} ${1 + (p % 3)} ${p} load 1 0 access-fault`);
+    const trace = textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: rows.join('\n'), durationUs: DURATION_US, allocations: ALLOC });
+    const issue = diagnose(trace, { remoteAccessPerMs: 0 }).issues[0]!;
+    // 8 of the 20 remote faults are on shared pages: 40 % of all, but all of those on pages seen twice.
+    expect(issue.evidence).toMatchObject({ pagesUsedFromSeveralNodes: 4, pagesSampledTwice: 4, remoteShareOnSharedPages: 1 });
+    expect(issue.kind).toBe('page-sharing');
+    expect(issue.fix.kind).toBe('replicate');
+    // Every page seen once: no page can show sharing, so the blocks are taken as they look (disjoint).
+    const once = ['time_us thread page op weight offset event', ...Array.from({ length: 16 }, (_, p) => `${p * 100} ${1 + (p % 3)} ${p} load 1 0 access-fault`)].join('\n');
+    const single = diagnose(textTrace({ machine: MACHINE, threads: fourThreads(), pages: PAGES, samples: once, durationUs: DURATION_US, allocations: ALLOC }), { remoteAccessPerMs: 0 }).issues[0]!;
+    expect(single.kind).toBe('remote-access');
+    expect(single.evidence['pagesSampledTwice']).toBe(0);
+  });
+
+  it('thread migration: the kernel count of cpu migrations, not only the polled placements (100 ms polls see at most one change each)', () => {
+    const pairs = [{ thread: 1, page: 0 }];
+    const pages = ['page node', '0 1'].join('\n');
+    // Polled: thread 1 seen on node 0 once in 10 ms (one node change and back: 200/s would pass,
+    // so one change only: 100/s, below 150).
+    const polled = ['time_us thread node cpu', '9000 1 0 0'].join('\n');
+    const threads = (mig: number) => ['node name migrations', '0 worker-0 0', `1 worker-1 ${mig}`, '2 worker-2 0', '3 worker-3 0'].join('\n');
+    const at = (mig: number, placements = polled) =>
+      diagnose(textTrace({ machine: MACHINE, threads: threads(mig), pages, samples: sampleRows(pairs, 10, 10), durationUs: DURATION_US, placements }));
+    expect(at(0).issues.filter((i) => i.kind === 'thread-migration')).toEqual([]);
+    // The kernel counted 30 cpu migrations; every polled cpu change changed node: 30 node changes in 10 ms.
+    const issue = at(30).issues.find((i) => i.kind === 'thread-migration')!;
+    expect(issue.score).toBe(3000);
+    expect(issue.evidence).toMatchObject({ nodeChanges: 30, polledNodeChanges: 1, polledCpuChanges: 1, kernelCpuMigrations: 30 });
+    expect(issue.fix.kind).toBe('thread-binding');
+    expect(issue.text).toMatch(/kernel counted 30 cpu migrations/);
+    // Three of four polled cpu changes stay on the node (cpus 4-7 are node 1's): a quarter of the
+    // kernel's 40 migrations are node changes, 10 in 10 ms.
+    const node1 = getPreset(MACHINE).nodes[1]!.cpus;
+    const within = ['time_us thread node cpu', `2000 1 1 ${node1[1]}`, `4000 1 1 ${node1[2]}`, `6000 1 1 ${node1[3]}`, '9000 1 0 0'].join('\n');
+    expect(at(40, within).issues.find((i) => i.kind === 'thread-migration')!.evidence['nodeChanges']).toBe(10);
+    // No polled cpu change: the kernel's count cannot be split into node changes, nothing reported.
+    expect(at(40, 'time_us thread node').issues.filter((i) => i.kind === 'thread-migration')).toEqual([]);
   });
 });

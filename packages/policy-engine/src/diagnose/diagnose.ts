@@ -11,6 +11,9 @@
  * analyze/'s values (analyze is the top).
  * Pure, no DOM or Node.
  */
+import { hintingFaultStats, replayInputFor } from '../engine/windows.js';
+import { recordedMachine } from '../machine/loaders.js';
+import { machineModel } from '../machine/model.js';
 import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.js';
 import { allocationStack, describeFrame } from '../trace/objects.js';
 import { queryColumns, type QueryColumns } from '../trace/query-columns.js';
@@ -30,7 +33,7 @@ export interface DiagnoseOptions {
   migrationsPerSecond?: number;
   /** Imbalance: a group's accesses per thread over another group's, at least this ratio (NumaPerf publishes none; default 2). */
   imbalanceRatio?: number;
-  /** Share of an object's remote accesses on pages used from several nodes above which it is page sharing, not disjoint blocks (default 0.5). */
+  /** Share of an object's remote accesses (on pages sampled at least twice) on pages used from several nodes above which it is page sharing, not disjoint blocks (default 0.5). */
   sharedPageShare?: number;
   /** Store share of an object's accesses at or below which it is read-mostly (replication applies; default 0.05). */
   readMostlyStoreShare?: number;
@@ -134,26 +137,32 @@ function round(x: number, digits = 1): number {
 }
 
 /** Node slot of each thread over time, from thread_placements (rows sorted by time per thread). */
-function threadTimeline(trace: Trace, cols: QueryColumns): { slotAt: (thread: number, t: number) => number; changes: Int32Array; mostSlot: Int16Array } {
+function threadTimeline(
+  trace: Trace,
+  cols: QueryColumns,
+): { slotAt: (thread: number, t: number) => number; changes: Int32Array; cpuChanges: Int32Array; mostSlot: Int16Array } {
   const tp = trace.tables.thread_placements;
   const time = numericColumn<Uint32Array>(tp, 'time_us');
   const thread = numericColumn<Uint32Array>(tp, 'thread');
   const node = numericColumn<Int8Array>(tp, 'node');
+  const cpu = numericColumn<Int16Array>(tp, 'cpu');
   const slotOf = new Map(cols.nodeIds.map((id, i) => [id, i]));
   const n = cols.threadCount;
-  const per: Array<Array<[number, number]>> = Array.from({ length: n }, () => []);
+  const per: Array<Array<[number, number, number]>> = Array.from({ length: n }, () => []);
   for (let i = 0; i < tp.numRows; i++) {
     const t = thread[i]!;
     const s = slotOf.get(node[i]!);
-    if (t < n && s !== undefined) per[t]!.push([time[i]!, s]);
+    if (t < n && s !== undefined) per[t]!.push([time[i]!, s, cpu[i]!]);
   }
   const changes = new Int32Array(n);
+  const cpuChanges = new Int32Array(n);
   const mostSlot = new Int16Array(n).fill(-1);
   for (let t = 0; t < n; t++) {
     const rows = per[t]!.sort((a, b) => a[0] - b[0]);
     const dwell = new Float64Array(cols.slots);
     for (let k = 0; k < rows.length; k++) {
       if (k > 0 && rows[k]![1] !== rows[k - 1]![1]) changes[t]!++;
+      if (k > 0 && rows[k]![2] !== rows[k - 1]![2]) cpuChanges[t]!++;
       const end = k + 1 < rows.length ? rows[k + 1]![0] : Math.max(cols.durationUs, rows[k]![0] + 1);
       dwell[rows[k]![1]]! += Math.max(1, end - rows[k]![0]);
     }
@@ -174,7 +183,35 @@ function threadTimeline(trace: Trace, cols: QueryColumns): { slotAt: (thread: nu
     }
     return rows[lo]![1];
   };
-  return { slotAt, changes, mostSlot };
+  return { slotAt, changes, cpuChanges, mostSlot };
+}
+
+/**
+ * Accesses each NUMA hinting fault stands for, when a trace's access samples are hinting faults
+ * only (else 1), so that the remote-access score is in accesses per ms as for PMU samples. A
+ * hinting fault marks a page touched once per scan pass of the kernel's balancer (a second or more
+ * apart for a small process: the balancer's minimum period grows as the resident set shrinks), so
+ * fault counts are some 1000 times below any access rate. The scale is the engine's access scale
+ * σ (engine/windows.ts, "Stall share": the rate that gives a 50 % memory stall, solved with the
+ * recorded machine's model) over ONE window spanning the whole recording: the recording's average
+ * fault rate stands for that assumed access rate. Not the busiest 100 ms window, which the
+ * simulator calibrates on: faults come in bursts (a pass unmaps a range and the threads fault on
+ * its pages within milliseconds), so a rate set by the burst and then averaged over the seconds
+ * between passes would fall short by the ratio of the two. Independent of an analysis' window
+ * length, so that `diagnose` and `plan --fix` find the same issues.
+ */
+export function hintingAccessScale(trace: Trace): number {
+  const stats = hintingFaultStats(trace);
+  if (!stats || stats.rows === 0 || stats.otherAccessRows > 0) return 1;
+  const time = numericColumn<Uint32Array>(trace.tables.samples, 'time_us');
+  let lastUs = trace.manifest.capture.durationUs;
+  for (let i = 0; i < time.length; i++) if (time[i]! > lastUs) lastUs = time[i]!;
+  const input = replayInputFor(trace, machineModel(recordedMachine(trace.manifest).machine), { windowMs: Math.ceil((lastUs + 1) / 1000) });
+  if (input.windows.length === 0) return 1;
+  let busiest = 0;
+  for (let w = 1; w < input.windows.length; w++) if (input.windows.info(w).sampleCount > input.windows.info(busiest).sampleCount) busiest = w;
+  const scale = input.windows.get(busiest).accessScale;
+  return scale !== undefined && Number.isFinite(scale) && scale > 0 ? scale : 1;
 }
 
 /**
@@ -191,6 +228,13 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   const notes: string[] = [];
   const o = cols.objects;
   const tl = threadTimeline(trace, cols);
+  const accessScale = hintingAccessScale(trace);
+  if (accessScale !== 1) {
+    notes.push(
+      `access samples are NUMA hinting faults (about one per page per scan pass, not per access): remote-access scores count each fault as ${round(accessScale)} accesses, ` +
+        `the engine's access scale over the whole recording (its threads assumed 50 % stalled on memory on average), so they are estimates against the published threshold`,
+    );
+  }
   const unknownSlot = cols.slots - 1;
   const s = trace.tables.samples;
   const op = dictionaryColumn(s, 'op');
@@ -229,6 +273,8 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   const objThreads: Array<Set<number>> = Array.from({ length: nObj }, () => new Set());
   const pageSlotMask = new Uint32Array(cols.pageCount);
   const pageRemote = new Float64Array(cols.pageCount);
+  // Access rows per page (capped at 2): a page sampled once cannot show that several nodes use it.
+  const pageRows = new Uint8Array(cols.pageCount);
   const pageThreadAcc = new Map<number, Map<number, number>>();
   const threadAcc = new Float64Array(cols.threadCount);
   let pmuSamples = 0;
@@ -250,6 +296,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     if (op.codes[i] === storeCode) stores[obj]! += w;
     objThreads[obj]!.add(t);
     if (from >= 0 && from !== unknownSlot) {
+      if (pageRows[p]! < 2) pageRows[p]!++;
       pageSlotMask[p]! |= 1 << from;
       if (mem !== unknownSlot && mem !== from) {
         remote[obj]! += w;
@@ -310,16 +357,22 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   // Remote access and page sharing (NumaPerf's page-sharing score is this remote-access score).
   const remoteIssues: Issue[] = [];
   for (let obj = 0; obj < nObj; obj++) {
-    const score = remote[obj]! / durationMs;
+    const score = (remote[obj]! * accessScale) / durationMs;
     if (!(score > opt.remoteAccessPerMs)) continue;
     let sharedRemote = 0;
     let sharedPages = 0;
     let usedPages = 0;
+    let twicePages = 0;
+    let twiceRemote = 0;
     const ownerOf: Array<{ page: number; thread: number }> = [];
     const sharedList: number[] = [];
     for (const p of objPages[obj]!) {
       if (pageSlotMask[p] === 0) continue;
       usedPages++;
+      if (pageRows[p]! >= 2) {
+        twicePages++;
+        twiceRemote += pageRemote[p]!;
+      }
       if (bits(pageSlotMask[p]!) > 1) {
         sharedPages++;
         sharedList.push(p);
@@ -333,18 +386,25 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
         ownerOf.push({ page: p, thread: best });
       }
     }
-    const sharedShare = remote[obj]! > 0 ? sharedRemote / remote[obj]! : 0;
+    // Of the remote accesses on pages sampled at least twice (the only ones that can show several
+    // nodes), the share on pages used from several nodes. Sparse samples (NUMA hinting faults: one
+    // per page per scan pass, passes a second or more apart) leave many pages seen once; counting
+    // those as used by one node would call a shared object disjoint blocks.
+    const sharedShare = twiceRemote > 0 ? sharedRemote / twiceRemote : 0;
     const storeShare = accesses[obj]! > 0 ? stores[obj]! / accesses[obj]! : 0;
     const object = describe(obj);
     const threads = [...objThreads[obj]!].sort((a, b) => a - b);
     const shared = sharedShare > opt.sharedPageShare;
     const kind: IssueKind = shared ? 'page-sharing' : 'remote-access';
     const evidence = {
-      remoteAccesses: remote[obj]!,
-      accesses: accesses[obj]!,
+      remoteAccesses: round(remote[obj]! * accessScale),
+      accesses: round(accesses[obj]! * accessScale),
+      remoteSamples: remote[obj]!,
+      accessScale: round(accessScale, 3),
       storeShare: round(storeShare, 3),
       pagesUsed: usedPages,
       pagesUsedFromSeveralNodes: sharedPages,
+      pagesSampledTwice: twicePages,
       remoteShareOnSharedPages: round(sharedShare, 3),
     };
     let fix: Fix;
@@ -429,8 +489,27 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   // Thread migration: node changes per second.
   const seconds = durationMs / 1000;
   const migr: Issue[] = [];
+  // Placements are polled (every 100 ms by default): at most one node change per poll shows, so a
+  // thread moved hundreds of times a second looks still. The kernel's count of the thread's cpu
+  // migrations during the capture (threads.migrations, se.nr_migrations) is exact; the share of the
+  // polled cpu changes that changed node turns it into node changes (all of them on a machine with
+  // one cpu per node). The larger of the two counts is the thread's node changes.
+  const kernelMigrations = numericColumn<BigInt64Array>(trace.tables.threads, 'migrations');
+  const nodeChanges = new Float64Array(cols.threadCount);
+  const fromKernel = new Uint8Array(cols.threadCount);
   for (let t = 0; t < cols.threadCount; t++) {
-    const score = tl.changes[t]! / seconds;
+    nodeChanges[t] = tl.changes[t]!;
+    const k = t < kernelMigrations.length ? Number(kernelMigrations[t]!) : -1;
+    if (k > 0 && tl.cpuChanges[t]! > 0) {
+      const est = Math.round((k * tl.changes[t]!) / tl.cpuChanges[t]!);
+      if (est > nodeChanges[t]!) {
+        nodeChanges[t] = est;
+        fromKernel[t] = 1;
+      }
+    }
+  }
+  for (let t = 0; t < cols.threadCount; t++) {
+    const score = nodeChanges[t]! / seconds;
     if (!(score > opt.migrationsPerSecond) || tl.mostSlot[t]! < 0) continue;
     const node = tl.mostSlot[t]!;
     migr.push({
@@ -439,11 +518,13 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       score: round(score),
       threshold: opt.migrationsPerSecond,
       scoreUnit: 'node changes per second',
-      text: `thread ${t} changed node ${tl.changes[t]} times in ${round(seconds, 3)} s (${round(score)}/s > ${opt.migrationsPerSecond}/s)`,
+      text:
+        `thread ${t} changed node ${nodeChanges[t]} times in ${round(seconds, 3)} s (${round(score)}/s > ${opt.migrationsPerSecond}/s)` +
+        (fromKernel[t] ? ` (the kernel counted ${Number(kernelMigrations[t]!)} cpu migrations; ${tl.changes[t]} of the ${tl.cpuChanges[t]} polled cpu changes changed node)` : ''),
       object: null,
       threads: [t],
       fix: { id: '', kind: 'thread-binding', text: `bind thread ${t} to node ${slotNode(node)}, where it ran longest`, planable: true, noPlan: null, threadNodes: [{ thread: t, node }], predictedSpeedup: null, noPrediction: NOT_PREDICTED },
-      evidence: { nodeChanges: tl.changes[t]!, seconds: round(seconds, 3) },
+      evidence: { nodeChanges: nodeChanges[t]!, polledNodeChanges: tl.changes[t]!, polledCpuChanges: tl.cpuChanges[t]!, kernelCpuMigrations: t < kernelMigrations.length ? Number(kernelMigrations[t]!) : -1, seconds: round(seconds, 3) },
     });
   }
   issues.push(...migr.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));

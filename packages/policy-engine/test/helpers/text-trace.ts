@@ -14,7 +14,8 @@
  *
  * Optional sample columns: `weight` (default 1), `data_source` (default local-dram / remote-dram
  * by node), `cpu` (default the thread's node's first cpu), `offset` (byte in the page, default 0),
- * `event` (default synthetic, page-fault for faults). Optional thread column `name`. Optional page column `address` (hex).
+ * `event` (default synthetic, page-fault for faults). Optional thread columns `name` and `migrations`
+ * (the kernel's cpu migration count, default 0); optional placement column `cpu`. Optional page column `address` (hex).
  * Thread nodes and page nodes are kernel node ids.
  */
 import { getPreset } from '../../src/machine/presets.js';
@@ -43,7 +44,7 @@ export interface TextTraceSpec {
   pages: string;
   samples: string;
   durationUs?: number;
-  /** Extra thread_placements rows: `time_us thread node`. */
+  /** Extra thread_placements rows: `time_us thread node` (and optionally `cpu`, default the node's first cpu). */
   placements?: string;
   /**
    * Allocations, one per row: `address size site` (address hex, size in bytes, site written
@@ -72,7 +73,7 @@ export function textTrace(spec: TextTraceSpec): Trace {
     name: threads.map((t, i) => t['name'] ?? `worker-${i}`),
     first_seen_us: new Uint32Array(threads.length),
     last_seen_us: new Uint32Array(threads.length),
-    migrations: BigInt64Array.from(threads, () => 0n),
+    migrations: BigInt64Array.from(threads, (t) => BigInt(t['migrations'] ?? 0)),
   };
   c.pages = {
     address: BigUint64Array.from(pages, (p, i) => (p['address'] ? BigInt(p['address']) : PAGE_BASE_ADDRESS + BigInt(i) * 4096n)),
@@ -84,13 +85,13 @@ export function textTrace(spec: TextTraceSpec): Trace {
     first_touch_cpu: Int16Array.from(pages, (p) => Number(p['first_touch_cpu'] ?? -1)),
   };
   const allPlacements = [
-    ...threads.map((t, i) => ({ time: 0, thread: i, node: Number(t['node']) })),
-    ...placements.map((p) => ({ time: Number(p['time_us']), thread: Number(p['thread']), node: Number(p['node']) })),
+    ...threads.map((t, i) => ({ time: 0, thread: i, node: Number(t['node']), cpu: undefined as number | undefined })),
+    ...placements.map((p) => ({ time: Number(p['time_us']), thread: Number(p['thread']), node: Number(p['node']), cpu: p['cpu'] !== undefined ? Number(p['cpu']) : undefined })),
   ];
   c.thread_placements = {
     time_us: Uint32Array.from(allPlacements, (p) => p.time),
     thread: Uint32Array.from(allPlacements, (p) => p.thread),
-    cpu: Int16Array.from(allPlacements, (p) => firstCpu(p.node)),
+    cpu: Int16Array.from(allPlacements, (p) => p.cpu ?? firstCpu(p.node)),
     node: Int8Array.from(allPlacements, (p) => p.node),
   };
   const sampleNode = samples.map((s) => (Number(s['page']) >= 0 ? pageNode[Number(s['page'])]! : -1));
