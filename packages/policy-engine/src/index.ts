@@ -57,7 +57,7 @@ export {
   MEMORY_STALL_SHARE,
   queueDelayNs,
 } from './engine/simulate.js';
-export { trafficModel, sustainedShare, presetSustainedGBps, type TrafficModel, type Coherence } from './machine/traffic.js';
+export { trafficModel, fitServiceScaleNs, sustainedShare, presetSustainedGBps, type TrafficModel, type Coherence } from './machine/traffic.js';
 export { chooseMachine, machineChoiceJson, sameNodes, type MachineChoice, type MachineChoiceKind, type OfferedMachine } from './machine/choice.js';
 export { retarget, retargetNodeMap, RETARGET_RULES, type RetargetRule } from './engine/retarget.js';
 export {

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MachineLoadError, machineFromJson, recordedMachine } from '../src/machine/loaders.js';
 import { machineModel } from '../src/machine/model.js';
-import { trafficModel } from '../src/machine/traffic.js';
+import { fitServiceScaleNs, trafficModel } from '../src/machine/traffic.js';
 
 const text = readFileSync(resolve(__dirname, 'fixtures/bench-quick-1node.json'), 'utf8');
 const raw = JSON.parse(text) as Record<string, unknown> & { calibration: { sustainedGBps: number[] } };
@@ -51,5 +51,47 @@ describe('numascope bench output in the engine', () => {
     const skipped = recordedMachine({ machine: other, calibration: machineFromJson(text) });
     expect(skipped.machine).toBe(other);
     expect(skipped.note).toMatch(/differ/);
+  });
+});
+
+describe('loaded-latency fit (rule LQ2)', () => {
+  const C = 20e9;
+  const curve = (S: number, unloaded: number, us: number[], noise: number[] = []) =>
+    us.map((u, i) => ({ deliveredBytesPerS: u * C, latencyNs: (unloaded + (S * u) / (1 - u)) * (1 + (noise[i] ?? 0)) }));
+
+  it('recovers the service scale of points on the curve, exactly and with ±3 % noise', () => {
+    expect(fitServiceScaleNs(curve(150, 100, [0, 0.2, 0.5, 0.8]), C, 100)!.scaleNs).toBeCloseTo(150, 6);
+    const noisy = fitServiceScaleNs(curve(150, 100, [0.1, 0.3, 0.6, 0.85], [0.03, -0.03, 0.02, -0.02]), C, 100)!;
+    expect(noisy.points).toBe(4);
+    expect(Math.abs(noisy.scaleNs - 150) / 150).toBeLessThan(0.05);
+  });
+
+  it('clamps utilisation above 0.95 and refuses what is no fit: no loaded point, latency falling with load, bad capacity', () => {
+    // A read-only load delivering more than the triad capacity is taken at u = 0.95, not past the pole.
+    expect(fitServiceScaleNs([{ deliveredBytesPerS: 1.5 * C, latencyNs: 100 + 150 * 19 }], C, 100)!.scaleNs).toBeCloseTo(150, 6);
+    expect(fitServiceScaleNs([{ deliveredBytesPerS: 0, latencyNs: 100 }], C, 100)).toBeNull();
+    expect(fitServiceScaleNs([{ deliveredBytesPerS: 0.5 * C, latencyNs: 80 }], C, 100)).toBeNull();
+    expect(fitServiceScaleNs(curve(150, 100, [0.5]), 0, 100)).toBeNull();
+  });
+
+  it('the traffic model of a calibrated machine uses the fitted scale and says so; without curves the idle rule (LQ0)', () => {
+    // The fixture's real quick run: an unloaded point and one point with one load thread.
+    const cal = raw.calibration as unknown as { loadedLatency: Array<{ points: Array<{ deliveredGBps: number; latencyNs: number }> }> };
+    const pts = cal.loadedLatency[0]!.points;
+    const u = pts[1]!.deliveredGBps / raw.calibration.sustainedGBps[0]!;
+    const expected = (pts[1]!.latencyNs - pts[0]!.latencyNs) / (u / (1 - u));
+    const t = trafficModel(machineModel(machineFromJson(text)));
+    expect(t.mcServiceNs[0]).toBeCloseTo(expected, 6);
+    expect(t.mcServiceSource).toMatch(/^measured:numascope-bench .*rule LQ2.*node 0 \d+ ns from 1 points/);
+    const noCurves = machineFromJson(JSON.stringify({ ...raw, calibration: { ...raw.calibration, loadedLatency: [] } }));
+    const plain = trafficModel(machineModel(noCurves));
+    expect(plain.mcServiceSource).toMatch(/^estimated:LQ0/);
+    expect(plain.mcServiceNs[0]).toBeCloseTo(machineModel(noCurves).idleLatencyNs.value[0]!, 6);
+  });
+
+  it('a hostile calibration cannot make the model allocate without bound: curves and points are capped', () => {
+    const many = Array.from({ length: 2000 }, () => ({ memoryNode: 0, points: Array.from({ length: 100 }, () => ({ deliveredGBps: 1, latencyNs: 500 })) }));
+    const m = machineModel(machineFromJson(JSON.stringify({ ...raw, calibration: { ...raw.calibration, loadedLatency: many } })));
+    expect(m.loadedLatency!.value[0]!.length).toBeLessThanOrEqual(1024 * 64);
   });
 });

@@ -8,11 +8,14 @@
  * to node j. An access by a cpu on node c to memory on node m moves its data m → c, so
  * `MachineModel.routes[c·n + m] = trace.routes["m->c"]`.
  */
-import type { LinkIndex, MachineModel, NodeIndex, Sourced } from '../model/contract.js';
+import type { LinkIndex, LoadedLatencyPoint, MachineModel, NodeIndex, Sourced } from '../model/contract.js';
 import type { MachineLink, Provenance, TraceMachine } from '../trace/types.js';
 import { routeKey, shortestPathRoutes } from './presets.js';
 
 const GB = 1e9;
+/** Bounds on what a calibration's loaded-latency curves may hold (a hostile file allocates no more). */
+const MAX_CURVES = 1024;
+const MAX_CURVE_POINTS = 64;
 
 /** Rule M1: memory bandwidth per node when none is recorded: 2 DDR4-3200 channels × 8 B. */
 export const DEFAULT_MC_BANDWIDTH_GBPS = 51.2;
@@ -169,6 +172,29 @@ export function machineModel(machine: TraceMachine): MachineModel {
     };
   }
 
+  // measured loaded-latency curves (the same calibration), per memory node index
+  let loadedLatency: MachineModel['loadedLatency'];
+  if (cal && Array.isArray(cal['loadedLatency'])) {
+    const curves: Array<LoadedLatencyPoint[] | null> = Array.from({ length: n }, () => null);
+    for (const curve of (cal['loadedLatency'] as unknown[]).slice(0, MAX_CURVES)) {
+      if (typeof curve !== 'object' || curve === null) continue;
+      const { memoryNode, points } = curve as { memoryNode?: unknown; points?: unknown };
+      const m = typeof memoryNode === 'number' ? nodeIds.indexOf(memoryNode) : -1;
+      if (m < 0 || !Array.isArray(points)) continue;
+      const good: LoadedLatencyPoint[] = [];
+      for (const pt of points.slice(0, MAX_CURVE_POINTS)) {
+        const { deliveredGBps, latencyNs } = (pt ?? {}) as { deliveredGBps?: unknown; latencyNs?: unknown };
+        if (typeof deliveredGBps === 'number' && typeof latencyNs === 'number' && Number.isFinite(deliveredGBps) && Number.isFinite(latencyNs) && deliveredGBps >= 0 && latencyNs > 0) {
+          good.push({ deliveredBytesPerS: deliveredGBps * GB, latencyNs });
+        }
+      }
+      if (good.length > 0) curves[m] = [...(curves[m] ?? []), ...good];
+    }
+    if (curves.some((c) => c !== null)) {
+      loadedLatency = { value: curves, source: `measured:${cal.tool} ${cal.version} ${cal.date} loaded-latency curves (chase latency against the load threads' delivered bandwidth)${cal.partial ? ' (partial run)' : ''}` };
+    }
+  }
+
   const tiers = tiersOf(machine, mcBw);
 
   return {
@@ -178,6 +204,7 @@ export function machineModel(machine: TraceMachine): MachineModel {
     memoryTier: tiers,
     memoryKind: machine.nodes.map((node) => node.memoryKind ?? null),
     ...(sustainedBytesPerS ? { sustainedBytesPerS } : {}),
+    ...(loadedLatency ? { loadedLatency } : {}),
     nodeIds,
     cpuNode,
     nodeCpus,

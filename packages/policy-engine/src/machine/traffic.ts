@@ -10,8 +10,9 @@
  *   (request, response header, data, coherence probes), which is what makes data throughput on a
  *   link lower than its raw rate.
  * - Service scales of the loaded-latency curve d(u) = S · u / (1 − u): a memory controller's S is
- *   its node's idle local latency; a link's S is the machine's idle cost of one hop (the mean over
- *   remote pairs of (idle[c][m] − idle[m][m]) / hops).
+ *   fitted to a `numascope bench` calibration's measured loaded-latency points of its node (rule
+ *   LQ2, `fitServiceScaleNs`), else its node's idle local latency (rule LQ0); a link's S is the
+ *   machine's idle cost of one hop (the mean over remote pairs of (idle[c][m] − idle[m][m]) / hops).
  * - Outstanding-miss limit per core (rule MLP0): the most L1 data-cache misses one core can have in
  *   flight (miss address buffers / line fill buffers), a preset's `outstandingMissesPerCore` when
  *   known, else DEFAULT_OUTSTANDING_MISSES. The ceiling of any thread's memory-level parallelism:
@@ -30,7 +31,7 @@
  * - Clock: a preset's `cpu clock` figure, else a `@ x.xxGHz` in the cpu model string, else null
  *   (PMU latencies in cycles and cycle counters then cannot be turned into time).
  */
-import type { MachineModel, Sourced } from '../model/contract.js';
+import type { LoadedLatencyPoint, MachineModel, Sourced } from '../model/contract.js';
 import { listPresets, type MachinePreset } from './presets.js';
 
 /** Bytes of one cache line (the unit of DRAM traffic). */
@@ -65,8 +66,10 @@ export interface TrafficModel {
   mcCapacity: Sourced<Float64Array>;
   /** Capacity per link, bytes/s (raw per direction; packets counted in full). */
   linkCapacity: Float64Array;
-  /** Loaded-latency service scale per memory controller, ns (idle local latency). */
+  /** Loaded-latency service scale per memory controller, ns (rule LQ2: fitted to measured points; else LQ0: idle local latency). */
   mcServiceNs: Float64Array;
+  /** Where mcServiceNs came from. */
+  mcServiceSource: string;
   /** Loaded-latency service scale of one link crossing, ns (idle cost of a hop). */
   linkServiceNs: Sourced<number>;
   /** Most outstanding L1 data-cache misses per core (rule MLP0: the hardware's limit). */
@@ -164,6 +167,34 @@ function fewestHopPaths(machine: MachineModel, from: number, to: number, limit: 
   return paths;
 }
 
+/** Utilisation above which a measured point is not used for the fit (d(u) diverges at 1). */
+const MAX_FIT_UTILISATION = 0.95;
+
+/**
+ * Rule LQ2: the service scale S of the loaded-latency curve latency(u) = unloaded + S · u / (1 − u)
+ * that best fits measured points (least squares through the origin in x = u / (1 − u)), with
+ * u = delivered bandwidth / sustained capacity (clamped below MAX_FIT_UTILISATION: a read-only
+ * load can deliver more than the triad-measured capacity). Null when no point carries load or the
+ * fit is not a positive, finite scale (then the idle rule stands).
+ */
+export function fitServiceScaleNs(points: ReadonlyArray<LoadedLatencyPoint>, capacityBytesPerS: number, unloadedNs: number): { scaleNs: number; points: number } | null {
+  if (!(capacityBytesPerS > 0) || !Number.isFinite(unloadedNs)) return null;
+  let sxy = 0;
+  let sxx = 0;
+  let used = 0;
+  for (const p of points) {
+    if (!(p.deliveredBytesPerS > 0) || !Number.isFinite(p.latencyNs)) continue;
+    const u = Math.min(MAX_FIT_UTILISATION, p.deliveredBytesPerS / capacityBytesPerS);
+    const x = u / (1 - u);
+    sxy += x * (p.latencyNs - unloadedNs);
+    sxx += x * x;
+    used++;
+  }
+  if (used === 0 || !(sxx > 0)) return null;
+  const scaleNs = sxy / sxx;
+  return Number.isFinite(scaleNs) && scaleNs > 0 ? { scaleNs, points: used } : null;
+}
+
 /** The traffic model of `machine` (cached per model object). */
 export function trafficModel(machine: MachineModel): TrafficModel {
   const hit = cache.get(machine);
@@ -203,8 +234,10 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     mcSource = `estimated:S1 sustained = ${share.value.toFixed(3)} × the theoretical bandwidth (mean measured sustained/theoretical ratio: ${share.from}); theoretical: ${machine.mcBandwidthBytesPerS.source}`;
   }
 
-  // Service scales.
+  // Service scales (LQ2 where a calibration measured the node's loaded latency, else LQ0).
   const mcServiceNs = new Float64Array(n);
+  const curves = machine.loadedLatency?.value;
+  const fitted: string[] = [];
   // A memory-only node has no local accessor: its controller's scale is its idle latency from the
   // nearest node with cpus (the recorded diagonal of such a node is not an access anyone makes).
   for (let m = 0; m < n; m++) {
@@ -214,8 +247,21 @@ export function trafficModel(machine: MachineModel): TrafficModel {
       for (let c = 0; c < n; c++) if (machine.nodeCpus[c]!.length > 0) nearest = Math.min(nearest, idle[c * n + m]!);
       if (Number.isFinite(nearest)) s = nearest;
     }
+    const points = curves?.[m];
+    if (points && mc[m]! > 0) {
+      const unloaded = points.find((p) => p.deliveredBytesPerS === 0)?.latencyNs ?? idle[m * n + m]!;
+      const fit = fitServiceScaleNs(points, mc[m]!, unloaded);
+      if (fit) {
+        s = fit.scaleNs;
+        fitted.push(`node ${machine.nodeIds[m]} ${fit.scaleNs.toFixed(0)} ns from ${fit.points} points`);
+      }
+    }
     mcServiceNs[m] = s;
   }
+  const mcServiceSource =
+    fitted.length > 0
+      ? `${machine.loadedLatency!.source}: rule LQ2, S fitted by least squares to latency − unloaded latency = S · u / (1 − u), u = delivered / sustained capacity (${fitted.join('; ')})${fitted.length < n ? '; other nodes: rule LQ0, their idle local latency' : ''}`
+      : `estimated:LQ0 each memory controller's service scale is its node's idle local latency; idle latencies: ${machine.idleLatencyNs.source}`;
   let hopSum = 0;
   let hopCount = 0;
   for (let c = 0; c < n; c++) {
@@ -333,6 +379,7 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     mcCapacity: { value: mc, source: mcSource },
     linkCapacity: Float64Array.from(machine.links, (l) => l.capacityBytesPerS),
     mcServiceNs,
+    mcServiceSource,
     linkServiceNs: {
       value: hopNs,
       source: `estimated:LQ1 mean idle cost of one hop, (idle[c][m] − idle[m][m]) / hops over remote pairs = ${hopNs.toFixed(1)} ns; idle latencies: ${machine.idleLatencyNs.source}`,

@@ -34,6 +34,12 @@ export interface MachineModel {
   mcBandwidthBytesPerS: Sourced<Float64Array>;
   /** Measured sustained memory-controller capacity per node, bytes/s (NaN where not measured): a `numascope bench` calibration. */
   sustainedBytesPerS?: Sourced<Float64Array>;
+  /**
+   * Measured loaded-latency points per node index (null where not measured): a `numascope bench`
+   * calibration's curves, latency of a dependent chase against the bandwidth delivered by load
+   * threads on the same memory node. The traffic model fits its service scale to them (rule LQ2).
+   */
+  loadedLatency?: Sourced<Array<LoadedLatencyPoint[] | null>>;
   /** Memory per node index, bytes (NaN = unknown). */
   memoryBytes: Sourced<Float64Array>;
   /**
@@ -418,4 +424,10 @@ export interface Policy {
   run(input: ReplayInput, options: ReplayOptions): PolicyRun;
   /** The whole replay on its own: run() driven over input.windows. */
   replay(input: ReplayInput, options: ReplayOptions): PolicyReplay;
+}
+
+/** One measured loaded-latency point: load threads delivering `deliveredBytesPerS` while a chase saw `latencyNs`. */
+export interface LoadedLatencyPoint {
+  deliveredBytesPerS: number;
+  latencyNs: number;
 }
