@@ -20,7 +20,8 @@ import type { Trace } from '../trace/types.js';
 import { PlanBuildError, threadIdentities } from '../plan/build.js';
 import { buildObjectEntries } from '../plan/objects.js';
 import { allocationObjectInputs } from '../plan/objects-from-trace.js';
-import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, validatePlan, type Plan, type PlanObjectEntry, type PlanPageRange, type PlanThreadPin } from '../plan/schema.js';
+import { planEnvelope, RangeWriter } from '../plan/ranges.js';
+import { validatePlan, type Plan, type PlanObjectEntry, type PlanThreadPin } from '../plan/schema.js';
 import type { Diagnosis, Issue } from './diagnose.js';
 
 export interface FixPlanOptions {
@@ -28,8 +29,6 @@ export interface FixPlanOptions {
   createdAt: string;
   traceName?: string | null;
 }
-
-const hex = (x: bigint): string => `0x${x.toString(16)}`;
 
 /** The issue whose fix has this id (or the issue with this id). */
 export function findFix(diagnosis: Diagnosis, id: string): Issue {
@@ -58,35 +57,12 @@ export function planFromFix(trace: Trace, diagnosis: Diagnosis, fixId: string, o
     if (id === undefined) throw new PlanBuildError(`fix ${fix.id} names node slot ${slot}, which the machine (${nodeIds.length} nodes) does not have`);
     return id;
   };
-  const address = numericColumn<BigUint64Array>(tables.pages, 'address');
-  const current = numericColumn<Int8Array>(tables.pages, 'node');
-  const pageSize = numericColumn<Uint32Array>(tables.pages, 'page_size');
-  const bytesOf = (p: number): bigint => BigInt(pageSize[p]! || 4096);
+  const writer = new RangeWriter(trace, true);
+  const { address, current } = writer;
+  const bytesOf = (p: number): bigint => writer.bytesOf(p);
   const byAddress = (a: number, b: number) => (address[a]! < address[b]! ? -1 : address[a]! > address[b]! ? 1 : a - b);
   const label = issue.object ? issue.object.label : `thread${issue.threads.length === 1 ? '' : 's'} ${issue.threads.join(', ')}`;
 
-  // Node of every page after the plan (for expected.pagesPerNodeAfter and pagesToMove).
-  const after = new Map<number, number>();
-  for (let p = 0; p < current.length; p++) if (current[p]! >= 0) after.set(current[p]!, (after.get(current[p]!) ?? 0) + 1);
-  let pagesToMove = 0;
-  let bytesToMove = 0;
-  const moveTo = (p: number, to: number): void => {
-    if (current[p] === to) return;
-    if (current[p]! >= 0) after.set(current[p]!, after.get(current[p]!)! - 1);
-    after.set(to, (after.get(to) ?? 0) + 1);
-    pagesToMove++;
-    bytesToMove += Number(bytesOf(p));
-  };
-  const expectedOf = (pages: number[]): Record<string, number> | null => {
-    const out: Record<string, number> = {};
-    let known = 0;
-    for (const p of pages) {
-      if (current[p]! < 0) continue;
-      known++;
-      out[String(current[p])] = (out[String(current[p])] ?? 0) + 1;
-    }
-    return known > 0 ? out : null;
-  };
   /** Pages (rows) in address order, cut where the next page does not follow (or `cut` says so). */
   const stretches = (pages: number[], cut: (prev: number, next: number) => boolean = () => false): number[][] => {
     const sorted = pages.filter((p) => p >= 0 && p < address.length).sort(byAddress);
@@ -100,7 +76,6 @@ export function planFromFix(trace: Trace, diagnosis: Diagnosis, fixId: string, o
     return out;
   };
 
-  const ranges: PlanPageRange[] = [];
   let objectPolicy: { policy: 'bind' | 'interleave'; nodes: number[] } | null = null;
   let objectNote: string | null = null;
   switch (fix.kind) {
@@ -109,14 +84,9 @@ export function planFromFix(trace: Trace, diagnosis: Diagnosis, fixId: string, o
       const pages = fix.pages ?? [];
       if (pages.length === 0) throw new PlanBuildError(`fix ${fix.id}: the object has no page used from several nodes`);
       for (const run of stretches(pages)) {
-        run.forEach((p, k) => moveTo(p, nodeIds[k % nodeIds.length]!));
-        const last = run[run.length - 1]!;
-        ranges.push({
-          start: hex(address[run[0]!]!),
-          end: hex(address[last]! + bytesOf(last)),
+        writer.push(run, run.map((_, k) => nodeIds[k % nodeIds.length]!), {
           action: 'interleave',
           toNodes: nodeIds,
-          expectedNodes: expectedOf(run),
           reason: `${fix.id}: ${run.length} pages of ${label} used from several nodes, interleaved over nodes ${nodeIds.join(',')}`,
         });
       }
@@ -132,14 +102,9 @@ export function planFromFix(trace: Trace, diagnosis: Diagnosis, fixId: string, o
       const blocks = stretches([...target.keys()], (a, b) => target.get(a)!.node !== target.get(b)!.node || target.get(a)!.thread !== target.get(b)!.thread);
       for (const block of blocks) {
         const { node, thread } = target.get(block[0]!)!;
-        for (const p of block) moveTo(p, node);
-        const last = block[block.length - 1]!;
-        ranges.push({
-          start: hex(address[block[0]!]!),
-          end: hex(address[last]! + bytesOf(last)),
+        writer.push(block, block.map(() => node), {
           action: 'move',
           toNodes: [node],
-          expectedNodes: expectedOf(block),
           reason:
             fix.kind === 'block-wise-interleave' && thread !== undefined
               ? `${fix.id}: block of thread ${thread} (${block.length} pages of ${label}) on the thread's node ${node}`
@@ -207,24 +172,15 @@ export function planFromFix(trace: Trace, diagnosis: Diagnosis, fixId: string, o
     else objectNote = 'no object entry: the allocation is smaller than 64 KiB or its stack names no module that a new run can find';
   }
 
-  const pagesPerNodeAfter: Record<string, number> = {};
-  for (const id of nodeIds) pagesPerNodeAfter[String(id)] = after.get(id) ?? 0;
+  const { ranges, pagesToMove, bytesToMove } = writer;
+  const pagesPerNodeAfter = writer.pagesPerNodeAfter(nodeIds);
   const what =
     fix.kind === 'thread-binding'
       ? `${threads.length} thread pinned`
       : `${ranges.length} ${fix.kind === 'page-interleave' ? 'interleave' : 'move'} range${ranges.length === 1 ? '' : 's'} (${pagesToMove} pages to move)` + (threads.length > 0 ? `, ${threads.length} threads pinned` : '');
   const summary = `${fix.kind} for ${issue.kind} (${issue.id}, score ${issue.score} ${issue.scoreUnit}): ${what}` + (objects ? `; ${objects.length} allocation site for numascope run --plan` : '') + (objectNote ? `; ${objectNote}` : '');
   return validatePlan({
-    format: PLAN_FORMAT_NAME,
-    version: CURRENT_PLAN_VERSION,
-    createdAt: options.createdAt,
-    source: { trace: options.traceName ?? null, policy: `diagnose:${fix.id}`, seed: null, summary: summary.slice(0, 1000) },
-    target: {
-      pid: manifest.process.pid,
-      startTimeTicks: manifest.process.startTimeTicks,
-      command: manifest.process.command,
-      machine: { nodeIds, distances: manifest.machine.distances },
-    },
+    ...planEnvelope({ ...manifest, process: manifest.process }, { trace: options.traceName ?? null, policy: `diagnose:${fix.id}`, seed: null, summary: summary.slice(0, 1000) }, options.createdAt),
     pageRanges: ranges,
     threads,
     ...(objects ? { objects } : {}),

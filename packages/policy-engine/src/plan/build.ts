@@ -19,8 +19,9 @@
 import type { Placement, PolicyReplay } from '../model/contract.js';
 import { numericColumn, stringColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
+import { planEnvelope, RangeWriter } from './ranges.js';
 import { buildObjectEntries, pagesInRangeOf, type AllocationObjectInput, type ObjectEntryOptions } from './objects.js';
-import { CURRENT_PLAN_VERSION, PLAN_FORMAT_NAME, PLAN_LIMITS, validatePlan, type Plan, type PlanPageRange, type PlanThreadPin } from './schema.js';
+import { PLAN_LIMITS, validatePlan, type Plan, type PlanThreadPin } from './schema.js';
 
 /** Same-node runs shorter than this, inside an alternating stretch, are read as interleaving. */
 export const MIN_MOVE_RUN_PAGES = 4;
@@ -76,8 +77,6 @@ export class PlanBuildError extends Error {
   }
 }
 
-const hex = (x: bigint): string => `0x${x.toString(16)}`;
-
 export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlanOptions): Plan {
   const { manifest, tables } = trace;
   if (!manifest.process) throw new PlanBuildError('the trace records no process (manifest.process is null): a plan needs a pid to target');
@@ -86,9 +85,9 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   if (final.pageNode.length !== tables.pages.numRows) {
     throw new PlanBuildError(`the replay has ${final.pageNode.length} pages, the trace's pages table ${tables.pages.numRows}: replay this trace, on its own machine`);
   }
-  const address = numericColumn<BigUint64Array>(tables.pages, 'address');
-  const current = numericColumn<Int8Array>(tables.pages, 'node');
-  const pageSize = numericColumn<Uint32Array>(tables.pages, 'page_size');
+  const writer = new RangeWriter(trace, options.includeInPlace ?? false);
+  const { address } = writer;
+  const bytesOf = (p: number): bigint => writer.bytesOf(p);
   const reason = options.reason ?? `${options.placementLabel ?? 'final placement'} of the ${replay.policy} replay`;
 
   // Pages in address order (replicated pages left out).
@@ -99,63 +98,24 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     else order.push(p);
   }
   order.sort((a, b) => (address[a]! < address[b]! ? -1 : address[a]! > address[b]! ? 1 : a - b));
-  const bytesOf = (p: number): bigint => BigInt(pageSize[p]! || 4096);
   const targetId = (p: number): number => nodeIds[final.pageNode[p]!]!;
 
-  const ranges: PlanPageRange[] = [];
-  let pagesToMove = 0;
-  let bytesToMove = 0;
-  const after = new Map<number, number>();
-  for (let p = 0; p < address.length; p++) {
-    if (current[p]! >= 0) after.set(current[p]!, (after.get(current[p]!) ?? 0) + 1);
-  }
-  const moveTo = (p: number, to: number): void => {
-    if (current[p] === to) return;
-    if (current[p]! >= 0) after.set(current[p]!, after.get(current[p]!)! - 1);
-    after.set(to, (after.get(to) ?? 0) + 1);
-    pagesToMove++;
-    bytesToMove += Number(bytesOf(p));
-  };
-  /** One plan range of `pages` (consecutive in address order) going to `targets[i]`, unless all are there already. */
-  const pushRange = (pages: number[], targets: number[], fields: Pick<PlanPageRange, 'action' | 'toNodes' | 'weights' | 'reason'>): void => {
-    if (!options.includeInPlace && pages.every((p, i) => current[p] === targets[i])) return;
-    const expected: Record<string, number> = {};
-    let known = 0;
-    for (const p of pages) {
-      if (current[p]! < 0) continue;
-      known++;
-      expected[String(current[p])] = (expected[String(current[p])] ?? 0) + 1;
-    }
-    pages.forEach((p, i) => moveTo(p, targets[i]!));
-    const last = pages[pages.length - 1]!;
-    const { weights, ...rest } = fields;
-    ranges.push({
-      start: hex(address[pages[0]!]!),
-      end: hex(address[last]! + bytesOf(last)),
-      action: rest.action,
-      toNodes: rest.toNodes,
-      ...(weights ? { weights } : {}),
-      expectedNodes: known > 0 ? expected : null,
-      reason: rest.reason,
-    });
-  };
-  const emit = (pages: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
-    const targets = pages.map((_, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!));
-    pushRange(pages, targets, {
+  const emit = (rows: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
+    writer.push(rows, rows.map((_, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!)), {
       action,
       toNodes,
       reason:
         action === 'interleave'
-          ? `${reason}: ${pages.length} pages spread over nodes ${toNodes.join(',')}`
-          : `${reason}: ${pages.length} pages on node ${toNodes[0]}`,
+          ? `${reason}: ${rows.length} pages spread over nodes ${toNodes.join(',')}`
+          : `${reason}: ${rows.length} pages on node ${toNodes[0]}`,
     });
   };
-  const emitWeighted = (pages: number[], toNodes: number[], weights: number[], slotIds: number[]): void => {
-    pushRange(pages, pages.map((_, i) => slotIds[i % slotIds.length]!), {
+  const emitWeighted = (rows: number[], toNodes: number[], weights: number[], slotIds: number[]): void => {
+    writer.push(rows, rows.map((_, i) => slotIds[i % slotIds.length]!), {
       action: 'weighted-interleave',
       toNodes,
       weights,
-      reason: `${reason}: ${pages.length} pages weighted-interleaved over nodes ${toNodes.map((n, k) => `${n}×${weights[k]}`).join(', ')}`,
+      reason: `${reason}: ${rows.length} pages weighted-interleaved over nodes ${toNodes.map((n, k) => `${n}×${weights[k]}`).join(', ')}`,
     });
   };
 
@@ -276,8 +236,8 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
       })
     : null;
 
-  const pagesPerNodeAfter: Record<string, number> = {};
-  for (const id of nodeIds) pagesPerNodeAfter[String(id)] = after.get(id) ?? 0;
+  const { ranges, pagesToMove, bytesToMove } = writer;
+  const pagesPerNodeAfter = writer.pagesPerNodeAfter(nodeIds);
   const interleaved = ranges.filter((r) => r.action === 'interleave').length;
   const weightedCount = ranges.filter((r) => r.action === 'weighted-interleave').length;
   const summary =
@@ -286,16 +246,7 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
       (replicatedLeftOut > 0 ? `; ${replicatedLeftOut} replicated pages left out (a plan cannot replicate)` : '') +
       (objectResult ? `; ${objectResult.objects.length} allocation sites` : '');
   return validatePlan({
-    format: PLAN_FORMAT_NAME,
-    version: CURRENT_PLAN_VERSION,
-    createdAt: options.createdAt,
-    source: { trace: options.traceName ?? null, policy: replay.policy, seed: options.seed ?? null, summary },
-    target: {
-      pid: manifest.process.pid,
-      startTimeTicks: manifest.process.startTimeTicks,
-      command: manifest.process.command,
-      machine: { nodeIds, distances: manifest.machine.distances },
-    },
+    ...planEnvelope({ ...manifest, process: manifest.process }, { trace: options.traceName ?? null, policy: replay.policy, seed: options.seed ?? null, summary }, options.createdAt),
     pageRanges: ranges,
     threads,
     ...(objectResult ? { objects: objectResult.objects } : {}),
