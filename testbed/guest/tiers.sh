@@ -221,20 +221,35 @@ fi
 
 # ------------------------------------------------------------------ t-engine-weights
 # Issue 17's loop on the tiers guest: record the testload streaming over a buffer first-touched on
-# node 0; the host's engine (channel WEIGHTS) plans weighted interleave with --system-weights from
-# the recorded machine (its HMAT figures and tiers) and, as a cross-check, recommends weights from
-# this guest's /sys loaded by machineFromSysfs; apply moves the pages to the plan's weights and
-# writes the system weights, rollback restores both.
+# node 0, with automatic NUMA balancing on for the recording (`record --numa-balancing on`) so that
+# the kernel's hinting faults are its access samples (no PMU under TCG); the buffer is bound to node
+# 0 with MPOL_F_NUMA_BALANCING, so the balancer samples it without moving it. The host's engine
+# (channel WEIGHTS) plans weighted interleave with --system-weights from the recorded machine (its
+# HMAT figures and tiers) and, as a cross-check, recommends weights from this guest's /sys loaded by
+# machineFromSysfs; apply moves the pages to the plan's weights and writes the system weights,
+# rollback restores both.
 t0=$(now)
 why=""
 wi_before=$(wi_state)
-$T --pin --threads 0 --shared-mib 8 --seconds 3 --start-delay 1 --hold 300 > te.out 2> te.err &
+NB=/sys/kernel/debug/sched/numa_balancing
+[ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+# the hinting faults come from a tracepoint
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+# scan every 100-300 ms (the defaults, 1 s after a 1 s delay, would give a 3 s recording one pass)
+if [ -d $NB ]; then echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms; echo 300 > $NB/scan_period_max_ms; fi
+nb0=$(cat /proc/sys/kernel/numa_balancing)
+# one worker besides the main thread, both on node 0: the kernel does not mark the pages of a
+# single-threaded process that already sit on the node it runs on (change_pte_range), so a lone
+# thread on node 0 would take no hinting fault on its node-0 buffer
+$T --pin --threads 1 --mib 1 --shared-mib 8 --seconds 4 --start-delay 1 --hold 300 --bind-shared-hinting > te.out 2> te.err &
 te=$!
 if [ -z "$CH" ]; then
   why="no host channel on ttyS1"
 elif wait_for te.out '^ready' 1 30; then
   pid=$(field te.out pid)
-  $N record -q -p $pid -d 2 -o te.numascope > te.rec.out 2> te.rec.err || why="$why record-rc=$?"
+  $N record -q --numa-balancing on -p $pid -d 3 -o te.numascope > te.rec.out 2> te.rec.err || why="$why record-rc=$?"
+  nb1=$(cat /proc/sys/kernel/numa_balancing)
+  [ "$nb1" = "$nb0" ] || why="$why numa_balancing-not-restored($nb0->$nb1)"
   wait_for te.out '^holding' 1 60 || why="$why testload-not-holding"
   addr=$(grep '^shared' te.out | sed 's/.*addr=\([^ ]*\).*/\1/')
   PAGES=2048
@@ -245,7 +260,7 @@ elif wait_for te.out '^ready' 1 30; then
       /sys/devices/virtual/memory_tiering/memory_tier*/nodelist; do
     [ -f "$f" ] && { echo "F ${f#/sys/}"; cat "$f"; }
   done > te.sys
-  if chan_send te.numascope te.numascope && chan_send te.sys te.sys && chan "WEIGHTS te.numascope te.sys"; then
+  if chan_send te.numascope te.numascope && chan_send te.sys te.sys && chan "WEIGHTS te.numascope te.sys weighted-interleave:0,2 bandwidth-bound"; then
     grep -v '^B ' chan.reply | sed 's/^/    engine: /'
     grep '^B ' chan.reply | cut -c3- | base64 -d > te.plan.json
     sysw=$(sed -n 's/^WEIGHTS system=\([^ ]*\).*/\1/p' chan.reply)
@@ -261,16 +276,21 @@ elif wait_for te.out '^ready' 1 30; then
     [ "$sysw" = "$recw" ] || why="$why plan=$sysw-vs-recorded=$recw"
     [ "$sysw" = "$sysfsw" ] || why="$why plan=$sysw-vs-sysfs-model=$sysfsw"
     [ "$ranges" = "$(echo "$sysw" | sed 's/=/:/g; s#,#/#g')" ] || why="$why range-weights=[$ranges](system $sysw)"
-    # toward the faster nodes: node 2's weight (0 when the engine leaves it out) below every
-    # DRAM node's. Without access samples (no PMU under TCG) the engine's estimate reads every
-    # page once over the capture: far from bandwidth-bound, so its optimum keeps every page on
-    # DRAM and node 2 gets no weight; a bandwidth-bound trace gets a DRAM:CXL ratio (engine tests).
+    # The access samples are hinting faults (not the placement-only estimate), which give no
+    # rates: the testload streams, so the engine is told so (--access-rates bandwidth-bound: each
+    # thread keeps its core's outstanding-miss limit in flight), and weights are asked for over
+    # node 0 and its CXL node 2 (weighted-interleave:0,2, as numactl --weighted-interleave=0,2):
+    # the DRAM node's HMAT bandwidth cannot carry that, so the recommendation is a DRAM:CXL ratio:
+    # node 2 gets a weight, below node 0's (toward the faster node). Node 1 is left alone.
+    grep -q '^SUMMARY ESTIMATED' chan.reply && why="$why engine-used-the-placement-estimate"
+    grep -q '^SUMMARY ASSUMED bandwidth-bound' chan.reply || why="$why plan-summary-does-not-say-bandwidth-bound"
+    grep -q '^SOURCE hinting-faults' chan.reply || why="$why access-source=[$(sed -n 's/^SOURCE //p' chan.reply)]"
     w2=$(echo "$sysw" | tr ',' '\n' | sed -n 's/^N2=//p')
+    [ "${w2:-0}" -ge 1 ] || why="$why no-weight-on-the-cxl-node($sysw)"
     for kv in $(echo "$sysw" | tr ',' ' '); do
       k=${kv%%=*}; v=${kv#*=}
       [ "$k" = N2 ] || [ "${w2:-0}" -lt "$v" ] || why="$why not-toward-fast($sysw)"
     done
-    est=$(grep -c '^SUMMARY ESTIMATED' chan.reply)
     # apply with the system weights
     $N apply te.plan.json -p $pid --set-system-weights --json -q --rollback-out te.rb.json > te.report.json 2> te.apply.err || why="$why apply-rc=$?"
     after=$(node_counts $pid $addr)
@@ -288,6 +308,9 @@ elif wait_for te.out '^ready' 1 30; then
       got=$(echo "$after" | tr ' ' '\n' | sed -n "s/^$k=//p"); d=$((${got:-0} - PAGES * v / W)); d=${d#-}
       [ $d -le $cycles ] || why="$why buffer-$k=${got:-0}(share $((PAGES * v / W)),cycles $cycles)"
     done
+    # node 1 was not in the set: its system weight is as before
+    n1b=$(echo "$wi_before" | tr ' ' '\n' | sed -n 's/^node1=//p')
+    [ "$(cat $WI/node1 2>/dev/null)" = "$n1b" ] || why="$why node1-weight-changed($n1b->$(cat $WI/node1 2>/dev/null))"
     echo "--- t: engine weights $sysw: buffer before [$before] after [$after]; $nok of $nwc weight checks ok; sysfs $(wi_state)"
     # rollback: pages and system weights exactly back
     $N rollback te.rb.json > te.rb.txt 2>&1 || why="$why rollback-rc=$?"
@@ -302,8 +325,9 @@ else
   why="$why testload-not-ready"
 fi
 kill $te 2>/dev/null; wait $te 2>/dev/null
+echo "$nb0" > /proc/sys/kernel/numa_balancing 2>/dev/null
 if [ -z "$why" ]; then
-  pass t-engine-weights "engine weights $sysw (node 2: ${w2:-0}$([ "$est" = 1 ] && echo ', access estimated from placement: not bandwidth-bound')) from the recorded machine's HMAT figures and tiers (= the recommendation on the guest's /sys); apply: buffer [$after], $nok/$nwc weight checks ok, sysfs written; rollback: [$back], weights [$wi_after] ($t0 -> $(now) s)"
+  pass t-engine-weights "engine weights $sysw (node 2: ${w2:-0}; access samples: $(sed -n 's/^SOURCE //p' chan.reply)) from the recorded machine's HMAT figures and tiers (= the recommendation on the guest's /sys); apply: buffer [$after], $nok/$nwc weight checks ok, sysfs written; rollback: [$back], weights [$wi_after] ($t0 -> $(now) s)"
 else
   dump testload te.out; dump "record stderr" te.rec.err; dump "channel" chan.reply 30; dump "apply report" te.report.json 120; dump "apply stderr" te.apply.err; dump rollback te.rb.txt
   fail t-engine-weights "$why"

@@ -30,15 +30,17 @@
 //                                               machineModel, as --machine FILE does)
 //                                               → MACHINE nodes=N cpus=N bandwidth=… provenance=… tool=… partial=…
 //                                               vm=yes|no pairs=N boundMin=X notes=N   or MACHINE error <why>
-//   WEIGHTS NAME SYSDUMP                        scenario t-engine-weights: numascope-analyze plan --policy
-//                                               weighted-interleave --system-weights on trace NAME (the recorded
-//                                               model), analyze --policy weighted-interleave --json on the same
+//   WEIGHTS NAME SYSDUMP [POLICY [RATES]]       scenario t-engine-weights: numascope-analyze plan --policy POLICY
+//                                               (default weighted-interleave; e.g. weighted-interleave:0,2) with
+//                                               --access-rates RATES (default typical) --system-weights on trace
+//                                               NAME (the recorded model), analyze --policy POLICY --json on the same
 //                                               trace as recorded and with --machine from SYSDUMP (a stored dump of
 //                                               the guest's /sys: lines `F PATH` then the file's text), loaded by
 //                                               machineFromSysfs
 //                                               → WEIGHTS system=N<id>=<w>,… ranges=<each range's N<id>:<w>/…> recorded=… sysfs=…
 //                                               RECORDED cpuless=… tiers=… bw=… hmat=<provenance kind> (the trace's machine)
-//                                               SYSFS bw=… tiers=…, then the plan as base64 lines; or NOPLAN <why>
+//                                               SYSFS bw=… tiers=…, SUMMARY <the plan's>, SOURCE <hinting-faults|samples|
+//                                               estimate-uniform>, then the plan as base64 lines; or NOPLAN <why>
 //   DIAGNOSE NAME                               numascope-analyze diagnose --json (scenario j)
 //                                               → ISSUE kind=K id=ID site=<function_file:line>|- score=S threshold=T
 //                                               fix=FIX_ID fixkind=K planable=yes|no tids=TID,… size=BYTES
@@ -271,7 +273,9 @@ function machineReply(name) {
 
 // Scenario t-engine-weights: the engine's weights for a recording on the tiers guest, from the
 // recorded machine and from the guest's /sys loaded by machineFromSysfs (they must agree).
-async function weightsReply(name, sysName) {
+async function weightsReply(name, sysName, policy = 'weighted-interleave', rates = 'typical') {
+  if (!/^weighted-interleave(:\d+(,\d+)*)?$/.test(policy)) return [`NOPLAN policy ${policy}: expected weighted-interleave or weighted-interleave:N,M`];
+  if (rates !== 'typical' && rates !== 'bandwidth-bound') return [`NOPLAN access rates ${rates}: expected typical or bandwidth-bound`];
   const path = join(dir, safe(name));
   const out = join(dir, `${safe(name)}.weighted.plan.json`);
   rmSync(out, { force: true });
@@ -279,7 +283,7 @@ async function weightsReply(name, sysName) {
     const r = await cli(argv);
     return r.rc !== 0 && /no memory-access samples/.test(r.err) ? cli([...argv, '--access-estimate', 'uniform']) : r;
   };
-  const p = await withEstimate(['plan', path, '--policy', 'weighted-interleave', '--system-weights', '-o', out]);
+  const p = await withEstimate(['plan', path, '--policy', policy, '--access-rates', rates, '--system-weights', '-o', out]);
   if (p.rc !== 0) return [`NOPLAN ${p.err.replace(/\s+/g, ' ')}`];
   const files = {};
   let cur = null;
@@ -290,10 +294,13 @@ async function weightsReply(name, sysName) {
   const sysMachine = machineFromSysfs(files, 'guest-sysfs');
   const sysJson = join(dir, `${safe(sysName)}.machine.json`);
   writeFileSync(sysJson, JSON.stringify(sysMachine));
+  let source = 'unknown';
   const weightsOf = async (extra) => {
-    const r = await withEstimate(['analyze', path, '--policy', 'weighted-interleave', ...extra, '--json']);
+    const r = await withEstimate(['analyze', path, '--policy', policy, '--access-rates', rates, ...extra, '--json']);
     if (r.rc !== 0) return `error:${r.err.replace(/\s+/g, '_').slice(0, 200)}`;
-    const w = JSON.parse(r.out).policies[0].weights;
+    const j = JSON.parse(r.out);
+    source = j.estimate ? `estimate-${j.estimate}` : (j.accessSource ?? 'samples');
+    const w = j.policies[0].weights;
     return w ? w.nodes.map((id, k) => `N${id}=${w.weights[k]}`).join(',') : 'none';
   };
   const recorded = await weightsOf([]);
@@ -310,6 +317,7 @@ async function weightsReply(name, sysName) {
       `bw=${list(m.nodes.map((x) => x.memoryBandwidthGBps))} hmat=${String(m.provenance?.hmat ?? 'none').split(':')[0]} bwprov=${String(m.provenance?.memoryBandwidthGBps ?? 'none').split(':')[0]}`,
     `SYSFS bw=${list(sysMachine.nodes.map((x) => x.memoryBandwidthGBps))} tiers=${list(sysMachine.nodes.map((x) => x.memoryTier))}`,
     `SUMMARY ${plan.source.summary}`,
+    `SOURCE ${source}`,
     ...b64lines(text).map((l) => `B ${l}`),
   ];
 }
@@ -380,7 +388,7 @@ const server = createServer((conn) => {
       else if (cmd === 'DAMON') send(damonReply(a[0], a[1], a[2]));
       else if (cmd === 'PLACED') send(placedReply(a[0], a[1], a[2], a[3]));
       else if (cmd === 'MACHINE') send(machineReply(a[0]));
-      else if (cmd === 'WEIGHTS') send(await weightsReply(a[0], a[1]));
+      else if (cmd === 'WEIGHTS') send(await weightsReply(a[0], a[1], a[2], a[3]));
       else if (cmd === 'DIAGNOSE') send(await diagnoseReply(a[0]));
       else if (cmd === 'PLANFIX') send(await planFixReply(a[0], a[1]));
       else if (cmd === 'BYE') {

@@ -95,6 +95,14 @@ options:
                           can run. auto (the default): the estimate exactly when the trace has no
                           access samples, said in the output (ESTIMATED) and the JSON
                           (estimate: "uniform"); uniform: the same; off: refuse such a trace
+  --access-rates typical|bandwidth-bound
+                          NUMA hinting-fault recordings (no PMU: which thread touched which page,
+                          not how often): the access rate to assume. typical (the default): a
+                          memory-bound code, stalled half of the time; bandwidth-bound: a
+                          streaming code (STREAM, large copies or scans) that keeps each core's
+                          outstanding-miss limit in flight, which you know and say (it decides
+                          whether slower memory, e.g. a CXL node, is worth adding bandwidth:
+                          weighted-interleave). Ignored when the trace has measured rates
   --threshold NAME=N      diagnose: change a threshold (repeatable): ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}
   --json | --markdown     output format (default: a text table)
   -o FILE                 output file (plan; for analyze/compare: instead of stdout)
@@ -124,6 +132,7 @@ interface Args {
   seed?: number;
   baseline?: string;
   accessEstimate: 'uniform' | 'auto' | 'off';
+  accessRates?: 'typical' | 'bandwidth-bound';
   steadyState?: boolean;
   format: 'text' | 'json' | 'markdown';
   out?: string;
@@ -172,6 +181,12 @@ function parseArgs(argv: string[]): Args {
       }
       case '--seed': args.seed = number(i++, a, true); break;
       case '--baseline': args.baseline = value(i++, a); break;
+      case '--access-rates': {
+        const v = value(i++, a);
+        if (v !== 'typical' && v !== 'bandwidth-bound') throw new UsageError(`--access-rates must be "typical" or "bandwidth-bound", got "${v}"`);
+        args.accessRates = v;
+        break;
+      }
       case '--access-estimate': {
         const v = value(i++, a);
         if (v !== 'uniform' && v !== 'auto' && v !== 'off') throw new UsageError(`--access-estimate must be "auto", "uniform" or "off", got "${v}"`);
@@ -286,6 +301,7 @@ function optionsOf(args: Args): AnalyzeOptions {
     seed: args.seed,
     baseline: args.baseline,
     accessEstimate: args.accessEstimate === 'off' ? undefined : args.accessEstimate,
+    ...(args.accessRates ? { accessRates: args.accessRates } : {}),
     steadyState: args.steadyState,
   };
 }
@@ -548,6 +564,9 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         plan.source.summary =
           `ESTIMATED from page placement only (the trace has no memory-access samples; accesses assumed uniform: every thread reads every page equally): ` +
           plan.source.summary;
+      }
+      if (result.accessSource === 'hinting-faults' && args.accessRates === 'bandwidth-bound') {
+        plan.source.summary = `ASSUMED bandwidth-bound (the hinting faults give no rates; --access-rates bandwidth-bound): ` + plan.source.summary;
       }
       writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
       print(`wrote ${args.out}${plan.objects ? ` (${plan.objects.length} allocation sites for numascope run --plan)` : ''}`);

@@ -63,7 +63,7 @@ describe('machineFromSysfs', () => {
   });
 
   it('gives the figures the recorder writes for the same /sys (native topology test: tiers_and_hmat_reach_the_manifest_machine)', () => {
-    // the tiers testbed guest: node 2 memory-only, HMAT 20480/20480/5120 MB/s, 80/80/250 ns, tiers 4 and 22
+    // a tiers guest laid out as the testbed's: node 2 memory-only, HMAT 20480/20480/5120 MB/s, 80/80/250 ns, tiers 4 and 22
     const files: Record<string, string> = {
       'devices/virtual/memory_tiering/memory_tier4/nodelist': '0-1\n',
       'devices/virtual/memory_tiering/memory_tier22/nodelist': '2\n',

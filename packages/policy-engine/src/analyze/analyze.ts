@@ -8,7 +8,7 @@ import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, Replay
 import { EngineError } from '../model/errors.js';
 import { definePolicy, replayAll, type ReplayProgress } from '../engine/run.js';
 import { simulateWindow } from '../engine/simulate.js';
-import { hintingFaultStats, type AccessEstimateOption, type TimeRangeUs } from '../engine/windows.js';
+import { hintingFaultStats, type AccessEstimateOption, type AccessRatesOption, type TimeRangeUs } from '../engine/windows.js';
 import { buildReplayInput } from './replay-input.js';
 import { overallMetrics, type OverallMetrics } from '../engine/overall.js';
 
@@ -38,6 +38,8 @@ export interface AnalyzeOptions {
   simulate?: SimulateWindow;
   /** See ReplayInputOptions.accessEstimate: an estimated input from page placement when the trace has no access samples. */
   accessEstimate?: AccessEstimateOption;
+  /** See ReplayInputOptions.accessRates: the rate to assume when the access samples give none (NUMA hinting faults). */
+  accessRates?: AccessRatesOption;
   /** See ReplayInputOptions.cacheEntries. */
   cacheEntries?: number;
   /** Called after each window of the replay with windows done and the total. */
@@ -162,7 +164,7 @@ export function analyze(trace: Trace, options: AnalyzeOptions = {}): AnalysisRes
   const hinting = options.windowMs === undefined ? hintingFaultStats(trace) : null;
   const auto = hinting && hinting.otherAccessRows === 0 ? hinting.suggestedWindowMs : null;
   const windowMs = options.windowMs ?? auto ?? DEFAULT_WINDOW_MS;
-  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
+  const input = buildReplayInput(trace, { windowMs, machine: options.machine, retargetRule: options.retargetRule, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs, accessRates: options.accessRates });
   if (auto !== null) {
     input.notes = [
       ...(input.notes ?? []),

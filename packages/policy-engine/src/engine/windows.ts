@@ -70,7 +70,20 @@ export interface ReplayInputOptions {
    * window over the whole capture, which every range overlaps.
    */
   timeRangeUs?: TimeRangeUs;
+  /**
+   * What to assume about the access rate when the trace cannot say (access samples that are NUMA
+   * hinting faults: which thread touched which page, not how often). `typical` (default): a
+   * memory-bound code's, stalled MEMORY_STALL_SHARE of the time with rule MLP1's accesses in
+   * flight. `bandwidth-bound`: a streaming code's (STREAM, a large copy or scan), which the user
+   * knows and says: each thread keeps its core's outstanding-miss limit (rule MLP0) in flight and
+   * is stalled STALL_SHARE_MAX of the time. Ignored, with a note, when the trace's rates are
+   * measured (counters, PMU samples) or the input is an estimate from page placement.
+   */
+  accessRates?: AccessRatesOption;
 }
+
+/** ReplayInputOptions.accessRates. */
+export type AccessRatesOption = 'typical' | 'bandwidth-bound';
 
 /** ReplayInputOptions.accessEstimate. */
 export type AccessEstimateOption = 'uniform' | 'auto';
@@ -119,7 +132,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     throw new EngineError('bad-option', `window length must be a positive number of milliseconds, got ${options.windowMs}`);
   }
   if (options.machine && !sameTopology(options.machine, recorded)) {
-    const input = replayInputFor(trace, recorded, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs });
+    const input = replayInputFor(trace, recorded, { windowMs: options.windowMs, accessEstimate: options.accessEstimate, cacheEntries: options.cacheEntries, timeRangeUs: options.timeRangeUs, accessRates: options.accessRates });
     return retarget(input, options.machine, options.retargetRule ?? 'modulo');
   }
   const machine = options.machine ?? recorded;
@@ -485,9 +498,13 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
 
   const initial: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
   const counters = countersOf(trace);
+  const bandwidthBound = options.accessRates === 'bandwidth-bound';
   if (!estimated) {
     const clockGHz = trafficModel(machine).clockGHz.value;
     const stallSource: StallShareSource = hintingOnly ? 'default' : counters && counters.cycles > 0 && clockGHz ? 'counters' : 'samples';
+    if (bandwidthBound && stallSource !== 'default') {
+      notes.push(`access rates "bandwidth-bound" not used: the trace's rates come from its ${stallSource === 'counters' ? 'counters' : 'access samples'}`);
+    }
     const observed: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
     const seen = new Uint8Array(threadCount);
     const how = (w: number, accessScale: number | null) => {
@@ -497,6 +514,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
         pmuLatencyNs: clockGHz && latWeight[w]! > 0 ? latSum[w]! / latWeight[w]! / clockGHz : null,
         missesPerThreadNs: stallSource === 'counters' ? (counters!.l3Misses * clockGHz!) / counters!.cycles : null,
         accessScale,
+        bandwidthBound: stallSource === 'default' && bandwidthBound,
       };
     };
     // Hinting faults: one access scale for the whole recording, set by its busiest window.
@@ -516,7 +534,9 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
       if (t.accessScale !== undefined) win.accessScale = t.accessScale;
       return win;
     };
-    notes.push(observedTimingNote(machine, stallSource, clockGHz !== null && latWeight.some((v) => v > 0)));
+    notes.push(observedTimingNote(machine, stallSource, clockGHz !== null && latWeight.some((v) => v > 0), stallSource === 'default' && bandwidthBound));
+  } else if (bandwidthBound) {
+    notes.push('access rates "bandwidth-bound" not used: an estimate from page placement has no rates to scale');
   }
   const threadTid = numericColumn<Int32Array>(threads, 'tid');
   const tids = new Int32Array(threadCount).fill(-1);
@@ -1115,7 +1135,7 @@ export function observedTiming(
   win: AccessWindow,
   observed: Placement,
   seen: Uint8Array,
-  how: { source: StallShareSource; pmuLatencyNs: number | null; missesPerThreadNs: number | null; accessScale?: number | null },
+  how: { source: StallShareSource; pmuLatencyNs: number | null; missesPerThreadNs: number | null; accessScale?: number | null; bandwidthBound?: boolean },
 ): Partial<ObservedTiming> {
   const wObs = Math.max(1, win.endUs - win.startUs);
   const { loads, stores } = accessMatrix(machine, win, observed);
@@ -1132,7 +1152,10 @@ export function observedTiming(
     }
   }
   for (let k = 0; k < entries; k++) seen[thread[k]!] = 0;
-  const mlp = trafficModel(machine).mlp.value;
+  // A bandwidth-bound thread (ReplayInputOptions.accessRates) keeps the core's outstanding-miss
+  // limit in flight (rule MLP0), a typical memory-bound one rule MLP1's concurrency.
+  const model = trafficModel(machine);
+  const mlp = how.source === 'default' && how.bandwidthBound ? model.mlpLimit.value : model.mlp.value;
   const perThreadNs = (scale: number) => (scale * d.total) / (threads * wObs * 1000);
   let scale = 1;
   let sObs: number;
@@ -1143,7 +1166,7 @@ export function observedTiming(
     lObs = how.pmuLatencyNs ?? latencyAt(d, wObs / scale, OBSERVED_UTILISATION_MAX);
     sObs = Math.min(STALL_SHARE_MAX, Math.max(STALL_SHARE_MIN, (perThreadNs(scale) * lObs) / mlp));
   } else if (how.source === 'default') {
-    sObs = MEMORY_STALL_SHARE;
+    sObs = how.bandwidthBound ? STALL_SHARE_MAX : MEMORY_STALL_SHARE;
     // σ·R·L(σ)/MLP grows with σ (L(σ) is the latency at σ times the recorded rates): bisect on log σ.
     const f = (sigma: number) => (perThreadNs(sigma) * (how.pmuLatencyNs ?? latencyAt(d, wObs / sigma, OBSERVED_UTILISATION_MAX))) / mlp - sObs;
     let lo = -40;
@@ -1165,7 +1188,7 @@ export function observedTiming(
   return { idleUs: wObs / (1 - s + s * r), stallShare: s, ...(scale !== 1 ? { accessScale: scale } : {}) };
 }
 
-function observedTimingNote(machine: MachineModel, source: StallShareSource, pmuLatency: boolean): string {
+function observedTimingNote(machine: MachineModel, source: StallShareSource, pmuLatency: boolean, bandwidthBound = false): string {
   const t = trafficModel(machine);
   const latency = pmuLatency ? "the recording's PMU load latencies" : "the model's latency at the recorded rates";
   const share =
@@ -1173,9 +1196,12 @@ function observedTimingNote(machine: MachineModel, source: StallShareSource, pmu
       ? "from the trace's L3-miss and cycle counters"
       : source === 'samples'
         ? "from the access samples' rate"
-        : `assumed ${MEMORY_STALL_SHARE * 100} % (hinting faults give no rate; the access rate that gives it is assumed, so rates and times are relative)`;
+        : bandwidthBound
+          ? `assumed ${STALL_SHARE_MAX * 100} %: BANDWIDTH-BOUND as asked (access rates "bandwidth-bound": each thread streams with its core's outstanding-miss limit in flight; hinting faults give no rate, so this is the user's statement about the program, not a measurement)`
+          : `assumed ${MEMORY_STALL_SHARE * 100} % (hinting faults give no rate; the access rate that gives it is assumed, so rates and times are relative; a streaming program: access rates "bandwidth-bound")`;
+  const mlp = bandwidthBound ? t.mlpLimit.value : t.mlp.value;
   return (
     `windows converted from recorded time to idle-latency time under the recorded placement (latency: ${latency}; ` +
-    `stall share ${share}, with ${t.mlp.value.toFixed(2)} outstanding accesses per core): the recorded placement is predicted at its recorded time`
+    `stall share ${share}, with ${mlp.toFixed(2)} outstanding accesses per core): the recorded placement is predicted at its recorded time`
   );
 }

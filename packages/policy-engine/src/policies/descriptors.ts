@@ -68,6 +68,13 @@ export const POLICY_DESCRIPTORS = [
         syntax: 'weighted-interleave:N=W,M=W,…',
         description: 'node indices and their weights, 1–255 (default: the weights the engine recommends)',
       },
+      {
+        name: 'nodes',
+        kind: 'nodes',
+        required: false,
+        syntax: 'weighted-interleave:N,M,…',
+        description: 'node indices the engine recommends weights over, as numactl --weighted-interleave=N,M takes them (default: all nodes)',
+      },
     ],
   },
   { id: 'tiering', label: 'Tiering', needsMeasuredAccesses: true, inDefaultSet: false, onTieredMachines: true, parameters: [] },

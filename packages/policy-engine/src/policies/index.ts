@@ -14,7 +14,7 @@ import { interleaveAllPolicy, interleavePolicy } from './interleave.js';
 import { manualPolicy, type ManualPlacement } from './manual.js';
 import { observedPolicy } from './observed.js';
 import { tieringPolicy } from './tiering.js';
-import { parseWeightedId, weightedInterleavePolicy, weightedInterleaveRecommendedPolicy, weightSides } from './weighted-interleave.js';
+import { parseWeightedId, parseWeightedNodeSetId, weightedInterleavePolicy, weightedInterleaveRecommendedPolicy, weightSides } from './weighted-interleave.js';
 import type { MachineModel } from '../model/contract.js';
 
 export { observedPolicy } from './observed.js';
@@ -34,6 +34,8 @@ export {
   weightSides,
   checkWeights,
   parseWeightedId,
+  parseWeightedNodeSetId,
+  checkNodeSet,
   MIN_WEIGHT,
   MAX_WEIGHT,
 } from './weighted-interleave.js';
@@ -79,8 +81,13 @@ export function getPolicy(id: string, args: PolicyArguments = {}): Policy {
   if (id === 'tiering') return tieringPolicy;
   const weighted = parseWeightedId(id);
   if (weighted) return weightedInterleavePolicy(weighted);
+  const among = parseWeightedNodeSetId(id);
+  if (among) return weightedInterleavePolicy(undefined, among);
   if (id.startsWith('weighted-interleave:')) {
-    throw new EngineError('unknown-policy', `"${id}" is not of the form weighted-interleave:N=W,M=W,… (node indices and integer weights 1–255)`);
+    throw new EngineError(
+      'unknown-policy',
+      `"${id}" is not of the form weighted-interleave:N=W,M=W,… (node indices and integer weights 1–255) or weighted-interleave:N,M,… (node indices to recommend weights over)`,
+    );
   }
   if (needsPlacement(id)) {
     if (args.placement) return manualPolicy(args.placement);

@@ -204,16 +204,19 @@ function fluidTime(machine: MachineModel, windows: readonly FluidWindow[], share
   return total;
 }
 
-/** The fast and slow sides of a machine: nodes with cpus vs memory-only nodes, else the fastest tier vs the rest. */
-export function weightSides(machine: MachineModel): { fast: NodeIndex[]; slow: NodeIndex[]; sides: string } {
-  const all = Array.from({ length: machine.nodeCount }, (_, i) => i);
+/**
+ * The fast and slow sides of a machine (or of the node indices `among`, when given): nodes with
+ * cpus vs memory-only nodes, else the fastest tier vs the rest.
+ */
+export function weightSides(machine: MachineModel, among?: readonly NodeIndex[]): { fast: NodeIndex[]; slow: NodeIndex[]; sides: string } {
+  const all = among ? [...among].sort((a, b) => a - b) : Array.from({ length: machine.nodeCount }, (_, i) => i);
   const withCpus = all.filter((i) => machine.nodeCpus[i]!.length > 0);
   const memoryOnly = all.filter((i) => machine.nodeCpus[i]!.length === 0);
   if (withCpus.length > 0 && memoryOnly.length > 0) {
     return { fast: withCpus, slow: memoryOnly, sides: 'DRAM share = pages on the nodes with cpus; the rest on the memory-only nodes' };
   }
   const tiers = machineTiers(machine);
-  const top = Math.min(...Array.from(tiers));
+  const top = Math.min(...all.map((i) => tiers[i]!));
   const fast = all.filter((i) => tiers[i] === top);
   const slow = all.filter((i) => tiers[i] !== top);
   return { fast, slow, sides: slow.length > 0 ? `DRAM share = pages on memory tier ${top}; the rest on the lower tiers` : 'one memory tier: no DRAM share to choose' };
@@ -276,18 +279,19 @@ function sharesOfWeights(n: number, w: NodeWeights): Float64Array {
  * each object site is then tried on its own curve, the others held, and keeps its own weights
  * when that predicts faster by more than 0.1 %.
  */
-export function recommendWeights(input: ReplayInput): WeightRecommendation {
+export function recommendWeights(input: ReplayInput, among?: readonly NodeIndex[]): WeightRecommendation {
   const machine = input.machine;
   const n = machine.nodeCount;
+  if (among) checkNodeSet(among, n);
   const capacity = trafficModel(machine).mcCapacity.value;
-  const { fast, slow, sides } = weightSides(machine);
+  const { fast, slow, sides } = weightSides(machine, among);
   const { group, labels } = weightedRanges(input);
   const windows = fluidWindows(input, group, labels.length);
   const rows = labels.length + 1;
   const timeOf = (shares: Float64Array) => fluidTime(machine, windows, () => shares, rows);
   const at = (x: number) => sideShares(n, fast, slow, capacity, x);
 
-  const totalCap = capacity.reduce((a, b) => a + b, 0);
+  const totalCap = [...fast, ...slow].reduce((s, i) => s + capacity[i]!, 0);
   const x0 = slow.length > 0 ? fast.reduce((s, i) => s + capacity[i]!, 0) / totalCap : 1;
   const curveMap = new Map<number, number>();
   const point = (x: number): number => {
@@ -329,7 +333,8 @@ export function recommendWeights(input: ReplayInput): WeightRecommendation {
   const dramShare = fast.reduce((s, i) => s + weightShares[i]!, 0);
   const bwWeights = weightsForShares(at(x0));
   const bwShares = sharesOfWeights(n, bwWeights);
-  const equal = new Float64Array(n).fill(1 / n);
+  const equal = new Float64Array(n);
+  for (const i of [...fast, ...slow]) equal[i] = 1 / (fast.length + slow.length);
 
   // Per object site: its own share, the others at the process weights.
   const objects: WeightRecommendation['objects'] = [];
@@ -376,11 +381,29 @@ export function recommendWeights(input: ReplayInput): WeightRecommendation {
     flat: { band: FLAT_BAND, fromShare: within[0]!.dramShare, toShare: within[within.length - 1]!.dramShare },
     objects,
     method:
+      (among ? `over node indices ${[...fast, ...slow].sort((a, b) => a - b).join(', ')} (the set given); ` : '') +
       `start: shares in proportion to the nodes' sustained bandwidth (${trafficModel(machine).mcCapacity.source}); ` +
       `then the DRAM share minimising the predicted time on ${CURVE_STEPS + 1} shares, refined by golden section; each side split by bandwidth; ` +
       `times from the simulator with each window's accesses spread over the nodes by the shares (a range much larger than one weight cycle); ` +
       `integer weights: the smallest within ${WEIGHT_SHARE_TOLERANCE * 100} % of the optimum's shares`,
   };
+}
+
+/** Checks a node set for a recommendation: at least one node, valid distinct indices. Throws EngineError('bad-option'). */
+export function checkNodeSet(nodes: readonly number[], nodeCount: number, what = 'weighted-interleave'): void {
+  if (nodes.length === 0) throw new EngineError('bad-option', `${what} needs at least one node`);
+  const seen = new Set<number>();
+  for (const node of nodes) {
+    if (!Number.isInteger(node) || node < 0 || node >= nodeCount) throw new EngineError('bad-option', `${what}: node index ${node} is not a node of the machine (0..${nodeCount - 1})`);
+    if (seen.has(node)) throw new EngineError('bad-option', `${what}: node index ${node} is given twice`);
+    seen.add(node);
+  }
+}
+
+/** `weighted-interleave:N,M` → the node indices to recommend weights over, or null when the id is not of that form. */
+export function parseWeightedNodeSetId(id: string): NodeIndex[] | null {
+  const m = /^weighted-interleave:(\d+(?:,\d+)*)$/.exec(id);
+  return m ? m[1]!.split(',').map(Number) : null;
 }
 
 /** `weighted-interleave:N=W,M=W` → weights (node indices), or null when the id is not of that form. */
@@ -393,9 +416,16 @@ export function parseWeightedId(id: string): NodeWeights | null {
 
 const kernelIds = (input: ReplayInput, w: NodeWeights) => w.nodes.map((i, k) => `node ${input.machine.nodeIds[i]}×${w.weights[k]}`).join(', ');
 
-/** Weighted interleave with the weights given, or (none given) the engine's recommendation. */
-export function weightedInterleavePolicy(given?: NodeWeights): Policy {
-  const id = given ? `weighted-interleave:${given.nodes.map((node, k) => `${node}=${given.weights[k]}`).join(',')}` : 'weighted-interleave';
+/**
+ * Weighted interleave with the weights given, or (none given) the engine's recommendation, over
+ * every node or over the node indices `among`.
+ */
+export function weightedInterleavePolicy(given?: NodeWeights, among?: readonly NodeIndex[]): Policy {
+  const id = given
+    ? `weighted-interleave:${given.nodes.map((node, k) => `${node}=${given.weights[k]}`).join(',')}`
+    : among
+      ? `weighted-interleave:${among.join(',')}`
+      : 'weighted-interleave';
   return definePolicy({
     id,
     description:
@@ -410,7 +440,7 @@ export function weightedInterleavePolicy(given?: NodeWeights): Policy {
         process = given;
         why = `weights given: ${kernelIds(input, given)}`;
       } else {
-        recommendation = recommendWeights(input);
+        recommendation = recommendWeights(input, among);
         process = recommendation.weights;
         const { labels } = weightedRanges(input);
         for (const o of recommendation.objects) byGroup.set(labels.indexOf(o.label), o.weights);
