@@ -1,22 +1,13 @@
 /**
  * Retakes docs/images/*.png from the sample traces (run: `npm run screenshots -w e2e`). Each
  * picture is an element or the 1280×800 window, never a full page, so the files stay small. The
- * live-mode pictures (live-running, loop-before-after, recommendations-apply-live,
- * apply-complete) need a numascope serve recording and are not retaken here.
+ * live-mode pictures are taken against a real `numascope serve` by live-images.shots.ts.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import type { Locator, Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { idleState } from '../fixtures/app.js';
-import { REPO_ROOT } from '../fixtures/expectations.js';
-
-const OUT = path.join(REPO_ROOT, 'docs', 'images');
-mkdirSync(OUT, { recursive: true });
-
-async function shot(target: Page | Locator, name: string): Promise<void> {
-  await target.screenshot({ path: path.join(OUT, `${name}.png`), animations: 'disabled', caret: 'hide' });
-}
+import { OUT, shot } from './shot.js';
 
 async function open(page: Page, query: string): Promise<void> {
   await page.goto(`./?${query}`);

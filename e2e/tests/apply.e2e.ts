@@ -6,21 +6,20 @@
  * This machine has one NUMA node: the page move is to node 0 (real move_pages calls, no-ops for
  * the kernel); to make the pinning visible the worker is first narrowed to one cpu with taskset.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import type { Page } from '@playwright/test';
 import { finishedLoad, idleState, screenshot, valueOf } from '../fixtures/app.js';
 import { SAMPLE_TRACES_DIR } from '../fixtures/expectations.js';
-import { startServe, TESTLOAD } from '../fixtures/serve.js';
+import { allowedCpus, bufferPlan, cpuList, loadPlan, node0Cpus as readNode0Cpus, startHeldLoad } from '../fixtures/live-load.js';
+import type { HeldLoad } from '../fixtures/live-load.js';
+import { startServe } from '../fixtures/serve.js';
 import type { Serve } from '../fixtures/serve.js';
 
 test.describe.configure({ mode: 'serial' });
 
 let serve: Serve | null = null;
-let load: ChildProcessWithoutNullStreams | null = null;
+let load: HeldLoad | null = null;
 let pid = 0;
 let tid = 0;
 let addr = '';
@@ -29,72 +28,13 @@ let node0Cpus: number[] = [];
 /** The worker's allowed cpus before anything is applied (narrowed by taskset). */
 let narrowed = '';
 
-function allowedCpus(p: number, t: number): string {
-  const status = readFileSync(`/proc/${p}/task/${t}/status`, 'utf8');
-  return /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)![1]!;
-}
-
-function cpuList(cpus: number[]): string {
-  const parts: string[] = [];
-  const s = [...cpus].sort((a, b) => a - b);
-  let lo = s[0]!;
-  let hi = lo;
-  for (const c of s.slice(1)) {
-    if (c === hi + 1) hi = c;
-    else {
-      parts.push(lo === hi ? `${lo}` : `${lo}-${hi}`);
-      lo = hi = c;
-    }
-  }
-  parts.push(lo === hi ? `${lo}` : `${lo}-${hi}`);
-  return parts.join(',');
-}
-
-function plan(forPid: number) {
-  return {
-    format: 'numascope-plan',
-    version: 1,
-    createdAt: '2026-01-01T00:00:00Z',
-    source: { trace: null, policy: 'manual', seed: null, summary: 'e2e: move the testload buffer to node 0 and pin its worker there' },
-    target: { pid: forPid, startTimeTicks: null, command: [TESTLOAD], machine: { nodeIds: [0], distances: null } },
-    pageRanges: [{ start: addr, end: `0x${(BigInt(addr) + BigInt(len)).toString(16)}`, action: 'move', toNodes: [0], expectedNodes: null, reason: 'e2e' }],
-    threads: [{ tid, toNodes: [0], expectedNode: null, reason: 'e2e' }],
-    expected: { pagesToMove: 0, bytesToMove: 0, pagesPerNodeAfter: { '0': len / 4096 }, threadsToPin: 1 },
-  };
-}
-
-async function loadPlan(page: Page, p: object, name = 'plan.json') {
-  await page.getByTestId('apply-plan-file').setInputFiles({ name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(p)) });
-  await expect(page.getByTestId('apply-plan')).toContainText(name);
-}
+const plan = (forPid: number) => bufferPlan(load!, forPid, 'e2e: move the testload buffer to node 0 and pin its worker there');
 
 test.beforeAll(async () => {
   serve = await startServe();
-  const child = spawn(TESTLOAD, ['--threads', '1', '--mib', '4', '--seconds', '0', '--hold', '30'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  load = child;
-  pid = child.pid!;
-  const buffer = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let line: string | null = null;
-    const timer = setTimeout(() => reject(new Error(`the testload printed no "holding" line in 10 s:\n${out}`)), 10_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      line ??= /^buffer .*$/m.exec(out)?.[0] ?? null;
-      if (line && /^holding/m.test(out)) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the testload exited (${code}):\n${out}`)));
-  });
-  const field = (k: string) => buffer.split(/\s+/).find((w) => w.startsWith(k))!.slice(k.length);
-  tid = Number(field('tid='));
-  addr = field('addr=');
-  len = Number(field('len='));
-  const topo = (await (await fetch(`${serve.base}/api/topology`, { headers: { Authorization: `Bearer ${serve.token}` } })).json()) as {
-    nodes: Array<{ id: number; cpus: number[] }>;
-  };
-  node0Cpus = topo.nodes.find((x) => x.id === 0)!.cpus;
+  load = await startHeldLoad(4, 30);
+  ({ pid, tid, addr, len } = load);
+  node0Cpus = await readNode0Cpus(serve);
   // Narrow the worker to one cpu, so that pinning it to node 0 (all cpus here) is a visible change.
   execFileSync('taskset', ['-p', '-c', String(node0Cpus[0]), String(tid)], { stdio: 'ignore' });
   narrowed = allowedCpus(pid, tid);
@@ -102,11 +42,7 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  if (load && load.exitCode === null && load.signalCode === null) {
-    const exited = new Promise((r) => load!.once('exit', r));
-    load.kill('SIGKILL');
-    await exited;
-  }
+  await load?.stop();
   load = null;
   await serve?.stop();
   serve = null;

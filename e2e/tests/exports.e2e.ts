@@ -36,16 +36,62 @@ test('Traffic exports its traffic graph with its title and legend, not the timel
   expect(png.bytes.readUInt32BE(20) / scale).toBeGreaterThan(box.height + 40);
 });
 
-test('Compare exports every column\'s graph; Recommendations has no figure and says to use the Markdown summary', async ({ page }) => {
-  await page.goto(`./?trace=samples/${TRACE}&view=compare`);
+test('Compare exports its aligned table (policies, speedups, why) above every column\'s graph; the Markdown carries the same cells', async ({ page }) => {
+  await page.goto(`./?trace=samples/${TRACE}&view=compare&cmp=observed~interleave~carrefour`);
   expect(await idleState(page)).toBe('ready');
-  const columns = await page.getByTestId('traffic-graph').count();
-  expect(columns).toBeGreaterThan(1);
+  const table = page.getByTestId('compare-table');
+  await expect(table.getByTestId('compare-why')).toHaveCount(3);
+  // The table as the page shows it: columns fastest first, the speedup row, the why row.
+  const titles = (await table.getByTestId('compare-table-col').allTextContents()).map((t) => t.replace(/^\s*baseline\s*/, '').trim());
+  expect(titles).toHaveLength(3);
+  const speedups = (await page.getByTestId('compare-row-predictedSpeedup').locator('td').allTextContents()).map((t) => t.trim());
+  expect(speedups).toHaveLength(3);
+  for (const x of speedups) expect(x).toMatch(/^\d+\.\d+×$/);
+  const whyFirstWords = (await table.getByTestId('compare-why').allTextContents()).map((t) => t.trim().split(/\s+/).slice(0, 2).join(' '));
+
   const svg = await downloadText(page, 'export-svg');
+  expect(svg.name).toBe('streamcluster-hotspot-compare.svg');
+  expect(svg.text).toContain(`samples/${TRACE} · compare</text>`);
+  expect(svg.text).toMatch(/>Compare: metrics across columns, fastest first \(speedup against Observed\)<\/text>/);
+  const texts = [...svg.text.matchAll(/<text [^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
+  // Header cells in the page's order (fastest first), the baseline marked.
+  const header = texts.filter((t) => titles.some((title) => t === title || t === `${title} (baseline)`));
+  expect(header.slice(0, 3).map((t) => t.replace(/ \(baseline\)$/, ''))).toEqual(titles);
+  expect(texts).toContain('Observed (baseline)');
+  for (const x of speedups) expect(texts).toContain(x);
+  expect(texts).toContain('Why');
+  for (const w of whyFirstWords) expect(texts.some((t) => t.startsWith(w))).toBe(true);
+  expect(svg.text).toContain('Speedup: the first column’s predicted time ÷ the column’s.');
+  // Row labels carry their units; each column's graph follows under its title, with its legend.
+  expect(texts.some((t) => t.startsWith('Local access ratio (% of accesses'))).toBe(true);
   for (const t of await page.getByTestId('traffic-graph').evaluateAll((els) => els.map((e) => e.getAttribute('data-export-title')))) {
     expect(svg.text).toContain(`>${t}</text>`);
   }
-  await page.getByTestId('tab-recommend').click();
+  expect((svg.text.match(/colour: utilisation 0 → 100 %/g) ?? []).length).toBe(3);
+  expect(svg.text.indexOf('>Why</text>')).toBeLessThan(svg.text.indexOf('<svg', 10));
+
+  // The PNG: the table and a row of graphs, so taller than the table plus one graph and as wide as the table.
+  const png = await downloadText(page, 'export-png');
+  expect(png.name).toBe('streamcluster-hotspot-compare.png');
+  const scale = await page.evaluate(() => devicePixelRatio);
+  const tableBox = (await table.boundingBox())!;
+  const graphBox = (await page.getByTestId('traffic-graph').first().locator('svg').boundingBox())!;
+  expect(png.bytes.readUInt32BE(16) / scale).toBeGreaterThanOrEqual(Math.floor(tableBox.width));
+  expect(png.bytes.readUInt32BE(20) / scale).toBeGreaterThan(tableBox.height + graphBox.height + 40);
+
+  // The Markdown summary: the same table, cell for cell, first.
+  const md = (await downloadText(page, 'export-markdown')).text;
+  expect(md).toContain('- **View:** Compare policies');
+  expect(md).toContain('### Compare: metrics across columns, fastest first (speedup against Observed)');
+  expect(md).toContain(`| metric | ${titles.map((t, i) => (t === 'Observed' ? `${t} (baseline)` : t)).join(' | ')} |`);
+  expect(md).toMatch(new RegExp(`\\| Speedup vs the first column \\([^|]*\\) \\| ${speedups.join(' \\| ')} \\|`));
+  // The first column is Observed, the engine's baseline: the per-policy table below has the same speedups.
+  titles.forEach((t, i) => expect(md).toMatch(new RegExp(`\\| ${t}( \\(baseline\\))? \\| [^|]+ \\| ${speedups[i]} \\|`)));
+  expect(md.indexOf('### Compare: metrics')).toBeLessThan(md.indexOf('### Predicted by the policy engine'));
+});
+
+test('Recommendations has no figure and says to use the Markdown summary', async ({ page }) => {
+  await page.goto(`./?trace=samples/${TRACE}&view=recommend`);
   expect(await idleState(page)).toBe('ready');
   await page.getByTestId('export-png').click();
   await expect(page.getByRole('alert')).toContainText('this view has no figure to export: use the Markdown summary');

@@ -6,25 +6,15 @@
  * placement check, its dry run finds every page already on node 0 and applying it is trivially
  * satisfied, all asserted as the app says them.
  */
-import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { finishedLoad, idleState, screenshot, valueOf } from '../fixtures/app.js';
+import { apiJson, procState } from '../fixtures/live-load.js';
 import { TESTLOAD, startServe, type Serve } from '../fixtures/serve.js';
 
 test.describe.configure({ mode: 'serial' });
 
 let serve: Serve | null = null;
 let pid = 0;
-
-/** The state letter of /proc/PID/stat (R, S, T, Z…); null once the pid is gone. */
-function procState(p: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  } catch {
-    return null;
-  }
-}
 
 test.beforeAll(async () => {
   serve = await startServe();
@@ -39,8 +29,7 @@ test.afterAll(async () => {
 
 test('record, stop (it keeps running), recommend, dry run, apply, record the same pid again, before/after', async ({ page }) => {
   test.setTimeout(150_000);
-  const api = async (path: string) =>
-    (await fetch(`${serve!.base}${path}`, { headers: { Authorization: `Bearer ${serve!.token}` } })).json() as Promise<Record<string, any>>;
+  const api = (apiPath: string) => apiJson(serve!, apiPath);
   const topo = await api('/api/topology');
   const nodeIds = (topo.nodes as Array<{ id: number }>).map((x) => x.id);
 

@@ -116,6 +116,29 @@ describe('markdown summary', () => {
     expect(md).toMatch(/\| 0 \| 0-3 \| 6 \| 18 \| 0 \| 1,800 \| 60\.0% \|/);
     expect(md).toContain('### Capabilities');
   });
+  it('prints the view\'s exported tables first, cell for cell, with pipes escaped; a table with no body row is left out', () => {
+    const r = parseTraceBytes(fixtureTraceBytes('synthetic'));
+    if (!('summary' in r)) throw new Error('no summary');
+    const rows = [
+      ['metric', 'Interleave', 'Observed (baseline)'],
+      ['Speedup vs the first column', '2.56×', '1.00×'],
+      ['Why', 'Wins | spreads the load', 'The baseline'],
+    ];
+    const md = markdownSummary({
+      source: 'x.numascope',
+      summary: r.summary,
+      inRange: r.summary,
+      range: null,
+      regions: [],
+      view: 'compare',
+      tables: [{ title: 'Compare: fastest first', rows }, { title: 'Empty', rows: [['metric']] }],
+    });
+    expect(md).toContain(
+      ['### Compare: fastest first', '', '| metric | Interleave | Observed (baseline) |', '| --- | ---: | ---: |', '| Speedup vs the first column | 2.56× | 1.00× |', '| Why | Wins \\| spreads the load | The baseline |'].join('\n'),
+    );
+    expect(md).not.toContain('### Empty');
+    expect(md.indexOf('### Compare: fastest first')).toBeLessThan(md.indexOf('### Memory per node'));
+  });
 });
 
 describe('zoom breadcrumbs in the URL', () => {

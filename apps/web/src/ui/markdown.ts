@@ -27,6 +27,15 @@ export interface MarkdownInput {
   view?: string;
   /** The engine's analysis behind the view (Traffic, Compare, Decisions, Recommendations). */
   analysis?: AnalysisView | { error: string } | null;
+  /** The view's tables as exported in its PNG/SVG (Compare's aligned table): printed first, cell for cell. */
+  tables?: ReadonlyArray<{ title: string | null; rows: readonly string[][] }>;
+}
+
+/** A table of cell texts (first row the header) as Markdown; the first column left, the others right-aligned. */
+function markdownTable(rows: readonly string[][]): string[] {
+  const width = Math.max(...rows.map((r) => r.length));
+  const line = (r: readonly string[]) => `| ${Array.from({ length: width }, (_, i) => esc(r[i] ?? '')).join(' | ')} |`;
+  return [line(rows[0]!), `| --- |${' ---: |'.repeat(width - 1)}`, ...rows.slice(1).map(line)];
 }
 
 const VIEW_TITLES: Record<string, string> = {
@@ -111,6 +120,10 @@ export function markdownSummary(input: MarkdownInput): string {
   if (input.view) out.push(`- **View:** ${VIEW_TITLES[input.view] ?? input.view}`);
   if (input.link) out.push(`- **Open this view:** ${input.link}`);
   out.push('');
+  for (const t of input.tables ?? []) {
+    if (t.rows.length < 2) continue;
+    out.push(`### ${esc(t.title ?? 'Table')}`, '', ...markdownTable(t.rows), '');
+  }
   if (input.analysis && 'error' in input.analysis) out.push(`> The policy engine refused this analysis: ${esc(input.analysis.error)}`, '');
   else if (input.analysis) out.push(...predictions(input.analysis, input.view ?? ''));
 

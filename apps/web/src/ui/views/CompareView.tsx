@@ -18,6 +18,8 @@ import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-en
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress, costText, policyMetrics, predictionBadge, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
+import { METRIC_INFO, betterText } from '../selectors/metric-info';
+import type { MetricKey } from '../selectors/metric-info';
 
 /**
  * A row of the table against the baseline column. The speedup is a ratio and is shown as one
@@ -177,10 +179,11 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       {/* Said once for every column of this recording (they share its access data), not per column. */}
       {baseView && <EstimateBanner analysis={baseView} onExit={() => navigate({ estimate: false })} />}
       {baseView && columns.length >= MIN_COLUMNS && (
-        <CompareTable columns={columns.map((c, i) => ({ key: keys[i]!, title: columnTitle(c, names), spec: columnSpec(c), result: results[keys[i]!] ?? null }))} windowMs={baseView.windowMs} />
+        <CompareTable columns={columns.map((c, i) => ({ key: keys[i]!, title: columnTitle(c, names), spec: columnSpec(c), result: results[keys[i]!] ?? null }))} analysis={baseView} />
       )}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
-      <div className="compare-grid" style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
+      {/* Exported side by side, as here: the columns' graphs under the table. */}
+      <div className="compare-grid" data-export-row style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
         {columns.map((c, i) => (
           <CompareColumn
             key={keys[i]}
@@ -356,17 +359,26 @@ const TABLE_ROWS: Array<{ key: string; label: string }> = [
   { key: 'pagesToMove', label: 'To get there' },
 ];
 
+/** A row's label for the exported table: the name, its unit and better direction, and its badge. */
+function exportLabel(key: string, label: string, badge: string | null): string {
+  const info = key in METRIC_INFO ? METRIC_INFO[key as MetricKey] : null;
+  const better = info ? betterText(info) : null;
+  const unit = info ? [info.unit, better].filter(Boolean).join(', ') : '';
+  return `${label}${unit ? ` (${unit})` : ''}${badge ? ` [${badge}]` : ''}`;
+}
+
 /**
  * One aligned table of every column's figures, fastest first (speedup against the first column),
  * with a line per column on why it wins or loses. Columns still replaying show "…".
  */
 function CompareTable({
   columns,
-  windowMs,
+  analysis,
 }: {
   columns: Array<{ key: string; title: string; spec: string; result: ColumnResult | null }>;
-  windowMs: number;
+  analysis: AnalysisView;
 }) {
+  const windowMs = analysis.windowMs;
   const speedups = columns.map((c) => (c.result?.b ? speedupAgainst(c.result.b, c.result.p) : null));
   const order = orderBySpeedup(speedups);
   const cell = (c: (typeof columns)[number], key: string, speedup: number | null): { text: string; value: number | string } => {
@@ -378,9 +390,27 @@ function CompareTable({
     return { text: m.text, value: m.value };
   };
   const first = columns.find((c) => c.result)?.result;
+  // The PNG/SVG export draws this table (the figure a review needs: the numbers, ranked, with why)
+  // above the columns' graphs; the note says what the numbers are, as the view's banners do.
+  const basis = analysis.headline === 'steady-state' ? 'steady state' : 'window-by-window replay';
+  const note = [
+    `Speedup: the first column’s predicted time ÷ the column’s. Predicted by the policy engine (${basis}, ${formatTimeUs(windowMs * 1000)} windows) on ${analysis.machine.name}.`,
+    analysis.estimate ? 'ESTIMATED from page placement only: no memory-access samples (accesses assumed uniform).' : '',
+    analysis.accessSource === 'hinting-faults' ? 'Access samples are NUMA hinting faults: rates are relative.' : '',
+    analysis.synthetic ? 'Synthetic trace: a demonstration, not a measurement.' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const badge = first ? (key: string) => predictionBadge(first.a, key).status : () => null;
   return (
     <div className="table-scroll compare-table-wrap">
-      <table className="data compare-table" data-testid="compare-table">
+      <table
+        className="data compare-table"
+        data-testid="compare-table"
+        data-export="compare-table"
+        data-export-title={`Compare: metrics across columns, fastest first (speedup against ${columns[0]?.title ?? 'the first column'})`}
+        data-export-note={note}
+      >
         <caption>
           Columns side by side, fastest first (speedup against the first column, <strong>{columns[0]?.title}</strong>)
         </caption>
@@ -388,7 +418,14 @@ function CompareTable({
           <tr>
             <th scope="col">metric</th>
             {order.map((i) => (
-              <th key={columns[i]!.key} scope="col" data-testid="compare-table-col" data-spec={columns[i]!.spec} data-speedup={speedups[i] ?? ''}>
+              <th
+                key={columns[i]!.key}
+                scope="col"
+                data-testid="compare-table-col"
+                data-spec={columns[i]!.spec}
+                data-speedup={speedups[i] ?? ''}
+                data-export-text={`${columns[i]!.title}${i === 0 ? ' (baseline)' : ''}`}
+              >
                 {i === 0 ? <span className="ns-badge-inline">baseline</span> : null} {columns[i]!.title}
               </th>
             ))}
@@ -397,7 +434,7 @@ function CompareTable({
         <tbody>
           {TABLE_ROWS.map((row) => (
             <tr key={row.key} data-testid={`compare-row-${row.key}`}>
-              <th scope="row">
+              <th scope="row" data-export-text={exportLabel(row.key, row.label, row.key !== 'pagesToMove' && row.key !== 'predictedSpeedup' ? badge(row.key) : null)}>
                 <div className="metric-th">
                   <MetricLabel metricKey={row.key} label={row.label} />
                   {first && row.key !== 'pagesToMove' && row.key !== 'predictedSpeedup' ? <Badge {...predictionBadge(first.a, row.key)} /> : null}

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { TraceSummary } from '@numascope/policy-engine';
-import { baseName, download, exportPng, exportSvg } from '../export';
+import { baseName, download, exportPng, exportSvg, exportTables } from '../export';
 import { beginWork } from '../idle';
 import { markdownSummary } from '../markdown';
 import type { MarkdownInput } from '../markdown';
@@ -91,7 +91,10 @@ export function ShareBar({
               const outcome = await client.analyze(traceId, null, engineRequest(null, state.estimate, state.range, state.base, state.win));
               analysis = 'view' in outcome ? outcome.view : { error: outcome.error.message };
             }
-            const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link, view: state.view, analysis });
+            // The view's exported tables (Compare's), cell for cell as the PNG/SVG draw them.
+            const root = panel();
+            const tables = root ? exportTables(root) : [];
+            const md = markdownSummary({ source, summary, inRange, range: state.range, regions: regionRows(regions, table), link, view: state.view, analysis, tables });
             download(new Blob([md], { type: 'text/markdown' }), `${suffix}.md`);
           })
         }
