@@ -22,7 +22,7 @@ import {
   takePendingPlan,
 } from './apply';
 import type { LoadedPlan } from './apply';
-import type { ApplyReport, ErrorBody, PageStats, ProcessInfo } from '@numascope/protocol';
+import type { ApplyReport, ErrorBody, PageStats, ProcessInfo, SystemWeightsReport } from '@numascope/protocol';
 
 const n = (v: number) => v.toLocaleString('en-US');
 
@@ -308,7 +308,52 @@ function CallResult({ call, testId, title }: { call: Call; testId: string; title
   return <Report report={call.report} testId={testId} title={title} ms={call.ms} />;
 }
 
-function Report({ report: r, testId, title, ms }: { report: ApplyReport; testId: string; title: string; ms: number }) {
+const nodeCounts = (pages: Record<string, number>) =>
+  Object.entries(pages)
+    .sort((a, b) => Number(a[0]) - Number(b[0]))
+    .map(([node, count]) => `node ${node} ${n(count)}`)
+    .join(', ') || 'none';
+
+/** The system-wide weighted-interleave weights an apply wrote (or a rollback restored): before, asked, read back. */
+function SystemWeightsTable({ report: w, testId }: { report: SystemWeightsReport; testId: string }) {
+  const nodes = [...new Set([...Object.keys(w.before.weights), ...Object.keys(w.planned), ...Object.keys(w.after?.weights ?? {})])].sort((a, b) => Number(a) - Number(b));
+  const auto = (v: boolean | null) => (v === null ? 'no auto file (before Linux 6.16)' : v ? 'auto (the kernel computes them)' : 'manual');
+  return (
+    <table className="data" data-testid={`${testId}-system-weights`} data-matched={String(w.matched)}>
+      <caption>
+        System-wide weighted-interleave weights ({w.operation === 'restore' ? 'restored' : w.after ? 'written' : 'dry run: not written'}; global: every
+        process&rsquo;s weighted-interleave allocations use them) — {w.matched ? 'read back as asked' : w.after ? 'NOT as asked' : 'nothing written'}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">node</th>
+          <th scope="col">before</th>
+          <th scope="col">{w.operation === 'restore' ? 'snapshot' : 'planned'}</th>
+          <th scope="col">after</th>
+        </tr>
+      </thead>
+      <tbody>
+        {nodes.map((id) => (
+          <tr key={id} data-testid={`${testId}-system-weight-${id}`}>
+            <th scope="row">{id}</th>
+            <td>{w.before.weights[id] ?? '–'}</td>
+            <td>{w.planned[id] ?? '–'}</td>
+            <td>{w.after ? (w.after.weights[id] ?? '–') : '–'}</td>
+          </tr>
+        ))}
+        <tr>
+          <th scope="row">mode</th>
+          <td>{auto(w.before.auto)}</td>
+          <td />
+          <td>{w.after ? auto(w.after.auto) : '–'}</td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
+/** An apply or rollback report as the panel shows it (exported for tests). */
+export function Report({ report: r, testId, title, ms }: { report: ApplyReport; testId: string; title: string; ms: number }) {
   const dry = r.dryRun;
   return (
     <div className="apply__report" data-testid={testId} data-status={r.status}>
@@ -356,8 +401,15 @@ function Report({ report: r, testId, title, ms }: { report: ApplyReport; testId:
                   </code>
                 </td>
                 <td className="text">
-                  {x.action} → {x.toNodes.map((id) => `node ${id}`).join(', ')}
+                  {x.action} → {x.toNodes.map((id, k) => (x.weights ? `node ${id} ×${x.weights[k]}` : `node ${id}`)).join(', ')}
                   {x.thpPages ? ` (${n(x.thpPages)} in huge pages)` : ''}
+                  {x.weightCheck && (
+                    <span className="apply__weight-check" data-testid={`${testId}-weight-check-${i}`} data-ok={String(x.weightCheck.ok)}>
+                      {' '}
+                      — weights {x.weightCheck.ok ? 'verified' : 'NOT met'}: found {nodeCounts(x.weightCheck.found)}, expected {nodeCounts(x.weightCheck.expected)} (±
+                      {n(x.weightCheck.cycles)} pages per node, one per weight cycle)
+                    </span>
+                  )}
                 </td>
                 <td>{n(x.pages)}</td>
                 <td>{n(x.toMove)}</td>
@@ -369,6 +421,7 @@ function Report({ report: r, testId, title, ms }: { report: ApplyReport; testId:
           </tbody>
         </table>
       )}
+      {r.systemWeights && <SystemWeightsTable report={r.systemWeights} testId={testId} />}
       {r.threads.length > 0 && (
         <table className="data" data-testid={`${testId}-threads`}>
           <caption>Threads {dry ? 'to pin' : r.operation === 'rollback' ? 'restored' : 'pinned'}</caption>
