@@ -447,6 +447,10 @@ fn fully_mapped(maps: &[MapsEntry], start: u64, end: u64) -> bool {
     at >= end
 }
 
+fn skip(rep: &mut RetargetReport, entry: String, se: Option<(u64, u64)>, reason: String) {
+    rep.skipped.push(Skipped { entry, start: se.map(|x| hex(x.0)), end: se.map(|x| hex(x.1)), reason });
+}
+
 /// A new-plan page range as JSON.
 fn range_json(start: u64, end: u64, action: Action, to_nodes: &[u32], weights: Option<&[u8]>, reason: String) -> Value {
     let mut r = json!({
@@ -457,6 +461,148 @@ fn range_json(start: u64, end: u64, action: Action, to_nodes: &[u32], weights: O
         r["weights"] = json!(w);
     }
     r
+}
+
+/// Object entries onto the new process's live allocations: one range per matching allocation.
+fn map_objects(
+    plan: &Plan,
+    input: &RetargetInput,
+    rep: &mut RetargetReport,
+    out_ranges: &mut Vec<(u64, u64, String, Value)>,
+) {
+    let (new, page) = (input.new, input.page_size.max(1));
+    // -- object entries onto the new process's live allocations
+    for (i, o) in plan.objects.iter().enumerate() {
+        let entry = format!("objects[{i}]");
+        let Some(allocs) = input.allocations else {
+            skip(
+                rep,
+                entry,
+                None,
+                "no recording of the new process's allocations was given (--allocations): its objects are not known; \
+                 the entry still applies at the next launch (numascope run --plan)"
+                    .into(),
+            );
+            continue;
+        };
+        let action = match (o.policy, o.nodes.len()) {
+            (ObjectPolicy::Bind, 1) | (ObjectPolicy::Interleave, 1) => Action::Move,
+            (ObjectPolicy::Interleave, _) => Action::Interleave,
+            (ObjectPolicy::WeightedInterleave, _) => Action::WeightedInterleave,
+            (ObjectPolicy::Bind, n) => {
+                skip(
+                    rep,
+                    entry,
+                    None,
+                    format!(
+                        "bind to {n} nodes lets the kernel pick among them page by page: a live process's pages have no \
+                         such placement to move to"
+                    ),
+                );
+                continue;
+            }
+        };
+        let mut found = 0;
+        for a in allocs.live.iter().filter(|a| a.size >= o.size.min && a.size <= o.size.max) {
+            if !frames_match(&o.frames, &a.frames) {
+                continue;
+            }
+            found += 1;
+            let s = a.address.div_ceil(page) * page;
+            let e = (a.address.saturating_add(a.size)) / page * page;
+            let what =
+                format!("allocation {}-{} ({} bytes)", hex(a.address), hex(a.address.saturating_add(a.size)), a.size);
+            if e <= s {
+                skip(rep, entry.clone(), Some((a.address, a.address + a.size)), format!("{what} holds no whole page"));
+                continue;
+            }
+            if !fully_mapped(&new.maps, s, e) {
+                skip(
+                    rep,
+                    entry.clone(),
+                    Some((s, e)),
+                    format!("{what} is not mapped in process {} now (freed?)", new.pid),
+                );
+                continue;
+            }
+            let reason = format!(
+                "{entry} ({}) {what}, from {}{}",
+                o.site.as_deref().unwrap_or("allocation site"),
+                allocs.source,
+                o.reason.as_ref().map(|x| format!(": {x}")).unwrap_or_default()
+            );
+            let v = range_json(s, e, action, &o.nodes, o.weights.as_deref(), reason);
+            rep.ranges.push(MappedRange {
+                entry: entry.clone(),
+                from_start: None,
+                from_end: None,
+                start: hex(s),
+                end: hex(e),
+                how: what,
+            });
+            out_ranges.push((s, e, entry.clone(), v));
+        }
+        if found == 0 {
+            skip(
+                rep,
+                entry,
+                None,
+                format!(
+                    "no live allocation of {} bytes from this site in {}",
+                    if o.size.min == o.size.max {
+                        o.size.min.to_string()
+                    } else {
+                        format!("{}-{}", o.size.min, o.size.max)
+                    },
+                    allocs.source
+                ),
+            );
+        }
+    }
+}
+
+/// Thread entries by name, when exactly one thread of the new process has it.
+fn map_threads(plan_json: &Value, plan: &Plan, new: &ProcessView, rep: &mut RetargetReport) -> Vec<Value> {
+    // -- threads: by name, when exactly one thread of the new process has it
+    let mut threads = Vec::new();
+    for (i, t) in plan.threads.iter().enumerate() {
+        let entry = format!("threads[{i}]");
+        let Some(name) = &t.name else {
+            skip(
+                rep,
+                entry,
+                None,
+                format!(
+                    "tid {} of process {} names no thread of another process, and the entry has no name",
+                    t.tid, plan.target.pid
+                ),
+            );
+            continue;
+        };
+        let m: Vec<i32> = new.threads.iter().filter(|(_, n)| n == name).map(|(t, _)| *t).collect();
+        match m.as_slice() {
+            [tid] => {
+                let mut v = plan_json["threads"][i].clone();
+                v["tid"] = json!(tid);
+                v["expectedNode"] = Value::Null;
+                threads.push(v);
+                rep.threads.push(MappedThread { entry, from_tid: t.tid, tid: *tid, name: name.clone() });
+            }
+            [] => skip(rep, entry, None, format!("no thread of process {} is named {name:?}", new.pid)),
+            many => skip(
+                rep,
+                entry,
+                None,
+                format!(
+                    "{} threads of process {} are named {name:?}: which one is meant is unknown",
+                    many.len(),
+                    new.pid
+                ),
+            ),
+        }
+    }
+
+    threads
 }
 
 /// Maps `plan` (its JSON text parsed as `plan_json`) onto `input.new`. Returns the re-targeted
@@ -506,9 +652,6 @@ pub fn retarget(plan_json: &Value, plan: &Plan, input: &RetargetInput) -> Result
     };
 
     let mut out_ranges: Vec<(u64, u64, String, Value)> = Vec::new();
-    let skip = |rep: &mut RetargetReport, entry: String, se: Option<(u64, u64)>, reason: String| {
-        rep.skipped.push(Skipped { entry, start: se.map(|x| hex(x.0)), end: se.map(|x| hex(x.1)), reason });
-    };
 
     // -- page ranges
     for (i, r) in plan.page_ranges.iter().enumerate() {
@@ -582,7 +725,7 @@ pub fn retarget(plan_json: &Value, plan: &Plan, input: &RetargetInput) -> Result
                         }
                         Action::WeightedInterleave => {
                             let cycle: u64 = r.weights.as_deref().unwrap_or(&[]).iter().map(|&w| w as u64).sum();
-                            let note = if cycle > 0 && first % cycle != 0 {
+                            let note = if cycle > 0 && !first.is_multiple_of(cycle) {
                                 "; the weight cycle restarts at this piece".to_string()
                             } else {
                                 String::new()
@@ -620,99 +763,7 @@ pub fn retarget(plan_json: &Value, plan: &Plan, input: &RetargetInput) -> Result
         }
     }
 
-    // -- object entries onto the new process's live allocations
-    for (i, o) in plan.objects.iter().enumerate() {
-        let entry = format!("objects[{i}]");
-        let Some(allocs) = input.allocations else {
-            skip(
-                &mut rep,
-                entry,
-                None,
-                "no recording of the new process's allocations was given (--allocations): its objects are not known; \
-                 the entry still applies at the next launch (numascope run --plan)"
-                    .into(),
-            );
-            continue;
-        };
-        let action = match (o.policy, o.nodes.len()) {
-            (ObjectPolicy::Bind, 1) | (ObjectPolicy::Interleave, 1) => Action::Move,
-            (ObjectPolicy::Interleave, _) => Action::Interleave,
-            (ObjectPolicy::WeightedInterleave, _) => Action::WeightedInterleave,
-            (ObjectPolicy::Bind, n) => {
-                skip(
-                    &mut rep,
-                    entry,
-                    None,
-                    format!(
-                        "bind to {n} nodes lets the kernel pick among them page by page: a live process's pages have no \
-                         such placement to move to"
-                    ),
-                );
-                continue;
-            }
-        };
-        let mut found = 0;
-        for a in allocs.live.iter().filter(|a| a.size >= o.size.min && a.size <= o.size.max) {
-            if !frames_match(&o.frames, &a.frames) {
-                continue;
-            }
-            found += 1;
-            let s = a.address.div_ceil(page) * page;
-            let e = (a.address.saturating_add(a.size)) / page * page;
-            let what =
-                format!("allocation {}-{} ({} bytes)", hex(a.address), hex(a.address.saturating_add(a.size)), a.size);
-            if e <= s {
-                skip(
-                    &mut rep,
-                    entry.clone(),
-                    Some((a.address, a.address + a.size)),
-                    format!("{what} holds no whole page"),
-                );
-                continue;
-            }
-            if !fully_mapped(&new.maps, s, e) {
-                skip(
-                    &mut rep,
-                    entry.clone(),
-                    Some((s, e)),
-                    format!("{what} is not mapped in process {} now (freed?)", new.pid),
-                );
-                continue;
-            }
-            let reason = format!(
-                "{entry} ({}) {what}, from {}{}",
-                o.site.as_deref().unwrap_or("allocation site"),
-                allocs.source,
-                o.reason.as_ref().map(|x| format!(": {x}")).unwrap_or_default()
-            );
-            let v = range_json(s, e, action, &o.nodes, o.weights.as_deref(), reason);
-            rep.ranges.push(MappedRange {
-                entry: entry.clone(),
-                from_start: None,
-                from_end: None,
-                start: hex(s),
-                end: hex(e),
-                how: what,
-            });
-            out_ranges.push((s, e, entry.clone(), v));
-        }
-        if found == 0 {
-            skip(
-                &mut rep,
-                entry,
-                None,
-                format!(
-                    "no live allocation of {} bytes from this site in {}",
-                    if o.size.min == o.size.max {
-                        o.size.min.to_string()
-                    } else {
-                        format!("{}-{}", o.size.min, o.size.max)
-                    },
-                    allocs.source
-                ),
-            );
-        }
-    }
+    map_objects(plan, input, &mut rep, &mut out_ranges);
 
     // -- overlaps: the earlier range (page ranges first, then objects in plan order) is kept
     out_ranges.sort_by_key(|x| x.0);
@@ -733,44 +784,7 @@ pub fn retarget(plan_json: &Value, plan: &Plan, input: &RetargetInput) -> Result
         kept.push((s, e, entry, v));
     }
 
-    // -- threads: by name, when exactly one thread of the new process has it
-    let mut threads = Vec::new();
-    for (i, t) in plan.threads.iter().enumerate() {
-        let entry = format!("threads[{i}]");
-        let Some(name) = &t.name else {
-            skip(
-                &mut rep,
-                entry,
-                None,
-                format!(
-                    "tid {} of process {} names no thread of another process, and the entry has no name",
-                    t.tid, plan.target.pid
-                ),
-            );
-            continue;
-        };
-        let m: Vec<i32> = new.threads.iter().filter(|(_, n)| n == name).map(|(t, _)| *t).collect();
-        match m.as_slice() {
-            [tid] => {
-                let mut v = plan_json["threads"][i].clone();
-                v["tid"] = json!(tid);
-                v["expectedNode"] = Value::Null;
-                threads.push(v);
-                rep.threads.push(MappedThread { entry, from_tid: t.tid, tid: *tid, name: name.clone() });
-            }
-            [] => skip(&mut rep, entry, None, format!("no thread of process {} is named {name:?}", new.pid)),
-            many => skip(
-                &mut rep,
-                entry,
-                None,
-                format!(
-                    "{} threads of process {} are named {name:?}: which one is meant is unknown",
-                    many.len(),
-                    new.pid
-                ),
-            ),
-        }
-    }
+    let threads = map_threads(plan_json, plan, new, &mut rep);
 
     // -- the new plan: the original with the new target, ranges and threads
     let mut out = plan_json.clone();
@@ -1137,6 +1151,14 @@ mod tests {
         assert!(why("objects[3]").contains("no live allocation"));
         // the entries stay in the plan for the next launch
         assert_eq!(out["objects"].as_array().unwrap().len(), 4);
+        // the audit entry and its one-line description
+        let e = crate::apply::audit::retarget_entry(&out, &rep, 1, 2);
+        assert_eq!((e["pid"].as_i64(), e["startTimeTicks"].as_str()), (Some(200), Some("1200")));
+        assert_eq!(
+            crate::apply::audit::describe(&e),
+            "numascope apply --retarget: plan (interleave) of process 100 re-targeted here (not applied): 1 ranges and \
+             0 threads mapped, 4 entries skipped"
+        );
         // a recording of another process is refused; no recording at all skips the objects
         let other = Allocations { pid: 201, ..allocs.clone() };
         assert!(retarget(&pj, &plan, &input(None, &new, Some(&other))).unwrap_err().contains("not of process 200"));
