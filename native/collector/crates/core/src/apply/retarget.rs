@@ -1174,4 +1174,28 @@ mod tests {
         assert!(!frames_match(&e, &[frame(0x2100), frame(0x2200)]));
         assert!(frames_match(&e[1..], &[libc, frame(0x2100)]));
     }
+
+    #[test]
+    fn trace_allocations_are_the_live_ones_with_physical_frames() {
+        use crate::trace::alloc::AllocTables;
+        let mut t = AllocTables::default();
+        t.modules.path = vec!["/opt/app/bin/app".into()];
+        t.modules.build_id = vec!["abcd".into()];
+        // frame 0 inlined into frame 1 (same address); frame 2 its caller
+        t.frames.module = vec![0, 0, 0];
+        t.frames.module_offset = vec![0x2100, 0x2100, 0x2200];
+        t.frames.inlined = vec![1, 0, 0];
+        t.stacks.stack = vec![0, 0, 0];
+        t.stacks.depth = vec![0, 1, 2];
+        t.stacks.frame = vec![0, 1, 2];
+        t.allocations.address = vec![0x1000, 0x9000];
+        t.allocations.size = vec![0x4000, 0x4000];
+        t.allocations.end_us = vec![-1, 500];
+        t.allocations.stack = vec![0, 0];
+        let a = allocations_from_trace(&t, 200, Some(1200), "trace x");
+        assert_eq!(a.live.len(), 1, "the freed one is not live");
+        assert_eq!(a.live[0].address, 0x1000);
+        assert_eq!(a.live[0].frames, vec![frame(0x2100), frame(0x2200)]);
+    }
+
 }
