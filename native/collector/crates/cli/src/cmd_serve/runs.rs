@@ -168,11 +168,7 @@ pub(super) fn start(st: &Arc<State>, body: &[u8]) -> Resp {
         Err(e) => return refused(e),
     };
     if opts.dry_run {
-        return json_response(
-            200,
-            &json!({ "id": null, "status": "dry-run", "pid": null, "command": opts.command,
-                     "startedUnixMs": null, "report": prepared.planned_report(), "error": null }),
-        );
+        return json_response(200, &dry_run_json(&opts.command, &prepared.planned_report()));
     }
     let id = match random_hex(8) {
         Ok(id) => id,
@@ -221,4 +217,88 @@ pub(super) fn start(st: &Arc<State>, body: &[u8]) -> Resp {
         inner.error = Some(format!("could not start the thread that waits for the program: {e}"));
     }
     json_response(201, &run_json(&r))
+}
+
+/// The dry-run answer of `POST /api/runs` (not kept).
+fn dry_run_json(command: &[String], report: &RunReport) -> Value {
+    json!({ "id": null, "status": "dry-run", "pid": null, "command": command,
+            "startedUnixMs": null, "report": report, "error": null })
+}
+
+/// Runs for packages/protocol's fixture (protocol_fixture.rs): running, exited, failed, a dry run.
+#[cfg(test)]
+pub(super) mod fixture {
+    use super::*;
+    use numascope_core::apply::launch::{ModuleRunReport, ObjectRunReport, ThreadPinned, ThreadRunReport};
+    use numascope_core::apply::plan::ObjectPolicy;
+    use std::collections::BTreeMap;
+
+    fn report(done: bool) -> RunReport {
+        let command = vec!["/opt/app/bin/app".to_string(), "--size".into(), "1G".into()];
+        RunReport {
+            operation: "run",
+            command,
+            dry_run: false,
+            pid: done.then_some(5151),
+            exit_code: done.then_some(0),
+            signal: None,
+            processes: usize::from(done),
+            objects: vec![ObjectRunReport {
+                index: 0,
+                site: Some("app.c:84 alloc_points".into()),
+                policy: ObjectPolicy::Interleave,
+                nodes: vec![0, 1],
+                matches: if done { 1 } else { 0 },
+                bytes: if done { 1 << 30 } else { 0 },
+                bytes_per_node: if done { BTreeMap::from([(0, 1 << 29), (1, 1 << 29)]) } else { BTreeMap::new() },
+                failures: BTreeMap::new(),
+            }],
+            unmatched_objects: if done { vec![] } else { vec![0] },
+            threads: vec![ThreadRunReport {
+                index: 0,
+                order: Some(1),
+                name: Some("worker-0".into()),
+                to_nodes: vec![1],
+                pinned: if done {
+                    vec![ThreadPinned { pid: 5151, tid: 5153, order: Some(1), error: None }]
+                } else {
+                    vec![]
+                },
+            }],
+            unmatched_threads: vec![],
+            tid_only_threads: vec![1],
+            modules: vec![ModuleRunReport {
+                path: "/opt/app/bin/app".into(),
+                build_id: Some("3f2a6c0e".into()),
+                state: if done { "loaded" } else { "missing" }.into(),
+            }],
+            fallback: Some("numactl --interleave=0,1 --cpunodebind=1 -- /opt/app/bin/app --size 1G".into()),
+            warnings: if done { vec![] } else { vec!["the arguments differ from the recorded run's ([])".into()] },
+            elapsed_ms: if done { 5230.5 } else { 0.0 },
+        }
+    }
+
+    pub(crate) fn reports() -> Vec<RunReport> {
+        let mut dry = report(false);
+        dry.dry_run = true;
+        vec![dry, report(true)]
+    }
+
+    pub(crate) fn runs() -> Vec<Value> {
+        let run = |id: &str, status: RunStatus, done: bool, error: Option<&str>| PlanRun {
+            id: id.into(),
+            pid: 5151,
+            command: report(done).command,
+            started_unix_ms: 1_790_000_000_000,
+            inner: Mutex::new(RunInner { status, report: report(done), error: error.map(str::to_string) }),
+        };
+        let mut dry = report(false);
+        dry.dry_run = true;
+        vec![
+            run_json(&run("a1b2c3d4e5f60718", RunStatus::Running, false, None)),
+            run_json(&run("a1b2c3d4e5f60718", RunStatus::Exited, true, None)),
+            run_json(&run("0011223344556677", RunStatus::Failed, false, Some("waiting for 5151: No child processes"))),
+            dry_run_json(&dry.command, &dry),
+        ]
+    }
 }
