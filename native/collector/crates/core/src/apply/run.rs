@@ -13,7 +13,6 @@ use std::time::Instant;
 use super::launch::{self, RunReport, WeightsFallback};
 use super::{audit, weights, Plan};
 use crate::alloc_sites::{preload_possible, shim_path, SHIM_FILE_NAME};
-use crate::recorder::resolve_program;
 use crate::topology;
 
 /// Refused or failed before or while launching (the CLI's exit code 1).
@@ -147,7 +146,16 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
             plan.target.pid
         ));
     }
-    let program = resolve_program(&o.command[0]).map_err(|e| (EXIT_RUNTIME, e.to_string()))?;
+    let program = crate::program::find_program(&o.command[0]).map_err(|e| {
+        let why = match e {
+            crate::program::FindError::Empty => "empty command".to_string(),
+            crate::program::FindError::NotFound => {
+                format!("command not found: {} (not an executable file, and not found in PATH)", o.command[0])
+            }
+            crate::program::FindError::NotExecutable => format!("cannot execute {}: permission denied", o.command[0]),
+        };
+        (EXIT_RUNTIME, why)
+    })?;
     preload_possible(&program).map_err(|e| {
         let why = e.to_string();
         let why = why.split("; allocation sites cannot be recorded").next().unwrap_or(&why).to_string();
