@@ -19,6 +19,7 @@ export const CHANNELS = {
   recordingTrace: 'numascope:recording-trace',
   apply: 'numascope:apply',
   rollback: 'numascope:rollback',
+  runPlan: 'numascope:run-plan',
   openTrace: 'numascope:open-trace',
   openRecent: 'numascope:open-recent',
   saveTrace: 'numascope:save-trace',

@@ -19,6 +19,8 @@ import {
   probe,
   processInfo,
   recordingId,
+  runOptions,
+  runReport,
   startRecordingOptions,
 } from '@numascope/protocol';
 import type { DesktopCommand } from '@numascope/protocol/commands';
@@ -62,6 +64,10 @@ export const REQUESTS = {
     ['opts', applyOptions],
   ],
   rollback: [['record', plainObject]],
+  runPlan: [
+    ['plan', plainObject],
+    ['opts', runOptions],
+  ],
   openTrace: [],
   openRecent: [['path', z.string().min(1).max(4096)]],
   saveTrace: [
@@ -87,6 +93,7 @@ export const RESPONSES = {
   recordingTrace: bytes,
   apply: applyReport,
   rollback: applyReport,
+  runPlan: runReport,
   openTrace: openedTrace.nullable(),
   openRecent: openedTrace,
   saveTrace: z.string().nullable(),

@@ -46,6 +46,7 @@ export const api: NumascopeDesktopApi = {
   },
   apply: (plan, opts) => invoke(CHANNELS.apply, plan, opts) as ReturnType<NumascopeDesktopApi['apply']>,
   rollback: (record) => invoke(CHANNELS.rollback, record) as ReturnType<NumascopeDesktopApi['rollback']>,
+  runPlan: (plan, opts) => invoke(CHANNELS.runPlan, plan, opts) as ReturnType<NumascopeDesktopApi['runPlan']>,
   openTrace: () => invoke(CHANNELS.openTrace) as ReturnType<NumascopeDesktopApi['openTrace']>,
   openRecent: (p) => invoke(CHANNELS.openRecent, p) as ReturnType<NumascopeDesktopApi['openRecent']>,
   saveTrace: (bytes, name) => invoke(CHANNELS.saveTrace, bytes, name) as ReturnType<NumascopeDesktopApi['saveTrace']>,

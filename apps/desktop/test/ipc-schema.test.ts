@@ -13,6 +13,7 @@ function fakeLogic() {
     topology: vi.fn(async () => rustExample('machine')),
     startRecording: vi.fn(),
     apply: vi.fn(async () => rustExample('applyReport')),
+    runPlan: vi.fn(async () => rustExample('runReport', 1)),
     startBench: vi.fn(),
   } satisfies Record<keyof CollectorAddon, unknown>;
   const openExternal = vi.fn(async () => {});
@@ -39,6 +40,7 @@ const bad = async (channel: string, args: unknown, field: RegExp) => {
   // Nothing reached the collector.
   expect(addon.startRecording).not.toHaveBeenCalled();
   expect(addon.apply).not.toHaveBeenCalled();
+  expect(addon.runPlan).not.toHaveBeenCalled();
 };
 
 describe('IPC request validation', () => {
@@ -104,6 +106,25 @@ describe('IPC request validation', () => {
     await bad(CHANNELS.openRecent, [7], /path: /);
     await bad(CHANNELS.openExternal, ['file:///etc/passwd'], /url: an http\(s\) URL/);
     await bad(CHANNELS.openExternal, ['javascript:alert(1)'], /url: an http\(s\) URL/);
+  });
+
+  it('runPlan: plan must be an object, opts strict (argv of non-empty strings, known fallback)', async () => {
+    await bad(CHANNELS.runPlan, ['{"format":"numascope-plan"}', {}], /numascope:run-plan: plan: /);
+    await bad(CHANNELS.runPlan, [{}, { command: [] }], /opts\.command/);
+    await bad(CHANNELS.runPlan, [{}, { command: ['./app', ''] }], /opts\.command/);
+    await bad(CHANNELS.runPlan, [{}, { command: 'ls' }], /opts\.command/);
+    await bad(CHANNELS.runPlan, [{}, { dryRun: 1 }], /opts\.dryRun: .*boolean/);
+    await bad(CHANNELS.runPlan, [{}, { weightsFallback: 'maybe' }], /opts\.weightsFallback/);
+    await bad(CHANNELS.runPlan, [{}, { setSystemWeights: true }], /opts: unexpected field\(s\) "setSystemWeights"/);
+  });
+
+  it('runPlan reaches the binding and its report is checked on the way back', async () => {
+    const { logic, addon } = fakeLogic();
+    const plan = { target: { pid: 1, command: ['./app'] }, objects: [{}] };
+    await expect(logic.dispatch(CHANNELS.runPlan, [plan, { dryRun: true, weightsFallback: 'interleave' }])).resolves.toEqual(rustExample('runReport', 1));
+    expect(addon.runPlan).toHaveBeenCalledWith(JSON.stringify(plan), { dryRun: true, weightsFallback: 'interleave' });
+    addon.runPlan.mockResolvedValueOnce({ ...(rustExample('runReport', 1) as object), extra: 1 } as never);
+    await expect(logic.dispatch(CHANNELS.runPlan, [plan, {}])).rejects.toThrow(/extra/);
   });
 
   it('valid requests reach their handler', async () => {

@@ -42,6 +42,7 @@ const METHODS: Record<Exclude<keyof NumascopeDesktopApi, 'isDesktop'>, unknown[]
   onLiveWindow: [],
   apply: [{ target: { pid: 1 } }, { pid: 1, dryRun: true }],
   rollback: [{ format: 'x' }],
+  runPlan: [{ target: { pid: 1 } }, { dryRun: true }],
   openTrace: [],
   openRecent: ['/tmp/a.numascope'],
   saveTrace: [new Uint8Array([1]), 'a.numascope'],

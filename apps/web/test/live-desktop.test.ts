@@ -51,6 +51,7 @@ function fakeBridge(status: 'running' | 'failed' = 'running') {
     }),
     apply: vi.fn(async () => ({ operation: 'apply', pid: 42, dryRun: true, status: 'dry-run' }) as never),
     rollback: vi.fn(),
+    runPlan: vi.fn(),
   } satisfies DesktopBridge;
   return { bridge, send: (m: unknown) => cb?.(m), subscribed: () => cb !== null };
 }

@@ -119,6 +119,13 @@ function fakeServer(opts: { token?: string; down?: boolean; startError?: { statu
           return json(201, recording);
         case 'POST /api/recordings/r1/stop':
           return json(202, { ...recording, stopRequested: true });
+        case 'POST /api/runs': {
+          const run = rustExample('planRun', 0);
+          return call.body && (call.body as { dryRun?: boolean }).dryRun ? json(200, rustExample('planRun', 3)) : json(201, run);
+        }
+        case 'GET /api/runs/a1b2c3d4e5f60718':
+          // running on the first poll, exited on the second
+          return json(200, rustExample('planRun', calls.filter((c) => c.path.startsWith('/api/runs/')).length > 1 ? 1 : 0));
         case 'GET /api/recordings/r1/trace':
           return new Response(new Uint8Array([0x50, 0x4b, 3, 4]), { status: 200 });
         default:
@@ -167,6 +174,25 @@ describe('token', () => {
     expect(server.calls[0]).toMatchObject({ path: '/api/probe', auth: `Bearer ${TOKEN}` });
     expect(server.calls[0]!.path).not.toContain(TOKEN);
     expect(api.liveUrl('r1')).toBe(`ws://127.0.0.1:41873/api/recordings/r1/live?token=${TOKEN}`);
+  });
+});
+
+describe('launch with a plan', () => {
+  it('posts /api/runs, reports the pid, polls until the program exits and resolves to the final report', async () => {
+    const server = fakeServer();
+    const api = new LiveApi(TOKEN, server.deps);
+    const pids: number[] = [];
+    const plan = { format: 'numascope-plan', target: { pid: 1 } };
+    const report = await api.runPlan({ plan, anyProgram: undefined }, (p) => pids.push(p));
+    expect(pids).toEqual([5151]);
+    expect(report).toEqual(rustExample('planRun', 1).report);
+    expect(report.exitCode).toBe(0);
+    expect(server.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /api/runs', 'GET /api/runs/a1b2c3d4e5f60718', 'GET /api/runs/a1b2c3d4e5f60718']);
+    // only the fields given are sent
+    expect(server.calls[0]!.body).toEqual({ plan });
+    // a dry run is answered at once
+    const dry = await new LiveApi(TOKEN, fakeServer().deps).runPlan({ plan, dryRun: true });
+    expect(dry.dryRun).toBe(true);
   });
 });
 

@@ -12,6 +12,7 @@ import type { DesktopCommand } from './commands';
 import { liveMessage } from './live';
 import type { LiveMessage } from './live';
 import type { ApplyOptions, ApplyReport, RollbackRecord } from './apply';
+import type { RunOptions, RunReport } from './run';
 import { startRecordingRequest } from './record';
 import type { StartRecordingRequest } from './record';
 import { recordingFields } from './serve';
@@ -79,6 +80,11 @@ export interface DesktopLiveBridge {
   onLiveWindow(id: string, cb: (msg: LiveMessage) => void): () => void;
   apply(plan: Record<string, unknown>, opts: ApplyOptions): Promise<ApplyReport>;
   rollback(record: RollbackRecord): Promise<ApplyReport>;
+  /**
+   * Launches a program with the plan (`numascope run --plan`, the binding's runPlan()): resolves
+   * when the program exits, to the report; with `dryRun`, at once to what is planned.
+   */
+  runPlan(plan: Record<string, unknown>, opts: RunOptions): Promise<RunReport>;
 }
 
 /** The part of the desktop API the Machine view uses: `numascope bench` through the napi binding, polled like serve's `/api/bench`. */

@@ -11,4 +11,5 @@ export * from './apply';
 export * from './commands';
 export * from './desktop';
 export * from './bench';
+export * from './run';
 export * from './messages';

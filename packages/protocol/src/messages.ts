@@ -9,6 +9,7 @@ import { applyReport, rollbackRecord } from './apply';
 import { benchOutcome, benchProgress, benchRun, benchRunList } from './bench';
 import { collectorWindow, liveEnd, liveWindow } from './live';
 import { recordLimits, recordSummary } from './record';
+import { planRun, planRunList, runReport } from './run';
 import { apiError, machine, probe, processList, recording, recordingList } from './serve';
 
 export const RUST_MESSAGES = {
@@ -46,6 +47,12 @@ export const RUST_MESSAGES = {
   benchProgress,
   /** The binding's bench() result; a finished run's `result`. */
   benchOutcome,
+  /** POST /api/runs, GET /api/runs/:id. */
+  planRun,
+  /** GET /api/runs. */
+  planRunList,
+  /** `numascope run --report`; a run's `report`; the binding's runPlan(). */
+  runReport,
 } as const satisfies Record<string, z.ZodType>;
 
 export type RustMessageName = keyof typeof RUST_MESSAGES;

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type * as Binding from '../../../../native/collector/crates/node/index';
 
 /** The binding's functions the handlers use. */
-export type CollectorAddon = Pick<typeof Binding, 'probe' | 'topology' | 'startRecording' | 'apply' | 'startBench'>;
+export type CollectorAddon = Pick<typeof Binding, 'probe' | 'topology' | 'startRecording' | 'apply' | 'runPlan' | 'startBench'>;
 
 /** native/collector/crates/node, found from this file (src/ or a compiled dist/). */
 export function bindingDir(): string {

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ApplyOptions, ApplyReport, RollbackRecord } from '@numascope/protocol';
+import type { ApplyOptions, ApplyReport, RollbackRecord, RunOptions, RunReport } from '@numascope/protocol';
 import type { CollectorAddon } from './addon';
 
 export type RollbackRunner = (record: RollbackRecord) => Promise<ApplyReport>;
@@ -16,6 +16,19 @@ export async function applyPlan(addon: CollectorAddon, plan: Record<string, unkn
     pid: opts.pid,
     ...(opts.dryRun ? { dryRun: true } : {}),
     ...(opts.budgetMs !== undefined ? { budgetMs: opts.budgetMs } : {}),
+  });
+}
+
+/**
+ * Launches a program with the plan through the addon (`numascope run --plan`); resolves when it
+ * exits. The argv defaults to the plan's target.command (the collector checks the plan).
+ */
+export async function runPlan(addon: CollectorAddon, plan: Record<string, unknown>, opts: RunOptions): Promise<RunReport> {
+  return addon.runPlan(JSON.stringify(plan), {
+    ...(opts.command ? { command: opts.command } : {}),
+    ...(opts.dryRun ? { dryRun: true } : {}),
+    ...(opts.anyProgram ? { anyProgram: true } : {}),
+    ...(opts.weightsFallback ? { weightsFallback: opts.weightsFallback } : {}),
   });
 }
 

@@ -4,11 +4,11 @@
  * response. src/main.ts only wires channels to dispatch; tests call dispatch directly.
  */
 import { liveEnvelope } from '@numascope/protocol';
-import type { ApplyOptions, BenchRequest, LiveEnvelope, LiveMessage, RollbackRecord, StartRecordingOptions } from '@numascope/protocol';
+import type { ApplyOptions, BenchRequest, LiveEnvelope, LiveMessage, RollbackRecord, RunOptions, StartRecordingOptions } from '@numascope/protocol';
 import type { InvokeMethod, NumascopeDesktopApi } from '../api';
 import { methodOf, parseRequest, parseResponse } from '../ipc-schema';
 import type { CollectorAddon } from './addon';
-import { applyPlan } from './apply';
+import { applyPlan, runPlan } from './apply';
 import { BenchManager } from './bench';
 import type { RollbackRunner } from './apply';
 import { FileService } from './files';
@@ -62,6 +62,7 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     stopRecording: async (id: string) => recordings.stop(id),
     recordingTrace: (id: string) => recordings.trace(id),
     apply: (plan: Record<string, unknown>, opts: ApplyOptions) => applyPlan(deps.addon, plan, opts),
+    runPlan: (plan: Record<string, unknown>, opts: RunOptions) => runPlan(deps.addon, plan, opts),
     rollback: (record: RollbackRecord) => deps.rollback(record),
     openTrace: () => files.open(),
     openRecent: (p: string) => files.openRecent(p),

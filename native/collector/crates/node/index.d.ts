@@ -6,9 +6,9 @@
 // resolved from the repository's node_modules), whose schemas a test checks against the
 // collector's serde output. The options below are the binding's own inputs, checked against the
 // Rust-generated index.generated.d.ts by test/dts.test.js.
-import type { ApplyReport, BenchOutcome, BenchProgress, BindingRecordResult, CollectorWindow, Machine, Probe, RecordLimitsTable } from '@numascope/protocol';
+import type { ApplyReport, BenchOutcome, BenchProgress, BindingRecordResult, CollectorWindow, Machine, Probe, RecordLimitsTable, RunReport } from '@numascope/protocol';
 
-export type { ApplyReport, BenchOutcome, BenchProgress, Machine, Probe };
+export type { ApplyReport, BenchOutcome, BenchProgress, Machine, Probe, RunReport };
 
 /** Options of `record()`: exactly one of `pid` and `command`. */
 export interface RecordOptions {
@@ -79,6 +79,18 @@ export interface ApplyOptions {
   budgetMs?: number;
 }
 
+/** Options of `runPlan()` (`numascope run --plan`), all optional. */
+export interface RunPlanOptions {
+  /** The argv to launch (default: the plan's `target.command`). */
+  command?: string[];
+  /** Check everything and resolve to what would be placed and pinned; launch nothing. */
+  dryRun?: boolean;
+  /** Run even if the program's file name differs from the plan's `target.command[0]`. */
+  anyProgram?: boolean;
+  /** Weighted-interleave entries the kernel cannot do: refuse (default) or plain interleave. */
+  weightsFallback?: 'refuse' | 'interleave';
+}
+
 /** Options of `bench()` (`numascope bench`), all optional. */
 export interface BenchOptions {
   /** Quick mode: fewer repetitions and points, smaller arrays (default false). */
@@ -117,6 +129,12 @@ export function record(options: RecordOptions): Promise<RecordResult>;
 export function startRecording(options: Omit<RecordOptions, 'signal'>): { result: Promise<RecordResult>; stop(): void };
 /** Applies a plan (JSON text) to a running process; resolves to the report. */
 export function apply(planJson: string, options: ApplyOptions): Promise<ApplyReport>;
+/**
+ * Launches a program with the plan (`numascope run --plan`): resolves when it exits, to the
+ * report (object entries matched, bytes placed per node, threads pinned), or at once to the
+ * planned report with `dryRun`. The program's stdin is /dev/null.
+ */
+export function runPlan(planJson: string, options?: RunPlanOptions): Promise<RunReport>;
 /**
  * Measures this machine (`numascope bench`, docs/bench.md) on a worker thread; resolves to the
  * calibrated machine model and where it was stored (`storedAs`, or `storeNote` saying why not).

@@ -56,6 +56,28 @@ export interface BenchOptions {
 export declare function probe(): Promise<Probe>
 
 /**
+ * Launches a program with a plan's object entries (placement by allocation site) and thread
+ * entries applied from its first allocation, as `numascope run --plan` does (docs/apply.md,
+ * "Applying at the next launch"); resolves when the program exits, to the report (the object
+ * `numascope run --report` writes: matches and bytes per object entry, threads pinned, entries
+ * never matched), or at once to the planned report in a dry run. The program's stdin is
+ * /dev/null; its stdout and stderr are this process's.
+ */
+export declare function runPlan(planJson: string, options: RunPlanOptions): Promise<RunReport>
+
+/** Options of `runPlan()` (`numascope run --plan`; all optional). */
+export interface RunPlanOptions {
+  /** The argv to launch (default: the plan's `target.command`). */
+  command?: Array<string>
+  /** Check everything and resolve to what would be placed and pinned; launch nothing. */
+  dryRun?: boolean
+  /** Run even if the program's file name differs from the plan's `target.command[0]`. */
+  anyProgram?: boolean
+  /** `"refuse"` (default) or `"interleave"`: weighted-interleave entries the kernel cannot do. */
+  weightsFallback?: string
+}
+
+/**
  * Records a trace on a libuv worker thread; resolves when the trace is written. `token`
  * (a `StopToken`) stops it early; `on_window` receives the live windows (see the module docs).
  */

@@ -126,6 +126,7 @@ module.exports = {
   probe: native.probe,
   topology: native.topology,
   apply: native.apply,
+  runPlan: (planJson, options) => native.runPlan(planJson, options ?? {}),
   stopRecordings: native.stopRecordings,
   recordLimits: native.recordLimits,
   StopToken: native.StopToken,

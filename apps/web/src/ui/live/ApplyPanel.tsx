@@ -22,9 +22,15 @@ import {
   takePendingPlan,
 } from './apply';
 import type { LoadedPlan } from './apply';
-import type { ApplyReport, ErrorBody, PageStats, ProcessInfo, SystemWeightsReport } from '@numascope/protocol';
+import type { ApplyReport, ErrorBody, PageStats, ProcessInfo, RunReport, SystemWeightsReport } from '@numascope/protocol';
 
 const n = (v: number) => v.toLocaleString('en-US');
+
+type Launch =
+  | { kind: 'idle' }
+  | { kind: 'running'; startedAt: number; pid: number | null }
+  | { kind: 'done'; report: RunReport; ms: number }
+  | { kind: 'error'; error: ErrorBody; ms: number };
 
 type Call =
   | { kind: 'idle' }
@@ -52,6 +58,9 @@ const HINTS: Record<string, string> = {
   'foreign-thread': 'A thread in the plan or record belongs to another process; nothing was changed.',
   'range-not-mapped': 'No page of a range in the plan is mapped in the process any more (it freed or remapped that memory): record again and make a new plan.',
   'duplicate-key': 'The request names a key twice in one object; the message says which.',
+  'run-refused':
+    'The plan cannot be launched here (another machine or program, a program the allocation shim cannot be preloaded into, weights the kernel lacks): the message says which.',
+  'too-many-runs': 'Four programs launched with a plan are still running on this server: wait for one to exit.',
   'kernel-unsupported':
     'This kernel lacks a feature the plan needs (the message names the version: weighted-interleave system weights need Linux 6.9); weighted-interleave page ranges alone still apply.',
 };
@@ -75,6 +84,7 @@ export function ApplyPanel({
   const [dry, setDry] = useState<Call>({ kind: 'idle' });
   const [run, setRun] = useState<Call>({ kind: 'idle' });
   const [rollback, setRollback] = useState<Call>({ kind: 'idle' });
+  const [launch, setLaunch] = useState<Launch>({ kind: 'idle' });
   const [now, setNow] = useState(() => Date.now());
   // Off by default and for every newly loaded plan: the system weights are global.
   const [sysWeights, setSysWeights] = useState(false);
@@ -98,7 +108,7 @@ export function ApplyPanel({
     if (pid === null && recordedPid !== null) setPid(recordedPid);
   }, [recordedPid, pid]);
 
-  const busy = dry.kind === 'running' || run.kind === 'running' || rollback.kind === 'running';
+  const busy = dry.kind === 'running' || run.kind === 'running' || rollback.kind === 'running' || launch.kind === 'running';
   useEffect(() => {
     if (!busy) return;
     const t = setInterval(() => setNow(Date.now()), 100);
@@ -106,6 +116,7 @@ export function ApplyPanel({
   }, [busy]);
 
   function reset() {
+    setLaunch({ kind: 'idle' });
     setDry({ kind: 'idle' });
     setRun({ kind: 'idle' });
     setRollback({ kind: 'idle' });
@@ -159,6 +170,29 @@ export function ApplyPanel({
   const applied = run.kind === 'done' ? run.report : null;
   const canDry = plan !== null && pid !== null && !busy && applied === null;
   const canApply = canDry && dry.kind === 'done';
+  const objects = plan?.objects ?? [];
+  const canLaunch = plan !== null && objects.length > 0 && api.runPlan !== undefined && !busy;
+  const launchTitle =
+    api.runPlan === undefined
+      ? 'This session cannot launch programs'
+      : objects.length === 0
+        ? 'The plan has no object entries (allocation sites) to place at launch'
+        : `Starts ${plan?.target.command?.join(' ') ?? 'the plan’s command'} with the plan’s object entries placed from the first allocation (numascope run --plan)`;
+
+  async function onLaunch() {
+    const startedAt = Date.now();
+    setNow(startedAt);
+    setLaunch({ kind: 'running', startedAt, pid: null });
+    const done = beginWork();
+    try {
+      const report = await api.runPlan!({ plan: plan! }, (p) => setLaunch({ kind: 'running', startedAt, pid: p }));
+      setLaunch({ kind: 'done', report, ms: Date.now() - startedAt });
+    } catch (e) {
+      setLaunch({ kind: 'error', error: asError(e), ms: Date.now() - startedAt });
+    } finally {
+      done();
+    }
+  }
   const weightsText = plan?.systemWeights ? Object.entries(plan.systemWeights.weights).map(([n, w]) => `N${n}=${w}`).join(' ') : '';
   const setWeights = plan?.systemWeights && sysWeights ? { setSystemWeights: true } : {};
 
@@ -242,6 +276,9 @@ export function ApplyPanel({
         >
           Apply
         </button>
+        <button type="button" disabled={!canLaunch} title={launchTitle} onClick={() => void onLaunch()} data-testid="apply-launch">
+          Launch with this plan
+        </button>
         {applied?.rollback && (
           <button
             type="button"
@@ -256,11 +293,13 @@ export function ApplyPanel({
           {dry.kind === 'running' && `Dry run… ${secs(now - dry.startedAt)}`}
           {run.kind === 'running' && `Applying… ${secs(now - run.startedAt)}`}
           {rollback.kind === 'running' && `Rolling back… ${secs(now - rollback.startedAt)}`}
+          {launch.kind === 'running' && `Launched${launch.pid !== null ? ` pid ${launch.pid}` : ''}, running… ${secs(now - launch.startedAt)}`}
         </span>
       </div>
       <CallResult call={dry} testId="apply-dry" title="Dry run" />
       <CallResult call={run} testId="apply-result" title="Apply" />
       <CallResult call={rollback} testId="apply-rollback-result" title="Rollback" />
+      <LaunchResult launch={launch} nodeIds={plan?.target.machine?.nodeIds ?? null} />
     </section>
   );
 }
@@ -279,12 +318,114 @@ function PlanSummary({ loaded, pid }: { loaded: LoadedPlan; pid: number | null }
       <p>
         <strong>{loaded.name}</strong> ({loaded.from === 'file' ? 'file' : 'from the Recommendations view'}): for pid {p.target.pid}
         {p.target.command?.length ? ` (${p.target.command.join(' ')})` : ''}, {formatCount(ranges.length, 'page range')} ({formatCount(pages, 'page')}),{' '}
-        {formatCount(threads.length, 'thread')} to pin{p.source?.policy ? `, policy ${p.source.policy}` : ''}.
+        {formatCount(threads.length, 'thread')} to pin{p.source?.policy ? `, policy ${p.source.policy}` : ''}
+        {p.objects?.length ? `; ${formatCount(p.objects.length, 'object entry', 'object entries')} (allocation sites) for a launch with the plan` : ''}.
       </p>
       {p.source?.summary && <p className="ns-muted small">{p.source.summary}</p>}
       {pid !== null && pid !== p.target.pid && (
         <p className="ns-muted small" data-testid="apply-pid-warning">
           The plan names pid {p.target.pid}, not {pid}: the server will refuse it (pid-mismatch).
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** What a launch with the plan did: per object entry the allocations matched and bytes placed, the threads pinned. */
+function LaunchResult({ launch, nodeIds }: { launch: Launch; nodeIds: number[] | null }) {
+  if (launch.kind === 'idle' || launch.kind === 'running') return null;
+  if (launch.kind === 'error') {
+    const hint = HINTS[launch.error.code];
+    return (
+      <div className="live__alert" role="alert" data-testid="apply-launch-error" data-code={launch.error.code}>
+        <p className="live__alert-title">
+          Launch refused: <code>{launch.error.code}</code>
+        </p>
+        <p>{launch.error.message}</p>
+        {hint && <p className="ns-muted">{hint}</p>}
+      </div>
+    );
+  }
+  const r = launch.report;
+  const exit = r.exitCode !== null ? `exit code ${r.exitCode}` : r.signal !== null ? `killed by signal ${r.signal}` : 'exit status unknown';
+  const oneNode = nodeIds !== null && nodeIds.length === 1;
+  return (
+    <div className="apply__report" data-testid="apply-launch-result" data-exit-code={r.exitCode ?? ''}>
+      <h3>Launch with the plan: {exit}</h3>
+      <p>
+        <code>{r.command.join(' ')}</code> ran as pid <span data-testid="apply-launch-pid">{r.pid ?? '–'}</span> with the plan applied from its first allocation{' '}
+        <span className="ns-muted small">
+          ({formatCount(r.processes, 'process', 'processes')}, {n(Math.round(r.elapsedMs))} ms, round trip {n(launch.ms)} ms)
+        </span>
+      </p>
+      {oneNode && (
+        <p className="ns-muted" data-testid="apply-launch-one-node">
+          This machine has one NUMA node: every placement the plan asks for is node {nodeIds![0]}, where the pages would be anyway, so the launch shows that the
+          plan&rsquo;s allocation sites matched and its threads were pinned, not a change of placement.
+        </p>
+      )}
+      {r.objects.length > 0 && (
+        <table className="data" data-testid="apply-launch-objects">
+          <caption>Object entries (allocation sites)</caption>
+          <thead>
+            <tr>
+              <th scope="col" className="text">
+                site
+              </th>
+              <th scope="col" className="text">
+                policy
+              </th>
+              <th scope="col">allocations matched</th>
+              <th scope="col">bytes placed</th>
+              <th scope="col" className="text">
+                per node (planned by the policy)
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {r.objects.map((o) => (
+              <tr key={o.index} data-testid={`apply-launch-object-${o.index}`} data-matches={o.matches}>
+                <td className="text">{o.site ?? `objects[${o.index}]`}</td>
+                <td className="text">
+                  {o.policy} → {o.nodes.map((id) => `node ${id}`).join(', ')}
+                </td>
+                <td>{n(o.matches)}</td>
+                <td>{n(o.bytes)}</td>
+                <td className="text">
+                  {Object.entries(o.bytesPerNode)
+                    .map(([id, b]) => `node ${id}: ${n(b)}`)
+                    .join(', ') || '–'}
+                  {Object.keys(o.failures).length ? ` (mbind failed: ${Object.entries(o.failures).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {r.unmatchedObjects.length > 0 && (
+        <p data-testid="apply-launch-unmatched">Never matched: {r.unmatchedObjects.map((i) => `objects[${i}]`).join(', ')} (no allocation from that site and size).</p>
+      )}
+      {r.threads.length > 0 && (
+        <ul data-testid="apply-launch-threads">
+          {r.threads.map((t) => (
+            <li key={t.index} data-pinned={t.pinned.filter((p) => p.error === null).length}>
+              thread {t.name ?? ''}
+              {t.order !== null ? ` (creation order ${t.order})` : ''} → {t.toNodes.map((id) => `node ${id}`).join(', ')}:{' '}
+              {t.pinned.length ? t.pinned.map((p) => `tid ${p.tid}${p.error ? ` failed: ${p.error}` : ' pinned'}`).join(', ') : 'no such thread'}
+            </li>
+          ))}
+        </ul>
+      )}
+      {r.warnings.length > 0 && (
+        <ul className="apply__warnings" data-testid="apply-launch-warnings">
+          {r.warnings.map((w, i) => (
+            <li key={i}>{w}</li>
+          ))}
+        </ul>
+      )}
+      {r.fallback && (
+        <p className="ns-muted small">
+          Whole-process equivalent (coarser): <code>{r.fallback}</code>
         </p>
       )}
     </div>

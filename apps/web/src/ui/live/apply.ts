@@ -19,7 +19,9 @@ export type PlanLike = {
   version: number;
   target: { pid: number; startTimeTicks?: string | null; command?: string[]; machine?: { nodeIds?: number[] } };
   pageRanges?: Array<{ start: string; end: string; action: string; toNodes: number[] }>;
-  threads?: Array<{ tid: number; toNodes: number[] }>;
+  threads?: Array<{ tid: number; toNodes: number[]; order?: number; name?: string }>;
+  /** Placements by allocation site, for a launch with the plan (`numascope run --plan`). */
+  objects?: Array<{ site?: string | null; policy: string; nodes: number[] }>;
   expected?: { pagesToMove?: number; threadsToPin?: number };
   source?: { policy?: string; summary?: string };
   /** Weighted-interleave plans: the system-wide weights (written only when the user asks). */

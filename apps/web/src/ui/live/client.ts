@@ -13,10 +13,13 @@ import type {
   LiveMessage,
   LiveWindow,
   Machine,
+  PlanRun,
   ProcessInfo,
   Probe,
   Recording,
   RollbackRecord,
+  RunReport,
+  RunRequest,
   StartRecordingRequest,
 } from '@numascope/protocol';
 
@@ -75,6 +78,12 @@ export interface LiveClient {
   stop(id: string): Promise<Recording>;
   apply(req: ApplyRequest): Promise<ApplyReport>;
   rollback(record: RollbackRecord): Promise<ApplyReport>;
+  /**
+   * Launches a program with the plan (`numascope run --plan`): resolves when the program exits, to
+   * its report (or at once, with `dryRun`, to what is planned). `onLaunched` gets the pid once the
+   * program runs. Undefined when the backend cannot launch programs.
+   */
+  runPlan?(req: RunRequest, onLaunched?: (pid: number) => void): Promise<RunReport>;
   trace(id: string): Promise<ArrayBuffer>;
   watch(id: string, h: WatchHandlers): () => void;
 }
@@ -186,6 +195,23 @@ export class LiveApi implements LiveClient, BenchClient {
     if (req.budgetMs !== undefined) body.budgetMs = req.budgetMs;
     if (req.setSystemWeights) body.setSystemWeights = true;
     return this.json<ApplyReport>('POST', '/api/apply', body);
+  }
+
+  /**
+   * `POST /api/runs`, then `GET /api/runs/:id` every 250 ms until the program has exited
+   * (docs/live-api.md, "Launching with a plan"). A dry run is answered at once.
+   */
+  async runPlan(req: RunRequest, onLaunched?: (pid: number) => void): Promise<RunReport> {
+    const body = Object.fromEntries(Object.entries(req).filter(([, v]) => v !== undefined)) as RunRequest;
+    let run = await this.json<PlanRun>('POST', '/api/runs', body);
+    if (run.status === 'dry-run') return run.report;
+    if (run.pid !== null) onLaunched?.(run.pid);
+    while (run.status === 'running') {
+      await new Promise((r) => setTimeout(r, 250));
+      run = await this.json<PlanRun>('GET', `/api/runs/${encodeURIComponent(run.id ?? '')}`);
+    }
+    if (run.status === 'failed') throw new ApiError('api', 200, 'run-failed', run.error ?? 'the run failed');
+    return run.report;
   }
 
   /** `POST /api/rollback` with the record an apply answered. */

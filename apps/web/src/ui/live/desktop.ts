@@ -22,6 +22,9 @@ import type {
   Probe,
   Recording,
   RollbackRecord,
+  RunOptions,
+  RunReport,
+  RunRequest,
   StartRecordingRequest,
 } from '@numascope/protocol';
 import { ApiError } from './client';
@@ -92,6 +95,18 @@ export class DesktopLiveApi implements LiveClient {
   }
   rollback(record: RollbackRecord): Promise<ApplyReport> {
     return call(() => this.bridge.rollback(record));
+  }
+  /** The binding's runPlan(): resolves when the program exits (the pid is in the report). */
+  runPlan(req: RunRequest): Promise<RunReport> {
+    if (req.setSystemWeights) {
+      return Promise.reject(new Error('The desktop app does not write the system-wide weighted-interleave weights: run `numascope run --plan PLAN --set-system-weights -- CMD` (docs/apply.md).'));
+    }
+    const opts: RunOptions = {};
+    if (req.command) opts.command = req.command;
+    if (req.dryRun) opts.dryRun = true;
+    if (req.anyProgram) opts.anyProgram = true;
+    if (req.weightsFallback) opts.weightsFallback = req.weightsFallback;
+    return call(() => this.bridge.runPlan(req.plan, opts));
   }
   async trace(id: string): Promise<ArrayBuffer> {
     const bytes = await call(() => this.bridge.recordingTrace(id));

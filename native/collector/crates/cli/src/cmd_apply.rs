@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use numascope_core::apply::{self, ApplyError, ApplyOptions, ApplyReport, RollbackRecord, Status};
+use numascope_core::apply::{self, retarget, ApplyError, ApplyOptions, ApplyReport, RollbackRecord, Status};
 use numascope_core::topology;
 
 /// Exit codes of apply/rollback: 0 complete (or dry run), 1 refused or failed (nothing or only
@@ -20,8 +20,32 @@ pub struct ApplyArgs {
     plan: PathBuf,
 
     /// The process to apply the plan to; must equal the plan's target.pid.
-    #[arg(short = 'p', long = "pid", value_name = "PID")]
-    pid: i32,
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PID",
+        required_unless_present = "retarget",
+        conflicts_with = "retarget"
+    )]
+    pid: Option<i32>,
+
+    /// Apply nothing: re-target the plan to process PID, another run of the same program, and
+    /// write the re-targeted plan (--out). Ranges in file-backed or named mappings map by file
+    /// and offset, object entries onto the allocations in --allocations; everything else is
+    /// listed as skipped with its reason (docs/apply.md, "Re-targeting a plan to another run").
+    #[arg(long = "retarget", value_name = "PID")]
+    retarget: Option<i32>,
+
+    /// With --retarget: the new process's allocations, from a trace of it recorded with
+    /// allocation sites (FILE.numascope) or the allocation shim's records (a *.nsalloc file, or
+    /// the directory holding them).
+    #[arg(long = "allocations", value_name = "PATH", requires = "retarget")]
+    allocations: Option<PathBuf>,
+
+    /// With --retarget: where to write the re-targeted plan (default:
+    /// numascope-plan-PID-UNIXTIME.json in the current directory, never replacing a file).
+    #[arg(long = "out", value_name = "FILE", requires = "retarget")]
+    out: Option<PathBuf>,
 
     /// List every operation and its expected effect; change nothing.
     #[arg(long = "dry-run")]
@@ -110,18 +134,22 @@ fn unix_ms() -> u64 {
 }
 
 pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
+    if let Some(pid) = args.retarget {
+        return cmd_retarget(&args, pid);
+    }
+    let Some(pid) = args.pid else { return Err((EXIT_USAGE, "give the process with -p PID".into())) };
     let t_start = Instant::now();
     let text =
         apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (err_code(&e), e.to_string()))?;
     let topo = topology::read_numa_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
     let plan = apply::parse_plan(&text, topo.page_size_bytes)
         .map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.plan.display())))?;
-    if plan.target.pid != args.pid {
+    if plan.target.pid != pid {
         return Err((
             EXIT_RUNTIME,
             format!(
                 "the plan targets process {} (target.pid), not {}; numascope only touches the process it is given",
-                plan.target.pid, args.pid
+                plan.target.pid, pid
             ),
         ));
     }
@@ -163,7 +191,7 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     let t_record = Instant::now();
     let mut write_err = None;
     if !args.dry_run && !out.rollback.is_empty() {
-        match write_rollback_record(&out.rollback, args.rollback_out.as_deref(), args.pid) {
+        match write_rollback_record(&out.rollback, args.rollback_out.as_deref(), pid) {
             Ok(path) => report.rollback_record = Some(path.display().to_string()),
             Err(e) => write_err = Some(e),
         }
@@ -436,4 +464,147 @@ pub fn human(r: &ApplyReport) -> String {
         if r.jobs == 1 { "" } else { "s" }
     );
     s
+}
+
+/// The new process's allocations from `--allocations PATH`: a trace (`.numascope`), one
+/// `*.nsalloc` file of the allocation shim, or a directory of them (the one of process `pid`).
+fn read_allocations(path: &Path, pid: i32) -> Result<retarget::Allocations, String> {
+    use numascope_core::alloc_sites::{load_dir, read_alloc_file, symbolize, ReadLimits, SymbolizeOptions};
+    let (limits, opts) = (ReadLimits::default(), SymbolizeOptions::default());
+    if path.is_dir() {
+        let files = load_dir(path, &limits, &opts).map_err(|e| format!("--allocations {}: {e}", path.display()))?;
+        let mut pids = Vec::new();
+        for (p, r) in files {
+            match r {
+                Ok(s) if s.pid as i32 == pid => {
+                    return Ok(retarget::allocations_from_sites(
+                        &s,
+                        &format!("allocation-shim records {}", p.display()),
+                    ))
+                }
+                Ok(s) => pids.push(s.pid.to_string()),
+                Err(e) => pids.push(format!("(unreadable {}: {e})", p.display())),
+            }
+        }
+        return Err(format!(
+            "--allocations {}: no allocation-shim records of process {pid} there (found: {})",
+            path.display(),
+            if pids.is_empty() { "none".into() } else { pids.join(", ") }
+        ));
+    }
+    if path.extension().is_some_and(|e| e == "nsalloc") {
+        let f = read_alloc_file(path, &limits).map_err(|e| format!("--allocations {}: {e}", path.display()))?;
+        let s = symbolize(&f, &opts);
+        return Ok(retarget::allocations_from_sites(&s, &format!("allocation-shim records {}", path.display())));
+    }
+    let t = numascope_core::trace::reader::read_trace(path)
+        .map_err(|e| format!("--allocations {}: {e}", path.display()))?;
+    let Some(proc_) = t.manifest.process.as_ref() else {
+        return Err(format!("--allocations {}: the trace names no process (manifest.process)", path.display()));
+    };
+    let tables = numascope_core::trace::alloc::from_batches(|name| t.tables.get(name).cloned());
+    if tables.rows("allocations") == 0 {
+        return Err(format!(
+            "--allocations {}: the trace has no allocations (recorded with --no-alloc-sites, attached, or an older \
+             format): record the new run with allocation sites, or pass the shim's records",
+            path.display()
+        ));
+    }
+    let ticks = proc_.start_time_ticks.as_deref().and_then(|s| s.parse().ok());
+    Ok(retarget::allocations_from_trace(&tables, proc_.pid, ticks, &format!("trace {}", path.display())))
+}
+
+/// Writes the re-targeted plan: to `out` (replacing it), or to a new
+/// numascope-plan-PID-UNIXTIME[-N].json in the current directory.
+fn write_plan(text: &str, out: Option<&Path>, pid: i32) -> Result<PathBuf, String> {
+    use numascope_core::trace::writer::{file_mode, split_output, TempFile};
+    use std::io::Write;
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let path = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(format!("numascope-plan-{pid}-{secs}.json")));
+    let what = |p: &Path, e: std::io::Error| format!("writing the re-targeted plan {}: {e}", p.display());
+    let (dir, name) = split_output(&path).map_err(|e| what(&path, e))?;
+    for n in 1..100 {
+        let mut tmp = TempFile::new_in(&dir, &name, file_mode()).map_err(|e| what(&path, e))?;
+        tmp.file().write_all(text.as_bytes()).map_err(|e| what(&path, e))?;
+        if out.is_some() {
+            return tmp.persist(&path).map(|_| path.clone()).map_err(|e| what(&path, e));
+        }
+        let p = if n == 1 { path.clone() } else { PathBuf::from(format!("numascope-plan-{pid}-{secs}-{n}.json")) };
+        match tmp.persist_new(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(what(&p, e)),
+        }
+    }
+    Err(format!("writing the re-targeted plan: every name numascope-plan-{pid}-{secs}-N.json is taken"))
+}
+
+/// `numascope apply PLAN --retarget PID`: exit 0 when everything was mapped, 3 when something
+/// was skipped (listed), 1 refused, 2 invalid plan.
+fn cmd_retarget(args: &ApplyArgs, pid: i32) -> CmdResult {
+    let started_ms = unix_ms();
+    let text =
+        apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (err_code(&e), e.to_string()))?;
+    let topo = topology::read_numa_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
+    let plan = apply::parse_plan(&text, topo.page_size_bytes)
+        .map_err(|e| (EXIT_USAGE, format!("{}: {e}", args.plan.display())))?;
+    let plan_json: serde_json::Value = serde_json::from_str(&text).map_err(|e| (EXIT_USAGE, e.to_string()))?;
+    let proc_root = Path::new("/proc");
+    let new = retarget::ProcessView::read(proc_root, pid).map_err(|e| (EXIT_RUNTIME, e))?;
+    // The original process's maps are used only when it provably still is that process.
+    let old_pid = plan.target.pid;
+    let mut early_warnings = Vec::new();
+    let original = match plan.target.start_time_ticks {
+        Some(t) if numascope_core::procfs::process_start_ticks(proc_root, old_pid) == Some(t) => {
+            retarget::ProcessView::read(proc_root, old_pid).ok()
+        }
+        None if numascope_core::procfs::process_start_ticks(proc_root, old_pid).is_some() => {
+            early_warnings.push(format!(
+                "process {old_pid} runs, but the plan records no start time (target.startTimeTicks) to tell whether it \
+                 is the process the plan was made for: its mappings were not used"
+            ));
+            None
+        }
+        _ => None,
+    };
+    let allocations = match &args.allocations {
+        Some(p) => Some(read_allocations(p, pid).map_err(|e| (EXIT_RUNTIME, e))?),
+        None => None,
+    };
+    let input = retarget::RetargetInput {
+        original: original.as_ref(),
+        new: &new,
+        allocations: allocations.as_ref(),
+        page_size: topo.page_size_bytes,
+        now_iso: numascope_core::time::iso8601_utc(started_ms),
+    };
+    let (out, mut rep) = retarget::retarget(&plan_json, &plan, &input).map_err(|e| (EXIT_RUNTIME, e))?;
+    rep.warnings.splice(0..0, early_warnings);
+    let text = serde_json::to_string_pretty(&out).map_err(|e| (EXIT_RUNTIME, e.to_string()))? + "\n";
+    let path = write_plan(&text, args.out.as_deref(), pid).map_err(|e| (EXIT_RUNTIME, e))?;
+    rep.output = Some(path.display().to_string());
+    // Audit log: a recorder of the new process picks the entry up (docs/apply.md, "Audit log").
+    let entry = apply::audit::retarget_entry(&out, &rep, started_ms, unix_ms());
+    if let Err(e) = apply::audit::spool(&apply::audit::spool_dir(), &entry) {
+        rep.warnings
+            .push(format!("could not write the audit-log entry to {}: {e}", apply::audit::spool_dir().display()));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rep).map_err(|e| (EXIT_RUNTIME, e.to_string()))?);
+    } else {
+        print!("{}", retarget::describe(&rep));
+    }
+    if rep.skipped.is_empty() {
+        Ok(())
+    } else {
+        Err((
+            EXIT_PARTIAL,
+            format!(
+                "{} entries of the plan could not be re-targeted (listed above as skipped); the re-targeted plan {} has \
+                 the rest",
+                rep.skipped.len(),
+                path.display()
+            ),
+        ))
+    }
 }

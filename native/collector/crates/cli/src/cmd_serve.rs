@@ -27,6 +27,7 @@ mod bench;
 mod http;
 #[cfg(test)]
 mod protocol_fixture;
+mod runs;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Read;
@@ -216,6 +217,8 @@ struct State {
     unauth: Arc<Semaphore>,
     /// `/api/bench` runs (cmd_serve/bench.rs).
     bench: bench::BenchRuns,
+    /// `/api/runs`: programs launched with a plan (cmd_serve/runs.rs).
+    runs: runs::PlanRuns,
 }
 
 // ---- entry ------------------------------------------------------------------------------------
@@ -276,6 +279,7 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         idle: IdleConnections::default(),
         unauth: Arc::new(Semaphore::new(MAX_UNAUTH_RESPONSES)),
         bench: bench::BenchRuns::default(),
+        runs: runs::PlanRuns::default(),
     });
     // Two workers (the connections are I/O, and this is a profiler's helper, not a web farm);
     // blocking work goes to a bounded pool.
@@ -935,6 +939,21 @@ async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: 
             .await;
             return (resp, true);
         }
+        (["runs"], "POST") => {
+            let body = match read_request_body(conn, head, MAX_PLAN_BODY).await {
+                Ok(b) => b,
+                Err(r) => return (r, false),
+            };
+            let st = st.clone();
+            let resp = blocking(move || match check_duplicate_keys(&body) {
+                Err(detail) => duplicate_key_error(&detail),
+                Ok(()) => runs::start(&st, &body),
+            })
+            .await;
+            return (resp, true);
+        }
+        (["runs"], "GET") => runs::list(st),
+        (["runs", id], "GET") => runs::get(st, id),
         (["recordings", id], "GET") => match find(st, id) {
             Some(r) => json_response(200, &recording_json(&r)),
             None => unknown_recording(id),
@@ -986,6 +1005,8 @@ async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: 
         (["recordings"], _) => not_allowed("GET, POST"),
         (["recordings", _] | ["recordings", _, "trace"] | ["recordings", _, "live"], _) => not_allowed("GET"),
         (["recordings", _, "stop"], _) | (["apply"], _) | (["rollback"], _) => not_allowed("POST"),
+        (["runs"], _) => not_allowed("GET, POST"),
+        (["runs", _], _) => not_allowed("GET"),
         _ => api_error(404, "not-found", &format!("no API endpoint {method} {path} (see docs/live-api.md)")),
     };
     (resp, false)

@@ -102,8 +102,13 @@ kernel, cpu model, and where each number came from.")]
 checks it is the same process (pid + start time) on the same machine, moves pages with move_pages \
 in batches (skipping pages already in place), pins threads with sched_setaffinity, verifies by \
 querying the pages again, reports planned vs achieved and writes a rollback record.\n\n\
-Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage, 3 partly done.",
-        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope rollback numascope-rollback-4242-1790000000.json"
+With --retarget PID it applies nothing: it maps the plan onto PID, another run of the same \
+program (file-backed and named mappings by file and offset, object entries onto the allocations \
+in --allocations, threads by name), lists what it could not map with the reason, and writes the \
+re-targeted plan to dry-run and apply as usual (docs/apply.md, \"Re-targeting a plan to another run\").\n\n\
+Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage, 3 partly done \
+(--retarget: something was skipped).",
+        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope apply plan.json --retarget 5151 --allocations run2.numascope --out plan-5151.json\n  numascope rollback numascope-rollback-4242-1790000000.json"
     )]
     Apply(cmd_apply::ApplyArgs),
 

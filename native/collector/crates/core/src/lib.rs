@@ -13,6 +13,7 @@ pub mod privileges;
 pub mod probe;
 pub mod probe_placement;
 pub mod procfs;
+pub mod program;
 pub mod recorder;
 /// `numascope_core::record::…` paths keep working for code written against that name.
 pub use recorder as record;

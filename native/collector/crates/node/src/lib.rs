@@ -4,7 +4,7 @@
 //! `recordLimits()` only returns a constant table.
 //!
 //! Native exports: `probe()`, `topology()`, `record(options, token?, onWindow?)`,
-//! `apply(planJson, options)`, `recordLimits()`, `bench(options, token?, onProgress?)`, the
+//! `apply(planJson, options)`, `runPlan(planJson, options)`, `recordLimits()`, `bench(options, token?, onProgress?)`, the
 //! `StopToken` class and `stopRecordings()`. `index.js` adds the AbortSignal wiring
 //! (`record({…, signal})`, `bench({…, signal})`), `onWindow` / `onProgress` as options, and
 //! `startRecording()` / `startBench()` (a handle with `.stop()`).
@@ -352,6 +352,85 @@ pub fn apply(plan_json: String, options: ApplyOptions) -> AsyncTask<JsonTask> {
     }))))
 }
 
+/// Options of `runPlan()` (`numascope run --plan`; all optional).
+#[napi(object)]
+pub struct RunPlanOptions {
+    /// The argv to launch (default: the plan's `target.command`).
+    pub command: Option<Vec<String>>,
+    /// Check everything and resolve to what would be placed and pinned; launch nothing.
+    pub dry_run: Option<bool>,
+    /// Run even if the program's file name differs from the plan's `target.command[0]`.
+    pub any_program: Option<bool>,
+    /// `"refuse"` (default) or `"interleave"`: weighted-interleave entries the kernel cannot do.
+    pub weights_fallback: Option<String>,
+}
+
+/// Launches a program with a plan's object entries (placement by allocation site) and thread
+/// entries applied from its first allocation, as `numascope run --plan` does (docs/apply.md,
+/// "Applying at the next launch"); resolves when the program exits, to the report (the object
+/// `numascope run --report` writes: matches and bytes per object entry, threads pinned, entries
+/// never matched), or at once to the planned report in a dry run. The program's stdin is
+/// /dev/null; its stdout and stderr are this process's.
+#[napi(ts_return_type = "Promise<RunReport>")]
+pub fn run_plan(plan_json: String, options: RunPlanOptions) -> AsyncTask<JsonTask> {
+    use core_apply::launch::WeightsFallback;
+    use core_apply::run;
+    AsyncTask::new(JsonTask(Some(Box::new(move || {
+        let invalid = |m: String| Error::new(Status::InvalidArg, m);
+        if plan_json.len() > core_apply::MAX_PLAN_BYTES {
+            return Err(invalid(format!(
+                "plan: {} bytes, more than the limit of {} bytes",
+                plan_json.len(),
+                core_apply::MAX_PLAN_BYTES
+            )));
+        }
+        let command = match options.command {
+            Some(c) => c,
+            None => {
+                let v: serde_json::Value =
+                    serde_json::from_str(&plan_json).map_err(|e| invalid(format!("plan: not JSON: {e}")))?;
+                v["target"]["command"]
+                    .as_array()
+                    .map(|a| a.iter().map(|x| x.as_str().unwrap_or_default().to_string()).collect::<Vec<_>>())
+                    .filter(|c| !c.is_empty())
+                    .ok_or_else(|| {
+                        invalid("command: the plan names no command (target.command); pass options.command".into())
+                    })?
+            }
+        };
+        if command.is_empty()
+            || command[0].is_empty()
+            || command.len() > 4096
+            || command.iter().any(|a| a.contains('\0'))
+        {
+            return Err(invalid("command: a non-empty argv of at most 4096 strings without NUL".into()));
+        }
+        let weights_fallback = match options.weights_fallback.as_deref() {
+            None | Some("refuse") => Some(WeightsFallback::Refuse),
+            Some("interleave") => Some(WeightsFallback::Interleave),
+            Some(o) => return Err(invalid(format!("weightsFallback: \"refuse\" or \"interleave\", not {o:?}"))),
+        };
+        let opts = run::RunOptions {
+            plan_text: plan_json,
+            plan_label: "plan".into(),
+            command,
+            dry_run: options.dry_run.unwrap_or(false),
+            any_program: options.any_program.unwrap_or(false),
+            weights_fallback,
+            set_system_weights: false,
+        };
+        let status = |code: u8| if code == run::EXIT_USAGE { Status::InvalidArg } else { Status::GenericFailure };
+        let p = run::prepare(&opts).map_err(|(c, m)| Error::new(status(c), m))?;
+        let report = if opts.dry_run {
+            p.planned_report()
+        } else {
+            let launched = run::launch(p, run::Stdio3::NullStdin).map_err(|(c, m)| Error::new(status(c), m))?;
+            launched.wait().map_err(|(c, m)| Error::new(status(c), m))?
+        };
+        serde_json::to_value(&report).map_err(err)
+    }))))
+}
+
 /// Options of `bench()` (`numascope bench`; all optional).
 #[napi(object)]
 pub struct BenchOptions {
@@ -381,7 +460,9 @@ fn byte_option(name: &str, v: Option<f64>) -> Result<Option<u64>> {
     match v {
         None => Ok(None),
         Some(b) if b.is_finite() && b >= 0.0 && b.fract() == 0.0 && b <= 9.007_199_254_740_991e15 => Ok(Some(b as u64)),
-        Some(b) => Err(Error::new(Status::InvalidArg, format!("bench: {name} must be a whole number of bytes, got {b}"))),
+        Some(b) => {
+            Err(Error::new(Status::InvalidArg, format!("bench: {name} must be a whole number of bytes, got {b}")))
+        }
     }
 }
 
@@ -426,7 +507,13 @@ pub fn bench(
     token: Option<&StopToken>,
     on_progress: Option<ProgressCallback>,
 ) -> Result<AsyncTask<BenchTask>> {
-    let o = options.unwrap_or(BenchOptions { quick: None, max_seconds: None, array_bytes: None, chase_bytes: None, save: None });
+    let o = options.unwrap_or(BenchOptions {
+        quick: None,
+        max_seconds: None,
+        array_bytes: None,
+        chase_bytes: None,
+        save: None,
+    });
     let request = core_bench::job::BenchRequest {
         quick: o.quick,
         max_seconds: o.max_seconds,

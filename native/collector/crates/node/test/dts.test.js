@@ -49,7 +49,7 @@ test('index.d.ts covers the generated native types (functions, classes, every op
   for (const name of genExports) assert.ok(exported.has(name), `native ${name} is exported by index.js`);
   const want = interfaces(gen);
   const have = interfaces(dts);
-  for (const iface of ['RecordOptions', 'ApplyOptions', 'BenchOptions']) {
+  for (const iface of ['RecordOptions', 'ApplyOptions', 'BenchOptions', 'RunPlanOptions']) {
     assert.ok(want.has(iface), `generated ${iface}`);
     for (const field of want.get(iface)) assert.ok(have.get(iface)?.has(field), `index.d.ts ${iface}.${field} (generated from src/lib.rs)`);
   }

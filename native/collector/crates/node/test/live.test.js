@@ -226,3 +226,48 @@ test('apply() dry-runs a plan on a running child', { skip }, async () => {
     child.kill('SIGKILL');
   }
 });
+
+test('runPlan() launches a program with a plan and reports the site it placed and the thread it pinned', { skip }, async () => {
+  const numascope = [path.join(root, 'target', 'debug', 'numascope'), path.join(root, 'target', 'release', 'numascope')].find((p) => fs.existsSync(p));
+  if (!numascope) return;
+  const { spawnSync } = require('node:child_process');
+  const args = ['--threads', '1', '--mib', '1', '--shared-mib', '3', '--seconds', '0.05'];
+  // The shared buffer's allocation site, from a run recorded by the allocation shim.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'numascope-runplan-'));
+  try {
+    const shim = path.join(path.dirname(numascope), 'libnumascope_allocshim.so');
+    const rec = spawnSync(testload, args, { env: { ...process.env, LD_PRELOAD: shim, NUMASCOPE_ALLOC_DIR: dir, NUMASCOPE_ALLOC_SAMPLE_BYTES: '0' } });
+    assert.strictEqual(rec.status, 0, String(rec.stderr));
+    const frames = spawnSync(numascope, ['debug', 'alloc-frames', dir, '--min-bytes', '4000000'], { encoding: 'utf8' });
+    const size = (3 << 20) + (2 << 20) + 8192; // the shared buffer's mmap: 3 MiB, 2 MiB for alignment, two guard pages
+    const site = frames.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.size === size);
+    assert.ok(site, frames.stdout + frames.stderr);
+    const plan = {
+      format: 'numascope-plan',
+      version: 1,
+      source: { policy: 'manual' },
+      target: { pid: 1, command: [testload, ...args], machine: { nodeIds: [0] } },
+      pageRanges: [],
+      threads: [{ tid: 2, order: 1, name: 'testload-w0', toNodes: [0] }],
+      objects: [{ site: 'shared buffer', frames: site.frames.slice(0, 3), size: { min: size, max: size }, policy: 'bind', nodes: [0] }],
+    };
+    const dry = await addon.runPlan(JSON.stringify(plan), { dryRun: true });
+    assert.strictEqual(dry.dryRun, true);
+    assert.strictEqual(dry.pid, null);
+    assert.strictEqual(dry.objects[0].matches, 0);
+    const report = await addon.runPlan(JSON.stringify(plan));
+    assert.strictEqual(report.exitCode, 0);
+    assert.ok(report.pid > 0);
+    assert.strictEqual(report.objects[0].matches, 1, JSON.stringify(report));
+    assert.ok(report.objects[0].bytesPerNode['0'] >= 3 << 20, JSON.stringify(report.objects[0]));
+    assert.deepStrictEqual(report.unmatchedObjects, []);
+    assert.strictEqual(report.threads[0].pinned.length, 1, JSON.stringify(report.threads));
+    // refusals name the problem
+    await assert.rejects(addon.runPlan(JSON.stringify({ ...plan, objects: [], threads: [] })), /nothing to apply at launch/);
+    await assert.rejects(addon.runPlan(JSON.stringify(plan), { command: ['/no/such/program'] }), /made for .* Pass --any-program/);
+    await assert.rejects(addon.runPlan(JSON.stringify(plan), { command: ['/no/such/program'], anyProgram: true }), /not found/);
+    await assert.rejects(addon.runPlan(JSON.stringify(plan), { weightsFallback: 'maybe' }), /weightsFallback/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

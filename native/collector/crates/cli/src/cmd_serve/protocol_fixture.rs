@@ -616,6 +616,10 @@ fn messages() -> Value {
         "benchRunList": [{ "runs": super::bench::fixture::runs().iter().map(super::bench::bench_json).collect::<Vec<_>>() }, { "runs": none }],
         "benchProgress": [to(&super::bench::fixture::progress(1)), to(&super::bench::fixture::progress(2))],
         "benchOutcome": [to(&super::bench::fixture::outcome(false)), to(&super::bench::fixture::outcome(true))],
+        // /api/runs (cmd_serve/runs.rs), `numascope run --report` and the binding's runPlan().
+        "planRun": super::runs::fixture::runs(),
+        "planRunList": [{ "runs": super::runs::fixture::runs()[..3].to_vec() }, { "runs": none }],
+        "runReport": super::runs::fixture::reports().iter().map(to).collect::<Vec<_>>(),
         "apiError": [
             error_json("unauthorized", "missing token: every /api/ request needs the token from the URL `numascope serve` printed"),
             error_json("bad-duration", "durationS must be a number of seconds > 0 and <= 4290"),

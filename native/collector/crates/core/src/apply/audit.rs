@@ -84,6 +84,27 @@ pub fn run_entry(plan: &Value, report: &Value, pid: i32, start_ticks: Option<u64
     })
 }
 
+/// The entry `numascope apply --retarget` writes for the new process: the plan was re-targeted to
+/// it (nothing applied yet); `report` lists what was mapped and what was skipped, and why.
+pub fn retarget_entry(
+    plan: &Value,
+    report: &super::retarget::RetargetReport,
+    started_unix_ms: u64,
+    finished_unix_ms: u64,
+) -> Value {
+    json!({
+        "tool": "numascope apply --retarget",
+        "appliedAt": crate::time::iso8601_utc(finished_unix_ms),
+        "startedUnixMs": started_unix_ms,
+        "finishedUnixMs": finished_unix_ms,
+        "pid": report.pid,
+        "startTimeTicks": report.start_time_ticks.clone().unwrap_or_default(),
+        "status": "retargeted",
+        "plan": plan,
+        "report": report,
+    })
+}
+
 /// Writes an entry for a finished (not dry-run) apply; returns the file.
 pub fn spool(dir: &Path, entry: &Value) -> io::Result<PathBuf> {
     let pid = entry["pid"].as_i64().unwrap_or(-1);
@@ -144,6 +165,17 @@ pub fn describe(entry: &Value) -> String {
             "numascope run: plan ({policy}) applied at launch: {} object entries, {} thread entries",
             n("objects"),
             n("threads")
+        );
+    }
+    if entry["tool"] == "numascope apply --retarget" {
+        let n = |k: &str| r[k].as_array().map_or(0, |a| a.len());
+        return format!(
+            "numascope apply --retarget: plan ({policy}) of process {} re-targeted here (not applied): {} ranges and {} \
+             threads mapped, {} entries skipped",
+            r["fromPid"],
+            n("ranges"),
+            n("threads"),
+            n("skipped")
         );
     }
     let pinned = r["threads"].as_array().map(|t| t.iter().filter(|t| t["pinned"] == true).count()).unwrap_or(0);

@@ -23,6 +23,8 @@ pub mod launch;
 pub mod pages;
 pub mod plan;
 pub mod plan_objects;
+pub mod retarget;
+pub mod run;
 pub mod sys;
 pub mod vma_view;
 pub mod weights;

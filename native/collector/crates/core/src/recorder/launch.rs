@@ -93,37 +93,16 @@ pub(super) fn signal_name(sig: i32) -> String {
     }
 }
 
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-}
-
 /// Resolves a program name the way execvp would (PATH search for names without a slash).
 pub fn resolve_program(name: &str) -> Result<PathBuf, RecordError> {
-    if name.is_empty() {
-        return Err(RecordError::Usage("empty command".into()));
-    }
-    if name.contains('/') {
-        let p = PathBuf::from(name);
-        if !p.exists() {
-            return Err(RecordError::CommandNotFound(name.into()));
+    use crate::program::{find_program, FindError};
+    find_program(name).map_err(|e| match e {
+        FindError::Empty => RecordError::Usage("empty command".into()),
+        FindError::NotFound => RecordError::CommandNotFound(name.into()),
+        FindError::NotExecutable => {
+            RecordError::Exec { program: name.into(), error: std::io::Error::from_raw_os_error(libc::EACCES) }
         }
-        if !is_executable(&p) {
-            return Err(RecordError::Exec {
-                program: name.into(),
-                error: std::io::Error::from_raw_os_error(libc::EACCES),
-            });
-        }
-        return Ok(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    for dir in std::env::split_paths(&path) {
-        let cand = dir.join(name);
-        if is_executable(&cand) {
-            return Ok(cand);
-        }
-    }
-    Err(RecordError::CommandNotFound(name.into()))
+    })
 }
 
 /// A forked child blocked before exec until [`StoppedChild::release`].
