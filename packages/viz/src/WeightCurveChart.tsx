@@ -25,6 +25,11 @@ export interface WeightCurveChartProps {
   bandwidthRatio: WeightCurveMark;
   /** Shares whose predicted time is within `band` of the optimum's. */
   flat: { fromShare: number; toShare: number; band: number };
+  /**
+   * DRAM shares shown (default [0, 1]): a narrower range zooms in on the optimum, where the full
+   * curve's steep slow-memory end squashes the flat band. Points and marks outside it are left out.
+   */
+  shareRange?: readonly [number, number];
   title?: string;
   width?: number;
   height?: number;
@@ -44,14 +49,17 @@ const ratio = (v: number) => v.toFixed(2);
  * scales, ticks and path; React renders the SVG. Every marked value is also in the tooltip and the
  * accessible description, so the chart is never the only way to read them.
  */
-export function WeightCurveChart({ points, optimum, recommended, bandwidthRatio, flat, title, width = 340, height = 210, testId }: WeightCurveChartProps) {
+export function WeightCurveChart({ points, optimum, recommended, bandwidthRatio, flat, shareRange = [0, 1], title, width = 340, height = 210, testId }: WeightCurveChartProps) {
   const name = title ?? 'Predicted time against the DRAM share';
-  const sorted = [...points].filter((p) => Number.isFinite(p.timeVsDramOnly)).sort((a, b) => a.dramShare - b.dramShare);
-  const ys = [1, optimum.timeVsDramOnly, recommended.timeVsDramOnly, bandwidthRatio.timeVsDramOnly, ...sorted.map((p) => p.timeVsDramOnly)].filter(Number.isFinite);
+  const [from, to] = shareRange;
+  const inRange = (p: WeightCurvePointView) => p.dramShare >= from - 1e-9 && p.dramShare <= to + 1e-9;
+  const sorted = [...points].filter((p) => Number.isFinite(p.timeVsDramOnly) && inRange(p)).sort((a, b) => a.dramShare - b.dramShare);
+  const marks = [optimum, recommended, bandwidthRatio].filter(inRange);
+  const ys = [1, ...marks.map((m) => m.timeVsDramOnly), ...sorted.map((p) => p.timeVsDramOnly)].filter(Number.isFinite);
   const lo = Math.min(...ys);
   const hi = Math.max(...ys);
   const pad = Math.max((hi - lo) * 0.05, 0.01);
-  const x = scaleLinear().domain([0, 1]).range([MARGIN.left, width - MARGIN.right]);
+  const x = scaleLinear().domain([from, to]).range([MARGIN.left, width - MARGIN.right]);
   const y = scaleLinear()
     .domain([Math.max(0, lo - pad), hi + pad])
     .range([height - MARGIN.bottom, MARGIN.top])
@@ -63,6 +71,7 @@ export function WeightCurveChart({ points, optimum, recommended, bandwidthRatio,
       .y((p) => y(p.timeVsDramOnly))(sorted) ?? '';
   const mark = (p: WeightCurvePointView) => `${formatPercent(p.dramShare)} on DRAM: ${ratio(p.timeVsDramOnly)} of DRAM-only time`;
   const desc = [
+    ...(from > 0 || to < 1 ? [`Shares from ${formatPercent(from)} to ${formatPercent(to)} on DRAM.`] : []),
     `Optimum: ${mark(optimum)}.`,
     `Recommended ${recommended.label}: ${mark(recommended)}.`,
     `Bandwidth-ratio start ${bandwidthRatio.label}: ${mark(bandwidthRatio)}.`,
@@ -83,18 +92,18 @@ export function WeightCurveChart({ points, optimum, recommended, bandwidthRatio,
         <rect
           className="ns-weight-curve__flat"
           data-testid="weight-flat-band"
-          x={px(x(flat.fromShare))}
-          width={px(Math.max(0, x(flat.toShare) - x(flat.fromShare)))}
+          x={px(x(Math.max(from, flat.fromShare)))}
+          width={px(Math.max(0, x(Math.min(to, flat.toShare)) - x(Math.max(from, flat.fromShare))))}
           y={MARGIN.top}
           height={axisY - MARGIN.top}
         >
           <title>{`flat: within ${formatPercent(flat.band, 0)} of the optimum from ${formatPercent(flat.fromShare)} to ${formatPercent(flat.toShare)} on DRAM`}</title>
         </rect>
-        {x.ticks(5).map((t) => (
+        {x.ticks(to - from < 0.5 ? 4 : 5).map((t) => (
           <g key={`x${t}`} className="ns-axis">
             <line x1={x(t)} x2={x(t)} y1={MARGIN.top} y2={axisY} className="ns-grid" />
             <text x={x(t)} y={axisY + 14} textAnchor="middle">
-              {formatPercent(t, 0)}
+              {formatPercent(t, to - from < 0.1 ? 1 : 0)}
             </text>
           </g>
         ))}
@@ -116,15 +125,21 @@ export function WeightCurveChart({ points, optimum, recommended, bandwidthRatio,
           time ÷ DRAM-only time
         </text>
         {sorted.length > 1 && <path d={path} fill="none" className="ns-weight-curve__line" strokeWidth={2} data-testid="weight-curve-line" />}
-        <path className="ns-weight-curve__start" data-testid="weight-bandwidth-ratio" d={triangle(px(x(bandwidthRatio.dramShare)), px(y(bandwidthRatio.timeVsDramOnly)), 5)} data-share={bandwidthRatio.dramShare}>
-          <title>{`bandwidth-ratio start ${bandwidthRatio.label}: ${mark(bandwidthRatio)}`}</title>
-        </path>
-        <circle className="ns-weight-curve__optimum" data-testid="weight-optimum" cx={px(x(optimum.dramShare))} cy={px(y(optimum.timeVsDramOnly))} r={6} data-share={optimum.dramShare}>
-          <title>{`optimum: ${mark(optimum)}`}</title>
-        </circle>
-        <path className="ns-weight-curve__chosen" data-testid="weight-recommended" d={diamond(px(x(recommended.dramShare)), px(y(recommended.timeVsDramOnly)), 4.5)} data-share={recommended.dramShare}>
-          <title>{`recommended ${recommended.label}: ${mark(recommended)}`}</title>
-        </path>
+        {inRange(bandwidthRatio) && (
+          <path className="ns-weight-curve__start" data-testid="weight-bandwidth-ratio" d={triangle(px(x(bandwidthRatio.dramShare)), px(y(bandwidthRatio.timeVsDramOnly)), 5)} data-share={bandwidthRatio.dramShare}>
+            <title>{`bandwidth-ratio start ${bandwidthRatio.label}: ${mark(bandwidthRatio)}`}</title>
+          </path>
+        )}
+        {inRange(optimum) && (
+          <circle className="ns-weight-curve__optimum" data-testid="weight-optimum" cx={px(x(optimum.dramShare))} cy={px(y(optimum.timeVsDramOnly))} r={6} data-share={optimum.dramShare}>
+            <title>{`optimum: ${mark(optimum)}`}</title>
+          </circle>
+        )}
+        {inRange(recommended) && (
+          <path className="ns-weight-curve__chosen" data-testid="weight-recommended" d={diamond(px(x(recommended.dramShare)), px(y(recommended.timeVsDramOnly)), 4.5)} data-share={recommended.dramShare}>
+            <title>{`recommended ${recommended.label}: ${mark(recommended)}`}</title>
+          </path>
+        )}
       </svg>
       <p className="ns-weight-curve__legend ns-muted small" aria-hidden="true">
         <span className="ns-weight-curve__key ns-weight-curve__key--optimum">●</span> optimum{' '}

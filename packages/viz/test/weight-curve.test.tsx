@@ -77,4 +77,20 @@ describe('WeightCurveChart', () => {
     expect(screen.queryByTestId('weight-curve-line')).toBeNull();
     expect(screen.getByTestId('weight-optimum')).toBeTruthy();
   });
+
+  it('a share range zooms in: only its points and marks, the band clipped to it, the range said in the description', () => {
+    render(<WeightCurveChart {...props} shareRange={[0.75, 1]} testId="zoom" bandwidthRatio={{ ...props.bandwidthRatio, dramShare: 0.5 }} />);
+    expect(screen.getByTestId('zoom').dataset.points).toBe('4');
+    const d = screen.getByTestId('weight-curve-line').getAttribute('d')!;
+    const xs = [...d.matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]));
+    // 75 % is the left edge of the plot (the margin), 100 % its right edge.
+    expect(xs[0]!).toBeGreaterThan(52);
+    expect(xs[xs.length - 1]!).toBeCloseTo(340 - 14, 0);
+    // The 4.2× point at 0 % is not there to squash the y axis: the top tick is near the 1.02 point.
+    const ticks = [...screen.getByTestId('zoom').querySelectorAll('g.ns-axis text')].map((t) => t.textContent);
+    expect(ticks).not.toContain('4.00');
+    expect(screen.queryByTestId('weight-bandwidth-ratio')).toBeNull();
+    expect(screen.getByTestId('weight-optimum')).toBeTruthy();
+    expect(document.getElementById('zoom-desc')!.textContent).toContain('Shares from 75.0% to 100.0% on DRAM.');
+  });
 });

@@ -214,10 +214,9 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
   );
 }
 
-/** Where a column's analysis ran, for the weights panels' titles: "re-targeted onto dram-cxl-1s", a second recording's name. */
+/** A second recording's name, for the weights panels' titles (the machine is in the title already). */
 function columnWhere(c: ColumnSpec, names: Map<number, string>): string | undefined {
-  const parts = [c.machine ? `re-targeted onto ${c.machine}` : null, c.recording !== null ? (names.get(c.recording) ?? `recording ${c.recording}`) : null].filter(Boolean);
-  return parts.length > 0 ? parts.join(', ') : undefined;
+  return c.recording !== null ? (names.get(c.recording) ?? `recording ${c.recording}`) : undefined;
 }
 
 /**

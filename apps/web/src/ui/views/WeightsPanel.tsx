@@ -6,6 +6,7 @@
  */
 import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { WeightCurveChart, formatPercent, nodeLabel } from '@numascope/viz';
+import type { WeightCurveChartProps } from '@numascope/viz';
 import type { AnalysisView, PolicyView, WeightsView } from '../../worker/engine/run';
 import { accessRateSource } from './EngineParts';
 
@@ -62,7 +63,7 @@ export function WeightsPanel({ analysis, policy, where }: { analysis: AnalysisVi
       data-dram-share={r?.dramShare ?? ''}
       aria-label={`Weighted interleave: ${title}`}
     >
-      <h3>Weighted interleave: {title}</h3>
+      <h3>{title}</h3>
       <p className="weights-panel__headline">
         <strong data-testid="weights-words">{weightsSentence(w)}</strong>
         {dramOnlyAlready && <span className="ns-muted"> (every page on the fast side: the slower memory is not predicted to help this program)</span>}
@@ -77,7 +78,7 @@ export function WeightsPanel({ analysis, policy, where }: { analysis: AnalysisVi
           <span data-testid="weights-vs-equal" data-value={gains.vsEqual ?? ''}>
             {gains.vsEqual !== null ? formatSpeedup(gains.vsEqual) : '–'}
           </span>{' '}
-          vs equal weights (1:1) <span className="ns-muted small">(speedup: the other placement&rsquo;s predicted time ÷ these weights&rsquo;)</span>
+          vs equal weights (1:1) <span className="ns-muted small">(speedups: the other placement&rsquo;s predicted time ÷ this one&rsquo;s)</span>
           <br />
           Optimum at <span data-testid="weights-optimum" data-value={r.optimum.dramShare}>{formatPercent(r.optimum.dramShare)}</span> on DRAM; within{' '}
           {formatPercent(r.flat.band, 0)} of it from{' '}
@@ -92,14 +93,16 @@ export function WeightsPanel({ analysis, policy, where }: { analysis: AnalysisVi
         Access rates: {accessRateSource(analysis)}.
       </p>
       {r && curve.length > 0 && r.optimum.timeVsDramOnly !== null && r.timeVsDramOnly !== null && r.bandwidthRatio.timeVsDramOnly !== null && (
-        <WeightCurveChart
-          testId={`weight-curve-${policy.policy.replace(/[^a-z0-9-]/gi, '_')}`}
-          title={`Predicted time against the DRAM share: ${title}`}
-          points={curve}
-          optimum={{ dramShare: r.optimum.dramShare, timeVsDramOnly: r.optimum.timeVsDramOnly }}
-          recommended={{ dramShare: r.dramShare, timeVsDramOnly: r.timeVsDramOnly, label: `weights ${weightsRatio(w.weights)}` }}
-          bandwidthRatio={{ dramShare: r.bandwidthRatio.dramShare, timeVsDramOnly: r.bandwidthRatio.timeVsDramOnly, label: `weights ${weightsRatio(r.bandwidthRatio.weights)}` }}
-          flat={r.flat}
+        <WeightCharts
+          id={policy.policy.replace(/[^a-z0-9-]/gi, '_')}
+          title={title}
+          chart={{
+            points: curve,
+            optimum: { dramShare: r.optimum.dramShare, timeVsDramOnly: r.optimum.timeVsDramOnly },
+            recommended: { dramShare: r.dramShare, timeVsDramOnly: r.timeVsDramOnly, label: `weights ${weightsRatio(w.weights)}` },
+            bandwidthRatio: { dramShare: r.bandwidthRatio.dramShare, timeVsDramOnly: r.bandwidthRatio.timeVsDramOnly, label: `weights ${weightsRatio(r.bandwidthRatio.weights)}` },
+            flat: r.flat,
+          }}
         />
       )}
       {r && <p className="ns-muted small">{r.sides}. Curve times are the recommendation&rsquo;s own model times: compare its points with each other, not with the policies&rsquo; predicted times.</p>}
@@ -153,6 +156,33 @@ export function WeightsPanel({ analysis, policy, where }: { analysis: AnalysisVi
         </details>
       )}
     </section>
+  );
+}
+
+/** Zoom around the flat band when it covers less than this share of the axis (else the whole curve says it). */
+const ZOOM_BELOW = 0.6;
+/** Shares shown either side of the flat band in the zoomed chart. */
+const ZOOM_MARGIN = 0.1;
+
+/**
+ * The whole curve, and beside it the shares around the flat band: the slow-memory end of the
+ * curve is often several times DRAM's time, which squashes the optimum's neighbourhood.
+ */
+function WeightCharts({ id, title, chart }: { id: string; title: string; chart: Omit<WeightCurveChartProps, 'title' | 'testId' | 'shareRange'> }) {
+  const from = Math.max(0, chart.flat.fromShare - ZOOM_MARGIN);
+  const to = Math.min(1, chart.flat.toShare + ZOOM_MARGIN);
+  return (
+    <div className="weights-panel__charts">
+      <WeightCurveChart {...chart} testId={`weight-curve-${id}`} title={`Predicted time against the DRAM share: ${title}`} />
+      {to - from < ZOOM_BELOW && (
+        <WeightCurveChart
+          {...chart}
+          testId={`weight-curve-${id}-zoom`}
+          shareRange={[from, to]}
+          title={`Around the optimum: ${formatPercent(from)} to ${formatPercent(to)} on DRAM`}
+        />
+      )}
+    </div>
   );
 }
 
