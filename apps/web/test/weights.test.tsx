@@ -15,6 +15,8 @@ import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from '../src/ui/ur
 import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { WeightsPanel, weightGains, weightsSentence, weightedPolicies } from '../src/ui/views/WeightsPanel';
 import { accessRateSource } from '../src/ui/views/EngineParts';
+import { markdownSummary } from '../src/ui/markdown';
+import { summarizeTrace } from '@numascope/policy-engine';
 
 afterEach(cleanup);
 
@@ -130,5 +132,23 @@ describe('WeightsPanel', () => {
   it('a policy without weights shows nothing', () => {
     const { container } = render(<WeightsPanel analysis={view} policy={view.policies.find((p) => p.policy === 'interleave')!} />);
     expect(container.innerHTML).toBe('');
+  });
+});
+
+describe('Markdown summary', () => {
+  it('prints each weighted policy: the weights in words, the gains, the band, the numactl line with its sysfs weights, the rate source', () => {
+    const summary = summarizeTrace(hotspot);
+    const w = view.policies.find((p) => p.policy === 'weighted-interleave')!.weights!;
+    const md = markdownSummary({ source: 'x.numascope', summary, inRange: summary, range: null, regions: [], view: 'compare', analysis: view });
+    expect(md).toContain('### Weighted interleave');
+    expect(md).toContain(`- **Weighted interleave** on dram-cxl-1s: ${weightsSentence(w)}.`);
+    expect(md).toContain(`${weightGains(w).vsEqual!.toFixed(2)}× vs equal weights (1:1)`);
+    expect(md).toContain(`\`numactl --weighted-interleave=0,1 COMMAND\` (the weights are the system-wide sysfs ones: /sys/kernel/mm/mempolicy/weighted_interleave/node0 = ${w.weights[0]}`);
+    expect(md).not.toContain('assumed bandwidth-bound');
+    const guest = load('recorded-guest-hinting-4nodes.numascope');
+    const bw = runAnalysis(guest, { ...req, accessRates: 'bandwidth-bound' }).view;
+    const gs = summarizeTrace(guest);
+    const md2 = markdownSummary({ source: 'g.numascope', summary: gs, inRange: gs, range: null, regions: [], view: 'compare', analysis: bw });
+    expect(md2).toContain('> Access rates **assumed bandwidth-bound**: your statement, not a measurement');
   });
 });
