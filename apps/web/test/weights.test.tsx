@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cleanup, render, screen, within } from '@testing-library/react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { POLICY_IDS, analyze, getPreset, machineModel, readTrace, weightsJson } from '@numascope/policy-engine';
 import { runAnalysis } from '../src/worker/engine/run';
 import type { AnalyzeRequest } from '../src/worker/engine/run';
@@ -17,6 +17,12 @@ import { WeightsPanel, weightGains, weightsSentence, weightedPolicies } from '..
 import { accessRateSource } from '../src/ui/views/EngineParts';
 import { markdownSummary } from '../src/ui/markdown';
 import { summarizeTrace } from '@numascope/policy-engine';
+import type { Trace } from '@numascope/policy-engine';
+import { TraceContext } from '../src/ui/hooks/trace-context';
+import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-context';
+import type { ViewState } from '../src/ui/url-state';
+import { RecommendView } from '../src/ui/views/RecommendView';
+import { TrafficView } from '../src/ui/views/TrafficView';
 
 afterEach(cleanup);
 
@@ -150,5 +156,67 @@ describe('Markdown summary', () => {
     const gs = summarizeTrace(guest);
     const md2 = markdownSummary({ source: 'g.numascope', summary: gs, inRange: gs, range: null, regions: [], view: 'compare', analysis: bw });
     expect(md2).toContain('> Access rates **assumed bandwidth-bound**: your statement, not a measurement');
+  });
+});
+
+/** A client whose analyses run the engine here, on `trace`, every request re-targeted onto `machine` when given. */
+function fakeClient(trace: Trace, machine: string | null, seen: AnalyzeRequest[] = []): QueryClient {
+  return {
+    query: async () => {
+      throw new Error('no queries here');
+    },
+    bytes: async () => new ArrayBuffer(0),
+    analyze: async (_t, _r, r: AnalyzeRequest) => {
+      seen.push(r);
+      return { view: runAnalysis(trace, machine ? { ...r, machine } : r).view };
+    },
+  };
+}
+
+function inContext(client: QueryClient, state: Partial<ViewState>, node: React.ReactNode, navigate = vi.fn()) {
+  const value: TraceContextValue = { client, traceId: 1, state: { ...DEFAULT_VIEW_STATE, ...state }, navigate };
+  return render(<TraceContext.Provider value={value}>{node}</TraceContext.Provider>);
+}
+
+describe('the views', () => {
+  it('Recommendations shows a Weighted interleave panel for each weighted policy of its analysis (here: the analysis made tiered by re-targeting every request)', async () => {
+    // No sample is recorded on a tiered machine; the client re-targets onto dram-cxl-1s to stand in for one.
+    inContext(fakeClient(hotspot, 'dram-cxl-1s'), { view: 'recommend' }, <RecommendView source="samples/streamcluster-hotspot.numascope" />);
+    const panel = await screen.findByTestId('weights-panel');
+    expect(panel.dataset.policy).toBe('weighted-interleave');
+    expect(panel.dataset.weights).toBe(view.policies.find((p) => p.policy === 'weighted-interleave')!.weights!.weights.join(','));
+  });
+
+  it('Recommendations on a one-tier machine has no panel', async () => {
+    inContext(fakeClient(hotspot, null), { view: 'recommend' }, <RecommendView source="samples/streamcluster-hotspot.numascope" />);
+    await screen.findByTestId('recommend-view');
+    expect(screen.queryByTestId('weights-panel')).toBeNull();
+  });
+
+  it('the access-rates select: only for hinting faults, sends the choice to the URL, asks the engine for it, and says so while in force', async () => {
+    const guest = load('recorded-guest-hinting-4nodes.numascope');
+    const navigate = vi.fn();
+    const seen: AnalyzeRequest[] = [];
+    const first = inContext(fakeClient(guest, null, seen), { view: 'traffic' }, <TrafficView />, navigate);
+    const select = (await screen.findByTestId('access-rates-select')) as HTMLSelectElement;
+    expect(select.value).toBe('typical');
+    expect(seen.at(-1)!.accessRates).toBeUndefined();
+    expect(screen.queryByTestId('access-rates-note')).toBeNull();
+    act(() => {
+      fireEvent.change(select, { target: { value: 'bandwidth-bound' } });
+    });
+    expect(navigate).toHaveBeenCalledWith({ rates: 'bandwidth-bound' });
+    first.unmount();
+
+    inContext(fakeClient(guest, null, seen), { view: 'traffic', rates: 'bandwidth-bound' }, <TrafficView />);
+    expect((await screen.findByTestId('access-rates-note')).textContent).toContain('Assumed bandwidth-bound: your statement, not a measurement.');
+    expect(seen.at(-1)!.accessRates).toBe('bandwidth-bound');
+    expect((screen.getByTestId('access-rates-select') as HTMLSelectElement).value).toBe('bandwidth-bound');
+    cleanup();
+
+    // A trace with measured (here synthetic) rates has no select.
+    inContext(fakeClient(hotspot, null), { view: 'traffic' }, <TrafficView />);
+    await screen.findByTestId('prediction-basis');
+    expect(screen.queryByTestId('access-rates-select')).toBeNull();
   });
 });
