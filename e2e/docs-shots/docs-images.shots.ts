@@ -83,6 +83,18 @@ test('compare: the table and the columns; the manual editor', async ({ page }) =
   await shot(page.getByTestId('manual-editor'), 'manual-editor');
 });
 
+test('compare: weighted interleave on a DRAM + CXL machine', async ({ page }) => {
+  // The panel is taller than 800 px: a taller window keeps the sticky header off it.
+  await page.setViewportSize({ width: 1280, height: 1200 });
+  await open(page, 'trace=samples/streamcluster-hotspot.numascope&view=compare&cmp=observed~observed@dram-cxl-1s');
+  await page.getByTestId('weights-panel').scrollIntoViewIfNeeded();
+  await page.evaluate(() => {
+    const panel = document.querySelector('[data-testid="weights-panel"]')!;
+    window.scrollTo(0, panel.getBoundingClientRect().top + window.scrollY - 120);
+  });
+  await shot(page.getByTestId('weights-panel'), 'weights-panel');
+});
+
 test('decisions: one selected, and its pages in the Memory view', async ({ page }) => {
   await open(page, 'trace=samples/streamcluster-hotspot.numascope&view=decisions&dpol=carrefour&dkind=interleave');
   await page.getByTestId('decision-select').first().click();

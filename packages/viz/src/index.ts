@@ -27,3 +27,5 @@ export { TrafficGraph, trafficLayout, maxMarkRadius, defaultScales, utilisationC
 export type { TrafficGraphProps, TrafficInput, TrafficScales, TrafficLayout, NodeMark, LinkMark } from './TrafficGraph.js';
 export { LatencyCurveChart } from './LatencyCurveChart.js';
 export type { LatencyCurveChartProps, LatencyCurvePoint } from './LatencyCurveChart.js';
+export { WeightCurveChart } from './WeightCurveChart.js';
+export type { WeightCurveChartProps, WeightCurveMark, WeightCurvePointView } from './WeightCurveChart.js';

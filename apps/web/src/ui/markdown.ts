@@ -9,6 +9,8 @@ import type { TraceSummary } from '@numascope/policy-engine';
 import type { AnalysisView } from '../worker/engine/run';
 import type { TimeRange } from '@numascope/policy-engine';
 import { nodeRows, pagesColumnLabel, recordedCommand } from './selectors/summary';
+import { weightGains, weightsSentence } from './views/WeightsPanel';
+import { accessRateSource } from './views/EngineParts';
 import type { RegionRow } from './selectors/summary';
 
 export interface MarkdownInput {
@@ -55,6 +57,7 @@ function predictions(a: AnalysisView, view: string): string[] {
   out.push(`### Predicted by the policy engine (${basis})`, '');
   if (a.estimate) out.push('> **ESTIMATED** from page placement only: this recording has no memory-access samples (accesses assumed uniform).', '');
   if (a.synthetic) out.push('> Predictions on a **synthetic** trace: a demonstration, not a measurement.', '');
+  if (a.accessRates === 'bandwidth-bound') out.push('> Access rates **assumed bandwidth-bound**: your statement, not a measurement (NUMA hinting faults give no rate).', '');
   out.push(`Speedup = ${policyLabel(a.baseline)}’s predicted time / the policy’s; recorded duration ${formatTimeUs(a.recordedUs)}.`, '');
   out.push('| policy | predicted time | speedup | local accesses | memory latency | MC imbalance | link usage | pages to move |');
   out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -72,6 +75,26 @@ function predictions(a: AnalysisView, view: string): string[] {
     if (a.recommendations.length === 0) out.push(`No action is predicted to be at least 2 % faster than ${policyLabel(a.baseline)}.`);
     for (const r of a.recommendations) {
       out.push(`- **${formatSpeedup(r.gain.speedup)}** ${esc(r.title)} — cost ${r.cost.pages > 0 ? `${formatCount(r.cost.pages, 'page')} (${formatBytes(r.cost.bytes)})` : 'no pages'}${r.cost.threads > 0 ? `, ${formatCount(r.cost.threads, 'thread')} pinned` : ''}; confidence ${r.confidence.level} (${r.confidence.reasons.join('; ') || 'measured inputs'})${r.command ? `; \`${esc(r.command)}\`` : ''}`);
+    }
+    out.push('');
+  }
+  const weighted = a.policies.filter((p) => p.weights !== null);
+  if (weighted.length > 0 && view !== 'diagnose') {
+    out.push('### Weighted interleave', '');
+    for (const p of weighted) {
+      const w = p.weights!;
+      const r = w.recommendation;
+      const g = weightGains(w);
+      out.push(`- **${esc(policyLabel(p.policy))}** on ${esc(a.machine.name)}: ${esc(weightsSentence(w))}.`);
+      if (r) {
+        out.push(
+          `  Predicted ${g.vsDramOnly !== null ? formatSpeedup(g.vsDramOnly) : '–'} vs DRAM only, ${g.vsEqual !== null ? formatSpeedup(g.vsEqual) : '–'} vs equal weights (1:1); ` +
+            `optimum at ${formatPercent(r.optimum.dramShare)} on DRAM, within ${formatPercent(r.flat.band, 0)} of it from ${formatPercent(r.flat.fromShare)} to ${formatPercent(r.flat.toShare)}.`,
+        );
+      }
+      for (const o of w.objects) out.push(`  - ${esc(o.site)}: ${o.nodes.map((n, k) => `node ${n} ×${o.weights[k]}`).join(', ')} (${formatPercent(o.dramShare)} on DRAM)`);
+      out.push(`  \`${esc(w.numactl)}\` (the weights are the system-wide sysfs ones: ${Object.entries(w.sysfs).map(([f, v]) => `${f} = ${v}`).join(', ')}).`);
+      out.push(`  Access rates: ${esc(accessRateSource(a))}.`);
     }
     out.push('');
   }

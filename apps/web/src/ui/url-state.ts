@@ -41,6 +41,11 @@ export interface ViewState {
   base: (typeof BASELINES)[number] | null;
   /** The engine's replay window, ms (`win=500`); null = the engine's default for the trace. */
   win: number | null;
+  /**
+   * The access rate the engine assumes for NUMA hinting-fault recordings (`rates=bandwidth-bound`:
+   * the user says the program streams); null = the engine's default (typical, memory-bound code).
+   */
+  rates: 'bandwidth-bound' | null;
   /** Decisions view: policy and kind filters (null = all). */
   dpol: string | null;
   dkind: DecisionKind | null;
@@ -68,6 +73,7 @@ export const DEFAULT_VIEW_STATE: ViewState = {
   estimate: false,
   base: null,
   win: null,
+  rates: null,
   dpol: null,
   dkind: null,
   dec: null,
@@ -92,7 +98,7 @@ export const URL_UPGRADERS: Readonly<Record<number, UrlUpgrader>> = {
 };
 
 /** The parameters of the view state, the version parameter included: writeViewState replaces them all. */
-const STATE_KEYS = ['view', 'from', 'to', 'zoom', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'dpol', 'dkind', 'dec', 'man', 'v'];
+const STATE_KEYS = ['view', 'from', 'to', 'zoom', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'rates', 'dpol', 'dkind', 'dec', 'man', 'v'];
 
 /** The version a link says it has: `v=N`, or 0 when it has none (or one that is not a number). */
 export function linkVersion(params: URLSearchParams): number {
@@ -194,6 +200,7 @@ export function parseViewState(search: string): ViewState {
   const base = BASELINES.find((b) => b === p.get('base')) ?? null;
   const winMs = nonNegativeInt(p.get('win'));
   const win = winMs !== null && winMs >= MIN_WINDOW_MS && winMs <= MAX_WINDOW_MS ? winMs : null;
+  const rates = p.get('rates') === 'bandwidth-bound' ? 'bandwidth-bound' : null;
   const dpol = /^[a-z][a-z0-9:,_-]*$/i.test(p.get('dpol') ?? '') ? p.get('dpol') : null;
   const dkind = DECISION_KINDS.find((k) => k === p.get('dkind')) ?? null;
   const dec = /^[a-z][a-z0-9:,_-]*\.\d{1,9}$/i.test(p.get('dec') ?? '') ? p.get('dec') : null;
@@ -211,6 +218,7 @@ export function parseViewState(search: string): ViewState {
     estimate,
     base,
     win,
+    rates,
     dpol,
     dkind,
     dec,
@@ -241,6 +249,7 @@ export function writeViewState(search: string, s: ViewState): string {
   if (s.estimate) p.set('est', 'uniform');
   if (s.base) p.set('base', s.base);
   if (s.win !== null) p.set('win', String(s.win));
+  if (s.rates) p.set('rates', s.rates);
   if (s.dpol) p.set('dpol', s.dpol);
   if (s.dkind) p.set('dkind', s.dkind);
   if (s.dec) p.set('dec', s.dec);

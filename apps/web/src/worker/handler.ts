@@ -54,6 +54,7 @@ export function createWorkerHandler(post: Post, now: () => number = () => perfor
       request.windowMs,
       request.estimate,
       request.range ?? null,
+      request.accessRates ?? null,
       request.policies.includes('manual') ? (request.manual ?? null) : null,
     ]);
     let hit = cache.get(key);

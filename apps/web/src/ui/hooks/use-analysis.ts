@@ -23,15 +23,25 @@ export function engineRequest(
   range: TimeRange | null = null,
   baseline: string | null = null,
   windowMs: number | null = null,
+  accessRates: 'bandwidth-bound' | null = null,
 ): AnalyzeRequest {
-  return { policies: [...POLICY_IDS], machine, estimate, windowMs, range: range ? { fromUs: range.fromUs, toUs: range.toUs } : null, baseline };
+  return {
+    policies: [...POLICY_IDS],
+    machine,
+    estimate,
+    windowMs,
+    range: range ? { fromUs: range.fromUs, toUs: range.toUs } : null,
+    baseline,
+    // Absent unless asked for, so that the requests (and the Worker's cache keys) of every other analysis stay as they were.
+    ...(accessRates ? { accessRates } : {}),
+  };
 }
 
 export function analysisLabel(req: AnalyzeRequest): string {
   const n = req.policies.length;
   const what = n === 1 ? `Replaying ${req.policies[0]}` : `Replaying ${n} policies`;
   const range = req.range ? ` over ${formatDurationUs(req.range.fromUs)} – ${formatDurationUs(req.range.toUs)}` : '';
-  return `${what}${req.machine ? ` on ${req.machine}` : ''}${range}${req.estimate ? ' (placement-only estimate)' : ''}…`;
+  return `${what}${req.machine ? ` on ${req.machine}` : ''}${range}${req.estimate ? ' (placement-only estimate)' : ''}${req.accessRates === 'bandwidth-bound' ? ' (assumed bandwidth-bound)' : ''}…`;
 }
 
 export function useAnalysis(request: AnalyzeRequest | null, recording: number | null = null): AnalysisState {

@@ -18,6 +18,7 @@ import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-en
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress, costText, policyMetrics, predictionBadge, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
+import { WeightsPanel, weightedPolicies } from './WeightsPanel';
 import { METRIC_INFO, betterText } from '../selectors/metric-info';
 import type { MetricKey } from '../selectors/metric-info';
 
@@ -52,10 +53,10 @@ export const MANUAL_REASON = 'a manual placement is dragged together on the open
  * analysis serves them all), or the manual policy alone with the placement from the URL.
  */
 export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
-  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base, state.win);
+  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates);
   if (c.machine !== null || c.recording !== null) return null;
   const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
-  return { ...engineRequest(null, state.estimate, state.range, state.base, state.win), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+  return { ...engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
 }
 
 function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
@@ -173,6 +174,8 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
             onBaseline={(b) => navigate({ base: b })}
             windowMs={state.win}
             onWindow={(win) => navigate({ win })}
+            accessRates={state.rates}
+            onAccessRates={(rates) => navigate({ rates })}
           />
         </>
       )}
@@ -203,8 +206,49 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
           />
         ))}
       </div>
+      <CompareWeights
+        entries={columns.map((c, i) => ({ spec: c, result: results[keys[i]!] ?? null, where: columnWhere(c, names) }))}
+      />
       {hasManual && <ManualEditor summary={summary} regions={regions} value={state.manual} onChange={(m) => navigate({ manual: m }, { replace: true })} />}
     </section>
+  );
+}
+
+/** A second recording's name, for the weights panels' titles (the machine is in the title already). */
+function columnWhere(c: ColumnSpec, names: Map<number, string>): string | undefined {
+  return c.recording !== null ? (names.get(c.recording) ?? `recording ${c.recording}`) : undefined;
+}
+
+/**
+ * Weighted interleave's recommendation for each analysis of the columns that replayed one (the
+ * engine replays weighted-interleave by default on a machine with memory-only nodes or several
+ * tiers: a column re-targeted onto dram-cxl-1s shows it whatever the column's policy), once per
+ * machine, recording and weighted policy.
+ */
+function CompareWeights({ entries }: { entries: Array<{ spec: ColumnSpec; result: ColumnResult | null; where: string | undefined }> }) {
+  const seen = new Set<string>();
+  const panels: Array<{ key: string; a: AnalysisView; p: PolicyView; where: string | undefined }> = [];
+  for (const e of entries) {
+    if (!e.result) continue;
+    for (const p of weightedPolicies(e.result.a)) {
+      const key = `${e.spec.machine ?? ''}|${e.spec.recording ?? ''}|${p.policy}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      panels.push({ key, a: e.result.a, p, where: e.where });
+    }
+  }
+  if (panels.length === 0) return null;
+  return (
+    <div className="compare-weights" data-testid="compare-weights">
+      <h3>Weighted interleave</h3>
+      <p className="ns-muted small">
+        The weights the engine recommends for each memory-tiered machine the columns replay on: DRAM with CXL or HBM memory, nodes without
+        cpus.
+      </p>
+      {panels.map((x) => (
+        <WeightsPanel key={x.key} analysis={x.a} policy={x.p} where={x.where} />
+      ))}
+    </div>
   );
 }
 

@@ -33,7 +33,7 @@ export function aboutText(d: DecisionView, threadName: (t: number) => string): s
 
 export function DecisionsView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
   const { state, navigate } = useTraceContext();
-  const request = engineRequest(null, state.estimate, state.range, state.base, state.win);
+  const request = engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates);
   const decisions = useDecisions(request);
   const [shown, setShown] = useState(DECISION_PAGE_ROWS);
   const all = decisions.status === 'done' && 'decisions' in decisions.outcome ? decisions.outcome.decisions : null;

@@ -153,12 +153,17 @@ export function PredictionBasis({
   onBaseline,
   windowMs = null,
   onWindow,
+  accessRates = null,
+  onAccessRates,
 }: {
   analysis: AnalysisView;
   onBaseline?: (base: (typeof BASELINES)[number]) => void;
   /** The window asked for (the URL's `win`), null = the engine's default. */
   windowMs?: number | null;
   onWindow?: (ms: number | null) => void;
+  /** Access rates asked for (the URL's `rates`), null = the engine's default (typical). */
+  accessRates?: 'bandwidth-bound' | null;
+  onAccessRates?: (rates: 'bandwidth-bound' | null) => void;
 }) {
   const a = analysis;
   const choices = [...new Set([...WINDOW_CHOICES_MS, ...(windowMs !== null ? [windowMs] : [])])].sort((x, y) => x - y);
@@ -196,11 +201,32 @@ export function PredictionBasis({
             ))}
           </select>
         </label>
+        {/* Hinting faults say which thread touched which page, not how often: the rate is assumed, and the user may say the program streams. */}
+        {a.accessRates !== null && (
+          <label>
+            Access rates{' '}
+            <select
+              data-testid="access-rates-select"
+              value={accessRates ?? 'typical'}
+              disabled={!onAccessRates}
+              onChange={(e) => onAccessRates?.(e.target.value === 'bandwidth-bound' ? 'bandwidth-bound' : null)}
+            >
+              <option value="typical">typical (memory-bound code)</option>
+              <option value="bandwidth-bound">bandwidth-bound (streaming code: you say so)</option>
+            </select>
+          </label>
+        )}
         <span className="ns-muted small">
           {a.headline === 'steady-state' ? 'steady state' : 'replay'} · {a.windowCount} windows · the recording took{' '}
           <strong data-testid="recorded-duration" data-value={a.recordedUs}>{formatTimeUs(a.recordedUs)}</strong>
           {a.range ? ' (the replayed time range)' : ''}
         </span>
+        {a.accessRates === 'bandwidth-bound' && (
+          <span className="notice notice--estimate small" data-testid="access-rates-note">
+            <strong>Assumed bandwidth-bound: your statement, not a measurement.</strong> Each thread is taken to stream with its core&rsquo;s
+            outstanding-miss limit in flight (engine <code>accessRates: bandwidth-bound</code>); NUMA hinting faults give no access rate.
+          </span>
+        )}
         {a.baselineNote && (
           <span className="ns-muted small" data-testid="baseline-note">
             {a.baselineNote}
@@ -231,6 +257,18 @@ export function PredictionBasis({
       </div>
     </div>
   );
+}
+
+/**
+ * Where the access rates behind a prediction came from, in words: the analysis' samples or
+ * counters, the typical rate the engine assumes for hinting faults, or the user's statement.
+ */
+export function accessRateSource(a: AnalysisView): string {
+  if (a.estimate) return 'no access rates: a placement-only estimate (accesses assumed uniform)';
+  if (a.accessRates === 'bandwidth-bound') return 'assumed bandwidth-bound: your statement, not a measurement (NUMA hinting faults give no rate)';
+  if (a.accessRates === 'typical') return 'assumed typical (a memory-bound code, stalled half of the time): NUMA hinting faults give no rate; choose “bandwidth-bound” under Access rates for a streaming program';
+  if (a.synthetic) return 'from the synthetic trace’s generated access samples (not a measurement)';
+  return 'from the recording’s access samples (and counters where it has them)';
 }
 
 export function Progress({ state }: { state: Extract<AnalysisState, { status: 'running' }> }) {

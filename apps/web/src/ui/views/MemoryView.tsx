@@ -39,7 +39,7 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
   const tableMetrics: TableMetric[] = noAccess ? ['pages', 'samples', 'faults'] : ['pages', 'samples', 'faults', 'accesses'];
   const selected = state.region !== null && state.region < regions.length ? state.region : null;
   // A decision selected in the Decisions view: its pages are marked on the heatmap.
-  const decisionRequest = state.dec ? engineRequest(null, state.estimate, state.range, state.base, state.win) : null;
+  const decisionRequest = state.dec ? engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates) : null;
   const decisions = useDecisions(decisionRequest);
   const marks = useDecisionPages(decisionRequest, state.dec);
   const decision = decisions.status === 'done' && 'decisions' in decisions.outcome ? (decisions.outcome.decisions.find((d) => d.key === state.dec) ?? null) : null;
@@ -362,7 +362,7 @@ function DecisionBanner({
 /** Every policy decision about a region's pages, with the reason (from the Decisions view's analysis). */
 function RegionDecisions({ region }: { region: number }) {
   const { state, navigate } = useTraceContext();
-  const decisions = useDecisions(engineRequest(null, state.estimate, state.range, state.base, state.win));
+  const decisions = useDecisions(engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates));
   const rows = useMemo(
     () => (decisions.status === 'done' && 'decisions' in decisions.outcome ? regionDecisions(decisions.outcome.decisions, region) : null),
     [decisions, region],

@@ -12,10 +12,11 @@ import { liveSession } from '../live/store';
 import { pageToken } from '../live/token';
 import { desktopBridge } from '../live/desktop';
 import { EngineRange, EngineRefusal, EstimateBanner, PredictionBasis, Progress, predictionBadge, Badge } from './EngineParts';
+import { WeightsPanel, weightedPolicies } from './WeightsPanel';
 
 export function RecommendView({ source }: { source: string }) {
   const { state, navigate, client, traceId } = useTraceContext();
-  const request = engineRequest(null, state.estimate, state.range, state.base, state.win);
+  const request = engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates);
   const analysis = useAnalysis(request);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [plan, setPlan] = useState<{ plan: Plan; json: string } | { error: string } | null>(null);
@@ -46,7 +47,7 @@ export function RecommendView({ source }: { source: string }) {
       <h2>Recommendations &amp; plan</h2>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
-      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
+      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} accessRates={state.rates} onAccessRates={(rates) => navigate({ rates })} />
       {a.recommendations.length === 0 ? (
         <p className="ns-muted" data-testid="no-recommendations">
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.
@@ -124,6 +125,10 @@ export function RecommendView({ source }: { source: string }) {
           </tbody>
         </table>
       )}
+      {/* On a recording's own memory-tiered machine (memory-only nodes, several tiers) the engine replays weighted interleave; re-targeted machines are in Compare. */}
+      {weightedPolicies(a).map((p) => (
+        <WeightsPanel key={p.policy} analysis={a} policy={p} />
+      ))}
       {a.planReason && <p className="ns-muted">Plans: {a.planReason}.</p>}
       <p>
         <button type="button" disabled={selected.size === 0} onClick={() => void build()} data-testid="build-plan">

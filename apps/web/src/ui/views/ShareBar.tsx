@@ -88,7 +88,7 @@ export function ShareBar({
             // The engine views' numbers: the same (cached) analysis the view shows.
             let analysis: MarkdownInput['analysis'] = null;
             if (ENGINE_VIEWS.has(state.view) && client.analyze) {
-              const outcome = await client.analyze(traceId, null, engineRequest(null, state.estimate, state.range, state.base, state.win));
+              const outcome = await client.analyze(traceId, null, engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates));
               analysis = 'view' in outcome ? outcome.view : { error: outcome.error.message };
             }
             // The view's exported tables (Compare's), cell for cell as the PNG/SVG draw them.

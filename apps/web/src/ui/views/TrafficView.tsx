@@ -32,7 +32,7 @@ export function defaultPolicy(a: AnalysisView): PolicyView | undefined {
 
 export function TrafficView() {
   const { state, navigate } = useTraceContext();
-  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range, state.base, state.win));
+  const analysis = useAnalysis(engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates));
   if (analysis.status === 'running') return <Progress state={analysis} />;
   const { outcome } = analysis;
   if ('error' in outcome) return <EngineRefusal error={outcome.error} onEstimate={() => navigate({ estimate: true })} />;
@@ -64,7 +64,7 @@ export function TrafficView() {
       </div>
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
-      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} />
+      <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} accessRates={state.rates} onAccessRates={(rates) => navigate({ rates })} />
       <div className="traffic-layout">
         <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
         <div className="traffic-layout__side">

@@ -4,8 +4,8 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, accessSampleRows, analyze, buildPlan, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan } from '@numascope/policy-engine';
-import type { AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan, weightsJson } from '@numascope/policy-engine';
+import type { AccessRatesOption, AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
  * The manual policy's placement as the Worker gets it (plain JSON): node *indices* of the
@@ -34,6 +34,12 @@ export interface AnalyzeRequest {
   manual?: ManualRequest | null;
   /** Baseline of every speedup; null/absent = the engine's default (observed: what ran; first-touch when nothing was observed). */
   baseline?: string | null;
+  /**
+   * The access rate to assume when the access samples give none (NUMA hinting faults): engine
+   * `accessRates`; null/absent = the engine's default ('typical': a memory-bound code). Ignored
+   * by the engine when the trace has measured rates.
+   */
+  accessRates?: AccessRatesOption | null;
 }
 
 /** The part of the recording an analysis replayed (engine `timeRange`), in the app's words. */
@@ -69,7 +75,16 @@ export type PolicyView = ReturnType<typeof policySummary> & {
   /** Time-weighted mean bytes/s per directed link (index into MachineView.links). */
   linkLoadBytesPerS: number[];
   linkUtilisation: number[];
+  /**
+   * Weighted interleave's weights (kernel node ids), the numactl/sysfs equivalent, per-object
+   * weights and the recommendation's curve: the engine's weightsJson, the `weights` object the
+   * CLI prints; null for a policy that does not weight.
+   */
+  weights: WeightsView | null;
 };
+
+/** The engine's weightsJson of a weighted-interleave result (plain data: it crosses to the UI as it is). */
+export type WeightsView = NonNullable<ReturnType<typeof weightsJson>>;
 
 export interface MachineView {
   name: string;
@@ -119,6 +134,12 @@ export interface AnalysisView {
   estimateAuto: boolean;
   /** 'hinting-faults' when the access samples are NUMA hinting faults (relative rates). */
   accessSource: 'hinting-faults' | null;
+  /**
+   * The access rate assumed for hinting faults (engine accessRates; 'typical' when none was
+   * asked for); null where the engine does not assume one (measured rates, or the
+   * placement-only estimate, which has no rates).
+   */
+  accessRates: AccessRatesOption | null;
   synthetic: boolean;
   notes: string[];
   counters: { l3Mpki: number; ipc: number } | null;
@@ -146,7 +167,7 @@ function timeMean(windows: readonly WindowMetrics[], pick: (w: WindowMetrics) =>
   return out.map((x) => (time > 0 ? x / time : 0));
 }
 
-export function policyView(r: AnalysisResult['policies'][number], linkCount: number, nodeCount: number): PolicyView {
+export function policyView(r: AnalysisResult['policies'][number], linkCount: number, nodeCount: number, nodeIds: readonly number[]): PolicyView {
   const windows = r.headlineWindows;
   const mcLoad = timeMean(windows, (w) => w.mcLoadBytesPerS, nodeCount);
   const total = mcLoad.reduce((a, b) => a + b, 0);
@@ -159,6 +180,7 @@ export function policyView(r: AnalysisResult['policies'][number], linkCount: num
     hotIndex: hotSpotIndex(mcShare),
     linkLoadBytesPerS: timeMean(windows, (w) => w.linkLoadBytesPerS, linkCount),
     linkUtilisation: timeMean(windows, (w) => w.linkUtilisation, linkCount),
+    weights: weightsJson(r, nodeIds),
   };
 }
 
@@ -200,6 +222,7 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     baseline: req.baseline ?? undefined,
     accessEstimate: estimate ? 'uniform' : undefined,
     timeRangeUs: req.range ? { startUs: req.range.fromUs, endUs: req.range.toUs } : undefined,
+    accessRates: req.accessRates ?? undefined,
     onProgress,
   });
   const tr = result.timeRange;
@@ -244,10 +267,11 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     estimate: result.estimate,
     estimateAuto: estimateAuto && result.estimate !== null,
     accessSource: result.accessSource,
+    accessRates: result.accessSource === 'hinting-faults' && result.estimate === null ? (req.accessRates ?? 'typical') : null,
     synthetic,
     notes: result.notes,
     counters: result.counters,
-    policies: result.policies.map((p) => policyView(p, m.links.length, m.nodeCount)),
+    policies: result.policies.map((p) => policyView(p, m.links.length, m.nodeCount, result.nodeIds)),
     unavailable,
     recommendations: [],
     diagnosis: null,
