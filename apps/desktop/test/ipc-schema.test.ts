@@ -96,6 +96,7 @@ describe('IPC request validation', () => {
     await bad(CHANNELS.apply, [{}, { pid: 1, dryRun: 'yes' }], /opts\.dryRun: .*boolean/);
     await bad(CHANNELS.apply, [{}, { pid: 1, budgetMs: 0 }], /opts\.budgetMs/);
     await bad(CHANNELS.apply, [{}, { pid: 1, force: true }], /opts: unexpected field\(s\) "force"/);
+    await bad(CHANNELS.apply, [{}, { pid: 1, setSystemWeights: 'yes' }], /opts\.setSystemWeights: .*boolean/);
     await bad(CHANNELS.rollback, [null], /numascope:rollback: record: /);
   });
 
@@ -134,6 +135,9 @@ describe('IPC request validation', () => {
     expect(openExternal).toHaveBeenCalledWith('https://example.org/numa');
     await logic.dispatch(CHANNELS.apply, [{ target: { pid: 1 } }, { pid: 1, dryRun: true }]);
     expect(addon.apply).toHaveBeenCalledWith(JSON.stringify({ target: { pid: 1 } }), { pid: 1, dryRun: true });
+    // The system-wide weights reach the binding only when asked for.
+    await logic.dispatch(CHANNELS.apply, [{ target: { pid: 1 } }, { pid: 1, setSystemWeights: true }]);
+    expect(addon.apply).toHaveBeenLastCalledWith(JSON.stringify({ target: { pid: 1 } }), { pid: 1, setSystemWeights: true });
   });
 
   it('startRecording hands the record options to the binding, within the limits', async () => {

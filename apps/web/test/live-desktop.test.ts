@@ -115,10 +115,19 @@ describe('desktop mode', () => {
     expect((err as ApiError).code).toBe('invalid-request');
   });
 
-  it('refuses setSystemWeights (the binding writes no system weights) without calling the bridge', async () => {
+  it('passes setSystemWeights to the binding only when asked (the weights are global)', async () => {
     const { bridge } = fakeBridge();
-    const err = await new DesktopLiveApi(bridge).apply({ plan: {}, pid: 1, setSystemWeights: true }).catch((e: unknown) => e);
+    const api = new DesktopLiveApi(bridge);
+    await api.apply({ plan: { target: { pid: 1 } }, pid: 1, dryRun: true, setSystemWeights: true });
+    expect(bridge.apply).toHaveBeenLastCalledWith({ target: { pid: 1 } }, { pid: 1, dryRun: true, setSystemWeights: true });
+    await api.apply({ plan: { target: { pid: 1 } }, pid: 1, setSystemWeights: false });
+    expect(bridge.apply).toHaveBeenLastCalledWith({ target: { pid: 1 } }, { pid: 1 });
+  });
+
+  it('still refuses setSystemWeights for a launch (the binding\'s runPlan has no such option) without calling the bridge', async () => {
+    const { bridge } = fakeBridge();
+    const err = await new DesktopLiveApi(bridge).runPlan({ plan: {}, setSystemWeights: true }).catch((e: unknown) => e);
     expect(String((err as Error).message)).toMatch(/--set-system-weights/);
-    expect(bridge.apply).not.toHaveBeenCalled();
+    expect(bridge.runPlan).not.toHaveBeenCalled();
   });
 });

@@ -177,11 +177,18 @@ export const applyReport = z.strictObject({
 });
 export type ApplyReport = z.infer<typeof applyReport>;
 
-/** How to apply: the process (must equal the plan's `target.pid`), a dry run, a time budget. */
+/** How to apply: the process (must equal the plan's `target.pid`), a dry run, a time budget, the system weights. */
 export const applyOptions = z.strictObject({
   pid,
   dryRun: z.boolean().optional(),
   budgetMs: int.min(1).max(3_600_000).optional(),
+  /**
+   * Also write the plan's `systemWeights` to the kernel's system-wide weighted-interleave weights
+   * (global: every process's weighted-interleave allocations use them; the rollback record keeps
+   * the previous ones and rollback restores them). Without it they are not written and the report
+   * warns. A kernel without weighted interleave refuses (`kernel-unsupported` through serve).
+   */
+  setSystemWeights: z.boolean().optional(),
 });
 export type ApplyOptions = z.infer<typeof applyOptions>;
 
@@ -191,13 +198,6 @@ export type ApplyOptions = z.infer<typeof applyOptions>;
  */
 export const applyRequest = applyOptions.extend({
   plan: z.record(z.string(), z.unknown()),
-  /**
-   * serve only (the binding has no such option): also write the plan's `systemWeights` to the
-   * kernel's system-wide weighted-interleave weights (global: every process's weighted-interleave
-   * allocations use them; restored on rollback). Without it they are not written and the report
-   * warns. A kernel without weighted interleave answers 422 `kernel-unsupported`.
-   */
-  setSystemWeights: z.boolean().optional(),
 });
 export type ApplyRequest = z.infer<typeof applyRequest>;
 

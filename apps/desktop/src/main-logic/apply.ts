@@ -16,6 +16,7 @@ export async function applyPlan(addon: CollectorAddon, plan: Record<string, unkn
     pid: opts.pid,
     ...(opts.dryRun ? { dryRun: true } : {}),
     ...(opts.budgetMs !== undefined ? { budgetMs: opts.budgetMs } : {}),
+    ...(opts.setSystemWeights ? { setSystemWeights: true } : {}),
   });
 }
 

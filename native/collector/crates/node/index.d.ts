@@ -77,6 +77,11 @@ export interface ApplyOptions {
   dryRun?: boolean;
   /** Stop moving pages after this many ms. */
   budgetMs?: number;
+  /**
+   * Also write the plan's `systemWeights` to the kernel's system-wide weighted-interleave weights
+   * (global; kept in the rollback record and restored by rollback). Default false.
+   */
+  setSystemWeights?: boolean;
 }
 
 /** Options of `runPlan()` (`numascope run --plan`), all optional. */

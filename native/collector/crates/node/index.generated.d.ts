@@ -27,6 +27,13 @@ export interface ApplyOptions {
   dryRun?: boolean
   /** Stop moving pages after this many ms (pinning and verification still run). */
   budgetMs?: number
+  /**
+   * Also write the plan's `systemWeights` to the kernel's system-wide weighted-interleave
+   * weights (global: every process's weighted-interleave allocations use them; the rollback
+   * record keeps the previous ones and rollback restores them). Default false: not written,
+   * and the report warns.
+   */
+  setSystemWeights?: boolean
 }
 
 /**

@@ -82,15 +82,12 @@ export class DesktopLiveApi implements LiveClient {
     return withUrls(await call(() => this.bridge.stopRecording(id)));
   }
   apply(req: ApplyRequest): Promise<ApplyReport> {
-    // The binding writes no system-wide weights: refuse rather than apply without them.
-    if (req.setSystemWeights) {
-      return Promise.reject(
-        new Error('The desktop app does not write the system-wide weighted-interleave weights: untick the box, or run `numascope apply PLAN -p PID --set-system-weights` (docs/apply.md).'),
-      );
-    }
     const opts: ApplyOptions = { pid: req.pid };
     if (req.dryRun) opts.dryRun = true;
     if (req.budgetMs !== undefined) opts.budgetMs = req.budgetMs;
+    // Global weights: sent only when the user ticked the box (the binding writes them and keeps
+    // the previous ones in the rollback record).
+    if (req.setSystemWeights) opts.setSystemWeights = true;
     return call(() => this.bridge.apply(req.plan, opts));
   }
   rollback(record: RollbackRecord): Promise<ApplyReport> {

@@ -315,6 +315,11 @@ pub struct ApplyOptions {
     pub dry_run: Option<bool>,
     /// Stop moving pages after this many ms (pinning and verification still run).
     pub budget_ms: Option<u32>,
+    /// Also write the plan's `systemWeights` to the kernel's system-wide weighted-interleave
+    /// weights (global: every process's weighted-interleave allocations use them; the rollback
+    /// record keeps the previous ones and rollback restores them). Default false: not written,
+    /// and the report warns.
+    pub set_system_weights: Option<bool>,
 }
 
 /// Applies a plan (docs/plan-format.md, as JSON text) to a running process; resolves to the
@@ -339,6 +344,7 @@ pub fn apply(plan_json: String, options: ApplyOptions) -> AsyncTask<JsonTask> {
         let opts = core_apply::ApplyOptions {
             dry_run,
             budget: options.budget_ms.map(|ms| Duration::from_millis(ms as u64)),
+            set_system_weights: options.set_system_weights.unwrap_or(false),
             ..Default::default()
         };
         let out = core_apply::apply(&plan, &topo, &opts).map_err(err)?;

@@ -222,6 +222,23 @@ test('apply() dry-runs a plan on a running child', { skip }, async () => {
     assert.strictEqual(report.threads.length, 2);
     assert.ok(!('rollback' in report));
     await assert.rejects(addon.apply(JSON.stringify(plan), { pid: child.pid + 100000, dryRun: true }), /targets process/);
+    // systemWeights: not written without setSystemWeights (a warning says so); with it, a dry
+    // run reads the kernel's weights and reports what it would write, writing nothing.
+    const weighted = { ...plan, systemWeights: { weights: { 0: 3 }, reason: 'binding test' } };
+    const quiet = await addon.apply(JSON.stringify(weighted), { pid: child.pid, dryRun: true });
+    assert.ok(!('systemWeights' in quiet));
+    assert.ok(quiet.warnings.some((w) => /systemWeights \(.*\) were not applied/.test(w)), quiet.warnings.join('\n'));
+    const wiDir = '/sys/kernel/mm/mempolicy/weighted_interleave';
+    if (fs.existsSync(path.join(wiDir, 'node0'))) {
+      const before = fs.readFileSync(path.join(wiDir, 'node0'), 'utf8').trim();
+      const asked = await addon.apply(JSON.stringify(weighted), { pid: child.pid, dryRun: true, setSystemWeights: true });
+      assert.deepStrictEqual(asked.systemWeights.planned, { 0: 3 });
+      assert.strictEqual(asked.systemWeights.after, null);
+      assert.strictEqual(asked.systemWeights.before.weights['0'], Number(before));
+      assert.strictEqual(fs.readFileSync(path.join(wiDir, 'node0'), 'utf8').trim(), before);
+    } else {
+      await assert.rejects(addon.apply(JSON.stringify(weighted), { pid: child.pid, dryRun: true, setSystemWeights: true }), /weighted.interleave|6\.9/i);
+    }
   } finally {
     child.kill('SIGKILL');
   }
