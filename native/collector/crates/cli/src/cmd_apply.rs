@@ -208,35 +208,42 @@ pub fn cmd_apply(args: ApplyArgs) -> CmdResult {
     finish(&report)
 }
 
-/// Writes the rollback record safely (an exclusive temporary file in the destination's
-/// directory, synced, then renamed; mode 0600 as root): to `out` (replacing it) or, by default,
-/// to a new `numascope-rollback-PID-UNIXTIME.json` in the current directory (`-2`, `-3`, … when
-/// that name is taken: an earlier record is never replaced). Large records are written compact.
+/// Writes the rollback record safely (write_new_file): to `out` (replacing it) or, by default, to
+/// a new `numascope-rollback-PID-UNIXTIME.json` in the current directory. Large records are
+/// written compact.
 fn write_rollback_record(rec: &RollbackRecord, out: Option<&Path>, pid: i32) -> Result<PathBuf, String> {
-    use numascope_core::trace::writer::{file_mode, split_output, TempFile};
-    use std::io::Write;
     let text = if rec.pages.len() > 4096 { serde_json::to_string(rec) } else { serde_json::to_string_pretty(rec) }
         .map_err(|e| e.to_string())?
         + "\n";
+    write_new_file(&text, out, &format!("numascope-rollback-{pid}"), "the rollback record")
+}
+
+/// Writes `text` safely (an exclusive temporary file in the destination's directory, synced, then
+/// renamed; mode 0600 as root): to `out` (replacing it) or, by default, to a new
+/// `STEM-UNIXTIME.json` in the current directory (`-2`, `-3`, … when that name is taken: an
+/// earlier file is never replaced). `what` names the file in errors.
+fn write_new_file(text: &str, out: Option<&Path>, stem: &str, what: &str) -> Result<PathBuf, String> {
+    use numascope_core::trace::writer::{file_mode, split_output, TempFile};
+    use std::io::Write;
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let default = PathBuf::from(format!("numascope-rollback-{pid}-{secs}.json"));
+    let default = PathBuf::from(format!("{stem}-{secs}.json"));
     let path = out.map(Path::to_path_buf).unwrap_or(default);
-    let what = |p: &Path, e: std::io::Error| format!("writing the rollback record {}: {e}", p.display());
-    let (dir, name) = split_output(&path).map_err(|e| what(&path, e))?;
+    let err = |p: &Path, e: std::io::Error| format!("writing {what} {}: {e}", p.display());
+    let (dir, name) = split_output(&path).map_err(|e| err(&path, e))?;
     for n in 1..100 {
-        let mut tmp = TempFile::new_in(&dir, &name, file_mode()).map_err(|e| what(&path, e))?;
-        tmp.file().write_all(text.as_bytes()).map_err(|e| what(&path, e))?;
+        let mut tmp = TempFile::new_in(&dir, &name, file_mode()).map_err(|e| err(&path, e))?;
+        tmp.file().write_all(text.as_bytes()).map_err(|e| err(&path, e))?;
         if out.is_some() {
-            return tmp.persist(&path).map(|_| path.clone()).map_err(|e| what(&path, e));
+            return tmp.persist(&path).map(|_| path.clone()).map_err(|e| err(&path, e));
         }
-        let p = if n == 1 { path.clone() } else { PathBuf::from(format!("numascope-rollback-{pid}-{secs}-{n}.json")) };
+        let p = if n == 1 { path.clone() } else { PathBuf::from(format!("{stem}-{secs}-{n}.json")) };
         match tmp.persist_new(&p) {
             Ok(()) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(what(&p, e)),
+            Err(e) => return Err(err(&p, e)),
         }
     }
-    Err(format!("writing the rollback record: every name numascope-rollback-{pid}-{secs}-N.json is taken"))
+    Err(format!("writing {what}: every name {stem}-{secs}-N.json is taken"))
 }
 
 pub fn cmd_rollback(args: RollbackArgs) -> CmdResult {
@@ -514,29 +521,10 @@ fn read_allocations(path: &Path, pid: i32) -> Result<retarget::Allocations, Stri
     Ok(retarget::allocations_from_trace(&tables, proc_.pid, ticks, &format!("trace {}", path.display())))
 }
 
-/// Writes the re-targeted plan: to `out` (replacing it), or to a new
+/// Writes the re-targeted plan (write_new_file): to `out` (replacing it), or to a new
 /// numascope-plan-PID-UNIXTIME[-N].json in the current directory.
 fn write_plan(text: &str, out: Option<&Path>, pid: i32) -> Result<PathBuf, String> {
-    use numascope_core::trace::writer::{file_mode, split_output, TempFile};
-    use std::io::Write;
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let path = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(format!("numascope-plan-{pid}-{secs}.json")));
-    let what = |p: &Path, e: std::io::Error| format!("writing the re-targeted plan {}: {e}", p.display());
-    let (dir, name) = split_output(&path).map_err(|e| what(&path, e))?;
-    for n in 1..100 {
-        let mut tmp = TempFile::new_in(&dir, &name, file_mode()).map_err(|e| what(&path, e))?;
-        tmp.file().write_all(text.as_bytes()).map_err(|e| what(&path, e))?;
-        if out.is_some() {
-            return tmp.persist(&path).map(|_| path.clone()).map_err(|e| what(&path, e));
-        }
-        let p = if n == 1 { path.clone() } else { PathBuf::from(format!("numascope-plan-{pid}-{secs}-{n}.json")) };
-        match tmp.persist_new(&p) {
-            Ok(()) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(what(&p, e)),
-        }
-    }
-    Err(format!("writing the re-targeted plan: every name numascope-plan-{pid}-{secs}-N.json is taken"))
+    write_new_file(text, out, &format!("numascope-plan-{pid}"), "the re-targeted plan")
 }
 
 /// `numascope apply PLAN --retarget PID`: exit 0 when everything was mapped, 3 when something
