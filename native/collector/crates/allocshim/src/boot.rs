@@ -52,8 +52,7 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 /// Whether `p` points into the arena.
 #[inline]
 pub fn owns(p: *const u8) -> bool {
-    let a = p as usize;
-    a >= base() && a < base() + ARENA_BYTES
+    (p as usize).wrapping_sub(base()) < ARENA_BYTES
 }
 
 /// Usable size of an arena block.

@@ -55,11 +55,34 @@ static PTHREAD_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
 static GLIBC_CHUNKS: AtomicBool = AtomicBool::new(false);
 /// The process whose file is open.
 static REC_PID: AtomicU32 = AtomicU32::new(0);
+/// Allocations smaller than this take the fast path: the sampler's countdown is charged and,
+/// unless it runs out, the call goes straight on to the real function as a tail call (no frame,
+/// nothing after it). It is the smaller of the recording threshold (while recording) and the
+/// placement threshold, capped at FAST_CAP; 0 until start-up has read the settings, so that
+/// everything before takes the full path.
+static FAST_BELOW: AtomicUsize = AtomicUsize::new(0);
+/// Larger requests always take the full path (and sizes stay far from i64's range).
+const FAST_CAP: usize = 1 << 48;
+/// Non-zero while recording with glibc's allocator underneath: `free` of a block whose chunk is
+/// smaller than this goes straight on to the real `free` (no such block can be tracked).
+static FREE_CHUNK_MIN: AtomicUsize = AtomicUsize::new(0);
 
 /// Stops recording for good in this process (a failure or the size limit); the program goes on
 /// with the real allocator.
 pub(crate) fn stop_recording() {
     let _ = STATE.compare_exchange(ST_RECORDING, ST_PASS, Ordering::AcqRel, Ordering::Relaxed);
+}
+
+/// Sets the fast-path thresholds from the state and settings (after start-up has configured
+/// recording and placement). A stale value after recording stops is harmless: the full paths
+/// check the state again.
+fn publish_fast_path() {
+    let recording = STATE.load(Ordering::Acquire) == ST_RECORDING;
+    let rec_min = if recording { MIN_BYTES.load(Ordering::Relaxed) } else { usize::MAX };
+    let fast = rec_min.min(place::MIN.load(Ordering::Acquire)).min(FAST_CAP);
+    let chunk_min = if recording && GLIBC_CHUNKS.load(Ordering::Relaxed) { rec_min.max(1) } else { 0 };
+    FREE_CHUNK_MIN.store(chunk_min, Ordering::Release);
+    FAST_BELOW.store(fast, Ordering::Release);
 }
 
 // ---------------------------------------------------------------- per-thread state
@@ -311,11 +334,57 @@ fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, i
 /// sampled with probability 1 - exp(-s / SAMPLE_BYTES) and the reader's estimate is unbiased.
 #[inline(always)]
 fn sampled(size: usize) -> bool {
+    charge(size) <= 0 && TLS.with(|t| resample(t, size))
+}
+
+/// The second half of `sampled` for an allocation whose size the fast path already charged.
+#[inline(always)]
+fn charged_sampled(size: usize) -> bool {
+    // SAFETY: this thread's own countdown slot.
+    let left = unsafe { *countdown_ptr() };
+    left <= 0 && TLS.with(|t| resample(t, size))
+}
+
+/// Gives back a charge for an allocation that failed (it allocated no bytes).
+#[cold]
+fn uncharge(size: usize) {
     let c = countdown_ptr();
     // SAFETY: this thread's own countdown slot.
-    let left = unsafe { *c } - size as i64;
-    unsafe { *c = left };
-    left <= 0 && TLS.with(|t| resample(t, size))
+    unsafe { *c = (*c).wrapping_add(size as i64) };
+}
+
+/// Counts `size` bytes down from this thread's sampler countdown; returns what is left (at or
+/// below 0: the sampling interval ended inside this allocation).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn charge(size: usize) -> i64 {
+    let left: i64;
+    // SAFETY: the variable's TLS offset, applied to `fs`, addresses this thread's copy of it.
+    unsafe {
+        core::arch::asm!(
+            "mov {off}, qword ptr [rip + numascope_allocshim_countdown@GOTTPOFF]",
+            "mov {left}, qword ptr fs:[{off}]",
+            "sub {left}, {size}",
+            "mov qword ptr fs:[{off}], {left}",
+            off = out(reg) _,
+            left = out(reg) left,
+            size = in(reg) size,
+            options(nostack),
+        );
+    }
+    left
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn charge(size: usize) -> i64 {
+    let c = countdown_ptr();
+    // SAFETY: this thread's own countdown slot.
+    unsafe {
+        let left = (*c).wrapping_sub(size as i64);
+        *c = left;
+        left
+    }
 }
 
 // The sampler's countdown is the one per-thread value every small allocation touches. On
@@ -411,15 +480,43 @@ fn draw(t: &Tls, mean: u64) -> i64 {
 /// Decides whether an allocation result is recorded.
 #[inline(always)]
 fn after_alloc(op: u8, p: *mut c_void, size: usize) {
+    after_alloc_charged(op, p, size, false);
+}
+
+/// `after_alloc` for the full paths: `charged` says the fast path already counted `size` down
+/// from the sampler (it only does so below every threshold).
+#[inline(always)]
+fn after_alloc_charged(op: u8, p: *mut c_void, size: usize, charged: bool) {
     if p.is_null() {
+        if charged {
+            uncharge(size);
+        }
         return;
     }
     if size >= MIN_BYTES.load(Ordering::Relaxed) {
         record(op, p as usize, size, 0, 0, 0, true);
-    } else if sampled(size) {
+    } else if if charged { charged_sampled(size) } else { sampled(size) } {
         // Sampled blocks are not tracked: watching their frees would cost every free a look-up.
         record(op, p as usize, size, 0, 0, EV_SAMPLED, false);
     }
+}
+
+/// What the full path of an allocation function does after the real call.
+#[inline(always)]
+fn alloc_done(st: u8, op: u8, p: *mut c_void, size: usize, charged: bool) {
+    if st == ST_RECORDING {
+        after_alloc_charged(op, p, size, charged);
+    } else if charged {
+        // The countdown ran out while nothing is recorded: park it so this thread's small
+        // allocations stay on the fast path.
+        park_countdown();
+    }
+}
+
+#[cold]
+fn park_countdown() {
+    // SAFETY: this thread's own countdown slot.
+    unsafe { *countdown_ptr() = i64::MAX / 2 };
 }
 
 #[cold]
@@ -547,22 +644,50 @@ pub unsafe extern "C" fn prctl(
 
 // ---------------------------------------------------------------- interposed functions
 
+// The fast paths below decide before the real call, so that a small block's allocation or
+// free is the real function reached by a tail jump after a few loads and compares (measured in
+// the README: a frame and code after the call cost about 3 ns per malloc/free pair).
+
 #[no_mangle]
 pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    if size < FAST_BELOW.load(Ordering::Acquire) {
+        if charge(size) > 0 {
+            return unsafe { r_malloc()(size) };
+        }
+        return unsafe { malloc_full(size, true) };
+    }
+    unsafe { malloc_full(size, false) }
+}
+
+/// `malloc` at start-up, at or above a threshold, and when the sampler picks the block.
+// The full paths are `extern "C"` (they cannot unwind), so that the fast paths reach them by
+// a tail jump too, with no frame of their own.
+#[inline(never)]
+unsafe extern "C" fn malloc_full(size: usize, charged: bool) -> *mut c_void {
     let st = state();
     if st < ST_PASS {
         return boot::alloc(size, 16) as *mut c_void;
     }
     let p = unsafe { r_malloc()(size) };
     maybe_place(p, size);
-    if st == ST_RECORDING {
-        after_alloc(OP_MALLOC, p, size);
-    }
+    alloc_done(st, OP_MALLOC, p, size, charged);
     p
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+    let total = n.checked_mul(size).unwrap_or(usize::MAX);
+    if total < FAST_BELOW.load(Ordering::Acquire) {
+        if charge(total) > 0 {
+            return unsafe { r_calloc()(n, size) };
+        }
+        return unsafe { calloc_full(n, size, true) };
+    }
+    unsafe { calloc_full(n, size, false) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn calloc_full(n: usize, size: usize, charged: bool) -> *mut c_void {
     let st = state();
     if st < ST_PASS {
         return match n.checked_mul(size) {
@@ -572,15 +697,27 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     }
     let p = unsafe { r_calloc()(n, size) };
     maybe_place(p, n.saturating_mul(size));
-    if st == ST_RECORDING {
-        after_alloc(OP_CALLOC, p, n.saturating_mul(size));
-    }
+    alloc_done(st, OP_CALLOC, p, n.saturating_mul(size), charged);
     p
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn free(p: *mut c_void) {
-    if p.is_null() || boot::owns(p as *const u8) {
+    if p.is_null() {
+        return;
+    }
+    let m = FREE_CHUNK_MIN.load(Ordering::Acquire);
+    if m != 0 && !boot::owns(p as *const u8) && glibc_chunk_size(p) < m {
+        return unsafe { r_free()(p) };
+    }
+    unsafe { free_full(p) }
+}
+
+/// `free` of a block that may be tracked, from the bootstrap arena, or while not recording on
+/// glibc (another allocator underneath, placement only, start-up).
+#[inline(never)]
+unsafe extern "C" fn free_full(p: *mut c_void) {
+    if boot::owns(p as *const u8) {
         return;
     }
     let st = STATE.load(Ordering::Acquire);
@@ -592,22 +729,37 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
     }
 }
 
+/// The size of the chunk glibc's malloc keeps in the word before a block it handed out (which
+/// its `free` and `realloc` read next anyway); at least the block's usable size.
+#[inline(always)]
+fn glibc_chunk_size(p: *mut c_void) -> usize {
+    // SAFETY: only called with GLIBC_CHUNKS true (FREE_CHUNK_MIN non-zero implies it) on a live
+    // block of glibc's malloc, whose chunk header precedes it.
+    unsafe { *(p as *const usize).sub(1) & !7 }
+}
+
 /// Whether a block being freed may be a recorded one. With glibc's allocator underneath, the
-/// chunk size stored just before the block (which `free` reads next anyway) rules out every
-/// block smaller than the threshold without touching the shim's tables.
+/// chunk size rules out every block smaller than the threshold without touching the shim's
+/// tables.
 #[inline(always)]
 fn may_be_tracked(p: *mut c_void) -> bool {
-    if GLIBC_CHUNKS.load(Ordering::Relaxed) {
-        // SAFETY: p is a live block of glibc's malloc, whose chunk header precedes it.
-        let chunk = unsafe { *(p as *const usize).sub(1) } & !7;
-        if chunk < MIN_BYTES.load(Ordering::Relaxed) {
-            return false;
-        }
+    if GLIBC_CHUNKS.load(Ordering::Relaxed) && glibc_chunk_size(p) < MIN_BYTES.load(Ordering::Relaxed) {
+        return false;
     }
     live::maybe(p as usize)
 }
 
-unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+/// `realloc` and `reallocarray` (`n` elements of `elem` bytes; `size` is their saturated
+/// product) on their full path. `charged`: as for `after_alloc_charged`.
+#[inline(never)]
+unsafe extern "C" fn realloc_full(op: u8, p: *mut c_void, size: usize, n: usize, elem: usize, charged: bool) -> *mut c_void {
+    let call = || unsafe {
+        if op == OP_REALLOCARRAY {
+            r_reallocarray()(p, n, elem)
+        } else {
+            r_realloc()(p, size)
+        }
+    };
     let st = state();
     if p.is_null() {
         if st < ST_PASS {
@@ -615,9 +767,7 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
         }
         let q = call();
         maybe_place(q, size);
-        if st == ST_RECORDING {
-            after_alloc(op, q, size);
-        }
+        alloc_done(st, op, q, size, charged);
         return q;
     }
     if boot::owns(p as *const u8) {
@@ -636,9 +786,15 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
     let q = call();
     maybe_place(q, size);
     if st != ST_RECORDING {
+        if charged {
+            park_countdown();
+        }
         return q;
     }
     if q.is_null() {
+        if charged {
+            uncharge(size);
+        }
         if tracked {
             if size == 0 {
                 record_plain(OP_FREE, p as usize, 0);
@@ -652,7 +808,7 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
     let large = size >= MIN_BYTES.load(Ordering::Relaxed);
     if tracked || large {
         record(op, q as usize, size, p as usize, tracked as u64, 0, large);
-    } else if sampled(size) {
+    } else if if charged { charged_sampled(size) } else { sampled(size) } {
         record(op, q as usize, size, p as usize, 0, EV_SAMPLED, false);
     }
     q
@@ -660,13 +816,24 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
 
 #[no_mangle]
 pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
-    unsafe { realloc_impl(OP_REALLOC, p, size, || r_realloc()(p, size)) }
+    // Fast when the new size is below every threshold and the old block cannot be tracked (no
+    // block, or a glibc chunk below the recording threshold).
+    if size < FAST_BELOW.load(Ordering::Acquire) {
+        let m = FREE_CHUNK_MIN.load(Ordering::Acquire);
+        if p.is_null() || (m != 0 && !boot::owns(p as *const u8) && glibc_chunk_size(p) < m) {
+            if charge(size) > 0 {
+                return unsafe { r_realloc()(p, size) };
+            }
+            return unsafe { realloc_full(OP_REALLOC, p, size, 1, size, true) };
+        }
+    }
+    unsafe { realloc_full(OP_REALLOC, p, size, 1, size, false) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> *mut c_void {
     let total = n.saturating_mul(size);
-    unsafe { realloc_impl(OP_REALLOCARRAY, p, total, || r_reallocarray()(p, n, size)) }
+    unsafe { realloc_full(OP_REALLOCARRAY, p, total, n, size, false) }
 }
 
 #[no_mangle]
@@ -919,6 +1086,12 @@ extern "C" fn on_load(_argc: c_int, _argv: *const *const c_char, envp: *const *c
     if state() != ST_PASS {
         return;
     }
+    configure(envp);
+    publish_fast_path();
+}
+
+/// Reads the settings, sets up placement and starts recording where asked.
+fn configure(envp: *const *const c_char) {
     // SAFETY: envp comes from the loader.
     let env = unsafe { read_env(envp) };
     TLS.with(|t| t.guard.set(true));
@@ -1046,8 +1219,11 @@ unsafe extern "C" fn fork_child() {
         t.guard.set(true);
         // SAFETY: only this thread exists in the child.
         unsafe { out::reset_in_child(t.buf.get()) };
-        if was == ST_RECORDING {
-            start_recording(sys::getpid(), sys::getppid());
+        if was == ST_RECORDING && start_recording(sys::getpid(), sys::getppid()) {
+            // A fresh sampling interval: the parent's may have been parked or half used.
+            t.sampler_ready.set(false);
+            // SAFETY: this thread's own countdown slot.
+            unsafe { *countdown_ptr() = 0 };
         }
         place::after_fork();
         t.guard.set(false);
