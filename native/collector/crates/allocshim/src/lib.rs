@@ -707,7 +707,7 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         return;
     }
     let m = FREE_CHUNK_MIN.load(Ordering::Acquire);
-    if m != 0 && !boot::owns(p as *const u8) && glibc_chunk_size(p) < m {
+    if m != 0 && glibc_chunk_size(p) < m {
         return unsafe { r_free()(p) };
     }
     unsafe { free_full(p) }
@@ -730,11 +730,12 @@ unsafe extern "C" fn free_full(p: *mut c_void) {
 }
 
 /// The size of the chunk glibc's malloc keeps in the word before a block it handed out (which
-/// its `free` and `realloc` read next anyway); at least the block's usable size.
+/// its `free` and `realloc` read next anyway); at least the block's usable size. For a block of
+/// the bootstrap arena the word is all ones (boot.rs), above every threshold.
 #[inline(always)]
 fn glibc_chunk_size(p: *mut c_void) -> usize {
     // SAFETY: only called with GLIBC_CHUNKS true (FREE_CHUNK_MIN non-zero implies it) on a live
-    // block of glibc's malloc, whose chunk header precedes it.
+    // block of glibc's malloc, whose chunk header precedes it, or of the bootstrap arena.
     unsafe { *(p as *const usize).sub(1) & !7 }
 }
 
@@ -820,7 +821,7 @@ pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
     // block, or a glibc chunk below the recording threshold).
     if size < FAST_BELOW.load(Ordering::Acquire) {
         let m = FREE_CHUNK_MIN.load(Ordering::Acquire);
-        if p.is_null() || (m != 0 && !boot::owns(p as *const u8) && glibc_chunk_size(p) < m) {
+        if p.is_null() || (m != 0 && glibc_chunk_size(p) < m) {
             if charge(size) > 0 {
                 return unsafe { r_realloc()(p, size) };
             }

@@ -283,6 +283,65 @@ fn c_program_sites_threads_fork_and_sampling() {
     );
 }
 
+/// Frees around the fast paths' decision (fixtures/frees.c): tracked blocks freed or
+/// reallocated on another thread are paired; small blocks at a freed tracked block's address,
+/// and the small block a tracked one was shrunk into, record no free (no unmatched end);
+/// calloc overflow fails as without the shim; a forked child samples its own small blocks.
+#[test]
+fn frees_of_small_blocks_and_across_threads() {
+    let dir = scratch("frees");
+    let src = fixtures().join("frees.c");
+    let Some(bin) = compile("cc", &src, &dir.join("frees"), &[]) else { return };
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = Command::new(&bin)
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", &out)
+        .env("NUMASCOPE_ALLOC_SAMPLE_BYTES", SAMPLE_BYTES.to_string())
+        .env("NUMASCOPE_ALLOC_SEED", "11")
+        .output()
+        .expect("run frees");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "frees failed under the shim: {:?} {stdout} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    let reused: u32 = stdout.trim().strip_prefix("reused ").and_then(|n| n.parse().ok()).expect("reused count");
+    assert!(reused > 0, "glibc did not hand the freed tracked block's address to a small block; the case is not exercised");
+
+    let all = load(&out);
+    assert_eq!(all.len(), 2, "one file for the program and one for its forked child");
+    for s in &all {
+        assert_eq!(s.incomplete, None, "pid {} file incomplete", s.pid);
+    }
+    let parent = all.iter().find(|s| all.iter().any(|c| c.ppid == s.pid)).expect("parent file");
+    let child = all.iter().find(|s| s.ppid == parent.pid).expect("child file");
+    let seen = check_sites(&all, &src);
+    let get = |name: &str| {
+        let v = seen.get(name).cloned().unwrap_or_default();
+        assert_eq!(v.len(), 1, "site {name}: {v:?}");
+        assert!(std::ptr::eq(&all[v[0].0], parent), "site {name} recorded in the wrong process");
+        &parent.allocations[v[0].1]
+    };
+    assert_eq!(get("cross").end_op, Some(AllocOp::Free), "freed on another thread");
+    let (moved, grown) = (get("moved"), get("grown"));
+    assert_eq!(moved.end_op, Some(AllocOp::Realloc), "reallocated on another thread");
+    assert_eq!(grown.old_address, Some(moved.address));
+    assert_ne!(grown.tid, moved.tid);
+    assert_eq!(grown.end_op, Some(AllocOp::Free));
+    assert_eq!(get("reused").end_op, Some(AllocOp::Free));
+    let shrunk = get("shrunk");
+    assert_eq!(shrunk.end_op, Some(AllocOp::Realloc));
+    assert_eq!(parent.unmatched_ends, 0, "a free or unmap was recorded for a block that was not");
+    assert_eq!(child.unmatched_ends, 0);
+
+    let line = markers(&src)["childsmall"].0;
+    let at_line = |s: &AllocSites| {
+        (0..s.allocations.len())
+            .filter(|&i| s.allocations[i].sampled && site_of(s, i).is_some_and(|(_, l)| l == line))
+            .count()
+    };
+    assert!(at_line(child) > 0, "the forked child sampled none of its small blocks");
+    assert_eq!(at_line(parent), 0);
+}
+
 fn libc_prot_rw() -> i32 {
     3 // PROT_READ | PROT_WRITE
 }
