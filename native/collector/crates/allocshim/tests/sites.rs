@@ -342,6 +342,52 @@ fn frees_of_small_blocks_and_across_threads() {
     assert_eq!(at_line(parent), 0);
 }
 
+/// The sampler when its interval (64 KiB) is longer than the threshold (4 KiB), so that each
+/// thread's counter is refilled from the rest of the interval again and again
+/// (fixtures/sampler.c): the estimate of the small blocks' bytes stays unbiased and every block
+/// at or above the threshold is recorded as such, never as a sample.
+#[test]
+fn sampler_counts_across_refills() {
+    let dir = scratch("sampler");
+    let src = fixtures().join("sampler.c");
+    let Some(bin) = compile("cc", &src, &dir.join("sampler"), &[]) else { return };
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = Command::new(&bin)
+        .env("LD_PRELOAD", shim())
+        .env("NUMASCOPE_ALLOC_DIR", &out)
+        .env("NUMASCOPE_ALLOC_MIN_BYTES", "4096")
+        .env("NUMASCOPE_ALLOC_SAMPLE_BYTES", "65536")
+        .env("NUMASCOPE_ALLOC_SEED", "5")
+        .output()
+        .expect("run sampler");
+    assert!(o.status.success(), "sampler failed under the shim: {:?}", o.status);
+    let all = load(&out);
+    assert_eq!(all.len(), 1);
+    let s = &all[0];
+    assert_eq!(s.incomplete, None);
+    let marks = markers(&src);
+    let (small_line, big_line) = (marks["small"].0, marks["big"].0);
+    let at = |line: u32| -> Vec<&numascope_core::alloc_sites::Allocation> {
+        (0..s.allocations.len())
+            .filter(|&i| site_of(s, i).is_some_and(|(_, l)| l == line))
+            .map(|i| &s.allocations[i])
+            .collect()
+    };
+    let big = at(big_line);
+    assert_eq!(big.len(), 100, "every block above the threshold recorded");
+    assert!(big.iter().all(|a| !a.sampled && a.size == 8192 && a.end_op == Some(AllocOp::Free)));
+    let small = at(small_line);
+    assert!(small.iter().all(|a| a.sampled && a.size == 100));
+    let estimate: f64 = small.iter().map(|a| a.weight_bytes).sum();
+    let truth = 200_000.0 * 100.0;
+    assert!(
+        (estimate - truth).abs() < 0.25 * truth,
+        "sampler estimate {estimate:.0} bytes vs {truth} allocated ({} samples)",
+        small.len()
+    );
+}
+
 fn libc_prot_rw() -> i32 {
     3 // PROT_READ | PROT_WRITE
 }
