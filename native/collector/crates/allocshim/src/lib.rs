@@ -55,13 +55,13 @@ static PTHREAD_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
 static GLIBC_CHUNKS: AtomicBool = AtomicBool::new(false);
 /// The process whose file is open.
 static REC_PID: AtomicU32 = AtomicU32::new(0);
-/// Allocations smaller than this take the fast path: the sampler's countdown is charged and,
-/// unless it runs out, the call goes straight on to the real function as a tail call (no frame,
-/// nothing after it). It is the smaller of the recording threshold (while recording) and the
-/// placement threshold, capped at FAST_CAP; 0 until start-up has read the settings, so that
+/// The smallest threshold: the recording threshold (while recording) or the placement
+/// threshold, capped at FAST_CAP. Each thread's sampler counter never holds more than this, so
+/// every allocation at least this large runs it out and takes the full path ("the sampler and
+/// the fast path" below). 0 until start-up has read the settings: counters stay at 0 and
 /// everything before takes the full path.
 static FAST_BELOW: AtomicUsize = AtomicUsize::new(0);
-/// Larger requests always take the full path (and sizes stay far from i64's range).
+/// Larger requests always take the full path (and the counters' sums cannot overflow).
 const FAST_CAP: usize = 1 << 48;
 /// Non-zero while recording with glibc's allocator underneath: `free` of a block whose chunk word
 /// is smaller than this goes straight on to the real `free` (no such block can be tracked).
@@ -775,7 +775,7 @@ unsafe extern "C" fn malloc_full(size: usize) -> *mut c_void {
 #[no_mangle]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     // An overflowing product takes the full path (no count is that large).
-    let total = n.checked_mul(size).unwrap_or(usize::MAX);
+    let total = n.saturating_mul(size);
     fast_or!(total, unsafe { calloc_slow(n, size, total) });
     unsafe { r_calloc()(n, size) }
 }
@@ -790,7 +790,7 @@ unsafe extern "C" fn calloc_slow(n: usize, size: usize, total: usize) -> *mut c_
 
 #[inline(never)]
 unsafe extern "C" fn calloc_full(n: usize, size: usize) -> *mut c_void {
-    let total = n.checked_mul(size).unwrap_or(usize::MAX);
+    let total = n.saturating_mul(size);
     let st = state();
     if st < ST_PASS {
         return match n.checked_mul(size) {
