@@ -3,8 +3,9 @@
 //!
 //! The driver runs each workload as a child process, in rounds: each round runs it once without
 //! any preload, once with the floor (bench/floor.c, a pass-through interposer that jumps straight
-//! on to glibc: what any LD_PRELOAD shim costs at least; present when overhead.sh could build
-//! it), once with the shim (default settings unless NUMASCOPE_ALLOC_* variables are set), and
+//! on to glibc: what any LD_PRELOAD shim costs at least), once with `check` (the same plus a
+//! threshold compare in malloc and a chunk-word compare in free: what a shim that filters each
+//! call costs at least; both present when overhead.sh could build them), once with the shim (default settings unless NUMASCOPE_ALLOC_* variables are set), and
 //! once with each BENCH_PEERS shim ("name=/path/lib.so,...", e.g. an older build), starting at
 //! a different one each round. It prints each one's median time, the ratio of that median to
 //! the run without, and the range of the per-round ratios (the noise of a shared machine shows
@@ -204,11 +205,13 @@ fn peers(exe: &std::path::Path) -> Vec<Peer> {
         std::process::exit(2);
     }
     let mut v = vec![Peer { name: "without".into(), lib: None, records: false }];
-    let floor = exe.with_file_name("libnumascope_allocshim_floor.so");
-    if floor.is_file() {
-        v.push(Peer { name: "floor".into(), lib: Some(floor), records: false });
-    } else {
-        eprintln!("{} not found (overhead.sh builds it with cc): no floor", floor.display());
+    for name in ["floor", "check"] {
+        let lib = exe.with_file_name(format!("libnumascope_allocshim_{name}.so"));
+        if lib.is_file() {
+            v.push(Peer { name: name.into(), lib: Some(lib), records: false });
+        } else {
+            eprintln!("{} not found (overhead.sh builds it with cc): no {name} peer", lib.display());
+        }
     }
     v.push(Peer { name: "shim".into(), lib: Some(shim), records: true });
     for spec in std::env::var("BENCH_PEERS").unwrap_or_default().split(',').filter(|s| !s.is_empty()) {

@@ -6,11 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 cargo build -j 2 --release --locked -p numascope-allocshim --lib --bin numascope-allocshim-bench
-# The floor peer (floor.c): a pass-through interposer, built when a C compiler is at hand.
+# The floor peers (floor.c): a pass-through interposer and one with a check per call, built
+# when a C compiler is at hand.
 if command -v cc >/dev/null; then
   cc -O2 -shared -fPIC -o target/release/libnumascope_allocshim_floor.so crates/allocshim/bench/floor.c
+  cc -O2 -shared -fPIC -DCHECK -o target/release/libnumascope_allocshim_check.so crates/allocshim/bench/floor.c
 else
-  echo "no C compiler (cc): the floor peer is left out" >&2
-  rm -f target/release/libnumascope_allocshim_floor.so
+  echo "no C compiler (cc): the floor peers are left out" >&2
+  rm -f target/release/libnumascope_allocshim_floor.so target/release/libnumascope_allocshim_check.so
 fi
 exec target/release/numascope-allocshim-bench "$@"
