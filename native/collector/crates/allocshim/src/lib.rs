@@ -63,8 +63,13 @@ static REC_PID: AtomicU32 = AtomicU32::new(0);
 static FAST_BELOW: AtomicUsize = AtomicUsize::new(0);
 /// Larger requests always take the full path (and the counters' sums cannot overflow).
 const FAST_CAP: usize = 1 << 48;
-/// Non-zero while recording with glibc's allocator underneath: `free` of a block whose chunk word
-/// is smaller than this goes straight on to the real `free` (no such block can be tracked).
+/// `free` (and `realloc`) of a pointer at or below this take the full path without looking at
+/// the block: NULL always, and every pointer until start-up has found glibc's allocator
+/// underneath (with another allocator the word before a block is not ours to read).
+static FREE_FULL_AT_OR_BELOW: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// With glibc underneath, a block whose chunk word is smaller than this is not tracked, and its
+/// `free` goes straight on to the real one: the threshold while recording, everything (but the
+/// bootstrap arena's all-ones word) otherwise.
 static FREE_CHUNK_MIN: AtomicUsize = AtomicUsize::new(0);
 
 /// Stops recording for good in this process (a failure or the size limit); the program goes on
@@ -82,8 +87,11 @@ fn publish_fast_path() {
     let fast = rec_min.min(place::MIN.load(Ordering::Acquire)).min(FAST_CAP);
     // A multiple of 8, so that the chunk word's three flag bits need no masking: below it,
     // word and size alike are below the threshold (0 when the threshold is under 8: no fast free).
-    let chunk_min = if recording && GLIBC_CHUNKS.load(Ordering::Relaxed) { rec_min & !7 } else { 0 };
+    let chunk_min = if recording { rec_min & !7 } else { usize::MAX };
     FREE_CHUNK_MIN.store(chunk_min, Ordering::Release);
+    if GLIBC_CHUNKS.load(Ordering::Relaxed) {
+        FREE_FULL_AT_OR_BELOW.store(0, Ordering::Release);
+    }
     FAST_BELOW.store(fast, Ordering::Release);
 }
 
@@ -806,11 +814,11 @@ unsafe extern "C" fn calloc_full(n: usize, size: usize) -> *mut c_void {
 
 #[no_mangle]
 pub unsafe extern "C" fn free(p: *mut c_void) {
-    if p.is_null() {
-        return;
-    }
-    let m = FREE_CHUNK_MIN.load(Ordering::Acquire);
-    if m != 0 && glibc_chunk_word(p) < m {
+    // One compare rules out NULL and, until glibc's allocator is known to be underneath, every
+    // block; then the chunk word.
+    if p as usize > FREE_FULL_AT_OR_BELOW.load(Ordering::Acquire)
+        && glibc_chunk_word(p) < FREE_CHUNK_MIN.load(Ordering::Acquire)
+    {
         return unsafe { r_free()(p) };
     }
     unsafe { free_full(p) }
@@ -820,7 +828,7 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
 /// glibc (another allocator underneath, placement only, start-up).
 #[inline(never)]
 unsafe extern "C" fn free_full(p: *mut c_void) {
-    if boot::owns(p as *const u8) {
+    if p.is_null() || boot::owns(p as *const u8) {
         return;
     }
     let st = STATE.load(Ordering::Acquire);
@@ -838,8 +846,9 @@ unsafe extern "C" fn free_full(p: *mut c_void) {
 /// threshold.
 #[inline(always)]
 fn glibc_chunk_word(p: *mut c_void) -> usize {
-    // SAFETY: only called with GLIBC_CHUNKS true (FREE_CHUNK_MIN non-zero implies it) on a live
-    // block of glibc's malloc, whose chunk header precedes it, or of the bootstrap arena.
+    // SAFETY: only called with GLIBC_CHUNKS true (FREE_FULL_AT_OR_BELOW below usize::MAX
+    // implies it) on a live block of glibc's malloc, whose chunk header precedes it, or of the
+    // bootstrap arena.
     unsafe { *(p as *const usize).sub(1) }
 }
 
@@ -933,8 +942,10 @@ unsafe extern "C" fn realloc_full(op: u8, p: *mut c_void, size: usize, n: usize,
 pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
     // Fast when the old block cannot be tracked (no block, or a glibc chunk below the recording
     // threshold) and the new size passes the counter.
-    let m = FREE_CHUNK_MIN.load(Ordering::Acquire);
-    if p.is_null() || (m != 0 && glibc_chunk_word(p) < m) {
+    if p.is_null()
+        || (p as usize > FREE_FULL_AT_OR_BELOW.load(Ordering::Acquire)
+            && glibc_chunk_word(p) < FREE_CHUNK_MIN.load(Ordering::Acquire))
+    {
         fast_or!(size, unsafe { realloc_slow(p, size) });
         return unsafe { r_realloc()(p, size) };
     }
