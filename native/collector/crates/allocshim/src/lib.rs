@@ -871,7 +871,14 @@ fn may_be_tracked(p: *mut c_void) -> bool {
 /// `realloc` and `reallocarray` (`n` elements of `elem` bytes; `size` is their saturated
 /// product) on their full path. `charged`: the fast path already charged `size`.
 #[inline(never)]
-unsafe extern "C" fn realloc_full(op: u8, p: *mut c_void, size: usize, n: usize, elem: usize, charged: bool) -> *mut c_void {
+unsafe extern "C" fn realloc_full(
+    op: u8,
+    p: *mut c_void,
+    size: usize,
+    n: usize,
+    elem: usize,
+    charged: bool,
+) -> *mut c_void {
     let call = || unsafe {
         if op == OP_REALLOCARRAY {
             r_reallocarray()(p, n, elem)

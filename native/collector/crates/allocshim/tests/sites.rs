@@ -302,9 +302,17 @@ fn frees_of_small_blocks_and_across_threads() {
         .output()
         .expect("run frees");
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "frees failed under the shim: {:?} {stdout} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "frees failed under the shim: {:?} {stdout} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
     let reused: u32 = stdout.trim().strip_prefix("reused ").and_then(|n| n.parse().ok()).expect("reused count");
-    assert!(reused > 0, "glibc did not hand the freed tracked block's address to a small block; the case is not exercised");
+    assert!(
+        reused > 0,
+        "glibc did not hand the freed tracked block's address to a small block; the case is not exercised"
+    );
 
     let all = load(&out);
     assert_eq!(all.len(), 2, "one file for the program and one for its forked child");
