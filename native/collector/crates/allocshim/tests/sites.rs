@@ -289,13 +289,35 @@ fn c_program_sites_threads_fork_and_sampling() {
 /// calloc overflow fails as without the shim; a forked child samples its own small blocks.
 #[test]
 fn frees_of_small_blocks_and_across_threads() {
-    let dir = scratch("frees");
+    frees_under("frees", None);
+}
+
+/// The same with another allocator underneath the shim (fixtures/offset_alloc.c: blocks whose
+/// preceding word is not a glibc chunk size), where every `free` consults the live-block set.
+#[test]
+fn frees_with_another_allocator_underneath() {
+    let dir = scratch("offset-alloc");
+    let Some(lib) = compile("cc", &fixtures().join("offset_alloc.c"), &dir.join("liboffset.so"), &["-shared", "-fPIC"])
+    else {
+        return;
+    };
+    frees_under("frees-offset", Some(&lib));
+}
+
+/// Runs fixtures/frees.c under the shim (with `other` preloaded after it) and checks its file.
+fn frees_under(name: &str, other: Option<&Path>) {
+    let dir = scratch(name);
     let src = fixtures().join("frees.c");
     let Some(bin) = compile("cc", &src, &dir.join("frees"), &[]) else { return };
     let out = dir.join("out");
     std::fs::create_dir(&out).unwrap();
+    let mut preload = shim().into_os_string();
+    if let Some(other) = other {
+        preload.push(" ");
+        preload.push(other);
+    }
     let o = Command::new(&bin)
-        .env("LD_PRELOAD", shim())
+        .env("LD_PRELOAD", preload)
         .env("NUMASCOPE_ALLOC_DIR", &out)
         .env("NUMASCOPE_ALLOC_SAMPLE_BYTES", SAMPLE_BYTES.to_string())
         .env("NUMASCOPE_ALLOC_SEED", "11")
