@@ -1,9 +1,15 @@
 //! Overhead of the allocation-site shim on allocation-heavy loops. Not part of the test suite:
 //! run bench/overhead.sh (it builds in release mode first).
 //!
-//! The driver runs each workload as a child process alternately without and with the shim
-//! preloaded (default settings unless NUMASCOPE_ALLOC_* variables are set), takes the median
-//! wall time of each, and prints them with their ratio. Workloads call the C allocator directly:
+//! The driver runs each workload as a child process, in rounds: each round runs it once without
+//! any preload, once with the floor (bench/floor.c, a pass-through interposer that jumps straight
+//! on to glibc: what any LD_PRELOAD shim costs at least), once with `check` (the same plus a
+//! threshold compare in malloc and a chunk-word compare in free: what a shim that filters each
+//! call costs at least; both present when overhead.sh could build them), once with the shim (default settings unless NUMASCOPE_ALLOC_* variables are set), and
+//! once with each BENCH_PEERS shim ("name=/path/lib.so,...", e.g. an older build), starting at
+//! a different one each round. It prints each one's median time, the ratio of that median to
+//! the run without, and the range of the per-round ratios (the noise of a shared machine shows
+//! there). Workloads call the C allocator directly:
 //!
 //! - `small`: 20 M malloc/free of 16..1024-byte blocks over a ring of 4,096 live blocks, each
 //!   written once; nothing reaches the threshold, so this measures the fast path and sampler.
@@ -162,7 +168,8 @@ fn workload(name: &str) {
     std::hint::black_box(r);
 }
 
-fn median(v: &mut [Duration]) -> Duration {
+fn median(v: &[Duration]) -> Duration {
+    let mut v = v.to_vec();
     v.sort();
     v[v.len() / 2]
 }
@@ -181,6 +188,46 @@ fn timed(cmd: &mut Command) -> (Duration, Duration) {
     (wall, tv(ru.ru_utime) + tv(ru.ru_stime))
 }
 
+/// One way of running the workloads: no preload, the floor, the shim, or another shim.
+struct Peer {
+    name: String,
+    lib: Option<PathBuf>,
+    /// Whether NUMASCOPE_ALLOC_DIR is set (the shims record; the floor ignores it).
+    records: bool,
+}
+
+fn peers(exe: &std::path::Path) -> Vec<Peer> {
+    let shim = std::env::var_os("NUMASCOPE_ALLOC_SHIM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| exe.with_file_name("libnumascope_allocshim.so"));
+    if !shim.is_file() {
+        eprintln!("{} not found: build it (cargo build --release -p numascope-allocshim)", shim.display());
+        std::process::exit(2);
+    }
+    let mut v = vec![Peer { name: "without".into(), lib: None, records: false }];
+    for name in ["floor", "check"] {
+        let lib = exe.with_file_name(format!("libnumascope_allocshim_{name}.so"));
+        if lib.is_file() {
+            v.push(Peer { name: name.into(), lib: Some(lib), records: false });
+        } else {
+            eprintln!("{} not found (overhead.sh builds it with cc): no {name} peer", lib.display());
+        }
+    }
+    v.push(Peer { name: "shim".into(), lib: Some(shim), records: true });
+    for spec in std::env::var("BENCH_PEERS").unwrap_or_default().split(',').filter(|s| !s.is_empty()) {
+        let Some((name, path)) = spec.split_once('=') else {
+            eprintln!("BENCH_PEERS entry {spec:?} is not name=/path/lib.so");
+            std::process::exit(2);
+        };
+        if !std::path::Path::new(path).is_file() {
+            eprintln!("BENCH_PEERS: {path} not found");
+            std::process::exit(2);
+        }
+        v.push(Peer { name: name.into(), lib: Some(path.into()), records: true });
+    }
+    v
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--workload") {
@@ -189,63 +236,80 @@ fn main() {
     }
     let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(7).max(5);
     let exe = std::env::current_exe().expect("own path");
-    let shim = std::env::var_os("NUMASCOPE_ALLOC_SHIM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| exe.with_file_name("libnumascope_allocshim.so"));
-    if !shim.is_file() {
-        eprintln!("{} not found: build it (cargo build --release -p numascope-allocshim)", shim.display());
-        std::process::exit(2);
-    }
+    let peers = peers(&exe);
     let out = std::env::temp_dir().join(format!("numascope-allocshim-bench-{}", std::process::id()));
-    println!("shim: {}  runs per case: {runs} (alternating, median)", shim.display());
+    println!("runs per case: {runs} (rounds, each peer once per round, medians)");
+    for p in &peers {
+        if let Some(lib) = &p.lib {
+            println!("  {}: {}", p.name, lib.display());
+        }
+    }
     println!(
-        "{:<8} {:>11} {:>11} {:>7}   {:>11} {:>11} {:>7} {:>9}",
-        "workload", "cpu without", "cpu with", "ratio", "wall without", "wall with", "ratio", "file"
+        "{:<8} {:<8} {:>10} {:>7} {:>15}   {:>10} {:>7} {:>9}",
+        "workload", "peer", "cpu", "ratio", "round ratios", "wall", "ratio", "file"
     );
     let cases: Vec<String> = match args.get(1) {
         Some(w) => vec![w.clone()],
         None => vec!["small".into(), "mixed".into(), "strings".into(), "threads".into(), "large".into()],
     };
     for w in cases {
-        let (mut plain, mut shimmed) = (Vec::new(), Vec::new());
-        let (mut plain_wall, mut shimmed_wall) = (Vec::new(), Vec::new());
-        let mut file_bytes = 0u64;
-        for _ in 0..runs {
-            for with in [false, true] {
+        let n = peers.len();
+        let mut cpu = vec![Vec::new(); n];
+        let mut wall = vec![Vec::new(); n];
+        let mut file_bytes = vec![0u64; n];
+        for round in 0..runs {
+            for k in 0..n {
+                let i = (round + k) % n;
+                let p = &peers[i];
                 let _ = std::fs::remove_dir_all(&out);
                 std::fs::create_dir_all(&out).expect("bench output dir");
                 let mut cmd = Command::new(&exe);
                 cmd.args(["--workload", &w]);
-                if with {
-                    cmd.env("LD_PRELOAD", &shim).env("NUMASCOPE_ALLOC_DIR", &out);
+                if let Some(lib) = &p.lib {
+                    cmd.env("LD_PRELOAD", lib);
                 }
-                let (wall, cpu) = timed(&mut cmd);
-                if with {
-                    shimmed.push(cpu);
-                    shimmed_wall.push(wall);
-                    file_bytes = std::fs::read_dir(&out)
+                if p.records {
+                    cmd.env("NUMASCOPE_ALLOC_DIR", &out);
+                }
+                let (wt, ct) = timed(&mut cmd);
+                cpu[i].push(ct);
+                wall[i].push(wt);
+                if p.records {
+                    file_bytes[i] = std::fs::read_dir(&out)
                         .map(|d| d.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum())
                         .unwrap_or(0);
-                } else {
-                    plain.push(cpu);
-                    plain_wall.push(wall);
                 }
             }
         }
-        let (a, b) = (median(&mut plain), median(&mut shimmed));
-        let (c, d) = (median(&mut plain_wall), median(&mut shimmed_wall));
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        println!(
-            "{:<8} {:>9.1}ms {:>9.1}ms {:>7.3}   {:>9.1}ms {:>9.1}ms {:>7.3} {:>8}K",
-            w,
-            ms(a),
-            ms(b),
-            ms(b) / ms(a),
-            ms(c),
-            ms(d),
-            ms(d) / ms(c),
-            file_bytes / 1024
-        );
+        let (base_cpu, base_wall) = (median(&cpu[0]), median(&wall[0]));
+        for i in 0..n {
+            let (c, wt) = (median(&cpu[i]), median(&wall[i]));
+            let (ratio, rounds, wall_ratio) = if i == 0 {
+                ("-".to_string(), String::new(), "-".to_string())
+            } else {
+                let r: Vec<f64> = cpu[i].iter().zip(&cpu[0]).map(|(a, b)| ms(*a) / ms(*b)).collect();
+                let lo = r.iter().cloned().fold(f64::INFINITY, f64::min);
+                let hi = r.iter().cloned().fold(0.0, f64::max);
+                (
+                    format!("{:.3}", ms(c) / ms(base_cpu)),
+                    format!("{lo:.3}..{hi:.3}"),
+                    format!("{:.3}", ms(wt) / ms(base_wall)),
+                )
+            };
+            let file = if peers[i].records { format!("{}K", file_bytes[i] / 1024) } else { String::new() };
+            println!(
+                "{:<8} {:<8} {:>8.1}ms {:>7} {:>15}   {:>8.1}ms {:>7} {:>9}",
+                w,
+                peers[i].name,
+                ms(c),
+                ratio,
+                rounds,
+                ms(wt),
+                wall_ratio,
+                file
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&out);
 }

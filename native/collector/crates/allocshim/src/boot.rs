@@ -6,7 +6,9 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 const ARENA_BYTES: usize = 256 * 1024;
-/// Each block starts with a 16-byte header holding its usable size.
+/// Each block starts with a 16-byte header: its usable size, then a word of all ones where
+/// glibc keeps a chunk's size, so that `free`'s fast path, which reads that word, sends the block
+/// to the full path (which sees it is the arena's) without a range check of its own.
 const HEADER: usize = 16;
 
 #[repr(C, align(4096))]
@@ -41,7 +43,10 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
         match NEXT.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Relaxed) {
             Ok(_) => {
                 // SAFETY: [data - HEADER, end) lies in the arena and belongs to this caller alone.
-                unsafe { *((data - HEADER) as *mut usize) = size };
+                unsafe {
+                    *((data - HEADER) as *mut usize) = size;
+                    *((data - 8) as *mut usize) = usize::MAX;
+                }
                 return data as *mut u8;
             }
             Err(c) => cur = c,
@@ -52,8 +57,7 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 /// Whether `p` points into the arena.
 #[inline]
 pub fn owns(p: *const u8) -> bool {
-    let a = p as usize;
-    a >= base() && a < base() + ARENA_BYTES
+    (p as usize).wrapping_sub(base()) < ARENA_BYTES
 }
 
 /// Usable size of an arena block.

@@ -55,6 +55,22 @@ static PTHREAD_KEY: AtomicUsize = AtomicUsize::new(usize::MAX);
 static GLIBC_CHUNKS: AtomicBool = AtomicBool::new(false);
 /// The process whose file is open.
 static REC_PID: AtomicU32 = AtomicU32::new(0);
+/// The smallest threshold: the recording threshold (while recording) or the placement
+/// threshold, capped at FAST_CAP. Each thread's sampler counter never holds more than this, so
+/// every allocation at least this large runs it out and takes the full path ("the sampler and
+/// the fast path" below). 0 until start-up has read the settings: counters stay at 0 and
+/// everything before takes the full path.
+static FAST_BELOW: AtomicUsize = AtomicUsize::new(0);
+/// Larger requests always take the full path (and the counters' sums cannot overflow).
+const FAST_CAP: usize = 1 << 48;
+/// `free` (and `realloc`) of a pointer at or below this take the full path without looking at
+/// the block: NULL always, and every pointer until start-up has found glibc's allocator
+/// underneath (with another allocator the word before a block is not ours to read).
+static FREE_FULL_AT_OR_BELOW: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// With glibc underneath, a block whose chunk word is smaller than this is not tracked, and its
+/// `free` goes straight on to the real one: the threshold while recording, everything (but the
+/// bootstrap arena's all-ones word) otherwise.
+static FREE_CHUNK_MIN: AtomicUsize = AtomicUsize::new(0);
 
 /// Stops recording for good in this process (a failure or the size limit); the program goes on
 /// with the real allocator.
@@ -62,14 +78,33 @@ pub(crate) fn stop_recording() {
     let _ = STATE.compare_exchange(ST_RECORDING, ST_PASS, Ordering::AcqRel, Ordering::Relaxed);
 }
 
+/// Sets the fast-path thresholds from the state and settings (after start-up has configured
+/// recording and placement). A stale value after recording stops is harmless: the full paths
+/// check the state again.
+fn publish_fast_path() {
+    let recording = STATE.load(Ordering::Acquire) == ST_RECORDING;
+    let rec_min = if recording { MIN_BYTES.load(Ordering::Relaxed) } else { usize::MAX };
+    let fast = rec_min.min(place::MIN.load(Ordering::Acquire)).min(FAST_CAP);
+    // A multiple of 8, so that the chunk word's three flag bits need no masking: below it,
+    // word and size alike are below the threshold (0 when the threshold is under 8: no fast free).
+    let chunk_min = if recording { rec_min & !7 } else { usize::MAX };
+    FREE_CHUNK_MIN.store(chunk_min, Ordering::Release);
+    if GLIBC_CHUNKS.load(Ordering::Relaxed) {
+        FREE_FULL_AT_OR_BELOW.store(0, Ordering::Release);
+    }
+    FAST_BELOW.store(fast, Ordering::Release);
+}
+
 // ---------------------------------------------------------------- per-thread state
 
 struct Tls {
     /// Set while the shim itself is working on this thread.
     guard: Cell<bool>,
-    /// Bytes left until the next sampled small allocation (off x86-64; see countdown_ptr).
+    /// The sampler's two counters off x86-64 (see "the sampler and the fast path").
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-    countdown: Cell<i64>,
+    countdown: Cell<u64>,
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    rest: Cell<u64>,
     sampler_ready: Cell<bool>,
     rng: Cell<u64>,
     tid: Cell<u32>,
@@ -85,6 +120,7 @@ thread_local! {
         Tls {
             guard: Cell::new(false),
             countdown: Cell::new(0),
+            rest: Cell::new(0),
             sampler_ready: Cell::new(false),
             rng: Cell::new(0),
             tid: Cell::new(0),
@@ -306,38 +342,93 @@ fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, i
     unsafe { out::append_event(b, write_through, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
 }
 
-/// Whether a small allocation of `size` bytes is sampled: Poisson sampling over allocated
-/// bytes with mean interval SAMPLE_BYTES (as tcmalloc does), so a block of `s` bytes is
-/// sampled with probability 1 - exp(-s / SAMPLE_BYTES) and the reader's estimate is unbiased.
-#[inline(always)]
-fn sampled(size: usize) -> bool {
-    let c = countdown_ptr();
-    // SAFETY: this thread's own countdown slot.
-    let left = unsafe { *c } - size as i64;
-    unsafe { *c = left };
-    left <= 0 && TLS.with(|t| resample(t, size))
-}
+// ---------------------------------------------------------------- the sampler and the fast path
+//
+// Small allocations are sampled by bytes: Poisson sampling with mean interval SAMPLE_BYTES (as
+// tcmalloc does), so a block of `s` bytes is sampled with probability 1 - exp(-s / SAMPLE_BYTES)
+// and the reader's estimate is unbiased. Each thread's distance R to the next sample point is
+// kept in two parts, R = fast + rest, with fast at most FAST_BELOW (the smallest threshold).
+// Every allocation first counts its size down from `fast`; while that stays above zero the block
+// is below every threshold and is not sampled, so the call goes straight on to the real function
+// (one subtraction and one branch on the fast path: the counter is also the threshold test). When
+// it reaches zero or would go below, the full path runs and `settle` sorts it out: a block at or
+// above the threshold (recorded, not counted), the end of a sampling interval (sampled, a new
+// interval drawn), or only a refill of `fast` from `rest` (once per FAST_BELOW bytes at most).
 
-// The sampler's countdown is the one per-thread value every small allocation touches. On
-// x86-64 it lives in initial-exec TLS (one `fs`-relative load, no `__tls_get_addr` call; a
-// library loaded with LD_PRELOAD is in the static TLS block, which this model requires).
+// On x86-64 the two parts live in initial-exec TLS (an `fs`-relative access, no
+// `__tls_get_addr` call; a library loaded with LD_PRELOAD is in the static TLS block, which this
+// model requires). `rest` is stored plus one: 0 means no interval has been drawn on this thread.
 #[cfg(target_arch = "x86_64")]
 core::arch::global_asm!(
     ".pushsection .tbss,\"awT\",@nobits",
-    ".p2align 3",
+    ".p2align 4",
     ".globl numascope_allocshim_countdown",
     ".hidden numascope_allocshim_countdown",
     ".type numascope_allocshim_countdown, @object",
     ".size numascope_allocshim_countdown, 8",
     "numascope_allocshim_countdown:",
     ".zero 8",
+    ".globl numascope_allocshim_rest",
+    ".hidden numascope_allocshim_rest",
+    ".type numascope_allocshim_rest, @object",
+    ".size numascope_allocshim_rest, 8",
+    "numascope_allocshim_rest:",
+    ".zero 8",
     ".popsection",
 );
 
+/// The fast-path test: counts `$size` down from this thread's `fast`; runs `$full` (which must
+/// return) when the count reaches zero or would go below it.
+#[cfg(target_arch = "x86_64")]
+macro_rules! fast_or {
+    ($size:expr, $full:expr) => {
+        // SAFETY: the variable's TLS offset applied to `fs` addresses this thread's copy of it.
+        unsafe {
+            core::arch::asm!(
+                "sub qword ptr fs:[{off}], {size}",
+                "jbe {full}",
+                off = in(reg) countdown_offset(),
+                size = in(reg) $size,
+                full = label { return $full },
+                options(nostack),
+            );
+        }
+    };
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+macro_rules! fast_or {
+    ($size:expr, $full:expr) => {
+        let c = countdown_ptr();
+        // SAFETY: this thread's own counter.
+        let (left, borrow) = unsafe { *c }.overflowing_sub($size as u64);
+        unsafe { *c = left };
+        if borrow || left == 0 {
+            return $full;
+        }
+    };
+}
+
+/// The offset of this thread's `fast` from the thread pointer.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn countdown_ptr() -> *mut i64 {
-    let p: *mut i64;
+fn countdown_offset() -> usize {
+    let off: usize;
+    // SAFETY: reads the GOT slot the loader filled with the variable's TLS offset.
+    unsafe {
+        core::arch::asm!(
+            "mov {off}, qword ptr [rip + numascope_allocshim_countdown@GOTTPOFF]",
+            off = out(reg) off,
+            options(nostack, pure, readonly, preserves_flags),
+        );
+    }
+    off
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn countdown_ptr() -> *mut u64 {
+    let p: *mut u64;
     // SAFETY: thread pointer plus the variable's TLS offset is this thread's copy of it.
     unsafe {
         core::arch::asm!(
@@ -350,41 +441,138 @@ fn countdown_ptr() -> *mut i64 {
     p
 }
 
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rest_ptr() -> *mut u64 {
+    let p: *mut u64;
+    // SAFETY: as for countdown_ptr.
+    unsafe {
+        core::arch::asm!(
+            "mov {p}, qword ptr fs:[0]",
+            "add {p}, qword ptr [rip + numascope_allocshim_rest@GOTTPOFF]",
+            p = out(reg) p,
+            options(nostack, pure, readonly),
+        );
+    }
+    p
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn countdown_ptr() -> *mut i64 {
+fn countdown_ptr() -> *mut u64 {
     TLS.with(|t| t.countdown.as_ptr())
 }
 
-/// Called when the countdown ran out.
-#[cold]
-#[inline(never)]
-fn resample(t: &Tls, size: usize) -> bool {
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn rest_ptr() -> *mut u64 {
+    TLS.with(|t| t.rest.as_ptr())
+}
+
+/// Counts `size` down as the fast path does, for the functions without one (and for `realloc`
+/// of a block that may be tracked); `settle` follows once the result is known.
+#[inline(always)]
+fn charge(size: usize) {
     let c = countdown_ptr();
-    let set = |v: i64| unsafe { *c = v };
-    let mean = SAMPLE_BYTES.load(Ordering::Relaxed);
-    if mean == 0 {
-        set(i64::MAX / 2);
+    // SAFETY: this thread's own counter.
+    unsafe { *c = (*c).wrapping_sub(size as u64) };
+}
+
+/// The sampler's bookkeeping for an allocation of `size` bytes that was charged and took the
+/// full path, once its result is known (`ok`: it succeeded). Returns whether it is a sampled
+/// small block; re-arms the counter.
+#[inline(never)]
+fn settle(size: usize, ok: bool, recording: bool) -> bool {
+    let c = countdown_ptr();
+    // SAFETY: this thread's own counters (here and below).
+    let before = unsafe { *c }.wrapping_add(size as u64);
+    let cap = FAST_BELOW.load(Ordering::Acquire) as u64;
+    if !ok || (recording && size >= MIN_BYTES.load(Ordering::Relaxed)) {
+        // A failed allocation counts nothing; one at or above the threshold is recorded as
+        // such, and the sampler counts only smaller ones.
+        unsafe { *c = before };
         return false;
     }
-    if !t.sampler_ready.get() {
-        // First small allocation on this thread: draw the first interval, then apply it.
-        t.sampler_ready.set(true);
-        let seq = THREAD_SEQ.fetch_add(1, Ordering::Relaxed) + 1;
-        t.rng.set((SEED.load(Ordering::Relaxed) ^ seq.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
-        let first = draw(t, mean);
-        let left = first - size as i64;
-        if left > 0 {
-            set(left);
-            return false;
+    if !recording {
+        // Nothing is sampled: the counter only has to send blocks at or above FAST_BELOW here
+        // (and `refill` keeps it going without the full path).
+        unsafe {
+            *c = cap;
+            *rest_ptr() = (i64::MAX / 4) as u64;
         }
-        set(draw(t, mean));
-        return true;
+        return false;
     }
+    let r = rest_ptr();
+    let stored = unsafe { *r };
+    let mut left: i128 =
+        if stored == 0 { draw_interval() as i128 } else { before as i128 + (stored - 1) as i128 } - size as i128;
     // The interval ended inside this block: sample it; the process being memoryless, the next
     // interval starts fresh after it.
-    set(draw(t, mean));
+    let sampled = left <= 0;
+    if sampled {
+        left = draw_interval() as i128;
+    }
+    let fast = (left as u64).min(cap);
+    unsafe {
+        *c = fast;
+        *r = (left as u64 - fast) + 1;
+    }
+    sampled
+}
+
+/// The common case of a full path entered because the counter ran out: a block below every
+/// threshold whose size still lies inside the sampling interval. Moves the next FAST_BELOW bytes
+/// of the interval from `rest` into the counter, charged with `size` (as `settle` would, without
+/// its calls), and returns true; false when the full path must look (a larger block, the
+/// interval's end, start-up, or no interval drawn yet).
+#[inline(always)]
+fn refill(size: usize) -> bool {
+    let cap = FAST_BELOW.load(Ordering::Acquire) as u64;
+    if size as u64 >= cap {
+        return false;
+    }
+    let (c, r) = (countdown_ptr(), rest_ptr());
+    // SAFETY: this thread's own counters.
+    let (before, stored) = unsafe { ((*c).wrapping_add(size as u64), *r) };
+    // before <= cap <= 2^48 and stored <= 2^62: no overflow.
+    let total = before + stored;
+    if stored == 0 || total <= size as u64 + 1 {
+        return false;
+    }
+    let left = total - 1 - size as u64;
+    let fast = left.min(cap);
+    unsafe {
+        *c = fast;
+        *r = left - fast + 1;
+    }
     true
+}
+
+/// A fresh distance to the next sample point, in bytes (at least 1; "never" when the sampler is
+/// off).
+#[cold]
+fn draw_interval() -> i64 {
+    let mean = SAMPLE_BYTES.load(Ordering::Relaxed);
+    if mean == 0 {
+        return i64::MAX / 4;
+    }
+    TLS.with(|t| {
+        if !t.sampler_ready.get() {
+            t.sampler_ready.set(true);
+            let seq = THREAD_SEQ.fetch_add(1, Ordering::Relaxed) + 1;
+            t.rng.set((SEED.load(Ordering::Relaxed) ^ seq.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
+        }
+        draw(t, mean)
+    })
+}
+
+/// Starts this thread's sampler afresh (a fork child's first thread).
+fn reset_sampler() {
+    // SAFETY: this thread's own counters.
+    unsafe {
+        *countdown_ptr() = 0;
+        *rest_ptr() = 0;
+    }
 }
 
 fn draw(t: &Tls, mean: u64) -> i64 {
@@ -408,15 +596,25 @@ fn draw(t: &Tls, mean: u64) -> i64 {
     }
 }
 
-/// Decides whether an allocation result is recorded.
+/// Records an allocation result if it is at or above the threshold or sampled, for the
+/// functions without a fast path.
 #[inline(always)]
 fn after_alloc(op: u8, p: *mut c_void, size: usize) {
-    if p.is_null() {
+    charge(size);
+    after_alloc_charged(ST_RECORDING, op, p, size);
+}
+
+/// What the full path of an allocation function does after the real call, its size charged.
+#[inline(always)]
+fn after_alloc_charged(st: u8, op: u8, p: *mut c_void, size: usize) {
+    let recording = st == ST_RECORDING;
+    let sampled = settle(size, !p.is_null(), recording);
+    if !recording || p.is_null() {
         return;
     }
     if size >= MIN_BYTES.load(Ordering::Relaxed) {
         record(op, p as usize, size, 0, 0, 0, true);
-    } else if sampled(size) {
+    } else if sampled {
         // Sampled blocks are not tracked: watching their frees would cost every free a look-up.
         record(op, p as usize, size, 0, 0, EV_SAMPLED, false);
     }
@@ -547,22 +745,60 @@ pub unsafe extern "C" fn prctl(
 
 // ---------------------------------------------------------------- interposed functions
 
+// The fast paths decide before the real call (see "the sampler and the fast path"), so that a
+// small block's allocation or free reaches the real function by a tail jump, with no frame and
+// nothing after the call.
+
 #[no_mangle]
 pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    fast_or!(size, unsafe { malloc_slow(size) });
+    unsafe { r_malloc()(size) }
+}
+
+/// Where `malloc`'s counter ran out: mostly a refill, then still a tail jump; else the full path.
+#[inline(never)]
+unsafe extern "C" fn malloc_slow(size: usize) -> *mut c_void {
+    if refill(size) {
+        return unsafe { r_malloc()(size) };
+    }
+    unsafe { malloc_full(size) }
+}
+
+/// `malloc` at start-up, at or above a threshold, and when the sampler's counter runs out (its
+/// size charged).
+// The full paths are `extern "C"` (they cannot unwind), so that the fast paths reach them by
+// a tail jump too, with no frame of their own.
+#[inline(never)]
+unsafe extern "C" fn malloc_full(size: usize) -> *mut c_void {
     let st = state();
     if st < ST_PASS {
         return boot::alloc(size, 16) as *mut c_void;
     }
     let p = unsafe { r_malloc()(size) };
     maybe_place(p, size);
-    if st == ST_RECORDING {
-        after_alloc(OP_MALLOC, p, size);
-    }
+    after_alloc_charged(st, OP_MALLOC, p, size);
     p
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+    // An overflowing product takes the full path (no count is that large).
+    let total = n.saturating_mul(size);
+    fast_or!(total, unsafe { calloc_slow(n, size, total) });
+    unsafe { r_calloc()(n, size) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn calloc_slow(n: usize, size: usize, total: usize) -> *mut c_void {
+    if refill(total) {
+        return unsafe { r_calloc()(n, size) };
+    }
+    unsafe { calloc_full(n, size) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn calloc_full(n: usize, size: usize) -> *mut c_void {
+    let total = n.saturating_mul(size);
     let st = state();
     if st < ST_PASS {
         return match n.checked_mul(size) {
@@ -571,15 +807,27 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
         };
     }
     let p = unsafe { r_calloc()(n, size) };
-    maybe_place(p, n.saturating_mul(size));
-    if st == ST_RECORDING {
-        after_alloc(OP_CALLOC, p, n.saturating_mul(size));
-    }
+    maybe_place(p, total);
+    after_alloc_charged(st, OP_CALLOC, p, total);
     p
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn free(p: *mut c_void) {
+    // One compare rules out NULL and, until glibc's allocator is known to be underneath, every
+    // block; then the chunk word.
+    if p as usize > FREE_FULL_AT_OR_BELOW.load(Ordering::Acquire)
+        && glibc_chunk_word(p) < FREE_CHUNK_MIN.load(Ordering::Acquire)
+    {
+        return unsafe { r_free()(p) };
+    }
+    unsafe { free_full(p) }
+}
+
+/// `free` of a block that may be tracked, from the bootstrap arena, or while not recording on
+/// glibc (another allocator underneath, placement only, start-up).
+#[inline(never)]
+unsafe extern "C" fn free_full(p: *mut c_void) {
     if p.is_null() || boot::owns(p as *const u8) {
         return;
     }
@@ -592,36 +840,70 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
     }
 }
 
+/// The word glibc's malloc keeps before a block it handed out (which its `free` and `realloc`
+/// read next anyway): the chunk's size, at least the block's usable size, with three flag bits
+/// below. For a block of the bootstrap arena the word is all ones (boot.rs), above every
+/// threshold.
+#[inline(always)]
+fn glibc_chunk_word(p: *mut c_void) -> usize {
+    // SAFETY: only called with GLIBC_CHUNKS true (FREE_FULL_AT_OR_BELOW below usize::MAX
+    // implies it) on a live block of glibc's malloc, whose chunk header precedes it, or of the
+    // bootstrap arena.
+    unsafe { *(p as *const usize).sub(1) }
+}
+
+#[inline(always)]
+fn glibc_chunk_size(p: *mut c_void) -> usize {
+    glibc_chunk_word(p) & !7
+}
+
 /// Whether a block being freed may be a recorded one. With glibc's allocator underneath, the
-/// chunk size stored just before the block (which `free` reads next anyway) rules out every
-/// block smaller than the threshold without touching the shim's tables.
+/// chunk size rules out every block smaller than the threshold without touching the shim's
+/// tables.
 #[inline(always)]
 fn may_be_tracked(p: *mut c_void) -> bool {
-    if GLIBC_CHUNKS.load(Ordering::Relaxed) {
-        // SAFETY: p is a live block of glibc's malloc, whose chunk header precedes it.
-        let chunk = unsafe { *(p as *const usize).sub(1) } & !7;
-        if chunk < MIN_BYTES.load(Ordering::Relaxed) {
-            return false;
-        }
+    if GLIBC_CHUNKS.load(Ordering::Relaxed) && glibc_chunk_size(p) < MIN_BYTES.load(Ordering::Relaxed) {
+        return false;
     }
     live::maybe(p as usize)
 }
 
-unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+/// `realloc` and `reallocarray` (`n` elements of `elem` bytes; `size` is their saturated
+/// product) on their full path. `charged`: the fast path already charged `size`.
+#[inline(never)]
+unsafe extern "C" fn realloc_full(
+    op: u8,
+    p: *mut c_void,
+    size: usize,
+    n: usize,
+    elem: usize,
+    charged: bool,
+) -> *mut c_void {
+    let call = || unsafe {
+        if op == OP_REALLOCARRAY {
+            r_reallocarray()(p, n, elem)
+        } else {
+            r_realloc()(p, size)
+        }
+    };
     let st = state();
     if p.is_null() {
         if st < ST_PASS {
             return boot::alloc(size, 16) as *mut c_void;
         }
+        if !charged {
+            charge(size);
+        }
         let q = call();
         maybe_place(q, size);
-        if st == ST_RECORDING {
-            after_alloc(op, q, size);
-        }
+        after_alloc_charged(st, op, q, size);
         return q;
     }
     if boot::owns(p as *const u8) {
-        // Out of the arena into real memory.
+        // Out of the arena into real memory (malloc does the sampler's count).
+        if charged {
+            settle(size, false, false);
+        }
         let q = unsafe { malloc(size) };
         if !q.is_null() {
             let n = boot::size_of(p as *const u8).min(size);
@@ -632,10 +914,15 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
     if st < ST_PASS {
         return core::ptr::null_mut();
     }
+    if !charged {
+        charge(size);
+    }
     let tracked = st == ST_RECORDING && may_be_tracked(p) && live::remove(p as usize);
     let q = call();
     maybe_place(q, size);
-    if st != ST_RECORDING {
+    let recording = st == ST_RECORDING;
+    let sampled = settle(size, !q.is_null(), recording);
+    if !recording {
         return q;
     }
     if q.is_null() {
@@ -652,7 +939,7 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
     let large = size >= MIN_BYTES.load(Ordering::Relaxed);
     if tracked || large {
         record(op, q as usize, size, p as usize, tracked as u64, 0, large);
-    } else if sampled(size) {
+    } else if sampled {
         record(op, q as usize, size, p as usize, 0, EV_SAMPLED, false);
     }
     q
@@ -660,13 +947,31 @@ unsafe fn realloc_impl(op: u8, p: *mut c_void, size: usize, call: impl FnOnce() 
 
 #[no_mangle]
 pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
-    unsafe { realloc_impl(OP_REALLOC, p, size, || r_realloc()(p, size)) }
+    // Fast when the old block cannot be tracked (no block, or a glibc chunk below the recording
+    // threshold) and the new size passes the counter.
+    if p.is_null()
+        || (p as usize > FREE_FULL_AT_OR_BELOW.load(Ordering::Acquire)
+            && glibc_chunk_word(p) < FREE_CHUNK_MIN.load(Ordering::Acquire))
+    {
+        fast_or!(size, unsafe { realloc_slow(p, size) });
+        return unsafe { r_realloc()(p, size) };
+    }
+    unsafe { realloc_full(OP_REALLOC, p, size, 1, size, false) }
+}
+
+/// `realloc`'s counter ran out on a block the fast path let through (not tracked).
+#[inline(never)]
+unsafe extern "C" fn realloc_slow(p: *mut c_void, size: usize) -> *mut c_void {
+    if refill(size) {
+        return unsafe { r_realloc()(p, size) };
+    }
+    unsafe { realloc_full(OP_REALLOC, p, size, 1, size, true) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> *mut c_void {
     let total = n.saturating_mul(size);
-    unsafe { realloc_impl(OP_REALLOCARRAY, p, total, || r_reallocarray()(p, n, size)) }
+    unsafe { realloc_full(OP_REALLOCARRAY, p, total, n, size, false) }
 }
 
 #[no_mangle]
@@ -749,9 +1054,11 @@ unsafe fn mmap_impl(
     }
     if st == ST_RECORDING && p != libc::MAP_FAILED {
         let aux = (prot as u32 as u64) | ((flags as u32 as u64) << 32);
+        charge(len);
+        let sampled = settle(len, true, true);
         if len >= MIN_BYTES.load(Ordering::Relaxed) {
             record(OP_MMAP, p as usize, len, 0, aux, 0, false);
-        } else if sampled(len) {
+        } else if sampled {
             record(OP_MMAP, p as usize, len, 0, aux, EV_SAMPLED, false);
         }
     }
@@ -919,6 +1226,12 @@ extern "C" fn on_load(_argc: c_int, _argv: *const *const c_char, envp: *const *c
     if state() != ST_PASS {
         return;
     }
+    configure(envp);
+    publish_fast_path();
+}
+
+/// Reads the settings, sets up placement and starts recording where asked.
+fn configure(envp: *const *const c_char) {
     // SAFETY: envp comes from the loader.
     let env = unsafe { read_env(envp) };
     TLS.with(|t| t.guard.set(true));
@@ -1046,6 +1359,9 @@ unsafe extern "C" fn fork_child() {
         t.guard.set(true);
         // SAFETY: only this thread exists in the child.
         unsafe { out::reset_in_child(t.buf.get()) };
+        // A fresh sampling interval (and a fresh generator) for the child's first thread.
+        t.sampler_ready.set(false);
+        reset_sampler();
         if was == ST_RECORDING {
             start_recording(sys::getpid(), sys::getppid());
         }
