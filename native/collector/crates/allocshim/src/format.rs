@@ -1,18 +1,34 @@
-//! The output file's layout (version 1, little-endian). docs/alloc-sites.md is the reference;
+//! The output file's layout (version 2, little-endian). docs/alloc-sites.md is the reference;
 //! numascope-core's `alloc_sites::format` reads it.
 //!
 //! ```text
-//! header (64 bytes): magic "NSALLOC\0", version u32, header_len u32, pid u32, ppid u32,
-//!   min_bytes u64, sample_bytes u64, start_ns u64, max_depth u32, clock_id u32 (1 = MONOTONIC),
-//!   flags u32, reserved u32
-//! then records, each 8-byte aligned: kind u16, flags u16, len u32 (payload bytes, a multiple
-//!   of 8), payload
+//! header (64 bytes at offset 0): magic "NSALLOC\0", version u32, header_len u32, pid u32,
+//!   ppid u32, min_bytes u64, sample_bytes u64, start_ns u64, max_depth u32, clock_id u32
+//!   (1 = MONOTONIC), flags u32, block_bytes u32
+//! then blocks of block_bytes each, the first at offset block_bytes (block 0 holds only the
+//!   header); a block starts with magic "NSBK" u32, used u32 (record bytes after this 16-byte
+//!   head that are complete), span u32 (blocks this one covers, ≥ 1), reserved u32, then records,
+//!   each 8-byte aligned: kind u16, flags u16, len u32 (payload bytes, a multiple of 8), payload.
+//!   A block whose head is zero was reserved but never written (skipped, one block).
 //! ```
+//!
+//! A thread's events go into a block mapped shared into the process: each event is stored and
+//! then `used` is raised past it, so the file holds every finished event at once, whatever
+//! happens to the process afterwards (version 1 wrote each thread's buffer with `write`).
 
 pub const MAGIC: [u8; 8] = *b"NSALLOC\0";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 64;
 pub const CLOCK_MONOTONIC_ID: u32 = 1;
+
+/// File blocks: the unit of the file (a multiple of the page size).
+pub const BLOCK_BYTES: usize = 64 * 1024;
+/// A thread's first mapping is one block; each next one twice the last, up to this many blocks
+/// (1 MiB), so a thread that records one event holds 64 KiB of the file and a busy one maps,
+/// reserves and unmaps once per MiB.
+pub const MAX_THREAD_SPAN: usize = 16;
+pub const BLOCK_HEAD: usize = 16;
+pub const BLOCK_MAGIC: [u8; 4] = *b"NSBK";
 
 pub const REC_EVENT: u16 = 1;
 pub const REC_MODULES: u16 = 2;

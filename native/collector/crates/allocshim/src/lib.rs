@@ -333,13 +333,9 @@ fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, i
             unsafe { libc::pthread_setspecific(key as libc::pthread_key_t, b as *const c_void) };
         }
     }
-    // Events above the size threshold (and the frees and unmaps of tracked blocks) are written
-    // through at once, so a recording stopped while the program keeps running has every one of
-    // them; sampled small blocks, the frequent kind, stay buffered until the buffer fills or the
-    // thread exits (they stand for an estimate, and a write per sample would cost the fast path).
-    let write_through = flags & EV_SAMPLED == 0;
-    // SAFETY: b is this thread's buffer.
-    unsafe { out::append_event(b, write_through, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
+    // The event is in the file when append_event returns (a block of the file mapped into the
+    // process), so a recording stopped while the program keeps running has every finished one.
+    unsafe { out::append_event(b, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
 }
 
 // ---------------------------------------------------------------- the sampler and the fast path
@@ -1169,6 +1165,7 @@ struct Env<'a> {
     place_plan: Option<&'a [u8]>,
     place_log: Option<&'a [u8]>,
     stack_cache: Option<&'a [u8]>,
+    shared_map: Option<&'a [u8]>,
 }
 
 unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
@@ -1182,6 +1179,7 @@ unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
         place_plan: None,
         place_log: None,
         stack_cache: None,
+        shared_map: None,
     };
     if envp.is_null() {
         return e;
@@ -1204,6 +1202,7 @@ unsafe fn read_env<'a>(envp: *const *const c_char) -> Env<'a> {
             (b"NUMASCOPE_PLACE_PLAN=", &mut e.place_plan),
             (b"NUMASCOPE_PLACE_LOG=", &mut e.place_log),
             (b"NUMASCOPE_ALLOC_STACK_CACHE=", &mut e.stack_cache),
+            (b"NUMASCOPE_ALLOC_SHARED_MAP=", &mut e.shared_map),
         ] {
             if let Some(v) = kv.strip_prefix(key) {
                 *slot = Some(v);
@@ -1278,6 +1277,7 @@ fn configure(envp: *const *const c_char) {
     SAMPLE_BYTES.store(sample, Ordering::Relaxed);
     MAX_DEPTH.store(depth, Ordering::Relaxed);
     unwind::CACHE_ON.store(env.stack_cache != Some(&b"0"[..]), Ordering::Relaxed);
+    out::SHARED_MAP.store(env.shared_map != Some(&b"0"[..]), Ordering::Relaxed);
     SEED.store(seed, Ordering::Relaxed);
     out::MAX_BYTES.store(max_file, Ordering::Relaxed);
 
@@ -1407,8 +1407,8 @@ fn finish_recording(end_flags: u32) {
     TLS.with(|t| t.guard.set(true));
     let _errno = sys::ErrnoGuard::save();
     STATE.store(ST_PASS, Ordering::Release);
-    // SAFETY: see out::flush_all_at_exit.
-    unsafe { out::flush_all_at_exit() };
+    // SAFETY: see out::close_all_at_exit.
+    unsafe { out::close_all_at_exit() };
     modules::snapshot(true);
     out::END_FLAGS.fetch_or(end_flags, Ordering::Relaxed);
     // SAFETY: as above.

@@ -224,7 +224,7 @@ pub fn snapshot(force: bool) {
         head.u32(count);
         head.u32(flags);
         // SAFETY: buf[..end] was written above.
-        unsafe { out::write_out(buf.as_ptr(), end, true) };
+        unsafe { out::write_records(buf.as_ptr(), end, true) };
     }
     LOCK.store(false, Ordering::Release);
 }

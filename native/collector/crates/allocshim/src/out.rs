@@ -1,43 +1,74 @@
-//! The per-process output file and the per-thread event buffers.
+//! The per-process output file and the per-thread event blocks.
 //!
-//! Each recording thread owns a 64 KiB buffer (anonymous memory from the kernel, never from the
-//! allocator being recorded) in a fixed registry of slots. Events are appended without locks; a
-//! full buffer is written with one `write` to the file, opened `O_APPEND`, so records from
-//! different threads never interleave inside a write. Buffers are never unmapped: a thread that
-//! exits flushes its buffer and marks it free for a later thread, so the exit handler can walk
-//! the registry without racing an unmap. Memory is bounded by the slot count.
+//! The file is made of fixed-size blocks (format.rs). Each recording thread owns one block,
+//! mapped shared into the process: an event is stored into it and the block's `used` count is
+//! then raised past it, so the file holds every finished event the moment it is made, without a
+//! system call, and keeps it if the process is killed, calls `_exit`, execs or crashes. A full
+//! mapping is unmapped and a new one reserved, twice as large up to 1 MiB (`fallocate`, so stores through the mapping never
+//! fault for want of space). Rare records (module lists, the end record) are written with
+//! `pwrite` into blocks of their own. A thread's state lives in a fixed registry of slots, never
+//! freed: a thread that exits hands its slot, and its block's free room, to a later thread.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use crate::format::*;
 use crate::sys;
 
-const BUF_BYTES: usize = 64 * 1024;
-const BUF_DATA: usize = BUF_BYTES - 64;
 pub const MAX_THREADS: usize = 1024;
 
-const IDLE: u32 = 0;
-const BUSY: u32 = 1;
-const CLOSED: u32 = 2;
-const FREE: u32 = 3;
+const FREE: u32 = 0;
+const IDLE: u32 = 1;
+const BUSY: u32 = 2;
+const CLOSED: u32 = 3;
 
-#[repr(C)]
+/// One thread's slot: its mapped block (null before the first event) and the record bytes in it.
 pub struct ThreadBuf {
     state: AtomicU32,
-    len: UnsafeCell<usize>,
-    events: UnsafeCell<u64>,
-    data: UnsafeCell<[u8; BUF_DATA]>,
+    block: UnsafeCell<*mut u8>,
+    /// Bytes mapped at `block` (its span of blocks).
+    cap: UnsafeCell<usize>,
+    /// Blocks the next mapping spans.
+    next_span: UnsafeCell<usize>,
+    used: UnsafeCell<usize>,
+    /// File offset of the span at `block` when it is not a shared mapping of the file but
+    /// anonymous memory whose records are written with `pwrite` (u64::MAX: shared).
+    file_off: UnsafeCell<u64>,
+    /// Events this slot has stored since the file was opened (summed into the end record).
+    events: AtomicU64,
 }
 
-static SLOTS: [AtomicPtr<ThreadBuf>; MAX_THREADS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_THREADS];
+struct Slots([ThreadBuf; MAX_THREADS]);
+// SAFETY: a slot's cells are touched only by the thread that moved its state to BUSY (or by the
+// only thread of a forked child).
+unsafe impl Sync for Slots {}
+
+static SLOTS: Slots = Slots(
+    [const {
+        ThreadBuf {
+            state: AtomicU32::new(FREE),
+            block: UnsafeCell::new(core::ptr::null_mut()),
+            cap: UnsafeCell::new(0),
+            next_span: UnsafeCell::new(1),
+            used: UnsafeCell::new(0),
+            file_off: UnsafeCell::new(u64::MAX),
+            events: AtomicU64::new(0),
+        }
+    }; MAX_THREADS],
+);
 
 pub static FD: AtomicI32 = AtomicI32::new(-1);
 static FD_DEV: AtomicU64 = AtomicU64::new(0);
 static FD_INO: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);
 pub static MAX_BYTES: AtomicU64 = AtomicU64::new(1 << 30);
-pub static EVENTS: AtomicU64 = AtomicU64::new(0);
+/// Whether blocks are shared mappings of the file (NUMASCOPE_ALLOC_SHARED_MAP=0 turns it off, as a
+/// file system that refuses shared writable mappings does): otherwise each event is written with
+/// `pwrite` as it is made, two system calls per event.
+pub static SHARED_MAP: AtomicBool = AtomicBool::new(true);
+
+/// File offset of the next block to reserve.
+static NEXT: AtomicU64 = AtomicU64::new(BLOCK_BYTES as u64);
 pub static DROPPED: AtomicU64 = AtomicU64::new(0);
 pub static END_FLAGS: AtomicU32 = AtomicU32::new(0);
 
@@ -66,7 +97,7 @@ pub unsafe fn open_output(pid: u32, ppid: u32, min: u64, sample: u64, depth: u32
         }
         p.bytes(b".nsalloc\0");
         fd = unsafe {
-            sys::openat(dirfd, name.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_APPEND, 0o600)
+            sys::openat(dirfd, name.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600)
         };
         if fd >= 0 || unsafe { *libc::__errno_location() } != libc::EEXIST {
             break;
@@ -84,7 +115,7 @@ pub unsafe fn open_output(pid: u32, ppid: u32, min: u64, sample: u64, depth: u32
     FD_DEV.store(dev, Ordering::Relaxed);
     FD_INO.store(ino, Ordering::Relaxed);
     BYTES.store(0, Ordering::Relaxed);
-    EVENTS.store(0, Ordering::Relaxed);
+    NEXT.store(BLOCK_BYTES as u64, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     END_FLAGS.store(0, Ordering::Relaxed);
     FD.store(fd, Ordering::Release);
@@ -102,8 +133,14 @@ pub unsafe fn open_output(pid: u32, ppid: u32, min: u64, sample: u64, depth: u32
     p.u32(depth);
     p.u32(CLOCK_MONOTONIC_ID);
     p.u32(0);
-    p.u32(0);
-    unsafe { write_out(h.as_ptr(), h.len(), false) }
+    p.u32(BLOCK_BYTES as u32);
+    if unsafe { sys::pwrite_all(fd, h.as_ptr(), h.len(), 0) } {
+        true
+    } else {
+        FD.store(-1, Ordering::Release);
+        sys::close(fd);
+        false
+    }
 }
 
 fn put_decimal(p: &mut Put, mut v: u64) {
@@ -123,91 +160,123 @@ fn put_decimal(p: &mut Put, mut v: u64) {
     }
 }
 
-/// Writes bytes to the output file. `budgeted` writes count against NUMASCOPE_ALLOC_MAX_FILE_BYTES;
-/// the end record is not, so a file cut at the limit still says so. On failure recording stops.
-pub unsafe fn write_out(ptr: *const u8, len: usize, budgeted: bool) -> bool {
+fn fail(flag: u32) -> bool {
+    END_FLAGS.fetch_or(END_TRUNCATED | flag, Ordering::Relaxed);
+    crate::stop_recording();
+    false
+}
+
+/// Reserves `blocks` consecutive blocks of the file and returns the offset of the first, or
+/// None (recording stops) when the file would pass NUMASCOPE_ALLOC_MAX_FILE_BYTES (unless
+/// `budgeted` is false: the end record), the descriptor is no longer ours, or space is short.
+unsafe fn reserve_blocks(blocks: usize, budgeted: bool) -> Option<(i32, u64)> {
     let fd = FD.load(Ordering::Acquire);
     if fd < 0 {
-        return false;
+        return None;
     }
+    let len = (blocks * BLOCK_BYTES) as u64;
     if budgeted {
-        let before = BYTES.fetch_add(len as u64, Ordering::Relaxed);
-        if before + len as u64 > MAX_BYTES.load(Ordering::Relaxed) {
-            END_FLAGS.fetch_or(END_TRUNCATED | END_SIZE_LIMIT, Ordering::Relaxed);
-            crate::stop_recording();
-            return false;
+        let before = BYTES.fetch_add(len, Ordering::Relaxed);
+        if before + len > MAX_BYTES.load(Ordering::Relaxed) {
+            fail(END_SIZE_LIMIT);
+            return None;
         }
     }
     // The descriptor may have been closed by the program and its number reused for one of the
-    // program's files: never write into anything but our own file.
+    // program's files: never touch anything but our own file.
     match sys::fd_identity(fd) {
         Some((dev, ino)) if dev == FD_DEV.load(Ordering::Relaxed) && ino == FD_INO.load(Ordering::Relaxed) => {}
         _ => {
             FD.store(-1, Ordering::Release);
             crate::stop_recording();
-            return false;
+            return None;
         }
     }
-    if unsafe { sys::write_all(fd, ptr, len) } {
-        true
+    let off = NEXT.fetch_add(len, Ordering::Relaxed);
+    if unsafe { sys::reserve(fd, off, len as usize) } {
+        Some((fd, off))
     } else {
-        END_FLAGS.fetch_or(END_TRUNCATED | END_INTERNAL_FAILURE, Ordering::Relaxed);
-        crate::stop_recording();
-        false
+        fail(END_INTERNAL_FAILURE);
+        None
     }
 }
 
-/// A buffer for the calling thread: a free one from the registry, or a new one; null when all
-/// slots are taken or the kernel refuses memory.
+fn block_head(used: u32, span: u32) -> [u8; BLOCK_HEAD] {
+    let mut h = [0u8; BLOCK_HEAD];
+    let mut p = Put::new(&mut h);
+    p.bytes(&BLOCK_MAGIC);
+    p.u32(used);
+    p.u32(span);
+    p.u32(0);
+    h
+}
+
+/// Writes records (whole, 8-byte aligned) into blocks of their own: the records first, then the
+/// block's `used`, so a process killed in between leaves an empty block, not a torn record.
+pub unsafe fn write_records(ptr: *const u8, len: usize, budgeted: bool) -> bool {
+    let blocks = (BLOCK_HEAD + len).div_ceil(BLOCK_BYTES);
+    let Some((fd, off)) = (unsafe { reserve_blocks(blocks, budgeted) }) else { return false };
+    let ok = unsafe {
+        let head = block_head(0, blocks as u32);
+        sys::pwrite_all(fd, ptr, len, off + BLOCK_HEAD as u64)
+            && sys::pwrite_all(fd, head.as_ptr(), head.len(), off)
+            && sys::pwrite_all(fd, (len as u32).to_le_bytes().as_ptr(), 4, off + 4)
+    };
+    ok || fail(END_INTERNAL_FAILURE)
+}
+
+/// A slot for the calling thread (a free one from the registry); null when all are taken.
 pub fn claim_buffer() -> *mut ThreadBuf {
-    for slot in SLOTS.iter() {
-        let b = slot.load(Ordering::Acquire);
-        if b.is_null() {
-            continue;
-        }
-        // SAFETY: registered buffers are never unmapped.
-        let st = unsafe { &(*b).state };
-        if st.compare_exchange(FREE, IDLE, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-            return b;
+    for b in SLOTS.0.iter() {
+        if b.state.compare_exchange(FREE, IDLE, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            return b as *const ThreadBuf as *mut ThreadBuf;
         }
     }
-    // SAFETY: a fresh anonymous mapping of BUF_BYTES, zero-filled, so state = IDLE and len = 0.
-    let b = unsafe { sys::map_anon(BUF_BYTES) } as *mut ThreadBuf;
-    if b.is_null() {
-        return b;
-    }
-    for slot in SLOTS.iter() {
-        if slot.compare_exchange(core::ptr::null_mut(), b, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-            return b;
-        }
-    }
-    // SAFETY: b was mapped above and never published.
-    unsafe { sys::unmap(b as *mut _, BUF_BYTES) };
     core::ptr::null_mut()
 }
 
-/// Writes a buffer's content (its state must be BUSY, held by the caller).
-unsafe fn flush_locked(b: *mut ThreadBuf) {
+/// Maps a fresh span of blocks for slot `b` (held BUSY by the caller), unmapping the full one.
+unsafe fn next_block(b: &ThreadBuf) -> bool {
     unsafe {
-        let len = *(*b).len.get();
-        if len > 0 {
-            if write_out((*b).data.get() as *const u8, len, true) {
-                EVENTS.fetch_add(*(*b).events.get(), Ordering::Relaxed);
-            }
-            *(*b).len.get() = 0;
-            *(*b).events.get() = 0;
+        let old = *b.block.get();
+        if !old.is_null() {
+            sys::unmap(old as *mut _, *b.cap.get());
+            *b.block.get() = core::ptr::null_mut();
+            *b.cap.get() = 0;
         }
+        *b.used.get() = 0;
+        let span = (*b.next_span.get()).clamp(1, MAX_THREAD_SPAN);
+        let len = span * BLOCK_BYTES;
+        let Some((fd, off)) = reserve_blocks(span, true) else { return false };
+        let mut p = core::ptr::null_mut();
+        if SHARED_MAP.load(Ordering::Relaxed) {
+            p = sys::map_file(fd, off, len);
+            if p.is_null() {
+                SHARED_MAP.store(false, Ordering::Relaxed);
+            }
+        }
+        *b.file_off.get() = u64::MAX;
+        let head = block_head(0, span as u32);
+        if p.is_null() {
+            p = sys::map_anon(len);
+            if p.is_null() || !sys::pwrite_all(fd, head.as_ptr(), head.len(), off) {
+                return fail(END_INTERNAL_FAILURE);
+            }
+            *b.file_off.get() = off;
+        }
+        core::ptr::copy_nonoverlapping(head.as_ptr(), p, BLOCK_HEAD);
+        *b.block.get() = p;
+        *b.cap.get() = len;
+        *b.next_span.get() = (span * 2).min(MAX_THREAD_SPAN);
     }
+    true
 }
 
-/// Appends one event record to the calling thread's buffer `b`, flushing first when full.
-/// `write_through` writes the buffer out right after the event: a thread that makes one large
-/// allocation and then computes for minutes would otherwise hold it in its buffer, unseen by a
-/// recording that stops while the program keeps running.
+/// Appends one event record to the calling thread's slot `b`, taking a new block when the
+/// current one is full. The record is complete in the file when this returns.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn append_event(
     b: *mut ThreadBuf,
-    write_through: bool,
     flags: u16,
     time: u64,
     tid: u32,
@@ -218,21 +287,28 @@ pub unsafe fn append_event(
     aux: u64,
     ips: &[u64],
 ) {
-    let st = unsafe { &(*b).state };
-    if st.compare_exchange(IDLE, BUSY, Ordering::Acquire, Ordering::Relaxed).is_err() {
+    // SAFETY: slots live in a static.
+    let b = unsafe { &*b };
+    if b.state.compare_exchange(IDLE, BUSY, Ordering::Acquire, Ordering::Relaxed).is_err() {
         DROPPED.fetch_add(1, Ordering::Relaxed);
         return;
     }
     let payload = EVENT_FIXED + 8 * ips.len();
     let need = 8 + payload;
     unsafe {
-        if *(*b).len.get() + need > BUF_DATA {
-            flush_locked(b);
+        let used = *b.used.get();
+        if (*b.block.get()).is_null() || BLOCK_HEAD + used + need > *b.cap.get() {
+            if !next_block(b) {
+                DROPPED.fetch_add(1, Ordering::Relaxed);
+                b.state.store(IDLE, Ordering::Release);
+                return;
+            }
             crate::modules::snapshot(false);
         }
-        let len = *(*b).len.get();
-        let data = &mut *(*b).data.get();
-        if let Some(dst) = data.get_mut(len..len + need) {
+        let used = *b.used.get();
+        let block = *b.block.get();
+        if BLOCK_HEAD + used + need <= *b.cap.get() {
+            let dst = core::slice::from_raw_parts_mut(block.add(BLOCK_HEAD + used), need);
             let mut p = Put::new(dst);
             p.u16(REC_EVENT);
             p.u16(flags);
@@ -249,62 +325,74 @@ pub unsafe fn append_event(
             for &ip in ips {
                 p.u64(ip);
             }
-            *(*b).len.get() = len + need;
-            *(*b).events.get() += 1;
-            if write_through {
-                flush_locked(b);
+            *b.used.get() = used + need;
+            // The record's bytes are in place before a reader of the file can see `used` past them.
+            (*(block.add(4) as *const AtomicU32)).store((used + need) as u32, Ordering::Release);
+            let off = *b.file_off.get();
+            let fd = FD.load(Ordering::Acquire);
+            if off != u64::MAX
+                && !(fd >= 0
+                    && sys::pwrite_all(fd, block.add(BLOCK_HEAD + used), need, off + (BLOCK_HEAD + used) as u64)
+                    && sys::pwrite_all(fd, block.add(4), 4, off + 4))
+            {
+                fail(END_INTERNAL_FAILURE);
             }
+            b.events.fetch_add(1, Ordering::Relaxed);
         } else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     }
-    st.store(IDLE, Ordering::Release);
+    b.state.store(IDLE, Ordering::Release);
 }
 
-/// At thread exit: flush the thread's buffer and hand it back to the registry.
+/// At thread exit: hand the slot (and its block's free room) back to the registry.
 pub unsafe fn retire(b: *mut ThreadBuf) {
+    // SAFETY: slots live in a static.
     let st = unsafe { &(*b).state };
     if st.compare_exchange(IDLE, BUSY, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-        unsafe { flush_locked(b) };
         st.store(FREE, Ordering::Release);
     }
 }
 
-/// At process exit: flush every idle buffer and close them; count busy ones as lost.
-pub unsafe fn flush_all_at_exit() {
-    for slot in SLOTS.iter() {
-        let b = slot.load(Ordering::Acquire);
-        if b.is_null() {
-            continue;
-        }
-        let st = unsafe { &(*b).state };
-        match st.compare_exchange(IDLE, BUSY, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => {
-                unsafe { flush_locked(b) };
-                st.store(CLOSED, Ordering::Release);
+/// At process exit: close every slot; a thread caught storing an event loses that one event.
+pub unsafe fn close_all_at_exit() {
+    for b in SLOTS.0.iter() {
+        loop {
+            match b.state.load(Ordering::Acquire) {
+                BUSY => {
+                    END_FLAGS.fetch_or(END_TRUNCATED | END_BUFFERS_LOST, Ordering::Relaxed);
+                    break;
+                }
+                CLOSED => break,
+                s => {
+                    if b.state.compare_exchange(s, CLOSED, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                        break;
+                    }
+                }
             }
-            Err(BUSY) => {
-                END_FLAGS.fetch_or(END_TRUNCATED | END_BUFFERS_LOST, Ordering::Relaxed);
-            }
-            Err(_) => {}
         }
     }
 }
 
-/// In a forked child: the buffers hold the parent's events (the parent writes them) and belong
-/// to threads that do not exist here. Empty them all and free them; `keep` stays the calling
-/// thread's.
+/// In a forked child: the slots belong to threads that do not exist here, and their blocks (not
+/// inherited: MADV_DONTFORK) are the parent's. Forget them all; `keep` stays the calling thread's.
 pub unsafe fn reset_in_child(keep: *mut ThreadBuf) {
-    for slot in SLOTS.iter() {
-        let b = slot.load(Ordering::Acquire);
-        if b.is_null() {
-            continue;
-        }
+    for b in SLOTS.0.iter() {
         unsafe {
-            *(*b).len.get() = 0;
-            *(*b).events.get() = 0;
-            (*b).state.store(if b == keep { IDLE } else { FREE }, Ordering::Release);
+            // A pwrite-mode block is private memory this child holds a copy of; a shared one
+            // was not inherited.
+            if *b.file_off.get() != u64::MAX && !(*b.block.get()).is_null() {
+                sys::unmap(*b.block.get() as *mut _, *b.cap.get());
+            }
+            *b.file_off.get() = u64::MAX;
+            *b.block.get() = core::ptr::null_mut();
+            *b.cap.get() = 0;
+            *b.next_span.get() = 1;
+            *b.used.get() = 0;
         }
+        b.events.store(0, Ordering::Relaxed);
+        let mine = core::ptr::eq(b, keep);
+        b.state.store(if mine { IDLE } else { FREE }, Ordering::Release);
     }
     let fd = FD.swap(-1, Ordering::AcqRel);
     if fd >= 0 {
@@ -314,18 +402,19 @@ pub unsafe fn reset_in_child(keep: *mut ThreadBuf) {
 
 /// Writes the end record and closes the file.
 pub unsafe fn finish() {
+    let events: u64 = SLOTS.0.iter().map(|b| b.events.load(Ordering::Relaxed)).sum();
     let mut rec = [0u8; 8 + END_LEN];
     let mut p = Put::new(&mut rec);
     p.u16(REC_END);
     p.u16(0);
     p.u32(END_LEN as u32);
     p.u64(sys::mono_ns());
-    p.u64(EVENTS.load(Ordering::Relaxed));
+    p.u64(events);
     p.u64(DROPPED.load(Ordering::Relaxed));
     p.u64(crate::live::UNTRACKED.load(Ordering::Relaxed));
     p.u32(END_FLAGS.load(Ordering::Relaxed));
     p.u32(0);
-    unsafe { write_out(rec.as_ptr(), rec.len(), false) };
+    unsafe { write_records(rec.as_ptr(), rec.len(), false) };
     let fd = FD.swap(-1, Ordering::AcqRel);
     if fd >= 0 {
         sys::close(fd);

@@ -147,6 +147,78 @@ pub unsafe fn write_all(fd: i32, mut buf: *const u8, mut len: usize) -> bool {
     true
 }
 
+/// Writes all of `buf` at file offset `off`, retrying on EINTR and short writes. False on any error.
+pub unsafe fn pwrite_all(fd: i32, mut buf: *const u8, mut len: usize, mut off: u64) -> bool {
+    while len > 0 {
+        let r = unsafe { libc::syscall(libc::SYS_pwrite64, fd as i64, buf, len, off as i64) };
+        if r < 0 {
+            if unsafe { *libc::__errno_location() } == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+        if r == 0 {
+            return false;
+        }
+        let r = r as usize;
+        buf = unsafe { buf.add(r) };
+        len -= r;
+        off += r as u64;
+    }
+    true
+}
+
+/// Gives `len` bytes at `off` real storage (and extends the file), so that later stores through a
+/// shared mapping of them cannot fault for want of space (SIGBUS in the host program). Where the
+/// file system has no `fallocate`, writes zeros instead. False when the space cannot be had.
+pub unsafe fn reserve(fd: i32, off: u64, len: usize) -> bool {
+    loop {
+        let r = unsafe { libc::syscall(libc::SYS_fallocate, fd as i64, 0i64, off as i64, len as i64) };
+        if r == 0 {
+            return true;
+        }
+        match unsafe { *libc::__errno_location() } {
+            libc::EINTR => continue,
+            libc::EOPNOTSUPP | libc::ENOSYS => break,
+            _ => return false,
+        }
+    }
+    static ZEROS: [u8; 4096] = [0; 4096];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(ZEROS.len());
+        if !unsafe { pwrite_all(fd, ZEROS.as_ptr(), n, off + done as u64) } {
+            return false;
+        }
+        done += n;
+    }
+    true
+}
+
+/// A shared read-write mapping of `len` bytes of `fd` at `off`, not inherited by forked
+/// children; null on failure. (Not MAP_POPULATE: for a shared mapping it reads the pages in, with
+/// readahead, and each still takes a write fault on its first store: twice the faults.)
+pub unsafe fn map_file(fd: i32, off: u64, len: usize) -> *mut u8 {
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mmap,
+            0usize,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd as i64,
+            off as i64,
+        )
+    };
+    if r < 0 || r as usize > usize::MAX - 4096 {
+        return core::ptr::null_mut();
+    }
+    unsafe { libc::syscall(libc::SYS_madvise, r, len, libc::MADV_DONTFORK as i64) };
+    // Each page is written once, in order: no readahead when its first store faults it in.
+    unsafe { libc::syscall(libc::SYS_madvise, r, len, libc::MADV_RANDOM as i64) };
+    r as *mut u8
+}
+
 /// readlink into `buf`; returns the length written (not NUL terminated) or 0.
 pub unsafe fn readlink(path: *const u8, buf: *mut u8, cap: usize) -> usize {
     let r = unsafe { libc::syscall(libc::SYS_readlinkat, libc::AT_FDCWD as i64, path, buf, cap) };

@@ -1,5 +1,6 @@
 //! Property test of the allocation-site file reader: seeded random valid files (events with
-//! stacks, module snapshots, an end record) are mutated (bytes flipped, inserted or cut, length
+//! stacks, module snapshots, an end record; format version 1, and version 2 with its records in
+//! small blocks, some left unwritten) are mutated (bytes flipped, inserted or cut, length
 //! and count fields replaced by hostile values, records duplicated). Every input must parse to
 //! `Ok` or a typed `AllocFileError`, never panic, and allocate at most a small multiple of its
 //! own size whatever the numbers inside say (a counting global allocator measures it). Accepted
@@ -68,16 +69,66 @@ fn env_u64(name: &str, default: u64) -> u64 {
 // ---------------------------------------------------------------- a writer for valid files
 
 fn header(out: &mut Vec<u8>, pid: u32, sample: u64) {
+    header_v(out, 1, 0, pid, sample)
+}
+
+fn header_v(out: &mut Vec<u8>, version: u32, block: u32, pid: u32, sample: u64) {
     out.extend_from_slice(b"NSALLOC\0");
-    for v in [1u32, 64, pid, 1] {
+    for v in [version, 64, pid, 1] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     for v in [65536u64, sample, 1_000] {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    for v in [64u32, 1, 0, 0] {
+    for v in [64u32, 1, 0, block] {
         out.extend_from_slice(&v.to_le_bytes());
     }
+}
+
+/// The same records laid out as format version 2 with `block`-byte blocks: each block filled
+/// with whole records up to its `used` count (a record too large for one block gets a block
+/// spanning several), with an unwritten (all-zero) block now and then and stale bytes after
+/// `used`, as a thread's block has while it is being filled.
+fn to_v2(rng: &mut Rng, v1: &[u8], block: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let pid = u32::from_le_bytes(v1[16..20].try_into().unwrap());
+    let sample = u64::from_le_bytes(v1[32..40].try_into().unwrap());
+    header_v(&mut out, 2, block as u32, pid, sample);
+    out.resize(block, 0);
+    let mut recs: Vec<&[u8]> = Vec::new();
+    let mut at = 64;
+    while at + 8 <= v1.len() {
+        let len = u32::from_le_bytes(v1[at + 4..at + 8].try_into().unwrap()) as usize;
+        recs.push(&v1[at..at + 8 + len]);
+        at += 8 + len;
+    }
+    let mut i = 0;
+    while i < recs.len() {
+        if rng.below(6) == 0 {
+            out.resize(out.len() + block, 0);
+            continue;
+        }
+        let start = out.len();
+        let mut body = Vec::new();
+        while i < recs.len() && (body.is_empty() || 16 + body.len() + recs[i].len() <= block) {
+            body.extend_from_slice(recs[i]);
+            i += 1;
+            if rng.below(3) == 0 {
+                break;
+            }
+        }
+        let span = (16 + body.len()).div_ceil(block);
+        out.extend_from_slice(b"NSBK");
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(span as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&body);
+        let end = start + span * block;
+        while out.len() < end {
+            out.push(if rng.below(2) == 0 { 0 } else { rng.next() as u8 });
+        }
+    }
+    out
 }
 
 fn record(out: &mut Vec<u8>, kind: u16, flags: u16, payload: &[u8]) {
@@ -189,9 +240,15 @@ fn reader_survives_hostile_files_with_bounded_memory() {
     let t0 = Instant::now();
     let (mut ok, mut err, mut iters) = (0u64, 0u64, 0u64);
     while iters < max_iters && t0.elapsed() < budget {
-        let base = valid_file(&mut rng);
+        let mut base = valid_file(&mut rng);
+        if iters % 2 == 1 {
+            base = to_v2(&mut rng, &base, 512);
+        }
         let input = if iters % 10 == 0 { base } else { mutate(&mut rng, base) };
         let (r, peak) = measured(|| parse_alloc_file(&input, &limits));
+        if iters % 10 == 0 {
+            assert!(r.is_ok(), "seed {seed} iteration {iters}: a valid file was refused: {:?}", r.err());
+        }
         let bound = 8 * input.len() + (64 << 10);
         assert!(peak <= bound, "seed {seed} iteration {iters}: parsing {} bytes allocated {peak}", input.len());
         match r {
@@ -258,4 +315,62 @@ fn refusals_name_the_problem() {
     assert_eq!(r.events.len(), 1);
     assert!(r.cut_short && !r.complete());
     assert!(r.incomplete_reason().unwrap().contains("killed"));
+}
+
+/// Version 2: blocks are read up to their `used` count (stale bytes after it ignored), all-zero
+/// blocks skipped, and hostile block heads refused by name; the same records read the same in
+/// both versions.
+#[test]
+fn version_2_blocks() {
+    let limits = ReadLimits::default();
+    let mut rng = Rng(7);
+    let v1 = valid_file(&mut rng);
+    let a = parse_alloc_file(&v1, &limits).unwrap();
+    for seed in 0..20 {
+        let mut r2 = Rng(seed);
+        let v2 = to_v2(&mut r2, &v1, 512);
+        let b = parse_alloc_file(&v2, &limits).unwrap();
+        assert_eq!((b.events.clone(), b.ips.clone(), b.snapshots.clone(), b.end.clone()), (a.events.clone(), a.ips.clone(), a.snapshots.clone(), a.end.clone()), "seed {seed}");
+        assert!(!b.cut_short);
+    }
+    // A head with a record running past `used`: refused, naming the block.
+    let mut f = Vec::new();
+    header_v(&mut f, 2, 512, 1, 0);
+    f.resize(512, 0);
+    let mut ev = vec![0u8; 48];
+    ev[12] = 1;
+    let mut body = Vec::new();
+    record(&mut body, 1, 0, &ev);
+    f.extend_from_slice(b"NSBK");
+    f.extend_from_slice(&((body.len() - 8) as u32).to_le_bytes());
+    f.extend_from_slice(&1u32.to_le_bytes());
+    f.extend_from_slice(&0u32.to_le_bytes());
+    f.extend_from_slice(&body);
+    f.resize(1024, 0);
+    let e = parse_alloc_file(&f, &limits).unwrap_err();
+    assert!(e.to_string().contains("runs past its block"), "{e}");
+    // The right count reads the event; no end record: the process has not exited.
+    f[516..520].copy_from_slice(&(body.len() as u32).to_le_bytes());
+    let r = parse_alloc_file(&f, &limits).unwrap();
+    assert_eq!(r.events.len(), 1);
+    assert!(r.incomplete_reason().unwrap().contains("every event it finished is in the file"));
+    // Hostile spans, counts, magic and block sizes.
+    for (at, v, what) in [
+        (520usize, 0u32, "spans 0 blocks"),
+        (520, u32::MAX, "blocks, expected 1 to"),
+        (516, 4096, "within its 496 bytes"),
+        (516, 12, "not a multiple of 8"),
+        (512, 0x1234_5678, "does not start with"),
+        (60, 1000, "block size 1000"),
+        (60, 1 << 30, "block size"),
+        (60, 256, "block size 256"),
+    ] {
+        let mut g = f.clone();
+        g[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        let e = parse_alloc_file(&g, &limits).unwrap_err();
+        assert!(e.to_string().contains(what), "{what}: {e}");
+    }
+    // A file cut inside a block (a partial copy) reads what is whole and says so.
+    let r = parse_alloc_file(&f[..512 + 16 + 20], &limits).unwrap();
+    assert!(r.cut_short && r.events.is_empty());
 }

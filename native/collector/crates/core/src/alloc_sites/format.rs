@@ -1,10 +1,17 @@
-//! Reader of the allocation-site shim's per-process file (format version 1, little-endian; the
-//! layout is documented in docs/alloc-sites.md and written by crates/allocshim/src/format.rs).
+//! Reader of the allocation-site shim's per-process file (format versions 1 and 2,
+//! little-endian; the layout is documented in docs/alloc-sites.md and written by
+//! crates/allocshim/src/format.rs).
+//!
+//! Version 2 (the shim's since 2026-11) is a header and fixed-size blocks, each holding complete
+//! records up to its `used` count (the shim maps a block into the process and raises `used` after
+//! each event); version 1 is the header followed by records written with `write`.
 //!
 //! Every size read from the file is checked before it is used: records are at most
-//! [`MAX_RECORD_BYTES`], stacks at most [`MAX_DEPTH`] frames, paths at most [`MAX_PATH_BYTES`];
-//! the whole file must fit [`ReadLimits`]. A file that ends inside a record (the process was
-//! killed while writing) is read up to the last whole record and marked `cut_short`.
+//! [`MAX_RECORD_BYTES`], stacks at most [`MAX_DEPTH`] frames, paths at most [`MAX_PATH_BYTES`],
+//! blocks between [`MIN_BLOCK_BYTES`] and [`MAX_BLOCK_BYTES`]; the whole file must fit
+//! [`ReadLimits`], and the reader holds at most one block's records besides what it returns. A
+//! file that ends inside a record (version 1: the process was killed while writing; version 2: a
+//! file cut short by a copy) is read up to the last whole record and marked `cut_short`.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -14,7 +21,7 @@ use thiserror::Error;
 
 pub const MAGIC: [u8; 8] = *b"NSALLOC\0";
 /// The newest format version this reader understands.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 64;
 pub const CLOCK_MONOTONIC_ID: u32 = 1;
 
@@ -22,6 +29,13 @@ pub const MAX_RECORD_BYTES: usize = 1 << 20;
 pub const MAX_DEPTH: usize = 128;
 pub const MAX_PATH_BYTES: usize = 4096;
 pub const MAX_BUILD_ID_BYTES: usize = 64;
+/// Version 2 block sizes this reader accepts (the shim writes 64 KiB; powers of two only).
+pub const MIN_BLOCK_BYTES: u32 = 512;
+pub const MAX_BLOCK_BYTES: u32 = 16 << 20;
+const BLOCK_HEAD: usize = 16;
+/// The most one block head may span: a thread's mapping (at most 1 MiB) or one record.
+const MAX_SPAN_BYTES: u64 = 2 * MAX_RECORD_BYTES as u64 + 2 * MAX_BLOCK_BYTES as u64;
+const BLOCK_MAGIC: [u8; 4] = *b"NSBK";
 
 const REC_EVENT: u16 = 1;
 const REC_MODULES: u16 = 2;
@@ -206,10 +220,12 @@ impl AllocFile {
             return Some("the file ends inside a record (the process was killed while the shim wrote)".into());
         }
         let Some(end) = &self.end else {
-            return Some(
+            return Some(if self.header.version >= 2 {
+                "no end record: the process has not exited, or did not exit normally (killed or crashed); every event it finished is in the file".into()
+            } else {
                 "no end record: the process did not exit normally (killed, _exit, exec or crash), so events still in its buffers are missing"
-                    .into(),
-            );
+                    .into()
+            });
         };
         let mut why = Vec::new();
         if end.flags & END_SIZE_LIMIT != 0 {
@@ -280,19 +296,89 @@ pub enum AllocFileError {
     TooMany { what: &'static str, limit: usize },
 }
 
-/// Reads and parses one file, refusing files above `limits.max_file_bytes` before reading.
+/// Reads and parses one file, refusing files above `limits.max_file_bytes` before reading. A
+/// version 2 file is read block by block, so the unwritten room in its blocks is never held.
 pub fn read_alloc_file(path: &Path, limits: &ReadLimits) -> Result<AllocFile, AllocFileError> {
     let io = |source| AllocFileError::Io { path: path.to_path_buf(), source };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.len() > limits.max_file_bytes {
-        return Err(AllocFileError::TooLarge {
-            path: path.to_path_buf(),
-            size: meta.len(),
-            limit: limits.max_file_bytes,
-        });
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len > limits.max_file_bytes {
+        return Err(AllocFileError::TooLarge { path: path.to_path_buf(), size: len, limit: limits.max_file_bytes });
     }
-    let bytes = std::fs::read(path).map_err(io)?;
-    parse_alloc_file(&bytes, limits)
+    parse_from(&mut FileSource { file, len }, limits).map_err(|e| match e {
+        Failed::Io(source) => io(source),
+        Failed::Format(e) => e,
+    })
+}
+
+/// Parses a whole file held in memory.
+pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, AllocFileError> {
+    parse_from(&mut SliceSource(bytes), limits).map_err(|e| match e {
+        Failed::Io(e) => AllocFileError::BadHeader { what: e.to_string() },
+        Failed::Format(e) => e,
+    })
+}
+
+enum Failed {
+    Io(std::io::Error),
+    Format(AllocFileError),
+}
+
+impl From<AllocFileError> for Failed {
+    fn from(e: AllocFileError) -> Self {
+        Failed::Format(e)
+    }
+}
+
+/// Where the bytes come from: memory or a file read piece by piece.
+trait Source {
+    fn len(&self) -> u64;
+    /// Reads up to `n` bytes at `off` into `out` (replacing its content); fewer at the end.
+    fn read_into(&mut self, off: u64, n: usize, out: &mut Vec<u8>) -> std::io::Result<()>;
+}
+
+struct SliceSource<'a>(&'a [u8]);
+
+impl Source for SliceSource<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_into(&mut self, off: u64, n: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+        out.clear();
+        let start = usize::try_from(off).unwrap_or(usize::MAX).min(self.0.len());
+        let end = start.saturating_add(n).min(self.0.len());
+        out.extend_from_slice(&self.0[start..end]);
+        Ok(())
+    }
+}
+
+struct FileSource {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl Source for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_into(&mut self, off: u64, n: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        // Never more than the file holds, whatever `n` says.
+        let n = n.min(self.len.saturating_sub(off) as usize);
+        out.clear();
+        out.resize(n, 0);
+        let mut got = 0;
+        while got < n {
+            match self.file.read_at(&mut out[got..], off + got as u64) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        out.truncate(got);
+        Ok(())
+    }
 }
 
 struct Cur<'a> {
@@ -322,28 +408,32 @@ impl Cur<'_> {
     }
 }
 
-/// Parses a whole file held in memory.
-pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, AllocFileError> {
+fn parse_from(src: &mut dyn Source, limits: &ReadLimits) -> Result<AllocFile, Failed> {
+    let mut buf = Vec::new();
+    src.read_into(0, HEADER_LEN, &mut buf).map_err(Failed::Io)?;
+    let bytes = &buf[..];
+    let total = src.len();
     if bytes.len() < 8 || bytes[..8] != MAGIC {
-        return Err(AllocFileError::BadMagic { found: bytes[..bytes.len().min(8)].to_vec() });
+        return Err(AllocFileError::BadMagic { found: bytes[..bytes.len().min(8)].to_vec() }.into());
     }
     if bytes.len() < HEADER_LEN {
-        return Err(AllocFileError::ShortHeader { len: bytes.len() });
+        return Err(AllocFileError::ShortHeader { len: bytes.len() }.into());
     }
     let mut c = Cur { b: bytes, at: 8 };
     let short = || AllocFileError::ShortHeader { len: bytes.len() };
     let version = c.u32().ok_or_else(short)?;
     if version > VERSION {
-        return Err(AllocFileError::TooNew { found: version });
+        return Err(AllocFileError::TooNew { found: version }.into());
     }
     if version == 0 {
-        return Err(AllocFileError::BadHeader { what: "version 0 is not a valid format version".into() });
+        return Err(AllocFileError::BadHeader { what: "version 0 is not a valid format version".into() }.into());
     }
     let header_len = c.u32().ok_or_else(short)? as usize;
-    if header_len < HEADER_LEN || header_len > bytes.len() || header_len % 8 != 0 {
+    if header_len < HEADER_LEN || header_len as u64 > total || header_len % 8 != 0 {
         return Err(AllocFileError::BadHeader {
             what: format!("header length {header_len} is not a multiple of 8 between {HEADER_LEN} and the file size"),
-        });
+        }
+        .into());
     }
     let pid = c.u32().ok_or_else(short)?;
     let ppid = c.u32().ok_or_else(short)?;
@@ -352,13 +442,30 @@ pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, 
     let start_ns = c.u64().ok_or_else(short)?;
     let max_depth = c.u32().ok_or_else(short)?;
     let clock = c.u32().ok_or_else(short)?;
+    let _flags = c.u32().ok_or_else(short)?;
+    let block = c.u32().ok_or_else(short)?;
     if clock != CLOCK_MONOTONIC_ID {
         return Err(AllocFileError::BadHeader {
             what: format!("clock id {clock} is not {CLOCK_MONOTONIC_ID} (CLOCK_MONOTONIC)"),
-        });
+        }
+        .into());
     }
     if max_depth as usize > MAX_DEPTH {
-        return Err(AllocFileError::BadHeader { what: format!("stack depth limit {max_depth} is above {MAX_DEPTH}") });
+        return Err(
+            AllocFileError::BadHeader { what: format!("stack depth limit {max_depth} is above {MAX_DEPTH}") }.into()
+        );
+    }
+    if version >= 2
+        && (!block.is_power_of_two()
+            || !(MIN_BLOCK_BYTES..=MAX_BLOCK_BYTES).contains(&block)
+            || (block as usize) < header_len)
+    {
+        return Err(AllocFileError::BadHeader {
+            what: format!(
+                "block size {block} is not a power of two between {MIN_BLOCK_BYTES} and {MAX_BLOCK_BYTES} that holds the header"
+            ),
+        }
+        .into());
     }
     let header = Header { version, pid, ppid, min_bytes, sample_bytes, start_ns, max_depth };
     let mut file = AllocFile {
@@ -371,17 +478,76 @@ pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, 
         unknown_records: 0,
     };
 
-    let mut at = header_len;
-    while at < bytes.len() {
-        let rest = &bytes[at..];
-        if rest.len() < 8 {
+    if version == 1 {
+        let n = usize::try_from(total - header_len as u64).unwrap_or(usize::MAX);
+        src.read_into(header_len as u64, n, &mut buf).map_err(Failed::Io)?;
+        let whole = parse_records(&buf, header_len, false, limits, &mut file)?;
+        file.cut_short = !whole;
+        return Ok(file);
+    }
+    let block = block as u64;
+    let mut off = block;
+    while off < total {
+        src.read_into(off, BLOCK_HEAD, &mut buf).map_err(Failed::Io)?;
+        if buf.len() < BLOCK_HEAD {
             file.cut_short = true;
             break;
         }
-        let kind = u16::from_le_bytes([rest[0], rest[1]]);
-        let flags = u16::from_le_bytes([rest[2], rest[3]]);
-        let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
-        let bad = |what: String| AllocFileError::BadRecord { offset: at, what };
+        let bad = |what: String| AllocFileError::BadRecord { offset: off as usize, what };
+        if buf.iter().all(|&b| b == 0) {
+            // Reserved but never written (the process ended first).
+            off += block;
+            continue;
+        }
+        if buf[..4] != BLOCK_MAGIC {
+            return Err(bad(format!("block at byte {off} does not start with \"NSBK\" (found {:02x?})", &buf[..4])).into());
+        }
+        let used = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]) as u64;
+        let span = u32::from_le_bytes([buf[8], buf[9], buf[10], buf[11]]) as u64;
+        let max_span = MAX_SPAN_BYTES / block;
+        if span == 0 || span > max_span {
+            return Err(bad(format!("block spans {span} blocks, expected 1 to {max_span}")).into());
+        }
+        if used > span * block - BLOCK_HEAD as u64 || used % 8 != 0 {
+            return Err(bad(format!(
+                "block's used count {used} is not a multiple of 8 within its {} bytes",
+                span * block - BLOCK_HEAD as u64
+            ))
+            .into());
+        }
+        let data = off + BLOCK_HEAD as u64;
+        src.read_into(data, used as usize, &mut buf).map_err(Failed::Io)?;
+        let complete = buf.len() as u64 == used;
+        let whole = parse_records(&buf, data as usize, complete, limits, &mut file)?;
+        if !complete || !whole {
+            file.cut_short = true;
+            break;
+        }
+        off += span * block;
+    }
+    Ok(file)
+}
+
+/// Parses the records in `b` (which starts at file offset `base`). Returns false when `b` ends
+/// inside a record; with `exact` (a version 2 block's complete bytes) that is an error instead.
+fn parse_records(
+    b: &[u8],
+    base: usize,
+    exact: bool,
+    limits: &ReadLimits,
+    file: &mut AllocFile,
+) -> Result<bool, AllocFileError> {
+    let mut at = 0;
+    while at < b.len() {
+        let rest = &b[at..];
+        let offset = base + at;
+        let bad = |what: String| AllocFileError::BadRecord { offset, what };
+        let Some(head) = rest.get(..8) else {
+            return if exact { Err(bad("record head runs past its block's complete bytes".into())) } else { Ok(false) };
+        };
+        let kind = u16::from_le_bytes([head[0], head[1]]);
+        let flags = u16::from_le_bytes([head[2], head[3]]);
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
         if len % 8 != 0 {
             return Err(bad(format!("payload length {len} is not a multiple of 8")));
         }
@@ -389,8 +555,11 @@ pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, 
             return Err(bad(format!("payload length {len} is above {MAX_RECORD_BYTES}")));
         }
         let Some(payload) = rest.get(8..8 + len) else {
-            file.cut_short = true;
-            break;
+            return if exact {
+                Err(bad(format!("record of {len} bytes runs past its block's complete bytes")))
+            } else {
+                Ok(false)
+            };
         };
         match kind {
             REC_EVENT => {
@@ -421,7 +590,7 @@ pub fn parse_alloc_file(bytes: &[u8], limits: &ReadLimits) -> Result<AllocFile, 
         }
         at += 8 + len;
     }
-    Ok(file)
+    Ok(true)
 }
 
 fn parse_event(payload: &[u8], flags: u16, ips: &mut Vec<u64>) -> Result<RawEvent, String> {
