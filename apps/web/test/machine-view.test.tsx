@@ -63,6 +63,23 @@ describe('sideBySide', () => {
     expect(lat.cells[0]!.value).toBeCloseTo(92.5, 1);
     expect(rows.find((r) => r.key === 'remote-max')!.cells[0]!.value).toBeCloseTo(141, 0);
     expect(provenanceKind('unavailable:x')).toBe('unavailable');
+    // No crossbar limit on these machines: no crossbar rows.
+    expect(rows.some((r) => r.key.startsWith('xb-'))).toBe(false);
+  });
+
+  it('shows the northbridge capacity of a machine that has one (rule XB0) beside one that has none', () => {
+    const rows = sideBySide([
+      { key: 'amd', label: 'a', kind: 'preset', machine: getPreset('amd-opteron-6172-4p') },
+      { key: 'intel', label: 'i', kind: 'preset', machine: getPreset('intel-xeon-x7560-4s') },
+    ]);
+    const xb = rows.find((r) => r.key === 'xb-0')!;
+    expect(xb.label).toMatch(/northbridge/);
+    expect(xb.cells[0]!.value).toBeCloseTo(55 / 8, 2);
+    expect(xb.cells[0]!.source).toMatch(/^estimated:XB0/);
+    expect(xb.cells[1]!.kind).toBe('unavailable');
+    expect(xb.cells[1]!.source).toMatch(/no crossbar limit documented/);
+    // Its controllers then take rule S1.
+    expect(rows.find((r) => r.key === 'bw-0')!.cells[0]!.source).toMatch(/^estimated:S1 .*XB0/);
   });
 });
 

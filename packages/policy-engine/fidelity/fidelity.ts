@@ -456,7 +456,9 @@ function streamRows(report: FidelityReport): void {
     const I = of(r, 'interleave');
     const busiest = Math.max(...I.replay.windows.flatMap((w) => [...w.linkUtilisation]));
     linkUse[m.preset] = `links ${I.interconnectUsagePct.toFixed(0)} % used on average, busiest ${(busiest * 100).toFixed(0)} %`;
-    const ownFigure = presetSustainedGBps(listPresets().find((p) => p.id === m.preset)!) !== null;
+    const presetOfRow = listPresets().find((p) => p.id === m.preset)!;
+    const ownFigure = presetSustainedGBps(presetOfRow) !== null;
+    const holder = presetOfRow.streamLimitedByCrossbar ? "the northbridges' capacity (rule XB0)" : "the controllers' sustained capacity (rule S0)";
     report.rows.push(
       row({
         section: sec,
@@ -466,7 +468,7 @@ function streamRows(report: FidelityReport): void {
         predicted: aware,
         unit: 'GB/s',
         kind: 'prediction',
-        note: ownFigure ? "the controllers' sustained capacity (rule S0) is this figure ÷ nodes: not an independent prediction" : undefined,
+        note: ownFigure ? `${holder} is this figure ÷ nodes: not an independent prediction` : undefined,
       }),
     );
   }

@@ -36,7 +36,7 @@ const WITHIN = [
   'STREAM, Intel 4× Xeon X7560 | sustained bandwidth, NUMA-aware, all cores',
 ];
 /** Stated directions the model does not reproduce today (docs/fidelity.md says why). */
-const DIRECTIONS_NOT_REPRODUCED = ['AMD: non-NUMA-aware code loses bandwidth (aware/unaware > 1.25)'];
+const DIRECTIONS_NOT_REPRODUCED: string[] = [];
 
 describe('fidelity against the published measurements', () => {
   it('every stated direction holds, except the ones the report lists as not reproduced', () => {

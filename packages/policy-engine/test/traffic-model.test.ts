@@ -11,6 +11,7 @@ import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';
 import { sustainedShare, trafficModel } from '../src/machine/traffic.js';
+import { demandOf } from '../src/engine/simulate.js';
 import { readTrace } from '../src/trace/reader.js';
 import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';
 import { oneNodeHotSpec } from './helpers/one-node-hot.js';
@@ -27,6 +28,39 @@ describe('machine facts of the traffic model', () => {
     const opteron = trafficModel(machineModel(getPreset('amd-opteron-8385-4p')));
     expect(opteron.mcCapacity.value[0]).toBeCloseTo(12.8e9 * share.value, -3);
     expect(opteron.mcCapacity.source).toMatch(/^estimated:S1/);
+  });
+
+  it('rule XB0: where the STREAM figure is documented as the northbridge\'s, it is the crossbar capacity and the controllers take S1', () => {
+    const share = sustainedShare();
+    const t = trafficModel(machineModel(getPreset('amd-opteron-6172-4p')));
+    expect(t.crossbarCapacity).not.toBeNull();
+    expect(t.crossbarCapacity!.value[3]).toBeCloseTo((55 / 8) * 1e9, -3);
+    expect(t.crossbarCapacity!.source).toMatch(/^estimated:XB0.*Northbridge, only runs at 1\.8GHz/);
+    expect(t.mcCapacity.value[3]).toBeCloseTo(21.3e9 * share.value, -3);
+    expect(t.mcCapacity.source).toMatch(/^estimated:S1.*XB0/);
+    // MLP1 from what the cores reach: the crossbar, not the controller
+    expect(t.mlp.value).toBeCloseTo(Math.min(8, ((55 / 8) * 1e9 * 98e-9) / 64 / 6), 9);
+    for (const id of ['intel-xeon-x7560-4s', 'amd-opteron-8385-4p', 'amd-asymsched-machine-a', 'dram-cxl-1s']) {
+      expect(trafficModel(machineModel(getPreset(id))).crossbarCapacity, id).toBeNull();
+    }
+  });
+
+  it('crossbar bytes: a local access crosses its node once, a remote one the home node and every node its data arrives at', () => {
+    const machine = machineModel(getPreset('amd-opteron-6172-4p'));
+    const n = machine.nodeCount;
+    const local = new Float64Array(n * n);
+    local[0] = 1000;
+    const d0 = demandOf(machine, local, new Float64Array(n * n));
+    expect(d0.xbBytes[0]).toBe(64_000);
+    expect(d0.xbAccesses[0]).toBe(1000);
+    expect([...d0.xbBytes].slice(1).every((v) => v === 0)).toBe(true);
+    const remote = new Float64Array(n * n);
+    remote[0 * n + 1] = 1000; // cpu node 0, memory node 1 (same package: one link)
+    const d1 = demandOf(machine, remote, new Float64Array(n * n));
+    expect(d1.xbBytes[1]).toBe(64_000 + 8_000); // the controller's line + the request arriving
+    expect(d1.xbBytes[0]).toBe(68_000); // the response with its data arriving at node 0
+    expect(d1.xbAccesses[0]).toBeCloseTo(1000, 9);
+    expect(d1.xbAccesses[1]).toBeCloseTo(1000, 9);
   });
 
   it('service scales and MLP come from the idle latencies and the sustained capacity', () => {

@@ -14,7 +14,8 @@
  * 3. Latency. An access costs its idle latency idle[c][m] plus a queueing delay on its memory
  *    controller and on every link of its request and data paths: d(u) = S · u / (1 − u), u = load /
  *    sustained capacity, S = the node's idle local latency for a controller and the machine's idle
- *    cost of one hop for a link. Not capped: u < 1 always holds at the solution (below).
+ *    cost of one hop for a link; where the machine has crossbars (rule XB0) also at the home node's
+ *    and at every node the data arrives at. Not capped: u < 1 always holds at the solution (below).
  * 4. Time and feedback. T = W · ((1 − s) + s · L(T) / L_local): W the window's idle-time length
  *    (window.idleUs, the recording's window converted to idle latency under the observed
  *    placement), s the window's stall share at idle local latency (window.stallShare), L(T) the
@@ -101,6 +102,9 @@ export interface Demand {
   /** Accesses delayed by each controller / by each link crossing (path-share weighted). */
   mcAccesses: Float64Array;
   linkAccesses: Float64Array;
+  /** Bytes through each node's crossbar and the accesses it delays (rule XB0; zeros without one). */
+  xbBytes: Float64Array;
+  xbAccesses: Float64Array;
 }
 
 export function demandOf(machine: MachineModel, loads: Float64Array, stores: Float64Array, scale = 1): Demand {
@@ -115,6 +119,10 @@ export function demandOf(machine: MachineModel, loads: Float64Array, stores: Flo
   const rb = traffic.readBytes;
   const wb = traffic.writeBytes;
   const ll = traffic.latencyLinks;
+  const dl = traffic.dataLinks;
+  const xbBytes = new Float64Array(n);
+  const xbAccesses = new Float64Array(n);
+  const crossbar = traffic.crossbarCapacity !== null;
   let total = 0;
   let local = 0;
   let idleSum = 0;
@@ -135,9 +143,18 @@ export function demandOf(machine: MachineModel, loads: Float64Array, stores: Flo
       if (l > 0) for (let k = rb.start[p]!; k < rb.start[p + 1]!; k++) linkBytes[rb.link[k]!]! += l * rb.value[k]!;
       if (s > 0) for (let k = wb.start[p]!; k < wb.start[p + 1]!; k++) linkBytes[wb.link[k]!]! += s * wb.value[k]!;
       for (let k = ll.start[p]!; k < ll.start[p + 1]!; k++) linkAccesses[ll.link[k]!]! += a * ll.value[k]!;
+      if (crossbar) {
+        // The home node's crossbar, and every node the data arrives at on its way to c.
+        xbAccesses[m]! += a;
+        for (let k = dl.start[p]!; k < dl.start[p + 1]!; k++) xbAccesses[traffic.linkTo[dl.link[k]!]!]! += a * dl.value[k]!;
+      }
     }
   }
-  return { traffic, total, local, idleSum, localNs: total > 0 ? localIdleSum / total : 0, mcBytes, linkBytes, mcAccesses, linkAccesses };
+  if (crossbar) {
+    for (let x = 0; x < n; x++) xbBytes[x] = mcBytes[x]!;
+    for (let k = 0; k < linkCount; k++) xbBytes[traffic.linkTo[k]!]! += linkBytes[k]!;
+  }
+  return { traffic, total, local, idleSum, localNs: total > 0 ? localIdleSum / total : 0, mcBytes, linkBytes, mcAccesses, linkAccesses, xbBytes, xbAccesses };
 }
 
 /** Mean latency, ns, when the demand is carried in tUs (Infinity when a resource would exceed its capacity). */
@@ -150,6 +167,14 @@ export function latencyAt(d: Demand, tUs: number, maxUtilisation = Infinity): nu
     if (d.mcAccesses[m] === 0) continue;
     const u = Math.min(d.mcBytes[m]! / seconds / mc[m]!, maxUtilisation);
     sum += d.mcAccesses[m]! * queueDelayNs(u, t.mcServiceNs[m]!);
+  }
+  const xb = t.crossbarCapacity?.value;
+  if (xb) {
+    for (let x = 0; x < xb.length; x++) {
+      if (d.xbBytes[x] === 0) continue;
+      const u = Math.min(d.xbBytes[x]! / seconds / xb[x]!, maxUtilisation);
+      sum += d.xbAccesses[x]! * queueDelayNs(u, t.mcServiceNs[x]!);
+    }
   }
   const hop = t.linkServiceNs.value;
   const cap = t.linkCapacity;
@@ -167,6 +192,8 @@ function saturationUs(d: Demand): number {
   let t = 0;
   const mc = d.traffic.mcCapacity.value;
   for (let m = 0; m < mc.length; m++) t = Math.max(t, (d.mcBytes[m]! / mc[m]!) * 1e6);
+  const xb = d.traffic.crossbarCapacity?.value;
+  if (xb) for (let x = 0; x < xb.length; x++) t = Math.max(t, (d.xbBytes[x]! / xb[x]!) * 1e6);
   const cap = d.traffic.linkCapacity;
   for (let k = 0; k < cap.length; k++) t = Math.max(t, (d.linkBytes[k]! / cap[k]!) * 1e6);
   return t;

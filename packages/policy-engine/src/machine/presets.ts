@@ -59,6 +59,14 @@ export interface MachinePreset {
    * (machine/traffic.ts, rule MLP0). Absent: rule MLP0's default.
    */
   outstandingMissesPerCore?: { value: number; provenance: Provenance };
+  /**
+   * Set when a published source says the node's northbridge / crossbar, not its DRAM, is what
+   * limits the memory bandwidth its own cores reach (machine/traffic.ts, rule XB0): the sustained
+   * (STREAM) figure per node is then that crossbar's capacity, which every byte entering or
+   * leaving the node passes (its controller's traffic, and link traffic arriving at it), and the
+   * controllers take rule S1.
+   */
+  streamLimitedByCrossbar?: { provenance: Provenance };
 }
 
 /** AMD Family 10h (K10: Shanghai, Magny-Cours) cores: 8 L1 data-cache miss address buffers. */
@@ -364,10 +372,14 @@ function opteron6172(): MachinePreset {
     id,
     description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3 (the NUMA-STREAM AMD machine).',
     outstandingMissesPerCore: K10_OUTSTANDING_MISSES,
+    streamLimitedByCrossbar: {
+      provenance: `documented:${ANANDTECH_MAGNY_COURS}: "the next link in the chain, the Northbridge, only runs at 1.8GHz. We have two 64-bit Northbridges both working at 1.8 GHz, limiting the maximum bandwidth to 28.8 GB/s" (per package; 14.4 GB/s per die) and "the 1.8 GHz Northbridge is limiting the memory subsystem" (their STREAM runs)`,
+    },
     figures: [
       { quantity: 'memory bandwidth per node', kind: 'theoretical', value: 21.3, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: local 21.3 GB/s` },
       { quantity: 'link bandwidth, same package', kind: 'theoretical', value: 19.2, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: node in the same package 19.2 GB/s (x16 + x8 HT3; the preset's links use 12.8 as the x8 sublink was never enabled, ${CHIPS_AND_CHEESE_MAGNY_COURS})` },
       { quantity: 'link bandwidth, other package', kind: 'theoretical', value: 6.4, unit: 'GB/s', provenance: `documented:${NUMA_STREAM_PAPER}: other packages 6.4 GB/s (8-bit HT3)` },
+      { quantity: 'northbridge (crossbar) bandwidth per node', kind: 'theoretical', value: 14.4, unit: 'GB/s', provenance: `documented:${ANANDTECH_MAGNY_COURS}: a 64-bit northbridge at 1.8 GHz per die (28.8 GB/s per package)` },
       { quantity: 'memory bandwidth, whole machine (NUMA-aware STREAM, all cores)', kind: 'sustained', value: 55, unit: 'GB/s', provenance: `measured:${NUMA_STREAM_PAPER}: near 55,000 MB/s` },
       {
         quantity: 'memory bandwidth per node',

@@ -6,6 +6,13 @@
  * - Sustained memory-controller capacity: a `numascope bench` calibration's measured figure (rule
  *   S2, provenance measured), else a preset's `sustained` figure (STREAM) when it has one (rule S0), else the theoretical bandwidth × SUSTAINED_SHARE, the mean sustained/theoretical
  *   ratio of the presets whose sustained figure was measured (rule S1).
+ * - Crossbar (rule XB0): where a preset documents that its nodes' northbridge / crossbar, not the
+ *   DRAM, limits the bandwidth their own cores reach (`streamLimitedByCrossbar`), the sustained
+ *   (STREAM) figure per node is the capacity of that crossbar, which every byte entering or leaving
+ *   the node passes: its controller's traffic and every packet arriving over a link (for the node's
+ *   cores, its controller, or passing on). Its service scale is the node's idle local latency (as a
+ *   controller's, rule LQ0: it is the resource a local access queues at); the controllers then take
+ *   rule S1. Other machines have no crossbar resource.
  * - Link capacity: the model's per-direction link capacity; every packet is counted on it
  *   (request, response header, data, coherence probes), which is what makes data throughput on a
  *   link lower than its raw rate.
@@ -18,7 +25,7 @@
  *   known, else DEFAULT_OUTSTANDING_MISSES. The ceiling of any thread's memory-level parallelism:
  *   a bandwidth-bound thread (STREAM) keeps it full.
  * - Memory-level parallelism of a stalled thread (rule MLP1, the stall-share conversion's overlap)
- *   by Little's law from the sustained capacity: sustained bytes/s × idle local latency / 64 B /
+ *   by Little's law from the sustained capacity (the crossbar's where rule XB0 gives a smaller one): sustained bytes/s × idle local latency / 64 B /
  *   cores of the node (machine mean over nodes with cpus), at most the MLP0 limit: the concurrency
  *   a node's cores keep in flight to carry its sustained bandwidth at idle latency, a typical
  *   memory-bound code's, not a streaming kernel's.
@@ -64,6 +71,12 @@ export interface PairLists {
 export interface TrafficModel {
   /** Sustained memory-controller capacity per node index, bytes/s. */
   mcCapacity: Sourced<Float64Array>;
+  /** Crossbar capacity per node index, bytes/s (rule XB0), or null: no crossbar resource. */
+  crossbarCapacity: Sourced<Float64Array> | null;
+  /** Node index each link arrives at. */
+  linkTo: Int32Array;
+  /** Links on an access's data path (m → c), weighted by the path share. */
+  dataLinks: PairLists;
   /** Capacity per link, bytes/s (raw per direction; packets counted in full). */
   linkCapacity: Float64Array;
   /** Loaded-latency service scale per memory controller, ns (rule LQ2: fitted to measured points; else LQ0: idle local latency). */
@@ -208,6 +221,7 @@ export function trafficModel(machine: MachineModel): TrafficModel {
   const sustainedGBps = preset ? presetSustainedGBps(preset) : null;
   const mc = new Float64Array(n);
   let mcSource: string;
+  let crossbar: Sourced<Float64Array> | null = null;
   const measured = machine.sustainedBytesPerS;
   if (measured) {
     // Rule S2: a calibrated machine's measured capacity; nodes the run did not reach fall back to S1.
@@ -225,6 +239,17 @@ export function trafficModel(machine: MachineModel): TrafficModel {
       missing.length === 0
         ? `${measured.source} (rule S2)`
         : `${measured.source} (rule S2); nodes ${missing.join(', ')} not measured: rule S1, ${share.value.toFixed(3)} × theoretical`;
+  } else if (sustainedGBps && sustainedGBps.length === n && preset?.streamLimitedByCrossbar) {
+    // Rule XB0: the STREAM figure is the crossbar's; the controllers take rule S1.
+    const share = sustainedShare();
+    const xb = new Float64Array(n);
+    sustainedGBps.forEach((v, i) => (xb[i] = v * 1e9));
+    crossbar = {
+      value: xb,
+      source: `estimated:XB0 each node's crossbar carries the preset's sustained (STREAM) figure per node, ${[...new Set(sustainedGBps.map((v) => +v.toFixed(2)))].join(' / ')} GB/s, because ${preset.streamLimitedByCrossbar.provenance}`,
+    };
+    for (let i = 0; i < n; i++) mc[i] = theoretical[i]! * share.value;
+    mcSource = `estimated:S1 sustained = ${share.value.toFixed(3)} × the theoretical bandwidth (the machine's STREAM figure is its crossbar's, rule XB0; mean measured sustained/theoretical ratio: ${share.from}); theoretical: ${machine.mcBandwidthBytesPerS.source}`;
   } else if (sustainedGBps && sustainedGBps.length === n) {
     sustainedGBps.forEach((v, i) => (mc[i] = v * 1e9));
     mcSource = `estimated:S0 the preset's sustained (STREAM) figure per node: ${[...new Set(sustainedGBps.map((v) => +v.toFixed(2)))].join(' / ')} GB/s`;
@@ -280,7 +305,9 @@ export function trafficModel(machine: MachineModel): TrafficModel {
   for (let m = 0; m < n; m++) {
     const cores = machine.nodeCpus[m]!.length;
     if (cores === 0) continue;
-    mlpSum += (mc[m]! * idle[m * n + m]! * 1e-9) / LINE_BYTES / cores;
+    // The bandwidth the node's cores reach: its controller's, or its crossbar's where that is less (XB0).
+    const reach = crossbar ? Math.min(mc[m]!, crossbar.value[m]!) : mc[m]!;
+    mlpSum += (reach * idle[m * n + m]! * 1e-9) / LINE_BYTES / cores;
     mlpNodes++;
   }
   const mlpLimit: Sourced<number> = preset?.outstandingMissesPerCore
@@ -369,6 +396,9 @@ export function trafficModel(machine: MachineModel): TrafficModel {
       put(c * n + m, RESPONSE_BYTES); // target done m → c
     }
   });
+  const dataLinks = build((c, m, put) => {
+    if (c !== m) put(c * n + m, 1);
+  });
   const latencyLinks = build((c, m, put) => {
     if (c === m) return;
     put(m * n + c, 1);
@@ -377,6 +407,9 @@ export function trafficModel(machine: MachineModel): TrafficModel {
 
   const model: TrafficModel = {
     mcCapacity: { value: mc, source: mcSource },
+    crossbarCapacity: crossbar,
+    linkTo: Int32Array.from(machine.links, (l) => l.to),
+    dataLinks,
     linkCapacity: Float64Array.from(machine.links, (l) => l.capacityBytesPerS),
     mcServiceNs,
     mcServiceSource,

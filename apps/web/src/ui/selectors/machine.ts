@@ -92,7 +92,8 @@ function cell(value: number, source: string): Cell {
 
 /**
  * The figures the engine uses from each model, side by side: sustained memory bandwidth per node
- * (the traffic model's capacity), idle local latency per node, the remote latency range, link
+ * (the traffic model's capacity), the northbridge capacity per node where a model has one (rule
+ * XB0), idle local latency per node, the remote latency range, link
  * capacity range. Node rows are by node index (node ids may differ between models).
  */
 export function sideBySide(columns: readonly ModelColumn[]): SideRow[] {
@@ -107,6 +108,21 @@ export function sideBySide(columns: readonly ModelColumn[]): SideRow[] {
       unit: 'GB/s',
       cells: models.map((m, k) => (i < m.nodeCount ? cell(traffic[k]!.mcCapacity.value[i]! / 1e9, traffic[k]!.mcCapacity.source) : NONE)),
     });
+  }
+  // Rule XB0: a machine whose northbridge limits what its cores reach has a crossbar per node.
+  if (traffic.some((t) => t.crossbarCapacity)) {
+    for (let i = 0; i < nodes; i++) {
+      rows.push({
+        key: `xb-${i}`,
+        label: `northbridge (crossbar) capacity, node index ${i}`,
+        unit: 'GB/s',
+        cells: models.map((m, k) => {
+          const xb = traffic[k]!.crossbarCapacity;
+          if (i >= m.nodeCount) return NONE;
+          return xb ? cell(xb.value[i]! / 1e9, xb.source) : { value: null, source: 'unavailable:no crossbar limit documented for this machine (rule XB0)', kind: 'unavailable' };
+        }),
+      });
+    }
   }
   for (let i = 0; i < nodes; i++) {
     rows.push({
