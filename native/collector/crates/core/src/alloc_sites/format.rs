@@ -235,7 +235,7 @@ impl AllocFile {
             why.push("a write failed and recording stopped");
         }
         if end.flags & END_BUFFERS_LOST != 0 {
-            why.push("threads were still recording at exit and their last events were lost");
+            why.push("threads were still recording at exit and the events they were storing were lost");
         }
         if end.flags & END_TRUNCATED != 0 && why.is_empty() {
             why.push("the shim stopped recording early");
