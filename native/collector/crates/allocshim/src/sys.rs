@@ -26,17 +26,13 @@ impl Drop for ErrnoGuard {
 
 /// Anonymous private read-write memory, or null.
 pub unsafe fn map_anon(len: usize) -> *mut u8 {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_mmap,
-            0usize,
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1i64,
-            0usize,
-        )
-    };
+    unsafe { map_rw(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) }
+}
+
+/// A read-write `mmap` by raw system call; null on failure.
+unsafe fn map_rw(len: usize, flags: i32, fd: i32, off: u64) -> *mut u8 {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    let r = unsafe { libc::syscall(libc::SYS_mmap, 0usize, len, prot as i64, flags as i64, fd as i64, off as i64) };
     if r < 0 || r as usize > usize::MAX - 4096 {
         core::ptr::null_mut()
     } else {
@@ -128,29 +124,23 @@ pub fn fd_identity(fd: i32) -> Option<(u64, u64)> {
 }
 
 /// Writes all of `buf`, retrying on EINTR and short writes. False on any error.
-pub unsafe fn write_all(fd: i32, mut buf: *const u8, mut len: usize) -> bool {
-    while len > 0 {
-        let r = unsafe { libc::syscall(libc::SYS_write, fd as i64, buf, len) };
-        if r < 0 {
-            if unsafe { *libc::__errno_location() } == libc::EINTR {
-                continue;
-            }
-            return false;
-        }
-        if r == 0 {
-            return false;
-        }
-        let r = r as usize;
-        buf = unsafe { buf.add(r) };
-        len -= r;
-    }
-    true
+pub unsafe fn write_all(fd: i32, buf: *const u8, len: usize) -> bool {
+    unsafe { write_loop(fd, buf, len, None) }
 }
 
 /// Writes all of `buf` at file offset `off`, retrying on EINTR and short writes. False on any error.
-pub unsafe fn pwrite_all(fd: i32, mut buf: *const u8, mut len: usize, mut off: u64) -> bool {
+pub unsafe fn pwrite_all(fd: i32, buf: *const u8, len: usize, off: u64) -> bool {
+    unsafe { write_loop(fd, buf, len, Some(off)) }
+}
+
+unsafe fn write_loop(fd: i32, mut buf: *const u8, mut len: usize, mut off: Option<u64>) -> bool {
     while len > 0 {
-        let r = unsafe { libc::syscall(libc::SYS_pwrite64, fd as i64, buf, len, off as i64) };
+        let r = unsafe {
+            match off {
+                Some(o) => libc::syscall(libc::SYS_pwrite64, fd as i64, buf, len, o as i64),
+                None => libc::syscall(libc::SYS_write, fd as i64, buf, len),
+            }
+        };
         if r < 0 {
             if unsafe { *libc::__errno_location() } == libc::EINTR {
                 continue;
@@ -163,7 +153,7 @@ pub unsafe fn pwrite_all(fd: i32, mut buf: *const u8, mut len: usize, mut off: u
         let r = r as usize;
         buf = unsafe { buf.add(r) };
         len -= r;
-        off += r as u64;
+        off = off.map(|o| o + r as u64);
     }
     true
 }
@@ -199,19 +189,9 @@ pub unsafe fn reserve(fd: i32, off: u64, len: usize) -> bool {
 /// children; null on failure. (Not MAP_POPULATE: for a shared mapping it reads the pages in, with
 /// readahead, and each still takes a write fault on its first store: twice the faults.)
 pub unsafe fn map_file(fd: i32, off: u64, len: usize) -> *mut u8 {
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_mmap,
-            0usize,
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd as i64,
-            off as i64,
-        )
-    };
-    if r < 0 || r as usize > usize::MAX - 4096 {
-        return core::ptr::null_mut();
+    let r = unsafe { map_rw(len, libc::MAP_SHARED, fd, off) };
+    if r.is_null() {
+        return r;
     }
     unsafe { libc::syscall(libc::SYS_madvise, r, len, libc::MADV_DONTFORK as i64) };
     // Fault every page in writable with one call (MADV_POPULATE_WRITE, Linux 5.14) rather than
@@ -221,7 +201,7 @@ pub unsafe fn map_file(fd: i32, off: u64, len: usize) -> *mut u8 {
     if unsafe { libc::syscall(libc::SYS_madvise, r, len, MADV_POPULATE_WRITE) } != 0 {
         unsafe { libc::syscall(libc::SYS_madvise, r, len, libc::MADV_RANDOM as i64) };
     }
-    r as *mut u8
+    r
 }
 
 /// readlink into `buf`; returns the length written (not NUL terminated) or 0.
