@@ -216,11 +216,12 @@ fn block_head(used: u32, span: u32) -> [u8; BLOCK_HEAD] {
 pub unsafe fn write_records(ptr: *const u8, len: usize, budgeted: bool) -> bool {
     let blocks = (BLOCK_HEAD + len).div_ceil(BLOCK_BYTES);
     let Some((fd, off)) = (unsafe { reserve_blocks(blocks, budgeted) }) else { return false };
+    let head = block_head(0, blocks as u32);
+    let used = (len as u32).to_le_bytes();
     let ok = unsafe {
-        let head = block_head(0, blocks as u32);
         sys::pwrite_all(fd, ptr, len, off + BLOCK_HEAD as u64)
             && sys::pwrite_all(fd, head.as_ptr(), head.len(), off)
-            && sys::pwrite_all(fd, (len as u32).to_le_bytes().as_ptr(), 4, off + 4)
+            && sys::pwrite_all(fd, used.as_ptr(), used.len(), off + 4)
     };
     ok || fail(END_INTERNAL_FAILURE)
 }
