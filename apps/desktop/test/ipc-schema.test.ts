@@ -116,7 +116,8 @@ describe('IPC request validation', () => {
     await bad(CHANNELS.runPlan, [{}, { command: 'ls' }], /opts\.command/);
     await bad(CHANNELS.runPlan, [{}, { dryRun: 1 }], /opts\.dryRun: .*boolean/);
     await bad(CHANNELS.runPlan, [{}, { weightsFallback: 'maybe' }], /opts\.weightsFallback/);
-    await bad(CHANNELS.runPlan, [{}, { setSystemWeights: true }], /opts: unexpected field\(s\) "setSystemWeights"/);
+    await bad(CHANNELS.runPlan, [{}, { setSystemWeights: 'yes' }], /opts\.setSystemWeights: .*boolean/);
+    await bad(CHANNELS.runPlan, [{}, { setWeights: true }], /opts: unexpected field\(s\) "setWeights"/);
   });
 
   it('runPlan reaches the binding and its report is checked on the way back', async () => {
@@ -124,6 +125,9 @@ describe('IPC request validation', () => {
     const plan = { target: { pid: 1, command: ['./app'] }, objects: [{}] };
     await expect(logic.dispatch(CHANNELS.runPlan, [plan, { dryRun: true, weightsFallback: 'interleave' }])).resolves.toEqual(rustExample('runReport', 1));
     expect(addon.runPlan).toHaveBeenCalledWith(JSON.stringify(plan), { dryRun: true, weightsFallback: 'interleave' });
+    // The system-wide weights for the run reach the binding only when asked for.
+    await logic.dispatch(CHANNELS.runPlan, [plan, { dryRun: true, setSystemWeights: true }]);
+    expect(addon.runPlan).toHaveBeenLastCalledWith(JSON.stringify(plan), { dryRun: true, setSystemWeights: true });
     addon.runPlan.mockResolvedValueOnce({ ...(rustExample('runReport', 1) as object), extra: 1 } as never);
     await expect(logic.dispatch(CHANNELS.runPlan, [plan, {}])).rejects.toThrow(/extra/);
   });

@@ -124,10 +124,13 @@ describe('desktop mode', () => {
     expect(bridge.apply).toHaveBeenLastCalledWith({ target: { pid: 1 } }, { pid: 1 });
   });
 
-  it('still refuses setSystemWeights for a launch (the binding\'s runPlan has no such option) without calling the bridge', async () => {
+  it('passes setSystemWeights for a launch to the binding only when asked (restored when the program exits)', async () => {
     const { bridge } = fakeBridge();
-    const err = await new DesktopLiveApi(bridge).runPlan({ plan: {}, setSystemWeights: true }).catch((e: unknown) => e);
-    expect(String((err as Error).message)).toMatch(/--set-system-weights/);
-    expect(bridge.runPlan).not.toHaveBeenCalled();
+    const api = new DesktopLiveApi(bridge);
+    bridge.runPlan.mockResolvedValue({});
+    await api.runPlan({ plan: { target: { pid: 1 } }, dryRun: true, setSystemWeights: true });
+    expect(bridge.runPlan).toHaveBeenLastCalledWith({ target: { pid: 1 } }, { dryRun: true, setSystemWeights: true });
+    await api.runPlan({ plan: { target: { pid: 1 } }, setSystemWeights: false });
+    expect(bridge.runPlan).toHaveBeenLastCalledWith({ target: { pid: 1 } }, {});
   });
 });

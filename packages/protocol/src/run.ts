@@ -84,14 +84,14 @@ export const runOptions = z.strictObject({
   anyProgram: z.boolean().optional(),
   /** Weighted-interleave entries whose weights the kernel lacks: refuse (default) or plain interleave. */
   weightsFallback: z.enum(['refuse', 'interleave']).optional(),
+  /** Write the system-wide weighted-interleave weights for the run (root) and restore them after it (serve and the binding). */
+  setSystemWeights: z.boolean().optional(),
 });
 export type RunOptions = z.infer<typeof runOptions>;
 
 /** `POST /api/runs`'s body; the collector checks the plan (docs/plan-format.md). */
 export const runRequest = runOptions.extend({
   plan: z.record(z.string(), z.unknown()),
-  /** serve only: write weighted-interleave weights for the run (root) and restore them after it. */
-  setSystemWeights: z.boolean().optional(),
 });
 export type RunRequest = z.infer<typeof runRequest>;
 

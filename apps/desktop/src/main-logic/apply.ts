@@ -30,6 +30,7 @@ export async function runPlan(addon: CollectorAddon, plan: Record<string, unknow
     ...(opts.dryRun ? { dryRun: true } : {}),
     ...(opts.anyProgram ? { anyProgram: true } : {}),
     ...(opts.weightsFallback ? { weightsFallback: opts.weightsFallback } : {}),
+    ...(opts.setSystemWeights ? { setSystemWeights: true } : {}),
   });
 }
 

@@ -94,6 +94,12 @@ export interface RunPlanOptions {
   anyProgram?: boolean;
   /** Weighted-interleave entries the kernel cannot do: refuse (default) or plain interleave. */
   weightsFallback?: 'refuse' | 'interleave';
+  /**
+   * Write the system-wide weighted-interleave weights the plan needs for the run (root; global)
+   * and restore the previous ones when the program exits; a dry run only reads them (a warning
+   * says what would be written). Default false.
+   */
+  setSystemWeights?: boolean;
 }
 
 /** Options of `bench()` (`numascope bench`), all optional. */

@@ -82,6 +82,13 @@ export interface RunPlanOptions {
   anyProgram?: boolean
   /** `"refuse"` (default) or `"interleave"`: weighted-interleave entries the kernel cannot do. */
   weightsFallback?: string
+  /**
+   * Write the system-wide weighted-interleave weights the plan needs for the run (root; global:
+   * every process's weighted-interleave allocations use them) and restore the previous ones
+   * when the program exits; in a dry run only read them (a warning says what would be
+   * written). Default false.
+   */
+  setSystemWeights?: boolean
 }
 
 /**

@@ -185,7 +185,7 @@ export function ApplyPanel({
     setLaunch({ kind: 'running', startedAt, pid: null });
     const done = beginWork();
     try {
-      const report = await api.runPlan!({ plan: plan! }, (p) => setLaunch({ kind: 'running', startedAt, pid: p }));
+      const report = await api.runPlan!({ plan: plan!, ...setWeights }, (p) => setLaunch({ kind: 'running', startedAt, pid: p }));
       setLaunch({ kind: 'done', report, ms: Date.now() - startedAt });
     } catch (e) {
       setLaunch({ kind: 'error', error: asError(e), ms: Date.now() - startedAt });
@@ -256,7 +256,7 @@ export function ApplyPanel({
             }}
           />{' '}
           Also set the system weights ({weightsText}): global, every process&rsquo;s weighted-interleave allocations use them until rollback restores the previous ones
-          (Linux 6.9+).
+          (a launch with the plan: until the program exits) (Linux 6.9+).
         </label>
       )}
       <div className="live__status">

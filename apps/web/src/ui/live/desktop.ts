@@ -95,14 +95,13 @@ export class DesktopLiveApi implements LiveClient {
   }
   /** The binding's runPlan(): resolves when the program exits (the pid is in the report). */
   runPlan(req: RunRequest): Promise<RunReport> {
-    if (req.setSystemWeights) {
-      return Promise.reject(new Error('The desktop app does not write the system-wide weighted-interleave weights: run `numascope run --plan PLAN --set-system-weights -- CMD` (docs/apply.md).'));
-    }
     const opts: RunOptions = {};
     if (req.command) opts.command = req.command;
     if (req.dryRun) opts.dryRun = true;
     if (req.anyProgram) opts.anyProgram = true;
     if (req.weightsFallback) opts.weightsFallback = req.weightsFallback;
+    // Global weights for the run, restored when it exits: only when the user ticked the box.
+    if (req.setSystemWeights) opts.setSystemWeights = true;
     return call(() => this.bridge.runPlan(req.plan, opts));
   }
   async trace(id: string): Promise<ArrayBuffer> {

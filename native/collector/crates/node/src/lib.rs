@@ -369,6 +369,11 @@ pub struct RunPlanOptions {
     pub any_program: Option<bool>,
     /// `"refuse"` (default) or `"interleave"`: weighted-interleave entries the kernel cannot do.
     pub weights_fallback: Option<String>,
+    /// Write the system-wide weighted-interleave weights the plan needs for the run (root; global:
+    /// every process's weighted-interleave allocations use them) and restore the previous ones
+    /// when the program exits; in a dry run only read them (a warning says what would be
+    /// written). Default false.
+    pub set_system_weights: Option<bool>,
 }
 
 /// Launches a program with a plan's object entries (placement by allocation site) and thread
@@ -423,7 +428,7 @@ pub fn run_plan(plan_json: String, options: RunPlanOptions) -> AsyncTask<JsonTas
             dry_run: options.dry_run.unwrap_or(false),
             any_program: options.any_program.unwrap_or(false),
             weights_fallback,
-            set_system_weights: false,
+            set_system_weights: options.set_system_weights.unwrap_or(false),
         };
         let status = |code: u8| if code == run::EXIT_USAGE { Status::InvalidArg } else { Status::GenericFailure };
         let p = run::prepare(&opts).map_err(|(c, m)| Error::new(status(c), m))?;

@@ -272,6 +272,20 @@ test('runPlan() launches a program with a plan and reports the site it placed an
     assert.strictEqual(dry.dryRun, true);
     assert.strictEqual(dry.pid, null);
     assert.strictEqual(dry.objects[0].matches, 0);
+    // setSystemWeights: a dry run reads the kernel's weights and says what it would write for the
+    // run, writing nothing (on a kernel without weighted interleave: refused, naming the version).
+    const weighted = { ...plan, systemWeights: { weights: { 0: 3 }, reason: 'binding test' } };
+    const wiDir = '/sys/kernel/mm/mempolicy/weighted_interleave';
+    if (fs.existsSync(path.join(wiDir, 'node0'))) {
+      const before = fs.readFileSync(path.join(wiDir, 'node0'), 'utf8').trim();
+      const asked = await addon.runPlan(JSON.stringify(weighted), { dryRun: true, setSystemWeights: true });
+      assert.ok(asked.warnings.some((w) => /would write the system-wide weights .*3.* restore them after it/.test(w)), asked.warnings.join('\n'));
+      assert.strictEqual(fs.readFileSync(path.join(wiDir, 'node0'), 'utf8').trim(), before);
+      const quiet = await addon.runPlan(JSON.stringify(weighted), { dryRun: true });
+      assert.ok(!quiet.warnings.some((w) => /would write the system-wide weights/.test(w)), quiet.warnings.join('\n'));
+    } else {
+      await assert.rejects(addon.runPlan(JSON.stringify(weighted), { dryRun: true, setSystemWeights: true }), /weighted.interleave|6\.9/i);
+    }
     const report = await addon.runPlan(JSON.stringify(plan));
     assert.strictEqual(report.exitCode, 0);
     assert.ok(report.pid > 0);
