@@ -17,7 +17,7 @@ import {
   DIAGNOSE_DEFAULTS,
   type DiagnoseOptions,
   type DiagnosisJson,
-  allocationObjectInputs,
+  nextLaunchOptions,
   buildPlan,
   formatSpeedup,
   getPolicy,
@@ -549,7 +549,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       // A recording with allocation sites also gets object entries (and thread pins that name
       // their thread by creation order and name): the same plan then serves `numascope run
       // --plan` at the program's next launch, where addresses and tids differ.
-      const objects = allocationObjectInputs(trace);
+      const launch = nextLaunchOptions(trace);
       // The plan reaches the policy's headline placement: its steady state (converged placement) by default.
       const plan = buildPlan(trace, chosen.replay, {
         createdAt: new Date().toISOString(),
@@ -557,7 +557,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         seed: result.seed,
         placement: chosen.placement,
         placementLabel: result.headline === 'steady-state' ? 'steady-state (converged) placement' : 'final placement',
-        ...(objects.length > 0 ? { objects, threadIdentity: 'order-and-name' as const } : {}),
+        ...launch,
         ...systemWeightsOf(args, chosen, result.nodeIds),
       });
       if (result.estimate) {

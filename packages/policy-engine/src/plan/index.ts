@@ -10,4 +10,4 @@ export {
   type ObjectEntryOptions,
   type PagesInRange,
 } from './objects.js';
-export { allocationObjectInputs } from './objects-from-trace.js';
+export { allocationObjectInputs, nextLaunchOptions } from './objects-from-trace.js';

@@ -53,3 +53,13 @@ export function objectRangesOf(trace: Trace): Array<{ start: bigint; end: bigint
     .filter((a) => a.end - a.start >= BigInt(MIN_WEIGHTED_OBJECT_BYTES))
     .map((a) => ({ start: a.start, end: a.end, label: objectLabel(a.site, a.frames) }));
 }
+
+/**
+ * The buildPlan options that make a plan serve the program's next launch too (`numascope run
+ * --plan`): object entries from the recording's allocation sites, and thread pins named by
+ * creation order and name (a new run has other tids). Empty for a recording without sites.
+ */
+export function nextLaunchOptions(trace: Trace): { objects?: AllocationObjectInput[]; threadIdentity?: 'order-and-name' } {
+  const objects = allocationObjectInputs(trace);
+  return objects.length > 0 ? { objects, threadIdentity: 'order-and-name' } : {};
+}

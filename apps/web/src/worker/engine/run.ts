@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, accessSampleRows, analyze, buildPlan, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan, weightsJson } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, nextLaunchOptions, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan, weightsJson } from '@numascope/policy-engine';
 import type { AccessRatesOption, AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
@@ -351,7 +351,8 @@ export function planFromFixOutcome(trace: Trace, fixId: string, createdAt: strin
 /**
  * A plan from the selected recommendations: the recording's placement at its end (pages where
  * they are, threads on their last observed node) with each selected action applied in order,
- * turned into a plan by the engine's buildPlan and checked with validatePlan.
+ * turned into a plan by the engine's buildPlan and checked with validatePlan. A recording with
+ * allocation sites also gets object entries (engine nextLaunchOptions), as the CLI's plan does.
  */
 export function planFromRecommendations(
   trace: Trace,
@@ -394,6 +395,9 @@ export function planFromRecommendations(
         : recs.map((r) => r.title).join(' · ').slice(0, 500),
       includeInPlace: check,
       ...(check ? { reason: 'recorded placement' } : {}),
+      // With allocation sites the plan also serves the next launch (object entries, threads by
+      // order and name): the Apply panel's "Launch with this plan".
+      ...(check ? {} : nextLaunchOptions(trace)),
     });
     const json = serializePlan(validatePlan(plan));
     return { plan, json };
