@@ -7,7 +7,7 @@
 //! to node 0, so the dry run finds the pages in place; the mapping is what is checked.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use numascope_core::alloc_sites::{load_dir, ReadLimits, SymbolizeOptions};
@@ -15,22 +15,7 @@ use numascope_core::procfs::{parse_maps, MapsEntry};
 use serde_json::{json, Value};
 
 mod common;
-use common::{numascope, testload, Tmp};
-
-/// The shim next to `numascope` (built with cargo when missing).
-fn shim() -> PathBuf {
-    let p = numascope().parent().unwrap().join("libnumascope_allocshim.so");
-    if !p.is_file() {
-        let cargo = option_env!("CARGO").unwrap_or("cargo");
-        let st = Command::new(cargo)
-            .args(["build", "-p", "numascope-allocshim", "--lib"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo");
-        assert!(st.success(), "building the allocation shim failed");
-    }
-    p
-}
+use common::{numascope, shim, testload, Tmp};
 
 /// A testload run that holds its memory; killed on drop.
 struct Load {

@@ -18,30 +18,10 @@ use numascope_core::alloc_sites::{load_dir, AllocSites, ReadLimits, SymbolizeOpt
 use serde_json::{json, Value};
 
 mod common;
-use common::{numascope, Tmp};
+use common::{numascope, shim, Tmp};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/place.c")
-}
-
-/// The shim next to `numascope`, built (or rebuilt when older than its sources) with cargo.
-fn shim() -> PathBuf {
-    let p = numascope().parent().unwrap().join("libnumascope_allocshim.so");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocshim/src");
-    let newest_src =
-        std::fs::read_dir(&src).unwrap().flatten().filter_map(|e| e.metadata().ok()?.modified().ok()).max().unwrap();
-    let stale = std::fs::metadata(&p).and_then(|m| m.modified()).map_or(true, |t| t < newest_src);
-    if stale {
-        let cargo = option_env!("CARGO").unwrap_or("cargo");
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "numascope-allocshim", "--lib"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if p.parent().unwrap().ends_with("release") {
-            cmd.arg("--release");
-        }
-        assert!(cmd.status().expect("run cargo").success(), "building the allocation shim failed");
-    }
-    assert!(p.is_file(), "{} missing", p.display());
-    p
 }
 
 fn compile(out: &Path) -> bool {

@@ -5,7 +5,7 @@
 //! by name; on this one-node machine that is node 0, where the pages would be anyway, so what is
 //! checked is that the site matched in the launched process and the thread was pinned.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -14,24 +14,10 @@ use serde_json::{json, Value};
 
 mod common;
 mod serve_common;
-use common::{numascope, testload, Tmp};
+use common::{shim, testload, Tmp};
 use serve_common::Server;
 
 const ARGS: [&str; 8] = ["--threads", "1", "--mib", "1", "--shared-mib", "2", "--seconds", "0.05"];
-
-fn shim() -> PathBuf {
-    let p = numascope().parent().unwrap().join("libnumascope_allocshim.so");
-    if !p.is_file() {
-        let cargo = option_env!("CARGO").unwrap_or("cargo");
-        let st = Command::new(cargo)
-            .args(["build", "-p", "numascope-allocshim", "--lib"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo");
-        assert!(st.success(), "building the allocation shim failed");
-    }
-    p
-}
 
 /// One run of testload under the shim: the frames and size of the shared buffer's mmap.
 fn shared_site(dir: &Path) -> (Vec<Value>, u64) {

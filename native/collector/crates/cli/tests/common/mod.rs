@@ -1,7 +1,7 @@
 //! Helpers shared by the CLI's integration tests: the binaries under test and temp dirs.
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -34,6 +34,26 @@ pub fn testload() -> PathBuf {
         p
     })
     .clone()
+}
+
+/// The shim next to `numascope`, built (or rebuilt when older than its sources) with cargo.
+pub fn shim() -> PathBuf {
+    let p = numascope().parent().unwrap().join("libnumascope_allocshim.so");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocshim/src");
+    let newest_src =
+        std::fs::read_dir(&src).unwrap().flatten().filter_map(|e| e.metadata().ok()?.modified().ok()).max().unwrap();
+    let stale = std::fs::metadata(&p).and_then(|m| m.modified()).map_or(true, |t| t < newest_src);
+    if stale {
+        let cargo = option_env!("CARGO").unwrap_or("cargo");
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "numascope-allocshim", "--lib"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+        if p.parent().unwrap().ends_with("release") {
+            cmd.arg("--release");
+        }
+        assert!(cmd.status().expect("run cargo").success(), "building the allocation shim failed");
+    }
+    assert!(p.is_file(), "{} missing", p.display());
+    p
 }
 
 /// A temp dir removed on drop; the tag and the test process's pid keep concurrent tests apart.
