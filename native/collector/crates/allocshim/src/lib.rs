@@ -335,6 +335,7 @@ fn emit(t: &Tls, flags: u16, op: u8, addr: u64, size: u64, old: u64, aux: u64, i
     }
     // The event is in the file when append_event returns (a block of the file mapped into the
     // process), so a recording stopped while the program keeps running has every finished one.
+    // SAFETY: b is this thread's slot.
     unsafe { out::append_event(b, flags, sys::mono_ns(), tid, op, addr, size, old, aux, ips) };
 }
 
