@@ -8,8 +8,12 @@
 //! call costs at least; both present when overhead.sh could build them), once with the shim (default settings unless NUMASCOPE_ALLOC_* variables are set), and
 //! once with each BENCH_PEERS shim ("name=/path/lib.so,...", e.g. an older build), starting at
 //! a different one each round. It prints each one's median time, the ratio of that median to
-//! the run without, and the range of the per-round ratios (the noise of a shared machine shows
-//! there). Workloads call the C allocator directly:
+//! the run without, and the median of the per-round ratios (each run against the run without
+//! of the same round, which cancels the slow drifts of a shared machine) with a 95 % interval
+//! for it (distribution-free, from the order statistics: the noise shows there); for the shims,
+//! the same paired ratio against `check`, what any filtering interposer costs, so that what the
+//! shim adds above it shows apart from what interposition costs. Workloads call the C allocator
+//! directly:
 //!
 //! - `small`: 20 M malloc/free of 16..1024-byte blocks over a ring of 4,096 live blocks, each
 //!   written once; nothing reaches the threshold, so this measures the fast path and sampler.
@@ -174,7 +178,34 @@ fn median(v: &[Duration]) -> Duration {
     v[v.len() / 2]
 }
 
+/// The median of `v` and a distribution-free interval around it of at least 95 % confidence:
+/// the k-th smallest and k-th largest values, k the largest rank with P(Binomial(n, 1/2) < k)
+/// ≤ 2.5 % (the whole range when there are too few rounds for that, as with fewer than 6).
+fn median_ci(v: &[f64]) -> (f64, f64, f64) {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let med = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    // P(B < k) for k = 0, 1, ...: cumulative binomial probabilities with p = 1/2.
+    let mut k = 0;
+    let mut below = 0.0; // P(B < k + 1) as k grows
+    let mut term = 0.5f64.powi(n as i32); // P(B = 0)
+    for j in 0..n {
+        below += term;
+        if below > 0.025 {
+            break;
+        }
+        k = j + 1;
+        term *= (n - j) as f64 / (j + 1) as f64;
+    }
+    let k = k.max(1); // 1-based rank; k = 1 is the full range
+    (med, v[k - 1], v[n - k])
+}
+
+
 /// Runs the command; returns (wall, user + system CPU time) of the child.
+// The child is reaped by wait4 (for its rusage), which clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn timed(cmd: &mut Command) -> (Duration, Duration) {
     let t = Instant::now();
     let child = cmd.spawn().expect("run workload");
@@ -238,15 +269,18 @@ fn main() {
     let exe = std::env::current_exe().expect("own path");
     let peers = peers(&exe);
     let out = std::env::temp_dir().join(format!("numascope-allocshim-bench-{}", std::process::id()));
-    println!("runs per case: {runs} (rounds, each peer once per round, medians)");
+    println!(
+        "runs per case: {runs} (rounds, each peer once per round; medians of CPU time, and of the per-round ratios \
+         with a 95 % interval)"
+    );
     for p in &peers {
         if let Some(lib) = &p.lib {
             println!("  {}: {}", p.name, lib.display());
         }
     }
     println!(
-        "{:<8} {:<8} {:>10} {:>7} {:>15}   {:>10} {:>7} {:>9}",
-        "workload", "peer", "cpu", "ratio", "round ratios", "wall", "ratio", "file"
+        "{:<8} {:<8} {:>10} {:>7} {:>23} {:>23}   {:>10} {:>7} {:>9}",
+        "workload", "peer", "cpu", "ratio", "paired [95 % interval]", "vs check [95 %]", "wall", "ratio", "file"
     );
     let cases: Vec<String> = match args.get(1) {
         Some(w) => vec![w.clone()],
@@ -283,28 +317,33 @@ fn main() {
         }
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let (base_cpu, base_wall) = (median(&cpu[0]), median(&wall[0]));
+        let check = peers.iter().position(|p| p.name == "check");
+        // The per-round ratios of peer i to peer j (each pair ran in the same round).
+        let paired = |i: usize, j: usize| {
+            let r: Vec<f64> = cpu[i].iter().zip(&cpu[j]).map(|(a, b)| ms(*a) / ms(*b)).collect();
+            let (m, lo, hi) = median_ci(&r);
+            format!("{m:.3} [{lo:.3}..{hi:.3}]")
+        };
         for i in 0..n {
             let (c, wt) = (median(&cpu[i]), median(&wall[i]));
             let (ratio, rounds, wall_ratio) = if i == 0 {
                 ("-".to_string(), String::new(), "-".to_string())
             } else {
-                let r: Vec<f64> = cpu[i].iter().zip(&cpu[0]).map(|(a, b)| ms(*a) / ms(*b)).collect();
-                let lo = r.iter().cloned().fold(f64::INFINITY, f64::min);
-                let hi = r.iter().cloned().fold(0.0, f64::max);
-                (
-                    format!("{:.3}", ms(c) / ms(base_cpu)),
-                    format!("{lo:.3}..{hi:.3}"),
-                    format!("{:.3}", ms(wt) / ms(base_wall)),
-                )
+                (format!("{:.3}", ms(c) / ms(base_cpu)), paired(i, 0), format!("{:.3}", ms(wt) / ms(base_wall)))
+            };
+            let vs_check = match check {
+                Some(k) if peers[i].records => paired(i, k),
+                _ => String::new(),
             };
             let file = if peers[i].records { format!("{}K", file_bytes[i] / 1024) } else { String::new() };
             println!(
-                "{:<8} {:<8} {:>8.1}ms {:>7} {:>15}   {:>8.1}ms {:>7} {:>9}",
+                "{:<8} {:<8} {:>8.1}ms {:>7} {:>23} {:>23}   {:>8.1}ms {:>7} {:>9}",
                 w,
                 peers[i].name,
                 ms(c),
                 ratio,
                 rounds,
+                vs_check,
                 ms(wt),
                 wall_ratio,
                 file
@@ -312,4 +351,21 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_ci;
+
+    #[test]
+    fn interval_ranks_match_the_binomial_table() {
+        // n = 9: P(B <= 1) = 10/512 = 1.95 %, P(B <= 2) = 46/512 = 9 %: ranks 2 and 8.
+        let v: Vec<f64> = (1..=9).map(f64::from).collect();
+        assert_eq!(median_ci(&v), (5.0, 2.0, 8.0));
+        // n = 5: P(B = 0) = 3.1 % > 2.5 %: the whole range.
+        assert_eq!(median_ci(&[5.0, 1.0, 3.0, 2.0, 4.0]), (3.0, 1.0, 5.0));
+        // n = 20: P(B <= 5) = 2.07 %, P(B <= 6) = 5.8 %: ranks 6 and 15.
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(median_ci(&v), (10.5, 6.0, 15.0));
+    }
 }

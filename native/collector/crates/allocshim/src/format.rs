@@ -109,7 +109,7 @@ impl<'a> Put<'a> {
         self.bytes(&v.to_le_bytes());
     }
     pub fn pad8(&mut self) {
-        while self.at % 8 != 0 && !self.overflow {
+        while !self.at.is_multiple_of(8) && !self.overflow {
             self.u8(0);
         }
     }

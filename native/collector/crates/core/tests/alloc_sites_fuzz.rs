@@ -210,9 +210,8 @@ fn mutate(rng: &mut Rng, mut b: Vec<u8>) -> Vec<u8> {
                 let v = HOSTILE[rng.below(HOSTILE.len() as u64) as usize];
                 let w = [2usize, 4, 8][rng.below(3) as usize];
                 let bytes = v.to_le_bytes();
-                for i in 0..w.min(b.len() - at) {
-                    b[at + i] = bytes[i];
-                }
+                let n = w.min(b.len() - at);
+                b[at..at + n].copy_from_slice(&bytes[..n]);
             }
             4 => {
                 let end = (at + 8 + rng.below(200) as usize).min(b.len());

@@ -429,7 +429,7 @@ fn parse_from(src: &mut dyn Source, limits: &ReadLimits) -> Result<AllocFile, Fa
         return Err(AllocFileError::BadHeader { what: "version 0 is not a valid format version".into() }.into());
     }
     let header_len = c.u32().ok_or_else(short)? as usize;
-    if header_len < HEADER_LEN || header_len as u64 > total || header_len % 8 != 0 {
+    if header_len < HEADER_LEN || header_len as u64 > total || !header_len.is_multiple_of(8) {
         return Err(AllocFileError::BadHeader {
             what: format!("header length {header_len} is not a multiple of 8 between {HEADER_LEN} and the file size"),
         }
@@ -508,7 +508,7 @@ fn parse_from(src: &mut dyn Source, limits: &ReadLimits) -> Result<AllocFile, Fa
         if span == 0 || span > max_span {
             return Err(bad(format!("block spans {span} blocks, expected 1 to {max_span}")).into());
         }
-        if used > span * block - BLOCK_HEAD as u64 || used % 8 != 0 {
+        if used > span * block - BLOCK_HEAD as u64 || !used.is_multiple_of(8) {
             return Err(bad(format!(
                 "block's used count {used} is not a multiple of 8 within its {} bytes",
                 span * block - BLOCK_HEAD as u64
@@ -548,7 +548,7 @@ fn parse_records(
         let kind = u16::from_le_bytes([head[0], head[1]]);
         let flags = u16::from_le_bytes([head[2], head[3]]);
         let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             return Err(bad(format!("payload length {len} is not a multiple of 8")));
         }
         if len > MAX_RECORD_BYTES {

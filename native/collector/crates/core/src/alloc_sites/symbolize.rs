@@ -97,16 +97,11 @@ pub struct AllocSites {
 }
 
 #[derive(Clone, Debug)]
+#[derive(Default)]
 pub struct SymbolizeOptions {
     /// Directories searched for separate debug files (debug links); None = blazesym's defaults
     /// (/usr/lib/debug, /lib/debug).
     pub debug_dirs: Option<Vec<PathBuf>>,
-}
-
-impl Default for SymbolizeOptions {
-    fn default() -> Self {
-        SymbolizeOptions { debug_dirs: None }
-    }
 }
 
 /// Builds the tables of one file.
@@ -137,7 +132,9 @@ pub fn symbolize(file: &AllocFile, opts: &SymbolizeOptions) -> AllocSites {
 
 /// Snapshot modules time-ordered as (time, [(lo, hi, module)]), each module once in `out.modules`
 /// (deduplicated by path, bias and range).
-type ModuleSnapshots = Vec<(u64, Vec<(u64, u64, ModuleIndex)>)>;
+/// A snapshot's modules: (start, end, module).
+type ModuleRanges = Vec<(u64, u64, ModuleIndex)>;
+type ModuleSnapshots = Vec<(u64, ModuleRanges)>;
 
 fn collect_modules(file: &AllocFile, out: &mut AllocSites) -> ModuleSnapshots {
     let mut module_ids: HashMap<(PathBuf, u64, u64, u64), ModuleIndex> = HashMap::new();
@@ -354,8 +351,8 @@ fn build_allocations(file: &AllocFile, ip_frames: &HashMap<u64, Vec<FrameIndex>>
     }
 }
 
-fn find_module(snaps: &[(u64, Vec<(u64, u64, ModuleIndex)>)], t: u64, ip: u64) -> Option<ModuleIndex> {
-    let hit = |list: &Vec<(u64, u64, ModuleIndex)>| list.iter().find(|(lo, hi, _)| *lo <= ip && ip < *hi).map(|m| m.2);
+fn find_module(snaps: &[(u64, ModuleRanges)], t: u64, ip: u64) -> Option<ModuleIndex> {
+    let hit = |list: &ModuleRanges| list.iter().find(|(lo, hi, _)| *lo <= ip && ip < *hi).map(|m| m.2);
     let split = snaps.partition_point(|(time, _)| *time <= t);
     snaps[..split].iter().rev().find_map(|(_, l)| hit(l)).or_else(|| snaps[split..].iter().find_map(|(_, l)| hit(l)))
 }
