@@ -196,6 +196,66 @@ fn check_common(t: &TraceData) {
     assert!(t.region_placements.region.iter().all(|&r| (r as i32) < nr));
 }
 
+/// Threads that live between two /proc polls (polling every 60 s here, so the poller sees only
+/// the main thread at the start) are all in the trace from the kernel's task records: each
+/// worker with its name, its exact creation by the main thread and its exit.
+#[test]
+fn short_lived_threads_come_from_the_task_records() {
+    let tmp = Tmp::new("tasks");
+    let out = tmp.file("tasks.numascope");
+    let tl = testload();
+    let o = run(&[
+        "record",
+        "--interval-ms",
+        "60000",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        tl.to_str().unwrap(),
+        "--threads",
+        "6",
+        "--mib",
+        "1",
+        "--shared-mib",
+        "1",
+        "--seconds",
+        "0.05",
+    ]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let (buffers, shared) = parse_testload(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(buffers.len(), 6, "{}", explain(&o));
+    let main_tid = shared.unwrap().tid;
+    let t = read_trace(&out).unwrap().to_trace_data();
+    check_common(&t);
+    let end_us = t.manifest.capture.duration_us;
+    let mut names = HashSet::new();
+    for b in &buffers {
+        let ti = t.threads.tid.iter().position(|&x| x == b.tid).unwrap_or_else(|| panic!("worker {} missing", b.tid));
+        assert!(t.threads.name[ti].starts_with("testload-w"), "the name the thread gave itself: {}", t.threads.name[ti]);
+        names.insert(t.threads.name[ti].clone());
+        let (first, last) = (t.threads.first_seen_us[ti], t.threads.last_seen_us[ti]);
+        assert!(first <= last && (last as u64) <= end_us, "worker {}: {first}..{last} of {end_us} us", b.tid);
+        let evs: Vec<usize> = (0..t.events.time_us.len()).filter(|&e| t.events.thread[e] == ti as i32).collect();
+        let start: Vec<&usize> = evs.iter().filter(|&&e| t.events.kind.get(e) == "thread-start").collect();
+        let exit: Vec<&usize> = evs.iter().filter(|&&e| t.events.kind.get(e) == "thread-exit").collect();
+        assert_eq!((start.len(), exit.len()), (1, 1), "one start and one exit for {}: {evs:?}", b.tid);
+        assert!(
+            t.events.detail[*start[0]].contains(&format!("created by thread {main_tid}")),
+            "{}",
+            t.events.detail[*start[0]]
+        );
+        assert_eq!(t.events.time_us[*start[0]], first, "the thread starts at its creation");
+        assert_eq!(t.events.time_us[*exit[0]], last, "and ends at its exit");
+        // Its samples fall inside its life.
+        let own: Vec<u32> =
+            (0..t.samples.time_us.len()).filter(|&k| t.samples.thread[k] == ti as u32).map(|k| t.samples.time_us[k]).collect();
+        assert!(own.iter().all(|&ts| ts >= first && ts <= last), "samples {own:?} outside {first}..{last}");
+    }
+    assert_eq!(names.len(), 6, "each worker's own name: {names:?}");
+    let cap = t.manifest.capture.capabilities.iter().find(|c| c.metric == "thread-placement").unwrap();
+    assert!(cap.reason.contains("task records") && cap.reason.contains("6 created"), "{}", cap.reason);
+}
+
 #[test]
 fn launch_records_every_worker_buffer() {
     let tmp = Tmp::new("launch");

@@ -398,7 +398,20 @@ fn metric_capabilities(
     } else {
         m("first-touch", "unavailable", format!("page-fault source: {}", src("page-faults").reason));
     }
-    m("thread-placement", "measured", "/proc/PID/task/TID/stat field 39 (processor), polled".into());
+    m(
+        "thread-placement",
+        "measured",
+        if usable("page-faults") {
+            "every thread from the kernel's task records (perf fork, exit and comm records on the page-fault events: \
+             start, end and name, even of a thread that lives between two polls); each thread's cpu from \
+             /proc/PID/task/TID/stat field 39 (processor), polled"
+                .into()
+        } else {
+            "/proc/PID/task/TID/stat field 39 (processor), polled (threads that live between two polls are missed \
+             without page-fault events)"
+                .into()
+        },
+    );
     m(
         "thread-migrations",
         "measured",

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::pages::PageTracker;
+use super::tasks::TaskLog;
 use crate::sources::pagefault::{FaultKind, FaultSample};
 use crate::sources::procfs::{PendingEvent, ProcfsData, RegionObs};
 use crate::time::us_since;
@@ -17,6 +18,7 @@ pub(super) struct BuildInput<'a> {
     pub(super) pages: PageTracker,
     pub(super) procfs: ProcfsData,
     pub(super) tids_in_samples: HashMap<u32, String>,
+    pub(super) tasks: &'a TaskLog,
     pub(super) cpu_to_node: &'a [i8],
     pub(super) lost_events: Vec<(u32, u64)>,
     /// (time_us, code, description)
@@ -70,7 +72,7 @@ pub(super) fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
     let (pages, page_index) = pages_table(&mut inp, &tindex);
     let samples = samples_table(&inp, &tindex, &page_index);
     let thread_placements = thread_placements_table(&inp, &tindex);
-    let events = events_table(&inp, &tindex);
+    let events = events_table(&inp, &tindex, &threads);
     let p = &inp.procfs;
     if p.sched_unavailable {
         inp.notes.push(
@@ -103,8 +105,10 @@ pub(super) fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
     }
 }
 
-/// Threads: the union of the poller's and the samples', in order of first appearance; and the
-/// row of each tid.
+/// Threads: the union of the poller's, the samples' and the task records', in order of first
+/// appearance; and the row of each tid. A thread the task records saw created starts at its
+/// creation, one they saw end ends at its exit, and its name is the kernel's last for it (a
+/// thread never named carries its creator's).
 fn threads_table(inp: &BuildInput<'_>) -> (Threads, HashMap<i32, usize>) {
     struct T {
         tid: i32,
@@ -137,6 +141,52 @@ fn threads_table(inp: &BuildInput<'_>) -> (Threads, HashMap<i32, usize>) {
         });
         e.first = e.first.min(t);
         e.last = e.last.max(t);
+    }
+    let mut task_tids: Vec<&u32> = inp.tasks.threads.keys().collect();
+    task_tids.sort();
+    for &tid in task_tids {
+        let info = &inp.tasks.threads[&tid];
+        let created = info.created.map(|(ns, _, _)| us_since(inp.start_ns, ns));
+        let exited = info.exited_ns.map(|ns| us_since(inp.start_ns, ns));
+        let Some(at) = created.or(exited) else {
+            // Only a name (the main thread's exec, a rename): it is listed by the others.
+            if let (Some(e), Some(n)) = (threads.get_mut(&(tid as i32)), &info.name) {
+                e.name = n.clone();
+            }
+            continue;
+        };
+        let e = threads.entry(tid as i32).or_insert_with(|| T {
+            tid: tid as i32,
+            name: String::new(),
+            first: at,
+            last: at,
+            migrations: -1,
+        });
+        if let Some(c) = created {
+            e.first = e.first.min(c);
+        }
+        e.last = e.last.max(exited.unwrap_or(e.last));
+        if let Some(n) = &info.name {
+            e.name = n.clone();
+        }
+    }
+    // Threads never named and never polled: their creator's name (what the kernel gave them).
+    for _ in 0..4 {
+        let unnamed: Vec<(i32, String)> = threads
+            .values()
+            .filter(|t| t.name.is_empty())
+            .filter_map(|t| {
+                let (_, parent, _) = inp.tasks.get(t.tid)?.created?;
+                let name = &threads.get(&(parent as i32))?.name;
+                (!name.is_empty()).then(|| (t.tid, name.clone()))
+            })
+            .collect();
+        if unnamed.is_empty() {
+            break;
+        }
+        for (tid, name) in unnamed {
+            threads.get_mut(&tid).expect("listed above").name = name;
+        }
     }
     let mut tlist: Vec<T> = threads.into_values().collect();
     tlist.sort_by_key(|t| (t.first, t.tid));
@@ -268,9 +318,10 @@ fn thread_placements_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -
 }
 
 /// The poller's events, lost-sample events and the process exit, in time order.
-fn events_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -> Events {
+fn events_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, threads: &Threads) -> Events {
     let mut ev = Events::default();
     let mut pending: Vec<PendingEvent> = inp.procfs.events.clone();
+    task_events(inp, tindex, threads, &mut pending);
     for &(t, n) in &inp.lost_events {
         pending.push(PendingEvent {
             time_us: t,
@@ -298,6 +349,47 @@ fn events_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -> Events {
         ev.detail.push(e.detail);
     }
     ev
+}
+
+/// A thread's start and exit from the task records replace the poller's (which only say when a
+/// poll first found it, or first missed it); threads the poller never saw get theirs too.
+fn task_events(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, threads: &Threads, pending: &mut Vec<PendingEvent>) {
+    let info = |tid: i32| inp.tasks.get(tid);
+    pending.retain(|e| match (e.kind, e.tid.and_then(info)) {
+        ("thread-start", Some(t)) => t.created.is_none(),
+        ("thread-exit", Some(t)) => t.exited_ns.is_none(),
+        _ => true,
+    });
+    let name = |tid: i32| tindex.get(&tid).map(|&i| threads.name[i].as_str()).unwrap_or("?");
+    let node = |cpu: u32| inp.cpu_to_node.get(cpu as usize).copied().unwrap_or(-1);
+    let mut tids: Vec<&u32> = inp.tasks.threads.keys().collect();
+    tids.sort();
+    for &tid in tids {
+        let t = &inp.tasks.threads[&tid];
+        let tid = tid as i32;
+        if let Some((ns, parent, cpu)) = t.created {
+            pending.push(PendingEvent {
+                time_us: us_since(inp.start_ns, ns),
+                kind: "thread-start",
+                tid: Some(tid),
+                value: -1,
+                detail: format!(
+                    "thread {tid} ({}) created by thread {parent} on cpu {cpu} (node {})",
+                    name(tid),
+                    node(cpu)
+                ),
+            });
+        }
+        if let Some(ns) = t.exited_ns {
+            pending.push(PendingEvent {
+                time_us: us_since(inp.start_ns, ns),
+                kind: "thread-exit",
+                tid: Some(tid),
+                value: -1,
+                detail: format!("thread {tid} ({}) exited", name(tid)),
+            });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ impl Session {
             pages: std::mem::take(&mut self.seen.pages),
             procfs: fin.procfs,
             tids_in_samples: std::mem::take(&mut self.seen.tids_in_samples),
+            tasks: &self.seen.tasks,
             cpu_to_node: &self.cpu_to_node,
             lost_events: std::mem::take(&mut self.faults.lost_events),
             exit: exit.clone().map(|(c, how)| (us_since(self.start_ns, stop.at_ns.min(end_ns)), c, how)),

@@ -323,6 +323,7 @@ impl Session {
         let mut caps = self.probe.capture_capabilities();
         self.first_touch_capability(t, &mut caps);
         self.placement_capability(&mut caps);
+        self.thread_capability(&mut caps);
         crate::sources::uncore::update_capabilities(&mut caps, &self.uncore, self.opts.uncore);
         if t.counter_rows > 0 && self.opts.counters == CounterChoice::Core {
             for (metric, what) in [("ipc", "instructions / cycles"), ("l3-mpki", "llc-misses per 1000 instructions")] {
@@ -369,6 +370,23 @@ impl Session {
                 t.subsampled, t.max_period
             ));
         }
+    }
+
+    /// thread-placement: the thread list is complete when the task records came (the poller
+    /// alone misses threads that live between two polls).
+    fn thread_capability(&self, caps: &mut [Capability]) {
+        if self.faults.sampler.is_err() {
+            return;
+        }
+        let log = &self.seen.tasks;
+        let created = log.threads.values().filter(|t| t.created.is_some()).count();
+        let exited = log.threads.values().filter(|t| t.exited_ns.is_some()).count();
+        set(caps, "thread-placement", Some("measured"), format!(
+            "threads: every thread from the kernel's task records (perf fork, exit and comm records: {created} created and {exited} ended during the recording, with their exact times; {} record(s) read{}); each thread's cpu from /proc/PID/task/TID/stat field 39 (processor), polled every {} ms",
+            log.records,
+            if log.child_processes > 0 { format!(", {} child process(es) not counted as threads", log.child_processes) } else { String::new() },
+            self.opts.interval.as_millis(),
+        ));
     }
 
     /// page-placement: measured by an exhaustive scan of the resident pages when one completed.

@@ -58,6 +58,7 @@ pub mod options;
 mod pages;
 mod placement_scan;
 mod session;
+mod tasks;
 
 pub use launch::{install_cleanup_on_exit_signals, install_signal_handlers, resolve_program, signal_received};
 pub use options::{

@@ -63,6 +63,8 @@ pub(super) struct Seen {
     pub(super) other_pids: HashSet<u32>,
     pub(super) other_samples: u64,
     pub(super) tids_in_samples: HashMap<u32, String>,
+    /// The program's threads from the kernel's task records (tasks.rs).
+    pub(super) tasks: super::tasks::TaskLog,
 }
 
 /// Live windows (`numascope serve`, the Node binding's `onWindow`).
@@ -250,6 +252,7 @@ impl Session {
         let f = &mut self.faults;
         if let Ok(s) = &mut f.sampler {
             s.drain(&mut f.fresh);
+            self.seen.tasks.add(self.pid, s.take_tasks());
             if s.lost > f.last_lost {
                 f.lost_events.push((us_since(self.start_ns, now_ns), s.lost - f.last_lost));
                 f.last_lost = s.lost;
