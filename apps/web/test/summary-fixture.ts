@@ -22,7 +22,7 @@ export function summaryFixture(kind: 'recorded' | 'synthetic' = 'recorded'): Tra
     ],
     unknownNode: { pagesSeen: 1, samples: 3, accesses: 300, faults: 0 },
     threads: [
-      { index: 0, tid: 4100, pid: 4100, name: 'main', samples: 10, accesses: 1000, faults: 0, migrations: 0, placements: { timeUs: [0], cpu: [0], node: [0] } },
+      { index: 0, tid: 4100, pid: 4100, name: 'main', samples: 10, accesses: 1000, faults: 0, migrations: 0, placements: { timeUs: [0], cpu: [0], node: [0] }, life: { startUs: null, exitUs: null } },
       {
         index: 1,
         tid: 4101,
@@ -33,8 +33,9 @@ export function summaryFixture(kind: 'recorded' | 'synthetic' = 'recorded'): Tra
         faults: 0,
         migrations: 1,
         placements: { timeUs: [0, 400_000], cpu: [1, 5], node: [0, 1] },
+        life: { startUs: null, exitUs: null },
       },
-      { index: 2, tid: 4102, pid: 4100, name: 'worker-2', samples: 10, accesses: 1000, faults: 0, migrations: -1, placements: { timeUs: [0], cpu: [6], node: [1] } },
+      { index: 2, tid: 4102, pid: 4100, name: 'worker-2', samples: 10, accesses: 1000, faults: 0, migrations: -1, placements: { timeUs: [0], cpu: [6], node: [1] }, life: { startUs: null, exitUs: null } },
     ],
     residentSnapshotUs: 900_000,
   };

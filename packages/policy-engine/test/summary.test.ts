@@ -58,6 +58,15 @@ function trace() {
     latency_cycles: new Uint32Array(n),
     weight: new Uint32Array(rows.map((r) => r[4])),
   };
+  // The worker was created at 2 µs and ended at 4 µs (the recorder's task records); a
+  // poll-based start at 3 µs after it is not its start; the main thread ran throughout.
+  c.events = {
+    time_us: new Uint32Array([3, 2, 4, 5]),
+    kind: ['thread-start', 'thread-start', 'thread-exit', 'process-exit'],
+    thread: new Int32Array([1, 1, 1, -1]),
+    value: new BigInt64Array([-1n, -1n, -1n, 0n]),
+    detail: ['thread 11 (worker) first seen on cpu 0 (node 0)', 'thread 11 (worker) created by thread 10 on cpu 0 (node 0)', 'thread 11 (worker) exited', 'process 10 exited with code 0'],
+  };
   return readTrace(writeTrace(minimalManifest(), c));
 }
 
@@ -78,6 +87,13 @@ describe('summarizeTrace', () => {
       [1, 1, 2, 1, 100],
     ]);
     expect(s.unknownNode).toEqual({ pagesSeen: 1, samples: 1, faults: 0, accesses: 100 });
+  });
+
+  it("gives each thread's start and end inside the capture from its events (the earliest of each)", () => {
+    expect(s.threads.map((t) => t.life)).toEqual([
+      { startUs: null, exitUs: null },
+      { startUs: 2, exitUs: 4 },
+    ]);
   });
 
   it('reports migrations as recorded (-1 unknown)', () => {

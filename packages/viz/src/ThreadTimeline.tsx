@@ -64,7 +64,7 @@ export function ThreadTimeline({
 }: ThreadTimelineProps) {
   const rowOf = useMemo(() => new Map(threads.map((t, row) => [t.index, row])), [threads]);
   const rows = useMemo(
-    () => threads.map((t, row) => threadSegments(t.placements, durationUs, row)),
+    () => threads.map((t, row) => threadSegments(t.placements, durationUs, row, t.life)),
     [threads, durationUs],
   );
   const segmentCount = rows.reduce((n, r) => n + r.length, 0);

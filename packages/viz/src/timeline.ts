@@ -17,6 +17,14 @@ export interface TimelineThread {
   tid: number;
   name: string;
   placements: PlacementSeries;
+  /** When the thread started and ended during the capture (its `thread-start` / `thread-exit` events), µs; null or absent: before the capture / still running at its end. */
+  life?: ThreadLife;
+}
+
+/** A thread's start and end inside the capture, µs since its start; null: not inside it. */
+export interface ThreadLife {
+  startUs: number | null;
+  exitUs: number | null;
 }
 
 export interface TimelineSegment {
@@ -30,9 +38,12 @@ export interface TimelineSegment {
 
 /**
  * One segment per run of observations on the same cpu and node. An observation holds until the
- * next one; the last holds until `endUs` (the capture's end), or for zero time if it is later.
+ * next one; the last holds until the thread's exit when `life` gives one, else `endUs` (the
+ * capture's end), or for zero time if that is earlier. With `life`, the time between the thread's
+ * start and its first observation is a segment on an unknown cpu (cpu and node -1), and so is the
+ * whole life of a thread never observed on a cpu.
  */
-export function threadSegments(series: PlacementSeries, endUs: number, row = 0): TimelineSegment[] {
+export function threadSegments(series: PlacementSeries, endUs: number, row = 0, life?: ThreadLife): TimelineSegment[] {
   const n = series.timeUs.length;
   const order = Array.from({ length: n }, (_, i) => i);
   let sorted = true;
@@ -55,8 +66,18 @@ export function threadSegments(series: PlacementSeries, endUs: number, row = 0):
     if (last) last.endUs = start;
     segments.push({ row, startUs: start, endUs: start, cpu, node });
   }
+  const end = life?.exitUs ?? endUs;
   const last = segments[segments.length - 1];
-  if (last) last.endUs = Math.max(last.startUs, endUs);
+  if (last) last.endUs = Math.max(last.startUs, end);
+  const start = life?.startUs ?? null;
+  if (segments.length === 0) {
+    if (life && (start !== null || life.exitUs !== null)) {
+      const from = start ?? 0;
+      segments.push({ row, startUs: from, endUs: Math.max(from, end), cpu: -1, node: -1 });
+    }
+  } else if (start !== null && start < segments[0]!.startUs) {
+    segments.unshift({ row, startUs: start, endUs: segments[0]!.startUs, cpu: -1, node: -1 });
+  }
   return segments;
 }
 

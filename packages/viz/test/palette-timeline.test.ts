@@ -54,6 +54,25 @@ describe('threadSegments', () => {
     expect(threadSegments({ timeUs: [], cpu: [], node: [] }, 100)).toEqual([]);
   });
 
+  it('ends a thread at its exit and shows its start before the first observation on an unknown cpu', () => {
+    expect(threadSegments(series, 1000, 0, { startUs: null, exitUs: 450 }).at(-1)).toEqual({ row: 0, startUs: 300, endUs: 450, cpu: 6, node: 1 });
+    const late = { timeUs: [500, 600], cpu: [1, 2], node: [0, 0] };
+    expect(threadSegments(late, 1000, 1, { startUs: 420, exitUs: 700 }).map((s) => [s.startUs, s.endUs, s.cpu])).toEqual([
+      [420, 500, -1],
+      [500, 600, 1],
+      [600, 700, 2],
+    ]);
+    // An exit before the last observation (the poll that missed it, after the exact exit): zero length, never negative.
+    expect(threadSegments(late, 1000, 1, { startUs: null, exitUs: 550 }).at(-1)).toMatchObject({ startUs: 600, endUs: 600 });
+  });
+
+  it('draws the life of a thread never observed on a cpu as one unknown-cpu run', () => {
+    const none = { timeUs: [], cpu: [], node: [] };
+    expect(threadSegments(none, 1000, 3, { startUs: 100, exitUs: 250 })).toEqual([{ row: 3, startUs: 100, endUs: 250, cpu: -1, node: -1 }]);
+    expect(threadSegments(none, 1000, 3, { startUs: 100, exitUs: null })).toEqual([{ row: 3, startUs: 100, endUs: 1000, cpu: -1, node: -1 }]);
+    expect(threadSegments(none, 1000, 3, { startUs: null, exitUs: null })).toEqual([]);
+  });
+
   it('segmentAt finds the run covering a time', () => {
     const segs = threadSegments(series, 1000);
     expect(segmentAt(segs, 0)).toBe(0);

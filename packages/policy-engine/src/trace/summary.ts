@@ -35,6 +35,8 @@ export interface ThreadSummary {
   /** cpu migrations during the capture, -1 unknown. */
   migrations: number;
   placements: { timeUs: Microseconds[]; cpu: CpuId[]; node: NodeId[] };
+  /** Its start and end inside the capture (the first `thread-start` and `thread-exit` events), µs; null: not seen to start (before the capture) or to end. */
+  life: { startUs: Microseconds | null; exitUs: Microseconds | null };
 }
 
 export interface TraceSummary {
@@ -203,7 +205,25 @@ export function summarizeTrace(trace: Trace): TraceSummary {
       faults: threadFaults[i]!,
       migrations: Number(migrations[i]!),
       placements: { timeUs: [], cpu: [], node: [] },
+      life: { startUs: null, exitUs: null },
     });
+  }
+  // Starts and ends: exact where the recorder had the kernel's task records, else the poll that
+  // first found the thread or first missed it.
+  const ev = tables.events;
+  const evKind = dictionaryColumn(ev, 'kind');
+  const startCode = evKind.values.indexOf('thread-start');
+  const exitCode = evKind.values.indexOf('thread-exit');
+  if (startCode >= 0 || exitCode >= 0) {
+    const evTime = numericColumn<Uint32Array>(ev, 'time_us');
+    const evThread = numericColumn<Int32Array>(ev, 'thread');
+    for (let i = 0; i < ev.numRows; i++) {
+      const t = threads[evThread[i]!];
+      if (!t) continue;
+      const at = evTime[i]!;
+      if (evKind.codes[i] === startCode && (t.life.startUs === null || at < t.life.startUs)) t.life.startUs = at;
+      if (evKind.codes[i] === exitCode && (t.life.exitUs === null || at < t.life.exitUs)) t.life.exitUs = at;
+    }
   }
   const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
   const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');

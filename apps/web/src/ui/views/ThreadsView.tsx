@@ -36,7 +36,13 @@ export function ThreadsView({ summary, counts, migrations }: { summary: TraceSum
     return counts.threadNodes[metric].subarray(0, threads.length * S);
   }, [counts, metric, threads.length]);
   const metrics: CountMetric[] = noAccess ? ['samples', 'faults'] : ['samples', 'faults', 'accesses'];
-  const anyUnknown = summary.threads.some((t) => t.placements.node.some((n) => n < 0));
+  // Unknown: a placement on a cpu of no known node, or a thread's life before (or without) any placement.
+  const anyUnknown = summary.threads.some((t) => {
+    if (t.placements.node.some((n) => n < 0)) return true;
+    const { startUs, exitUs } = t.life;
+    if (t.placements.timeUs.length === 0) return startUs !== null || exitUs !== null;
+    return startUs !== null && !t.placements.timeUs.some((at) => at <= startUs);
+  });
 
   return (
     <div className="threads-view">
@@ -77,8 +83,8 @@ export function ThreadsView({ summary, counts, migrations }: { summary: TraceSum
         <h2 id="placement-heading">Placement over time</h2>
         <NodeLegend nodeIds={nodeIds} includeUnknown={anyUnknown} />
         <p className="ns-muted hint">
-          Each bar is a run on one cpu, coloured by that cpu's node; ▼ marks a migration the trace recorded (hover for the new cpu). The brushed range is
-          left unshaded.
+          Each bar is a run on one cpu, coloured by that cpu's node, from the thread's start to its exit where the trace saw them (grey: running, cpu not yet
+          observed); ▼ marks a migration the trace recorded (hover for the new cpu). The brushed range is left unshaded.
         </p>
         <ThreadTimeline threads={threads} durationUs={summary.totals.durationUs} nodeIds={nodeIds} markers={markers} highlight={range} />
         <h3>
