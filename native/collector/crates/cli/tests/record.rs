@@ -198,20 +198,26 @@ fn check_common(t: &TraceData) {
 
 /// Threads that live between two /proc polls (polling every 60 s here, so the poller sees only
 /// the main thread at the start) are all in the trace from the kernel's task records: each
-/// worker with its name, its exact creation by the main thread and its exit.
+/// worker with its name, its exact creation by the main thread and its exit; and its cpu from
+/// its samples.
 #[test]
 fn short_lived_threads_come_from_the_task_records() {
     let tmp = Tmp::new("tasks");
     let out = tmp.file("tasks.numascope");
     let tl = testload();
+    // The workers start after 0.4 s, after the first poll; the next is at 60 s.
     let o = run(&[
         "record",
         "--interval-ms",
         "60000",
+        "--fault-period",
+        "1",
         "-o",
         out.to_str().unwrap(),
         "--",
         tl.to_str().unwrap(),
+        "--start-delay",
+        "0.4",
         "--threads",
         "6",
         "--mib",
@@ -226,6 +232,7 @@ fn short_lived_threads_come_from_the_task_records() {
     assert_eq!(buffers.len(), 6, "{}", explain(&o));
     let main_tid = shared.unwrap().tid;
     let t = read_trace(&out).unwrap().to_trace_data();
+    let main_ti = t.threads.tid.iter().position(|&x| x == main_tid).expect("main thread") as u32;
     check_common(&t);
     let end_us = t.manifest.capture.duration_us;
     let mut names = HashSet::new();
@@ -250,6 +257,17 @@ fn short_lived_threads_come_from_the_task_records() {
         let own: Vec<u32> =
             (0..t.samples.time_us.len()).filter(|&k| t.samples.thread[k] == ti as u32).map(|k| t.samples.time_us[k]).collect();
         assert!(own.iter().all(|&ts| ts >= first && ts <= last), "samples {own:?} outside {first}..{last}");
+        // Its placements: the cpu of its first sample, at that sample's time (every fault is
+        // sampled here), unless a poll saw it after all (a poll row: the main thread has one at
+        // the same time).
+        let tp = &t.thread_placements;
+        let rows: Vec<usize> = (0..tp.time_us.len()).filter(|&r| tp.thread[r] == ti as u32).collect();
+        let k = (0..t.samples.time_us.len()).find(|&k| t.samples.thread[k] == ti as u32).expect("every fault sampled");
+        let first = *rows.first().unwrap_or_else(|| panic!("worker {} has samples but no placement", b.tid));
+        let polled = (0..tp.time_us.len()).any(|r| tp.thread[r] == main_ti && tp.time_us[r] == tp.time_us[first]);
+        if !polled {
+            assert_eq!((tp.time_us[first], tp.cpu[first]), (t.samples.time_us[k], t.samples.cpu[k]), "worker {}", b.tid);
+        }
     }
     assert_eq!(names.len(), 6, "each worker's own name: {names:?}");
     let cap = t.manifest.capture.capabilities.iter().find(|c| c.metric == "thread-placement").unwrap();

@@ -304,15 +304,47 @@ fn samples_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, page_index:
     s
 }
 
+/// The poller's observations; and for a thread no poll saw (one that lived between two polls,
+/// known from its samples or the task records), the cpu of its samples: a row at its first
+/// sample and at each sample on another cpu.
 fn thread_placements_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -> ThreadPlacements {
-    let mut tp = ThreadPlacements::default();
+    let node_of = |cpu: i16, fallback: i8| {
+        if cpu >= 0 {
+            inp.cpu_to_node.get(cpu as usize).copied().unwrap_or(fallback)
+        } else {
+            -1
+        }
+    };
+    let mut rows: Vec<(u32, u32, i16, i8)> = Vec::with_capacity(inp.procfs.placements.len());
+    let mut polled = std::collections::HashSet::new();
     for &(t, tid, cpu, node) in &inp.procfs.placements {
         if let Some(&ti) = tindex.get(&tid) {
-            tp.time_us.push(t);
-            tp.thread.push(ti as u32);
-            tp.cpu.push(cpu);
-            tp.node.push(if cpu >= 0 { inp.cpu_to_node.get(cpu as usize).copied().unwrap_or(node) } else { -1 });
+            rows.push((t, ti as u32, cpu, node_of(cpu, node)));
+            polled.insert(tid);
         }
+    }
+    let mut last_cpu: HashMap<i32, i16> = HashMap::new();
+    let poll_rows = rows.len();
+    // inp.raw is in time order (build_trace sorted it).
+    for s in &inp.raw {
+        let tid = s.tid as i32;
+        if polled.contains(&tid) {
+            continue;
+        }
+        let (Some(&ti), Ok(cpu)) = (tindex.get(&tid), i16::try_from(s.cpu)) else { continue };
+        if last_cpu.insert(tid, cpu) != Some(cpu) {
+            rows.push((us_since(inp.start_ns, s.time_ns), ti as u32, cpu, node_of(cpu, -1)));
+        }
+    }
+    if rows.len() > poll_rows {
+        rows.sort_by_key(|r| (r.0, r.1));
+    }
+    let mut tp = ThreadPlacements::default();
+    for (t, ti, cpu, node) in rows {
+        tp.time_us.push(t);
+        tp.thread.push(ti);
+        tp.cpu.push(cpu);
+        tp.node.push(node);
     }
     tp
 }
