@@ -432,7 +432,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         };
         eprintln!(
             "numascope: recorded {:.2} s of pid {} (stop: {}{exit})\n\
-             numascope:   threads {}, pages {} (resident at the last placement scan, or seen in a fault sample), samples {}, lost samples {}\n\
+             numascope:   threads {} ({}), pages {} (resident at the last placement scan, or seen in a fault sample), samples {}, lost samples {}\n\
              numascope:   page-fault sampling: {}\n\
              numascope:   damon: {}\n\
              numascope:   wrote {} ({})\n\
@@ -441,6 +441,9 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             s.pid,
             s.stop_reason,
             s.threads,
+            // The page-fault events carry the kernel's task records (every thread); without
+            // them only the /proc polls and the samples saw threads.
+            if s.page_faults.starts_with("used") { "every thread, from the kernel's task records" } else { "those a /proc poll saw" },
             s.pages,
             s.samples,
             s.lost_samples,
