@@ -657,7 +657,9 @@ export function hintingFaultStats(trace: Trace): HintingFaultStats | null {
   const samples = trace.tables.samples;
   const ev = dictionaryColumn(samples, 'event');
   const HINT = ev.values.indexOf('access-fault');
-  if (HINT < 0) return null;
+  // The dictionary may name the kind without any row of it (a writer that lists every known
+  // value): one fast scan of the codes before the pass over the rows.
+  if (HINT < 0 || !ev.codes.includes(HINT)) return null;
   const op = dictionaryColumn(samples, 'op');
   const ds = dictionaryColumn(samples, 'data_source');
   const counted = countedTable(op.values, ds.values);
