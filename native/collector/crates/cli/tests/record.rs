@@ -274,6 +274,26 @@ fn short_lived_threads_come_from_the_task_records() {
     assert!(cap.reason.contains("task records") && cap.reason.contains("6 created"), "{}", cap.reason);
 }
 
+/// A wrapper whose work runs in a child process (a shell running the program, then something
+/// else): the recording says so on stderr and in the notes, naming the child's pid and what to do.
+#[test]
+fn a_wrapper_with_a_child_process_is_named() {
+    let tmp = Tmp::new("wrapper");
+    let out = tmp.file("wrapper.numascope");
+    let cmd = format!("{} --threads 1 --mib 1 --shared-mib 1 --seconds 0; true", testload().display());
+    let o = run(&["record", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let child: u32 = field(stdout.lines().find(|l| l.starts_with("ready ")).expect("ready line"), "pid=").parse().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let want = format!("started a child process (pid {child}): the trace holds pid ");
+    assert!(stderr.contains("numascope: warning: pid ") && stderr.contains(&want), "{stderr}");
+    assert!(stderr.contains("numascope record -p PID"), "{stderr}");
+    let t = read_trace(&out).unwrap().to_trace_data();
+    assert!(t.manifest.capture.notes.iter().any(|n| n.contains(&want)), "{:?}", t.manifest.capture.notes);
+    assert!(!t.threads.tid.contains(&(child as i32)), "the child is not a thread of the trace");
+}
+
 #[test]
 fn launch_records_every_worker_buffer() {
     let tmp = Tmp::new("launch");

@@ -283,6 +283,24 @@ impl Session {
                 pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
             ));
         }
+        // A wrapper (a shell script, a launcher) whose work runs in a child: say so where the user
+        // reads, not only in the manifest.
+        let log = &seen.tasks;
+        if log.child_processes > 0 {
+            let more = log.child_processes as usize - log.child_pids.len();
+            let pids = log.child_pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
+            let msg = format!(
+                "pid {} started {} (pid{} {pids}{}): the trace holds pid {} only{}; to profile a child, launch it directly (numascope record -- PROGRAM) or attach to it (numascope record -p PID)",
+                self.pid,
+                if log.child_processes == 1 { "a child process".to_string() } else { format!("{} child processes", log.child_processes) },
+                if log.child_pids.len() == 1 { "" } else { "s" },
+                if more > 0 { format!(" and {more} more") } else { String::new() },
+                self.pid,
+                if seen.other_samples > 0 { format!(", without the children's {} page-fault samples", seen.other_samples) } else { String::new() },
+            );
+            self.notes.push(msg.clone());
+            self.warnings.push(super::Warning(msg));
+        }
     }
 
     /// Adds the PMU, counter and uncore rows to the trace, and counts what the manifest reports.

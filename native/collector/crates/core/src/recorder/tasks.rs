@@ -29,7 +29,12 @@ pub(super) struct TaskLog {
     pub(super) records: u64,
     /// Processes the recorded one created (their threads are not the program's).
     pub(super) child_processes: u64,
+    /// The first [`CHILD_PIDS_KEPT`] of them.
+    pub(super) child_pids: Vec<u32>,
 }
+
+/// How many child pids a [`TaskLog`] keeps to name.
+pub(super) const CHILD_PIDS_KEPT: usize = 16;
 
 impl TaskLog {
     /// Folds in the records of one drain (the rings are read one after another, so records
@@ -40,6 +45,9 @@ impl TaskLog {
             if r.pid as i32 != pid {
                 if matches!(r.kind, TaskKind::Fork { parent_pid, .. } if parent_pid as i32 == pid) {
                     self.child_processes += 1;
+                    if self.child_pids.len() < CHILD_PIDS_KEPT {
+                        self.child_pids.push(r.pid);
+                    }
                 }
                 continue;
             }
@@ -100,6 +108,7 @@ mod tests {
         log.add(100, vec![ev(TaskKind::Exit, 100, 101, 29)]);
         assert_eq!(log.records, 7);
         assert_eq!(log.child_processes, 1);
+        assert_eq!(log.child_pids, vec![200]);
         assert_eq!(log.threads.len(), 2);
         let w = log.get(101).unwrap();
         assert_eq!(w.created, Some((10, 100, 1)));
