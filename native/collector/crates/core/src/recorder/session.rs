@@ -194,7 +194,13 @@ impl Session {
     pub fn progress(&self) -> Progress {
         Progress {
             elapsed: self.clock.t0.elapsed(),
-            threads: self.seen.tids_in_samples.len().max(self.poller.as_ref().map_or(0, |p| p.threads_seen())),
+            // Threads of the samples and of the task records (every thread created), or the
+            // poller's, whichever saw more.
+            threads: {
+                let tasks = &self.seen.tasks.threads;
+                let in_samples_only = self.seen.tids_in_samples.keys().filter(|t| !tasks.contains_key(t)).count();
+                (tasks.len() + in_samples_only).max(self.poller.as_ref().map_or(0, |p| p.threads_seen()))
+            },
             pages: self.seen.pages.pages.len(),
             samples: self.seen.raw.len(),
             lost: self.faults.last_lost,
