@@ -443,7 +443,11 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             s.threads,
             // The page-fault events carry the kernel's task records (every thread); without
             // them only the /proc polls and the samples saw threads.
-            if s.page_faults.starts_with("used") { "every thread, from the kernel's task records" } else { "those a /proc poll saw" },
+            match (s.page_faults.starts_with("used"), s.lost_samples) {
+                (true, 0) => "every thread, from the kernel's task records",
+                (true, _) => "from the task records, /proc polls and samples; the lost records may have held more",
+                (false, _) => "those a /proc poll or a sample saw",
+            },
             s.pages,
             s.samples,
             s.lost_samples,

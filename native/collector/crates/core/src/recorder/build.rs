@@ -171,20 +171,15 @@ fn threads_table(inp: &BuildInput<'_>) -> (Threads, HashMap<i32, usize>) {
         }
     }
     // Threads never named and never polled: their creator's name (what the kernel gave them).
-    for _ in 0..4 {
-        let unnamed: Vec<(i32, String)> = threads
-            .values()
-            .filter(|t| t.name.is_empty())
-            .filter_map(|t| {
-                let (_, parent, _) = inp.tasks.get(t.tid)?.created?;
-                let name = &threads.get(&(parent as i32))?.name;
-                (!name.is_empty()).then(|| (t.tid, name.clone()))
-            })
-            .collect();
-        if unnamed.is_empty() {
-            break;
-        }
-        for (tid, name) in unnamed {
+    // In creation order, so that a creator created during the recording is named first.
+    let mut unnamed: Vec<(u64, i32, i32)> = threads
+        .values()
+        .filter(|t| t.name.is_empty())
+        .filter_map(|t| inp.tasks.get(t.tid)?.created.map(|(ns, parent, _)| (ns, t.tid, parent as i32)))
+        .collect();
+    unnamed.sort_unstable();
+    for (_, tid, parent) in unnamed {
+        if let Some(name) = threads.get(&parent).map(|p| p.name.clone()).filter(|n| !n.is_empty()) {
             threads.get_mut(&tid).expect("listed above").name = name;
         }
     }
@@ -427,6 +422,73 @@ fn task_events(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, threads: &Thr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::pagefault::{TaskEvent, TaskKind};
+
+    /// Threads only the task records saw: listed with their creation and exit, named by the
+    /// kernel or after their creator (also a creator created during the recording, whatever the
+    /// order of the map), with exact start and exit events replacing the poller's.
+    #[test]
+    fn threads_and_events_from_the_task_records() {
+        let start_ns = 1_000_000;
+        let mut procfs = ProcfsData::default();
+        procfs.threads.insert(
+            100,
+            crate::sources::procfs::ThreadObs {
+                tid: 100,
+                pid: 100,
+                name: "prog".into(),
+                first_seen_us: 1,
+                last_seen_us: 50,
+                migrations_base: Some(0),
+                migrations_last: Some(0),
+                last_cpu: 0,
+                alive: true,
+            },
+        );
+        // The poller's approximate start of 101 (it found it at 40 µs) is replaced.
+        procfs.events.push(PendingEvent { time_us: 40, kind: "thread-start", tid: Some(101), value: -1, detail: "poll".into() });
+        let mut tasks = TaskLog::default();
+        let ev = |kind, tid, us: u64| TaskEvent { kind, pid: 100, tid, time_ns: start_ns + us * 1000, cpu: 1 };
+        tasks.add(
+            100,
+            vec![
+                // 103 is created by 102, itself created by 101 (named "worker"); 102 and 103 never named.
+                ev(TaskKind::Fork { parent_pid: 100, parent_tid: 102 }, 103, 30),
+                ev(TaskKind::Fork { parent_pid: 100, parent_tid: 101 }, 102, 20),
+                ev(TaskKind::Fork { parent_pid: 100, parent_tid: 100 }, 101, 10),
+                ev(TaskKind::Comm { name: "worker".into(), exec: false }, 101, 11),
+                ev(TaskKind::Exit, 103, 35),
+            ],
+        );
+        let mut notes = Vec::new();
+        let inp = BuildInput {
+            start_ns,
+            pid: 100,
+            raw: Vec::new(),
+            pages: PageTracker::default(),
+            procfs,
+            tids_in_samples: HashMap::new(),
+            tasks: &tasks,
+            cpu_to_node: &[0, 0],
+            lost_events: Vec::new(),
+            exit: None,
+            notes: &mut notes,
+        };
+        let (threads, tindex) = threads_table(&inp);
+        assert_eq!(threads.tid, vec![100, 101, 102, 103]);
+        assert_eq!(threads.name, vec!["prog", "worker", "worker", "worker"]);
+        assert_eq!(threads.first_seen_us, vec![1, 10, 20, 30]);
+        assert_eq!(threads.last_seen_us, vec![50, 10, 20, 35]);
+        assert_eq!(threads.migrations, vec![0, -1, -1, -1]);
+        let events = events_table(&inp, &tindex, &threads);
+        let rows: Vec<(u32, &str, i32)> =
+            (0..events.time_us.len()).map(|i| (events.time_us[i], events.kind.get(i), events.thread[i])).collect();
+        assert_eq!(
+            rows,
+            vec![(10, "thread-start", 1), (20, "thread-start", 2), (30, "thread-start", 3), (35, "thread-exit", 3)]
+        );
+        assert_eq!(events.detail[0], "thread 101 (worker) created by thread 100 on cpu 1 (node 0)");
+    }
 
     fn r(start: u64, end: u64, t: u32) -> RegionObs {
         RegionObs { start, end, kind: "anon", path: None, policy: "default".into(), first_seen_us: t, last_seen_us: t }

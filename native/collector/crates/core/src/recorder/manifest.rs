@@ -381,8 +381,15 @@ impl Session {
         let log = &self.seen.tasks;
         let created = log.threads.values().filter(|t| t.created.is_some()).count();
         let exited = log.threads.values().filter(|t| t.exited_ns.is_some()).count();
+        // The rings are shared with the fault samples: what the kernel dropped may hold task records.
+        let lost = self.faults.last_lost;
         set(caps, "thread-placement", Some("measured"), format!(
-            "threads: every thread from the kernel's task records (perf fork, exit and comm records: {created} created and {exited} ended during the recording, with their exact times; {} record(s) read{}); each thread's cpu from /proc/PID/task/TID/stat field 39 (processor), polled every {} ms",
+            "threads: {} from the kernel's task records (perf fork, exit and comm records: {created} created and {exited} ended during the recording, with their exact times; {} record(s) read{}); each thread's cpu from /proc/PID/task/TID/stat field 39 (processor), polled every {} ms",
+            if lost > 0 {
+                format!("every thread the /proc polls, the samples and the task records saw (the kernel dropped {lost} ring records, which may have held thread starts or exits)")
+            } else {
+                "every thread".to_string()
+            },
             log.records,
             if log.child_processes > 0 { format!(", {} child process(es) not counted as threads", log.child_processes) } else { String::new() },
             self.opts.interval.as_millis(),

@@ -20,6 +20,8 @@ pub(super) struct TaskInfo {
     pub(super) exited_ns: Option<u64>,
     /// The last name the kernel gave it (PERF_RECORD_COMM), if any.
     pub(super) name: Option<String>,
+    /// When it was given that name (ns).
+    pub(super) named_ns: u64,
 }
 
 #[derive(Debug, Default)]
@@ -67,10 +69,11 @@ impl TaskLog {
                     }
                 }
                 TaskKind::Comm { name, .. } => {
-                    // Names arrive in time order per thread (a thread is named on its own cpu
-                    // ring only while it runs there; a rename on another cpu later lands in a
-                    // later drain or later in the same ring read).
-                    t.name = Some(name);
+                    // The latest by time: two renames on two cpus can be read in either order.
+                    if t.name.is_none() || r.time_ns >= t.named_ns {
+                        t.name = Some(name);
+                        t.named_ns = r.time_ns;
+                    }
                 }
             }
         }
@@ -104,9 +107,13 @@ mod tests {
                 ev(TaskKind::Exit, 100, 101, 30),
             ],
         );
-        // A later drain with an earlier duplicate of the exit from another ring.
-        log.add(100, vec![ev(TaskKind::Exit, 100, 101, 29)]);
-        assert_eq!(log.records, 7);
+        // A later drain with an earlier duplicate of the exit from another ring, and an earlier
+        // name read after the later one (another cpu's ring): neither wins.
+        log.add(
+            100,
+            vec![ev(TaskKind::Exit, 100, 101, 29), ev(TaskKind::Comm { name: "worker-0".into(), exec: false }, 100, 101, 11)],
+        );
+        assert_eq!(log.records, 8);
         assert_eq!(log.child_processes, 1);
         assert_eq!(log.child_pids, vec![200]);
         assert_eq!(log.threads.len(), 2);

@@ -715,27 +715,28 @@ mod tests {
         }
     }
 
+    /// Every fault of this test's thread (and the threads it creates), disabled until enabled;
+    /// None (and a line saying why) where the event cannot be opened here.
+    fn on_this_thread(event: FaultEvent, ring_exp: u8) -> Option<(u32, PageFaultSampler)> {
+        let tid = unsafe { libc::gettid() } as u32;
+        let cpus = crate::topology::read_topology().unwrap().online_cpus;
+        // A tracepoint fires in kernel mode: kernel samples must not be excluded for it.
+        let exclude_kernel = event == FaultEvent::Software;
+        let o = PageFaultOptions { exclude_kernel, enable_on_exec: false, ring_exp, period: 1, rate_hz: 0, event };
+        match PageFaultSampler::open(&[tid], &cpus, &o) {
+            Ok(s) => Some((tid, s)),
+            Err(e) => {
+                eprintln!("skipping: cannot open the page-fault event here: {e}");
+                None
+            }
+        }
+    }
+
     /// A real thread of this test, followed by an event on the test's thread with `inherit`: its
     /// creation, its name and its exit come as task records with its tid.
     #[test]
     fn a_thread_started_named_and_ended_gives_its_task_records() {
-        let tid = unsafe { libc::gettid() } as u32;
-        let cpus = crate::topology::read_topology().unwrap().online_cpus;
-        let o = PageFaultOptions {
-            exclude_kernel: true,
-            enable_on_exec: false,
-            ring_exp: 4,
-            period: 1,
-            rate_hz: 0,
-            event: FaultEvent::Software,
-        };
-        let mut s = match PageFaultSampler::open(&[tid], &cpus, &o) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("skipping: cannot open the page-fault event here: {e}");
-                return;
-            }
-        };
+        let Some((tid, mut s)) = on_this_thread(FaultEvent::Software, 4) else { return };
         s.enable().unwrap();
         let child = std::thread::Builder::new()
             .name("ns-task-rec".into())
@@ -918,23 +919,7 @@ print fmt: \"address=%ps ip=%ps error_code=0x%lx\", (void *)REC->address, (void 
                 return;
             }
         };
-        let tid = unsafe { libc::gettid() } as u32;
-        let cpus = crate::topology::read_topology().unwrap().online_cpus;
-        let o = PageFaultOptions {
-            exclude_kernel: false,
-            enable_on_exec: false,
-            ring_exp: 6,
-            period: 1,
-            rate_hz: 0,
-            event: FaultEvent::Tracepoint(tp),
-        };
-        let mut s = match PageFaultSampler::open(&[tid], &cpus, &o) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("skipping: cannot open the page_fault_user tracepoint here: {e}");
-                return;
-            }
-        };
+        let Some((tid, mut s)) = on_this_thread(FaultEvent::Tracepoint(tp), 6) else { return };
         let len = 4 * 4096;
         let p = unsafe {
             libc::mmap(
