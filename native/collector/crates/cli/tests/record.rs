@@ -733,10 +733,18 @@ fn unprivileged_user() {
     };
     // The binaries must be reachable for nobody (not so under a 0700 home directory).
     let probe_run = as_nobody(&["--version"]);
-    let tl_ok = Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", testload().to_str().unwrap(), "--help"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    // Running it is not enough: `record` looks the command up first (stat), which a directory
+    // nobody may not search refuses even where the exec itself went through (seen under a
+    // `mktemp -d` clone).
+    let nobody_ok = |args: &[&str]| {
+        Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let tl = testload();
+    let tl_ok = nobody_ok(&[tl.to_str().unwrap(), "--help"]) && nobody_ok(&["test", "-x", tl.to_str().unwrap()]);
     if !probe_run.status.success() || !tl_ok {
         eprintln!("skipping: user nobody cannot run the test binaries here");
         return;
