@@ -65,6 +65,13 @@ describe('sideBySide', () => {
     expect(provenanceKind('unavailable:x')).toBe('unavailable');
     // No crossbar limit on these machines: no crossbar rows.
     expect(rows.some((r) => r.key.startsWith('xb-'))).toBe(false);
+    // The clock PMU latencies are divided by: the bench machine's recorded one (sysfs), with its source; none for the Genoa preset.
+    const clock = rows.find((r) => r.key === 'clock')!;
+    expect(clock.unit).toBe('GHz');
+    expect(clock.cells[0]).toMatchObject({ value: 3, kind: 'documented' });
+    expect(clock.cells[0]!.source).toMatch(/acpi_cppc\/nominal_freq/);
+    expect(clock.cells[1]).toMatchObject({ value: null, kind: 'unavailable' });
+    expect(clock.cells[1]!.source).toMatch(/preset amd-genoa-2s-nps1 has no cpu clock figure/);
   });
 
   it('shows the northbridge capacity of a machine that has one (rule XB0) beside one that has none', () => {

@@ -10,6 +10,21 @@ import { summaryFixture } from './summary-fixture';
 afterEach(cleanup);
 
 describe('TraceView', () => {
+  it("shows the machine's cpu clock with its source, and none when the trace records none", () => {
+    const summary = summaryFixture();
+    const source = 'documented:sysfs cpu0/cpufreq/base_frequency, 2100000 kHz (the cpufreq driver\'s base, nominal, frequency)';
+    summary.manifest = { ...summary.manifest, machine: { ...summary.manifest.machine, cpuClockGHz: 2.1, provenance: { ...summary.manifest.machine.provenance, cpuClockGHz: source } } };
+    render(<TraceView summary={summary} source="fixture.numascope" />);
+    const clock = screen.getByTestId('machine-cpu-clock');
+    expect(clock.textContent).toBe('2.1 GHz');
+    expect(clock.getAttribute('title')).toBe(source);
+    // and in the list of where the numbers came from
+    expect(screen.getByText('cpuClockGHz')).toBeTruthy();
+    cleanup();
+    render(<TraceView summary={summaryFixture()} source="fixture.numascope" />);
+    expect(screen.queryByTestId('machine-cpu-clock')).toBeNull();
+  });
+
   it('shows totals, per-node numbers and threads with units', () => {
     render(<TraceView summary={summaryFixture()} source="fixture.numascope" />);
     expect(screen.getByTestId('total-samples').textContent).toBe('30');

@@ -55,6 +55,7 @@ function select<T extends Indexable>(values: T, rows: readonly number[]): T {
 function tableColumns(name: TableName, table: Table, rows: readonly number[]): TableColumns {
   const out: TableColumns = {};
   for (const spec of TABLE_SCHEMAS[name]) {
+    if (spec.optional && !table.getChild(spec.name)) continue; // the file lacks it: so does the cut
     let values: ColumnValues;
     if (spec.type.startsWith('dictionary')) {
       const d = dictionaryColumn(table, spec.name);

@@ -71,6 +71,12 @@ describe('Rust-written trace read by TypeScript', () => {
     expect(trace!.manifest).toEqual(expectedManifest);
   });
 
+  it("the machine's cpu clock and its provenance survive (machine.cpuClockGHz, an addition within v2)", () => {
+    expect(trace).toBeDefined();
+    expect(trace!.manifest.machine.cpuClockGHz).toBe(2.45);
+    expect(trace!.manifest.machine.provenance['cpuClockGHz']).toMatch(/^documented:fixture sysfs cpu0\/cpufreq\/base_frequency/);
+  });
+
   it('manifest says format v2 and lists every table with its row count', () => {
     expect(trace).toBeDefined();
     expect(trace!.manifest.version).toBe(2);
@@ -79,6 +85,13 @@ describe('Rust-written trace read by TypeScript', () => {
       expect(entry, `manifest.tables lacks ${name}`).toBeDefined();
       expect(entry!.rows).toBe(trace!.tables[name].numRows);
     }
+  });
+
+  it('regions.prot, the optional column, is written by the collector and read as written (nulls too)', () => {
+    expect(trace).toBeDefined();
+    const prot = trace!.tables.regions.getChild('prot');
+    expect(prot, 'the collector writes regions.prot').not.toBeNull();
+    expect(Array.from({ length: prot!.length }, (_, i) => prot!.get(i) ?? null)).toEqual(['rw-p', 'r--s', null]);
   });
 
   for (const name of TABLE_NAMES) {

@@ -94,6 +94,8 @@ export const machine = z.strictObject({
   source: z.string(),
   kernel: z.string().nullable(),
   cpuModel: z.string().nullable(),
+  /** The cpu clock, GHz (what PMU latencies in cycles are divided by); absent when unknown. */
+  cpuClockGHz: z.number().min(0.1).max(10).optional(),
   pageSizeBytes: count,
   nodes: z.array(machineNode),
   /** SLIT distances, row per node. */
@@ -110,6 +112,8 @@ export const machine = z.strictObject({
     memoryBytes: z.string(),
     memoryTier: z.string().optional(),
     hmat: z.string().optional(),
+    /** Where cpuClockGHz came from, or `unavailable:<why>`. */
+    cpuClockGHz: z.string().optional(),
   }),
 });
 export type Machine = z.infer<typeof machine>;

@@ -15,7 +15,7 @@
  * machine: it re-targets, as `--target-machine` does, and the choice says so.
  */
 import type { TraceMachine } from '../trace/types.js';
-import { recordedMachine } from './loaders.js';
+import { recordedMachine, withRecordedClock } from './loaders.js';
 
 export type MachineChoiceKind = 'target-machine' | 'embedded-calibration' | 'machine-file' | 'recorded';
 
@@ -104,7 +104,7 @@ export function chooseMachine(manifest: { machine: TraceMachine; calibration?: T
   if (offeredMachine) {
     return {
       used: 'machine-file',
-      machine: offeredMachine.machine,
+      machine: withRecordedClock(offeredMachine.machine, recorded),
       reason: `--machine ${offeredMachine.name}, which describes the recorded machine's nodes${manifest.calibration ? '' : ' (the trace embeds no calibration)'}`,
       retarget: false,
       notes,

@@ -5,6 +5,7 @@
  */
 import type { TraceMachine } from '../trace/types.js';
 import { DEFAULT_LOCAL_LATENCY_NS } from './model.js';
+import { MAX_CLOCK_GHZ, MIN_CLOCK_GHZ } from '../trace/limits.js';
 
 export class MachineLoadError extends Error {
   constructor(message: string) {
@@ -31,6 +32,7 @@ export function machineFromJson(text: string, name = 'machine.json'): TraceMachi
     source: machine.source ?? `json:${name}`,
     kernel: machine.kernel ?? null,
     cpuModel: machine.cpuModel ?? null,
+    ...(machine.cpuClockGHz !== undefined ? { cpuClockGHz: machine.cpuClockGHz } : {}),
     pageSizeBytes: machine.pageSizeBytes ?? 4096,
     nodes: machine.nodes.map((n) => ({
       id: n.id,
@@ -74,10 +76,29 @@ export function recordedMachine(manifest: { machine: TraceMachine; calibration?:
     const m = machineFromJson(JSON.stringify(embedded), 'the embedded calibration');
     const ids = (x: TraceMachine) => x.nodes.map((n) => n.id).join(',');
     if (ids(m) !== ids(manifest.machine)) return { machine: manifest.machine, note: `embedded calibration not used: its nodes (${ids(m)}) differ from the recorded machine's (${ids(manifest.machine)})` };
-    return { machine: m, note: `machine calibrated by numascope bench (${m.calibration?.date ?? 'date unknown'})` };
+    return { machine: withRecordedClock(m, manifest.machine), note: `machine calibrated by numascope bench (${m.calibration?.date ?? 'date unknown'})` };
   } catch (e) {
     return { machine: manifest.machine, note: `embedded calibration not used: ${(e as Error).message}` };
   }
+}
+
+/**
+ * `machine` (a description of the machine a trace was recorded on: its embedded calibration, or
+ * a machine file with the recorded nodes) with the recording's cpu clock and cpu model where it
+ * records none itself: the trace's PMU latencies are in the recording cpu's cycles, so they are
+ * converted with the recording's clock whichever description of that machine is modelled.
+ */
+export function withRecordedClock(machine: TraceMachine, recorded: TraceMachine): TraceMachine {
+  const clock = typeof machine.cpuClockGHz === 'number' ? null : recorded.cpuClockGHz;
+  const model = machine.cpuModel ? null : recorded.cpuModel;
+  if (typeof clock !== 'number' && !model) return machine;
+  const source = recorded.provenance['cpuClockGHz'];
+  return {
+    ...machine,
+    ...(model ? { cpuModel: model } : {}),
+    ...(typeof clock === 'number' ? { cpuClockGHz: clock } : {}),
+    provenance: { ...machine.provenance, ...(typeof clock === 'number' && source ? { cpuClockGHz: `${source} (the recording machine's, from the trace)` } : {}) },
+  };
 }
 
 function machineProblems(m: TraceMachine): string[] {
@@ -90,6 +111,10 @@ function machineProblems(m: TraceMachine): string[] {
   });
   if (m.distances.length > 0 && (m.distances.length !== n || m.distances.some((r) => r.length !== n))) {
     out.push(`distances must be ${n}×${n} (one row and column per node), got ${m.distances.length} rows`);
+  }
+  const clock = m.cpuClockGHz;
+  if (clock !== undefined && clock !== null && !(typeof clock === 'number' && clock >= MIN_CLOCK_GHZ && clock <= MAX_CLOCK_GHZ)) {
+    out.push(`cpuClockGHz must be a cpu clock in GHz between ${MIN_CLOCK_GHZ} and ${MAX_CLOCK_GHZ}, or null, got ${JSON.stringify(clock)}`);
   }
   return out;
 }

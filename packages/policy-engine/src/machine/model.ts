@@ -197,12 +197,24 @@ export function machineModel(machine: TraceMachine): MachineModel {
 
   const tiers = tiersOf(machine, mcBw);
 
+  // the recorded cpu clock (TraceMachine.cpuClockGHz; validate.ts bounds it in a trace)
+  const rawClock = machine.cpuClockGHz;
+  const clockSource = machine.provenance['cpuClockGHz'];
+  let clockGHz: MachineModel['clockGHz'];
+  if (typeof rawClock === 'number' && Number.isFinite(rawClock) && rawClock > 0) {
+    clockGHz = { value: rawClock, source: clockSource ?? 'unavailable:the machine description gives a cpu clock without saying where it came from' };
+  } else if (clockSource !== undefined) {
+    clockGHz = { value: null, source: clockSource };
+  }
+
   return {
     name: machine.name,
     source: machine.source,
     nodeCount: n,
     memoryTier: tiers,
     memoryKind: machine.nodes.map((node) => node.memoryKind ?? null),
+    cpuModel: machine.cpuModel ?? null,
+    ...(clockGHz ? { clockGHz } : {}),
     ...(sustainedBytesPerS ? { sustainedBytesPerS } : {}),
     ...(loadedLatency ? { loadedLatency } : {}),
     nodeIds,
@@ -275,7 +287,8 @@ export function traceMachineOf(model: MachineModel): TraceMachine {
     name: model.name,
     source: model.source,
     kernel: null,
-    cpuModel: null,
+    cpuModel: model.cpuModel ?? null,
+    ...(model.clockGHz ? { cpuClockGHz: model.clockGHz.value } : {}),
     pageSizeBytes: 4096,
     nodes: model.nodeIds.map((nodeId, i) => ({
       id: nodeId,
@@ -297,6 +310,7 @@ export function traceMachineOf(model: MachineModel): TraceMachine {
       routes: model.routeSource,
       distances: 'estimated:copied from the machine model',
       ...(model.memoryTier ? { memoryTier: model.memoryTier.source } : {}),
+      ...(model.clockGHz ? { cpuClockGHz: model.clockGHz.source } : {}),
     },
   };
 }

@@ -83,6 +83,7 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
     const index = table.schema.fields.findIndex((f) => f.name === col.name);
     const field = table.schema.fields[index];
     if (!field) {
+      if (col.optional) continue; // written before the column existed: every value unknown
       throw new TraceError(
         'column-missing',
         `Table "${name}" has no column "${col.name}" (expected ${col.type}). The file does not follow trace format v2; ` +
@@ -333,7 +334,8 @@ export function checkReferences(manifest: TraceManifest, tables: Record<TableNam
   for (const table of Object.keys(TABLE_SCHEMAS) as TableName[]) {
     for (const col of TABLE_SCHEMAS[table]) {
       if (!col.ref) continue;
-      const vector = tables[table].getChild(col.name)!;
+      const vector = tables[table].getChild(col.name);
+      if (!vector) continue; // an optional column the file lacks (checkTable let only those through)
       const where = `"${table}.${col.name}"`;
       const signed = col.type.startsWith('int');
       const rows = col.ref === 'node' || col.ref === 'cpu' ? 0 : tables[col.ref].numRows;

@@ -62,5 +62,8 @@ export function traceLimits(overrides: Partial<TraceLimits> | undefined): TraceL
 export const MAX_CPU_ID = 32767;
 /** Largest node id a trace may name: Linux's MAX_NUMNODES is at most 1024. */
 export const MAX_NODE_ID = 1023;
+/** Bounds on `machine.cpuClockGHz`, GHz: a clock outside them is a unit mistake (MHz, kHz) or damage. */
+export const MIN_CLOCK_GHZ = 0.1;
+export const MAX_CLOCK_GHZ = 10;
 /** Longest capture: table times are uint32 microseconds. */
 export const MAX_DURATION_US = 2 ** 32;

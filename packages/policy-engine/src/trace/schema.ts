@@ -30,6 +30,13 @@ export interface ColumnSpec {
    * value (TraceError `index-out-of-range`).
    */
   ref?: ColumnRef;
+  /**
+   * A column added within the version (docs/trace-format.md, "Optional columns"): a file written
+   * before it existed lacks it, and the reader accepts that (the table's `getChild` is then null:
+   * every value unknown). When present it is checked like any other. The writer writes it only
+   * when the caller gives it.
+   */
+  optional?: boolean;
 }
 
 export type ColumnRef = 'threads' | 'pages' | 'regions' | 'alloc_frames' | 'alloc_modules' | 'node' | 'cpu';
@@ -123,6 +130,8 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'path', type: 'utf8', nullable: true },
     { name: 'policy', type: 'utf8' },
     { name: 'alloc_site', type: 'utf8', nullable: true },
+    // The /proc/PID/maps permissions (`r--p`, `rw-s`); null unknown. Optional (added within v2).
+    { name: 'prot', type: 'utf8', nullable: true, optional: true },
   ],
   thread_placements: [
     { name: 'time_us', type: 'uint32' },

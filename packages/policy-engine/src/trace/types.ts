@@ -80,6 +80,12 @@ export interface TraceMachine {
   source: string;
   kernel: string | null;
   cpuModel: string | null;
+  /**
+   * The recording machine's cpu clock, GHz: what PMU load latencies in cycles
+   * (`samples.latency_cycles`) and cycle counters are divided by to give time. Absent or null =
+   * unknown; `provenance.cpuClockGHz` says where it came from (an addition within version 2).
+   */
+  cpuClockGHz?: number | null;
   pageSizeBytes: Bytes;
   nodes: MachineNode[];
   distances: number[][];

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { MachineModelError, machineModel } from '../machine/model.js';
 import { TraceError } from './errors.js';
-import { DEFAULT_TRACE_LIMITS, MAX_CPU_ID, MAX_DURATION_US, MAX_NODE_ID, type TraceLimits } from './limits.js';
+import { DEFAULT_TRACE_LIMITS, MAX_CLOCK_GHZ, MAX_CPU_ID, MAX_DURATION_US, MAX_NODE_ID, MIN_CLOCK_GHZ, type TraceLimits } from './limits.js';
 import { TABLE_NAMES, TRACE_FORMAT_NAME, type TraceManifest } from './types.js';
 
 // No code generated from strings: the app runs under Content-Security-Policies without
@@ -26,6 +26,12 @@ const machine = z.object({
   source: z.string(),
   kernel: z.string().nullable(),
   cpuModel: z.string().nullable(),
+  cpuClockGHz: z
+    .number('a cpu clock in GHz (a number) or null')
+    .min(MIN_CLOCK_GHZ, `a cpu clock in GHz, at least ${MIN_CLOCK_GHZ}`)
+    .max(MAX_CLOCK_GHZ, `a cpu clock in GHz, at most ${MAX_CLOCK_GHZ}`)
+    .nullable()
+    .optional(),
   pageSizeBytes: nonNegInt,
   nodes: z
     .array(

@@ -65,7 +65,7 @@ export type ColumnValues =
   | EncodedDictionaryColumn;
 
 export type TableColumns = Record<string, ColumnValues>;
-/** Every table of the format, each with every column of TABLE_SCHEMAS. */
+/** Every table of the format, each with every column of TABLE_SCHEMAS (an `optional` one may be left out). */
 export type TraceColumns = Record<TableName, TableColumns>;
 
 export type TraceWriteErrorCode =
@@ -144,7 +144,8 @@ export function emptyTable(name: TableName): Table {
  * Writes a v2 trace. `manifest.tables` and `manifest.capture.sampleCount` are filled in from
  * the columns (whatever the caller put there is replaced); the input objects are not modified.
  * Throws {@link TraceWriteError} naming the table and column for any data that does not match
- * TABLE_SCHEMAS.
+ * TABLE_SCHEMAS. An optional column (schema.ts `optional`, e.g. `regions.prot`) that the columns
+ * leave out is not written: the file then reads as one written before the column existed.
  */
 export function writeTrace(manifest: TraceManifest, columns: TraceColumns): Uint8Array {
   if (manifest.format !== TRACE_FORMAT_NAME || manifest.version !== CURRENT_TRACE_VERSION) {
@@ -209,6 +210,8 @@ function buildTable(table: TableName, columns: TableColumns): Table {
   specs.forEach((spec, columnIndex) => {
     const values = columns[spec.name];
     if (values === undefined) {
+      // An optional column not given is left out: the file reads as one written before it existed.
+      if (spec.optional) return;
       throw new TraceWriteError('missing-column', `table "${table}" is missing column "${spec.name}" (${spec.type})`);
     }
     const length = columnLength(values);

@@ -94,7 +94,8 @@ function cell(value: number, source: string): Cell {
  * The figures the engine uses from each model, side by side: sustained memory bandwidth per node
  * (the traffic model's capacity), the northbridge capacity per node where a model has one (rule
  * XB0), idle local latency per node, the remote latency range, link
- * capacity range. Node rows are by node index (node ids may differ between models).
+ * capacity range, and the cpu clock PMU latencies are converted with. Node rows are by node
+ * index (node ids may differ between models).
  */
 export function sideBySide(columns: readonly ModelColumn[]): SideRow[] {
   const models: MachineModel[] = columns.map((c) => machineModel(c.machine));
@@ -144,6 +145,8 @@ export function sideBySide(columns: readonly ModelColumn[]): SideRow[] {
     return cell(Math.min(...m.links.map((l) => l.capacityBytesPerS)) / 1e9, m.linkSource);
   };
   rows.push({ key: 'link-min', label: 'slowest link capacity', unit: 'GB/s', cells: models.map(link) });
+  // The clock PMU latencies in cycles are divided by (the recording's, a preset's, or the cpu model string's).
+  rows.push({ key: 'clock', label: 'cpu clock', unit: 'GHz', cells: traffic.map((t) => (t.clockGHz.value === null ? { value: null, source: t.clockGHz.source, kind: 'unavailable' } : cell(t.clockGHz.value, t.clockGHz.source))) });
   return rows;
 }
 

@@ -50,6 +50,14 @@ export function MachinePanel({ manifest }: { manifest: TraceManifest }) {
             <dd>{m.cpuModel}</dd>
           </div>
         )}
+        {(typeof m.cpuClockGHz === 'number' || m.provenance['cpuClockGHz']) && (
+          <div>
+            <dt>cpu clock</dt>
+            <dd data-testid="machine-cpu-clock" title={m.provenance['cpuClockGHz']}>
+              {typeof m.cpuClockGHz === 'number' ? `${m.cpuClockGHz} GHz` : 'unknown'}
+            </dd>
+          </div>
+        )}
         {m.kernel && (
           <div>
             <dt>kernel</dt>

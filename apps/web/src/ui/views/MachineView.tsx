@@ -144,7 +144,7 @@ export function MachineView({ summary, bench }: { summary: TraceSummary; bench?:
                 </th>
                 {r.cells.map((c, i) => (
                   <td key={columns[i]!.key} data-column={columns[i]!.key} data-kind={c.kind} title={c.source}>
-                    {c.value === null ? '–' : c.value.toFixed(r.unit === 'ns' ? 0 : 1)} <span className={`prov prov--${c.kind}`}>{c.kind}</span>
+                    {c.value === null ? '–' : c.value.toFixed(r.unit === 'ns' ? 0 : r.unit === 'GHz' ? 2 : 1)} <span className={`prov prov--${c.kind}`}>{c.kind}</span>
                   </td>
                 ))}
               </tr>

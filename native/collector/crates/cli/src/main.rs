@@ -564,6 +564,7 @@ fn cmd_topology(json: bool) -> CliResult {
     println!("host      {}", m.name);
     println!("kernel    {}", m.kernel.as_deref().unwrap_or("?"));
     println!("cpu       {}", m.cpu_model.as_deref().unwrap_or("?"));
+    println!("clock     {}", m.cpu_clock_ghz.map_or("unknown".to_string(), |g| format!("{g} GHz")));
     println!("page size {} bytes", m.page_size_bytes);
     println!("nodes     {}", m.nodes.len());
     for n in &m.nodes {
@@ -610,6 +611,9 @@ fn cmd_topology(json: bool) -> CliResult {
     }
     if let Some(h) = &p.hmat {
         println!("  hmat                {h}");
+    }
+    if let Some(c) = &p.cpu_clock_ghz {
+        println!("  cpuClockGHz         {c}");
     }
     for n in &topo.notes {
         println!("note: {n}");

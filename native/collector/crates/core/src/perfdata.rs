@@ -50,6 +50,7 @@ use crate::decode::sample::{
     parse_sample, PerfSample, SampleLayout, SAMPLE_ADDR, SAMPLE_ID, SAMPLE_IDENTIFIER, SAMPLE_IP, SAMPLE_TID,
     SAMPLE_TIME,
 };
+use crate::topology::{clock_in_model_name, MAX_CLOCK_GHZ, MIN_CLOCK_GHZ};
 use crate::trace::*;
 
 /// Node ids a trace can hold (its `node` columns are int8).
@@ -149,6 +150,9 @@ pub struct PerfDataContents {
     pub total_mem_kb: Option<u64>,
     pub numa_nodes: Option<Vec<(u32, u64, Vec<u32>)>>,
     pub cmdline: Option<Vec<String>>,
+    /// The first TIME_CONV record's (time_shift, time_mult): ns = (cycles × time_mult) >> time_shift
+    /// for the time-stamp counter (x86: the TSC), so the counter's rate is 2^time_shift / time_mult GHz.
+    pub time_conv: Option<(u64, u64)>,
     /// Header features that were present but could not be used, and why.
     pub notes: Vec<String>,
 }
@@ -451,6 +455,7 @@ impl OpenedPerfData {
         let id_to_attr = &self.id_to_attr;
         let comms = &mut out.comms;
         let lost = &mut out.lost;
+        let time_conv = &mut out.time_conv;
         let short = |rec: &RawRecord, name: &str, need: usize| {
             FormatError::Corrupt(format!(
                 "{name} record at {} has a {}-byte body; it needs at least {need}",
@@ -492,6 +497,9 @@ impl OpenedPerfData {
                         return Err(short(rec, "LOST", 16));
                     }
                     *lost = lost.saturating_add(le64(&rec.body[8..16]));
+                }
+                record_type::TIME_CONV if time_conv.is_none() && rec.body.len() >= 16 => {
+                    *time_conv = Some((le64(&rec.body[0..8]), le64(&rec.body[8..16])));
                 }
                 record_type::LOST_SAMPLES => {
                     if rec.body.len() < 8 {
@@ -771,6 +779,10 @@ fn import_machine(mach: &mut Machine, pd: &PerfDataContents, from: &str, host: &
     mach.source = format!("perf.data:{from}");
     mach.kernel = pd.os_release.clone();
     mach.cpu_model = pd.cpu_desc.clone();
+    (mach.cpu_clock_ghz, mach.provenance.cpu_clock_ghz) = {
+        let (ghz, source) = import_clock(pd);
+        (ghz, Some(source))
+    };
     mach.page_size_bytes = 4096;
     let nodes_known = pd.numa_nodes.as_ref().is_some_and(|n| !n.is_empty());
     if let Some(nodes) = pd.numa_nodes.as_ref().filter(|n| !n.is_empty()) {
@@ -809,6 +821,52 @@ fn import_machine(mach: &mut Machine, pd: &PerfDataContents, from: &str, host: &
     mach.provenance.links = "unavailable:not recorded in perf.data".into();
     mach.provenance.memory_bandwidth_gbps = "unavailable:not recorded in perf.data".into();
     nodes_known && nn == 1
+}
+
+/// The cpu clock of an imported recording, GHz, and where it came from: the `@ x.xxGHz` of the
+/// CPUDESC header (the vendor's nominal clock), else, on x86 (CPUID header GenuineIntel,
+/// AuthenticAMD or HygonGenuine), the rate of the TSC from the first TIME_CONV record (the
+/// kernel's calibration: an invariant TSC ticks at the nominal clock), else None with the reason.
+/// perf.data's other headers (CLOCKID, CLOCK_DATA) describe the timestamp clock, not the cpu's.
+pub fn import_clock(pd: &PerfDataContents) -> (Option<f64>, String) {
+    if let Some((desc, ghz)) = pd.cpu_desc.as_deref().and_then(|d| clock_in_model_name(d).map(|g| (d, g))) {
+        return (
+            Some(ghz),
+            format!("documented:perf.data CPUDESC header \"{desc}\" names {ghz} GHz, its nominal clock"),
+        );
+    }
+    let x86 = pd
+        .cpu_id
+        .as_deref()
+        .is_some_and(|id| ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].iter().any(|v| id.starts_with(v)));
+    let tsc = pd.time_conv.filter(|&(shift, mult)| shift < 64 && mult > 0).map(|(shift, mult)| {
+        let ghz = (1u64 << shift) as f64 / mult as f64;
+        ((ghz * 1e4).round() / 1e4, shift, mult)
+    });
+    let desc = match pd.cpu_desc.as_deref() {
+        Some(d) => format!("the perf.data CPUDESC header \"{d}\" names no clock"),
+        None => "the perf.data file has no CPUDESC header".to_string(),
+    };
+    match tsc {
+        Some((ghz, shift, mult)) if x86 && (MIN_CLOCK_GHZ..=MAX_CLOCK_GHZ).contains(&ghz) => (
+            Some(ghz),
+            format!(
+                "measured:perf.data TIME_CONV record, the kernel's TSC rate {ghz} GHz (2^time_shift / time_mult = 2^{shift} / {mult}); \
+                 an x86 invariant TSC ticks at the nominal clock ({desc})"
+            ),
+        ),
+        Some((ghz, ..)) if x86 => {
+            (None, format!("unavailable:{desc}, and its TIME_CONV record gives a TSC rate of {ghz} GHz, out of range"))
+        }
+        Some(_) => (
+            None,
+            format!(
+                "unavailable:{desc}, and its TIME_CONV counter is not an x86 TSC (CPUID header {:?}), so its rate is not the cpu clock",
+                pd.cpu_id.as_deref().unwrap_or("absent")
+            ),
+        ),
+        None => (None, format!("unavailable:{desc}, and it has no TIME_CONV record (the TSC rate newer perf versions write)")),
+    }
 }
 
 /// One source status per probe source id: the PMU events the file holds are `used`.

@@ -168,6 +168,20 @@ pub fn parse_maps(text: &str) -> Vec<MapsEntry> {
     text.lines().filter_map(parse_maps_line).collect()
 }
 
+/// The `regions.prot` value of a maps permissions field: the kernel's four characters
+/// (fs/proc/task_mmu.c `show_vma_header_prefix`: `r`/`-` VM_READ, `w`/`-` VM_WRITE, `x`/`-` VM_EXEC,
+/// `s` VM_MAYSHARE or `p`), as printed, e.g. `r--p`, `rw-s`; `None` for anything else (not a
+/// maps line the collector understands: the column says unknown rather than guess).
+pub fn maps_prot(perms: &str) -> Option<String> {
+    let b = perms.as_bytes();
+    let ok = b.len() == 4
+        && matches!(b[0], b'r' | b'-')
+        && matches!(b[1], b'w' | b'-')
+        && matches!(b[2], b'x' | b'-')
+        && matches!(b[3], b's' | b'p');
+    ok.then(|| perms.to_string())
+}
+
 /// The fields of `/proc/PID/task/TID/stat` the collector uses.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskStat {
@@ -307,4 +321,27 @@ pub fn read_thread_name(proc_root: &Path, pid: i32, tid: u32) -> String {
     fs::read_to_string(proc_root.join(format!("{pid}/task/{tid}/comm")))
         .map(|c| c.trim_end().to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_prot_keeps_the_four_permission_characters() {
+        let text = "\
+7f0000000000-7f0040000000 r--s 00000000 fd:01 77 /models/llama 70b.gguf
+7f1000000000-7f1000021000 rw-p 00000000 00:00 0
+7f2000000000-7f2000001000 ---p 00000000 00:00 0
+7f3000000000-7f3000010000 r-xp 00001000 fd:01 12 /usr/lib/libc.so.6
+7f4000000000-7f4000001000 rw-s 00000000 00:05 42 /dev/shm/ring
+";
+        let prots: Vec<Option<String>> = parse_maps(text).iter().map(|m| maps_prot(&m.perms)).collect();
+        let want = ["r--s", "rw-p", "---p", "r-xp", "rw-s"].map(|p| Some(p.to_string()));
+        assert_eq!(prots, want);
+        // Anything but the kernel's four characters is unknown, not guessed.
+        for bad in ["", "rw-", "rw-pp", "RW-P", "rwxq", "w--p", "-r-p"] {
+            assert_eq!(maps_prot(bad), None, "{bad:?}");
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Machine topology from sysfs: NUMA nodes, their cpus, memory and SLIT distances.
+//! Machine topology from sysfs: NUMA nodes, their cpus, memory and SLIT distances, and the cpu clock.
 //!
 //! The sysfs and procfs roots are parameters so tests can point them at a fake tree.
 
@@ -34,6 +34,8 @@ pub struct Topology {
     pub hostname: String,
     pub kernel: Option<String>,
     pub cpu_model: Option<String>,
+    /// The cpu clock, GHz ([`read_cpu_clock`]); its provenance is `provenance.cpu_clock_ghz`.
+    pub cpu_clock_ghz: Option<f64>,
     pub page_size_bytes: u64,
     pub nodes: Vec<NodeTopology>,
     /// `distances[i][j]` from node index i to node index j.
@@ -227,6 +229,120 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
     None
 }
 
+/// Bounds on a cpu clock, GHz (as the trace reader's `machine.cpuClockGHz`): a figure outside them
+/// is a unit mistake or a broken file, and is not used.
+pub const MIN_CLOCK_GHZ: f64 = 0.1;
+pub const MAX_CLOCK_GHZ: f64 = 10.0;
+
+fn clock_ok(ghz: f64) -> bool {
+    ghz.is_finite() && (MIN_CLOCK_GHZ..=MAX_CLOCK_GHZ).contains(&ghz)
+}
+
+/// GHz to the kHz, the finest unit the sources give (2596.148 MHz is 2.596148, not 2.5961480000000003).
+fn to_khz(ghz: f64) -> f64 {
+    (ghz * 1e6).round() / 1e6
+}
+
+/// The clock a cpu model string names, GHz: the number before `GHz` (`… CPU @ 2.10GHz`,
+/// `… 2.3 GHz)`), preceded by the start, a space, `@`, `(` or `,`; the first one in range.
+pub fn clock_in_model_name(model: &str) -> Option<f64> {
+    let lower = model.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("ghz").map(|i| i + from) {
+        from = at + 3;
+        // the number ends at `at`, after optional spaces
+        let mut end = at;
+        while end > 0 && bytes[end - 1] == b' ' {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && (bytes[start - 1].is_ascii_digit() || bytes[start - 1] == b'.') {
+            start -= 1;
+        }
+        if start == end || (start > 0 && !matches!(bytes[start - 1], b' ' | b'@' | b'(' | b',' | b'\t')) {
+            continue;
+        }
+        if let Ok(v) = lower[start..end].parse::<f64>() {
+            if clock_ok(v) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// `cpu MHz` of processor 0 in /proc/cpuinfo (x86: its frequency when the file was read), MHz.
+pub fn cpuinfo_mhz_of_cpu0(cpuinfo: &str) -> Option<f64> {
+    for block in cpuinfo.split("\n\n") {
+        let field = |key: &str| {
+            block.lines().find_map(|l| l.split_once(':').filter(|(k, _)| k.trim() == key).map(|(_, v)| v.trim()))
+        };
+        if field("processor").and_then(|p| p.parse::<u32>().ok()) != Some(0) {
+            continue;
+        }
+        return field("cpu MHz").and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v > 0.0);
+    }
+    None
+}
+
+/// The recording machine's cpu clock, GHz, and where it came from, in this order (the first
+/// that gives a clock between 0.1 and 10 GHz):
+/// 1. `sys/devices/system/cpu/cpu0/cpufreq/base_frequency` (kHz): the base (nominal) frequency
+///    the cpufreq driver reports (intel_pstate with HWP; any frequency above it is turbo);
+/// 2. `sys/devices/system/cpu/cpu0/acpi_cppc/nominal_freq` (MHz): the firmware's ACPI CPPC
+///    nominal frequency (AMD and ARM servers with CPPC, where amd-pstate's cpufreq maximum is the
+///    boost clock);
+/// 3. a `@ x.xxGHz` in the cpu model name (the vendor's nominal clock);
+/// 4. `sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq` (kHz): the highest frequency the
+///    driver allows (turbo or boost included where the driver counts it);
+/// 5. `cpu MHz` of processor 0 in /proc/cpuinfo: its frequency when read (estimated);
+///
+/// else None with an `unavailable:` reason. PMU latencies count core cycles at the frequency the
+/// core ran at, so a nominal clock is the figure closest to a loaded core's on most servers.
+pub fn read_cpu_clock(sys: &Path, cpu_model: Option<&str>, cpuinfo: Option<&str>) -> (Option<f64>, String) {
+    let cpu0 = sys.join("devices/system/cpu/cpu0");
+    let number = |rel: &str| read_trim(&cpu0.join(rel)).and_then(|s| s.parse::<f64>().ok());
+    if let Some(khz) = number("cpufreq/base_frequency").filter(|k| clock_ok(k / 1e6)) {
+        return (
+            Some(to_khz(khz / 1e6)),
+            format!("documented:sysfs cpu0/cpufreq/base_frequency, {khz} kHz (the cpufreq driver's base, nominal, frequency)"),
+        );
+    }
+    if let Some(mhz) = number("acpi_cppc/nominal_freq").filter(|m| clock_ok(m / 1e3)) {
+        return (
+            Some(to_khz(mhz / 1e3)),
+            format!(
+                "documented:sysfs cpu0/acpi_cppc/nominal_freq, {mhz} MHz (the firmware's ACPI CPPC nominal frequency)"
+            ),
+        );
+    }
+    if let Some((model, ghz)) = cpu_model.and_then(|m| clock_in_model_name(m).map(|g| (m, g))) {
+        return (
+            Some(ghz),
+            format!("documented:the cpu model name \"{model}\" (/proc/cpuinfo) names {ghz} GHz, its nominal clock"),
+        );
+    }
+    if let Some(khz) = number("cpufreq/cpuinfo_max_freq").filter(|k| clock_ok(k / 1e6)) {
+        return (
+            Some(to_khz(khz / 1e6)),
+            format!(
+                "documented:sysfs cpu0/cpufreq/cpuinfo_max_freq, {khz} kHz (the highest frequency the cpufreq driver allows, turbo or boost included where it counts them)"
+            ),
+        );
+    }
+    if let Some(mhz) = cpuinfo.and_then(cpuinfo_mhz_of_cpu0).filter(|m| clock_ok(m / 1e3)) {
+        return (
+            Some(to_khz(mhz / 1e3)),
+            format!("estimated:/proc/cpuinfo cpu MHz of cpu 0, {mhz} MHz (its frequency when read, which varies with load and power management)"),
+        );
+    }
+    (
+        None,
+        "unavailable:no cpufreq base_frequency or cpuinfo_max_freq, no ACPI CPPC nominal_freq, no clock in the cpu model name and no cpu MHz in /proc/cpuinfo (a VM or a container hides them)".into(),
+    )
+}
+
 fn uname() -> (Option<String>, String) {
     // SAFETY: uname fills a zeroed struct.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -272,10 +388,13 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
     let (uname_release, uname_host) = uname();
     let kernel = read_trim(&roots.proc.join("sys/kernel/osrelease")).or(uname_release);
     let hostname = read_trim(&roots.proc.join("sys/kernel/hostname")).unwrap_or(uname_host);
-    let cpu_model = if with_cpu_model {
-        fs::read_to_string(roots.proc.join("cpuinfo")).ok().and_then(|s| parse_cpu_model(&s))
+    let cpuinfo = if with_cpu_model { fs::read_to_string(roots.proc.join("cpuinfo")).ok() } else { None };
+    let cpu_model = cpuinfo.as_deref().and_then(parse_cpu_model);
+    let (cpu_clock_ghz, clock_source) = if with_cpu_model {
+        let (ghz, source) = read_cpu_clock(&roots.sys, cpu_model.as_deref(), cpuinfo.as_deref());
+        (ghz, Some(source))
     } else {
-        None
+        (None, None)
     };
     let online_cpus = read_trim(&roots.sys.join("devices/system/cpu/online"))
         .and_then(|s| parse_cpulist(&s).ok())
@@ -311,6 +430,7 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
             hostname,
             kernel,
             cpu_model,
+            cpu_clock_ghz,
             page_size_bytes: page_size(),
             nodes: vec![NodeTopology { id: 0, cpus: online_cpus.clone(), memory_bytes: mem }],
             distances: vec![vec![10]],
@@ -328,6 +448,7 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
                 },
                 memory_tier: None,
                 hmat: None,
+                cpu_clock_ghz: clock_source,
             },
             notes,
             memory: MemoryAttrs::default(),
@@ -387,6 +508,7 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
         hostname,
         kernel,
         cpu_model,
+        cpu_clock_ghz,
         page_size_bytes: page_size(),
         nodes,
         distances,
@@ -408,6 +530,7 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
             },
             memory_tier: None,
             hmat: None,
+            cpu_clock_ghz: clock_source,
         },
         notes,
         memory,
@@ -485,6 +608,7 @@ impl Topology {
             source: "sysfs".into(),
             kernel: self.kernel.clone(),
             cpu_model: self.cpu_model.clone(),
+            cpu_clock_ghz: self.cpu_clock_ghz,
             page_size_bytes: self.page_size_bytes,
             nodes: self
                 .nodes

@@ -154,3 +154,48 @@ fn clear_errors() {
     assert!(e.contains("truncated"), "{e}");
     std::fs::remove_dir_all(&tmp).ok();
 }
+
+/// What each real file says about its cpu clock (machine.cpuClockGHz of the import): the
+/// CPUDESC header's `@ x.xxGHz` on the Intel files; on the Zen 4 file, whose CPUDESC names no
+/// clock, the TSC rate of its TIME_CONV record (2^31 / 740511858 = 2.9 GHz, the EPYC 9254's base
+/// clock). The imported trace carries it, with its provenance.
+#[test]
+fn each_file_gives_its_clock() {
+    let dir = data_dir();
+    let tmp = std::env::temp_dir().join(format!("numascope-import-clock-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (name, ghz, source) in [
+        (ZEN4, 2.9, "measured:perf.data TIME_CONV record, the kernel's TSC rate 2.9 GHz (2^time_shift / time_mult = 2^31 / 740511858)"),
+        (IVB, 2.3, "documented:perf.data CPUDESC header \"Intel(R) Xeon(R) CPU E5-4610 v2 @ 2.30GHz\" names 2.3 GHz"),
+        (SKX, 2.0, "documented:perf.data CPUDESC header \"Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz\" names 2 GHz"),
+        (SNB, 2.9, "documented:perf.data CPUDESC header \"Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz\" names 2.9 GHz"),
+    ] {
+        let out = tmp.join(format!("{name}.numascope"));
+        numascope_core::perfdata::import_to_file(&dir.join(name), &out).unwrap();
+        let m = numascope_core::trace::reader::read_trace(&out).unwrap().to_trace_data().manifest.machine;
+        assert_eq!(m.cpu_clock_ghz, Some(ghz), "{name}");
+        let p = m.provenance.cpu_clock_ghz.unwrap();
+        assert!(p.starts_with(source), "{name}: {p}");
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+    // The Skylake file's TIME_CONV record says the same as its CPUDESC: 2^31 / 1073650027 = 2.0002 GHz.
+    let mut skx = read_perf_data(&dir.join(SKX)).unwrap();
+    assert_eq!(skx.time_conv, Some((31, 1_073_650_027)));
+    skx.cpu_desc = Some("Intel(R) Xeon(R) Platinum 8173M CPU".into());
+    assert_eq!(numascope_core::perfdata::import_clock(&skx).0, Some(2.0002));
+    // Files without TIME_CONV (perf 3.3, perf 4.4) and no clock in CPUDESC: unknown, said why.
+    let mut ivb = read_perf_data(&dir.join(IVB)).unwrap();
+    assert_eq!(ivb.time_conv, None);
+    ivb.cpu_desc = None;
+    let (none, why) = numascope_core::perfdata::import_clock(&ivb);
+    assert_eq!(none, None);
+    assert!(
+        why.starts_with("unavailable:the perf.data file has no CPUDESC header, and it has no TIME_CONV record"),
+        "{why}"
+    );
+    // A TIME_CONV counter that is not an x86 TSC (arm64: the generic timer) is not the cpu clock.
+    skx.cpu_id = Some("0x00000000410fd0c0".into());
+    let (arm, why) = numascope_core::perfdata::import_clock(&skx);
+    assert_eq!(arm, None);
+    assert!(why.contains("not an x86 TSC"), "{why}");
+}

@@ -215,3 +215,76 @@ fn machines_without_hmat_keep_their_manifest_shape() {
     assert!(m["latenciesNs"].is_null());
     assert!(m["provenance"].get("hmat").is_none());
 }
+
+/// The recording machine's cpu clock (manifest `machine.cpuClockGHz`), from a fake tree: each
+/// source in order, each with its provenance, and `unavailable:` when there is none.
+#[test]
+fn the_cpu_clock_in_order_with_its_provenance() {
+    let tmp = common::TempDir::new("topo-clock");
+    let roots = fake_two_nodes(&tmp.0);
+    let cpu0 = roots.sys.join("devices/system/cpu/cpu0");
+    let xeon = "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz\ncpu MHz\t\t: 1000.125\n\n\
+                processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz\ncpu MHz\t\t: 3700.000\n\n";
+    write(&roots.proc.join("cpuinfo"), xeon);
+    write(&cpu0.join("cpufreq/base_frequency"), "2100000\n");
+    write(&cpu0.join("cpufreq/cpuinfo_max_freq"), "3700000\n");
+    write(&cpu0.join("acpi_cppc/nominal_freq"), "2200\n");
+    let clock = |roots: &Roots| {
+        let t = read_topology_at(roots).unwrap();
+        let m = t.machine();
+        assert_eq!(m.cpu_clock_ghz, t.cpu_clock_ghz);
+        (m.cpu_clock_ghz, m.provenance.cpu_clock_ghz.unwrap())
+    };
+    // 1. cpufreq base_frequency (kHz)
+    let (ghz, p) = clock(&roots);
+    assert_eq!(ghz, Some(2.1));
+    assert!(p.starts_with("documented:sysfs cpu0/cpufreq/base_frequency, 2100000 kHz"), "{p}");
+    // 2. ACPI CPPC nominal_freq (MHz)
+    fs::remove_file(cpu0.join("cpufreq/base_frequency")).unwrap();
+    let (ghz, p) = clock(&roots);
+    assert_eq!(ghz, Some(2.2));
+    assert!(p.starts_with("documented:sysfs cpu0/acpi_cppc/nominal_freq, 2200 MHz"), "{p}");
+    // 3. the model name's `@ x.xxGHz` (a nominal_freq of 0: firmware without it)
+    write(&cpu0.join("acpi_cppc/nominal_freq"), "0\n");
+    let (ghz, p) = clock(&roots);
+    assert_eq!(ghz, Some(2.1));
+    assert!(p.starts_with("documented:the cpu model name \"Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz\""), "{p}");
+    // 4. cpufreq cpuinfo_max_freq (a model name without a clock: AMD's)
+    write(
+        &roots.proc.join("cpuinfo"),
+        &xeon.replace("Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "AMD EPYC 9254 24-Core Processor"),
+    );
+    let (ghz, p) = clock(&roots);
+    assert_eq!(ghz, Some(3.7));
+    assert!(p.starts_with("documented:sysfs cpu0/cpufreq/cpuinfo_max_freq, 3700000 kHz"), "{p}");
+    // 5. /proc/cpuinfo cpu MHz of processor 0 (not of processor 1)
+    fs::remove_file(cpu0.join("cpufreq/cpuinfo_max_freq")).unwrap();
+    let (ghz, p) = clock(&roots);
+    assert_eq!(ghz, Some(1.000125));
+    assert!(p.starts_with("estimated:/proc/cpuinfo cpu MHz of cpu 0, 1000.125 MHz"), "{p}");
+    // none: unavailable, with the reason; the JSON has no cpuClockGHz and says why in provenance
+    write(&roots.proc.join("cpuinfo"), "processor\t: 0\nmodel name\t: AMD EPYC 9254 24-Core Processor\n\n");
+    let (ghz, p) = clock(&roots);
+    assert_eq!(ghz, None);
+    assert!(p.starts_with("unavailable:no cpufreq base_frequency or cpuinfo_max_freq"), "{p}");
+    let j = serde_json::to_value(read_topology_at(&roots).unwrap().machine()).unwrap();
+    assert!(j.get("cpuClockGHz").is_none());
+    assert!(j["provenance"]["cpuClockGHz"].as_str().unwrap().starts_with("unavailable:"));
+    // a figure out of range (MHz written where kHz is meant) is skipped, not used
+    write(&cpu0.join("cpufreq/base_frequency"), "2100\n");
+    write(&cpu0.join("cpufreq/cpuinfo_max_freq"), "3700000\n");
+    assert_eq!(clock(&roots).0, Some(3.7));
+    let j = serde_json::to_value(read_topology_at(&roots).unwrap().machine()).unwrap();
+    assert_eq!(j["cpuClockGHz"], serde_json::json!(3.7));
+}
+
+#[test]
+fn clocks_in_model_names() {
+    use numascope_core::topology::clock_in_model_name as c;
+    assert_eq!(c("Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz"), Some(2.1));
+    assert_eq!(c("Intel(R) Pentium(R) 4 CPU 3.00GHz"), Some(3.0));
+    assert_eq!(c("AMD Opteron 8385 (Shanghai, 4 cores, 2.3 GHz)"), Some(2.3));
+    assert_eq!(c("AMD EPYC 9254 24-Core Processor"), None);
+    assert_eq!(c("Fake x86GHz"), None);
+    assert_eq!(c("CPU @ 2100GHz"), None);
+}

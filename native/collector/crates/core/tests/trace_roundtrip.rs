@@ -69,6 +69,7 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("path", Utf8),
                 ("policy", Utf8),
                 ("alloc_site", Utf8),
+                ("prot", Utf8),
             ],
         ),
         ("thread_placements", vec![("time_us", UInt32), ("thread", UInt32), ("cpu", Int16), ("node", Int8)]),
@@ -158,6 +159,7 @@ fn fixture_round_trip_in_memory() {
     // Nullable columns really hold nulls.
     assert_eq!(back.regions.path[0], None);
     assert_eq!(back.regions.alloc_site[1], None);
+    assert_eq!(back.regions.prot, vec![Some("rw-p".to_string()), Some("r--s".to_string()), None]);
     // u64 above 2^53 survive.
     assert!(back.pages.address.contains(&0xffff_ffff_ffff_f000));
     assert!(back.regions.end.contains(&u64::MAX));
@@ -279,6 +281,9 @@ fn version_1_file_reads_with_empty_allocation_tables() {
     assert_eq!(t.alloc, Default::default());
     assert!(t.samples.time_us.len() > 1000);
     assert!(t.regions.alloc_site.iter().all(|s| s.is_none()));
+    // Written before regions.prot existed: the optional column reads as unknown, row for row.
+    assert_eq!(t.regions.prot.len(), t.regions.start.len());
+    assert!(t.regions.prot.iter().all(|p| p.is_none()));
 }
 
 #[test]

@@ -217,6 +217,7 @@ pub(super) mod fixture {
             hostname: "box".into(),
             kernel: Some("6.8.0-52-generic".into()),
             cpu_model: Some("AMD EPYC 7302P 16-Core Processor".into()),
+            cpu_clock_ghz: Some(3.0),
             page_size_bytes: 4096,
             nodes: vec![
                 NodeTopology { id: 0, cpus: vec![0, 1], memory_bytes: Some(68_719_476_736) },
@@ -233,6 +234,10 @@ pub(super) mod fixture {
                 memory_bytes: "measured:sysfs node*/meminfo MemTotal".into(),
                 memory_tier: None,
                 hmat: None,
+                cpu_clock_ghz: Some(
+                    "documented:sysfs cpu0/acpi_cppc/nominal_freq, 3000 MHz (the firmware's ACPI CPPC nominal frequency)"
+                        .into(),
+                ),
             },
             notes: vec![],
             memory: Default::default(),

@@ -253,6 +253,10 @@ fn machines() -> Vec<Machine> {
         memory_bytes: "measured:sysfs node*/meminfo MemTotal".into(),
         memory_tier: None,
         hmat: None,
+        cpu_clock_ghz: Some(
+            "documented:sysfs cpu0/acpi_cppc/nominal_freq, 3000 MHz (the firmware's ACPI CPPC nominal frequency)"
+                .into(),
+        ),
     };
     // What the collector reads from sysfs (topology::machine()).
     let sysfs = Machine {
@@ -260,6 +264,7 @@ fn machines() -> Vec<Machine> {
         source: "sysfs".into(),
         kernel: Some("6.8.0-52-generic".into()),
         cpu_model: Some("AMD EPYC 7302P 16-Core Processor".into()),
+        cpu_clock_ghz: Some(3.0),
         page_size_bytes: 4096,
         nodes: vec![
             MachineNode {
@@ -293,6 +298,7 @@ fn machines() -> Vec<Machine> {
         source: "preset".into(),
         kernel: None,
         cpu_model: None,
+        cpu_clock_ghz: Some(3.0),
         page_size_bytes: 4096,
         nodes: vec![
             MachineNode {
@@ -334,6 +340,7 @@ fn machines() -> Vec<Machine> {
         source: "sysfs".into(),
         kernel: Some("6.12.57+deb12-amd64".into()),
         cpu_model: None,
+        cpu_clock_ghz: None,
         page_size_bytes: 4096,
         nodes: vec![
             MachineNode {
@@ -369,6 +376,7 @@ fn machines() -> Vec<Machine> {
                 "documented:firmware ACPI HMAT figures as sysfs nodeN/access0/initiators/ shows them; not measured"
                     .into(),
             ),
+            cpu_clock_ghz: Some("unavailable:no cpufreq base_frequency or cpuinfo_max_freq, no ACPI CPPC nominal_freq, no clock in the cpu model name and no cpu MHz in /proc/cpuinfo (a VM or a container hides them)".into()),
             ..sysfs.provenance.clone()
         },
     };

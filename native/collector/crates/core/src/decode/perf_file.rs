@@ -116,6 +116,9 @@ pub mod record_type {
     pub const HEADER_ATTR: u32 = 64;
     pub const HEADER_TRACING_DATA: u32 = 66;
     pub const FINISHED_ROUND: u32 = 68;
+    /// PERF_RECORD_TIME_CONV: time_shift, time_mult, time_zero (u64 each, then optional fields):
+    /// the kernel's conversion of TSC cycles to perf_clock ns.
+    pub const TIME_CONV: u32 = 79;
     pub const AUXTRACE: u32 = 71;
     pub const HEADER_FEATURE: u32 = 80;
     pub const COMPRESSED: u32 = 81;

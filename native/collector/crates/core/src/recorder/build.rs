@@ -90,6 +90,7 @@ pub(super) fn build_trace(mut inp: BuildInput<'_>) -> TraceData {
         regions.path.push(r.path.clone());
         regions.policy.push(r.policy.clone());
         regions.alloc_site.push(None);
+        regions.prot.push(r.prot.clone());
     }
     TraceData {
         manifest: empty_manifest(),
@@ -491,7 +492,16 @@ mod tests {
     }
 
     fn r(start: u64, end: u64, t: u32) -> RegionObs {
-        RegionObs { start, end, kind: "anon", path: None, policy: "default".into(), first_seen_us: t, last_seen_us: t }
+        RegionObs {
+            start,
+            end,
+            kind: "anon",
+            path: None,
+            policy: "default".into(),
+            prot: Some("rw-p".into()),
+            first_seen_us: t,
+            last_seen_us: t,
+        }
     }
 
     #[test]

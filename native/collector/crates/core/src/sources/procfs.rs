@@ -63,6 +63,8 @@ pub struct RegionObs {
     pub kind: &'static str,
     pub path: Option<String>,
     pub policy: String,
+    /// The maps permissions (`r--p`, `rw-s`; procfs::maps_prot), `None` if not understood.
+    pub prot: Option<String>,
     pub first_seen_us: u32,
     pub last_seen_us: u32,
 }
@@ -77,6 +79,9 @@ pub struct PendingEvent {
     pub detail: String,
 }
 
+/// What makes a mapping a new region row: start, end, path, policy, permissions.
+type RegionKey = (u64, u64, Option<String>, String, Option<String>);
+
 /// Everything the poller collected.
 #[derive(Clone, Debug, Default)]
 pub struct ProcfsData {
@@ -85,7 +90,7 @@ pub struct ProcfsData {
     pub placements: Vec<(u32, i32, i16, i8)>,
     pub events: Vec<PendingEvent>,
     pub regions: Vec<RegionObs>,
-    region_index: HashMap<(u64, u64, Option<String>, String), usize>,
+    region_index: HashMap<RegionKey, usize>,
     /// `region` holds indices into `regions`.
     pub region_placements: RegionPlacements,
     pub counters: Counters,
@@ -314,7 +319,9 @@ impl Poller {
             let path = m.path.clone();
             let kind = region_kind(path.as_deref(), n);
             let policy = n.map(|n| n.policy.clone()).unwrap_or_else(|| "unknown".into());
-            let key = (m.start, m.end, path.clone(), policy.clone());
+            // An mprotect of the whole mapping keeps its range: a new row, as for a new policy.
+            let prot = maps_prot(&m.perms);
+            let key = (m.start, m.end, path.clone(), policy.clone(), prot.clone());
             let idx = match self.data.region_index.get(&key) {
                 Some(&i) => i,
                 None => {
@@ -325,6 +332,7 @@ impl Poller {
                         kind,
                         path: path.clone(),
                         policy,
+                        prot,
                         first_seen_us: now,
                         last_seen_us: now,
                     });

@@ -32,6 +32,7 @@ pub fn fixture_trace() -> TraceData {
         source: "json:fixture".into(),
         kernel: Some("6.18.0-fixture".into()),
         cpu_model: Some("Fixture CPU µarch ✓".into()),
+        cpu_clock_ghz: Some(2.45),
         page_size_bytes: 4096,
         nodes: vec![
             MachineNode {
@@ -72,6 +73,7 @@ pub fn fixture_trace() -> TraceData {
             memory_bytes: "unavailable:fixture node 1 has none".into(),
             memory_tier: Some("documented:fixture".into()),
             hmat: Some("documented:fixture (firmware figures, not measured)".into()),
+            cpu_clock_ghz: Some("documented:fixture sysfs cpu0/cpufreq/base_frequency, 2450000 kHz".into()),
         },
     };
     m.capture = Capture {
@@ -157,6 +159,8 @@ pub fn fixture_trace() -> TraceData {
         path: vec![None, Some("/tmp/ファイル with space.bin".into()), Some("[vdso]".into())],
         policy: vec!["default".into(), "interleave:0-1".into(), "unknown".into()],
         alloc_site: vec![Some("main.c:42 (alloc_buffers)".into()), None, None],
+        // The optional column: a read-only shared file mapping, a private writable heap, unknown.
+        prot: vec![Some("rw-p".into()), Some("r--s".into()), None],
     };
     let thread_placements = ThreadPlacements {
         time_us: vec![0, 50, 4_294_967_295],
@@ -306,6 +310,7 @@ pub fn expected_json(t: &TraceData) -> Value {
             "regions": {
                 "start": strs64(&r.start), "end": strs64(&r.end), "kind": dict(&r.kind),
                 "path": opt_texts(&r.path), "policy": texts(&r.policy), "alloc_site": opt_texts(&r.alloc_site),
+                "prot": opt_texts(&r.prot),
             },
             "thread_placements": {
                 "time_us": nums(&tp.time_us), "thread": nums(&tp.thread), "cpu": nums(&tp.cpu), "node": nums(&tp.node),

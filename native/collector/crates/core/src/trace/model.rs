@@ -66,6 +66,11 @@ pub struct Machine {
     pub source: String,
     pub kernel: Option<String>,
     pub cpu_model: Option<String>,
+    /// The machine's cpu clock, GHz: what PMU load latencies in cycles (`samples.latency_cycles`)
+    /// are divided by to give time. Absent when unknown (an addition within format version 2);
+    /// `provenance.cpuClockGHz` says where it came from, or why it is unknown.
+    #[serde(rename = "cpuClockGHz", default, skip_serializing_if = "Option::is_none")]
+    pub cpu_clock_ghz: Option<f64>,
     pub page_size_bytes: u64,
     pub nodes: Vec<MachineNode>,
     pub distances: Vec<Vec<u32>>,
@@ -136,6 +141,9 @@ pub struct MachineProvenance {
     /// Where `nodes[].hmat` came from (absent when no node has one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hmat: Option<String>,
+    /// Where `cpuClockGHz` came from, or `unavailable:<why>` (absent when the producer did not look).
+    #[serde(rename = "cpuClockGHz", default, skip_serializing_if = "Option::is_none")]
+    pub cpu_clock_ghz: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -378,6 +386,9 @@ pub struct Regions {
     pub path: Vec<Option<String>>,
     pub policy: Vec<String>,
     pub alloc_site: Vec<Option<String>>,
+    /// Optional column (added within v2): the maps permissions, `r--p`, `rw-s`, …; `None`
+    /// unknown. A file written before the column existed reads as all `None`.
+    pub prot: Vec<Option<String>>,
 }
 
 /// `thread_placements`: a thread's cpu and node over time.
@@ -489,6 +500,7 @@ pub fn empty_manifest() -> Manifest {
             source: String::new(),
             kernel: None,
             cpu_model: None,
+            cpu_clock_ghz: None,
             page_size_bytes: 4096,
             nodes: Vec::new(),
             distances: Vec::new(),
@@ -503,6 +515,7 @@ pub fn empty_manifest() -> Manifest {
                 memory_bytes: String::new(),
                 memory_tier: None,
                 hmat: None,
+                cpu_clock_ghz: None,
             },
         },
         capture: Capture {

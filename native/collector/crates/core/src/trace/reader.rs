@@ -1,5 +1,6 @@
 //! Reads a `.numascope` file back: the manifest and every table, with exact type checks. A v1
-//! file (no allocation-site tables) is read with those tables empty.
+//! file (no allocation-site tables) is read with those tables empty; a file without an optional
+//! column (schema::OPTIONAL_COLUMNS, e.g. `regions.prot`) with that column all null.
 
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek};
@@ -12,7 +13,7 @@ use arrow_ipc::reader::FileReader;
 use arrow_schema::DataType;
 
 use super::model::*;
-use super::schema::table_schema;
+use super::schema::{is_optional_column, table_schema};
 use super::TraceError;
 
 /// One table as read: all batches concatenated into one.
@@ -21,9 +22,12 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
     let reader = FileReader::try_new(Cursor::new(bytes), None)?;
     let schema = reader.schema();
     for field in expected.fields() {
-        let actual = schema
-            .field_with_name(field.name())
-            .map_err(|_| TraceError::Invalid(format!("table {table}: column {} is missing", field.name())))?;
+        let Ok(actual) = schema.field_with_name(field.name()) else {
+            if is_optional_column(table, field.name()) {
+                continue; // an older file: filled with nulls below
+            }
+            return Err(TraceError::Invalid(format!("table {table}: column {} is missing", field.name())));
+        };
         if actual.data_type() != field.data_type() {
             return Err(TraceError::Invalid(format!(
                 "table {table}: column {} has type {} but the format requires {}",
@@ -41,8 +45,14 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
     let projected: Vec<RecordBatch> = batches
         .iter()
         .map(|b| {
-            let cols: Vec<ArrayRef> =
-                expected.fields().iter().map(|f| b.column_by_name(f.name()).unwrap().clone()).collect();
+            let cols: Vec<ArrayRef> = expected
+                .fields()
+                .iter()
+                .map(|f| match b.column_by_name(f.name()) {
+                    Some(c) => c.clone(),
+                    None => arrow_array::new_null_array(f.data_type(), b.num_rows()),
+                })
+                .collect();
             RecordBatch::try_new(expected.clone(), cols)
         })
         .collect::<Result<_, _>>()?;
@@ -202,6 +212,7 @@ impl TraceFile {
                 path: col_str(r, "path"),
                 policy: col_str(r, "policy").into_iter().map(|s| s.unwrap_or_default()).collect(),
                 alloc_site: col_str(r, "alloc_site"),
+                prot: col_str(r, "prot"),
             },
             thread_placements: ThreadPlacements {
                 time_us: col_u32(tp, "time_us"),

@@ -20,6 +20,15 @@ fn nullable(name: &str, ty: DataType) -> Field {
     Field::new(name, ty, true)
 }
 
+/// Columns added within a version (docs/trace-format.md, "Optional columns"): a file written
+/// before one existed lacks it, and the reader fills it with nulls. The writer always writes it.
+pub const OPTIONAL_COLUMNS: [(&str, &str); 1] = [("regions", "prot")];
+
+/// Whether `table.column` is one of [`OPTIONAL_COLUMNS`].
+pub fn is_optional_column(table: &str, column: &str) -> bool {
+    OPTIONAL_COLUMNS.iter().any(|&(t, c)| t == table && c == column)
+}
+
 /// The schema of one table, or `None` for an unknown table name.
 pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
     use DataType::*;
@@ -62,6 +71,7 @@ pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
             nullable("path", Utf8),
             f("policy", Utf8),
             nullable("alloc_site", Utf8),
+            nullable("prot", Utf8),
         ],
         "thread_placements" => vec![f("time_us", UInt32), f("thread", UInt32), f("cpu", Int16), f("node", Int8)],
         "region_placements" => {

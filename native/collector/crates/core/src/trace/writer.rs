@@ -167,6 +167,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                     ("path", r.path.len()),
                     ("policy", r.policy.len()),
                     ("alloc_site", r.alloc_site.len()),
+                    ("prot", r.prot.len()),
                 ],
             )?;
             vec![
@@ -176,6 +177,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 Arc::new(StringArray::from(r.path.iter().map(|p| p.as_deref()).collect::<Vec<_>>())),
                 Arc::new(StringArray::from_iter_values(r.policy.iter())),
                 Arc::new(StringArray::from(r.alloc_site.iter().map(|p| p.as_deref()).collect::<Vec<_>>())),
+                Arc::new(StringArray::from(r.prot.iter().map(|p| p.as_deref()).collect::<Vec<_>>())),
             ]
         }
         "thread_placements" => {
