@@ -22,4 +22,6 @@ export {
   type TraceColumns,
   getPreset,
   listPresets,
+  machineModel,
+  trafficModel,
 } from '@numascope/policy-engine';

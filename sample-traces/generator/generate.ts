@@ -13,6 +13,8 @@ import {
   TRACE_FORMAT_NAME,
   emptyColumns,
   getPreset,
+  machineModel,
+  trafficModel,
   writeTrace,
   type Capability,
   type CaptureSource,
@@ -26,8 +28,18 @@ import { createRng, type Rng } from './prng.js';
 export const GENERATOR_VERSION = '0.1.0';
 export const GENERATOR_NAME = `numascope sample-traces generator ${GENERATOR_VERSION}`;
 
-/** Each access sample stands for this many memory accesses (the synthetic sampling period). */
+/**
+ * Each access sample stands for at most this many memory accesses (the synthetic sampling
+ * period); the generator lowers it so that the trace is feasible on its machine (feasibleWeight).
+ */
 export const SAMPLE_WEIGHT_ACCESSES = 65536;
+/**
+ * The busiest memory controller in the busiest window (WEIGHT_WINDOW_US) runs at this share of its
+ * sustained capacity (the engine's traffic model of the preset): the samples × weights never imply
+ * more DRAM traffic than the machine can carry (issue 29: a trace made too fast is infeasible).
+ */
+export const PEAK_CONTROLLER_UTILISATION = 0.9;
+const WEIGHT_WINDOW_US = 100_000;
 /** Samples each running thread produces per second; with the weight this fixes the access rate. */
 export const SAMPLES_PER_THREAD_SECOND = 2000;
 /** The core clock the generator assumes to turn ns into cycles. */
@@ -36,10 +48,6 @@ export const ASSUMED_CORE_GHZ = 2.5;
 export const CACHE_HIT_CYCLES = { l1: 4, l2: 14, l3: 46 } as const;
 /** Idle DRAM latency when the preset has no latency matrix: this × SLIT distance / 10. */
 export const FALLBACK_LOCAL_DRAM_NS = 100;
-/** DRAM latency grows by this × (node's share of DRAM traffic × nodes − 1) when a node serves more than its share… */
-export const CONTENTION_SLOPE = 0.5;
-/** …up to this factor. */
-export const MAX_CONTENTION_FACTOR = 3;
 /** Standard deviation of the log-normal latency noise. */
 export const LATENCY_NOISE_SIGMA = 0.1;
 /** SLIT distance up to which a remote node counts as the same socket (hops = 1); farther = 2. */
@@ -104,7 +112,9 @@ export function generateTrace(options: GenerateOptions): GeneratedTrace {
   const faults = faultRows(pages);
   const accesses = accessRows(plan, topology, timeline, pages, createRng(options.seed, 'accesses'));
   const samples = mergeSamples(faults, accesses);
-  addLatencies(samples, topology, createRng(options.seed, 'latency'));
+  const { weight, utilisation } = feasibleWeight(samples, topology, machine);
+  for (let i = 0; i < samples.length; i++) if (samples.op[i] !== OP_CODE.fault) samples.weight[i] = weight;
+  addLatencies(samples, topology, machine, utilisation, createRng(options.seed, 'latency'));
 
   const columns: TraceColumns = {
     // The allocation-site tables stay empty: the models generate no allocation calls.
@@ -119,7 +129,7 @@ export function generateTrace(options: GenerateOptions): GeneratedTrace {
     events: eventsColumns(plan, topology, timeline),
   };
   const full = { model: model.id, seed: options.seed, samples: options.samples, machine: machineId };
-  return { manifest: manifestOf(full, model.describe(machine), plan, machine, timeline), columns };
+  return { manifest: manifestOf(full, model.describe(machine), plan, machine, timeline, weight), columns };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,25 +464,13 @@ function copyRow(from: SampleRows, i: number, to: SampleRows, j: number): void {
 }
 
 /**
- * Load latency in cycles: cache hits take CACHE_HIT_CYCLES; DRAM loads take the preset's idle
- * latency × ASSUMED_CORE_GHZ × a contention factor of the serving node (from its share of all
- * DRAM samples, capped at MAX_CONTENTION_FACTOR), all with log-normal noise. Stores and faults are not measured (0).
+ * Load latency in cycles: cache hits take CACHE_HIT_CYCLES; a DRAM load takes the preset's idle
+ * latency plus its controller's loaded-latency delay at the window's utilisation (the engine's
+ * curve, machine/traffic.ts rule LQ0: c·u + q·u/(1 − u), with `utilisation` from feasibleWeight),
+ * × ASSUMED_CORE_GHZ, all with log-normal noise. Stores and faults are not measured (0).
  */
-function addLatencies(rows: SampleRows, topology: Topology, rng: Rng): void {
-  const dramCode = [SOURCE_CODE['local-dram'], SOURCE_CODE['remote-dram']];
-  const servedBy = new Float64Array(topology.nodeCount);
-  let dramTotal = 0;
-  for (let i = 0; i < rows.length; i++) {
-    if (dramCode.includes(rows.dataSource[i]!)) {
-      servedBy[topology.nodeIds.indexOf(rows.node[i]!)]! += 1;
-      dramTotal++;
-    }
-  }
-  const contention = Array.from(servedBy, (served) =>
-    dramTotal === 0
-      ? 1
-      : Math.min(MAX_CONTENTION_FACTOR, 1 + CONTENTION_SLOPE * Math.max(0, (served / dramTotal) * topology.nodeCount - 1)),
-  );
+function addLatencies(rows: SampleRows, topology: Topology, machine: TraceMachine, utilisation: Map<number, Float64Array>, rng: Rng): void {
+  const t = trafficModel(machineModel(machine));
   const hitCycles = new Map<number, number>([
     [SOURCE_CODE.l1, CACHE_HIT_CYCLES.l1],
     [SOURCE_CODE.l2, CACHE_HIT_CYCLES.l2],
@@ -483,8 +481,10 @@ function addLatencies(rows: SampleRows, topology: Topology, rng: Rng): void {
     const source = rows.dataSource[i]!;
     let cycles = hitCycles.get(source);
     if (cycles === undefined) {
-      const pageNode = topology.nodeIds.indexOf(rows.node[i]!);
-      cycles = topology.idleDramNs[rows.fromNode[i]!]![pageNode]! * ASSUMED_CORE_GHZ * contention[pageNode]!;
+      const m = topology.nodeIds.indexOf(rows.node[i]!);
+      const u = Math.min(0.99, utilisation.get(Math.floor(rows.timeUs[i]! / WEIGHT_WINDOW_US))?.[m] ?? 0);
+      const delay = t.mcContentionNs[m]! * u + (t.mcQueueNs[m]! * u) / (1 - u);
+      cycles = (topology.idleDramNs[rows.fromNode[i]!]![m]! + delay) * ASSUMED_CORE_GHZ;
     }
     rows.latencyCycles[i] = Math.max(1, Math.round(cycles * Math.exp(LATENCY_NOISE_SIGMA * rng.normal())));
   }
@@ -492,6 +492,37 @@ function addLatencies(rows: SampleRows, topology: Topology, rng: Rng): void {
 
 // ---------------------------------------------------------------------------------------------
 // Tables
+
+/**
+ * The sample weight at which the trace's DRAM traffic is feasible on its machine: the busiest
+ * memory controller (bytes of the DRAM samples served by its node, a load one line, a store two)
+ * in the busiest WEIGHT_WINDOW_US window runs at PEAK_CONTROLLER_UTILISATION of its sustained
+ * capacity (machine/traffic.ts), at most SAMPLE_WEIGHT_ACCESSES; and each window's controller
+ * utilisations at that weight.
+ */
+function feasibleWeight(rows: SampleRows, topology: Topology, machine: TraceMachine): { weight: number; utilisation: Map<number, Float64Array> } {
+  const capacity = trafficModel(machineModel(machine)).mcCapacity.value;
+  const n = topology.nodeCount;
+  const windows = new Map<number, Float64Array>();
+  const local = SOURCE_CODE['local-dram'];
+  const remote = SOURCE_CODE['remote-dram'];
+  for (let i = 0; i < rows.length; i++) {
+    const ds = rows.dataSource[i];
+    if (ds !== local && ds !== remote) continue;
+    const w = Math.floor(rows.timeUs[i]! / WEIGHT_WINDOW_US);
+    let bytes = windows.get(w);
+    if (!bytes) windows.set(w, (bytes = new Float64Array(n)));
+    const node = topology.nodeIds.indexOf(rows.node[i]!);
+    if (node >= 0) bytes[node]! += rows.op[i] === OP_CODE.store ? 128 : 64;
+  }
+  let peak = 0;
+  for (const bytes of windows.values()) for (let m = 0; m < n; m++) peak = Math.max(peak, bytes[m]! / (WEIGHT_WINDOW_US * 1e-6) / capacity[m]!);
+  const weight = peak > 0 ? Math.max(1, Math.min(SAMPLE_WEIGHT_ACCESSES, Math.floor(PEAK_CONTROLLER_UTILISATION / peak))) : SAMPLE_WEIGHT_ACCESSES;
+  // Each window's controller utilisation at that weight (the latencies' loaded delay).
+  const utilisation = new Map<number, Float64Array>();
+  for (const [w, bytes] of windows) utilisation.set(w, Float64Array.from(bytes, (b, m) => (b * weight) / (WEIGHT_WINDOW_US * 1e-6) / capacity[m]!));
+  return { weight, utilisation };
+}
 
 function samplesColumns(rows: SampleRows): TraceColumns['samples'] {
   return {
@@ -670,10 +701,11 @@ function manifestOf(
   plan: WorkloadPlan,
   machine: TraceMachine,
   timeline: Timeline,
+  weight: number,
 ): TraceManifest {
   const by = `the ${options.model} workload model (seed ${options.seed})`;
   const sources: CaptureSource[] = [
-    { id: 'synthetic', status: 'used', reason: `generated by ${GENERATOR_NAME} from ${by}`, samplePeriod: SAMPLE_WEIGHT_ACCESSES, intervalMs: null },
+    { id: 'synthetic', status: 'used', reason: `generated by ${GENERATOR_NAME} from ${by}`, samplePeriod: weight, intervalMs: null },
     ...RECORDING_SOURCES.map((id) => ({
       id,
       status: 'not-requested' as const,
@@ -689,8 +721,8 @@ function manifestOf(
     synthetic('first-touch', 'one page-fault row per page, at the time the model touches it first'),
     synthetic('thread-placement', 'threads pinned to cpus, observed at regular intervals'),
     synthetic('thread-migrations', 'migrations the model scripts (if any)'),
-    synthetic('memory-accesses', `IBS-like samples, each standing for ${SAMPLE_WEIGHT_ACCESSES} accesses, drawn from the model's access mix`),
-    synthetic('access-latency', `cache-hit cycles, or the preset's idle DRAM latency × ${ASSUMED_CORE_GHZ} GHz × a contention factor, with log-normal noise`),
+    synthetic('memory-accesses', `IBS-like samples, each standing for ${weight} accesses (the weight at which the busiest memory controller runs at ${PEAK_CONTROLLER_UTILISATION * 100} % of its sustained capacity in the busiest ${WEIGHT_WINDOW_US / 1000} ms, at most ${SAMPLE_WEIGHT_ACCESSES}), drawn from the model's access mix`),
+    synthetic('access-latency', `cache-hit cycles, or the preset's idle DRAM latency plus the engine's loaded-latency delay at the window's controller utilisation (rule LQ0), × ${ASSUMED_CORE_GHZ} GHz, with log-normal noise`),
     synthetic('data-source', 'fixed L1/L2/L3 hit probabilities per access stream; DRAM is local or remote by the page\'s node'),
     synthetic('numa-counters', 'numa_hit/numa_local per node = pages first-touched there so far (the process is the whole system)'),
     unavailable('memory-bandwidth', 'synthetic trace: no memory-controller counters were generated'),
@@ -706,7 +738,8 @@ function manifestOf(
     producer: { name: 'numascope', version: GENERATOR_VERSION },
     createdAt: CREATED_AT,
     origin: { kind: 'synthetic', generator: GENERATOR_NAME, seed: options.seed, model: options.model, description, command, from: null },
-    machine,
+    // The clock the latencies were made with, so that the engine converts them back with it.
+    machine: { ...machine, cpuClockGHz: ASSUMED_CORE_GHZ, provenance: { ...machine.provenance, cpuClockGHz: `estimated:synthetic trace: the clock the generator made its latency_cycles with (${ASSUMED_CORE_GHZ} GHz)` } },
     capture: {
       startMonotonicNs: '0',
       startUnixMs: Date.parse(CREATED_AT) - Math.ceil(timeline.durationUs / 1000),

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { POLICY_IDS, analyze, getPreset, machineModel, readTrace, weightsJson } from '@numascope/policy-engine';
+import { mirrorTrace } from '../../../packages/policy-engine/fidelity/mirror';
 import { runAnalysis } from '../src/worker/engine/run';
 import type { AnalyzeRequest } from '../src/worker/engine/run';
 import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from '../src/ui/url-state';
@@ -29,7 +30,18 @@ afterEach(cleanup);
 const SAMPLES = path.resolve(__dirname, '../../../sample-traces');
 const load = (name: string) => readTrace(new Uint8Array(readFileSync(path.join(SAMPLES, name))));
 
-const hotspot = load('streamcluster-hotspot.numascope');
+// A STREAM-like program on the DRAM + CXL preset: 56 threads (one per core) streaming their slices
+// at a rate that saturates the 208 GB/s DRAM node, where adding CXL bandwidth pays. (A 16-thread
+// sample such as streamcluster-hotspot cannot keep enough misses in flight to fill it: for it DRAM
+// alone is best.)
+const hotspot = readTrace(
+  mirrorTrace({
+    id: 'stream-like', description: 'STREAM-like triad', preset: 'dram-cxl-1s', threadNodes: Array.from({ length: 56 }, () => 0),
+    regions: [{ name: 'arrays', pageNodes: Array.from({ length: 56 * 8 }, () => 0) }],
+    targets: [{ region: 0, share: 1, loadShare: 2 / 3, sliced: true }],
+    accessesPerThreadPerS: 42e6, durationUs: 200_000, samples: 5000, seed: 5,
+  }),
+);
 const req: AnalyzeRequest = { policies: [...POLICY_IDS], machine: 'dram-cxl-1s', estimate: false, windowMs: null };
 const { view } = runAnalysis(hotspot, req);
 
@@ -188,7 +200,7 @@ describe('the views', () => {
   });
 
   it('Recommendations on a one-tier machine has no panel', async () => {
-    inContext(fakeClient(hotspot, null), { view: 'recommend' }, <RecommendView source="samples/streamcluster-hotspot.numascope" />);
+    inContext(fakeClient(load('streamcluster-hotspot.numascope'), null), { view: 'recommend' }, <RecommendView source="samples/streamcluster-hotspot.numascope" />);
     await screen.findByTestId('recommend-view');
     expect(screen.queryByTestId('weights-panel')).toBeNull();
   });

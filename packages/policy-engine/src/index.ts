@@ -57,7 +57,7 @@ export {
   MEMORY_STALL_SHARE,
   queueDelayNs,
 } from './engine/simulate.js';
-export { trafficModel, fitServiceScaleNs, sustainedShare, presetSustainedGBps, type TrafficModel, type Coherence } from './machine/traffic.js';
+export { trafficModel, fitLoadedLatencyCurve, MLC_REFERENCE_CURVE, LQ_CONTENTION_SHARE, LQ_QUEUE_SCALE, sustainedShare, presetSustainedGBps, type TrafficModel, type Coherence } from './machine/traffic.js';
 export { chooseMachine, machineChoiceJson, sameNodes, type MachineChoice, type MachineChoiceKind, type OfferedMachine } from './machine/choice.js';
 export { retarget, retargetNodeMap, RETARGET_RULES, type RetargetRule } from './engine/retarget.js';
 export {
@@ -108,8 +108,16 @@ export {
   listPoliciesFor,
   tieredMachine,
   TIERED_POLICY_IDS,
+  ON_REQUEST_POLICY_IDS,
   tieringPolicy,
   tieringPlacement,
+  replicatePolicy,
+  replicationOf,
+  parseReplicateId,
+  replicateId,
+  REPLICATE_DEFAULT_READ_SHARE,
+  type ReplicateOptions,
+  type ReplicationResult,
   weightedInterleavePolicy,
   recommendWeights,
   weightedPageNodes,

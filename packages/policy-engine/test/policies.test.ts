@@ -170,7 +170,17 @@ describe('policies on the Carrefour machine', () => {
     expect(runsOnEstimate('carrefour')).toBe(false);
     expect(runsOnEstimate('nope')).toBe(false);
     expect(policyLabel('interleave:0,2')).toBe('interleave:0,2');
-    expect(policyForms()).toEqual([...POLICY_IDS, 'interleave:N,M,…', 'weighted-interleave:N=W,M=W,…', 'weighted-interleave:N,M,…', 'weighted-interleave', 'tiering', 'manual']);
+    expect(policyForms()).toEqual([
+      ...POLICY_IDS,
+      'interleave:N,M,…',
+      'weighted-interleave:N=W,M=W,…',
+      'weighted-interleave:N,M,…',
+      'replicate:read=S,object=TEXT,address=0xA-0xB',
+      'weighted-interleave',
+      'tiering',
+      'replicate',
+      'manual',
+    ]);
     expect(getPolicy('manual', { placement: { threads: [{ thread: 0, node: 1 }] } }).id).toBe('manual');
   });
 

@@ -58,12 +58,14 @@ describe('steady state on the synthetic sample traces: directions as the replay 
     }
     expect(of(r, 'carrefour').predictedSpeedup).toBeGreaterThan(of(r, 'carrefour').transient.predictedSpeedup);
   });
-  it('two-groups: interleave beats first-touch; partitioned: interleave loses to first-touch', () => {
-    expect(of(run('two-groups'), 'interleave').predictedSpeedup).toBeGreaterThan(1.5);
+  it('two-groups: AsymSched beats first-touch, interleave does not (its controllers are far from saturated); partitioned: interleave loses to first-touch', () => {
+    expect(of(run('two-groups'), 'asymsched').predictedSpeedup).toBeGreaterThan(1);
+    expect(of(run('two-groups'), 'interleave').predictedSpeedup).toBeGreaterThan(0.9);
+    expect(of(run('two-groups'), 'interleave').predictedSpeedup).toBeLessThan(1.02);
     // (loaded-latency model, docs/engine.md "Traffic model": the local placement's controllers are
-    // not saturated, so spreading costs distance and link traffic, about 10 %)
-    expect(of(run('partitioned'), 'interleave').predictedSpeedup).toBeLessThan(0.95);
-    expect(of(run('partitioned'), 'interleave').transient.predictedSpeedup).toBeLessThan(0.95);
+    // not saturated, so spreading costs distance and link traffic, a few %)
+    expect(of(run('partitioned'), 'interleave').predictedSpeedup).toBeLessThan(0.99);
+    expect(of(run('partitioned'), 'interleave').transient.predictedSpeedup).toBeLessThan(0.99);
   });
   it('shared-readmostly: Carrefour lowers MC imbalance in both, more in the steady state', () => {
     const c = of(run('shared-readmostly'), 'carrefour');

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { machineFromHwlocXml, machineFromSysfs, MachineLoadError, parseCpuList } from '../src/machine/loaders.js';
 import { machineModel, machineTiers } from '../src/machine/model.js';
-import { trafficModel } from '../src/machine/traffic.js';
+import { LQ_CONTENTION_SHARE, trafficModel } from '../src/machine/traffic.js';
 import { recommendWeights } from '../src/policies/weighted-interleave.js';
 import { streamLikeCxl, dramCxlRatio } from '../fidelity/fidelity.js';
 
@@ -46,7 +46,8 @@ describe('machineFromSysfs', () => {
     const model = machineModel(m);
     expect(Array.from(machineTiers(model))).toEqual([0, 1]);
     // The memory-only node's controller is timed from its nearest node with cpus.
-    expect(trafficModel(model).mcServiceNs[1]).toBe(190);
+    // the memory-only node's curve scales with its idle latency from the cpus' node (190 ns)
+    expect(trafficModel(model).mcContentionNs[1]).toBeCloseTo(LQ_CONTENTION_SHARE * 190, 9);
   });
 
   it('accepts /sys-prefixed paths, and says what is missing', () => {

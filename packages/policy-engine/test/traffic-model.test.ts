@@ -6,11 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../src/analyze/analyze.js';
+import { analyze, analyzeInput } from '../src/analyze/analyze.js';
 import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';
-import { sustainedShare, trafficModel } from '../src/machine/traffic.js';
+import { LQ_CONTENTION_SHARE, LQ_QUEUE_SCALE, sustainedShare, trafficModel } from '../src/machine/traffic.js';
 import { demandOf } from '../src/engine/simulate.js';
 import { readTrace } from '../src/trace/reader.js';
 import { mirrorTrace, type MirrorSpec } from '../fidelity/mirror.js';
@@ -65,7 +65,10 @@ describe('machine facts of the traffic model', () => {
 
   it('service scales and MLP come from the idle latencies and the sustained capacity', () => {
     const t = trafficModel(machineModel(getPreset('amd-opteron-8385-4p')));
-    expect(t.mcServiceNs[0]).toBe(100);
+    // rule LQ0: the curve c·u + q·u/(1 − u) scales with the node's idle latency and its line time
+    expect(t.mcContentionNs[0]).toBeCloseTo(LQ_CONTENTION_SHARE * 100, 9);
+    expect(t.mcQueueNs[0]).toBeCloseTo((LQ_QUEUE_SCALE * 64 * 1e9) / t.mcCapacity.value[0]!, 9);
+    expect(t.mcCurveSource).toMatch(/^estimated:LQ0 .*Intel MLC/);
     // one hop 110 − 100, two hops (130 − 100) / 2: mean over the 12 remote pairs (8 one-hop, 4 two-hop)
     expect(t.linkServiceNs.value).toBeCloseTo((8 * 10 + 4 * 15) / 12, 9);
     expect(t.mlp.value).toBeCloseTo((t.mcCapacity.value[0]! * 100e-9) / 64 / 4, 9);
@@ -101,23 +104,28 @@ describe('observed → idle time', () => {
     }
     // node 0 alone serves 16 threads: interleaving is predicted faster
     expect(r.policies.find((p) => p.policy === 'interleave')!.predictedSpeedup).toBeGreaterThan(1);
-    expect(r.notes.join('\n')).toMatch(/converted from recorded time to idle-latency time.*stall share from the access samples' rate/s);
+    expect(r.notes.join('\n')).toMatch(/closed loop calibrated on the recording.*stall share from the access samples' rate/s);
   });
 
-  it('a recording made under congestion is converted to less idle time than it took', () => {
+  it('a congested recording spends part of each window waiting: its loop has compute below the window and a population of at least the typical concurrency', () => {
     const input = buildReplayInput(readTrace(mirrorTrace(spec({ accessesPerThreadPerS: 5e6 }))), { windowMs: 100 });
     const w = input.windows.get(1);
-    expect(w.idleUs!).toBeLessThan(0.8 * (w.endUs - w.startUs));
-    expect(w.stallShare!).toBeGreaterThan(0);
-    expect(w.stallShare!).toBeLessThan(1);
+    const t = trafficModel(input.machine);
+    expect(w.loop!.computeUs).toBeLessThan(0.8 * (w.endUs - w.startUs));
+    expect(w.loop!.computeUs).toBeGreaterThan(0);
+    expect(w.loop!.concurrency).toBeGreaterThanOrEqual(w.loop!.threads * t.mlp.value * (1 - 1e-9));
+    expect(w.loop!.idleScale).toBe(1);
+    expect(w.loop!.queueScale).toBe(1);
   });
 
-  it('stall share from the counters and PMU latency when the trace has them', () => {
+  it('stall share from the counters and PMU latency when the trace has them: observed gives back the measured latency', () => {
     const withPmu = buildReplayInput(readTrace(mirrorTrace(spec({ loadLatencyCycles: 1197, counters: { ipc: 0.15, clockGHz: 2.3 } }))), { windowMs: 100 });
     const plain = buildReplayInput(readTrace(mirrorTrace(spec())), { windowMs: 100 });
     expect(withPmu.notes!.join('\n')).toMatch(/latency: the recording's PMU load latencies; stall share from the trace's L3-miss and cycle counters/);
-    // a longer measured latency means more of the recorded time was stall: less idle time
-    expect(withPmu.windows.get(1).idleUs!).not.toBeCloseTo(plain.windows.get(1).idleUs!, 0);
+    // a longer measured latency means more of the recorded time was stall: less compute
+    expect(withPmu.windows.get(1).loop!.computeUs).toBeLessThan(plain.windows.get(1).loop!.computeUs);
+    const r = analyzeInput(withPmu, { policies: ['observed'] });
+    for (const m of r.policies[0]!.headlineWindows.slice(1)) expect(m.memoryLatencyNs).toBeCloseTo(1197 / 2.3, 3);
   });
 });
 

@@ -11,10 +11,10 @@ import { dramCxlRatio, streamLikeCxl } from '../fidelity/fidelity.js';
 import { analyze, analyzeInput } from '../src/analyze/analyze.js';
 import { machineModel, machineTiers } from '../src/machine/model.js';
 import { getPreset } from '../src/machine/presets.js';
-import { trafficModel } from '../src/machine/traffic.js';
+import { LQ_CONTENTION_SHARE, trafficModel } from '../src/machine/traffic.js';
 import type { ReplayInput } from '../src/model/contract.js';
 import { buildPlan } from '../src/plan/build.js';
-import { recommend } from '../src/recommend/recommend.js';
+import { MIN_SPEEDUP, recommend } from '../src/recommend/recommend.js';
 import { validatePlan } from '../src/plan/schema.js';
 import {
   checkWeights,
@@ -100,7 +100,8 @@ describe('the model of memory-only nodes and tiers', () => {
     const t = trafficModel(m);
     expect(t.mcCapacity.value[0]! / 1e9).toBeCloseTo(208);
     expect(t.mcCapacity.value[1]! / 1e9).toBeCloseTo(24);
-    expect(t.mcServiceNs[1]).toBe(190);
+    // Its curve scales with its idle latency from the socket (190 ns), not its own diagonal.
+    expect(t.mcContentionNs[1]).toBeCloseTo(LQ_CONTENTION_SHARE * 190, 9);
   });
 
   it('rule T1: without tiers, a memory-only node slower than the cpu nodes is tier 1, a faster one (HBM) tier 0', () => {
@@ -165,12 +166,12 @@ describe('issue 17 done-when: STREAM-like on the DRAM + CXL preset (208 / 24 GB/
     const [w0, w1] = r.weights.weights as [number, number];
     const ranges = weighted.replay.weighted!.ranges.rangeStart.length;
     expect(Math.abs(counts[0]! * w1 - counts[1]! * w0)).toBeLessThanOrEqual(ranges * (w0 + w1) * Math.max(w0, w1));
-    // Recommendations: the numactl line (node list only; weights named as sysfs ones) and the pages as interleave ranges.
+    // The gain is within the published STREAM range with global weights (−6 to +4 %), below the
+    // recommendations' MIN_SPEEDUP: no numactl line is recommended for it (the CLI test below has one).
+    expect(weighted.predictedSpeedup).toBeLessThan(1.04);
+    expect(weighted.predictedSpeedup).toBeLessThan(MIN_SPEEDUP);
     const recs = recommend(input, of('observed'), [weighted], { sources: ['synthetic'], command: ['./stream'] });
-    const numactl = recs.find((x) => x.kind === 'numactl')!;
-    expect(numactl.command).toBe('numactl --weighted-interleave=0,1 ./stream');
-    expect(numactl.title).toMatch(/node0=10, node1=1 in \/sys\/kernel\/mm\/mempolicy\/weighted_interleave/);
-    expect(recs.find((x) => x.kind === 'interleave-ranges')!.cost.pages).toBe(weighted.pagesToMove);
+    expect(recs.find((x) => x.kind === 'numactl')).toBeUndefined();
   });
 });
 
@@ -282,7 +283,7 @@ describe('plans for weighted interleave', () => {
         id: 's', description: 's', preset: 'dram-cxl-1s', threadNodes,
         regions: [{ name: 'arrays', pageNodes: threadNodes.flatMap(() => Array(8).fill(0)) }],
         targets: [{ region: 0, share: 1, loadShare: 2 / 3, sliced: true }],
-        accessesPerThreadPerS: 29.5e6, durationUs: 200_000, samples: 5000, seed: 5,
+        accessesPerThreadPerS: 42e6, durationUs: 200_000, samples: 5000, seed: 5,
       }),
     );
     expect(await main(['analyze', streamPath, '--json'], (s) => (json += s), () => {})).toBe(0);

@@ -8,7 +8,7 @@ import type { MachineModel, Placement, Policy, PolicyReplay, ReplayInput, Replay
 import { EngineError } from '../model/errors.js';
 import { definePolicy, replayAll, type ReplayProgress } from '../engine/run.js';
 import { simulateWindow } from '../engine/simulate.js';
-import { hintingFaultStats, type AccessEstimateOption, type AccessRatesOption, type TimeRangeUs } from '../engine/windows.js';
+import { feasibilityNotes, hintingFaultStats, type AccessEstimateOption, type AccessRatesOption, type FeasibilityReport, type TimeRangeUs } from '../engine/windows.js';
 import { buildReplayInput } from './replay-input.js';
 import { overallMetrics, type OverallMetrics } from '../engine/overall.js';
 
@@ -141,6 +141,8 @@ export interface AnalysisResult {
   input: ReplayInput;
   /** Per window: its real length / the model's time for what actually ran (the anchoring of predicted times). */
   timeScale: Float64Array;
+  /** What the recording's rates imply that the machine or its cores cannot carry (engine/windows.ts); null for estimates. */
+  feasibility: FeasibilityReport | null;
 }
 
 
@@ -203,6 +205,8 @@ function pagesDiffering(a: Placement, b: Placement): number {
   return k;
 }
 
+const windowCountOf = (input: ReplayInput) => input.windows.length;
+
 export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): AnalysisResult {
   const seed = options.seed ?? 1;
   if (!Number.isInteger(seed)) throw new EngineError('bad-option', `seed must be an integer, got ${seed}`);
@@ -239,6 +243,9 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
   const all = [...policies, ...extra];
   const replayed = replayAll(input, all, { seed, simulate, steadyState: steadyOn }, options.onProgress);
   const replayOf = (id: string) => replayed[all.findIndex((p) => p.id === id)]!;
+  // Every window has been built once by now: the feasibility report is complete.
+  const feasibility = input.feasibility ?? null;
+  if (feasibility) notes.push(...feasibilityNotes(feasibility, windowCountOf(input)));
 
   // Anchoring (docs/engine.md, "Predicted time"): window w of what actually ran took its real
   // length; every placement's predicted time for w is that length × its model time / the model's
@@ -298,6 +305,8 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
       interconnectImbalancePct: head.interconnectImbalancePct,
       predictedUs: headUs,
       accesses: head.accesses,
+      computeUs: head.computeUs,
+      stallUs: head.stallUs,
       predictedSpeedup: headUs > 0 ? baseHeadlineUs / headUs : 1,
       pagesToMove,
       bytesToMove: pagesToMove * input.pageBytes,
@@ -326,6 +335,7 @@ export function analyzeInput(input: ReplayInput, options: AnalyzeOptions = {}): 
     accessSource: input.accessSource ?? null,
     timeRange: input.timeRange ?? null,
     notes,
+    feasibility,
     counters,
     policies: results,
     input,

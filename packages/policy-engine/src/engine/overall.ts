@@ -11,6 +11,10 @@ export interface OverallMetrics {
   predictedUs: number;
   /** Memory accesses in the replay (Σ samples × weight). */
   accesses: number;
+  /** The decomposition of predictedUs (anchored the same way): time not waiting for memory … */
+  computeUs: number;
+  /** … and time waiting for memory at the policy's latency with the windows' concurrency. */
+  stallUs: number;
 }
 
 /**
@@ -20,15 +24,25 @@ export interface OverallMetrics {
  */
 export function overallMetrics(windows: readonly WindowMetrics[], timeScale?: ArrayLike<number>): OverallMetrics {
   let accesses = 0;
+  let loadWeight = 0;
   let predictedUs = 0;
+  let computeUs = 0;
+  let stallUs = 0;
   const sum = { lar: 0, lat: 0, mc: 0, icu: 0, ici: 0 };
   for (let i = 0; i < windows.length; i++) {
     const w = windows[i]!;
-    const a = w.accessesPerUs * w.predictedUs;
+    // Weighted by the recorded accesses (samples × weight), not by the rates the loop assumed.
+    const a = w.accesses ?? w.accessesPerUs * w.predictedUs;
     accesses += a;
-    predictedUs += w.predictedUs * (timeScale ? timeScale[i]! : 1);
+    const scale = timeScale ? timeScale[i]! : 1;
+    predictedUs += w.predictedUs * scale;
+    computeUs += (w.computeUs ?? w.predictedUs) * scale;
+    stallUs += (w.stallUs ?? 0) * scale;
     sum.lar += a * w.localAccessRatio;
-    sum.lat += a * w.memoryLatencyNs;
+    // Latency: the loads' mean (what a PMU measures; stores are posted), accesses where a window has no load count.
+    const l = w.loads ?? a;
+    loadWeight += l;
+    sum.lat += l * w.memoryLatencyNs;
     sum.mc += a * w.mcImbalancePct;
     sum.icu += a * w.interconnectUsagePct;
     sum.ici += a * w.interconnectImbalancePct;
@@ -36,11 +50,13 @@ export function overallMetrics(windows: readonly WindowMetrics[], timeScale?: Ar
   const mean = (x: number) => (accesses > 0 ? x / accesses : 0);
   return {
     localAccessRatio: accesses > 0 ? sum.lar / accesses : 1,
-    memoryLatencyNs: mean(sum.lat),
+    memoryLatencyNs: loadWeight > 0 ? sum.lat / loadWeight : mean(sum.lat),
     mcImbalancePct: mean(sum.mc),
     interconnectUsagePct: mean(sum.icu),
     interconnectImbalancePct: mean(sum.ici),
     predictedUs,
     accesses,
+    computeUs,
+    stallUs,
   };
 }

@@ -52,10 +52,11 @@ function sameBytes(a: Int16Array | Uint8Array, b: Int16Array | Uint8Array): bool
 /** Same threads, pages and replication (replicated compared as 0/1 bytes: the engine writes only 0 and 1). */
 export function samePlacement(a: Placement, b: Placement): boolean {
   if (a === b) return true;
-  return sameBytes(a.threadNode, b.threadNode) && sameBytes(a.pageNode, b.pageNode) && sameBytes(a.replicated, b.replicated);
+  // Replica sets are never changed in place (contract): compared by identity.
+  return sameBytes(a.threadNode, b.threadNode) && sameBytes(a.pageNode, b.pageNode) && sameBytes(a.replicated, b.replicated) && a.replicas === b.replicas;
 }
 
-const snapshot = (p: Placement): Placement => ({ threadNode: p.threadNode.slice(), pageNode: p.pageNode.slice(), replicated: p.replicated.slice() });
+const snapshot = (p: Placement): Placement => ({ threadNode: p.threadNode.slice(), pageNode: p.pageNode.slice(), replicated: p.replicated.slice(), ...(p.replicas ? { replicas: p.replicas } : {}) });
 
 /**
  * Runs every policy over the input's windows in one pass, then, with options.steadyState, adds

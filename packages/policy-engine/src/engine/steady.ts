@@ -198,11 +198,11 @@ export function steadyStates(
     };
     for (let w = 0; w < windowCount; w++) {
       const info = input.windows.info(w);
-      // The window's timing (observed → idle length, stall share, access scale: engine/windows.ts)
+      // The window's timing (its closed loop and access scale: engine/windows.ts)
       // is known without building it once the replay pass has built it.
       const built = fromRows ? null : input.windows.get(w);
       const timing: WindowTiming = built ?? input.windows.timing!(w);
-      const lengthUs = timing.idleUs ?? Math.max(1, info.endUs - info.startUs);
+      const lengthUs = Math.max(1, info.endUs - info.startUs);
       const misses: number[] = [];
       pending.forEach((p, i) => {
         const seen = known[i]?.get(w);
@@ -219,7 +219,7 @@ export function steadyStates(
               matrices[j]!.loads,
               matrices[j]!.stores,
               lengthUs,
-              timing.stallShare ?? MEMORY_STALL_SHARE,
+              timing.loop ?? timing.stallShare ?? MEMORY_STALL_SHARE,
               timing.accessScale ?? 1,
             )),
         );

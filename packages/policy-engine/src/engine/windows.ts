@@ -23,13 +23,13 @@
  * (ReplayInputOptions.cacheEntries). A trace whose rows are not in time order also keeps one
  * 4-byte row index per access sample.
  */
-import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowSource, type WindowTiming } from '../model/contract.js';
+import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowLoop, type WindowSource, type WindowTiming } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
 import { nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { retarget, type RetargetRule } from './retarget.js';
-import { accessMatrix, demandOf, latencyAt, MEMORY_STALL_SHARE } from './simulate.js';
+import { accessMatrix, addStore, demandOf, latencyAt, latencyParts, MEMORY_STALL_SHARE, type Demand, type LatencyParts, type LatencyScales } from './simulate.js';
 import { trafficModel } from '../machine/traffic.js';
 
 export const PAGE_ROW_BYTES = 4096;
@@ -336,6 +336,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   // Each window, once built, gets its observed → idle timing (observedTiming, below): it needs the
   // observed placement, which is known by the time the first window is asked for.
   let timing: ((win: AccessWindow) => AccessWindow) | null = null;
+  let feasibility: FeasibilityReport | undefined;
   const matrices = matrixScanner({ store: STORE, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread: sThread, page: sPage, weight, rowBound, order, windowStart });
   let windows: WindowSource = new TraceWindows(
     infos,
@@ -506,6 +507,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
       notes.push(`access rates "bandwidth-bound" not used: the trace's rates come from its ${stallSource === 'counters' ? 'counters' : 'access samples'}`);
     }
     const observed: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
+    feasibility = emptyFeasibility();
     const seen = new Uint8Array(threadCount);
     const how = (w: number, accessScale: number | null) => {
       observed.threadNode = observedThreadNode[w] ?? threadNode;
@@ -528,9 +530,8 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     // computed once per window (a window built again gets the same fields without the pass).
     const timingOf = new Array<Partial<ObservedTiming> | undefined>(windowCount);
     timing = (win) => {
-      const t = (timingOf[win.index] ??= observedTiming(machine, win, observed, seen, how(win.index, scale)));
-      if (t.idleUs !== undefined) win.idleUs = t.idleUs;
-      if (t.stallShare !== undefined) win.stallShare = t.stallShare;
+      const t = (timingOf[win.index] ??= observedTiming(machine, win, observed, seen, how(win.index, scale), feasibility));
+      if (t.loop !== undefined) win.loop = t.loop;
       if (t.accessScale !== undefined) win.accessScale = t.accessScale;
       return win;
     };
@@ -559,6 +560,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     observedThreadNode,
     notes,
     pagesWithRecordedNode: pagesRecorded,
+    ...(feasibility ? { feasibility } : {}),
   };
   return options.timeRangeUs ? restrictToTimeRange(whole, options.timeRangeUs) : whole;
 }
@@ -742,7 +744,7 @@ export class TraceWindows implements WindowSource {
           const p = w.page[k]!;
           const home = pl.pageNode[p]!;
           if (w.loads[k]! > 0) loads[c * nodeCount + (pl.replicated[p] ? c : home)]! += w.loads[k]!;
-          if (w.stores[k]! > 0) stores[c * nodeCount + home]! += w.stores[k]!;
+          if (w.stores[k]! > 0) addStore(stores, nodeCount, c, home, p, w.stores[k]!, pl.replicated, pl.replicas);
         }
         return { loads, stores };
       });
@@ -760,7 +762,7 @@ export class TraceWindows implements WindowSource {
     this.info(index);
     const window = this.build(index);
     this.built++;
-    this.timings[index] = { idleUs: window.idleUs, stallShare: window.stallShare, accessScale: window.accessScale };
+    this.timings[index] = { loop: window.loop, stallShare: window.stallShare, accessScale: window.accessScale };
     if (this.cachedEntries + window.page.length <= this.cacheEntries) {
       this.cache.set(index, window);
       this.cachedEntries += window.page.length;
@@ -1041,6 +1043,7 @@ function matrixScanner(src: WindowRows): (index: number, placements: readonly Pl
     const threadNodes = placements.map((pl) => pl.threadNode);
     const pageNodes = placements.map((pl) => pl.pageNode);
     const replicateds = placements.map((pl) => pl.replicated);
+    const replicaSets = placements.map((pl) => pl.replicas);
     const row = (i: number): void => {
       const p = page[i]!;
       const t = thread[i]!;
@@ -1049,9 +1052,14 @@ function matrixScanner(src: WindowRows): (index: number, placements: readonly Pl
       for (let k = 0; k < K; k++) {
         const c = threadNodes[k]![t]!;
         const home = pageNodes[k]![p]!;
-        // A load of a replicated page is served by the reader's node; a store goes home.
-        const served = s === 0 && replicateds[k]![p] ? c : home;
-        sums[(2 * k + s) * nn + c * n + served]! += wg;
+        // A load of a replicated page is served by the reader's node; a store goes home, or to
+        // every copy where the placement names them.
+        if (s === 0) sums[2 * k * nn + c * n + (replicateds[k]![p] ? c : home)]! += wg;
+        else {
+          const set = replicateds[k]![p] && replicaSets[k] ? replicaSets[k]!.setOf[p]! : -1;
+          if (set >= 0) for (const r of replicaSets[k]!.sets[set]!) sums[(2 * k + 1) * nn + c * n + r]! += wg;
+          else sums[(2 * k + 1) * nn + c * n + home]! += wg;
+        }
       }
     };
     if (rowBound) {
@@ -1101,36 +1109,165 @@ function countersOf(trace: Trace): ReplayInput['counters'] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Observed → idle time (docs/engine.md, "Observed → idle time" and "Stall share")
+// The closed loop of each window, calibrated on the recording (docs/engine.md, "Closed loop")
 
 /** Where a window's stall share comes from. */
 export type StallShareSource = 'counters' | 'samples' | 'default';
-/** Stall shares are kept within these bounds (a thread that issues misses is never stalled all the time). */
+/** A thread that issues misses is never stalled all the time: the most of a window's time the loop may be waiting. */
 export const STALL_SHARE_MIN = 0.01;
 export const STALL_SHARE_MAX = 0.95;
-/** Utilisation at which the observed latency is evaluated at most when the recorded rates exceed the model's capacity. */
+/** Utilisation at which the observed latency is evaluated at most (hinting-fault scale search). */
 export const OBSERVED_UTILISATION_MAX = 0.98;
+/** A resource cannot carry more than its capacity: recorded rates that imply a utilisation above 1 are infeasible (flagged) and scaled to this (a saturated resource, delivering its capacity). */
+export const FEASIBLE_UTILISATION_MAX = 0.99;
 
 export interface ObservedTiming {
-  idleUs: number;
-  stallShare: number;
+  loop: WindowLoop;
   accessScale: number;
 }
 
+/** What the recording's rates imply that the machine or its cores cannot do, accumulated as windows are built. */
+export interface FeasibilityReport {
+  windows: number;
+  /** Windows whose samples × weights imply more traffic through some resource than its capacity. */
+  bandwidthWindows: number;
+  worstBandwidth: { window: number; resource: string; utilisation: number; bytesPerS: number; capacityBytesPerS: number; capacitySource: string } | null;
+  /** Windows whose rate × latency needs more accesses in flight per thread than the cores' outstanding-miss limit. */
+  issueWindows: number;
+  worstIssue: { window: number; inFlightPerThread: number; limit: number } | null;
+  /** Windows calibrated on a measured latency, and those where the model needed more than its bounds (κ at QUEUE_SCALE_MAX, ι above 1.5 or at IDLE_SCALE_MIN). */
+  calibrated: number;
+  offModel: number;
+  worstOffModel: { window: number; measuredNs: number; modelNs: number; idleScale: number; queueScale: number } | null;
+}
+
+export function emptyFeasibility(): FeasibilityReport {
+  return { windows: 0, bandwidthWindows: 0, worstBandwidth: null, issueWindows: 0, worstIssue: null, calibrated: 0, offModel: 0, worstOffModel: null };
+}
+
+const gbps = (bytesPerS: number) => `${+(bytesPerS / 1e9).toFixed(2)} GB/s`;
+
+/** The notes a feasibility report gives (none when every window was feasible). */
+export function feasibilityNotes(report: FeasibilityReport, windowCount: number): string[] {
+  const out: string[] = [];
+  const b = report.worstBandwidth;
+  if (report.bandwidthWindows > 0 && b) {
+    out.push(
+      `INFEASIBLE RATES: in ${report.bandwidthWindows} of ${windowCount} windows the samples × weights imply more traffic than the machine model can carry ` +
+        `(worst: window ${b.window}, ${b.resource} at ${gbps(b.bytesPerS)} against its ${gbps(b.capacityBytesPerS)} capacity, ${(b.utilisation * 100).toFixed(0)} %; capacity: ${b.capacitySource}). ` +
+        `A wrong sampling period (weights), a wrong machine model (numascope bench measures the real capacities) or a synthetic trace made too fast. ` +
+        `Those windows' rates were scaled down to ${FEASIBLE_UTILISATION_MAX * 100} % of that capacity, so their utilisations, latencies and times are relative, not measured`,
+    );
+  }
+  const q = report.worstIssue;
+  if (report.issueWindows > 0 && q) {
+    out.push(
+      `INFEASIBLE CONCURRENCY: in ${report.issueWindows} of ${windowCount} windows the access rate × the latency needs more accesses in flight than the cores can issue ` +
+        `(worst: window ${q.window}, ${q.inFlightPerThread.toFixed(1)} per thread against ${q.limit} outstanding misses per core, rule MLP0): ` +
+        `the samples over-count the accesses (sampling period) or the latency is not the DRAM latency; the loop keeps what the recording implies, so those windows' predictions rest on a population the hardware cannot have`,
+    );
+  }
+  const o = report.worstOffModel;
+  if (report.offModel > 0 && o) {
+    out.push(
+      `MODEL OFF THE RECORDING: in ${report.offModel} of ${report.calibrated} windows with measured latencies the machine model cannot give the measured latency within its bounds ` +
+        `(first: window ${o.window}, measured ${o.measuredNs.toFixed(0)} ns, the model ${o.modelNs.toFixed(0)} ns at the recorded rates; idle latencies × ${o.idleScale.toFixed(2)}, queueing × ${o.queueScale.toFixed(1)}): ` +
+        `check the clock the PMU latencies are converted with and the machine model (numascope bench calibrates it)`,
+    );
+  }
+  return out;
+}
+
+/** The resource with the highest utilisation if `d` is carried in tUs: its label, utilisation, rate and capacity. */
+function busiestResource(machine: MachineModel, d: Demand, tUs: number): { resource: string; utilisation: number; bytesPerS: number; capacityBytesPerS: number; capacitySource: string } {
+  const t = d.traffic;
+  const seconds = tUs * 1e-6;
+  let best = { resource: '', utilisation: 0, bytesPerS: 0, capacityBytesPerS: 0, capacitySource: '' };
+  const mc = t.mcCapacity.value;
+  for (let m = 0; m < mc.length; m++) {
+    const u = d.mcBytes[m]! / seconds / mc[m]!;
+    if (u > best.utilisation) best = { resource: `node ${machine.nodeIds[m]}'s memory controller`, utilisation: u, bytesPerS: d.mcBytes[m]! / seconds, capacityBytesPerS: mc[m]!, capacitySource: t.mcCapacity.source };
+  }
+  const xb = t.crossbarCapacity?.value;
+  if (xb) {
+    for (let x = 0; x < xb.length; x++) {
+      const u = d.xbBytes[x]! / seconds / xb[x]!;
+      if (u > best.utilisation) best = { resource: `node ${machine.nodeIds[x]}'s crossbar`, utilisation: u, bytesPerS: d.xbBytes[x]! / seconds, capacityBytesPerS: xb[x]!, capacitySource: t.crossbarCapacity!.source };
+    }
+  }
+  for (let k = 0; k < t.linkCapacity.length; k++) {
+    const u = d.linkBytes[k]! / seconds / t.linkCapacity[k]!;
+    const l = machine.links[k]!;
+    if (u > best.utilisation) best = { resource: `link ${machine.nodeIds[l.from]}→${machine.nodeIds[l.to]}`, utilisation: u, bytesPerS: d.linkBytes[k]! / seconds, capacityBytesPerS: t.linkCapacity[k]!, capacitySource: machine.linkSource };
+  }
+  return best;
+}
+
+/** Most the recording may steepen the resources' queueing over rule LQ0's reference curve (κ). */
+export const QUEUE_SCALE_MAX = 200;
+/** Least idle scale ι (a measured latency far below the machine's idle latencies: a wrong clock or machine model). */
+export const IDLE_SCALE_MIN = 0.25;
+
 /**
- * The window's idle-time length and stall share under the observed placement:
- * - L_obs: the window's mean PMU load latency (when the trace has one and the clock is known), else
- *   the model's latency at the recorded rates (accesses / recorded window length; utilisation at
- *   most OBSERVED_UTILISATION_MAX);
- * - stall share while recorded, s_obs = R · L_obs / MLP (R: DRAM accesses per ns of a running
- *   thread, from the L3-miss counter (`counters`) or the samples (`samples`); MLP: the machine's
- *   outstanding accesses per core), within [STALL_SHARE_MIN, STALL_SHARE_MAX];
- * - `default` (NUMA hinting faults: rates unknown): in the recording's busiest window s_obs =
- *   MEMORY_STALL_SHARE, and the rate that gives it (accessScale σ with σ·R·L_obs(σ)/MLP = s_obs) is
- *   assumed; every window then uses that σ (each fault stands for σ accesses) as `samples` would;
- * - at idle local latency s = s_obs / (s_obs + r(1 − s_obs)), r = L_obs / L_local, and the idle-time
- *   length W = W_obs / ((1 − s) + s·r), so that the simulator (T = W((1 − s) + s·L(T)/L_local))
- *   gives back the recorded length under the recorded placement.
+ * The latency scales that give the measured latency `measuredNs` for demand `d` carried in wUs
+ * (docs/engine.md, "Calibration"): the model's latency there is idle + contention + queueing; the
+ * difference to the measurement goes to the queueing (κ = 1 + difference / queueing, within
+ * [0, QUEUE_SCALE_MAX]: the recording's loaded latency attributed to the queues of the resources
+ * it loaded, the service scale of the curve), what κ cannot take to the idle part (ι, at least
+ * IDLE_SCALE_MIN). Without a measurement, both 1.
+ */
+export function calibrateLatency(d: Demand, wUs: number, measuredNs: number | null, feasibility?: FeasibilityReport, window = 0): LatencyScales {
+  if (measuredNs === null || !(measuredNs > 0)) return { idleScale: 1, queueScale: 1 };
+  const bottleneck = bottleneckOf(d, wUs);
+  const parts: LatencyParts = { total: 0, idle: 0, contention: 0, queue: 0, otherQueue: 0, mc: new Float64Array(d.mcBytes.length), link: new Float64Array(d.linkBytes.length), crossbar: 0 };
+  const total = latencyParts(d, wUs, Infinity, parts, { idleScale: 1, queueScale: 1, bottleneck });
+  if (!Number.isFinite(total)) return { idleScale: 1, queueScale: 1 };
+  const rest = measuredNs - parts.idle - parts.contention - parts.otherQueue;
+  let kappa = parts.queue > 0 ? rest / parts.queue : 1;
+  kappa = Math.min(QUEUE_SCALE_MAX, Math.max(0, kappa));
+  let iota = parts.idle > 0 ? (measuredNs - kappa * parts.queue - parts.otherQueue - parts.contention) / parts.idle : 1;
+  if (iota < IDLE_SCALE_MIN) iota = IDLE_SCALE_MIN;
+  if (feasibility) {
+    feasibility.calibrated++;
+    if (kappa >= QUEUE_SCALE_MAX || iota > 1.5 || iota <= IDLE_SCALE_MIN) {
+      feasibility.offModel++;
+      if (!feasibility.worstOffModel) feasibility.worstOffModel = { window, measuredNs, modelNs: total, idleScale: iota, queueScale: kappa };
+    }
+  }
+  return { idleScale: iota, queueScale: kappa, bottleneck };
+}
+
+/** Resources within BOTTLENECK_BAND of the busiest one's utilisation when `d` is carried in wUs: the recording's bottleneck. */
+export const BOTTLENECK_BAND = 0.05;
+function bottleneckOf(d: Demand, wUs: number): { mc: Uint8Array; link: Uint8Array; xb: Uint8Array } {
+  const t = d.traffic;
+  const seconds = wUs * 1e-6;
+  const n = d.mcBytes.length;
+  const um = Float64Array.from({ length: n }, (_, m) => (d.mcAccesses[m]! > 0 ? d.mcBytes[m]! / seconds / t.mcCapacity.value[m]! : 0));
+  const ux = Float64Array.from({ length: n }, (_, x) => (t.crossbarCapacity && d.xbAccesses[x]! > 0 ? d.xbBytes[x]! / seconds / t.crossbarCapacity.value[x]! : 0));
+  const ul = Float64Array.from({ length: d.linkBytes.length }, (_, k) => (d.linkAccesses[k]! > 0 ? d.linkBytes[k]! / seconds / t.linkCapacity[k]! : 0));
+  let max = 0;
+  for (const u of [...um, ...ux, ...ul]) if (u > max) max = u;
+  const flag = (u: number) => (max > 0 && u >= max - BOTTLENECK_BAND ? 1 : 0);
+  return { mc: Uint8Array.from(um, flag), link: Uint8Array.from(ul, flag), xb: Uint8Array.from(ux, flag) };
+}
+
+/**
+ * The window's closed loop (contract WindowLoop) under the observed placement:
+ * - rates: accesses / recorded length (× the access scale σ of a hinting-fault recording); where
+ *   they would load some resource above FEASIBLE_UTILISATION_MAX of its capacity, the window is
+ *   infeasible (reported in `feasibility`) and its rates are scaled down to that bound;
+ * - L_obs: the window's mean PMU load latency (when the trace has one and the clock is known),
+ *   else the model's latency L_model at the recorded rates; the latency scale φ = L_obs / L_model;
+ * - in flight (Little's law): X · L_obs accesses; the population N is the threads' typical
+ *   concurrency (threads × rule MLP1, × MLP0 when bandwidth-bound), raised to X · L_obs /
+ *   STALL_SHARE_MAX where the recording had more in flight (flagged above threads × MLP0);
+ *   with counters the stall share s = rate · L_obs / MLP per thread comes from the L3-miss rate;
+ * - compute time C = W · (1 − s), s = X · L_obs / N (the share of the window spent waiting), so
+ *   the simulator (T = C + A·φ·L(T)/N) gives back the recorded length at the recorded latency.
+ * - `default` (NUMA hinting faults: rates unknown): in the recording's busiest window s =
+ *   MEMORY_STALL_SHARE (STALL_SHARE_MAX when bandwidth-bound), and the σ that gives it is assumed
+ *   for every window.
  */
 export function observedTiming(
   machine: MachineModel,
@@ -1138,11 +1275,12 @@ export function observedTiming(
   observed: Placement,
   seen: Uint8Array,
   how: { source: StallShareSource; pmuLatencyNs: number | null; missesPerThreadNs: number | null; accessScale?: number | null; bandwidthBound?: boolean },
+  feasibility?: FeasibilityReport,
 ): Partial<ObservedTiming> {
   const wObs = Math.max(1, win.endUs - win.startUs);
   const { loads, stores } = accessMatrix(machine, win, observed);
-  const d = demandOf(machine, loads, stores, 1);
-  if (d.total === 0) return {};
+  const d1 = demandOf(machine, loads, stores, 1);
+  if (d1.total === 0) return {};
   let threads = 0;
   const thread = win.thread;
   const entries = thread.length;
@@ -1154,23 +1292,20 @@ export function observedTiming(
     }
   }
   for (let k = 0; k < entries; k++) seen[thread[k]!] = 0;
-  // A bandwidth-bound thread (ReplayInputOptions.accessRates) keeps the core's outstanding-miss
-  // limit in flight (rule MLP0), a typical memory-bound one rule MLP1's concurrency.
   const model = trafficModel(machine);
-  const mlp = how.source === 'default' && how.bandwidthBound ? model.mlpLimit.value : model.mlp.value;
-  const perThreadNs = (scale: number) => (scale * d.total) / (threads * wObs * 1000);
+  const bandwidthBound = how.source === 'default' && how.bandwidthBound === true;
+  const mlp = bandwidthBound ? model.mlpLimit.value : model.mlp.value;
+  const typical = threads * mlp;
+  const maxConcurrency = threads * model.mlpLimit.value;
   let scale = 1;
-  let sObs: number;
-  let lObs: number;
-  if (how.source === 'default' && how.accessScale != null) {
-    // The recording's access scale is known (set by its busiest window): rates follow from it.
-    scale = how.accessScale;
-    lObs = how.pmuLatencyNs ?? latencyAt(d, wObs / scale, OBSERVED_UTILISATION_MAX);
-    sObs = Math.min(STALL_SHARE_MAX, Math.max(STALL_SHARE_MIN, (perThreadNs(scale) * lObs) / mlp));
-  } else if (how.source === 'default') {
-    sObs = how.bandwidthBound ? STALL_SHARE_MAX : MEMORY_STALL_SHARE;
-    // σ·R·L(σ)/MLP grows with σ (L(σ) is the latency at σ times the recorded rates): bisect on log σ.
-    const f = (sigma: number) => (perThreadNs(sigma) * (how.pmuLatencyNs ?? latencyAt(d, wObs / sigma, OBSERVED_UTILISATION_MAX))) / mlp - sObs;
+  if (how.source === 'default' && how.accessScale != null) scale = how.accessScale;
+  else if (how.source === 'default') {
+    // σ·X·L(σ)/N = s grows with σ (L(σ): the latency at σ times the recorded rates): bisect on log σ.
+    const target = bandwidthBound ? STALL_SHARE_MAX : MEMORY_STALL_SHARE;
+    const f = (sigma: number) => {
+      const l = how.pmuLatencyNs ?? latencyAt(d1, wObs / sigma, OBSERVED_UTILISATION_MAX);
+      return (sigma * d1.total * l) / (wObs * 1000 * typical) - target;
+    };
     let lo = -40;
     let hi = 40;
     for (let it = 0; it < 80; it++) {
@@ -1179,15 +1314,43 @@ export function observedTiming(
       else lo = mid;
     }
     scale = Math.exp((lo + hi) / 2);
-    lObs = how.pmuLatencyNs ?? latencyAt(d, wObs / scale, OBSERVED_UTILISATION_MAX);
-  } else {
-    lObs = how.pmuLatencyNs ?? latencyAt(d, wObs, OBSERVED_UTILISATION_MAX);
-    const rate = how.source === 'counters' && how.missesPerThreadNs !== null ? how.missesPerThreadNs : perThreadNs(1);
-    sObs = Math.min(STALL_SHARE_MAX, Math.max(STALL_SHARE_MIN, (rate * lObs) / mlp));
   }
-  const r = Math.max(1, lObs / d.localNs);
-  const s = sObs / (sObs + r * (1 - sObs));
-  return { idleUs: wObs / (1 - s + s * r), stallShare: s, ...(scale !== 1 ? { accessScale: scale } : {}) };
+  // Feasibility: the recorded rates against the resources' capacities.
+  let d = scale === 1 ? d1 : demandOf(machine, loads, stores, scale);
+  const busiest = busiestResource(machine, d, wObs);
+  if (feasibility) feasibility.windows++;
+  if (busiest.utilisation > 1) {
+    if (feasibility && how.source !== 'default') {
+      feasibility.bandwidthWindows++;
+      if (!feasibility.worstBandwidth || busiest.utilisation > feasibility.worstBandwidth.utilisation) feasibility.worstBandwidth = { window: win.index, ...busiest };
+    }
+    scale *= FEASIBLE_UTILISATION_MAX / busiest.utilisation;
+    d = demandOf(machine, loads, stores, scale);
+  }
+  const scales = calibrateLatency(d, wObs, how.pmuLatencyNs, feasibility, win.index);
+  const lObs = latencyAt(d, wObs, Infinity, scales);
+  // Accesses in flight under the recording (Little's law), per ns of the window.
+  const x = d.total / (wObs * 1000);
+  const inFlight = x * lObs;
+  let s: number;
+  if (how.source === 'counters' && how.missesPerThreadNs !== null) s = (how.missesPerThreadNs * lObs) / mlp;
+  else s = inFlight / typical;
+  if (feasibility && how.source !== 'default' && inFlight > maxConcurrency) {
+    feasibility.issueWindows++;
+    const perThread = inFlight / threads;
+    if (!feasibility.worstIssue || perThread > feasibility.worstIssue.inFlightPerThread) feasibility.worstIssue = { window: win.index, inFlightPerThread: perThread, limit: model.mlpLimit.value };
+  }
+  s = Math.min(STALL_SHARE_MAX, Math.max(STALL_SHARE_MIN, s));
+  const loop: WindowLoop = {
+    computeUs: wObs * (1 - s),
+    concurrency: inFlight / s,
+    idleScale: scales.idleScale,
+    queueScale: scales.queueScale,
+    ...(scales.bottleneck ? { bottleneck: scales.bottleneck } : {}),
+    threads,
+    maxConcurrency: Math.max(maxConcurrency, inFlight / s),
+  };
+  return { loop, ...(scale !== 1 ? { accessScale: scale } : {}) };
 }
 
 function observedTimingNote(machine: MachineModel, source: StallShareSource, pmuLatency: boolean, bandwidthBound = false): string {
@@ -1203,7 +1366,7 @@ function observedTimingNote(machine: MachineModel, source: StallShareSource, pmu
           : `assumed ${MEMORY_STALL_SHARE * 100} % (hinting faults give no rate; the access rate that gives it is assumed, so rates and times are relative; a streaming program: access rates "bandwidth-bound")`;
   const mlp = bandwidthBound ? t.mlpLimit.value : t.mlp.value;
   return (
-    `windows converted from recorded time to idle-latency time under the recorded placement (latency: ${latency}; ` +
-    `stall share ${share}, with ${mlp.toFixed(2)} outstanding accesses per core): the recorded placement is predicted at its recorded time`
+    `each window's closed loop calibrated on the recording under the recorded placement (latency: ${latency}; ` +
+    `stall share ${share}, with ${mlp.toFixed(2)} outstanding accesses per core typical): the recorded placement is predicted at its recorded time and latency`
   );
 }

@@ -70,6 +70,13 @@ export interface MachinePreset {
 }
 
 /** AMD Family 10h (K10: Shanghai, Magny-Cours) cores: 8 L1 data-cache miss address buffers. */
+/** Golden Cove (Sapphire Rapids) cores: 16 L1 data-cache fill buffers, up from 12 in Willow Cove. */
+const GOLDEN_COVE_OUTSTANDING_MISSES = {
+  value: 16,
+  provenance:
+    'documented:Intel 64 and IA-32 Architectures Optimization Reference Manual, Golden Cove microarchitecture (Sapphire Rapids cores): 16 L1 data-cache fill buffers, up from 12 in Willow Cove (also in the Alder Lake/Golden Cove architecture write-ups)',
+} as const;
+
 const K10_OUTSTANDING_MISSES = {
   value: 8,
   provenance:
@@ -478,6 +485,7 @@ function sapphireRapids2s(): MachinePreset {
   const links = bothWays(0, 1, upiGBps);
   return {
     id,
+    outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
     description: '4th-gen Xeon 2S (e.g. Platinum 8480+), flat mode: 2 nodes × 56 cores, 4 UPI links.',
     figures: [],
     machine: {
@@ -650,6 +658,7 @@ function sapphireRapids2sSnc4(): MachinePreset {
   }
   return {
     id,
+    outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
     description: '4th-gen Xeon 2S (e.g. Platinum 8480+) in SNC4: 8 nodes × 14 cores, a mesh inside each socket, UPI shared between the sockets.',
     figures: [],
     machine: {
@@ -691,6 +700,7 @@ function cxlExpander(): MachinePreset {
   nodes.push({ id: 2, cpus: [], memoryBytes: null, memoryBandwidthGBps: 76.8 });
   return {
     id,
+    outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
     description:
       'Sapphire Rapids 2S (flat) with a CXL type-3 memory expander (x16, no cpus) attached to socket 1 as node 2.',
     figures: [
@@ -757,6 +767,7 @@ function dramCxl1s(): MachinePreset {
   const cores = 56;
   return {
     id,
+    outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
     description:
       'One socket of DRAM (node 0, with the cpus) and a CPU-less CXL memory node (node 1), with the node bandwidths of the Linux weighted-interleave patch series (208 and 24 GB/s): the weighted-interleave what-if machine.',
     figures: [
@@ -849,6 +860,7 @@ function xeonMaxFlat(): MachinePreset {
   const links = bothWays(0, 1, hbmGBps);
   return {
     id,
+    outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
     description: 'Xeon Max 9480 (56 cores, 64 GB HBM2e on package) in HBM flat mode, one socket, quadrant: node 0 DDR5 with the cpus, node 1 the HBM without cpus.',
     figures: xeonMaxFigures(4),
     machine: {
@@ -906,6 +918,7 @@ function xeonMaxSnc4Flat(): MachinePreset {
   const lat = (c: number, m: number) => (dist(c, m) * 11);
   return {
     id,
+    outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
     description: 'Xeon Max 9480 in SNC4 with HBM flat mode, one socket: nodes 0-3 the DDR5 of each 14-core tile, nodes 4-7 each tile\'s 16 GB HBM2e stack without cpus.',
     figures: xeonMaxFigures(1),
     machine: {

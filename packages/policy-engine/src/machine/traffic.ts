@@ -16,10 +16,15 @@
  * - Link capacity: the model's per-direction link capacity; every packet is counted on it
  *   (request, response header, data, coherence probes), which is what makes data throughput on a
  *   link lower than its raw rate.
- * - Service scales of the loaded-latency curve d(u) = S · u / (1 − u): a memory controller's S is
- *   fitted to a `numascope bench` calibration's measured loaded-latency points of its node (rule
- *   LQ2, `fitServiceScaleNs`), else its node's idle local latency (rule LQ0); a link's S is the
- *   machine's idle cost of one hop (the mean over remote pairs of (idle[c][m] − idle[m][m]) / hops).
+ * - Loaded-latency curve of every resource (rule LQ0): delay(u) = c · u + q · u / (1 − u), u =
+ *   load / capacity: a contention part that grows with load (c = LQ_CONTENTION_SHARE × the
+ *   resource's idle latency: a controller's node's idle local latency, a link's idle cost of one
+ *   hop) and a queueing part with the resource's own service time (q = LQ_QUEUE_SCALE × the time
+ *   one line occupies it, line bytes / capacity). Both constants come from one published Intel MLC
+ *   loaded-latency curve (MLC_REFERENCE_CURVE) fitted by `fitLoadedLatencyCurve`, so the shape is
+ *   flat well past half of the peak and steep only close to it. A `numascope bench` calibration's
+ *   loaded-latency points of a node replace its controller's c and q by the same fit (rule LQ2).
+ *   Under saturation the closed loop (engine/simulate.ts) bounds the latency (Little's law).
  * - Outstanding-miss limit per core (rule MLP0): the most L1 data-cache misses one core can have in
  *   flight (miss address buffers / line fill buffers), a preset's `outstandingMissesPerCore` when
  *   known, else DEFAULT_OUTSTANDING_MISSES. The ceiling of any thread's memory-level parallelism:
@@ -35,8 +40,12 @@
  * - Routes: where the routes are estimated (`estimated:` route provenance) and a pair's route is
  *   a fewest-hop one, the traffic of that pair is shared equally by every fewest-hop path over the
  *   links (at most MAX_SHARED_PATHS); documented routes are used as they are.
- * - Clock: a preset's `cpu clock` figure, else a `@ x.xxGHz` in the cpu model string, else null
- *   (PMU latencies in cycles and cycle counters then cannot be turned into time).
+ * - Clock (what PMU load latencies in cycles and cycle counters are divided by): the machine
+ *   model's recorded clock (a trace's `machine.cpuClockGHz`: the recording machine's cpufreq base
+ *   or maximum frequency, the `@ x.xxGHz` of its model name or its /proc/cpuinfo `cpu MHz`; an
+ *   import's perf.data cpudesc or TSC rate), else a preset's `cpu clock` figure, else a
+ *   `@ x.xxGHz` (or `x.xx GHz`) in the cpu model string, else null with the reason (PMU latencies
+ *   in cycles and cycle counters then cannot be turned into time).
  */
 import type { LoadedLatencyPoint, MachineModel, Sourced } from '../model/contract.js';
 import { listPresets, type MachinePreset } from './presets.js';
@@ -79,12 +88,20 @@ export interface TrafficModel {
   dataLinks: PairLists;
   /** Capacity per link, bytes/s (raw per direction; packets counted in full). */
   linkCapacity: Float64Array;
-  /** Loaded-latency service scale per memory controller, ns (rule LQ2: fitted to measured points; else LQ0: idle local latency). */
-  mcServiceNs: Float64Array;
-  /** Where mcServiceNs came from. */
-  mcServiceSource: string;
-  /** Loaded-latency service scale of one link crossing, ns (idle cost of a hop). */
+  /** Loaded-latency curve per memory controller (rule LQ0/LQ2): contention coefficient c, ns (delay c·u). */
+  mcContentionNs: Float64Array;
+  /** Loaded-latency curve per memory controller: queueing scale q, ns (delay q·u/(1−u)). */
+  mcQueueNs: Float64Array;
+  /** Where the controllers' curves came from. */
+  mcCurveSource: string;
+  /** Crossbar queueing scale per node, ns (rule XB0; its contention coefficient is the node's controller's LQ0 one), or null. */
+  xbQueueNs: Float64Array | null;
+  /** Idle cost of one link crossing, ns (rule LQ1). */
   linkServiceNs: Sourced<number>;
+  /** A link crossing's contention coefficient, ns (LQ_CONTENTION_SHARE × the hop cost). */
+  linkContentionNs: number;
+  /** Queueing scale per link, ns (LQ_QUEUE_SCALE × the data packet's time on the link). */
+  linkQueueNs: Float64Array;
   /** Most outstanding L1 data-cache misses per core (rule MLP0: the hardware's limit). */
   mlpLimit: Sourced<number>;
   /** Outstanding DRAM accesses of a stalled core (rule MLP1: Little's law at the sustained capacity, at most mlpLimit). */
@@ -180,33 +197,101 @@ function fewestHopPaths(machine: MachineModel, from: number, to: number, limit: 
   return paths;
 }
 
-/** Utilisation above which a measured point is not used for the fit (d(u) diverges at 1). */
-const MAX_FIT_UTILISATION = 0.95;
+/** Utilisation above which a measured point is not used for a fit (the curve diverges at 1). */
+const MAX_FIT_UTILISATION = 0.98;
 
 /**
- * Rule LQ2: the service scale S of the loaded-latency curve latency(u) = unloaded + S · u / (1 − u)
- * that best fits measured points (least squares through the origin in x = u / (1 − u)), with
- * u = delivered bandwidth / sustained capacity (clamped below MAX_FIT_UTILISATION: a read-only
- * load can deliver more than the triad-measured capacity). Null when no point carries load or the
- * fit is not a positive, finite scale (then the idle rule stands).
+ * The published loaded-latency curve the default shape comes from: Intel MLC v3.5
+ * `--loaded_latency` (read-only traffic, all threads) on a 2-socket Xeon Silver 4110 with 12 ×
+ * DDR4-2666 RDIMMs, as posted on Intel's Software Tuning community forum ("Intel Memory Latency
+ * Checker v3.5 test"): injection delay 20000 → 0, latency ns and bandwidth MB/s. The last point
+ * (delay 0) is the closed loop's saturation (every thread issuing), where delivered bandwidth is
+ * the peak, and is the capacity of the fit.
  */
-export function fitServiceScaleNs(points: ReadonlyArray<LoadedLatencyPoint>, capacityBytesPerS: number, unloadedNs: number): { scaleNs: number; points: number } | null {
+export const MLC_REFERENCE_CURVE = {
+  source: "Intel MLC v3.5 --loaded_latency, 2 × Xeon Silver 4110, 12 × DDR4-2666 (Intel Software Tuning forum, 'Intel Memory Latency Checker v3.5 test')",
+  points: [
+    [81.96, 1237.6], [83.0, 1785.2], [84.2, 2583.5], [84.99, 3354.4], [85.56, 4383.3], [86.54, 6068.3], [87.24, 7680.3],
+    [87.81, 9723.8], [88.79, 13463.5], [90.16, 18355.0], [90.85, 22580.9], [92.29, 29473.3], [94.56, 42695.4],
+    [98.94, 68357.8], [123.71, 131282.0], [129.67, 135267.3], [130.37, 135599.5], [130.34, 135653.8], [130.31, 135655.9],
+  ] as ReadonlyArray<readonly [latencyNs: number, bandwidthMBps: number]>,
+};
+
+/**
+ * Least-squares fit of latency − unloaded = c · u + q · u / (1 − u) to measured points, u =
+ * delivered / capacity (points at u ≥ MAX_FIT_UTILISATION are left out: there the curve is the
+ * closed loop's saturation, not the open queue's), c, q ≥ 0 (a coefficient the unconstrained fit
+ * makes negative is set to 0 and the other refitted). Null without a loaded point or when both
+ * come out 0.
+ */
+export function fitLoadedLatencyCurve(
+  points: ReadonlyArray<LoadedLatencyPoint>,
+  capacityBytesPerS: number,
+  unloadedNs: number,
+): { contentionNs: number; queueNs: number; points: number } | null {
   if (!(capacityBytesPerS > 0) || !Number.isFinite(unloadedNs)) return null;
-  let sxy = 0;
-  let sxx = 0;
+  let saa = 0;
+  let sab = 0;
+  let sbb = 0;
+  let say = 0;
+  let sby = 0;
   let used = 0;
   for (const p of points) {
     if (!(p.deliveredBytesPerS > 0) || !Number.isFinite(p.latencyNs)) continue;
-    const u = Math.min(MAX_FIT_UTILISATION, p.deliveredBytesPerS / capacityBytesPerS);
-    const x = u / (1 - u);
-    sxy += x * (p.latencyNs - unloadedNs);
-    sxx += x * x;
+    const u = p.deliveredBytesPerS / capacityBytesPerS;
+    if (u >= MAX_FIT_UTILISATION) continue;
+    const a = u;
+    const b = u / (1 - u);
+    const y = p.latencyNs - unloadedNs;
+    saa += a * a;
+    sab += a * b;
+    sbb += b * b;
+    say += a * y;
+    sby += b * y;
     used++;
   }
-  if (used === 0 || !(sxx > 0)) return null;
-  const scaleNs = sxy / sxx;
-  return Number.isFinite(scaleNs) && scaleNs > 0 ? { scaleNs, points: used } : null;
+  if (used === 0 || !(saa > 0)) return null;
+  const det = saa * sbb - sab * sab;
+  let c = det > 1e-12 * saa * sbb ? (say * sbb - sby * sab) / det : -1;
+  let q = det > 1e-12 * saa * sbb ? (sby * saa - say * sab) / det : -1;
+  if (c < 0 || q < 0 || used < 2) {
+    // One coefficient: the better of c alone and q alone (both clamped at 0).
+    const cOnly = Math.max(0, say / saa);
+    const qOnly = sbb > 0 ? Math.max(0, sby / sbb) : 0;
+    const errC = cOnly * cOnly * saa - 2 * cOnly * say;
+    const errQ = qOnly * qOnly * sbb - 2 * qOnly * sby;
+    if (errC <= errQ) {
+      c = cOnly;
+      q = 0;
+    } else {
+      c = 0;
+      q = qOnly;
+    }
+  }
+  if (!(c > 0 || q > 0) || !Number.isFinite(c) || !Number.isFinite(q)) return null;
+  return { contentionNs: c, queueNs: q, points: used };
 }
+
+/**
+ * Rule LQ0's constants, from MLC_REFERENCE_CURVE: c / unloaded latency (LQ_CONTENTION_SHARE) and
+ * q / (line bytes / capacity) (LQ_QUEUE_SCALE), the capacity being the curve's peak.
+ */
+function referenceCurve(): { contentionShare: number; queueScale: number } {
+  const pts = MLC_REFERENCE_CURVE.points;
+  const peak = Math.max(...pts.map((p) => p[1])) * 1e6;
+  const unloaded = pts[0]![0];
+  const fit = fitLoadedLatencyCurve(
+    pts.map(([latencyNs, mbps]) => ({ latencyNs, deliveredBytesPerS: mbps * 1e6 })),
+    peak,
+    unloaded,
+  )!;
+  return { contentionShare: fit.contentionNs / unloaded, queueScale: fit.queueNs / ((LINE_BYTES / peak) * 1e9) };
+}
+const REFERENCE = referenceCurve();
+/** Rule LQ0: a resource's contention coefficient as a share of its idle latency (from MLC_REFERENCE_CURVE). */
+export const LQ_CONTENTION_SHARE = REFERENCE.contentionShare;
+/** Rule LQ0: a resource's queueing scale in units of the time one line occupies it (from MLC_REFERENCE_CURVE). */
+export const LQ_QUEUE_SCALE = REFERENCE.queueScale;
 
 /** The traffic model of `machine` (cached per model object). */
 export function trafficModel(machine: MachineModel): TrafficModel {
@@ -259,34 +344,41 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     mcSource = `estimated:S1 sustained = ${share.value.toFixed(3)} × the theoretical bandwidth (mean measured sustained/theoretical ratio: ${share.from}); theoretical: ${machine.mcBandwidthBytesPerS.source}`;
   }
 
-  // Service scales (LQ2 where a calibration measured the node's loaded latency, else LQ0).
-  const mcServiceNs = new Float64Array(n);
+  // Loaded-latency curves (LQ2 where a calibration measured the node's loaded latency, else LQ0).
+  const mcContentionNs = new Float64Array(n);
+  const mcQueueNs = new Float64Array(n);
   const curves = machine.loadedLatency?.value;
   const fitted: string[] = [];
-  // A memory-only node has no local accessor: its controller's scale is its idle latency from the
+  // A memory-only node has no local accessor: its controller's idle latency is the one from the
   // nearest node with cpus (the recorded diagonal of such a node is not an access anyone makes).
-  for (let m = 0; m < n; m++) {
+  const idleOf = (m: number) => {
     let s = idle[m * n + m]!;
     if (machine.nodeCpus[m]!.length === 0) {
       let nearest = Infinity;
       for (let c = 0; c < n; c++) if (machine.nodeCpus[c]!.length > 0) nearest = Math.min(nearest, idle[c * n + m]!);
       if (Number.isFinite(nearest)) s = nearest;
     }
+    return s;
+  };
+  for (let m = 0; m < n; m++) {
+    mcContentionNs[m] = LQ_CONTENTION_SHARE * idleOf(m);
+    mcQueueNs[m] = mc[m]! > 0 ? LQ_QUEUE_SCALE * (LINE_BYTES / mc[m]!) * 1e9 : 0;
     const points = curves?.[m];
     if (points && mc[m]! > 0) {
       const unloaded = points.find((p) => p.deliveredBytesPerS === 0)?.latencyNs ?? idle[m * n + m]!;
-      const fit = fitServiceScaleNs(points, mc[m]!, unloaded);
+      const fit = fitLoadedLatencyCurve(points, mc[m]!, unloaded);
       if (fit) {
-        s = fit.scaleNs;
-        fitted.push(`node ${machine.nodeIds[m]} ${fit.scaleNs.toFixed(0)} ns from ${fit.points} points`);
+        mcContentionNs[m] = fit.contentionNs;
+        mcQueueNs[m] = fit.queueNs;
+        fitted.push(`node ${machine.nodeIds[m]} c ${fit.contentionNs.toFixed(1)} ns, q ${fit.queueNs.toFixed(2)} ns from ${fit.points} points`);
       }
     }
-    mcServiceNs[m] = s;
   }
-  const mcServiceSource =
+  const lq0 = `delay(u) = c·u + q·u/(1−u), c = ${LQ_CONTENTION_SHARE.toFixed(3)} × idle latency, q = ${LQ_QUEUE_SCALE.toFixed(2)} × line time (64 B / capacity), fitted to ${MLC_REFERENCE_CURVE.source}`;
+  const mcCurveSource =
     fitted.length > 0
-      ? `${machine.loadedLatency!.source}: rule LQ2, S fitted by least squares to latency − unloaded latency = S · u / (1 − u), u = delivered / sustained capacity (${fitted.join('; ')})${fitted.length < n ? '; other nodes: rule LQ0, their idle local latency' : ''}`
-      : `estimated:LQ0 each memory controller's service scale is its node's idle local latency; idle latencies: ${machine.idleLatencyNs.source}`;
+      ? `${machine.loadedLatency!.source}: rule LQ2, c and q fitted by least squares to latency − unloaded latency = c·u + q·u/(1−u), u = delivered / sustained capacity (${fitted.join('; ')})${fitted.length < n ? `; other nodes: rule LQ0, ${lq0}` : ''}`
+      : `estimated:LQ0 ${lq0}; idle latencies: ${machine.idleLatencyNs.source}`;
   let hopSum = 0;
   let hopCount = 0;
   for (let c = 0; c < n; c++) {
@@ -322,9 +414,23 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     ? { value: preset.coherence.value, source: preset.coherence.provenance }
     : { value: 'filtered', source: 'estimated:CO1 no broadcast coherence documented for this machine: a directory or probe filter is assumed (no probe traffic modelled)' };
 
-  let clock: Sourced<number | null> = { value: null, source: 'unavailable:no clock in the preset figures or the cpu model string' };
   const clockFigure = preset?.figures.find((f) => f.quantity === 'cpu clock' && f.unit === 'GHz');
-  if (clockFigure) clock = { value: clockFigure.value, source: clockFigure.provenance };
+  const clockInModel = /(?:^|[\s@(,])(\d+(?:\.\d+)?)\s*GHz\b/i.exec(machine.cpuModel ?? '');
+  const modelGHz = clockInModel ? Number(clockInModel[1]) : NaN;
+  const clock: Sourced<number | null> =
+    typeof machine.clockGHz?.value === 'number'
+      ? machine.clockGHz
+      : clockFigure
+        ? { value: clockFigure.value, source: clockFigure.provenance }
+        : modelGHz >= 0.1 && modelGHz <= 10
+          ? { value: modelGHz, source: `documented:the cpu model string "${machine.cpuModel}" names ${modelGHz} GHz (the nominal clock)` }
+          : {
+              value: null,
+              source:
+                `unavailable:${machine.clockGHz ? `the machine records no cpu clock (${machine.clockGHz.source.replace(/^unavailable:/, '')})` : 'the machine description records no cpu clock'}, ` +
+                `${preset ? `preset ${preset.id} has no cpu clock figure` : 'it is not a preset'}, and ` +
+                `${machine.cpuModel ? `its cpu model string "${machine.cpuModel}" names none` : 'it has no cpu model string'}`,
+            };
 
   // Paths per pair (data direction m → c), shared over equal-cost paths where routes are estimated.
   const estimatedRoutes = machine.routeSource.startsWith('estimated:');
@@ -411,8 +517,12 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     linkTo: Int32Array.from(machine.links, (l) => l.to),
     dataLinks,
     linkCapacity: Float64Array.from(machine.links, (l) => l.capacityBytesPerS),
-    mcServiceNs,
-    mcServiceSource,
+    mcContentionNs,
+    mcQueueNs,
+    mcCurveSource,
+    xbQueueNs: crossbar ? Float64Array.from(crossbar.value, (v) => (v > 0 ? LQ_QUEUE_SCALE * (LINE_BYTES / v) * 1e9 : 0)) : null,
+    linkContentionNs: LQ_CONTENTION_SHARE * hopNs,
+    linkQueueNs: Float64Array.from(machine.links, (l) => (l.capacityBytesPerS > 0 ? LQ_QUEUE_SCALE * ((LINE_BYTES + RESPONSE_BYTES) / l.capacityBytesPerS) * 1e9 : 0)),
     linkServiceNs: {
       value: hopNs,
       source: `estimated:LQ1 mean idle cost of one hop, (idle[c][m] − idle[m][m]) / hops over remote pairs = ${hopNs.toFixed(1)} ns; idle latencies: ${machine.idleLatencyNs.source}`,

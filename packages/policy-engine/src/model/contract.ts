@@ -49,6 +49,14 @@ export interface MachineModel {
   memoryTier?: Sourced<Int16Array>;
   /** What memory each node holds (`dram`, `hbm`, `cxl`, …), null = not said; display only. */
   memoryKind?: Array<string | null>;
+  /** The description's cpu model string (`/proc/cpuinfo` model name, perf.data cpudesc), null = not said. Optional for hand-built models. */
+  cpuModel?: string | null;
+  /**
+   * The cpu clock the description records, GHz (TraceMachine.cpuClockGHz: the recording machine's,
+   * from cpufreq, the cpu model string or /proc/cpuinfo), with its provenance; absent = not
+   * recorded. The traffic model's clock (machine/traffic.ts) takes it first.
+   */
+  clockGHz?: Sourced<number | null>;
   /** Idle load latency, ns, row = accessing node index, column = memory node index (nodeCount²). */
   idleLatencyNs: Sourced<Float64Array>;
   /** SLIT distances, nodeCount² (row-major). */
@@ -82,15 +90,43 @@ export interface AccessWindow {
   stores: Float64Array;
   // Optional: absent on hand-built windows (the defaults below apply).
   /**
-   * The window's length converted from observed time to idle-latency time under the observed
-   * placement (engine/windows.ts, "Observed → idle time"), µs: the work the recording did in the
-   * window, timed as if no resource queued. The simulator's W; absent = endUs − startUs.
+   * The closed loop the window's threads ran in, calibrated on the recording (engine/windows.ts,
+   * "Closed loop"; docs/engine.md §3): the simulator solves T = computeUs + A·R(T)/concurrency
+   * for every placement. Absent on hand-built windows: then the window's length and `stallShare`
+   * define it (see simulate.ts, defaultLoop).
    */
-  idleUs?: number;
-  /** Share of the window's time stalled on memory at idle local latency (0..1); absent = MEMORY_STALL_SHARE. */
+  loop?: WindowLoop;
+  /** Hand-built windows only (absent `loop`): share of the window's time stalled on memory at idle local latency (0..1); absent = MEMORY_STALL_SHARE. */
   stallShare?: number;
   /** Accesses each counted access stands for in rates (hinting-fault recordings: an assumed scale); absent = 1. */
   accessScale?: number;
+}
+
+/**
+ * A window's closed loop (docs/engine.md, "Closed loop"): its threads keep `concurrency`
+ * accesses in flight while they stall and compute for `computeUs` between them, so under any
+ * placement the window takes T = computeUs + A · L(A/T) / concurrency (A the
+ * window's accesses, L the model's calibrated mean latency at that rate). Calibrated so that the recorded
+ * placement takes the recorded time at the recorded latency.
+ */
+export interface WindowLoop {
+  /** Time the window's threads spend not waiting for memory, µs: the same under every placement. */
+  computeUs: number;
+  /** Accesses in flight over the window's threads while they wait (the closed loop's population). */
+  concurrency: number;
+  /**
+   * The calibration on the recording's measured latency (1 and 1 when nothing measured it): the
+   * model's latency is ι·idle + contention + κ·queueing; κ first (the recording's loaded latency
+   * attributed to the queues of the resources it loaded, at most QUEUE_SCALE_MAX), then ι for the rest.
+   */
+  idleScale: number;
+  queueScale: number;
+  /** The resources the queue scale applies to (those within BOTTLENECK_BAND of the busiest under the recording); absent: all. */
+  bottleneck?: { mc: Uint8Array; link: Uint8Array; xb: Uint8Array };
+  /** Threads with accesses in the window. */
+  threads: number;
+  /** The most accesses those threads' cores can keep in flight (threads × outstanding-miss limit, rule MLP0): Little's law bounds latency by this ÷ the delivered rate. */
+  maxConcurrency: number;
 }
 
 /** A window's bounds and size, known without building its entries. */
@@ -128,7 +164,7 @@ export interface WindowSource extends Iterable<AccessWindow> {
 }
 
 /** The fields of a window the simulator needs besides its accesses. */
-export type WindowTiming = Pick<AccessWindow, 'idleUs' | 'stallShare' | 'accessScale'>;
+export type WindowTiming = Pick<AccessWindow, 'loop' | 'stallShare' | 'accessScale'>;
 
 /** A WindowSource over windows already in memory. */
 export function windowsOf(windows: readonly AccessWindow[]): WindowSource {
@@ -176,10 +212,22 @@ export interface ReplayInput {
    * apart (policies/weighted-interleave.ts).
    */
   objectRanges?: Array<{ start: bigint; end: bigint; label: string }>;
+  /**
+   * The recording's mappings (regions table) and the mapping of each page row, for the rules that
+   * follow the kernel per VMA (AutoNUMA's scanner, policies/numa-scan.ts). Absent for hand-built
+   * inputs: every page is then treated alike.
+   */
+  regions?: ReplayRegions;
   /** Recorded thread node per window (thread_placements; last observation before the window ends). */
   observedThreadNode?: Int16Array[];
   /** What the input builder assumed or dropped, in words (cache-hit samples skipped, fallbacks used). */
   notes?: string[];
+  /**
+   * What the recording's rates imply that the machine or its cores cannot carry (engine/windows.ts,
+   * FeasibilityReport), filled in as windows are built: complete after a pass over every window.
+   * Absent on estimates and hand-built inputs.
+   */
+  feasibility?: import('../engine/windows.js').FeasibilityReport;
   /** Set when the accesses are an estimate, not samples (ReplayInputOptions.accessEstimate). */
   estimate?: 'uniform';
   /**
@@ -208,6 +256,30 @@ export interface ReplayInput {
   recorded?: { machine: MachineModel; initial: Placement; observedThreadNode?: Int16Array[] };
 }
 
+/** A trace's mappings as the engine uses them (ReplayInput.regions; analyze/replay-input.ts). */
+export interface ReplayRegions {
+  list: ReplayRegion[];
+  /** Row of `list` holding each page row (pages.region), -1 unknown. */
+  pageRegion: Int32Array;
+  /** False when the trace has no `regions.prot` column (written before it existed, or synthetic): every `prot` is then null. */
+  protRecorded: boolean;
+}
+
+/** One mapping (a row of the regions table). */
+export interface ReplayRegion {
+  start: bigint;
+  end: bigint;
+  /** `heap`, `stack`, `anon`, `file`, `shm`, `vdso`, `other`. */
+  kind: string;
+  path: string | null;
+  /** numa_maps policy as printed (`default`, `bind:1`, `bind=balancing:0-1`, …); `unknown` if not read. */
+  policy: string;
+  /** /proc/PID/maps permissions (`r--p`, `rw-s`), null unknown. */
+  prot: string | null;
+  /** numa_maps kernelpagesize_kB × 1024 (region_placements.page_size, the largest seen), 0 unknown. */
+  kernelPageBytes: number;
+}
+
 export interface ReplayTimeRange {
   requestedStartUs: number;
   requestedEndUs: number;
@@ -225,6 +297,21 @@ export interface Placement {
   threadNode: Int16Array;
   pageNode: Int16Array;
   replicated: Uint8Array;
+  /**
+   * Optional, with `replicated`: the nodes that hold a copy of each replicated page, home node
+   * included: `sets[setOf[p]]` (node indices, ascending; `setOf[p]` = −1: not said, i.e. a copy on
+   * every node that reads it). Set by policies that know where their copies are (replicate), so
+   * that a store to a replicated page can write every copy. Arrays are never changed in place.
+   */
+  replicas?: ReplicaSets;
+}
+
+/** Per page, the set of nodes holding its copies (Placement.replicas). */
+export interface ReplicaSets {
+  /** Index into `sets` per page row, −1 = not said. */
+  setOf: Int32Array;
+  /** Distinct node sets (node indices, ascending, the home node included). */
+  sets: NodeIndex[][];
 }
 
 export interface WindowMetrics {
@@ -249,6 +336,30 @@ export interface WindowMetrics {
   accessesPerUs: number;
   /** Predicted duration of the window under this placement, µs. */
   predictedUs: number;
+  /** Memory accesses of the window (samples × weight, before any access scale): the weight of its metrics in overall means. Optional for hand-made metrics. */
+  accesses?: number;
+  /** Loads among them: the weight of the window's latency in overall means (the latency a PMU measures is the loads'). */
+  loads?: number;
+  // The why of the prediction (docs/engine.md, "Decomposition"): predictedUs = computeUs + stallUs.
+  /** Time not waiting for memory, µs (the window's loop: the same for every placement). */
+  computeUs: number;
+  /** Time waiting for memory, µs: accesses × memoryLatencyNs / concurrency. */
+  stallUs: number;
+  /** Accesses in flight while waiting (the loop's population). */
+  concurrency: number;
+  /** Accesses-weighted idle part of memoryLatencyNs (before queueing), ns, after the latency scale. */
+  idleLatencyNs: number;
+  /** The window's calibration (WindowLoop): idle and queueing scales. */
+  idleScale: number;
+  queueScale: number;
+  /** Mean delay each memory controller adds to an access, averaged over all the window's accesses, ns (Σ = the controllers' part of memoryLatencyNs). */
+  mcDelayNs: Float64Array;
+  /** Same for each directed link. */
+  linkDelayNs: Float64Array;
+  /** Same for the crossbars (rule XB0), summed over nodes; 0 without. */
+  crossbarDelayNs: number;
+  /** Little's law: the highest mean latency the cores' outstanding-miss limit allows at the delivered rate, ns (Infinity when unknown). */
+  latencyBoundNs: number;
 }
 
 export type SimulateWindow = (
@@ -310,6 +421,63 @@ export interface PolicyReplay {
    * and the engine's recommendation with its curve when the weights were not given.
    */
   weighted?: WeightedReplay;
+  /**
+   * replicate only: what was copied where and what the copies cost (policies/replicate.ts):
+   * per unit (allocation object or contiguous page range), its read share, reader nodes, the
+   * nodes given a copy and the bytes added, and the totals per node.
+   */
+  replication?: ReplicationReplay;
+}
+
+/** What a replicate replay copied (policies/replicate.ts; docs/policies.md, "Replicate"). */
+export interface ReplicationReplay {
+  /** Share of loads (loads / (loads + stores), 0..1) a unit needs over the recording to be replicated. */
+  readShareMin: number;
+  /** The selector given (`object=TEXT`, `address=0xA-0xB`), null = every unit. */
+  selector: string | null;
+  /** How units were cut: `objects` (allocation objects and contiguous ranges between them) or `ranges` (contiguous page ranges only). */
+  unitsFrom: 'objects' | 'ranges';
+  /** Units read from ≥ 2 nodes (the candidates), replicated or not, in address order. */
+  units: ReplicationUnit[];
+  /** Pages replicated (their copies are on `copyNodes` of their unit). */
+  pagesReplicated: number;
+  /** Bytes the copies add, per node index: pages × page size × (copies − 1) in all. */
+  addedBytesByNode: number[];
+  addedBytes: number;
+  /** Store accesses of replicated units (over the recording) and the store flows they make when each writes every copy. */
+  storesOnReplicated: number;
+  storeFlowsOnReplicated: number;
+  /** Whether every node's memory size is known (else copies on nodes of unknown size are not checked). */
+  capacityKnown: boolean;
+}
+
+export interface ReplicationUnit {
+  /** `object LABEL` or `pages 0x…–0x…`. */
+  label: string;
+  kind: 'object' | 'range';
+  /** First byte and one past the last (hex), null without page addresses. */
+  startAddress: string | null;
+  endAddress: string | null;
+  pages: number;
+  /** Estimated accesses over the recording. */
+  loads: number;
+  stores: number;
+  /** loads / (loads + stores). */
+  readShare: number;
+  /** Nodes whose threads read it (node indices, ascending). */
+  readerNodes: NodeIndex[];
+  /** Home nodes of its pages (node indices, ascending). */
+  homeNodes: NodeIndex[];
+  /** Nodes that get a copy (readers that are not home to all its pages); empty when not replicated. */
+  copyNodes: NodeIndex[];
+  /** Bytes the copies add, per node index (zeros when not replicated), and in all. */
+  addedBytesByNode: number[];
+  addedBytes: number;
+  /** Loads served by another node than the reader's under the recorded placement: what the copies make local. */
+  remoteLoads: number;
+  replicated: boolean;
+  /** Why not, in words (`null` when replicated). */
+  notReplicated: string | null;
 }
 
 /** What a weighted-interleave replay used (policies/weighted-interleave.ts). */

@@ -8,7 +8,8 @@
  * runs merge into one `interleave` range over those nodes, in node-id order — the same spread as
  * the replay, not necessarily the same page-by-page nodes. Ranges in which no page would change
  * node are left out (kept with `includeInPlace`). Replicated pages cannot be expressed (move_pages has no replication) and are
- * left out, counted in the summary.
+ * left out, counted in the summary; a replicate replay (PolicyReplay.replication), which only
+ * replicates, is refused (PlanBuildError: its copies are a code change, replicationNoPlan).
  * Threads: a thread whose final node differs from its last observed node (thread_placements,
  * else the replay's first window) is pinned to its final node; with `threadIdentity:
  * 'order-and-name'` each pin also carries the thread's creation order and name, so that
@@ -17,6 +18,7 @@
  * site with the placement of its pages, for `numascope run`.
  */
 import type { Placement, PolicyReplay } from '../model/contract.js';
+import { bytesText } from '../policies/replicate.js';
 import { numericColumn, stringColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { planEnvelope, RangeWriter } from './ranges.js';
@@ -78,6 +80,8 @@ export class PlanBuildError extends Error {
 }
 
 export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlanOptions): Plan {
+  // replicate's placement is copies, not moves: nothing in it is for `numascope apply`.
+  if (replay.replication) throw new PlanBuildError(replicationNoPlan(replay));
   const { manifest, tables } = trace;
   if (!manifest.process) throw new PlanBuildError('the trace records no process (manifest.process is null): a plan needs a pid to target');
   const nodeIds = manifest.machine.nodes.map((n) => n.id);
@@ -253,6 +257,23 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
     ...(options.systemWeights ? { systemWeights: options.systemWeights } : {}),
     expected: { pagesToMove, bytesToMove, pagesPerNodeAfter, threadsToPin: threads.length },
   });
+}
+
+/**
+ * Why a replicate replay has no plan: its per-node copies are made by the program (a code change),
+ * and move_pages moves a page, it never copies one.
+ */
+export function replicationNoPlan(replay: PolicyReplay): string {
+  const r = replay.replication!;
+  const what =
+    r.pagesReplicated > 0
+      ? `per-node copies of ${r.pagesReplicated} pages (${bytesText(r.addedBytes)} more memory)`
+      : 'per-node copies (none qualified in this recording)';
+  return (
+    `${replay.policy} is not applicable as a plan: its placement is ${what}, which the program must make itself ` +
+    `(a code change: a copy per node that each thread reads from its own node, e.g. llama.cpp --numa mirror, or numa_alloc_onnode and a copy per node); ` +
+    `numascope apply moves pages (move_pages) and cannot copy them. See its per-node-copies recommendation`
+  );
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * AsymSched (Lepers, Quéma, Fedorova, USENIX ATC'15), Algorithm 1 as reconstructed from the two
  * public re-implementations (hzqmwne/asymsched_demo and a C++ "CHARM" scheduler): clusters of threads
- * that share data, weighted by log of their remote bandwidth, are placed on the node sets whose
+ * that share data (measured on every window so far, older windows decayed: SharingHistory), weighted
+ * by log of their remote bandwidth, are placed on the node sets whose
  * pairwise bandwidth is highest; among placements within 90 % of the best, the one that moves
  * the least memory wins, unless migrating would cost more than 5 % of the run so far. Memory then
  * follows its threads (dynamic migration), with a full migration when > 90 % of a moved
@@ -35,6 +36,24 @@ export const ASYMSCHED_CONSTANTS = {
   FULL_MIGRATION_OLD_SHARE: 0.9,
   /** Two threads are linked when they share at least this share of the smaller one's accesses. */
   SHARING_MIN_SHARE: 0.1,
+  /**
+   * Clusters are settled (threads may move) when linking at this lower share gives the same ones,
+   * or when the previous window gave the same ones: a clustering still forming moves nothing.
+   */
+  SHARING_SETTLED_SHARE: 0.05,
+  /**
+   * The replay measures sharing on every window so far, each window's accesses weighted
+   * 2^(−age / this) (age in windows: 0 for the current one), so a phase change can re-cluster.
+   */
+  SHARING_HALF_LIFE_WINDOWS: 5,
+  /** Sharing is measured on blocks of this much address space (a 2 MiB huge page)… */
+  SHARING_BLOCK_BYTES: 2 * 1024 * 1024,
+  /** …of this many page rows when the input has no page addresses. */
+  SHARING_BLOCK_PAGES: 512,
+  /** Per block, pairs of threads whose terms are summed have one of its this many lowest-numbered threads. */
+  MAX_BLOCK_PAIRING_THREADS: 32,
+  /** Per page, the sharing measured over windows follows only its first this many accessor threads. */
+  SHARING_PAGE_SHARERS: 8,
   /** Bytes one access moves (a cache line). */
   ACCESS_BYTES: 64,
   /** Rate at which dynamic migration lets pages follow their threads (bytes/s). */
@@ -90,19 +109,40 @@ export function clusterBandwidthMBps(nodes: readonly NodeIndex[], bw: Float64Arr
   return sum;
 }
 
+/** Thread counts up to which pair sharing is kept in a dense matrix. */
+const DENSE_SHARING_THREADS = 256;
+
 /**
  * Clusters of threads that share pages. Two threads are linked when the accesses they make to
  * pages both touch (Σ_page min(a_i, a_j)) reach 10 % of the smaller thread's accesses in the
  * window; clusters are the connected components. Threads with no access in the window are left out.
+ *
+ * With `sharing` (what the replay uses), the links are those of the sharing measured on every
+ * window so far (SharingHistory, docs/policies.md AsymSched step 1); the window still gives the
+ * threads that take part, the nodes they run on, the remote bandwidth and the memory.
  */
-/** Thread counts up to which threadClusters keeps pair sharing in a dense matrix. */
-const DENSE_SHARING_THREADS = 256;
+export function threadClusters(input: ReplayInput, window: AccessWindow, placement: Placement, sharing?: SharingHistory): ThreadCluster[] {
+  if (sharing) return clustersOf(input, window, placement, windowTotals(input.threadCount, window), sharing.linkRoots());
+  const { total, root } = windowLinks(input, window);
+  return clustersOf(input, window, placement, total, root);
+}
 
-export function threadClusters(input: ReplayInput, window: AccessWindow, placement: Placement): ThreadCluster[] {
+function sameRoots(a: Int32Array, b: Int32Array): boolean {
+  for (let t = 0; t < a.length; t++) if (a[t] !== b[t]) return false;
+  return true;
+}
+
+/** Each thread's accesses in the window. */
+function windowTotals(T: number, window: AccessWindow): Float64Array {
+  const total = new Float64Array(T);
+  for (let i = 0; i < window.page.length; i++) total[window.thread[i]!]! += window.loads[i]! + window.stores[i]!;
+  return total;
+}
+
+/** Root (least thread) of every thread's component under the links of one window's sharing. */
+function windowLinks(input: ReplayInput, window: AccessWindow): { total: Float64Array; root: Int32Array } {
   const T = input.threadCount;
-  const n = input.machine.nodeCount;
   const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
-  const { threadNode, pageNode, replicated } = placement;
   const total = new Float64Array(T);
   // Shared accesses per thread pair (a < b): a dense T×T matrix for up to 256 threads, else a map.
   const dense = T <= DENSE_SHARING_THREADS ? new Float64Array(T * T) : null;
@@ -166,13 +206,25 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
   } else {
     for (const [key, shared] of sparse!) join(Math.floor(key / T), key % T, shared);
   }
+  const root = new Int32Array(T);
+  for (let t = 0; t < T; t++) root[t] = find(t);
+  return { total, root };
+}
+
+/** The clusters of the threads with accesses in the window, under the given components. */
+function clustersOf(input: ReplayInput, window: AccessWindow, placement: Placement, total: Float64Array, root: Int32Array): ThreadCluster[] {
+  const T = input.threadCount;
+  const n = input.machine.nodeCount;
+  const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
+  const { threadNode, pageNode, replicated } = placement;
+  const entryCount = wPage.length;
   // Clusters in order of their first thread with accesses.
   const clusterOf = new Int32Array(T).fill(-1);
   const clusterOfRoot = new Int32Array(T).fill(-1);
   const clusters: ThreadCluster[] = [];
   for (let t = 0; t < T; t++) {
     if (total[t]! <= 0) continue;
-    const r = find(t);
+    const r = root[t]!;
     if (clusterOfRoot[r] === -1) {
       clusterOfRoot[r] = clusters.length;
       clusters.push({ threads: [], nodes: [], rbwMBps: 0, weight: 0, memoryBytesOnNode: new Float64Array(n) });
@@ -186,7 +238,7 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
   const remote = new Float64Array(K);
   const memoryBytes = new Float64Array(K * n);
   const pageBytes = input.pageBytes;
-  i = 0;
+  let i = 0;
   const perCluster = new Float64Array(K);
   // Clusters that touched the current page (only those are read and reset: a page has few).
   const touched = new Int32Array(Math.max(1, K));
@@ -235,6 +287,332 @@ export function threadClusters(input: ReplayInput, window: AccessWindow, placeme
     c.weight = c.rbwMBps > 1 ? Math.log(c.rbwMBps) : 0;
   });
   return clusters;
+}
+
+/** Entries of a per-block table up to which a typed array is used (else a map). */
+const DENSE_BLOCK_ENTRIES = 1 << 22;
+
+/**
+ * The sharing between threads measured on every window so far, which the replay clusters on: one
+ * 100 ms window holds too few samples per page for two threads to be seen on the same page, even
+ * when they share a whole buffer. Window w's accesses count 2^(−(now − w) / SHARING_HALF_LIFE_WINDOWS).
+ *
+ * Even over many windows the page-level rule Σ_page min(a_i, a_j) grows with the sampling density
+ * (a page seen once by each of two threads is rare when each has a few samples per thousand
+ * pages), so the shared accesses are counted on blocks of 2 MiB of address space and scaled by how
+ * much the two threads' accesses coincide on the same pages of those blocks:
+ *
+ *   shared(i, j) = M · min(1, K / D),  M = Σ_block min(C_i, C_j),  K = Σ_page A_i · A_j,
+ *   D = Σ_block C'_i · C'_j / N,
+ *
+ * with C_t = thread t's accesses to a block, A_t = to a page, N = the block's pages accessed so
+ * far. K (a product of two threads' independent samples) is what D would be if both threads spread
+ * their accesses over the same pages of each block: K / D is about 1 for threads that share a
+ * buffer, whatever the density, and about 0 for threads that use different pages of the same blocks
+ * (neighbouring slices of one array). Two threads are linked when shared(i, j) ≥ SHARING_MIN_SHARE ×
+ * the smaller one's accesses; clusters are the connected components.
+ *
+ * Bounds on the work: per page, only its first SHARING_PAGE_SHARERS accessor threads enter K, and
+ * C'_t (which enters D) counts only t's accesses to pages where it is one of them, so that K and D
+ * stay comparable on pages every thread touches; per block, only pairs with one of its
+ * MAX_BLOCK_PAIRING_THREADS lowest-numbered threads enter M and D (every pair up to that many
+ * threads in the block).
+ *
+ * Stored values are scaled by 2^(windows / half-life) instead of decaying the old ones (products by
+ * its square), divided by 2^64 now and then: the work per window follows the window's entries and
+ * the blocks they touch, the memory the pages and blocks.
+ */
+export class SharingHistory {
+  readonly threadCount: number;
+  /** Windows and access samples (rows) taken in. */
+  windows = 0;
+  samples = 0;
+  firstWindow = -1;
+  lastWindow = -1;
+  private readonly blockOf: Int32Array;
+  /** N: pages of each block accessed so far. */
+  private readonly blockPages: Int32Array;
+  /** C: accesses per block and thread (b·T + t). */
+  private readonly blockDense: Float64Array | null;
+  private readonly blockSparse: Map<number, number> | null;
+  /** The part of C on pages where the thread is one of the tracked accessors (enters D). */
+  private readonly trackedDense: Float64Array | null;
+  private readonly trackedSparse: Map<number, number> | null;
+  /** Threads with accesses to each block, ascending. */
+  private readonly blockThreads: number[][];
+  /** Per pair (lo·T + hi): K, M, D. */
+  private readonly pairs: { k: PairTable; m: PairTable; d: PairTable };
+  private readonly total: Float64Array;
+  /**
+   * Each page's first accessors (thread, accesses) in a segment of the pools: 2 slots, moved to
+   * SHARING_PAGE_SHARERS slots when a third thread comes (a page's slots are contiguous).
+   */
+  private readonly pageSegment: Int32Array;
+  private readonly pageSharers: Uint8Array;
+  private poolThread = new Int32Array(4096);
+  private poolCount = new Float64Array(4096);
+  private poolUsed = 0;
+  /** Windows since the last rescale: stored values are scaled by 2^(this / half-life). */
+  private sinceRescale = 0;
+  private readonly touchedStamp: Int32Array;
+  private readonly touched: number[] = [];
+
+  constructor(input: Pick<ReplayInput, 'threadCount' | 'pageCount' | 'pageAddress'>) {
+    const T = (this.threadCount = input.threadCount);
+    const P = input.pageCount;
+    this.blockOf = new Int32Array(P);
+    const address = input.pageAddress;
+    let blockCount: number;
+    if (address && address.length === P) {
+      // Blocks numbered in page-row order of their first page.
+      const shift = BigInt(Math.log2(A.SHARING_BLOCK_BYTES));
+      const ids = new Map<bigint, number>();
+      for (let p = 0; p < P; p++) {
+        const key = address[p]! >> shift;
+        let id = ids.get(key);
+        if (id === undefined) ids.set(key, (id = ids.size));
+        this.blockOf[p] = id;
+      }
+      blockCount = ids.size;
+    } else {
+      for (let p = 0; p < P; p++) this.blockOf[p] = Math.floor(p / A.SHARING_BLOCK_PAGES);
+      blockCount = Math.ceil(P / A.SHARING_BLOCK_PAGES);
+    }
+    this.blockPages = new Int32Array(blockCount);
+    this.touchedStamp = new Int32Array(blockCount).fill(-1);
+    this.blockThreads = Array.from({ length: blockCount }, () => []);
+    const dense = blockCount * T <= DENSE_BLOCK_ENTRIES;
+    this.blockDense = dense ? new Float64Array(blockCount * T) : null;
+    this.blockSparse = dense ? null : new Map();
+    this.trackedDense = dense ? new Float64Array(blockCount * T) : null;
+    this.trackedSparse = dense ? null : new Map();
+    this.pairs = { k: new PairTable(T), m: new PairTable(T), d: new PairTable(T) };
+    this.total = new Float64Array(T);
+    this.pageSegment = new Int32Array(P).fill(-1);
+    this.pageSharers = new Uint8Array(P);
+  }
+
+  /** Takes in one window (windows in time order). */
+  add(window: AccessWindow): void {
+    if (this.sinceRescale >= 64 * A.SHARING_HALF_LIFE_WINDOWS) this.rescale();
+    const scale = 2 ** (this.sinceRescale / A.SHARING_HALF_LIFE_WINDOWS);
+    const { page, thread, loads, stores } = window;
+    const T = this.threadCount;
+    const stamp = this.windows;
+    this.touched.length = 0;
+    for (let i = 0; i < page.length; i++) {
+      if (!(loads[i]! + stores[i]! > 0)) continue;
+      const b = this.blockOf[page[i]!]!;
+      if (this.touchedStamp[b] === stamp) continue;
+      this.touchedStamp[b] = stamp;
+      this.touched.push(b);
+    }
+    // The touched blocks' terms come off, their counts change, their terms go back on.
+    for (const b of this.touched) this.blockTerms(b, -1);
+    const k = this.pairs.k;
+    const kDense = k.denseValues;
+    const blockDense = this.blockDense;
+    for (let i = 0; i < page.length; i++) {
+      const a = loads[i]! + stores[i]!;
+      if (!(a > 0)) continue;
+      const p = page[i]!;
+      const t = thread[i]!;
+      const b = this.blockOf[p]!;
+      const d = a * scale;
+      this.total[t]! += d;
+      const key = b * T + t;
+      const before = blockDense ? blockDense[key]! : (this.blockSparse!.get(key) ?? 0);
+      if (before === 0) {
+        const list = this.blockThreads[b]!;
+        let at = list.length;
+        while (at > 0 && list[at - 1]! > t) at--;
+        list.splice(at, 0, t);
+      }
+      if (blockDense) blockDense[key] = before + d;
+      else this.blockSparse!.set(key, before + d);
+      let segment = this.pageSegment[p]!;
+      const sharers = this.pageSharers[p]!;
+      if (segment === -1) {
+        this.blockPages[b]!++;
+        segment = this.pageSegment[p] = this.allocate(2);
+      }
+      let own = -1;
+      const { poolCount, poolThread } = this;
+      for (let e = segment; e < segment + sharers; e++) {
+        const s = poolThread[e]!;
+        if (s === t) own = e;
+        else if (kDense) kDense[s < t ? s * T + t : t * T + s]! += d * poolCount[e]!;
+        else k.add(s, t, d * poolCount[e]!);
+      }
+      let tracked = own >= 0;
+      if (own >= 0) poolCount[own]! += d;
+      else if (sharers < A.SHARING_PAGE_SHARERS) {
+        tracked = true;
+        if (sharers === 2) {
+          // A third thread: the page moves to a segment of its own with room for every tracked one.
+          const wide = this.allocate(A.SHARING_PAGE_SHARERS);
+          this.poolThread.copyWithin(wide, segment, segment + 2);
+          this.poolCount.copyWithin(wide, segment, segment + 2);
+          segment = this.pageSegment[p] = wide;
+        }
+        this.poolThread[segment + sharers] = t;
+        this.poolCount[segment + sharers] = d;
+        this.pageSharers[p] = sharers + 1;
+      }
+      if (tracked) {
+        if (this.trackedDense) this.trackedDense[key]! += d;
+        else this.trackedSparse!.set(key, (this.trackedSparse!.get(key) ?? 0) + d);
+      }
+    }
+    for (const b of this.touched) this.blockTerms(b, 1);
+    this.sinceRescale++;
+    if (this.firstWindow < 0) this.firstWindow = window.index;
+    this.lastWindow = window.index;
+    this.windows++;
+    this.samples += window.sampleCount;
+  }
+
+  /** shared(a, b) (0 when the pair never accessed a common page). */
+  shared(a: number, b: number): number {
+    if (a === b) return this.total[a]!;
+    const lo = Math.min(a, b);
+    const hi = Math.max(a, b);
+    const k = this.pairs.k.get(lo, hi);
+    if (!(k > 0)) return 0;
+    const d = this.pairs.d.get(lo, hi);
+    return Math.max(0, this.pairs.m.get(lo, hi)) * (d > 0 ? Math.min(1, k / d) : 1);
+  }
+
+  /** shared(a, b) / the smaller thread's accesses (0 when either has none). */
+  sharedShare(a: number, b: number): number {
+    const smaller = Math.min(this.total[a]!, this.total[b]!);
+    return smaller > 0 ? this.shared(a, b) / smaller : 0;
+  }
+
+  /** Root (least thread) of every thread's component, threads linked when they share ≥ minShare. */
+  linkRoots(minShare: number = A.SHARING_MIN_SHARE): Int32Array {
+    const T = this.threadCount;
+    const parent = new Int32Array(T);
+    for (let t = 0; t < T; t++) parent[t] = t;
+    const find = (t: number): number => {
+      while (parent[t] !== t) t = parent[t] = parent[parent[t]!]!;
+      return t;
+    };
+    this.pairs.k.forEachPositive((a, b) => {
+      const smaller = Math.min(this.total[a]!, this.total[b]!);
+      if (smaller > 0 && this.shared(a, b) >= minShare * smaller) {
+        const ra = find(a);
+        const rb = find(b);
+        if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
+      }
+    });
+    const root = new Int32Array(T);
+    for (let t = 0; t < T; t++) root[t] = find(t);
+    return root;
+  }
+
+  /** Adds (sign 1) or removes (−1) block b's terms of M and D. */
+  private blockTerms(b: number, sign: number): void {
+    const list = this.blockThreads[b]!;
+    const L = list.length;
+    if (L < 2) return;
+    const T = this.threadCount;
+    const perN = sign / this.blockPages[b]!;
+    const c = new Float64Array(L);
+    const ct = new Float64Array(L);
+    for (let x = 0; x < L; x++) {
+      const key = b * T + list[x]!;
+      c[x] = this.blockDense ? this.blockDense[key]! : (this.blockSparse!.get(key) ?? 0);
+      ct[x] = this.trackedDense ? this.trackedDense[key]! : (this.trackedSparse!.get(key) ?? 0);
+    }
+    const { m, d } = this.pairs;
+    const mDense = m.denseValues;
+    const dDense = d.denseValues;
+    const hubs = Math.min(L, A.MAX_BLOCK_PAIRING_THREADS);
+    for (let x = 0; x < hubs; x++) {
+      const i = list[x]!;
+      const ci = c[x]!;
+      const ti = ct[x]!;
+      const row = i * T;
+      for (let y = x + 1; y < L; y++) {
+        const cj = c[y]!;
+        const mv = sign * (ci < cj ? ci : cj);
+        const dv = ti * ct[y]! * perN;
+        if (mDense && dDense) {
+          mDense[row + list[y]!]! += mv;
+          dDense[row + list[y]!]! += dv;
+        } else {
+          m.add(i, list[y]!, mv);
+          d.add(i, list[y]!, dv);
+        }
+      }
+    }
+  }
+
+  /** Start of `size` free slots in the pools (grown by doubling). */
+  private allocate(size: number): number {
+    const start = this.poolUsed;
+    this.poolUsed += size;
+    if (this.poolUsed > this.poolThread.length) {
+      let length = this.poolThread.length * 2;
+      while (length < this.poolUsed) length *= 2;
+      const thread = new Int32Array(length);
+      const count = new Float64Array(length);
+      thread.set(this.poolThread);
+      count.set(this.poolCount);
+      this.poolThread = thread;
+      this.poolCount = count;
+    }
+    return start;
+  }
+
+  /** Divides every stored value by 2^64 (products by 2^128): exact, powers of two. */
+  private rescale(): void {
+    const f = 2 ** -64;
+    for (let t = 0; t < this.threadCount; t++) this.total[t]! *= f;
+    for (const dense of [this.blockDense, this.trackedDense]) if (dense) for (let i = 0; i < dense.length; i++) dense[i]! *= f;
+    for (const sparse of [this.blockSparse, this.trackedSparse]) if (sparse) for (const [key, v] of sparse) sparse.set(key, v * f);
+    for (let e = 0; e < this.poolUsed; e++) this.poolCount[e]! *= f; // slots left behind too: harmless
+    this.pairs.k.scale(f * f);
+    this.pairs.m.scale(f);
+    this.pairs.d.scale(f * f);
+    this.sinceRescale -= 64 * A.SHARING_HALF_LIFE_WINDOWS;
+  }
+}
+
+/** A number per thread pair lo < hi: a dense T×T matrix up to DENSE_SHARING_THREADS threads, else a map. */
+class PairTable {
+  private readonly dense: Float64Array | null;
+  private readonly sparse: Map<number, number> | null;
+  constructor(private readonly T: number) {
+    this.dense = T <= DENSE_SHARING_THREADS ? new Float64Array(T * T) : null;
+    this.sparse = this.dense ? null : new Map();
+  }
+  /** The dense matrix (lo·T + hi), for the hot loops; null when kept in a map. */
+  get denseValues(): Float64Array | null {
+    return this.dense;
+  }
+  add(x: number, y: number, v: number): void {
+    const key = x < y ? x * this.T + y : y * this.T + x;
+    if (this.dense) this.dense[key]! += v;
+    else this.sparse!.set(key, (this.sparse!.get(key) ?? 0) + v);
+  }
+  get(lo: number, hi: number): number {
+    return this.dense ? this.dense[lo * this.T + hi]! : (this.sparse!.get(lo * this.T + hi) ?? 0);
+  }
+  /** Pairs with a positive value, in ascending key order. */
+  forEachPositive(visit: (lo: number, hi: number) => void): void {
+    const T = this.T;
+    if (this.dense) {
+      for (let lo = 0; lo < T; lo++) for (let hi = lo + 1; hi < T; hi++) if (this.dense[lo * T + hi]! > 0) visit(lo, hi);
+    } else {
+      for (const key of [...this.sparse!.keys()].sort((x, y) => x - y)) if (this.sparse!.get(key)! > 0) visit(Math.floor(key / T), key % T);
+    }
+  }
+  scale(f: number): void {
+    if (this.dense) for (let i = 0; i < this.dense.length; i++) this.dense[i]! *= f;
+    else for (const [key, v] of this.sparse!) this.sparse!.set(key, v * f);
+  }
 }
 
 export interface PlacementSearch {
@@ -685,7 +1063,34 @@ interface MovedCluster {
 }
 
 const names = (machine: MachineModel, nodes: Iterable<NodeIndex>): string => [...nodes].map((x) => machine.nodeIds[x]).join(',');
-const threadList = (threads: number[]): string => (threads.length > 6 ? `${threads.slice(0, 6).join(',')},… (${threads.length})` : threads.join(','));
+/** "0-7,9" (ascending thread rows); past 6 ranges, "…" and the count. */
+function threadList(threads: readonly number[]): string {
+  const ranges: string[] = [];
+  for (let i = 0; i < threads.length; ) {
+    let j = i;
+    while (j + 1 < threads.length && threads[j + 1] === threads[j]! + 1) j++;
+    ranges.push(j > i ? `${threads[i]}-${threads[j]}` : `${threads[i]}`);
+    i = j + 1;
+  }
+  return ranges.length > 6 ? `${ranges.slice(0, 6).join(',')},… (${threads.length} threads)` : ranges.join(',');
+}
+
+/** Clusters listed at most this many; past it, the rest are counted. */
+const CLUSTERS_LISTED = 8;
+
+/** The clusters and what they were measured on, for the explanations. */
+function clusterWords(machine: MachineModel, clusters: readonly ThreadCluster[], sharing: SharingHistory): string {
+  const span = sharing.firstWindow === sharing.lastWindow ? `window ${sharing.lastWindow}` : `windows ${sharing.firstWindow}–${sharing.lastWindow}`;
+  // Past CLUSTERS_LISTED clusters, single threads are counted rather than listed.
+  const many = clusters.length > CLUSTERS_LISTED;
+  const listed = (many ? clusters.filter((c) => c.threads.length > 1) : clusters).slice(0, CLUSTERS_LISTED);
+  const parts = listed.map((c) => `{threads ${threadList(c.threads)}} on nodes ${names(machine, c.nodes)}`);
+  const singles = many ? clusters.filter((c) => c.threads.length === 1).length : 0;
+  const others = clusters.length - listed.length - singles;
+  if (singles > 0) parts.push(`${singles} single threads`);
+  if (others > 0) parts.push(`${others} more`);
+  return `${clusters.length} cluster${clusters.length === 1 ? '' : 's'}: ${parts.join(', ')}, from the sharing measured on ${span} (${sharing.samples} samples over ${sharing.windows} window${sharing.windows === 1 ? '' : 's'}, older windows weighted with a half-life of ${A.SHARING_HALF_LIFE_WINDOWS} windows)`;
+}
 
 function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun {
   const { machine, pageBytes } = input;
@@ -704,6 +1109,8 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
   let evaluated = 0;
   let totalPlacements = 0;
   const moved: MovedCluster[] = [];
+  const sharing = new SharingHistory(input);
+  let previousRoots: Int32Array | null = null;
   const startUs = input.windows.length > 0 ? input.windows.info(0).startUs : 0;
 
   const movePage = (page: number, to: NodeIndex): void => {
@@ -780,15 +1187,28 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
       }
     }
 
-    // Steps 1–3: clusters, remote bandwidth, weights.
-    const clusters = threadClusters(input, window, placement);
+    // Steps 1–3: clusters (from the sharing of every window so far), remote bandwidth, weights.
+    sharing.add(window);
+    const roots = sharing.linkRoots();
+    const settled = sameRoots(roots, sharing.linkRoots(A.SHARING_SETTLED_SHARE)) || (previousRoots !== null && sameRoots(roots, previousRoots));
+    previousRoots = roots;
+    const clusters = clustersOf(input, window, placement, windowTotals(input.threadCount, window), roots);
     if (clusters.length === 0) return;
+    const found = clusterWords(machine, clusters, sharing);
     const nodesNeeded = clusters.reduce((s, c) => s + c.nodes.length, 0);
     if (nodesNeeded > n) {
       decisions.push({
         window: w,
         kind: 'none',
-        explanation: `no placement: ${clusters.length} clusters occupy ${nodesNeeded} node slots (clusters share nodes), the machine has ${n} nodes`,
+        explanation: `no placement: ${clusters.length} clusters occupy ${nodesNeeded} node slots (clusters share nodes), the machine has ${n} nodes; ${found}`,
+      });
+      return;
+    }
+    if (!settled) {
+      decisions.push({
+        window: w,
+        kind: 'none',
+        explanation: `clusters still forming, threads stay: linking threads that share ≥ ${A.SHARING_SETTLED_SHARE * 100}% instead of ${A.SHARING_MIN_SHARE * 100}% joins some of them, and the previous window gave other clusters; ${found}`,
       });
       return;
     }
@@ -804,7 +1224,7 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
       decisions.push({
         window: w,
         kind: 'none',
-        explanation: `no placement: the best one puts threads on memory-only node${memoryOnly.length > 1 ? 's' : ''} ${names(machine, new Set(memoryOnly))} (no cpus)`,
+        explanation: `no placement: the best one puts threads on memory-only node${memoryOnly.length > 1 ? 's' : ''} ${names(machine, new Set(memoryOnly))} (no cpus); ${found}`,
       });
       return;
     }
@@ -815,7 +1235,7 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
       decisions.push({
         window: w,
         kind: 'none',
-        explanation: `threads stay: the current placement is among the candidates and moves no memory; ${searchWords}`,
+        explanation: `threads stay: the current placement is among the candidates and moves no memory; ${searchWords}; ${found}`,
       });
       return;
     }
@@ -826,7 +1246,7 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
       decisions.push({
         window: w,
         kind: 'abort',
-        explanation: `migration aborted: time already spent migrating ${migrationSeconds.toFixed(4)} s + ${(mmGB * 1000).toFixed(2)} MB × ${A.MIGRATION_S_PER_GB} s/GB = ${(migrationSeconds + mmGB * A.MIGRATION_S_PER_GB).toFixed(4)} s > ${A.MAX_MIGRATION_SHARE * 100}% of ${elapsedS.toFixed(2)} s running time; ${searchWords}`,
+        explanation: `migration aborted: time already spent migrating ${migrationSeconds.toFixed(4)} s + ${(mmGB * 1000).toFixed(2)} MB × ${A.MIGRATION_S_PER_GB} s/GB = ${(migrationSeconds + mmGB * A.MIGRATION_S_PER_GB).toFixed(4)} s > ${A.MAX_MIGRATION_SHARE * 100}% of ${elapsedS.toFixed(2)} s running time; ${searchWords}; ${found}`,
       });
       return;
     }
@@ -838,7 +1258,7 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
       decisions.push({
         window: w,
         kind: 'pin-threads',
-        explanation: `cluster {threads ${threadList(c.threads)}} (remote bandwidth ${c.rbwMBps.toFixed(0)} MB/s, weight ln = ${c.weight.toFixed(2)}) moved from nodes ${names(machine, c.nodes)} (bw ${clusterBandwidthMBps(c.nodes, bw, n).toFixed(0)} MB/s) to nodes ${names(machine, search.nodes[k]!)} (bw ${clusterBandwidthMBps(search.nodes[k]!, bw, n).toFixed(0)} MB/s); placement weighted bandwidth ${search.wbw.toFixed(0)}, memory to migrate ${(search.memoryToMigrateBytes / 1e6).toFixed(2)} MB (the least among candidates); ${searchWords}`,
+        explanation: `cluster {threads ${threadList(c.threads)}} (remote bandwidth ${c.rbwMBps.toFixed(0)} MB/s, weight ln = ${c.weight.toFixed(2)}) moved from nodes ${names(machine, c.nodes)} (bw ${clusterBandwidthMBps(c.nodes, bw, n).toFixed(0)} MB/s) to nodes ${names(machine, search.nodes[k]!)} (bw ${clusterBandwidthMBps(search.nodes[k]!, bw, n).toFixed(0)} MB/s); placement weighted bandwidth ${search.wbw.toFixed(0)}, memory to migrate ${(search.memoryToMigrateBytes / 1e6).toFixed(2)} MB (the least among candidates); ${searchWords}; ${found}`,
         threads: c.threads,
         toNodes: search.nodes[k]!,
       });

@@ -5,7 +5,10 @@
  * `should_numa_migrate_memory()`'s two-stage filter (per-page last_cpupid) decides whether the
  * page moves to the faulting cpu's node; once per scan sequence the fault counts decay, each
  * thread's preferred node is chosen, the scan period adapts, and a thread moves (or swaps) to its
- * preferred node when the improvement is ≥ SMALLIMP. Simplifications: docs/policies.md.
+ * preferred node when the improvement is ≥ SMALLIMP. The scan skips the mappings the kernel's
+ * `task_numa_work()` skips (Linux 6.12: read-only file-backed, special, hugetlb, inaccessible,
+ * policy without migrate-on-fault; policies/numa-scan.ts): their pages take no hinting fault and
+ * never move. Simplifications: docs/policies.md.
  */
 import type {
   AccessWindow,
@@ -21,6 +24,7 @@ import type {
 import { seededRandom } from './seeded-random.js';
 import { windowLengthUs } from './common.js';
 import { definePolicy } from '../engine/run.js';
+import { numaScanSkipDecisions, numaScanSkips } from './numa-scan.js';
 
 export const AUTONUMA_CONSTANTS = {
   SCAN_DELAY_MS: 1000,
@@ -50,7 +54,7 @@ export function createAutoNumaPolicy(options: AutoNumaOptions = {}): Policy {
   return definePolicy({
     id: 'autonuma',
     description:
-      'Linux automatic NUMA balancing (kernel/sched/fair.c): scan-armed hinting faults, two-stage last_cpupid filter for page migration, decayed per-node fault counts choose each thread\'s preferred node, task moves with SMALLIMP 30.',
+      'Linux automatic NUMA balancing (kernel/sched/fair.c): scan-armed hinting faults (the scanner skips the mappings task_numa_work skips: read-only file-backed, special, hugetlb, inaccessible, policy without migrate-on-fault), two-stage last_cpupid filter for page migration, decayed per-node fault counts choose each thread\'s preferred node, task moves with SMALLIMP 30.',
     run: (input, replayOptions) => replayAutoNuma(input, replayOptions, options),
   });
 }
@@ -92,6 +96,10 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
   const armed = new Uint8Array(pageCount);
   const lastThread = new Int32Array(pageCount).fill(-1);
   const lastNode = new Int16Array(pageCount).fill(-1);
+  // Pages of the mappings task_numa_work() skips are never armed (null: the input has no regions).
+  const scanSkips = input.regions ? numaScanSkips(input.regions, pageCount) : null;
+  const scanSkipped = scanSkips?.skipped ?? null;
+  let skipsExplained = false;
   let scanCursor = 0;
   let scanSeq = 0;
   let periodMs = scanDelayMs;
@@ -180,6 +188,10 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
     windows.push(replayOptions.simulate(machine, window, placement, windowLengthUs(window), pageBytes));
     threadNodeByWindow.push(placement.threadNode.slice());
     const w = window.index;
+    if (!skipsExplained) {
+      skipsExplained = true;
+      if (scanSkips) decisions.push(...numaScanSkipDecisions(input.regions!, scanSkips, w));
+    }
 
     // Pages touched so far make up the RSS the scanner walks (nothing to add once every page is).
     if (rssPages < pageCount) {
@@ -199,7 +211,7 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
       let marked = 0;
       let walked = 0;
       while (marked < scanPages && walked < pageCount) {
-        if (touched[scanCursor]) {
+        if (touched[scanCursor] && (scanSkipped === null || !scanSkipped[scanCursor])) {
           armed[scanCursor] = 1;
           marked++;
         }

@@ -2,12 +2,13 @@
 import type { AccessWindow, Decision, Placement, PolicyRun, ReplayInput, ReplayOptions, WindowMetrics } from '../model/contract.js';
 
 /**
- * Length of a window as the simulator takes it, µs: its idle-latency length (`idleUs`, the
- * recorded window converted under the observed placement, engine/windows.ts) when it has one,
- * else its recorded length (the last one may be shorter than input.windowUs).
+ * Length of a window as the simulator takes it, µs: its recorded length (the last one may be
+ * shorter than input.windowUs). A window built from a trace carries its closed loop (`loop`),
+ * which decides its time under any placement; a hand-built one takes this length and its stall
+ * share instead (simulate.ts, defaultLoop).
  */
 export function windowLengthUs(window: AccessWindow): number {
-  return window.idleUs ?? Math.max(1, window.endUs - window.startUs);
+  return Math.max(1, window.endUs - window.startUs);
 }
 
 /** "0: 120, 1: 4" — counts per node, by kernel node id. */

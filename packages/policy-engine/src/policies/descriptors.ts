@@ -12,9 +12,10 @@ export interface PolicyParameter {
   /**
    * `nodes`: node indices written into the id (`interleave:0,2`); `weights`: node indices with
    * their weights written into the id (`weighted-interleave:0=9,1=1`); `placement`: a
-   * ManualPlacement given with the id (getPolicy's `placement`, the CLI's `--manual FILE.json`).
+   * ManualPlacement given with the id (getPolicy's `placement`, the CLI's `--manual FILE.json`);
+   * `options`: KEY=VALUE pairs written into the id (`replicate:read=0.9,object=load_table`).
    */
-  kind: 'nodes' | 'weights' | 'placement';
+  kind: 'nodes' | 'weights' | 'placement' | 'options';
   required: boolean;
   /** How it is written (`interleave:N,M,…`), for help texts and error messages. */
   syntax: string;
@@ -79,6 +80,26 @@ export const POLICY_DESCRIPTORS = [
   },
   { id: 'tiering', label: 'Tiering', needsMeasuredAccesses: true, inDefaultSet: false, onTieredMachines: true, parameters: [] },
   {
+    // Not in the default set (existing outputs stay as they were): asked for by id, and offered by
+    // the app's Compare menu (ON_REQUEST_POLICY_IDS). Needs measured accesses: on an estimate
+    // every thread reads every page, so everything would look read-mostly and shared.
+    id: 'replicate',
+    label: 'Replicate',
+    needsMeasuredAccesses: true,
+    inDefaultSet: false,
+    parameters: [
+      {
+        name: 'read',
+        kind: 'options',
+        required: false,
+        syntax: 'replicate:read=S,object=TEXT,address=0xA-0xB',
+        description:
+          'read=S: share of loads a unit needs over the recording, 0–1 or a percentage (default 0.95: Carrefour\'s replication gate, read ratio ≥ 95 %); ' +
+          'object=TEXT: only allocation objects whose site contains TEXT; address=0xA-0xB: only pages in that address range (each optional)',
+      },
+    ],
+  },
+  {
     id: 'manual',
     label: 'Manual',
     needsMeasuredAccesses: false,
@@ -109,7 +130,7 @@ export function describePolicy(id: string): PolicyDescriptor | undefined {
   const colon = id.indexOf(':');
   if (colon < 0) return undefined;
   const d = POLICY_DESCRIPTORS.find((x) => x.id === id.slice(0, colon));
-  return d && d.parameters.some((p) => p.kind === 'nodes' || p.kind === 'weights') ? d : undefined;
+  return d && d.parameters.some((p) => p.kind === 'nodes' || p.kind === 'weights' || p.kind === 'options') ? d : undefined;
 }
 
 /** The label of a policy id; an id with parameters (`interleave:0,2`) or an unknown one is shown as it is. */
@@ -130,10 +151,19 @@ export function needsPlacement(id: string): boolean {
 
 /** Every way of naming a policy, for help texts and "valid policies" messages: `observed, …, interleave:N,M,…, manual`. */
 export function policyForms(): string[] {
-  const withNodes = POLICY_DESCRIPTORS.flatMap((d) => d.parameters.filter((p) => p.kind === 'nodes' || p.kind === 'weights').map((p) => p.syntax));
+  const withNodes = POLICY_DESCRIPTORS.flatMap((d) => d.parameters.filter((p) => p.kind === 'nodes' || p.kind === 'weights' || p.kind === 'options').map((p) => p.syntax));
   const others = POLICY_DESCRIPTORS.filter((d) => !d.inDefaultSet).map((d) => d.id);
   return [...POLICY_IDS, ...withNodes, ...others];
 }
 
 /** The ids replayed by default on a tiered machine besides the default set, in order. */
 export const TIERED_POLICY_IDS: readonly string[] = POLICY_DESCRIPTORS.filter((d) => 'onTieredMachines' in d && d.onTieredMachines).map((d) => d.id);
+
+/**
+ * Policies outside the default set that need no parameter and are replayed only when asked for,
+ * on any machine (not the tiered ones, not manual): what-ifs such as `replicate`. The app's
+ * Compare menu offers them; each such column is its own analysis (the policy and the baseline).
+ */
+export const ON_REQUEST_POLICY_IDS: readonly string[] = POLICY_DESCRIPTORS.filter(
+  (d) => !d.inDefaultSet && !('onTieredMachines' in d && d.onTieredMachines) && !d.parameters.some((p) => p.required),
+).map((d) => d.id);

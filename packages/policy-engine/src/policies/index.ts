@@ -1,6 +1,7 @@
 /**
  * The policy registry: the descriptors (descriptors.ts) joined with the code. `getPolicy(id)`
- * accepts the default set's ids, `interleave:A,B,…` (node indices) and, with a placement,
+ * accepts the default set's ids, `interleave:A,B,…` (node indices), `weighted-interleave…`,
+ * `tiering`, `replicate` / `replicate:read=S,object=TEXT,address=0xA-0xB` and, with a placement,
  * `manual`.
  */
 import type { Policy } from '../model/contract.js';
@@ -14,6 +15,7 @@ import { interleaveAllPolicy, interleavePolicy } from './interleave.js';
 import { manualPolicy, type ManualPlacement } from './manual.js';
 import { observedPolicy } from './observed.js';
 import { tieringPolicy } from './tiering.js';
+import { parseReplicateId, replicateDefaultPolicy, replicatePolicy } from './replicate.js';
 import { parseWeightedId, parseWeightedNodeSetId, weightedInterleavePolicy, weightedInterleaveRecommendedPolicy, weightSides } from './weighted-interleave.js';
 import type { MachineModel } from '../model/contract.js';
 
@@ -23,6 +25,16 @@ export { interleavePolicy, interleaveAllPolicy, interleavePageNodes, pagesByAddr
 export { manualPolicy, type ManualPlacement } from './manual.js';
 export * from './descriptors.js';
 export { tieringPolicy, tieringPlacement } from './tiering.js';
+export {
+  replicatePolicy,
+  replicationOf,
+  parseReplicateId,
+  replicateId,
+  REPLICATE_DEFAULT_READ_SHARE,
+  REPLICATE_MAX_REFUSAL_DECISIONS,
+  type ReplicateOptions,
+  type ReplicationResult,
+} from './replicate.js';
 export {
   weightedInterleavePolicy,
   recommendWeights,
@@ -79,6 +91,9 @@ export function getPolicy(id: string, args: PolicyArguments = {}): Policy {
   if (m) return interleavePolicy(m[1]!.split(',').map(Number));
   if (id === 'weighted-interleave') return weightedInterleaveRecommendedPolicy;
   if (id === 'tiering') return tieringPolicy;
+  if (id === 'replicate') return replicateDefaultPolicy;
+  const replicate = parseReplicateId(id);
+  if (replicate) return replicatePolicy(replicate);
   const weighted = parseWeightedId(id);
   if (weighted) return weightedInterleavePolicy(weighted);
   const among = parseWeightedNodeSetId(id);

@@ -12,7 +12,7 @@
  * `weighted-interleave` without weights replays the weights the engine recommends
  * (recommendWeights below); `weighted-interleave:N=W,M=W,…` (node indices) replays the weights given.
  */
-import type { MachineModel, NodeIndex, NodeWeights, Policy, ReplayInput, WeightCurvePoint, WeightRecommendation } from '../model/contract.js';
+import type { MachineModel, NodeIndex, NodeWeights, Policy, ReplayInput, WeightCurvePoint, WeightRecommendation, WindowLoop } from '../model/contract.js';
 
 export type { NodeWeights, WeightCurvePoint, WeightRecommendation } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
@@ -30,6 +30,12 @@ export const MAX_WEIGHT = 255;
 export const WEIGHT_SHARE_TOLERANCE = 0.005;
 /** Points of the DRAM-share curve (0, 1/CURVE_STEPS, …, 1), before refinement. */
 export const CURVE_STEPS = 20;
+/**
+ * Shares whose predicted times differ by less than this are within the model's resolution: when
+ * the bandwidth ratio's shares (the start, the kernel ABI's derivation of weights from node
+ * bandwidths) are predicted within it of the optimum, they are recommended.
+ */
+export const RESOLUTION_BAND = 0.01;
 /** "Flat" band of the curve: shares whose predicted time is within this of the optimum's. */
 export const FLAT_BAND = 0.05;
 
@@ -149,7 +155,7 @@ interface FluidWindow {
   loads: Float64Array;
   stores: Float64Array;
   windowUs: number;
-  stallShare: number;
+  timing: WindowLoop | number;
   accessScale: number;
 }
 
@@ -172,7 +178,7 @@ function fluidWindows(input: ReplayInput, group: Int32Array, groups: number): Fl
       loads[row]! += window.loads[k]!;
       stores[row]! += window.stores[k]!;
     }
-    out.push({ loads, stores, windowUs: windowLengthUs(window), stallShare: window.stallShare ?? MEMORY_STALL_SHARE, accessScale: window.accessScale ?? 1 });
+    out.push({ loads, stores, windowUs: windowLengthUs(window), timing: window.loop ?? window.stallShare ?? MEMORY_STALL_SHARE, accessScale: window.accessScale ?? 1 });
   }
   return out;
 }
@@ -199,7 +205,7 @@ function fluidTime(machine: MachineModel, windows: readonly FluidWindow[], share
         }
       }
     }
-    total += simulateMatrix(machine, loads, stores, w.windowUs, w.stallShare, w.accessScale).predictedUs;
+    total += simulateMatrix(machine, loads, stores, w.windowUs, w.timing, w.accessScale).predictedUs;
   }
   return total;
 }
@@ -328,7 +334,9 @@ export function recommendWeights(input: ReplayInput, among?: readonly NodeIndex[
   const curve = [...curveMap.entries()].map(([dramShare, predictedUs]) => ({ dramShare, predictedUs })).sort((p, q) => p.dramShare - q.dramShare);
   const optimum = curve.reduce((b, p) => (p.predictedUs < b.predictedUs ? p : b), curve[0]!);
   const within = curve.filter((p) => p.predictedUs <= optimum.predictedUs * (1 + FLAT_BAND));
-  const weights = weightsForShares(at(optimum.dramShare));
+  const x0Us = curveMap.get(x0) ?? point(x0);
+  const chosenShare = x0Us <= optimum.predictedUs * (1 + RESOLUTION_BAND) ? x0 : optimum.dramShare;
+  const weights = weightsForShares(at(chosenShare));
   const weightShares = sharesOfWeights(n, weights);
   const dramShare = fast.reduce((s, i) => s + weightShares[i]!, 0);
   const bwWeights = weightsForShares(at(x0));
@@ -385,7 +393,8 @@ export function recommendWeights(input: ReplayInput, among?: readonly NodeIndex[
       `start: shares in proportion to the nodes' sustained bandwidth (${trafficModel(machine).mcCapacity.source}); ` +
       `then the DRAM share minimising the predicted time on ${CURVE_STEPS + 1} shares, refined by golden section; each side split by bandwidth; ` +
       `times from the simulator with each window's accesses spread over the nodes by the shares (a range much larger than one weight cycle); ` +
-      `integer weights: the smallest within ${WEIGHT_SHARE_TOLERANCE * 100} % of the optimum's shares`,
+      `the bandwidth ratio kept where it is predicted within ${RESOLUTION_BAND * 100} % of the optimum (the model's resolution); ` +
+      `integer weights: the smallest within ${WEIGHT_SHARE_TOLERANCE * 100} % of the chosen shares`,
   };
 }
 

@@ -12,6 +12,7 @@ import type { PolicyResult } from '../analyze/analyze.js';
 import { overallMetrics } from '../engine/overall.js';
 import { simulateWindow } from '../engine/simulate.js';
 import { recordedThreads, windowLengthUs } from '../policies/common.js';
+import { bytesText, countText } from '../policies/replicate.js';
 import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
 
 /**
@@ -246,7 +247,40 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
         planable: true,
       });
     }
-    if (replicated.length > 0) {
+    if (replicated.length > 0 && replay.replication) {
+      // replicate: the what-if of per-node copies. Applying it is a code change in the program
+      // (no page move can copy memory), so it is never planable.
+      const rep = replay.replication;
+      const made = rep.units.filter((u) => u.replicated);
+      const names = made.slice(0, 3).map((u) => u.label).join(', ') + (made.length > 3 ? ` and ${made.length - 3} more` : '');
+      const perNode = rep.addedBytesByNode
+        .map((b, i) => (b > 0 ? `node ${input.machine.nodeIds[i]}: ${bytesText(b)}` : ''))
+        .filter((x) => x.length > 0)
+        .join(', ');
+      const stores =
+        rep.storesOnReplicated > 0
+          ? `; every store must update all copies (${countText(rep.storesOnReplicated)} stores → ${countText(rep.storeFlowsOnReplicated)} writes)`
+          : '';
+      const addedPages = Math.round(rep.addedBytes / pageBytes);
+      out.push({
+        id: `${replay.policy}:per-node-copies`,
+        kind: 'code-change',
+        policy: replay.policy,
+        title:
+          `code change, not a page move: have the program keep a copy per node of ${names} (${rep.pagesReplicated} read-mostly pages read from several nodes), ` +
+          `each thread reading its own node's copy (llama.cpp --numa mirror, per-node weight copies in inference servers, or numa_alloc_onnode and a copy per node where the program supports it); ` +
+          `the copies take ${bytesText(rep.addedBytes)} more memory (${perNode})${stores}${rep.capacityKnown ? '' : ' (node memory sizes unknown: not checked)'}; ` +
+          `numascope apply cannot make copies, so there is no plan: ${words}`,
+        gain,
+        // The copies' memory; seconds: copying it once at MIGRATION_GBPS (the program copies at start-up).
+        cost: { ...cost(addedPages), bytes: rep.addedBytes, seconds: rep.addedBytes / (MIGRATION_GBPS * 1e9) },
+        confidence,
+        pageIndices: Int32Array.from(replicated),
+        toNodes: rep.addedBytesByNode.map((b, i) => (b > 0 ? i : -1)).filter((i) => i >= 0),
+        codeChange: 'per-node-copies',
+        planable: false,
+      });
+    } else if (replicated.length > 0) {
       out.push({
         id: `${replay.policy}:per-node-copies`,
         kind: 'code-change',

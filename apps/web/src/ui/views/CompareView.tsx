@@ -14,7 +14,7 @@ import { useTraceContext } from '../hooks/trace-context';
 import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
-import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
+import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
 import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress, costText, policyMetrics, predictionBadge, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
@@ -50,13 +50,22 @@ export const MANUAL_REASON = 'a manual placement is dragged together on the open
 
 /**
  * The engine request of a column: the shared policy set for a policy column (one cached
- * analysis serves them all), or the manual policy alone with the placement from the URL.
+ * analysis serves them all), a policy replayed only on request (replicate: ON_REQUEST_POLICY_IDS)
+ * alone with the baseline, so that the shared analysis stays as it was, or the manual policy
+ * alone with the placement from the URL.
  */
 export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
+  if (onRequest(c.policy)) return { ...engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates), policies: [c.policy] };
   if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates);
   if (c.machine !== null || c.recording !== null) return null;
   const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
   return { ...engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+}
+
+/** A policy the Compare menu offers that is replayed only when a column asks for it (`replicate`, `replicate:read=…`). */
+function onRequest(policy: string): boolean {
+  const colon = policy.indexOf(':');
+  return ON_REQUEST_POLICY_IDS.includes(colon < 0 ? policy : policy.slice(0, colon));
 }
 
 function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
@@ -115,7 +124,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       </p>
       <div className="compare-add" aria-label="Add a column">
         <span>Add a policy:</span>
-        {[...POLICY_IDS, ...TIERED_POLICY_IDS].map((id) => (
+        {[...POLICY_IDS, ...TIERED_POLICY_IDS, ...ON_REQUEST_POLICY_IDS].map((id) => (
           <button key={id} type="button" disabled={full} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
             + {policyLabel(id)}
           </button>

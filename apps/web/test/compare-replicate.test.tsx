@@ -1,0 +1,88 @@
+/**
+ * replicate in the app (issue 29, item 10): the Compare menu offers it (ON_REQUEST_POLICY_IDS),
+ * a replicate column is its own analysis (the policy with the baseline; the shared analysis of the
+ * other columns is not changed), and its recommendation is a code change a plan cannot carry.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { cleanup, render, screen, within } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ON_REQUEST_POLICY_IDS, POLICY_IDS, readTrace } from '@numascope/policy-engine';
+import type { Trace } from '@numascope/policy-engine';
+import { planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
+import type { AnalyzeRequest } from '../src/worker/engine/run';
+import { openTraceBytes } from '../src/worker/open';
+import { TraceContext } from '../src/ui/hooks/trace-context';
+import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-context';
+import { DEFAULT_VIEW_STATE } from '../src/ui/url-state';
+import type { ViewState } from '../src/ui/url-state';
+import { CompareView, columnRequest } from '../src/ui/views/CompareView';
+
+afterEach(cleanup);
+
+const SAMPLES = path.resolve(__dirname, '../../../sample-traces');
+const NAME = 'shared-readmostly.numascope';
+const bytes = new Uint8Array(readFileSync(path.join(SAMPLES, NAME)));
+const trace = readTrace(bytes);
+const opened = openTraceBytes(bytes, 1);
+if (!('overview' in opened)) throw new Error('sample did not open');
+
+function fakeClient(t: Trace, seen: AnalyzeRequest[]): QueryClient {
+  return {
+    query: async () => {
+      throw new Error('no queries here');
+    },
+    bytes: async () => new ArrayBuffer(0),
+    analyze: async (_t, _r, r: AnalyzeRequest) => {
+      seen.push(r);
+      return { view: runAnalysis(t, r).view };
+    },
+  };
+}
+
+describe('replicate in Compare', () => {
+  it('a replicate column asks for replicate alone (with the baseline); the other columns keep the shared request', () => {
+    const state: ViewState = { ...DEFAULT_VIEW_STATE, view: 'compare', cmp: ['observed', 'replicate'] };
+    const req = columnRequest({ policy: 'replicate', machine: null, recording: null }, state, opened.summary, opened.overview.regions)!;
+    expect(req.policies).toEqual(['replicate']);
+    const shared = columnRequest({ policy: 'interleave', machine: null, recording: null }, state, opened.summary, opened.overview.regions)!;
+    expect(shared.policies).toEqual([...POLICY_IDS]);
+    // Re-targeted onto a preset, too.
+    expect(columnRequest({ policy: 'replicate', machine: 'amd-opteron-8385-4p', recording: null }, state, opened.summary, opened.overview.regions)!.machine).toBe('amd-opteron-8385-4p');
+  });
+
+  it('the menu offers + Replicate, and the column shows its prediction', async () => {
+    expect(ON_REQUEST_POLICY_IDS).toContain('replicate');
+    const seen: AnalyzeRequest[] = [];
+    const value: TraceContextValue = { client: fakeClient(trace, seen), traceId: 1, state: { ...DEFAULT_VIEW_STATE, view: 'compare', cmp: ['observed', 'replicate'] }, navigate: vi.fn() };
+    render(
+      <TraceContext.Provider value={value}>
+        <CompareView summary={opened.summary} regions={opened.overview.regions} />
+      </TraceContext.Provider>,
+    );
+    expect(screen.getByTestId('add-policy-replicate').textContent).toBe('+ Replicate');
+    const columns = await screen.findAllByTestId('compare-column');
+    const column = columns.find((c) => c.dataset.spec === 'replicate')!;
+    await within(column).findByTestId('column-title');
+    await vi.waitFor(() => expect(within(column).queryByTestId('column-unavailable')).toBeNull());
+    expect(seen.some((r) => r.policies.length === 1 && r.policies[0] === 'replicate')).toBe(true);
+  });
+
+  it('the worker: replicate raises locality on the read-mostly table; its copies take every store (the init phase writes the table 8 times), so it is not recommended there, and no plan is built from it', () => {
+    // With the baseline among the results, as the Recommendations view's analysis has it.
+    const { result, view } = runAnalysis(trace, { policies: ['replicate'], baseline: 'observed', machine: null, estimate: false, windowMs: null });
+    const rep = view.policies.find((p) => p.policy === 'replicate')!;
+    const observed = view.policies.find((p) => p.policy === 'observed')!;
+    expect(rep.localAccessRatio).toBeGreaterThan(observed.localAccessRatio);
+    expect(rep.predictedSpeedup).toBeLessThan(1);
+    expect(view.recommendations.find((r) => r.policy === 'replicate')).toBeUndefined();
+    const outcome = planFromRecommendations(trace, result, [], '2026-01-01T00:00:00Z', NAME);
+    expect(outcome.plan).toBeUndefined();
+  });
+
+  it('on an access estimate replicate is unavailable, saying why', () => {
+    const { view } = runAnalysis(trace, { policies: ['replicate'], machine: null, estimate: true, windowMs: null });
+    expect(view.policies.find((p) => p.policy === 'replicate')).toBeUndefined();
+    expect(view.unavailable.find((u) => u.policy === 'replicate')?.reason).toMatch(/cannot run on an access estimate/);
+  });
+});

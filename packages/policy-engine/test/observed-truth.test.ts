@@ -1,0 +1,81 @@
+/**
+ * Issue 29, "Observed is the recording": for every bundled trace with PMU load latencies, the
+ * observed row gives back what the recording measured, window by window (its mean DRAM load
+ * latency within 10 %, its local share within 2 points, its duration exactly) and no window's
+ * latency exceeds the Little's-law bound (the threads' outstanding-miss limit over the delivered
+ * rate). The measured figures are computed here from the trace's own columns, independently of
+ * the engine.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { analyze } from '../src/analyze/analyze.js';
+import { trafficModel } from '../src/machine/traffic.js';
+import { dictionaryColumn, numericColumn } from '../src/trace/columns.js';
+import { readTrace } from '../src/trace/reader.js';
+
+const SAMPLES = ['partitioned', 'streamcluster-hotspot', 'two-groups', 'shared-readmostly'];
+const load = (name: string) => readTrace(new Uint8Array(readFileSync(fileURLToPath(new URL(`../../../sample-traces/${name}.numascope`, import.meta.url)))));
+
+/** Per window: Σ latency·weight and Σ weight of DRAM loads with a latency, and local / all DRAM accesses (weighted). */
+function measured(trace: ReturnType<typeof load>, windowUs: number, windows: number) {
+  const s = trace.tables.samples;
+  const time = numericColumn<Uint32Array>(s, 'time_us');
+  const lat = numericColumn<Uint32Array>(s, 'latency_cycles');
+  const weight = numericColumn<Uint32Array>(s, 'weight');
+  const op = dictionaryColumn(s, 'op');
+  const ds = dictionaryColumn(s, 'data_source');
+  const LOAD = op.values.indexOf('load');
+  const STORE = op.values.indexOf('store');
+  const LOCAL = ds.values.indexOf('local-dram');
+  const REMOTE = ds.values.indexOf('remote-dram');
+  const latSum = new Float64Array(windows);
+  const latW = new Float64Array(windows);
+  const local = new Float64Array(windows);
+  const all = new Float64Array(windows);
+  for (let i = 0; i < s.numRows; i++) {
+    const o = op.codes[i]!;
+    const d = ds.codes[i]!;
+    if ((o !== LOAD && o !== STORE) || (d !== LOCAL && d !== REMOTE)) continue;
+    const w = Math.min(windows - 1, Math.floor(time[i]! / windowUs));
+    const wt = weight[i]! || 1;
+    all[w]! += wt;
+    if (d === LOCAL) local[w]! += wt;
+    if (o === LOAD && lat[i]! > 0) {
+      latSum[w]! += lat[i]! * wt;
+      latW[w]! += wt;
+    }
+  }
+  return { latSum, latW, local, all };
+}
+
+describe('observed is the recording (issue 29)', () => {
+  it.each(SAMPLES)('%s: per window the measured latency (10 %), local share (2 points) and duration (exact); latency within the Little bound', (name) => {
+    const trace = load(name);
+    const r = analyze(trace, { policies: ['observed'], windowMs: 100 });
+    const observed = r.policies[0]!;
+    const clock = trafficModel(r.input.machine).clockGHz.value!;
+    expect(clock).toBeGreaterThan(0);
+    const windows = observed.headlineWindows;
+    const m = measured(trace, 100_000, windows.length);
+    let checked = 0;
+    for (const [w, metrics] of windows.entries()) {
+      const info = r.input.windows.info(w);
+      expect(metrics.predictedUs * r.timeScale[w]!).toBeCloseTo(info.endUs - info.startUs, 3);
+      expect(metrics.predictedUs / (info.endUs - info.startUs)).toBeCloseTo(1, 6);
+      if (m.latW[w]! > 0) {
+        const ns = m.latSum[w]! / m.latW[w]! / clock;
+        expect(Math.abs(metrics.memoryLatencyNs / ns - 1), `window ${w}: ${metrics.memoryLatencyNs} vs ${ns} ns`).toBeLessThan(0.1);
+        checked++;
+      }
+      if (m.all[w]! > 0) expect(Math.abs(metrics.localAccessRatio - m.local[w]! / m.all[w]!) * 100).toBeLessThan(2);
+      expect(metrics.memoryLatencyNs).toBeLessThanOrEqual(metrics.latencyBoundNs * (1 + 1e-9));
+    }
+    expect(checked).toBeGreaterThan(windows.length / 2);
+    // the whole recording: its measured mean and its duration
+    const meanNs = m.latSum.reduce((a, b) => a + b, 0) / m.latW.reduce((a, b) => a + b, 0) / clock;
+    expect(Math.abs(observed.memoryLatencyNs / meanNs - 1)).toBeLessThan(0.1);
+    expect(observed.predictedUs).toBeCloseTo(r.recordedUs, 0);
+    expect(observed.predictedUs).toBeCloseTo(observed.computeUs + observed.stallUs, 0);
+  });
+});
