@@ -74,6 +74,8 @@ describe('replicate in Compare', () => {
     const rep = view.policies.find((p) => p.policy === 'replicate')!;
     const observed = view.policies.find((p) => p.policy === 'observed')!;
     expect(rep.localAccessRatio).toBeGreaterThan(observed.localAccessRatio);
+    // Every column carries the engine's decomposition (the Compare view's Why cell shows it on hover).
+    expect(rep.why).toMatch(/ = .+ compute \+ .+ waiting for memory at .+ ns \(.+ idle \+ .+ controllers \+ .+ links\) with [\d.]+ accesses in flight/);
     expect(rep.predictedSpeedup).toBeLessThan(1);
     expect(view.recommendations.find((r) => r.policy === 'replicate')).toBeUndefined();
     const outcome = planFromRecommendations(trace, result, [], '2026-01-01T00:00:00Z', NAME);

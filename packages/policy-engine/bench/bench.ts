@@ -18,7 +18,7 @@
  * Run with --expose-gc (npm run bench does) so the baseline is taken after a collection.
  * Usage: node --expose-gc --import tsx bench/bench.ts [SAMPLES…] [--no-alone] (--no-alone skips the per-policy lines)
  */
-import { overallMetrics } from '../src/analyze/analyze.js';
+import { analyzeInput, overallMetrics } from '../src/analyze/analyze.js';
 import { simulateWindow } from '../src/engine/simulate.js';
 import { replayAll } from '../src/engine/run.js';
 import { buildReplayInput } from '../src/analyze/replay-input.js';
@@ -46,6 +46,7 @@ const msps = (samples: number, ms: number) => (samples / (ms / 1000) / 1e6).toFi
 if (!gcNow) console.log('(run with node --expose-gc for a collected memory baseline)');
 const sizes = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number).filter((n) => n > 0);
 const alone = !process.argv.includes('--no-alone');
+const densities: Array<{ samples: number; recordedUs: number; observedUs: number; speedups: Map<string, number> }> = [];
 for (const samples of sizes.length > 0 ? sizes : [1_000_000, 10_000_000]) {
   let t = performance.now();
   const bytes = syntheticTrace(samples);
@@ -106,6 +107,15 @@ for (const samples of sizes.length > 0 ? sizes : [1_000_000, 10_000_000]) {
     `  replay alone (no steady state): index + all policies ${(indexMs + replayMs).toFixed(0)} ms (×${((indexMs + replayMs) / readMs).toFixed(2)} of reading the trace); the steady state adds ${(allMs - replayMs).toFixed(0)} ms (${(((allMs - replayMs) / (indexMs + replayMs)) * 100).toFixed(0)} %)`,
   );
 
+  // The predictions themselves, for the sampling-density comparison after the loop.
+  const analysis = analyzeInput(freshInput(), { seed: 1 });
+  densities.push({
+    samples,
+    recordedUs: analysis.recordedUs,
+    observedUs: analysis.policies.find((p) => p.policy === 'observed')!.predictedUs,
+    speedups: new Map(analysis.policies.map((p) => [p.policy, p.predictedSpeedup])),
+  });
+
   for (const policy of alone ? listPolicies() : []) {
     input = freshInput();
     const t0 = performance.now();
@@ -115,5 +125,19 @@ for (const samples of sizes.length > 0 ? sizes : [1_000_000, 10_000_000]) {
     console.log(
       `  ${policy.id.padEnd(12)} alone ${ms.toFixed(0).padStart(6)} ms  ${msps(samples, ms).padStart(6)} M samples/s  ×${(ms / passMs).toFixed(2)} of the peer  (predicted ${(r.predictedUs / 1e6).toFixed(2)} s, MC imbalance ${r.mcImbalancePct.toFixed(0)} %)`,
     );
+  }
+}
+
+// The same program (the same accesses over the same 10 s) at each sampling density: the
+// predictions must agree within sampling noise (issue 29: thinning or densifying a trace moves no
+// prediction beyond noise; observed is predicted at the recorded time at every density).
+if (densities.length > 1) {
+  const [first, ...rest] = densities;
+  console.log(`\nsampling density (the same accesses at ${densities.map((d) => d.samples.toLocaleString('en-US')).join(' and ')} samples):`);
+  for (const d of densities) console.log(`  ${d.samples.toLocaleString('en-US').padStart(12)} samples: observed predicted ${(d.observedUs / 1e6).toFixed(3)} s for a ${(d.recordedUs / 1e6).toFixed(3)} s recording (×${(d.observedUs / d.recordedUs).toFixed(4)})`);
+  for (const [policy, s0] of first!.speedups) {
+    const others = rest.map((d) => d.speedups.get(policy) ?? NaN);
+    const worst = Math.max(...others.map((s) => Math.abs(s / s0 - 1)));
+    console.log(`  ${policy.padEnd(20)} ${[s0, ...others].map((s) => `${s.toFixed(3)}×`).join('  ')}  (largest difference ${(worst * 100).toFixed(1)} %${worst <= 0.05 ? '' : ': MORE THAN 5 %'})`);
   }
 }

@@ -375,6 +375,10 @@ function report(json: AnalysisOut, markdown: boolean): string {
   }
   out.push(table(json, markdown));
   out.push('');
+  // Why each prediction is what it is (docs/engine.md, "Decomposition").
+  out.push(markdown ? '### Why' : 'why (headline: compute + waiting for memory; the latency by part; the busiest resource):');
+  for (const p of json.policies) out.push(`${markdown ? '- ' : '  '}${p.policy}: ${p.why.text}`);
+  out.push('');
   for (const p of json.policies) out.push(...weightsReport(p, markdown));
   for (const p of json.policies) {
     if (p.decisions.length === 0) continue;

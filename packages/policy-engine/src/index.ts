@@ -137,3 +137,4 @@ export * from './plan/index.js';
 export * from './recommend/index.js';
 export * from './diagnose/index.js';
 export { diagnoseAnalysis } from './analyze/diagnose-analysis.js';
+export { predictionWhy, type PredictionWhy } from './analyze/why.js';

@@ -20,8 +20,8 @@ async function cli(...argv: string[]): Promise<{ status: number; out: string; er
 
 const POLICY_KEYS = [
   'policy', 'description', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct',
-  'interconnectImbalancePct', 'predictedUs', 'predictedSpeedup', 'accesses', 'pagesToMove', 'bytesToMove',
-  'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'replay', 'decisionCount', 'decisions', 'windows',
+  'interconnectImbalancePct', 'predictedUs', 'predictedSpeedup', 'accesses', 'computeUs', 'stallUs', 'pagesToMove', 'bytesToMove',
+  'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'replay', 'decisionCount', 'why', 'decisions', 'windows',
 ];
 const REPLAY_KEYS = [
   'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct',
@@ -34,7 +34,7 @@ describe('numascope-analyze', () => {
     expect(status).toBe(0);
     const json = JSON.parse(out);
     expect(Object.keys(json)).toEqual([
-      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'accessSource', 'timeRange', 'notes', 'nodes', 'counters', 'policies', 'machineChoice',
+      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'accessSource', 'timeRange', 'notes', 'feasibility', 'nodes', 'counters', 'policies', 'machineChoice',
     ]);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
@@ -53,7 +53,13 @@ describe('numascope-analyze', () => {
     expect(json.policies[1].predictedSpeedup).toBeCloseTo(json.recordedUs / json.policies[1].predictedUs, 9);
     expect(Object.keys(json.policies[0].windows[0])).toEqual([
       'index', 'predictedUs', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'accessesPerUs', 'mcUtilisationPct',
+      'computeUs', 'stallUs', 'concurrency', 'idleLatencyNs', 'mcDelayNs', 'linkDelayNs', 'crossbarDelayNs', 'latencyBoundNs', 'idleScale', 'queueScale',
     ]);
+    // The decomposition adds up: compute + waiting = the predicted time, per policy and per window.
+    for (const p of json.policies) {
+      expect(p.computeUs + p.stallUs).toBeCloseTo(p.predictedUs, 0);
+      expect(p.why.text).toMatch(/compute \+ .* waiting for memory at/);
+    }
     expect(Object.keys(json.policies[0].decisions[0])).toEqual(['window', 'kind', 'explanation', 'pages', 'threads', 'toNodes']);
     expect(json.policies[1].mcImbalancePct).toBeLessThan(json.policies[0].mcImbalancePct);
   });

@@ -3,6 +3,7 @@
  * from. docs/engine.md ("CLI") lists every key; changing one is a change of the CLI's output.
  */
 import { windowPredictedUs, type AnalysisResult, type PolicyResult, type ReplaySummary } from './analyze.js';
+import { predictionWhy } from './why.js';
 
 /** The headline metrics of one policy and its replay (the transient), shared by the CLI's JSON and the app's views. */
 export function policySummary(r: PolicyResult) {
@@ -17,6 +18,8 @@ export function policySummary(r: PolicyResult) {
     predictedUs: r.predictedUs,
     predictedSpeedup: r.predictedSpeedup,
     accesses: r.accesses,
+    computeUs: r.computeUs,
+    stallUs: r.stallUs,
     pagesToMove: r.pagesToMove,
     bytesToMove: r.bytesToMove,
     l3Mpki: r.l3Mpki,
@@ -102,9 +105,12 @@ export function weightCommands(nodes: readonly number[], weights: readonly numbe
 export function policyResultJson(r: PolicyResult, result: AnalysisResult, maxDecisions = 50) {
   const times = windowPredictedUs(result, r.replay.windows);
   const weights = weightsJson(r, result.nodeIds);
+  const why = predictionWhy(r, result.input.machine);
   return {
     ...policySummary(r),
     ...(weights ? { weights } : {}),
+    // The decomposition of the headline (docs/engine.md, "Decomposition").
+    why: { ...why, busiest: why.busiest ? { ...why.busiest } : null },
     decisions: r.replay.decisions.slice(0, maxDecisions).map((d) => ({
       window: d.window,
       kind: d.kind,
@@ -123,6 +129,17 @@ export function policyResultJson(r: PolicyResult, result: AnalysisResult, maxDec
       interconnectImbalancePct: w.interconnectImbalancePct,
       accessesPerUs: w.accessesPerUs,
       mcUtilisationPct: Array.from(w.mcUtilisation, (u) => u * 100),
+      // Decomposition of the window (times anchored as predictedUs).
+      computeUs: w.computeUs * (result.timeScale[index] ?? 1),
+      stallUs: w.stallUs * (result.timeScale[index] ?? 1),
+      concurrency: Number.isFinite(w.concurrency) ? w.concurrency : null,
+      idleLatencyNs: w.idleLatencyNs,
+      mcDelayNs: Array.from(w.mcDelayNs),
+      linkDelayNs: Array.from(w.linkDelayNs),
+      crossbarDelayNs: w.crossbarDelayNs,
+      latencyBoundNs: Number.isFinite(w.latencyBoundNs) ? w.latencyBoundNs : null,
+      idleScale: w.idleScale,
+      queueScale: w.queueScale,
     })),
   };
 }
@@ -142,6 +159,7 @@ export function analysisJson(result: AnalysisResult, trace?: { file: string; ori
     accessSource: result.accessSource,
     timeRange: result.timeRange,
     notes: result.notes,
+    feasibility: result.feasibility ? { ...result.feasibility } : null,
     nodes: nodeLoads(result),
     counters: result.counters,
     policies: result.policies.map((p) => policyResultJson(p, result)),

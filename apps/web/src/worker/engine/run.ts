@@ -4,8 +4,8 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, accessSampleRows, analyze, buildPlan, nextLaunchOptions, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan, weightsJson } from '@numascope/policy-engine';
-import type { AccessRatesOption, AnalysisResult, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
+import { EngineError, accessSampleRows, analyze, buildPlan, nextLaunchOptions, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan, weightsJson, predictionWhy } from '@numascope/policy-engine';
+import type { AccessRatesOption, AnalysisResult, MachineModel, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
 
 /**
  * The manual policy's placement as the Worker gets it (plain JSON): node *indices* of the
@@ -65,6 +65,8 @@ export interface AnalysisRange {
  */
 export type PolicyView = ReturnType<typeof policySummary> & {
   /** Time-weighted mean bytes/s served by each memory controller (node index), headline windows. */
+  /** The decomposition of the headline in words (the engine's predictionWhy: compute + waiting, the latency by part, the busiest resource, the calibration); null without the machine. */
+  why: string | null;
   mcLoadBytesPerS: number[];
   /** Time-weighted mean utilisation per memory controller, 0..1. */
   mcUtilisation: number[];
@@ -167,7 +169,7 @@ function timeMean(windows: readonly WindowMetrics[], pick: (w: WindowMetrics) =>
   return out.map((x) => (time > 0 ? x / time : 0));
 }
 
-export function policyView(r: AnalysisResult['policies'][number], linkCount: number, nodeCount: number, nodeIds: readonly number[]): PolicyView {
+export function policyView(r: AnalysisResult['policies'][number], linkCount: number, nodeCount: number, nodeIds: readonly number[], machine?: MachineModel): PolicyView {
   const windows = r.headlineWindows;
   const mcLoad = timeMean(windows, (w) => w.mcLoadBytesPerS, nodeCount);
   const total = mcLoad.reduce((a, b) => a + b, 0);
@@ -181,6 +183,7 @@ export function policyView(r: AnalysisResult['policies'][number], linkCount: num
     linkLoadBytesPerS: timeMean(windows, (w) => w.linkLoadBytesPerS, linkCount),
     linkUtilisation: timeMean(windows, (w) => w.linkUtilisation, linkCount),
     weights: weightsJson(r, nodeIds),
+    why: machine ? predictionWhy(r, machine).text : null,
   };
 }
 
@@ -271,7 +274,7 @@ export function runAnalysis(trace: Trace, req: AnalyzeRequest, onProgress?: (don
     synthetic,
     notes: result.notes,
     counters: result.counters,
-    policies: result.policies.map((p) => policyView(p, m.links.length, m.nodeCount, result.nodeIds)),
+    policies: result.policies.map((p) => policyView(p, m.links.length, m.nodeCount, result.nodeIds, result.input.machine)),
     unavailable,
     recommendations: [],
     diagnosis: null,
