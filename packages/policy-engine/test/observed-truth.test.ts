@@ -79,3 +79,15 @@ describe('observed is the recording (issue 29)', () => {
     expect(observed.predictedUs).toBeCloseTo(observed.computeUs + observed.stallUs, 0);
   });
 });
+
+describe('the window length does not move the headline (issue 29, sampling invariance)', () => {
+  it('streamcluster-hotspot at 50, 100 and 200 ms windows: every speedup within 2 %, observed at the recorded time', () => {
+    const trace = load('streamcluster-hotspot');
+    const runs = [50, 100, 200].map((windowMs) => analyze(trace, { windowMs, policies: ['observed', 'interleave', 'autonuma', 'carrefour'] }));
+    for (const r of runs) expect(r.policies[0]!.predictedUs).toBeCloseTo(r.recordedUs, 0);
+    for (const id of ['interleave', 'autonuma', 'carrefour']) {
+      const s = runs.map((r) => r.policies.find((p) => p.policy === id)!.predictedSpeedup);
+      for (const x of s) expect(Math.abs(x / s[1]! - 1), `${id}: ${s.join(', ')}`).toBeLessThan(0.02);
+    }
+  });
+});

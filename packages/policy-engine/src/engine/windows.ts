@@ -1205,6 +1205,11 @@ function busiestResource(machine: MachineModel, d: Demand, tUs: number): { resou
 
 /** Most the recording may steepen the resources' queueing over rule LQ0's reference curve (κ). */
 export const QUEUE_SCALE_MAX = 200;
+/**
+ * Least κ: the queueing part is what makes latency diverge at a resource's capacity, so it is never
+ * calibrated away (with κ = 0 a saturated window would have no closed-loop solution).
+ */
+export const QUEUE_SCALE_MIN = 0.1;
 /** Least idle scale ι (a measured latency far below the machine's idle latencies: a wrong clock or machine model). */
 export const IDLE_SCALE_MIN = 0.25;
 
@@ -1212,7 +1217,7 @@ export const IDLE_SCALE_MIN = 0.25;
  * The latency scales that give the measured latency `measuredNs` for demand `d` carried in wUs
  * (docs/engine.md, "Calibration"): the model's latency there is idle + contention + queueing; the
  * difference to the measurement goes to the queueing (κ = 1 + difference / queueing, within
- * [0, QUEUE_SCALE_MAX]: the recording's loaded latency attributed to the queues of the resources
+ * [QUEUE_SCALE_MIN, QUEUE_SCALE_MAX]: the recording's loaded latency attributed to the queues of the resources
  * it loaded, the service scale of the curve), what κ cannot take to the idle part (ι, at least
  * IDLE_SCALE_MIN). Without a measurement, both 1.
  */
@@ -1224,7 +1229,7 @@ export function calibrateLatency(d: Demand, wUs: number, measuredNs: number | nu
   if (!Number.isFinite(total)) return { idleScale: 1, queueScale: 1 };
   const rest = measuredNs - parts.idle - parts.contention - parts.otherQueue;
   let kappa = parts.queue > 0 ? rest / parts.queue : 1;
-  kappa = Math.min(QUEUE_SCALE_MAX, Math.max(0, kappa));
+  kappa = Math.min(QUEUE_SCALE_MAX, Math.max(QUEUE_SCALE_MIN, kappa));
   let iota = parts.idle > 0 ? (measuredNs - kappa * parts.queue - parts.otherQueue - parts.contention) / parts.idle : 1;
   if (iota < IDLE_SCALE_MIN) iota = IDLE_SCALE_MIN;
   if (feasibility) {

@@ -369,7 +369,9 @@ export function trafficModel(machine: MachineModel): TrafficModel {
       const fit = fitLoadedLatencyCurve(points, mc[m]!, unloaded);
       if (fit) {
         mcContentionNs[m] = fit.contentionNs;
-        mcQueueNs[m] = fit.queueNs;
+        // The queueing part is what bounds a controller at its capacity: a fit that leaves it out
+        // keeps a tenth of rule LQ0's (the closed loop needs latency to diverge there).
+        mcQueueNs[m] = Math.max(fit.queueNs, 0.1 * mcQueueNs[m]!);
         fitted.push(`node ${machine.nodeIds[m]} c ${fit.contentionNs.toFixed(1)} ns, q ${fit.queueNs.toFixed(2)} ns from ${fit.points} points`);
       }
     }
