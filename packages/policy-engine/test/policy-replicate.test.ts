@@ -304,9 +304,8 @@ describe('replicate: recommendation and plan', () => {
     const json = JSON.parse(out.join('\n'));
     const r = json.policies.find((p: { policy: string }) => p.policy === 'replicate');
     expect(r).toBeTruthy();
-    // Every store to the table writes its 8 copies (its init phase too: the copies are held from
-    // the start), so the whole run need not be faster; its locality is higher.
-    expect(r.predictedSpeedup).toBeGreaterThan(0);
+    // The copies exist from the window after the table's first touch (its init phase writes one).
+    expect(r.predictedSpeedup).toBeGreaterThan(1);
     expect(r.localAccessRatio).toBeGreaterThan(json.policies.find((p: { policy: string }) => p.policy === 'observed').localAccessRatio);
     expect(r.decisions[0].kind).toBe('replicate');
     // The 16 MiB lookup table on node 0, read from all 8 nodes: copied onto the other 7 (memory size unknown on this preset).

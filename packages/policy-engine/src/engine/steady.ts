@@ -22,6 +22,7 @@ import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, Replay
 import type { FinalRun } from './run.js';
 import { samePlacement } from './run.js';
 import { MEMORY_STALL_SHARE, simulateMatrix, simulateWindow } from './simulate.js';
+import { arrivalsByWindow, atFirstTouch } from './arrivals.js';
 
 /** Pages moved after a window, as a share of the pages, below which the placement counts as converged. */
 export const CONVERGED_MOVE_SHARE = 0.01;
@@ -191,11 +192,14 @@ export function steadyStates(
     // Summing matrices from the rows is exact for the default simulator only (accessMatrix + simulateMatrix).
     const fromRows = options.simulate === simulateWindow && input.windows.accessMatrices !== undefined && input.windows.timing !== undefined;
     // A policy that places pages only holds its pages; its threads stay where the recording had them.
+    // Pages first touched in window w are where allocation put them in w (the policy acts on a page
+    // once it exists: engine/arrivals.ts), the held placement from the next window on.
     const heldAt = (i: number, w: number): Placement => {
       const p = pending[i]!;
       const threads = p.followsRecording ? input.observedThreadNode![w] : undefined;
-      return threads ? { ...p.held.placement, threadNode: threads } : p.held.placement;
+      return atFirstTouch(input, threads ? { ...p.held.placement, threadNode: threads } : p.held.placement, w);
     };
+    const arrivals = arrivalsByWindow(input);
     for (let w = 0; w < windowCount; w++) {
       const info = input.windows.info(w);
       // The window's timing (its closed loop and access scale: engine/windows.ts)
@@ -205,7 +209,7 @@ export function steadyStates(
       const lengthUs = Math.max(1, info.endUs - info.startUs);
       const misses: number[] = [];
       pending.forEach((p, i) => {
-        const seen = known[i]?.get(w);
+        const seen = arrivals[w]!.length === 0 ? known[i]?.get(w) : undefined;
         if (seen && seen.windowUs === lengthUs) p.windows[w] = seen.metrics;
         else misses.push(i);
       });

@@ -469,6 +469,8 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   const pageNode = new Int16Array(pageCount);
   const firstTouchThread = new Int32Array(pageCount);
   const firstTouchNode = new Int16Array(pageCount).fill(-1);
+  const pFtUs = numericColumn<BigInt64Array | Float64Array>(pages, 'first_touch_us');
+  const pageFirstUs = new Float64Array(pageCount).fill(NaN);
   let pagesFromThread = 0;
   let pagesDefaulted = 0;
   let pagesRecorded = 0;
@@ -476,6 +478,12 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     const owner = pFtThread[p]! >= 0 ? pFtThread[p]! : faultThread[p]! >= 0 ? faultThread[p]! : pageFirstThread[p]!;
     firstTouchThread[p] = owner;
     if (pFtCpu[p]! >= 0) firstTouchNode[p] = nodeOfCpu(machine, pFtCpu[p]!);
+    {
+      // Only a recorded first touch says when a page came to exist (its first access sample is a
+      // later bound: the page may have been allocated long before).
+      const ft = Number(pFtUs[p]!);
+      if (ft >= 0) pageFirstUs[p] = ft;
+    }
     const byId = pNode[p]! >= 0 ? nodeIndexOfId.get(pNode[p]!) : undefined;
     if (byId !== undefined) {
       pageNode[p] = byId;
@@ -554,6 +562,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     initial,
     firstTouchThread,
     firstTouchNode,
+    pageFirstUs,
     counters,
     pageAddress: numericColumn<BigUint64Array>(pages, 'address'),
     threadTid: tids,

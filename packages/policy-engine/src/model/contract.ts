@@ -199,6 +199,11 @@ export interface ReplayInput {
    * fault was recorded, or its cpu is not in the machine). Optional for hand-built inputs.
    */
   firstTouchNode?: Int16Array;
+  /**
+   * Time of each page's recorded first touch (`pages.first_touch_us`), µs since the capture start;
+   * NaN unknown (no first-touch fault recorded). Optional for hand-built inputs (engine/arrivals.ts).
+   */
+  pageFirstUs?: Float64Array;
   /** Counters from the trace when present (L3MPKI, IPC): null when the trace has none. */
   counters: { instructions: number; cycles: number; l3Misses: number } | null;
   // Optional, so that hand-built inputs (tests) need not give them.

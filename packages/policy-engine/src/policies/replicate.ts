@@ -25,6 +25,7 @@
  * `PolicyReplay.replication` count them (`storeFlowsOnReplicated`); the simulator writes them as
  * Placement.replicas says (engine/simulate.ts).
  */
+import { atFirstTouch } from '../engine/arrivals.js';
 import type { AccessWindow, Decision, NodeIndex, Placement, Policy, ReplayInput, ReplicaSets, ReplicationReplay, ReplicationUnit, WindowMetrics } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
 import { definePolicy } from '../engine/run.js';
@@ -419,7 +420,8 @@ export function replicatePolicy(options: ReplicateOptions = {}): Policy {
       for (let w = 0; w < input.windows.length; w++) {
         const window: AccessWindow = yield w;
         threadNode = threadsAt(window.index);
-        const placement: Placement = { threadNode, pageNode: input.initial.pageNode, replicated: r.replicated, replicas: r.replicas };
+        // The program copies a unit once it has written it: a page is not replicated in the window of its first touch (engine/arrivals.ts).
+        const placement: Placement = atFirstTouch(input, { threadNode, pageNode: input.initial.pageNode, replicated: r.replicated, replicas: r.replicas }, w);
         windows.push(replayOptions.simulate(input.machine, window, placement, windowLengthUs(window), input.pageBytes));
         threadNodeByWindow.push(threadNode);
       }
