@@ -22,6 +22,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { measuredPerWindow } from './helpers/measured.js';
 import { describe, expect, it } from 'vitest';
 import { analyze, type AnalysisResult } from '../src/analyze/analyze.js';
 import { simulateMatrix } from '../src/engine/simulate.js';
@@ -824,24 +825,8 @@ describe('7. the same rates over twice the time keep the speedups', () => {
 
 /** Per window: the weighted mean PMU latency of the DRAM loads that have one, cycles (NaN where none). */
 function measuredCycles(trace: Trace, windowUs: number, windows: number): Float64Array {
-  const s = trace.tables.samples;
-  const time = numericColumn<Uint32Array>(s, 'time_us');
-  const lat = numericColumn<Uint32Array>(s, 'latency_cycles');
-  const weight = numericColumn<Uint32Array>(s, 'weight');
-  const op = dictionaryColumn(s, 'op');
-  const ds = dictionaryColumn(s, 'data_source');
-  const LOAD = op.values.indexOf('load');
-  const dram = new Set(['local-dram', 'remote-dram'].map((v) => ds.values.indexOf(v)));
-  const sum = new Float64Array(windows);
-  const wsum = new Float64Array(windows);
-  for (let i = 0; i < s.numRows; i++) {
-    if (op.codes[i] !== LOAD || !dram.has(ds.codes[i]!) || !(lat[i]! > 0)) continue;
-    const w = Math.min(windows - 1, Math.floor(time[i]! / windowUs));
-    const wt = weight[i]! || 1;
-    sum[w]! += lat[i]! * wt;
-    wsum[w]! += wt;
-  }
-  return sum.map((v, w) => (wsum[w]! > 0 ? v / wsum[w]! : NaN));
+  const m = measuredPerWindow(trace, windowUs, windows);
+  return m.latSum.map((v, w) => (m.latW[w]! > 0 ? v / m.latW[w]! : NaN));
 }
 
 describe('8. observed reproduces the recording', () => {

@@ -11,43 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze/analyze.js';
 import { trafficModel } from '../src/machine/traffic.js';
-import { dictionaryColumn, numericColumn } from '../src/trace/columns.js';
 import { readTrace } from '../src/trace/reader.js';
+import { measuredPerWindow } from './helpers/measured.js';
 
 const SAMPLES = ['partitioned', 'streamcluster-hotspot', 'two-groups', 'shared-readmostly'];
 const load = (name: string) => readTrace(new Uint8Array(readFileSync(fileURLToPath(new URL(`../../../sample-traces/${name}.numascope`, import.meta.url)))));
-
-/** Per window: Σ latency·weight and Σ weight of DRAM loads with a latency, and local / all DRAM accesses (weighted). */
-function measured(trace: ReturnType<typeof load>, windowUs: number, windows: number) {
-  const s = trace.tables.samples;
-  const time = numericColumn<Uint32Array>(s, 'time_us');
-  const lat = numericColumn<Uint32Array>(s, 'latency_cycles');
-  const weight = numericColumn<Uint32Array>(s, 'weight');
-  const op = dictionaryColumn(s, 'op');
-  const ds = dictionaryColumn(s, 'data_source');
-  const LOAD = op.values.indexOf('load');
-  const STORE = op.values.indexOf('store');
-  const LOCAL = ds.values.indexOf('local-dram');
-  const REMOTE = ds.values.indexOf('remote-dram');
-  const latSum = new Float64Array(windows);
-  const latW = new Float64Array(windows);
-  const local = new Float64Array(windows);
-  const all = new Float64Array(windows);
-  for (let i = 0; i < s.numRows; i++) {
-    const o = op.codes[i]!;
-    const d = ds.codes[i]!;
-    if ((o !== LOAD && o !== STORE) || (d !== LOCAL && d !== REMOTE)) continue;
-    const w = Math.min(windows - 1, Math.floor(time[i]! / windowUs));
-    const wt = weight[i]! || 1;
-    all[w]! += wt;
-    if (d === LOCAL) local[w]! += wt;
-    if (o === LOAD && lat[i]! > 0) {
-      latSum[w]! += lat[i]! * wt;
-      latW[w]! += wt;
-    }
-  }
-  return { latSum, latW, local, all };
-}
 
 describe('observed is the recording (issue 29)', () => {
   it.each(SAMPLES)('%s: per window the measured latency (10 %), local share (2 points) and duration (exact); latency within the Little bound', (name) => {
@@ -57,7 +25,7 @@ describe('observed is the recording (issue 29)', () => {
     const clock = trafficModel(r.input.machine).clockGHz.value!;
     expect(clock).toBeGreaterThan(0);
     const windows = observed.headlineWindows;
-    const m = measured(trace, 100_000, windows.length);
+    const m = measuredPerWindow(trace, 100_000, windows.length);
     let checked = 0;
     for (const [w, metrics] of windows.entries()) {
       const info = r.input.windows.info(w);

@@ -193,6 +193,14 @@ fn each_file_gives_its_clock() {
         why.starts_with("unavailable:the perf.data file has no CPUDESC header, and it has no TIME_CONV record"),
         "{why}"
     );
+    // Hostile TIME_CONV values: a rate out of range, a shift past 63 or a zero multiplier give no clock.
+    for (shift, mult) in [(63u64, 1u64), (64, 5), (u64::MAX, 1), (31, 0)] {
+        skx.time_conv = Some((shift, mult));
+        let (clock, why) = numascope_core::perfdata::import_clock(&skx);
+        assert_eq!(clock, None, "({shift}, {mult}): {why}");
+        assert!(why.starts_with("unavailable:"), "{why}");
+    }
+    skx.time_conv = Some((31, 1_073_650_027));
     // A TIME_CONV counter that is not an x86 TSC (arm64: the generic timer) is not the cpu clock.
     skx.cpu_id = Some("0x00000000410fd0c0".into());
     let (arm, why) = numascope_core::perfdata::import_clock(&skx);
