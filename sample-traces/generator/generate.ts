@@ -40,6 +40,11 @@ export const SAMPLE_WEIGHT_ACCESSES = 65536;
  */
 export const PEAK_CONTROLLER_UTILISATION = 0.9;
 const WEIGHT_WINDOW_US = 100_000;
+/**
+ * At most this share of the cores' outstanding-miss limit is in flight in any window (Little's law:
+ * the samples × weights never imply more concurrent accesses than the threads can issue).
+ */
+export const PEAK_CONCURRENCY_SHARE = 0.9;
 /** Samples each running thread produces per second; with the weight this fixes the access rate. */
 export const SAMPLES_PER_THREAD_SECOND = 2000;
 /** The core clock the generator assumes to turn ns into cycles. */
@@ -517,11 +522,59 @@ function feasibleWeight(rows: SampleRows, topology: Topology, machine: TraceMach
   }
   let peak = 0;
   for (const bytes of windows.values()) for (let m = 0; m < n; m++) peak = Math.max(peak, bytes[m]! / (WEIGHT_WINDOW_US * 1e-6) / capacity[m]!);
-  const weight = peak > 0 ? Math.max(1, Math.min(SAMPLE_WEIGHT_ACCESSES, Math.floor(PEAK_CONTROLLER_UTILISATION / peak))) : SAMPLE_WEIGHT_ACCESSES;
-  // Each window's controller utilisation at that weight (the latencies' loaded delay).
-  const utilisation = new Map<number, Float64Array>();
-  for (const [w, bytes] of windows) utilisation.set(w, Float64Array.from(bytes, (b, m) => (b * weight) / (WEIGHT_WINDOW_US * 1e-6) / capacity[m]!));
-  return { weight, utilisation };
+  let weight = peak > 0 ? Math.max(1, Math.min(SAMPLE_WEIGHT_ACCESSES, Math.floor(PEAK_CONTROLLER_UTILISATION / peak))) : SAMPLE_WEIGHT_ACCESSES;
+  // Each window's controller utilisation at a weight (the latencies' loaded delay).
+  const utilisationAt = (wt: number) => {
+    const out = new Map<number, Float64Array>();
+    for (const [w, bytes] of windows) out.set(w, Float64Array.from(bytes, (b, m) => (b * wt) / (WEIGHT_WINDOW_US * 1e-6) / capacity[m]!));
+    return out;
+  };
+  // The cores must be able to issue it (Little's law): a window's DRAM accesses per ns × their mean
+  // latency at most PEAK_CONCURRENCY_SHARE of its threads' outstanding-miss limit (rule MLP0).
+  // A lower weight lowers the latencies too, so one reduction keeps every window feasible.
+  const inFlight = concurrencyPerWindow(rows, topology, machine, weight, utilisationAt(weight));
+  let worst = 0;
+  for (const c of inFlight.values()) worst = Math.max(worst, c.inFlight / (PEAK_CONCURRENCY_SHARE * c.limit));
+  if (worst > 1) weight = Math.max(1, Math.floor(weight / worst));
+  return { weight, utilisation: utilisationAt(weight) };
+}
+
+/**
+ * Per WEIGHT_WINDOW_US window at a sample weight: the DRAM accesses in flight (accesses per ns ×
+ * the mean DRAM latency the generator gives them, ns, stores included) and the most the window's threads can
+ * have in flight (threads with DRAM samples × the cores' outstanding-miss limit, rule MLP0).
+ */
+function concurrencyPerWindow(
+  rows: SampleRows,
+  topology: Topology,
+  machine: TraceMachine,
+  weight: number,
+  utilisation: Map<number, Float64Array>,
+): Map<number, { inFlight: number; limit: number }> {
+  const t = trafficModel(machineModel(machine));
+  const local = SOURCE_CODE['local-dram'];
+  const remote = SOURCE_CODE['remote-dram'];
+  const acc = new Map<number, { accesses: number; loads: number; latencyNs: number; threads: Set<number> }>();
+  for (let i = 0; i < rows.length; i++) {
+    const ds = rows.dataSource[i];
+    if (ds !== local && ds !== remote) continue;
+    const w = Math.floor(rows.timeUs[i]! / WEIGHT_WINDOW_US);
+    let a = acc.get(w);
+    if (!a) acc.set(w, (a = { accesses: 0, loads: 0, latencyNs: 0, threads: new Set() }));
+    a.accesses++;
+    a.threads.add(rows.thread[i]!);
+    // Every DRAM access's latency (a store's too: a window of init stores has no load to measure).
+    const m = topology.nodeIds.indexOf(rows.node[i]!);
+    const u = Math.min(0.99, utilisation.get(w)?.[m] ?? 0);
+    a.loads++;
+    a.latencyNs += topology.idleDramNs[rows.fromNode[i]!]![m]! + t.mcContentionNs[m]! * u + (t.mcQueueNs[m]! * u) / (1 - u);
+  }
+  const out = new Map<number, { inFlight: number; limit: number }>();
+  for (const [w, a] of acc) {
+    const meanNs = a.loads > 0 ? a.latencyNs / a.loads : 0;
+    out.set(w, { inFlight: ((a.accesses * weight) / (WEIGHT_WINDOW_US * 1000)) * meanNs, limit: a.threads.size * t.mlpLimit.value });
+  }
+  return out;
 }
 
 function samplesColumns(rows: SampleRows): TraceColumns['samples'] {
@@ -721,7 +774,7 @@ function manifestOf(
     synthetic('first-touch', 'one page-fault row per page, at the time the model touches it first'),
     synthetic('thread-placement', 'threads pinned to cpus, observed at regular intervals'),
     synthetic('thread-migrations', 'migrations the model scripts (if any)'),
-    synthetic('memory-accesses', `IBS-like samples, each standing for ${weight} accesses (the weight at which the busiest memory controller runs at ${PEAK_CONTROLLER_UTILISATION * 100} % of its sustained capacity in the busiest ${WEIGHT_WINDOW_US / 1000} ms, at most ${SAMPLE_WEIGHT_ACCESSES}), drawn from the model's access mix`),
+    synthetic('memory-accesses', `IBS-like samples, each standing for ${weight} accesses (the weight at which the busiest memory controller runs at ${PEAK_CONTROLLER_UTILISATION * 100} % of its sustained capacity in the busiest ${WEIGHT_WINDOW_US / 1000} ms, at most ${SAMPLE_WEIGHT_ACCESSES}, and no window with more DRAM accesses in flight than ${PEAK_CONCURRENCY_SHARE * 100} % of its threads' outstanding-miss limit), drawn from the model's access mix`),
     synthetic('access-latency', `cache-hit cycles, or the preset's idle DRAM latency plus the engine's loaded-latency delay at the window's controller utilisation (rule LQ0), × ${ASSUMED_CORE_GHZ} GHz, with log-normal noise`),
     synthetic('data-source', 'fixed L1/L2/L3 hit probabilities per access stream; DRAM is local or remote by the page\'s node'),
     synthetic('numa-counters', 'numa_hit/numa_local per node = pages first-touched there so far (the process is the whole system)'),

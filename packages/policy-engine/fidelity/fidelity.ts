@@ -635,13 +635,17 @@ function weightedInterleaveRows(report: FidelityReport): void {
 }
 
 export function fidelityReport(): FidelityReport {
-  const share = sustainedShare();
+  const old = sustainedShare('DDR3');
+  const current = sustainedShare('DDR5');
   const report: FidelityReport = {
     rows: [],
     ruleChecks: [],
     directions: [],
     derivations: [],
-    model: [`rule S1 sustained share ${share.value.toFixed(3)} (${share.from})`],
+    model: [
+      `rule S1 sustained share ${old.value.toFixed(3)} for DDR2/DDR3 machines, the §1–§3 presets (${old.from})`,
+      `rule S1 sustained share ${current.value.toFixed(3)} for DDR4/DDR5 servers, no §1–§4 machine (${current.from})`,
+    ],
   };
   carrefourRows(report);
   asymschedRows(report);

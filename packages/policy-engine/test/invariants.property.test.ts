@@ -108,15 +108,21 @@ const WINDOW_US = 100_000;
 const simulate = (m: MachineModel, x: Matrix, loop: WindowLoop): WindowMetrics => simulateMatrix(m, x.loads, x.stores, WINDOW_US, loop, 1);
 
 /** Accesses-weighted idle latency of the matrix, ns (0 without accesses). */
+/** The loads-weighted idle latency (what the reported latency's idle part is), or every access's without loads; 0 without accesses. */
 function weightedIdleNs(m: MachineModel, x: Matrix): number {
   const idle = m.idleLatencyNs.value;
   let sum = 0;
   let total = 0;
+  let loadSum = 0;
+  let loads = 0;
   for (let p = 0; p < idle.length; p++) {
     const a = x.loads[p]! + x.stores[p]!;
     sum += a * idle[p]!;
     total += a;
+    loadSum += x.loads[p]! * idle[p]!;
+    loads += x.loads[p]!;
   }
+  if (loads > 0) return loadSum / loads;
   return total > 0 ? sum / total : 0;
 }
 

@@ -93,8 +93,14 @@ describe('simulateWindow', () => {
   it('the fixed point holds: T = W((1 − s) + s·L/L_local) for the stall share the window carries', () => {
     for (const share of [0.1, 0.5, 0.9]) {
       const m = simulateWindow(opteron, { ...w, stallShare: share }, p, WINDOW_US, 4096);
-      // accesses-weighted idle local latency: both threads' nodes have 100 ns local
-      expect(m.predictedUs / (WINDOW_US * (1 - share + (share * m.memoryLatencyNs) / 100))).toBeCloseTo(1, 6);
+      // accesses-weighted idle local latency: both threads' nodes have 100 ns local. L is the mean
+      // over every access: the reported latency is the loads' (idle 115 ns: 1M + 1M local at 100,
+      // 2M two hops at 130), every access's idle 117.5 ns (the 0.8M stores go two hops).
+      const loadIdle = (1e6 * 100 + 2e6 * 130 + 1e6 * 100) / 4e6;
+      const allIdle = (4e6 * loadIdle + 8e5 * 130) / 4.8e6;
+      expect(m.idleLatencyNs).toBeCloseTo(loadIdle, 9);
+      const lAll = m.memoryLatencyNs - loadIdle + allIdle;
+      expect(m.predictedUs / (WINDOW_US * (1 - share + (share * lAll) / 100))).toBeCloseTo(1, 6);
     }
   });
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze, analyzeInput } from '../src/analyze/analyze.js';
 import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { machineModel } from '../src/machine/model.js';
-import { getPreset } from '../src/machine/presets.js';
+import { getPreset, listPresets } from '../src/machine/presets.js';
 import { LQ_CONTENTION_SHARE, LQ_QUEUE_SCALE, sustainedShare, trafficModel } from '../src/machine/traffic.js';
 import { demandOf } from '../src/engine/simulate.js';
 import { readTrace } from '../src/trace/reader.js';
@@ -23,15 +23,38 @@ describe('machine facts of the traffic model', () => {
     const x7560 = trafficModel(machineModel(getPreset('intel-xeon-x7560-4s')));
     expect(x7560.mcCapacity.value[0]).toBeCloseTo(10e9, -6);
     expect(x7560.mcCapacity.source).toMatch(/^estimated:S0/);
-    const share = sustainedShare();
+    const share = sustainedShare('DDR3');
     expect(share.value).toBeCloseTo((55 / 8 / 21.3 + 40 / 4 / 17.1) / 2, 3);
+    expect(sustainedShare('DDR2')).toEqual(share);
     const opteron = trafficModel(machineModel(getPreset('amd-opteron-8385-4p')));
     expect(opteron.mcCapacity.value[0]).toBeCloseTo(12.8e9 * share.value, -3);
     expect(opteron.mcCapacity.source).toMatch(/^estimated:S1/);
+    expect(opteron.mcCapacity.source).toMatch(/NUMA-STREAM/);
+  });
+
+  it('rule S1 for a current server: the share of published DDR4 two-socket STREAM figures, not the 2010-era one', () => {
+    const current = sustainedShare('DDR5');
+    expect(current.value).toBeCloseTo((250 / 307.2 + 199 / 256 + 128 / 153.6) / 3, 3);
+    expect(current.value).toBeGreaterThan(0.75);
+    expect(sustainedShare(undefined)).toEqual(current);
+    const spr = trafficModel(machineModel(getPreset('intel-spr-2s')));
+    expect(spr.mcCapacity.value[0]).toBeCloseTo(307.2e9 * current.value, -6);
+    expect(spr.mcCapacity.source).toMatch(/^estimated:S1.*AnandTech/);
+    // A machine that is not a preset (unknown DRAM generation) is treated as a current server.
+    const custom = trafficModel(machineModel({ ...getPreset('intel-spr-2s'), name: 'my-box' }));
+    expect(custom.mcCapacity.value[0]).toBeCloseTo(307.2e9 * current.value, -6);
+  });
+
+  it('every preset names the DRAM generation its memory-bandwidth provenance describes', () => {
+    for (const p of listPresets()) {
+      const said = new Set(JSON.stringify(p.machine.provenance?.memoryBandwidthGBps ?? '').match(/DDR\d/g) ?? []);
+      expect(p.memoryGeneration, p.id).toBeDefined();
+      expect([...said], p.id).toContain(p.memoryGeneration);
+    }
   });
 
   it('rule XB0: where the STREAM figure is documented as the northbridge\'s, it is the crossbar capacity and the controllers take S1', () => {
-    const share = sustainedShare();
+    const share = sustainedShare('DDR3');
     const t = trafficModel(machineModel(getPreset('amd-opteron-6172-4p')));
     expect(t.crossbarCapacity).not.toBeNull();
     expect(t.crossbarCapacity!.value[3]).toBeCloseTo((55 / 8) * 1e9, -3);
@@ -142,11 +165,13 @@ describe('the guest recording (NUMA hinting faults, shared buffer bound to node 
     expect(w0.accessScale!).toBeGreaterThan(1);
   });
 
-  it('interleave lowers MC imbalance far below 35 % and is not slower than first-touch or observed', () => {
+  it('interleave lowers MC imbalance far below 35 % and is not slower than first-touch (within 1 %) or observed', () => {
+    // The guest is a machine of unknown DRAM generation (rule S1's current-server share): node 0's
+    // controller is far from full, so spreading its pages trades little queueing for remote hops.
     const il = steady('interleave');
     expect(il.mcImbalancePct).toBeLessThan(5);
-    expect(il.predictedUs).toBeLessThanOrEqual(steady('first-touch').predictedUs);
-    expect(il.predictedUs).toBeLessThanOrEqual(steady('observed').predictedUs);
+    expect(il.predictedUs).toBeLessThanOrEqual(steady('first-touch').predictedUs * 1.01);
+    expect(il.predictedUs).toBeLessThanOrEqual(steady('observed').predictedUs * 1.01);
   });
 
   it('Carrefour is not slower than first-touch or observed and lowers MC imbalance below its 35 % threshold', () => {

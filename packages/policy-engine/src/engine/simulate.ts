@@ -110,6 +110,12 @@ export interface Demand {
   local: number;
   /** Σ accesses × idle latency, ns. */
   idleSum: number;
+  /**
+   * Σ loads × idle latency, ns: what a PMU's load latencies measure differs from the mean over
+   * every access by the loads' idle latency (stores often go elsewhere: an init phase's local
+   * stores next to remote loads). See loadShiftNs.
+   */
+  loadIdleSum: number;
   /** Accesses-weighted idle local latency of the accessing nodes, ns. */
   localNs: number;
   mcBytes: Float64Array;
@@ -142,6 +148,7 @@ export function demandOf(machine: MachineModel, loads: Float64Array, stores: Flo
   let loadTotal = 0;
   let local = 0;
   let idleSum = 0;
+  let loadIdleSum = 0;
   let localIdleSum = 0;
   for (let c = 0; c < n; c++) {
     for (let m = 0; m < n; m++) {
@@ -153,6 +160,7 @@ export function demandOf(machine: MachineModel, loads: Float64Array, stores: Flo
       total += a;
       loadTotal += l;
       idleSum += a * idle[p]!;
+      loadIdleSum += l * idle[p]!;
       localIdleSum += a * idle[c * n + c]!;
       if (c === m) local += a;
       mcBytes[m]! += l * MC_BYTES_PER_LOAD + s * MC_BYTES_PER_STORE;
@@ -171,7 +179,7 @@ export function demandOf(machine: MachineModel, loads: Float64Array, stores: Flo
     for (let x = 0; x < n; x++) xbBytes[x] = mcBytes[x]!;
     for (let k = 0; k < linkCount; k++) xbBytes[traffic.linkTo[k]!]! += linkBytes[k]!;
   }
-  return { traffic, total, loads: loadTotal, local, idleSum, localNs: total > 0 ? localIdleSum / total : 0, mcBytes, linkBytes, mcAccesses, linkAccesses, xbBytes, xbAccesses };
+  return { traffic, total, loads: loadTotal, local, idleSum, loadIdleSum, localNs: total > 0 ? localIdleSum / total : 0, mcBytes, linkBytes, mcAccesses, linkAccesses, xbBytes, xbAccesses };
 }
 
 /** Calibration of the latency model on the recording (WindowLoop): idle part × idleScale, queueing part × queueScale, contention part as it is. */
@@ -202,6 +210,17 @@ export interface LatencyParts {
 /** Mean latency, ns, when the demand is carried in tUs (Infinity when a resource would reach its capacity). */
 export function latencyAt(d: Demand, tUs: number, maxUtilisation = Infinity, scales: LatencyScales = UNIT_SCALES): number {
   return latencyParts(d, tUs, maxUtilisation, null, scales);
+}
+
+/**
+ * The mean latency of the loads minus the mean over every access, ns, at idle scale ι: the loads'
+ * idle latency against all accesses' (the resources' delays are per access, the same for a load
+ * and a store through the same resource; where loads and stores use different resources their
+ * delays are averaged over both). Zero without loads. A window's `memoryLatencyNs` is the loads'
+ * (what PMU load latencies measure); its stall time and Little's law use every access.
+ */
+export function loadShiftNs(d: Demand, idleScale: number): number {
+  return d.loads > 0 && d.total > 0 ? idleScale * (d.loadIdleSum / d.loads - d.idleSum / d.total) : 0;
 }
 
 /** latencyAt, and (when `parts` is given) each resource's share of it filled in. */
@@ -397,7 +416,8 @@ export function simulateMatrix(
   const tUs = solveLoopUs(d, loop);
   const parts: LatencyParts = { total: 0, idle: 0, contention: 0, queue: 0, otherQueue: 0, mc: mcDelayNs, link: linkDelayNs, crossbar: 0 };
   latencyParts(d, tUs, Infinity, parts, loop);
-  const latency = parts.total;
+  const shift = loadShiftNs(d, loop.idleScale);
+  const latency = parts.total + shift;
   const seconds = tUs * 1e-6;
   const mcCap = d.traffic.mcCapacity.value;
   for (let m = 0; m < n; m++) {
@@ -410,7 +430,7 @@ export function simulateMatrix(
     linkUtilisation[k] = linkLoadBytesPerS[k]! / d.traffic.linkCapacity[k]!;
     linkUtilSum += linkUtilisation[k]!;
   }
-  const stallUs = Number.isFinite(loop.concurrency) && loop.concurrency > 0 ? (d.total * latency) / (loop.concurrency * 1000) : 0;
+  const stallUs = Number.isFinite(loop.concurrency) && loop.concurrency > 0 ? (d.total * parts.total) / (loop.concurrency * 1000) : 0;
   return {
     localAccessRatio: d.local / d.total,
     memoryLatencyNs: latency,
@@ -428,12 +448,12 @@ export function simulateMatrix(
     computeUs: loop.computeUs,
     stallUs,
     concurrency: loop.concurrency,
-    idleLatencyNs: parts.idle,
+    idleLatencyNs: parts.idle + shift,
     idleScale: loop.idleScale,
     queueScale: loop.queueScale,
     mcDelayNs,
     linkDelayNs,
     crossbarDelayNs: parts.crossbar,
-    latencyBoundNs: Number.isFinite(loop.maxConcurrency) ? (loop.maxConcurrency * tUs * 1000) / d.total : Infinity,
+    latencyBoundNs: Number.isFinite(loop.maxConcurrency) ? (loop.maxConcurrency * tUs * 1000) / d.total + shift : Infinity,
   };
 }

@@ -29,7 +29,7 @@ import { nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { retarget, type RetargetRule } from './retarget.js';
-import { accessMatrix, addStore, demandOf, latencyAt, latencyParts, MEMORY_STALL_SHARE, type Demand, type LatencyParts, type LatencyScales } from './simulate.js';
+import { accessMatrix, addStore, demandOf, latencyAt, latencyParts, loadShiftNs, MEMORY_STALL_SHARE, type Demand, type LatencyParts, type LatencyScales } from './simulate.js';
 import { trafficModel } from '../machine/traffic.js';
 
 export const PAGE_ROW_BYTES = 4096;
@@ -1234,12 +1234,15 @@ export function calibrateLatency(d: Demand, wUs: number, measuredNs: number | nu
   if (measuredNs === null || !(measuredNs > 0)) return { idleScale: 1, queueScale: 1 };
   const bottleneck = bottleneckOf(d, wUs);
   const parts: LatencyParts = { total: 0, idle: 0, contention: 0, queue: 0, otherQueue: 0, mc: new Float64Array(d.mcBytes.length), link: new Float64Array(d.linkBytes.length), crossbar: 0 };
-  const total = latencyParts(d, wUs, Infinity, parts, { idleScale: 1, queueScale: 1, bottleneck });
-  if (!Number.isFinite(total)) return { idleScale: 1, queueScale: 1 };
-  const rest = measuredNs - parts.idle - parts.contention - parts.otherQueue;
+  const all = latencyParts(d, wUs, Infinity, parts, { idleScale: 1, queueScale: 1, bottleneck });
+  if (!Number.isFinite(all)) return { idleScale: 1, queueScale: 1 };
+  // Like with like: the measured latencies are the loads', so the model's loads' (loadShiftNs).
+  const idle = parts.idle + loadShiftNs(d, 1);
+  const total = all + loadShiftNs(d, 1);
+  const rest = measuredNs - idle - parts.contention - parts.otherQueue;
   let kappa = parts.queue > 0 ? rest / parts.queue : 1;
   kappa = Math.min(QUEUE_SCALE_MAX, Math.max(QUEUE_SCALE_MIN, kappa));
-  let iota = parts.idle > 0 ? (measuredNs - kappa * parts.queue - parts.otherQueue - parts.contention) / parts.idle : 1;
+  let iota = idle > 0 ? (measuredNs - kappa * parts.queue - parts.otherQueue - parts.contention) / idle : 1;
   if (iota < IDLE_SCALE_MIN) iota = IDLE_SCALE_MIN;
   if (feasibility) {
     feasibility.calibrated++;

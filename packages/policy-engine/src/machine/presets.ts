@@ -67,7 +67,16 @@ export interface MachinePreset {
    * controllers take rule S1.
    */
   streamLimitedByCrossbar?: { provenance: Provenance };
+  /**
+   * The DRAM generation of the machine's memory nodes (as its `memoryBandwidthGBps` provenance
+   * says): which sources rule S1 takes its sustained/theoretical share from (machine/traffic.ts,
+   * `sustainedShare`). Absent: unknown, treated as a current server.
+   */
+  memoryGeneration?: MemoryGeneration;
 }
+
+/** DRAM generations the presets use. */
+export type MemoryGeneration = 'DDR2' | 'DDR3' | 'DDR4' | 'DDR5';
 
 /** AMD Family 10h (K10: Shanghai, Magny-Cours) cores: 8 L1 data-cache miss address buffers. */
 /** Golden Cove (Sapphire Rapids) cores: 16 L1 data-cache fill buffers, up from 12 in Willow Cove. */
@@ -203,6 +212,7 @@ function opteron8385(): MachinePreset {
   const memoryPerNodeBytes = 16 * GIB;
   return {
     id,
+    memoryGeneration: 'DDR2',
     description:
       'Carrefour (ASPLOS\'13) testbed as Gaud et al. (CACM 2015) describe it: 4 quad-core Opteron 8385 (Shanghai, 2.3 GHz) sockets, one node each, 64 GB, HyperTransport 1 square.',
     coherence: {
@@ -298,6 +308,7 @@ function asymschedMachineA(): MachinePreset {
   }
   return {
     id,
+    memoryGeneration: 'DDR3',
     description:
       'AsymSched (ATC\'15) Machine A: 4 Opteron 6272 (Bulldozer, 2.1 GHz) packages, 2 dies each, 8 nodes × 8 cores, with the asymmetric measured node-to-node bandwidths as per-direction pair links.',
     figures: [
@@ -377,6 +388,7 @@ function opteron6172(): MachinePreset {
   };
   return {
     id,
+    memoryGeneration: 'DDR3',
     description: 'Magny-Cours 4P: 4 Opteron 6172 packages, 2 dies each, 8 nodes × 6 cores, HyperTransport 3 (the NUMA-STREAM AMD machine).',
     outstandingMissesPerCore: K10_OUTSTANDING_MISSES,
     streamLimitedByCrossbar: {
@@ -433,6 +445,7 @@ function xeonX7560(): MachinePreset {
   const links = nodeIds.flatMap((a) => nodeIds.filter((b) => a < b).flatMap((b) => bothWays(a, b, qpiGBps)));
   return {
     id,
+    memoryGeneration: 'DDR3',
     description: 'Nehalem-EX 4S: 4 Xeon X7560 sockets × 8 cores, fully connected QPI (the NUMA-STREAM Intel machine).',
     outstandingMissesPerCore: {
       value: 10,
@@ -486,6 +499,7 @@ function sapphireRapids2s(): MachinePreset {
   return {
     id,
     outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
+    memoryGeneration: 'DDR5',
     description: '4th-gen Xeon 2S (e.g. Platinum 8480+), flat mode: 2 nodes × 56 cores, 4 UPI links.',
     figures: [],
     machine: {
@@ -531,6 +545,7 @@ function genoa2sNps1(): MachinePreset {
   const links = bothWays(0, 1, GENOA_XGMI_LINKS * GENOA_XGMI_LINK_GBPS);
   return {
     id,
+    memoryGeneration: 'DDR5',
     description: 'EPYC 9004 (Genoa) 2S in NPS1: 2 nodes × 96 cores, 4 xGMI links between the sockets.',
     figures: [],
     machine: {
@@ -594,6 +609,7 @@ function genoa2sNps4(): MachinePreset {
   }
   return {
     id,
+    memoryGeneration: 'DDR5',
     description: 'EPYC 9004 (Genoa) 2S in NPS4: 8 nodes × 24 cores, a quadrant mesh in each socket, 4 xGMI links between them.',
     figures: [],
     machine: {
@@ -659,6 +675,7 @@ function sapphireRapids2sSnc4(): MachinePreset {
   return {
     id,
     outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
+    memoryGeneration: 'DDR5',
     description: '4th-gen Xeon 2S (e.g. Platinum 8480+) in SNC4: 8 nodes × 14 cores, a mesh inside each socket, UPI shared between the sockets.',
     figures: [],
     machine: {
@@ -701,6 +718,7 @@ function cxlExpander(): MachinePreset {
   return {
     id,
     outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
+    memoryGeneration: 'DDR5',
     description:
       'Sapphire Rapids 2S (flat) with a CXL type-3 memory expander (x16, no cpus) attached to socket 1 as node 2.',
     figures: [
@@ -768,6 +786,7 @@ function dramCxl1s(): MachinePreset {
   return {
     id,
     outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
+    memoryGeneration: 'DDR5',
     description:
       'One socket of DRAM (node 0, with the cpus) and a CPU-less CXL memory node (node 1), with the node bandwidths of the Linux weighted-interleave patch series (208 and 24 GB/s): the weighted-interleave what-if machine.',
     figures: [
@@ -861,6 +880,7 @@ function xeonMaxFlat(): MachinePreset {
   return {
     id,
     outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
+    memoryGeneration: 'DDR5',
     description: 'Xeon Max 9480 (56 cores, 64 GB HBM2e on package) in HBM flat mode, one socket, quadrant: node 0 DDR5 with the cpus, node 1 the HBM without cpus.',
     figures: xeonMaxFigures(4),
     machine: {
@@ -919,6 +939,7 @@ function xeonMaxSnc4Flat(): MachinePreset {
   return {
     id,
     outstandingMissesPerCore: GOLDEN_COVE_OUTSTANDING_MISSES,
+    memoryGeneration: 'DDR5',
     description: 'Xeon Max 9480 in SNC4 with HBM flat mode, one socket: nodes 0-3 the DDR5 of each 14-core tile, nodes 4-7 each tile\'s 16 GB HBM2e stack without cpus.',
     figures: xeonMaxFigures(1),
     machine: {

@@ -4,8 +4,10 @@
  * published figure, with its provenance. Nothing here is fitted to a workload.
  *
  * - Sustained memory-controller capacity: a `numascope bench` calibration's measured figure (rule
- *   S2, provenance measured), else a preset's `sustained` figure (STREAM) when it has one (rule S0), else the theoretical bandwidth × SUSTAINED_SHARE, the mean sustained/theoretical
- *   ratio of the presets whose sustained figure was measured (rule S1).
+ *   S2, provenance measured), else a preset's `sustained` figure (STREAM) when it has one (rule S0),
+ *   else the theoretical bandwidth × the mean sustained/theoretical ratio of measured STREAM figures
+ *   of machines of the same DRAM era (rule S1, `sustainedShare`): NUMA-STREAM's two machines for
+ *   DDR2/DDR3, published two-socket DDR4 servers for current machines and unknown ones.
  * - Crossbar (rule XB0): where a preset documents that its nodes' northbridge / crossbar, not the
  *   DRAM, limits the bandwidth their own cores reach (`streamLimitedByCrossbar`), the sustained
  *   (STREAM) figure per node is the capacity of that crossbar, which every byte entering or leaving
@@ -48,7 +50,7 @@
  *   in cycles and cycle counters then cannot be turned into time).
  */
 import type { LoadedLatencyPoint, MachineModel, Sourced } from '../model/contract.js';
-import { listPresets, type MachinePreset } from './presets.js';
+import { listPresets, type MachinePreset, type MemoryGeneration } from './presets.js';
 
 /** Bytes of one cache line (the unit of DRAM traffic). */
 export const LINE_BYTES = 64;
@@ -140,14 +142,55 @@ export function presetSustainedGBps(preset: MachinePreset): number[] | null {
   return null;
 }
 
+/** One published STREAM measurement of a whole machine against its theoretical DRAM bandwidth. */
+export interface SustainedShareSource {
+  machine: string;
+  generation: MemoryGeneration;
+  sustainedGBps: number;
+  theoreticalGBps: number;
+  provenance: string;
+}
+
+const ANANDTECH_SKYLAKE_EPYC =
+  'AnandTech, "Sizing Servers: Intel Skylake-SP Xeon versus AMD EPYC 7000" (J. De Gelas, July 2017), "Memory Subsystem: Bandwidth"';
+
 /**
- * Rule S1's share: the mean sustained/theoretical ratio over presets whose sustained per-node
- * figure derives from a measurement (NUMA-STREAM: Opteron 6172 55/8 ÷ 21.3 = 0.32, Xeon X7560
- * 40/4 ÷ 17.1 = 0.58), computed from the presets so that it follows their figures.
+ * Rule S1's sources for DDR4/DDR5 servers (and machines whose DRAM generation is unknown): STREAM
+ * triad with binaries tuned by the vendors, two sockets, every channel populated, as AnandTech
+ * reports them next to the theoretical peaks it computes (channels × transfer rate × 8 B). A
+ * tuned binary is what shows the controllers' capacity; a program with fewer active cores reaches
+ * less through the closed loop (each core's outstanding-miss limit, rule MLP0), not through a
+ * smaller capacity.
  */
-export function sustainedShare(): { value: number; from: string } {
+export const CURRENT_SERVER_STREAM: readonly SustainedShareSource[] = [
+  { machine: '2 × EPYC 7601', generation: 'DDR4', sustainedGBps: 250, theoreticalGBps: 307.2, provenance: `${ANANDTECH_SKYLAKE_EPYC}: AMD's own STREAM binary 250 GB/s; 8 DDR4-2400 channels per socket` },
+  { machine: '2 × Xeon Platinum 8176', generation: 'DDR4', sustainedGBps: 199, theoreticalGBps: 256, provenance: `${ANANDTECH_SKYLAKE_EPYC}: Intel's AVX-512 STREAM binary 199 GB/s; 6 DDR4-2666 channels per socket (the article's 256 GB/s)` },
+  { machine: '2 × Xeon E5-2699 v4', generation: 'DDR4', sustainedGBps: 128, theoreticalGBps: 153.6, provenance: `${ANANDTECH_SKYLAKE_EPYC}: Intel's figure 128 GB/s; 4 DDR4-2400 channels per socket` },
+];
+
+/** Which source set rule S1 takes for a DRAM generation: `ddr3` for DDR2/DDR3 machines, else `current`. */
+export function sustainedShareEra(generation: MemoryGeneration | undefined): 'ddr3' | 'current' {
+  return generation === 'DDR2' || generation === 'DDR3' ? 'ddr3' : 'current';
+}
+
+/**
+ * Rule S1's share: the mean sustained/theoretical ratio of measured STREAM figures of machines of
+ * the same DRAM era. DDR2/DDR3 machines (2008–2011): the presets whose sustained per-node figure
+ * derives from a measurement (NUMA-STREAM: Opteron 6172 55/8 ÷ 21.3 = 0.32, Xeon X7560 40/4 ÷
+ * 17.1 = 0.58), computed from the presets so that it follows their figures. DDR4/DDR5 servers and
+ * machines of unknown generation: CURRENT_SERVER_STREAM (0.81, 0.78, 0.83).
+ */
+export function sustainedShare(generation?: MemoryGeneration): { value: number; from: string } {
   const ratios: string[] = [];
   let sum = 0;
+  if (sustainedShareEra(generation) === 'current') {
+    for (const src of CURRENT_SERVER_STREAM) {
+      const r = src.sustainedGBps / src.theoreticalGBps;
+      sum += r;
+      ratios.push(`${src.machine} ${r.toFixed(2)}`);
+    }
+    return { value: sum / ratios.length, from: `${ratios.join(', ')}; DDR4/DDR5 servers, ${ANANDTECH_SKYLAKE_EPYC}` };
+  }
   for (const p of listPresets()) {
     const measuredTotal = p.figures.some((f) => f.kind === 'sustained' && f.provenance.startsWith('measured:'));
     const sustained = presetSustainedGBps(p);
@@ -158,7 +201,7 @@ export function sustainedShare(): { value: number; from: string } {
     sum += r;
     ratios.push(`${p.id} ${r.toFixed(2)}`);
   }
-  return { value: ratios.length > 0 ? sum / ratios.length : 0.5, from: ratios.join(', ') };
+  return { value: ratios.length > 0 ? sum / ratios.length : 0.5, from: `${ratios.join(', ')}; DDR2/DDR3 machines, NUMA-STREAM` };
 }
 
 /** All fewest-hop paths (link lists) from node `from` to node `to`, at most `limit`. */
@@ -310,7 +353,7 @@ export function trafficModel(machine: MachineModel): TrafficModel {
   const measured = machine.sustainedBytesPerS;
   if (measured) {
     // Rule S2: a calibrated machine's measured capacity; nodes the run did not reach fall back to S1.
-    const share = sustainedShare();
+    const share = sustainedShare(preset?.memoryGeneration);
     const missing: number[] = [];
     for (let i = 0; i < n; i++) {
       const v = measured.value[i]!;
@@ -326,7 +369,7 @@ export function trafficModel(machine: MachineModel): TrafficModel {
         : `${measured.source} (rule S2); nodes ${missing.join(', ')} not measured: rule S1, ${share.value.toFixed(3)} × theoretical`;
   } else if (sustainedGBps && sustainedGBps.length === n && preset?.streamLimitedByCrossbar) {
     // Rule XB0: the STREAM figure is the crossbar's; the controllers take rule S1.
-    const share = sustainedShare();
+    const share = sustainedShare(preset?.memoryGeneration);
     const xb = new Float64Array(n);
     sustainedGBps.forEach((v, i) => (xb[i] = v * 1e9));
     crossbar = {
@@ -339,7 +382,7 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     sustainedGBps.forEach((v, i) => (mc[i] = v * 1e9));
     mcSource = `estimated:S0 the preset's sustained (STREAM) figure per node: ${[...new Set(sustainedGBps.map((v) => +v.toFixed(2)))].join(' / ')} GB/s`;
   } else {
-    const share = sustainedShare();
+    const share = sustainedShare(preset?.memoryGeneration);
     for (let i = 0; i < n; i++) mc[i] = theoretical[i]! * share.value;
     mcSource = `estimated:S1 sustained = ${share.value.toFixed(3)} × the theoretical bandwidth (mean measured sustained/theoretical ratio: ${share.from}); theoretical: ${machine.mcBandwidthBytesPerS.source}`;
   }
