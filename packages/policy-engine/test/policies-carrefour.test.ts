@@ -24,6 +24,8 @@ const streamcluster = (loads: number, stores: number) =>
     threadNodes: '0-3:0 4-7:1 8-11:2 12-15:3',
     pageNodes: '0-1023:0',
     windowUs: 10_000,
+    // Streamcluster's IPC on this machine (§1: 0.15): the module's IBS samples per access follow it.
+    ipc: 0.15,
     table: `
       window | threads | pages  | loads   | stores
       0-5    | 0-15    | 0-1023 | ${loads} | ${stores}`,
@@ -42,9 +44,11 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
     const interleaved = kinds(replay, 'interleave').reduce((s, d) => s + d.pages!, 0);
     expect(interleaved).toBeGreaterThan(600); // ≈ 3/4 of 1024 pages leave node 0 in round 0
     // The hot controller sheds nearly all its shared pages (weight 100 − 100 = 0 for node 0), so
-    // rounds 1–2 move some back; by round 3 the imbalance is 20% and interleaving turns off.
-    expect(replay.windows.map((w) => Math.round(w.mcImbalancePct))).toEqual([200, 65, 38, 20, 20, 20]);
-    expect(replay.decisions.find((d) => d.explanation.startsWith('interleaving off'))?.window).toBe(3);
+    // round 1 moves some back; by round 2 the imbalance is 18% and interleaving turns off. Pages
+    // the module's few IBS samples saw from one node only are migrated there on the way.
+    expect(replay.windows.map((w) => Math.round(w.mcImbalancePct))).toEqual([200, 35, 18, 18, 18, 18]);
+    expect(replay.decisions.find((d) => d.explanation.startsWith('interleaving off'))?.window).toBe(2);
+    expect(replay.decisions.find((d) => d.explanation.startsWith("the module's IBS samples"))?.explanation).toMatch(/one sample per 9829 DRAM accesses at the accurate rate \(IPC 0\.15 from the trace's counters\)/);
     // Loaded latency (docs/engine.md, "Traffic model"): node 0 near its sustained capacity under
     // first-touch, four controllers sharing the load once interleaved.
     // (rule LQ0's curve: flat well past half of the capacity, steep near it)
@@ -89,6 +93,7 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
         threadNodes: '0-3:0 4-7:1 8-11:2 12-15:3',
         pageNodes: '0-599:0',
         windowUs: 10_000,
+        ipc: 0.15, // a memory-bound program's IPC (§1): enough IBS samples per page for the module
         table: `
           window | threads | pages | loads | stores
           0-2    | 0-15    | 0-599 | 200   | ${stores}`,
@@ -97,11 +102,14 @@ describe('Carrefour on amd-opteron-8385-4p', () => {
     it('read-only, memory use 10%: all 600 pages replicated (≥ 500 orders in the first round)', () => {
       const replay = createCarrefourPolicy({ memoryUsagePct: 10 }).replay(shared(0), options);
       const repl = kinds(replay, 'replicate');
-      expect(repl).toHaveLength(1);
-      expect(repl[0]!.pages).toBe(600);
+      // 599 orders in the first round (one page's samples came from one node), the last page next.
+      expect(repl).toHaveLength(2);
+      expect(repl[0]!.window).toBe(0);
+      expect(repl[0]!.pages).toBeGreaterThanOrEqual(590);
+      expect(repl[0]!.pages! + repl[1]!.pages!).toBe(600);
       expect(repl[0]!.explanation).toMatch(/memory usage 10\.0% ≤ 25%, read ratio 100\.0% ≥ 95%/);
       expect(replay.finalPlacement.replicated.every((x) => x === 1)).toBe(true);
-      expect(replay.windows[1]!.localAccessRatio).toBe(1);
+      expect(replay.windows[2]!.localAccessRatio).toBe(1);
     });
 
     it('10% stores: read ratio 90% < 95%, no replication (interleaved instead)', () => {

@@ -295,6 +295,7 @@ describe('presets completed from the published figures (the papers\' own numbers
       threadNodes: '0-3:0 4-7:1 8-11:2 12-15:3',
       pageNodes: '0-599:0',
       windowUs: 10_000,
+      ipc: 0.15, // a memory-bound program's IPC (§1): enough IBS samples per page for the module
       table: `
         window | threads | pages | loads | stores
         0-2    | 0-15    | 0-599 | 200   | 0`,

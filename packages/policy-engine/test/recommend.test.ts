@@ -14,6 +14,7 @@ const streamcluster = replayInputFromTable({
   threadNodes: '0-3:0 4-7:1 8-11:2 12-15:3',
   pageNodes: '0-1023:0',
   windowUs: 10_000,
+  ipc: 0.15, // Streamcluster's IPC (§1): the module's IBS samples per access follow it
   table: `
     window | threads | pages  | loads | stores
     0-5    | 0-15    | 0-1023 | 60    | 4`,
@@ -37,7 +38,11 @@ describe('recommend', () => {
     expect(rec.gain.latencyNsAfter).toBeLessThan(rec.gain.latencyNsBefore);
     // The pages are those the steady-state placement has elsewhere than the recording.
     expect(rec.cost.pages).toBe(rec.pageIndices!.length);
-    expect(rec.cost.pages).toBe(carrefour.pagesToMove);
+    // With the module's own IBS samples (a few per page per round) some shared pages were seen
+    // from one node only and migrated there: the interleave and the move together are its moves.
+    const move = recs.find((r) => r.id === 'carrefour:move');
+    expect(rec.cost.pages + (move?.cost.pages ?? 0)).toBe(carrefour.pagesToMove);
+    expect(rec.cost.pages).toBeGreaterThan(carrefour.pagesToMove / 2);
     for (const p of rec.pageIndices!) expect(carrefour.placement.pageNode[p]).not.toBe(streamcluster.initial.pageNode[p]);
     expect(rec.cost.seconds).toBeCloseTo((rec.cost.pages * 4096) / (MIGRATION_GBPS * 1e9), 12);
     expect(rec.title).toContain(

@@ -198,6 +198,14 @@ function* replayCarrefour(input: ReplayInput, replayOptions: ReplayOptions, opti
       }
       flags[key] = next[key];
     }
+    if (!announced && input.accessSource !== 'hinting-faults') {
+      const a = carrefourSampledAccesses(input, 'accurate');
+      decisions.push({
+        window: w,
+        kind: 'none',
+        explanation: `the module's IBS samples: one op every ${C.IBS_PERIOD_ACCURATE} cycles per core (cheap rate ${C.IBS_PERIOD_CHEAP}), so one sample per ${Math.round(a.value)} DRAM accesses at the accurate rate (${a.source}); its per-page gates count those of a 1 s round at each window's rates, not the trace's samples`,
+      });
+    }
     announced = true;
     if (!flags.replication && !flags.interleaving && !flags.migration) {
       rate = 'cheap';
@@ -301,6 +309,33 @@ interface PageOrders {
 }
 
 /**
+ * IPC assumed for Carrefour's sampling when the trace has no instruction and cycle counters: the
+ * order of a memory-intensive server program (the §1 programs run at 0.15–0.36, which would give
+ * the module 3–7 times the samples).
+ */
+export const CARREFOUR_DEFAULT_IPC = 1;
+
+/** The runtime's decision period (`sleep_time = 1*TIME_SECOND`, carrefour.c): one module round, µs. */
+export const CARREFOUR_ROUND_US = 1_000_000;
+
+/**
+ * DRAM accesses per IBS sample the module takes at `rate`: IBS period (cycles per sample per core)
+ * × IPC (ops per cycle, from the trace's counters, else CARREFOUR_DEFAULT_IPC), with where the IPC
+ * came from.
+ */
+export function carrefourSampledAccesses(input: ReplayInput, rate: SamplingRate): { value: number; ipc: number; source: string } {
+  const period = rate === 'cheap' ? C.IBS_PERIOD_CHEAP : C.IBS_PERIOD_ACCURATE;
+  const c = input.counters;
+  const measured = c && c.cycles > 0 && c.instructions > 0 ? c.instructions / c.cycles : null;
+  const ipc = measured ?? CARREFOUR_DEFAULT_IPC;
+  return {
+    value: period * ipc,
+    ipc,
+    source: measured !== null ? `IPC ${ipc.toFixed(2)} from the trace's counters` : `IPC ${CARREFOUR_DEFAULT_IPC} assumed (no instruction and cycle counters)`,
+  };
+}
+
+/**
  * One round of the module's per-page decisions: thin the window's accesses to IBS samples at the
  * round's rate, build the accessor-node histogram of each watched page, run decide_page_fate().
  */
@@ -327,21 +362,24 @@ function decidePages(
     distrib.push(distribMax);
   }
 
-  // Sampling: a PMU recording's own samples stand for the accurate IBS rate; the cheap rate keeps
-  // 0xFFF8/0x3FFE0 ≈ 1/4 of them. NUMA hinting faults are not IBS samples: each says that a thread
-  // touched a page during one scan pass of the kernel's balancer, of a program taken to be memory
-  // intensive (the MAPTU ≥ 50/µs gate is assumed passed). At that rate even the cheap IBS period
-  // (≈ 262k cycles per sample per core, thousands of samples per core per 1 s round) samples every
-  // page a thread keeps touching, so every recorded (thread, page) pair counts as seen at either
-  // rate: thinning them to a quarter would make the module see a quarter of the pages per round,
-  // which the real module, sampling the running program, does not.
+  // Sampling: the module's own IBS samples, not the trace's. IBS op sampling in cycle mode tags one
+  // op every IBS period (cycles) on each core, so a DRAM access is sampled with probability
+  // 1 / (period × IPC): the expected samples of a (thread, page) are its accesses (samples ×
+  // weights, whatever the trace's own sampling rate) over carrefourSampledAccesses(). That keeps
+  // the module's gates (2 samples to migrate, 500 replication orders) on what ran, so a thinner or
+  // denser recording of the same run gets the same decisions. NUMA hinting faults are not IBS
+  // samples: each says that a thread touched a page during one scan pass of the kernel's balancer,
+  // of a program taken to be memory intensive (the MAPTU ≥ 50/µs gate is assumed passed). At that
+  // rate even the cheap IBS period (≈ 262k cycles per sample per core, thousands of samples per
+  // core per 1 s round) samples every page a thread keeps touching, so every recorded (thread,
+  // page) pair counts as seen at either rate.
   const { page: wPage, thread: wThread, loads: wLoads, stores: wStores } = window;
   const n = wPage.length;
-  let accesses = 0;
-  for (let i = 0; i < n; i++) accesses += wLoads[i]! + wStores[i]!;
-  const samplesPerAccess = accesses > 0 ? window.sampleCount / accesses : 0;
-  const keep =
-    input.accessSource === 'hinting-faults' ? 1 : samplesPerAccess * (rate === 'cheap' ? C.IBS_PERIOD_ACCURATE / C.IBS_PERIOD_CHEAP : 1);
+  // Each window is one round of the module; the runtime's round is 1 s (CARREFOUR_ROUND_US), so the
+  // module's samples in it are those of 1 s at the window's rates: the window length and a
+  // time-scaled recording leave them as they are.
+  const windowUs = Math.max(1, window.endUs - window.startUs);
+  const keep = input.accessSource === 'hinting-faults' ? 1 : CARREFOUR_ROUND_US / windowUs / carrefourSampledAccesses(input, rate).value;
   const cap = rate === 'accurate' ? C.MAX_PAGES_ACCURATE : C.MAX_PAGES_CHEAP;
   const minSamples = flags.interleaving ? 1 : C.MIN_SAMPLES_FOR_MIGRATION;
 

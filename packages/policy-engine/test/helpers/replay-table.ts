@@ -41,6 +41,11 @@ export interface TableSpec {
   windowUs: number;
   /** Samples the recording took per access (e.g. 1/16: one sample stands for 16 accesses). */
   samplesPerAccess?: number;
+  /**
+   * The program's instructions per cycle, given to the input as counters (Carrefour's IBS samples
+   * per access follow it: policies/carrefour.ts, carrefourSampledAccesses); absent: no counters.
+   */
+  ipc?: number;
   table: string;
 }
 
@@ -96,7 +101,7 @@ export function replayInputFromTable(spec: TableSpec): ReplayInput {
     windows: windowsOf(windows),
     initial: { threadNode, pageNode, replicated: new Uint8Array(spec.pages) },
     firstTouchThread: new Int32Array(spec.pages).fill(-1),
-    counters: null,
+    counters: spec.ipc === undefined ? null : { instructions: spec.ipc * 1e9, cycles: 1e9, l3Misses: 0 },
   };
 }
 
