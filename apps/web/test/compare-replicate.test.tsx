@@ -66,6 +66,23 @@ describe('replicate in Compare', () => {
     await within(column).findByTestId('column-title');
     await vi.waitFor(() => expect(within(column).queryByTestId('column-unavailable')).toBeNull());
     expect(seen.some((r) => r.policies.length === 1 && r.policies[0] === 'replicate')).toBe(true);
+    // Where the time goes, shown (not only on hover): compute + waiting = the predicted time, and
+    // idle + the queueing parts = the memory latency, for every column.
+    const table = await screen.findByTestId('compare-table');
+    await vi.waitFor(() => expect(within(table).getAllByTestId('compare-table-col')).toHaveLength(2));
+    const cells = (row: string) => [...within(table).getByTestId(row).querySelectorAll('td')];
+    await vi.waitFor(() => expect(cells('compare-part-computeUs').every((c) => c.dataset.value !== '')).toBe(true));
+    const predicted = cells('compare-row-predictedUs').map((c) => Number(c.dataset.value));
+    const compute = cells('compare-part-computeUs').map((c) => Number(c.dataset.value));
+    const stall = cells('compare-part-stallUs').map((c) => Number(c.dataset.value));
+    const latency = cells('compare-row-memoryLatencyNs').map((c) => Number(c.dataset.value));
+    const parts = ['compare-part-idleNs', 'compare-part-controllersNs', 'compare-part-linksNs'].map(cells);
+    for (let k = 0; k < 2; k++) {
+      expect((compute[k]! + stall[k]!) / predicted[k]!).toBeCloseTo(1, 6);
+      expect(parts.reduce((s, row) => s + Number(row[k]!.dataset.value), 0) / latency[k]!).toBeCloseTo(1, 6);
+    }
+    expect(cells('compare-part-calibration')[0]!.textContent).toMatch(/idle × [\d.]+, queueing × [\d.]+/);
+    expect(cells('compare-part-busiest')[0]!.textContent).toMatch(/memory controller at \d+ %/);
   });
 
   it('the worker: replicate predicted faster than observed on the read-mostly table; its recommendation is a code change, and no plan is built from it', () => {

@@ -59,6 +59,9 @@ describe('numascope-analyze', () => {
     for (const p of json.policies) {
       expect(p.computeUs + p.stallUs).toBeCloseTo(p.predictedUs, 0);
       expect(p.why.text).toMatch(/compute \+ .* waiting for memory at/);
+      // The why's latency is the headline's (both the loads'), and its parts add up to it.
+      expect(p.why.latencyNs / p.memoryLatencyNs).toBeCloseTo(1, 6);
+      expect(p.why.idleNs + p.why.controllersNs + p.why.linksNs + p.why.crossbarNs).toBeCloseTo(p.why.latencyNs, 6);
     }
     expect(Object.keys(json.policies[0].decisions[0])).toEqual(['window', 'kind', 'explanation', 'pages', 'threads', 'toNodes']);
     expect(json.policies[1].mcImbalancePct).toBeLessThan(json.policies[0].mcImbalancePct);

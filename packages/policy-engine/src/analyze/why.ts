@@ -13,7 +13,7 @@ export interface PredictionWhy {
   predictedUs: number;
   computeUs: number;
   stallUs: number;
-  /** Accesses-weighted means over the windows, ns. */
+  /** Loads-weighted means over the windows (the headline latency's weighting), ns: idle + controllers + links + crossbars = latency. */
   latencyNs: number;
   idleNs: number;
   controllersNs: number;
@@ -41,47 +41,53 @@ export function predictionWhy(r: PolicyResult, machine: MachineModel): Predictio
   const link = new Float64Array(links);
   const mcU = new Float64Array(n);
   const linkU = new Float64Array(links);
+  // The latency and its parts are the loads' (what the headline's memoryLatencyNs is: windows
+  // weighted by loads); the concurrency and the calibration are weighted by accesses.
+  let l = 0;
   for (const w of windows) {
     const acc = w.accesses ?? w.accessesPerUs * w.predictedUs;
+    const ld = w.loads ?? acc;
     a += acc;
+    l += ld;
     t += w.predictedUs;
-    sum.lat += acc * w.memoryLatencyNs;
-    sum.idle += acc * (w.idleLatencyNs ?? 0);
-    sum.xb += acc * (w.crossbarDelayNs ?? 0);
+    sum.lat += ld * w.memoryLatencyNs;
+    sum.idle += ld * (w.idleLatencyNs ?? 0);
+    sum.xb += ld * (w.crossbarDelayNs ?? 0);
     sum.conc += acc * (Number.isFinite(w.concurrency) ? w.concurrency : 0);
     sum.iota += acc * (w.idleScale ?? 1);
     sum.kappa += acc * (w.queueScale ?? 1);
     for (let m = 0; m < n; m++) {
-      mc[m]! += acc * (w.mcDelayNs?.[m] ?? 0);
+      mc[m]! += ld * (w.mcDelayNs?.[m] ?? 0);
       mcU[m]! += w.predictedUs * (w.mcUtilisation[m] ?? 0);
     }
     for (let k = 0; k < links; k++) {
-      link[k]! += acc * (w.linkDelayNs?.[k] ?? 0);
+      link[k]! += ld * (w.linkDelayNs?.[k] ?? 0);
       linkU[k]! += w.predictedUs * (w.linkUtilisation[k] ?? 0);
     }
   }
   const mean = (x: number) => (a > 0 ? x / a : 0);
+  const perLoad = (x: number) => (l > 0 ? x / l : 0);
   let busiest: PredictionWhy['busiest'] = null;
   for (let m = 0; m < n; m++) {
     const u = t > 0 ? mcU[m]! / t : 0;
-    if (u > 0 && (!busiest || u > busiest.utilisation)) busiest = { resource: `node ${machine.nodeIds[m]}'s memory controller`, utilisation: u, delayNs: mean(mc[m]!) };
+    if (u > 0 && (!busiest || u > busiest.utilisation)) busiest = { resource: `node ${machine.nodeIds[m]}'s memory controller`, utilisation: u, delayNs: perLoad(mc[m]!) };
   }
   for (let k = 0; k < links; k++) {
     const u = t > 0 ? linkU[k]! / t : 0;
-    const l = machine.links[k]!;
-    if (u > 0 && (!busiest || u > busiest.utilisation)) busiest = { resource: `link ${machine.nodeIds[l.from]}→${machine.nodeIds[l.to]}`, utilisation: u, delayNs: mean(link[k]!) };
+    const lk = machine.links[k]!;
+    if (u > 0 && (!busiest || u > busiest.utilisation)) busiest = { resource: `link ${machine.nodeIds[lk.from]}→${machine.nodeIds[lk.to]}`, utilisation: u, delayNs: perLoad(link[k]!) };
   }
-  const controllersNs = mean(mc.reduce((s, x) => s + x, 0));
-  const linksNs = mean(link.reduce((s, x) => s + x, 0));
+  const controllersNs = perLoad(mc.reduce((s, x) => s + x, 0));
+  const linksNs = perLoad(link.reduce((s, x) => s + x, 0));
   const why: Omit<PredictionWhy, 'text'> = {
     predictedUs: r.predictedUs,
     computeUs: r.computeUs,
     stallUs: r.stallUs,
-    latencyNs: mean(sum.lat),
-    idleNs: mean(sum.idle),
+    latencyNs: perLoad(sum.lat),
+    idleNs: perLoad(sum.idle),
     controllersNs,
     linksNs,
-    crossbarNs: mean(sum.xb),
+    crossbarNs: perLoad(sum.xb),
     concurrency: mean(sum.conc),
     busiest,
     idleScale: mean(sum.iota),

@@ -6,6 +6,7 @@
  * preset) or `POLICY+rN` (a second recording opened into the column in this tab; not shareable,
  * since the file is local: a shared link shows the column asking for the file again).
  */
+import { formatLatencyNs, formatTimeUs } from '@numascope/policy-engine';
 import type { PolicyView } from '../../worker/engine/run';
 
 export interface ColumnSpec {
@@ -146,4 +147,47 @@ export function whyLine(base: PolicyView, p: PolicyView, opts: { isBaseline: boo
         ? `gains (${gains.join(', ')}) and losses (${losses.join(', ')}) cancel out`
         : [...gains, ...losses].join(', ') || 'its placement costs the same memory time';
   return `About the same (${speedup.toFixed(2)}×): ${still}.`;
+}
+
+/** One row of a column's decomposition ("where the time goes"): a label and its text, value for sorting and tests. */
+export interface DecompositionRow {
+  key: string;
+  label: string;
+  text: string;
+  value: number | null;
+}
+
+/** The keys and labels of the decomposition rows, in order (every column has each row). */
+export const DECOMPOSITION_ROWS: ReadonlyArray<{ key: string; label: string }> = [
+  { key: 'computeUs', label: 'compute' },
+  { key: 'stallUs', label: 'waiting for memory' },
+  { key: 'idleNs', label: 'latency: idle (its nodes and hops)' },
+  { key: 'controllersNs', label: 'latency: memory-controller queueing' },
+  { key: 'linksNs', label: 'latency: link (and crossbar) queueing' },
+  { key: 'concurrency', label: 'accesses in flight while waiting' },
+  { key: 'busiest', label: 'busiest resource' },
+  { key: 'calibration', label: 'calibrated on the recording' },
+];
+
+/**
+ * A column's prediction taken apart (the engine's predictionWhy, the same numbers the CLI prints
+ * as "why"): compute + waiting = the predicted time; idle + the resources' queueing = the memory
+ * latency; the accesses in flight, the busiest resource and the calibration. Empty without it.
+ */
+export function decompositionRows(p: PolicyView): DecompositionRow[] {
+  const d = p.decomposition;
+  if (!d) return [];
+  const busiest = d.busiest ? `${d.busiest.resource} at ${(d.busiest.utilisation * 100).toFixed(0)} % (+${formatLatencyNs(d.busiest.delayNs)})` : 'none';
+  const calibrated = Math.abs(d.idleScale - 1) > 1e-9 || Math.abs(d.queueScale - 1) > 1e-9;
+  const cells: Record<string, [string, number | null]> = {
+    computeUs: [formatTimeUs(d.computeUs), d.computeUs],
+    stallUs: [formatTimeUs(d.stallUs), d.stallUs],
+    idleNs: [formatLatencyNs(d.idleNs), d.idleNs],
+    controllersNs: [`+${formatLatencyNs(d.controllersNs)}`, d.controllersNs],
+    linksNs: [`+${formatLatencyNs(d.linksNs + d.crossbarNs)}`, d.linksNs + d.crossbarNs],
+    concurrency: [d.concurrency.toFixed(1), d.concurrency],
+    busiest: [busiest, d.busiest?.utilisation ?? null],
+    calibration: [calibrated ? `idle × ${d.idleScale.toFixed(2)}, queueing × ${d.queueScale.toFixed(1)}` : 'no (no measured latency)', calibrated ? d.queueScale : null],
+  };
+  return DECOMPOSITION_ROWS.map(({ key, label }) => ({ key, label, text: cells[key]![0], value: cells[key]![1] }));
 }

@@ -11,7 +11,7 @@ import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { MAX_COLUMNS, MIN_COLUMNS, columnSpec, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
+import { DECOMPOSITION_ROWS, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
@@ -514,6 +514,30 @@ function CompareTable({
               );
             })}
           </tr>
+        </tbody>
+        {/* Where the time goes: each prediction taken apart (the engine's predictionWhy, as the CLI prints it). */}
+        <tbody data-testid="compare-decomposition">
+          <tr className="compare-section">
+            <th scope="rowgroup" colSpan={order.length + 1}>
+              Where the time goes: predicted time = compute + waiting for memory; memory latency = idle + queueing
+            </th>
+          </tr>
+          {DECOMPOSITION_ROWS.map((row) => (
+            <tr key={row.key} data-testid={`compare-part-${row.key}`}>
+              <th scope="row" className="compare-part-label">
+                {row.label}
+              </th>
+              {order.map((i) => {
+                const r = columns[i]!.result;
+                const c = r ? decompositionRows(r.p).find((x) => x.key === row.key) : undefined;
+                return (
+                  <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-value={c?.value ?? ''}>
+                    {r ? (c?.text ?? '—') : '…'}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
         </tbody>
       </table>
     </div>

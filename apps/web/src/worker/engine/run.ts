@@ -5,7 +5,7 @@
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
 import { EngineError, accessSampleRows, analyze, buildPlan, nextLaunchOptions, diagnose, diagnoseAnalysis, planFromFix, diagnosisJson, hotSpotIndex, policySummary, getPolicy, getPreset, isEngineError, machineModel, machineTiers, needsPlacement, POLICY_IDS, recommend, recordedMachine, runsOnEstimate, serializePlan, tieredMachine, TIERED_POLICY_IDS, trafficModel, validatePlan, weightsJson, predictionWhy } from '@numascope/policy-engine';
-import type { AccessRatesOption, AnalysisResult, MachineModel, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics } from '@numascope/policy-engine';
+import type { AccessRatesOption, AnalysisResult, MachineModel, DiagnosisJson, ManualPlacement, Plan, Policy, PolicyReplay, Recommendation, Trace, WindowMetrics, PredictionWhy } from '@numascope/policy-engine';
 
 /**
  * The manual policy's placement as the Worker gets it (plain JSON): node *indices* of the
@@ -67,6 +67,8 @@ export type PolicyView = ReturnType<typeof policySummary> & {
   /** Time-weighted mean bytes/s served by each memory controller (node index), headline windows. */
   /** The decomposition of the headline in words (the engine's predictionWhy: compute + waiting, the latency by part, the busiest resource, the calibration); null without the machine. */
   why: string | null;
+  /** The same decomposition as numbers (the Compare view's "where the time goes" rows); null without the machine. */
+  decomposition: Omit<PredictionWhy, 'text'> | null;
   mcLoadBytesPerS: number[];
   /** Time-weighted mean utilisation per memory controller, 0..1. */
   mcUtilisation: number[];
@@ -183,8 +185,14 @@ export function policyView(r: AnalysisResult['policies'][number], linkCount: num
     linkLoadBytesPerS: timeMean(windows, (w) => w.linkLoadBytesPerS, linkCount),
     linkUtilisation: timeMean(windows, (w) => w.linkUtilisation, linkCount),
     weights: weightsJson(r, nodeIds),
-    why: machine ? predictionWhy(r, machine).text : null,
+    ...whyOf(r, machine),
   };
+}
+
+function whyOf(r: AnalysisResult['policies'][number], machine: MachineModel | undefined): { why: string | null; decomposition: Omit<PredictionWhy, 'text'> | null } {
+  if (!machine) return { why: null, decomposition: null };
+  const { text, ...decomposition } = predictionWhy(r, machine);
+  return { why: text, decomposition };
 }
 
 const ESTIMATE_REASON =
