@@ -94,7 +94,7 @@ describe('replicate in Compare', () => {
     expect(rep.predictedSpeedup).toBeGreaterThan(1);
     expect(rep.localAccessRatio).toBeGreaterThan(observed.localAccessRatio);
     // Every column carries the engine's decomposition (the Compare view's Why cell shows it on hover).
-    expect(rep.why).toMatch(/ = .+ compute \+ .+ waiting for memory at .+ ns \(.+ idle \+ .+ controllers \+ .+ links\) with [\d.]+ accesses in flight/);
+    expect(rep.why.text).toMatch(/ = .+ compute \+ .+ waiting for memory at .+ ns \(.+ idle \+ .+ controllers \+ .+ links\) with [\d.]+ accesses in flight/);
     const rec = view.recommendations.find((r) => r.policy === 'replicate')!;
     expect(rec.kind).toBe('code-change');
     expect(rec.planable).toBe(false);

@@ -19,7 +19,8 @@ function pv(over: Partial<PolicyView>): PolicyView {
       localAccessRatio: 0.5, memoryLatencyNs: 200, mcImbalancePct: 100, interconnectUsagePct: 10, interconnectImbalancePct: 50,
       predictedUs: 1000, predictedSpeedup: 1, migratedPages: 0, migratedBytes: 0, migrationUs: 0, convergedAtWindow: 0, convergedAtUs: 0,
     },
-    steadyState: { basis: 'allocation', continuationRounds: 0, continuationMovedPages: 0 }, l3Mpki: null, ipc: null, decisionCount: 0, mcLoadBytesPerS: [], mcUtilisation: [], mcShare: [], hotIndex: -1, linkLoadBytesPerS: [], linkUtilisation: [], weights: null, why: null, decomposition: null,
+    steadyState: { basis: 'allocation', continuationRounds: 0, continuationMovedPages: 0 }, l3Mpki: null, ipc: null, decisionCount: 0, mcLoadBytesPerS: [], mcUtilisation: [], mcShare: [], hotIndex: -1, linkLoadBytesPerS: [], linkUtilisation: [], weights: null, decisions: [], windows: [],
+    why: { predictedUs: 1000, computeUs: 500, stallUs: 500, latencyNs: 200, idleNs: 200, controllersNs: 0, linksNs: 0, crossbarNs: 0, concurrency: 1, busiest: null, idleScale: 1, queueScale: 1, text: '' },
     ...over,
   };
 }

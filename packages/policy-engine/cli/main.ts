@@ -6,10 +6,11 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
-  analysisJson,
+  analysisReport,
   analyze,
+  type AnalysisReport,
+  type AnalysisRequest,
   weightCommands,
-  chooseMachine,
   diagnose,
   diagnoseAnalysis,
   diagnosisJson,
@@ -27,7 +28,6 @@ import {
   listPresets,
   machineFromSysfs,
   machineFromText,
-  machineChoiceJson,
   machineModel,
   needsPlacement,
   PlanBuildError,
@@ -39,7 +39,6 @@ import {
   RETARGET_RULES,
   type AnalysisResult,
   type AnalyzeOptions,
-  type MachineChoice,
   type OfferedMachine,
   type ManualPlacement,
   type Policy,
@@ -261,13 +260,6 @@ function loadMachine(spec: string, flag: string): OfferedMachine {
 }
 
 /** The model to replay `trace` on (machine/choice.ts): the embedded calibration, --machine, --target-machine or the recorded machine. */
-function machineChoiceOf(trace: Trace, args: Args): MachineChoice {
-  return chooseMachine(trace.manifest, {
-    machine: args.machine ? loadMachine(args.machine, '--machine') : undefined,
-    target: args.targetMachine ? loadMachine(args.targetMachine, '--target-machine') : undefined,
-  });
-}
-
 function policiesOf(args: Args): Policy[] | undefined {
   if (args.policies.length === 0) return undefined;
   return args.policies.map((id) => {
@@ -290,6 +282,11 @@ function timeRangeOf(args: Args): AnalyzeOptions['timeRangeUs'] {
   const endUs = args.toMs === undefined ? Number.MAX_SAFE_INTEGER : args.toMs * 1000;
   if (endUs <= startUs) throw new UsageError(`--to-ms (${args.toMs}) must be greater than --from-ms (${args.fromMs ?? 0})`);
   return { startUs, endUs };
+}
+
+function rangeOf(args: Args): AnalysisRequest['range'] {
+  const t = timeRangeOf(args);
+  return t ? { fromUs: t.startUs, toUs: t.endUs } : null;
 }
 
 function optionsOf(args: Args): AnalyzeOptions {
@@ -349,8 +346,8 @@ function report(json: AnalysisOut, markdown: boolean): string {
   const out: string[] = [];
   const t = json.trace;
   out.push(markdown ? `## ${t?.file ?? 'trace'}` : `${t?.file ?? 'trace'}`);
-  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.timeRange ? ` (${json.timeRange.startUs / 1000}–${json.timeRange.endUs / 1000} ms only: windows ${json.timeRange.firstWindow}–${json.timeRange.firstWindow + json.windowCount - 1} of ${json.timeRange.totalWindows})` : ''}; recorded ${(json.recordedUs / 1e6).toFixed(3)} s; speedup = ${json.baseline}'s predicted time / the policy's`);
-  const mc = json.machineChoice;
+  out.push(`${t ? `origin ${t.origin}; ` : ''}machine ${json.machine.name} (${json.machine.nodeCount} nodes, ${json.machine.source}); ${json.windowCount} windows of ${json.windowMs} ms${json.range ? ` (${json.range.fromUs / 1000}–${json.range.toUs / 1000} ms only: windows ${json.range.firstWindow}–${json.range.firstWindow + json.windowCount - 1} of ${json.range.totalWindows})` : ''}; recorded ${(json.recordedUs / 1e6).toFixed(3)} s; speedup = ${json.baseline}'s predicted time / the policy's`);
+  const mc = json.machine.choice;
   out.push(`${markdown ? '- ' : '  '}machine model: ${mc.used} (${mc.reason})`);
   for (const n of mc.notes) out.push(`${markdown ? '- ' : '  note: '}${n}`);
   if (json.estimate) {
@@ -361,6 +358,7 @@ function report(json: AnalysisOut, markdown: boolean): string {
     );
   }
   for (const note of json.notes) out.push(`${markdown ? '- ' : '  note: '}${note}`);
+  for (const u of json.unavailable) out.push(`${markdown ? '- ' : '  '}not run: ${u.reason}`);
   if (json.nodes) {
     const loads = json.nodes.nodeIds.map((id, i) => `node ${id} ${(json.nodes!.share[i]! * 100).toFixed(0)}%`).join(', ');
     out.push(`${markdown ? '- ' : '  '}memory traffic by node (${json.nodes.policy}${json.estimate ? ', ESTIMATED' : ''}): ${loads}; hot spot: ${json.nodes.hotSpot === null ? 'none' : `node ${json.nodes.hotSpot}`}`);
@@ -447,15 +445,32 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
   return out.join('\n');
 }
 
-type AnalysisOut = ReturnType<typeof analysisJson> & { machineChoice: ReturnType<typeof machineChoiceJson> };
+type AnalysisOut = AnalysisReport;
 
-function analyzeFile(path: string, args: Args): { result: AnalysisResult; json: AnalysisOut } {
+/** The request the flags make (the one engine request API: analysisReport). */
+function requestOf(args: Args, diagnose: boolean): AnalysisRequest {
+  return {
+    policies: args.policies.length === 0 ? null : policiesOf(args),
+    baseline: args.baseline ?? null,
+    machine: {
+      machine: args.machine ? loadMachine(args.machine, '--machine') : undefined,
+      target: args.targetMachine ? loadMachine(args.targetMachine, '--target-machine') : undefined,
+    },
+    retargetRule: args.retargetRule,
+    estimate: args.accessEstimate,
+    windowMs: args.windowMs ?? null,
+    range: rangeOf(args),
+    accessRates: args.accessRates ?? null,
+    ...(args.seed !== undefined ? { seed: args.seed } : {}),
+    ...(args.steadyState !== undefined ? { steadyState: args.steadyState } : {}),
+    diagnose,
+  };
+}
+
+function analyzeFile(path: string, args: Args, diagnose = true): { result: AnalysisResult; json: AnalysisOut } {
   const trace = loadTrace(path);
-  const choice = machineChoiceOf(trace, args);
-  // The recorded machine and its embedded calibration are what the engine builds by default.
-  const machine = choice.used === 'recorded' || choice.used === 'embedded-calibration' ? undefined : machineModel(choice.machine);
-  const result = analyze(trace, { ...optionsOf(args), machine });
-  return { result, json: { ...analysisJson(result, { file: basename(path), origin: trace.manifest.origin.kind }), machineChoice: machineChoiceJson(choice) } };
+  const { result, report } = analysisReport(trace, requestOf(args, diagnose), { traceFile: basename(path) });
+  return { result, json: report };
 }
 
 /** plan --system-weights: the weighted-interleave policy's process weights as the plan's systemWeights. */
@@ -508,8 +523,8 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
     }
     case 'compare': {
       if (args.files.length !== 2) throw new UsageError(`compare takes two traces, TRACE_A TRACE_B; got ${args.files.length}`);
-      const a = analyzeFile(args.files[0]!, args).json;
-      const b = analyzeFile(args.files[1]!, args).json;
+      const a = analyzeFile(args.files[0]!, args, false).json;
+      const b = analyzeFile(args.files[1]!, args, false).json;
       const deltas = a.policies
         .filter((pa) => b.policies.some((pb) => pb.policy === pa.policy))
         .map((pa) => {

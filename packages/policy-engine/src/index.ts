@@ -138,3 +138,17 @@ export * from './recommend/index.js';
 export * from './diagnose/index.js';
 export { diagnoseAnalysis } from './analyze/diagnose-analysis.js';
 export { predictionWhy, type PredictionWhy } from './analyze/why.js';
+export {
+  analysisReport,
+  machineReport,
+  needsEstimate,
+  policyReport,
+  ESTIMATE_REASON,
+  type AnalysisReport,
+  type AnalysisRequest,
+  type MachineReport,
+  type PolicyReport,
+  type RecommendationReport,
+  type ReportContext,
+  type ReportRange,
+} from './report/report.js';

@@ -22,6 +22,7 @@ const POLICY_KEYS = [
   'policy', 'description', 'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct',
   'interconnectImbalancePct', 'predictedUs', 'predictedSpeedup', 'accesses', 'computeUs', 'stallUs', 'pagesToMove', 'bytesToMove',
   'l3Mpki', 'ipc', 'placementsEvaluated', 'placementsTotal', 'steadyState', 'replay', 'decisionCount', 'why', 'decisions', 'windows',
+  'mcLoadBytesPerS', 'mcUtilisation', 'mcShare', 'hotIndex', 'linkLoadBytesPerS', 'linkUtilisation', 'weights',
 ];
 const REPLAY_KEYS = [
   'localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct',
@@ -34,8 +35,10 @@ describe('numascope-analyze', () => {
     expect(status).toBe(0);
     const json = JSON.parse(out);
     expect(Object.keys(json)).toEqual([
-      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'accessSource', 'timeRange', 'notes', 'feasibility', 'nodes', 'counters', 'policies', 'machineChoice',
+      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'range', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'estimateAuto', 'accessSource', 'accessRates',
+      'synthetic', 'notes', 'feasibility', 'nodes', 'counters', 'policies', 'unavailable', 'recommendations', 'diagnosis', 'diagnosisNote', 'planReason',
     ]);
+    expect(Object.keys(json.machine.choice)).toEqual(['used', 'name', 'source', 'reason', 'retarget', 'notes']);
     expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
     for (const p of json.policies) {
@@ -163,18 +166,18 @@ describe('numascope-analyze', () => {
 
   it('--from-ms/--to-ms replay only the windows in the range, and say so', async () => {
     const whole = JSON.parse((await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--json')).out);
-    expect(whole.timeRange).toBeNull();
+    expect(whole.range).toBeNull();
     const { status, out } = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--from-ms', '450', '--to-ms', '1020', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(json.timeRange).toEqual({ requestedStartUs: 450000, requestedEndUs: 1020000, startUs: 400000, endUs: 1100000, firstWindow: 4, totalWindows: whole.windowCount });
+    expect(json.range).toEqual({ requestedFromUs: 450000, requestedToUs: 1020000, fromUs: 400000, toUs: 1100000, firstWindow: 4, windows: 7, totalWindows: whole.windowCount });
     expect(json.windowCount).toBe(7);
     const il = json.policies.find((p: { policy: string }) => p.policy === 'interleave');
     const wholeIl = whole.policies.find((p: { policy: string }) => p.policy === 'interleave');
     expect(il.windows.map((w: { predictedUs: number }) => w.predictedUs)).toEqual(wholeIl.windows.slice(4, 11).map((w: { predictedUs: number }) => w.predictedUs));
     // Only --from-ms: to the end.
     const tail = JSON.parse((await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--from-ms', '1500', '--json')).out);
-    expect(tail.timeRange.firstWindow).toBe(15);
+    expect(tail.range.firstWindow).toBe(15);
     expect(tail.windowCount).toBe(whole.windowCount - 15);
     const text = await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--from-ms', '450', '--to-ms', '1020');
     expect(text.out).toContain('7 windows of 100 ms (400–1100 ms only: windows 4–10 of 19)');

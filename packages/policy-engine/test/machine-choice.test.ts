@@ -95,16 +95,16 @@ describe('numascope-analyze prints which machine model it used and why', () => {
   it('embedded calibration over --machine; --target-machine over both', async () => {
     const a = await run(calibrated, '--machine', handFile);
     expect(a.err).toBe('');
-    expect(a.json.machineChoice).toMatchObject({ used: 'embedded-calibration', retarget: false });
-    expect(a.json.machineChoice.notes[0]).toMatch(/--machine hand\.json is not used/);
+    expect(a.json.machine.choice).toMatchObject({ used: 'embedded-calibration', retarget: false });
+    expect(a.json.machine.choice.notes[0]).toMatch(/--machine hand\.json is not used/);
     expect(a.json.machine.source).toMatch(/^numascope-bench:/);
     const b = await run(calibrated, '--target-machine', 'amd-genoa-2s-nps1');
-    expect(b.json.machineChoice).toMatchObject({ used: 'target-machine', retarget: true, name: genoa.machine.name });
+    expect(b.json.machine.choice).toMatchObject({ used: 'target-machine', retarget: true, name: genoa.machine.name });
     expect(b.json.machine.nodeCount).toBe(2);
     const c = await run(TRACE, '--machine', handFile);
-    expect(c.json.machineChoice).toMatchObject({ used: 'machine-file', source: 'json:hand.json' });
+    expect(c.json.machine.choice).toMatchObject({ used: 'machine-file', source: 'json:hand.json' });
     const d = await run(TRACE);
-    expect(d.json.machineChoice.used).toBe('recorded');
+    expect(d.json.machine.choice.used).toBe('recorded');
   });
 
   it('the text report names the model and the reason', async () => {

@@ -293,7 +293,7 @@ describe('plans for weighted interleave', () => {
     expect(wi.weights.numactl).toBe('numactl --weighted-interleave=0,1 COMMAND');
     expect(wi.weights.recommendation.curve.length).toBeGreaterThan(20);
     expect(wi.weights.recommendation.curve.find((c: { dramShare: number }) => c.dramShare === 1).timeVsDramOnly).toBeCloseTo(1, 9);
-    expect(parsed.policies.find((p: { policy: string }) => p.policy === 'interleave').weights).toBeUndefined();
+    expect(parsed.policies.find((p: { policy: string }) => p.policy === 'interleave').weights).toBeNull();
     let md = '';
     expect(await main(['analyze', streamPath, '--markdown', '--policy', 'weighted-interleave'], (s) => (md += s + '\n'), () => {})).toBe(0);
     expect(md).toMatch(/\| DRAM share \| time vs DRAM alone \|/);

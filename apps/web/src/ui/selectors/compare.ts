@@ -175,7 +175,7 @@ export const DECOMPOSITION_ROWS: ReadonlyArray<{ key: string; label: string }> =
  * latency; the accesses in flight, the busiest resource and the calibration. Empty without it.
  */
 export function decompositionRows(p: PolicyView): DecompositionRow[] {
-  const d = p.decomposition;
+  const d = p.why;
   if (!d) return [];
   const busiest = d.busiest ? `${d.busiest.resource} at ${(d.busiest.utilisation * 100).toFixed(0)} % (+${formatLatencyNs(d.busiest.delayNs)})` : 'none';
   const calibrated = Math.abs(d.idleScale - 1) > 1e-9 || Math.abs(d.queueScale - 1) > 1e-9;

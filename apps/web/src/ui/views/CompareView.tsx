@@ -508,7 +508,7 @@ function CompareTable({
             {order.map((i) => {
               const r = columns[i]!.result;
               return (
-                <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-testid="compare-why" className="compare-why" title={r?.p?.why ?? undefined}>
+                <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-testid="compare-why" className="compare-why" title={r?.p?.why?.text ?? undefined}>
                   {r?.b ? whyLine(r.b, r.p, { isBaseline: i === 0, windowMs }) : '…'}
                 </td>
               );
