@@ -1,7 +1,7 @@
 /**
- * Recommendations from analyze's predictions: each an action with its predicted
- * gain (the policy's headline speedup, memory latency and local share before and after: the same
- * numbers the policy shows everywhere else), its cost (pages, bytes, seconds at MIGRATION_GBPS) and a
+ * Recommendations from analyze's predictions: each an action with its own predicted gain (the
+ * what-if of that action alone against the recording: actionGain; a launch line or policy-wide
+ * code change is the whole policy, with the policy's headline numbers), its cost (pages, bytes, seconds at MIGRATION_GBPS) and a
  * confidence that says how measured the inputs are. Actions: move page ranges to a node,
  * interleave ranges over nodes, pin a thread group to nodes, a numactl launch line, or a code
  * change (per-node copies, block-wise split with parallel first touch). Plans (src/plan/) are the
@@ -11,6 +11,7 @@ import type { Decision, Placement, ReplayInput, SimulateWindow, WindowMetrics } 
 import type { PolicyResult } from '../analyze/analyze.js';
 import { overallMetrics } from '../engine/overall.js';
 import { simulateWindow } from '../engine/simulate.js';
+import { atFirstTouch } from '../engine/arrivals.js';
 import { recordedThreads, windowLengthUs } from '../policies/common.js';
 import { bytesText, countText } from '../policies/replicate.js';
 import { formatLatencyNs, formatShare, formatSpeedup } from '../format.js';
@@ -36,7 +37,22 @@ export interface Recommendation {
   policy: string;
   /** One sentence with the numbers. */
   title: string;
-  gain: { speedup: number; latencyNsBefore: number; latencyNsAfter: number; localAccessRatioBefore: number; localAccessRatioAfter: number };
+  /**
+   * The action's own predicted gain: the what-if of this action alone (its pages and threads where
+   * the policy's headline placement has them, everything else as recorded) against the same
+   * evaluation without it (`basis` 'action'); for a launch line or a policy-wide code change the
+   * action is the whole policy (`basis` 'policy'). `policySpeedup` is the policy's whole gain, of
+   * which the action is part.
+   */
+  gain: {
+    speedup: number;
+    latencyNsBefore: number;
+    latencyNsAfter: number;
+    localAccessRatioBefore: number;
+    localAccessRatioAfter: number;
+    basis: 'action' | 'policy';
+    policySpeedup: number;
+  };
   cost: { pages: number; bytes: number; seconds: number; migrationGBps: number; threads: number };
   confidence: { level: 'high' | 'medium' | 'low'; score: number; reasons: string[] };
   /** Page rows concerned (move/interleave), thread rows (pin). */
@@ -142,6 +158,12 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
   });
   const command = (context.command && context.command.length > 0 ? context.command : ['./app']).join(' ');
   const start = input.initial;
+  // The recording's placement (pages where it started them, threads where it had them), evaluated
+  // once: what every action's own gain is against.
+  let ref: Evaluation | null = null;
+  const reference = (): Evaluation => (ref ??= evaluatePlacement(input, input.initial.pageNode, input.initial.replicated, new Map(), context.timeScale ?? [], context.simulate ?? simulateWindow));
+  // An action predicted to make things no better is not offered (its own gain below MIN_SPEEDUP).
+  const offered = (g: { gain: Recommendation['gain'] } | null): boolean => g === null || g.gain.speedup >= MIN_SPEEDUP;
 
   for (const r of results) {
     if (r === baseline || r.policy === baseline.policy) continue;
@@ -154,6 +176,29 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
       latencyNsAfter: r.memoryLatencyNs,
       localAccessRatioBefore: baseline.localAccessRatio,
       localAccessRatioAfter: r.localAccessRatio,
+      basis: 'policy',
+      policySpeedup: speedup,
+    };
+    // An action's own gain: this action alone against the recording (actionGain); null when the
+    // analysis gave no anchoring (then the policy's gain stands, said by basis 'policy').
+    const own = (pages: readonly number[], threads: readonly number[], replicate: boolean): { gain: Recommendation['gain']; words: string } | null => {
+      const g = context.timeScale ? actionGain(input, reference(), place, pages, threads, replicate, context.timeScale, context.simulate ?? simulateWindow) : null;
+      if (!g) return null;
+      const actionGainOf: Recommendation['gain'] = {
+        speedup: g.speedup,
+        latencyNsBefore: g.before.memoryLatencyNs,
+        latencyNsAfter: g.after.memoryLatencyNs,
+        localAccessRatioBefore: g.before.localAccessRatio,
+        localAccessRatioAfter: g.after.localAccessRatio,
+        basis: 'action',
+        policySpeedup: speedup,
+      };
+      return {
+        gain: actionGainOf,
+        words:
+          `this action alone predicted ${formatSpeedup(g.speedup)} vs the recording (memory latency ${formatLatencyNs(g.before.memoryLatencyNs)} → ${formatLatencyNs(g.after.memoryLatencyNs)}, ` +
+          `local ${formatShare(g.before.localAccessRatio)} → ${formatShare(g.after.localAccessRatio)}); ${replay.policy} as a whole ${formatSpeedup(speedup)} vs ${baseline.policy}`,
+      };
     };
     const words = `predicted ${formatSpeedup(speedup)} vs ${baseline.policy} (memory latency ${formatLatencyNs(baseline.memoryLatencyNs)} → ${formatLatencyNs(r.memoryLatencyNs)}, local ${formatShare(baseline.localAccessRatio)} → ${formatShare(r.localAccessRatio)})`;
     const replay = r.replay;
@@ -202,50 +247,90 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
       if (place.replicated[p] && !start.replicated[p]) replicated.push(p);
       else if (place.pageNode[p] !== start.pageNode[p]) (interleavePolicy || interleavedByDecision.has(p) ? interleaved : moved).push(p);
     }
-    if (interleaved.length > 0) {
-      out.push({
-        id: `${replay.policy}:interleave`,
-        kind: 'interleave-ranges',
-        policy: replay.policy,
-        title: `interleave ${interleaved.length} pages over the nodes as ${replay.policy} does: ${words}`,
-        gain,
-        cost: cost(interleaved.length),
-        confidence,
-        pageIndices: Int32Array.from(interleaved),
-        planable: true,
-      });
-    }
-    if (moved.length > 0) {
-      const toNodes = [...new Set(moved.map((p) => place.pageNode[p]!))].sort((a, b) => a - b);
-      out.push({
-        id: `${replay.policy}:move`,
-        kind: 'move-ranges',
-        policy: replay.policy,
-        title: `move ${moved.length} pages to the node that uses them (nodes ${toNodes.map((x) => input.machine.nodeIds[x]).join(',')}) as ${replay.policy} does: ${words}`,
-        gain,
-        cost: cost(moved.length),
-        confidence,
-        pageIndices: Int32Array.from(moved),
-        toNodes,
-        planable: true,
-      });
-    }
+    let ownCopies: ReturnType<typeof own> = null;
     const pinned = new Set(byKind('pin-threads').flatMap((d) => d.threads ?? []));
-    const threads = [...pinned].filter((t) => place.threadNode[t] !== start.threadNode[t]).sort((a, b) => a - b);
-    if (threads.length > 0) {
-      const toNodes = [...new Set(threads.map((t) => place.threadNode[t]!))].sort((a, b) => a - b);
-      out.push({
-        id: `${replay.policy}:pin`,
-        kind: 'pin-threads',
-        policy: replay.policy,
-        title: `pin threads ${threads.join(',')} to nodes ${toNodes.map((x) => input.machine.nodeIds[x]).join(',')} as ${replay.policy} does: ${words}`,
-        gain,
-        cost: cost(0, threads.length),
-        confidence,
-        threads,
-        toNodes,
-        planable: true,
-      });
+    // Threads the policy pins somewhere the recording did not keep them (at its start or in any window).
+    const elsewhere = (t: number) => place.threadNode[t] !== start.threadNode[t] || (input.observedThreadNode?.some((w) => w[t] !== place.threadNode[t]) ?? false);
+    const threads = [...pinned].filter(elsewhere).sort((a, b) => a - b);
+    const nodesOf = (xs: readonly number[], at: Int16Array) => [...new Set(xs.map((x) => at[x]!))].sort((a, b) => a - b);
+    const ids = (xs: readonly number[]) => xs.map((x) => input.machine.nodeIds[x]).join(',');
+    // The policy's placement change, as separate actions where each stands on its own (its own gain
+    // ≥ MIN_SPEEDUP), else as one action: parts that only work together (AsymSched moves threads
+    // and their memory together; alone, either makes things worse) are offered together.
+    const parts = [
+      interleaved.length > 0 ? { part: 'interleave' as const, g: own(interleaved, [], false) } : null,
+      moved.length > 0 ? { part: 'move' as const, g: own(moved, [], false) } : null,
+      threads.length > 0 ? { part: 'pin' as const, g: own([], threads, false) } : null,
+    ].filter((x): x is NonNullable<typeof x> => x !== null);
+    const standAlone = parts.every((x) => offered(x.g));
+    if (standAlone) {
+      for (const { part, g } of parts) {
+        if (part === 'interleave') {
+          out.push({
+            id: `${replay.policy}:interleave`,
+            kind: 'interleave-ranges',
+            policy: replay.policy,
+            title: `interleave ${interleaved.length} pages over the nodes as ${replay.policy} does: ${g?.words ?? words}`,
+            gain: g?.gain ?? gain,
+            cost: cost(interleaved.length),
+            confidence,
+            pageIndices: Int32Array.from(interleaved),
+            planable: true,
+          });
+        } else if (part === 'move') {
+          const toNodes = nodesOf(moved, place.pageNode);
+          out.push({
+            id: `${replay.policy}:move`,
+            kind: 'move-ranges',
+            policy: replay.policy,
+            title: `move ${moved.length} pages to nodes ${ids(toNodes)} as ${replay.policy} does: ${g?.words ?? words}`,
+            gain: g?.gain ?? gain,
+            cost: cost(moved.length),
+            confidence,
+            pageIndices: Int32Array.from(moved),
+            toNodes,
+            planable: true,
+          });
+        } else {
+          const toNodes = nodesOf(threads, place.threadNode);
+          out.push({
+            id: `${replay.policy}:pin`,
+            kind: 'pin-threads',
+            policy: replay.policy,
+            title: `pin threads ${threads.join(',')} to nodes ${ids(toNodes)} as ${replay.policy} does: ${g?.words ?? words}`,
+            gain: g?.gain ?? gain,
+            cost: cost(0, threads.length),
+            confidence,
+            threads,
+            toNodes,
+            planable: true,
+          });
+        }
+      }
+    } else {
+      const pages = [...interleaved, ...moved].sort((a, b) => a - b);
+      const g = own(pages, threads, false);
+      if (offered(g)) {
+        const what = [
+          threads.length > 0 ? `pin threads ${threads.join(',')} to nodes ${ids(nodesOf(threads, place.threadNode))}` : '',
+          moved.length > 0 ? `move ${moved.length} pages to nodes ${ids(nodesOf(moved, place.pageNode))}` : '',
+          interleaved.length > 0 ? `interleave ${interleaved.length} pages over nodes ${ids(nodesOf(interleaved, place.pageNode))}` : '',
+        ].filter((x) => x.length > 0);
+        const alone = parts.map((x) => `${x.part} alone ${x.g ? formatSpeedup(x.g.gain.speedup) : 'not predicted'}`).join(', ');
+        out.push({
+          id: `${replay.policy}:${threads.length > 0 ? 'pin' : 'move'}`,
+          kind: threads.length > 0 ? 'pin-threads' : moved.length >= interleaved.length ? 'move-ranges' : 'interleave-ranges',
+          policy: replay.policy,
+          title: `${what.join(' and ')} together, as ${replay.policy} does (the parts only pay together: ${alone}): ${g?.words ?? words}`,
+          gain: g?.gain ?? gain,
+          cost: cost(pages.length, threads.length),
+          confidence,
+          ...(pages.length > 0 ? { pageIndices: Int32Array.from(pages) } : {}),
+          ...(threads.length > 0 ? { threads } : {}),
+          toNodes: nodesOf(threads.length > 0 ? threads : pages, threads.length > 0 ? place.threadNode : place.pageNode),
+          planable: true,
+        });
+      }
     }
     if (replicated.length > 0 && replay.replication) {
       // replicate: the what-if of per-node copies. Applying it is a code change in the program
@@ -280,13 +365,13 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
         codeChange: 'per-node-copies',
         planable: false,
       });
-    } else if (replicated.length > 0) {
+    } else if (replicated.length > 0 && offered((ownCopies = own(replicated, [], true)))) {
       out.push({
         id: `${replay.policy}:per-node-copies`,
         kind: 'code-change',
         policy: replay.policy,
-        title: `keep a per-node copy of the ${replicated.length} read-only pages shared by several nodes (${replay.policy} replicates them; no plan can): ${words}`,
-        gain,
+        title: `keep a per-node copy of the ${replicated.length} read-only pages shared by several nodes (${replay.policy} replicates them; no plan can): ${ownCopies?.words ?? words}`,
+        gain: ownCopies?.gain ?? gain,
         cost: cost(replicated.length),
         confidence,
         pageIndices: Int32Array.from(replicated),
@@ -316,6 +401,8 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
         latencyNsAfter: split.memoryLatencyNs,
         localAccessRatioBefore: baseline.localAccessRatio,
         localAccessRatioAfter: split.localAccessRatio,
+        basis: 'action',
+        policySpeedup: split.speedup,
       },
       cost: cost(0),
       confidence,
@@ -326,6 +413,68 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
     });
   }
   return out.sort((a, b) => b.gain.speedup - a.gain.speedup || a.id.localeCompare(b.id));
+}
+
+/** A placement's overall prediction over the recording (anchored like the policies'). */
+interface Evaluation {
+  predictedUs: number;
+  memoryLatencyNs: number;
+  localAccessRatio: number;
+}
+
+/**
+ * `pageNode` (and replicas) with the threads where the recording had them, except those in
+ * `pins` (thread → node), simulated over every window and anchored with the analysis' timeScale.
+ */
+function evaluatePlacement(
+  input: ReplayInput,
+  pageNode: Int16Array,
+  replicated: Uint8Array,
+  pins: ReadonlyMap<number, number>,
+  timeScale: ArrayLike<number>,
+  simulate: SimulateWindow,
+): Evaluation {
+  const threadsAt = recordedThreads(input);
+  const windows: WindowMetrics[] = [];
+  for (const w of input.windows) {
+    let threadNode = threadsAt(w.index);
+    if (pins.size > 0) {
+      threadNode = threadNode.slice();
+      for (const [t, n] of pins) threadNode[t] = n;
+    }
+    // As the policies' steady states: a page in the window of its recorded first touch is where
+    // allocation puts it (engine/arrivals.ts).
+    windows.push(simulate(input.machine, w, atFirstTouch(input, { threadNode, pageNode, replicated }, w.index), windowLengthUs(w), input.pageBytes));
+  }
+  const m = overallMetrics(windows, timeScale);
+  return { predictedUs: m.predictedUs, memoryLatencyNs: m.memoryLatencyNs, localAccessRatio: m.localAccessRatio };
+}
+
+/**
+ * One action's own gain (issue 30): the recording's placement with only the action's pages (to
+ * the policy's node, or replicated) and threads (to the policy's node) changed, against the
+ * recording's placement evaluated the same way (`reference`). Null when either cannot be timed.
+ */
+function actionGain(
+  input: ReplayInput,
+  reference: Evaluation,
+  place: Placement,
+  pages: readonly number[],
+  threads: readonly number[],
+  replicate: boolean,
+  timeScale: ArrayLike<number>,
+  simulate: SimulateWindow,
+): { speedup: number; before: Evaluation; after: Evaluation } | null {
+  const pageNode = input.initial.pageNode.slice();
+  const replicated = input.initial.replicated.slice();
+  for (const p of pages) {
+    if (replicate) replicated[p] = 1;
+    else pageNode[p] = place.pageNode[p]!;
+  }
+  const pins = new Map<number, number>(threads.map((t) => [t, place.threadNode[t]!]));
+  const after = evaluatePlacement(input, pageNode, replicated, pins, timeScale, simulate);
+  if (!(after.predictedUs > 0) || !(reference.predictedUs > 0)) return null;
+  return { speedup: reference.predictedUs / after.predictedUs, before: reference, after };
 }
 
 /** The baseline's placement with each block-wise page on its owner thread's node, predicted over the recording. */
