@@ -7,6 +7,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { basename, join } from 'node:path';
 import {
   analysisReport,
+  compareRecordings,
+  speedupPerWork,
   analyze,
   type AnalysisReport,
   type AnalysisRequest,
@@ -525,22 +527,39 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       if (args.files.length !== 2) throw new UsageError(`compare takes two traces, TRACE_A TRACE_B; got ${args.files.length}`);
       const a = analyzeFile(args.files[0]!, args, false).json;
       const b = analyzeFile(args.files[1]!, args, false).json;
+      // Compared by work, not by duration (the two may be of different lengths).
+      const work = compareRecordings(a, b);
       const deltas = a.policies
         .filter((pa) => b.policies.some((pb) => pb.policy === pa.policy))
         .map((pa) => {
           const pb = b.policies.find((p) => p.policy === pa.policy)!;
-          // A ratio of predicted times (never a difference of speedups): > 1 when B is faster.
-          return { policy: pa.policy, ...Object.fromEntries(DELTA_KEYS.map((k) => [k, pb[k] - pa[k]])), speedupBOverA: pb.predictedUs > 0 ? pa.predictedUs / pb.predictedUs : null };
+          // Ratios of predicted times (never a difference of speedups): > 1 when B is faster;
+          // per unit of work: the same work done faster.
+          return {
+            policy: pa.policy,
+            ...Object.fromEntries(DELTA_KEYS.map((k) => [k, pb[k] - pa[k]])),
+            speedupBOverA: pb.predictedUs > 0 ? pa.predictedUs / pb.predictedUs : null,
+            speedupBOverAPerWork: speedupPerWork(work, pa.predictedUs, pb.predictedUs),
+          };
         });
-      if (args.format === 'json') emit(JSON.stringify({ a, b, deltas }, null, 2));
+      if (args.format === 'json') emit(JSON.stringify({ a, b, work, deltas }, null, 2));
       else {
         const md = args.format === 'markdown';
-        const head = ['policy', ...DELTA_KEYS, 'B speedup over A'];
-        const rows = deltas.map((d) => [d.policy, ...DELTA_KEYS.map((k) => (d as unknown as Record<string, number>)[k]!.toFixed(3)), d.speedupBOverA === null ? '–' : formatSpeedup(d.speedupBOverA)]);
+        const head = ['policy', ...DELTA_KEYS, 'B speedup over A', `per ${work.unit === null ? 'unit of work (unavailable)' : work.unit.replace(/s$/, '')}`];
+        const rows = deltas.map((d) => [
+          d.policy,
+          ...DELTA_KEYS.map((k) => (d as unknown as Record<string, number>)[k]!.toFixed(3)),
+          d.speedupBOverA === null ? '–' : formatSpeedup(d.speedupBOverA),
+          work.unit === null || d.speedupBOverAPerWork === null ? '–' : formatSpeedup(d.speedupBOverAPerWork),
+        ]);
         const deltaTable = md
           ? [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
           : [head.join('  '), ...rows.map((r) => r.join('  '))].join('\n');
-        emit([report(a, md), '', report(b, md), '', md ? '## B − A' : 'B − A', deltaTable].join('\n'));
+        const workLine =
+          work.unit === null
+            ? 'work: no measure on both sides; the speedups are ratios of predicted times'
+            : `work: A ${work.aWork!.toExponential(3)} ${work.unit}, B ${work.bWork!.toExponential(3)}; per-${work.unit.replace(/s$/, '')} speedup = (A's time / A's work) / (B's time / B's work)`;
+        emit([report(a, md), '', report(b, md), '', md ? '## B − A' : 'B − A', `${md ? '- ' : ''}${workLine}`, ...work.warnings.map((w) => `${md ? '- ' : ''}WARNING: ${w}`), deltaTable].join('\n'));
       }
       return 0;
     }

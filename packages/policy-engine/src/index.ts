@@ -152,3 +152,5 @@ export {
   type ReportContext,
   type ReportRange,
 } from './report/report.js';
+export { workOf, type ReportWork } from './report/report.js';
+export { compareRecordings, speedupPerWork, type RecordingComparison } from './report/compare.js';

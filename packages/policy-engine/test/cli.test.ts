@@ -35,11 +35,14 @@ describe('numascope-analyze', () => {
     expect(status).toBe(0);
     const json = JSON.parse(out);
     expect(Object.keys(json)).toEqual([
-      'trace', 'machine', 'windowMs', 'windowCount', 'seed', 'range', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'estimateAuto', 'accessSource', 'accessRates',
+      'trace', 'work', 'machine', 'windowMs', 'windowCount', 'seed', 'range', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'estimateAuto', 'accessSource', 'accessRates',
       'synthetic', 'notes', 'feasibility', 'nodes', 'counters', 'policies', 'unavailable', 'recommendations', 'diagnosis', 'diagnosisNote', 'planReason',
     ]);
     expect(Object.keys(json.machine.choice)).toEqual(['used', 'name', 'source', 'reason', 'retarget', 'notes']);
-    expect(json.trace).toEqual({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
+    expect(json.trace).toMatchObject({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });
+    expect(json.trace.command).toEqual(expect.any(Array));
+    expect(json.work).toMatchObject({ unit: 'DRAM accesses' });
+    expect(json.work.amount).toBeGreaterThan(0);
     expect(json.policies.map((p: { policy: string }) => p.policy)).toEqual(['first-touch', 'interleave']);
     for (const p of json.policies) {
       expect(Object.keys(p)).toEqual(POLICY_KEYS);
@@ -83,7 +86,13 @@ describe('numascope-analyze', () => {
     const { status, out } = await cli('compare', SAMPLE('streamcluster-hotspot'), SAMPLE('partitioned'), '--policy', 'first-touch', '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['a', 'b', 'deltas']);
+    expect(Object.keys(json)).toEqual(['a', 'b', 'work', 'deltas']);
+    // Two different programs compared by work (per DRAM access), and said to be different.
+    expect(json.work.unit).toBe('DRAM accesses');
+    expect(json.work.warnings.some((w: string) => w.startsWith('different programs'))).toBe(true);
+    const pa = json.a.policies[0];
+    const pb = json.b.policies[0];
+    expect(json.deltas[0].speedupBOverAPerWork).toBeCloseTo(pa.predictedUs / json.work.aWork / (pb.predictedUs / json.work.bWork), 12);
     expect(json.deltas[0].policy).toBe('first-touch');
     expect(json.deltas[0].localAccessRatio).toBeCloseTo(json.b.policies[0].localAccessRatio - json.a.policies[0].localAccessRatio, 12);
     // Speedup of B over A: a ratio of predicted times, not a difference of speedups.

@@ -129,8 +129,21 @@ export interface RecommendationReport {
   command: string | null;
 }
 
+/**
+ * What the recording's work is measured in, to compare recordings by work and not by duration:
+ * instructions where the trace has instruction counters, else the DRAM accesses replayed (the
+ * samples × their weights); null for a placement-only estimate (its accesses are an assumption).
+ */
+export interface ReportWork {
+  unit: 'instructions' | 'DRAM accesses';
+  amount: number;
+  source: string;
+}
+
 export interface AnalysisReport {
-  trace: { file: string | null; origin: string };
+  /** The file, its origin, and the program recorded (command and pid; null when the trace names none). */
+  trace: { file: string | null; origin: string; command: string[] | null; pid: number | null };
+  work: ReportWork | null;
   machine: MachineReport;
   windowMs: number;
   windowCount: number;
@@ -194,6 +207,16 @@ function timeMean(windows: readonly WindowMetrics[], pick: (w: WindowMetrics) =>
     time += w.predictedUs;
   }
   return out.map((x) => (time > 0 ? x / time : 0));
+}
+
+/** The recording's work (ReportWork): instructions from its counters, else the DRAM accesses replayed under what ran. */
+export function workOf(result: AnalysisResult): ReportWork | null {
+  if (result.estimate) return null;
+  const c = result.input.counters;
+  if (c && c.instructions > 0) return { unit: 'instructions', amount: c.instructions, source: "the trace's instruction counters" };
+  const ran = result.policies.find((p) => p.policy === 'observed') ?? result.policies.find((p) => p.policy === result.baseline) ?? result.policies[0];
+  if (!ran || !(ran.accesses > 0)) return null;
+  return { unit: 'DRAM accesses', amount: ran.accesses, source: `the DRAM accesses replayed under ${ran.policy} (samples × their weights)` };
 }
 
 /** One policy of an analysis as the report carries it. */
@@ -286,7 +309,13 @@ export function analysisReport(
   const synthetic = trace.manifest.origin.kind === 'synthetic';
   const retargeted = choice.used === 'target-machine' || choice.retarget;
   const report: AnalysisReport = {
-    trace: { file: context.traceFile ?? null, origin: trace.manifest.origin.kind },
+    trace: {
+      file: context.traceFile ?? null,
+      origin: trace.manifest.origin.kind,
+      command: trace.manifest.process?.command ? [...trace.manifest.process.command] : null,
+      pid: trace.manifest.process?.pid ?? null,
+    },
+    work: workOf(result),
     machine: machineReport(result.input.machine, machineChoiceJson(choice)),
     windowMs: result.windowMs,
     windowCount: result.windowCount,

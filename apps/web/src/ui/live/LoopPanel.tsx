@@ -206,6 +206,18 @@ function Compare({ s }: { s: LoopState }) {
           <td>{pred(b, (p) => formatDurationUs(p.predictedUs))}</td>
           <td>{pred(a, (p) => formatDurationUs(p.predictedUs))}</td>
         </tr>
+        <tr data-testid="loop-per-work">
+          <th scope="row">predicted time per unit of work (the recordings differ in length: compare this)</th>
+          {[b, a].map((m, k) => {
+            const v = m?.prediction.kind === 'done' ? m.prediction.value : null;
+            const per = v?.work && v.work.amount > 0 ? (v.predictedUs * 1000) / v.work.amount : null;
+            return (
+              <td key={k} data-value={per ?? ''}>
+                {!m ? '–' : per === null ? pred(m, () => 'no measure of work (placement-only estimate)') : `${per < 0.01 ? per.toExponential(2) : per.toFixed(2)} ns per ${v!.work!.unit.replace(/s$/, '')}`}
+              </td>
+            );
+          })}
+        </tr>
         <tr data-testid="loop-duration-row">
           <th scope="row">recording length</th>
           <td>{formatDurationUs(b.durationUs)}</td>

@@ -39,6 +39,8 @@ export interface Prediction {
   memoryLatencyNs: number;
   /** The recording has no memory-access samples: the engine used its placement-only estimate. */
   estimate: boolean;
+  /** The recording's work (the report's: instructions or DRAM accesses; null for an estimate): before and after are compared per unit of it. */
+  work: { unit: string; amount: number } | null;
 }
 
 /** One recording of the loop: what was measured, and what the engine predicts for it. */
@@ -234,6 +236,7 @@ export class LiveLoop {
       predictedUs: p.predictedUs,
       memoryLatencyNs: p.memoryLatencyNs,
       estimate: view.estimate !== null,
+      work: view.work ? { unit: view.work.unit, amount: view.work.amount } : null,
     };
   }
 

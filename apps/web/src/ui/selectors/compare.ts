@@ -120,9 +120,10 @@ export const SAME_SPEEDUP = 0.02;
  * most two) metrics that moved most in that direction, from the same values as the table; a tie
  * says what kept it equal (nothing to move, or nothing moved at this replay window).
  */
-export function whyLine(base: PolicyView, p: PolicyView, opts: { isBaseline: boolean; windowMs: number }): string {
+export function whyLine(base: PolicyView, p: PolicyView, opts: { isBaseline: boolean; windowMs: number; speedup?: number | null }): string {
   if (opts.isBaseline) return 'The baseline: every speedup is against it.';
-  const speedup = speedupAgainst(base, p);
+  // A second recording's column is compared by work: the table's speedup is passed in.
+  const speedup = opts.speedup ?? speedupAgainst(base, p);
   const rows = deltaRows(base, p);
   const moved = (verdict: 'better' | 'worse') =>
     WHY_METRICS.map((m) => ({ m, r: rows.find((r) => r.metric.key === m.key)! }))

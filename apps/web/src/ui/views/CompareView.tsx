@@ -7,7 +7,7 @@ import { manualRequest } from '../selectors/manual';
 import type { AnalyzeRequest } from '../../worker/engine/run';
 import type { ViewState } from '../url-state';
 import { ManualEditor } from './ManualEditor';
-import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
+import { compareRecordings, formatSpeedup, formatTimeUs, speedupPerWork } from '@numascope/policy-engine';
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
@@ -191,7 +191,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       {/* Said once for every column of this recording (they share its access data), not per column. */}
       {baseView && <EstimateBanner analysis={baseView} onExit={() => navigate({ estimate: false })} />}
       {baseView && columns.length >= MIN_COLUMNS && (
-        <CompareTable columns={columns.map((c, i) => ({ key: keys[i]!, title: columnTitle(c, names), spec: columnSpec(c), result: results[keys[i]!] ?? null }))} analysis={baseView} />
+        <CompareTable columns={columns.map((c, i) => ({ key: keys[i]!, title: columnTitle(c, names), spec: columnSpec(c), recording: c.recording, result: results[keys[i]!] ?? null }))} analysis={baseView} />
       )}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
       {/* Exported side by side, as here: the columns' graphs under the table. */}
@@ -266,6 +266,8 @@ interface ColumnResult {
   a: AnalysisView;
   p: PolicyView;
   b: PolicyView | undefined;
+  /** The baseline column's analysis (another recording's, for a second-recording column). */
+  bView?: AnalysisView;
 }
 
 function CompareColumn(props: {
@@ -311,12 +313,13 @@ function CompareColumn(props: {
   else {
     const a = mine.outcome.view;
     const p = a.policies.find((x) => x.policy === spec.policy);
-    const b = theirs.status === 'done' && 'view' in theirs.outcome ? theirs.outcome.view.policies.find((x) => x.policy === base.policy) : undefined;
+    const bView = theirs.status === 'done' && 'view' in theirs.outcome ? theirs.outcome.view : undefined;
+    const b = bView?.policies.find((x) => x.policy === base.policy);
     body = p ? <ColumnBody a={a} p={p} b={b} index={index} title={title} scales={scales} /> : <Unavailable a={a} policy={spec.policy} />;
-    result = p ? { a, p, b } : null;
+    result = p ? { a, p, b, ...(bView ? { bView } : {}) } : null;
   }
   const { onResult, resultKey } = props;
-  useEffect(() => onResult(resultKey, result), [onResult, resultKey, result?.p, result?.b, result?.a]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => onResult(resultKey, result), [onResult, resultKey, result?.p, result?.b, result?.a, result?.bView]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => () => onResult(resultKey, null), [onResult, resultKey]);
   return (
     <article className="compare-col" data-testid="compare-column" data-spec={columnSpec(spec)}>
@@ -428,11 +431,27 @@ function CompareTable({
   columns,
   analysis,
 }: {
-  columns: Array<{ key: string; title: string; spec: string; result: ColumnResult | null }>;
+  columns: Array<{ key: string; title: string; spec: string; recording: number | null; result: ColumnResult | null }>;
   analysis: AnalysisView;
 }) {
   const windowMs = analysis.windowMs;
-  const speedups = columns.map((c) => (c.result?.b ? speedupAgainst(c.result.b, c.result.p) : null));
+  // A column of another recording is compared by work (per instruction or DRAM access), not by
+  // duration: the two recordings may be of different lengths (engine compareRecordings).
+  const baseRecording = columns[0]?.recording ?? null;
+  const byWork = columns.map((c) => (c.result?.bView && c.recording !== baseRecording ? compareRecordings(c.result.bView, c.result.a) : null));
+  const speedups = columns.map((c, i) => {
+    const r = c.result;
+    if (!r?.b) return null;
+    const w = byWork[i];
+    return w ? speedupPerWork(w, r.b.predictedUs, r.p.predictedUs) : speedupAgainst(r.b, r.p);
+  });
+  const workNotes = [
+    ...new Set(
+      byWork.flatMap((w, i) =>
+        w ? [`${columns[i]!.title}: speedup per ${w.unit === null ? 'unit of work unavailable (ratio of predicted times)' : w.unit.replace(/s$/, '')} against the first column`, ...w.warnings] : [],
+      ),
+    ),
+  ];
   const order = orderBySpeedup(speedups);
   const cell = (c: (typeof columns)[number], key: string, speedup: number | null): { text: string; value: number | string } => {
     const r = c.result;
@@ -466,6 +485,12 @@ function CompareTable({
       >
         <caption>
           Columns side by side, fastest first (speedup against the first column, <strong>{columns[0]?.title}</strong>)
+          {workNotes.map((n) => (
+            <span key={n} className="compare-work-note" data-testid="compare-work-note">
+              <br />
+              {n}
+            </span>
+          ))}
         </caption>
         <thead>
           <tr>
@@ -509,7 +534,7 @@ function CompareTable({
               const r = columns[i]!.result;
               return (
                 <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-testid="compare-why" className="compare-why" title={r?.p?.why?.text ?? undefined}>
-                  {r?.b ? whyLine(r.b, r.p, { isBaseline: i === 0, windowMs }) : '…'}
+                  {r?.b ? whyLine(r.b, r.p, { isBaseline: i === 0, windowMs, speedup: speedups[i] }) : '…'}
                 </td>
               );
             })}

@@ -259,7 +259,16 @@ fn static_program_is_recorded_without_sites_with_a_warning() {
     no_sites(&t);
     assert!(capability(&t, "allocation-sites").reason.contains("statically linked"));
     assert!(t.manifest.capture.notes.iter().any(|n| n.contains("statically linked")));
-    assert!(t.samples.time_us.len() > 100, "the recording itself is kept");
+    // The recording itself is kept: its samples, and those the kernel dropped under load (a
+    // clean-clone run on a busy 2-core machine once kept fewer than 100 of the ~4,000 faults),
+    // counted in the manifest.
+    let kept = t.samples.time_us.len() as u64;
+    assert!(
+        kept + t.manifest.capture.lost_samples > 100,
+        "the recording itself is kept: {kept} samples, {} lost",
+        t.manifest.capture.lost_samples
+    );
+    assert!(kept > 0, "the recording itself is kept");
 }
 
 #[test]
@@ -282,5 +291,14 @@ fn unreadable_shim_file_keeps_the_recording() {
         stderr.contains("warning: allocation-site file") && stderr.contains("not a numascope allocation-site file"),
         "{stderr}"
     );
-    assert!(t.samples.time_us.len() > 100, "the recording itself is kept");
+    // The recording itself is kept: its samples, and those the kernel dropped under load (a
+    // clean-clone run on a busy 2-core machine once kept fewer than 100 of the ~4,000 faults),
+    // counted in the manifest.
+    let kept = t.samples.time_us.len() as u64;
+    assert!(
+        kept + t.manifest.capture.lost_samples > 100,
+        "the recording itself is kept: {kept} samples, {} lost",
+        t.manifest.capture.lost_samples
+    );
+    assert!(kept > 0, "the recording itself is kept");
 }

@@ -238,7 +238,11 @@ fn short_lived_threads_come_from_the_task_records() {
     let mut names = HashSet::new();
     for b in &buffers {
         let ti = t.threads.tid.iter().position(|&x| x == b.tid).unwrap_or_else(|| panic!("worker {} missing", b.tid));
-        assert!(t.threads.name[ti].starts_with("testload-w"), "the name the thread gave itself: {}", t.threads.name[ti]);
+        assert!(
+            t.threads.name[ti].starts_with("testload-w"),
+            "the name the thread gave itself: {}",
+            t.threads.name[ti]
+        );
         names.insert(t.threads.name[ti].clone());
         let (first, last) = (t.threads.first_seen_us[ti], t.threads.last_seen_us[ti]);
         assert!(first <= last && (last as u64) <= end_us, "worker {}: {first}..{last} of {end_us} us", b.tid);
@@ -254,8 +258,10 @@ fn short_lived_threads_come_from_the_task_records() {
         assert_eq!(t.events.time_us[*start[0]], first, "the thread starts at its creation");
         assert_eq!(t.events.time_us[*exit[0]], last, "and ends at its exit");
         // Its samples fall inside its life.
-        let own: Vec<u32> =
-            (0..t.samples.time_us.len()).filter(|&k| t.samples.thread[k] == ti as u32).map(|k| t.samples.time_us[k]).collect();
+        let own: Vec<u32> = (0..t.samples.time_us.len())
+            .filter(|&k| t.samples.thread[k] == ti as u32)
+            .map(|k| t.samples.time_us[k])
+            .collect();
         assert!(own.iter().all(|&ts| ts >= first && ts <= last), "samples {own:?} outside {first}..{last}");
         // Its placements: the cpu of its first sample, at that sample's time (every fault is
         // sampled here), unless a poll saw it after all (a poll row: the main thread has one at
@@ -266,7 +272,12 @@ fn short_lived_threads_come_from_the_task_records() {
         let first = *rows.first().unwrap_or_else(|| panic!("worker {} has samples but no placement", b.tid));
         let polled = (0..tp.time_us.len()).any(|r| tp.thread[r] == main_ti && tp.time_us[r] == tp.time_us[first]);
         if !polled {
-            assert_eq!((tp.time_us[first], tp.cpu[first]), (t.samples.time_us[k], t.samples.cpu[k]), "worker {}", b.tid);
+            assert_eq!(
+                (tp.time_us[first], tp.cpu[first]),
+                (t.samples.time_us[k], t.samples.cpu[k]),
+                "worker {}",
+                b.tid
+            );
         }
     }
     assert_eq!(names.len(), 6, "each worker's own name: {names:?}");
@@ -284,7 +295,8 @@ fn a_wrapper_with_a_child_process_is_named() {
     let o = run(&["record", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
     assert!(o.status.success(), "{}", explain(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let child: u32 = field(stdout.lines().find(|l| l.starts_with("ready ")).expect("ready line"), "pid=").parse().unwrap();
+    let child: u32 =
+        field(stdout.lines().find(|l| l.starts_with("ready ")).expect("ready line"), "pid=").parse().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     let want = format!("started a child process (pid {child}): the trace holds pid ");
     assert!(stderr.contains("numascope: warning: pid ") && stderr.contains(&want), "{stderr}");
