@@ -112,7 +112,7 @@ describe('markdown summary', () => {
     const c = queryColumns(t);
     const md = markdownSummary({ source: 'x.numascope', summary: r.summary, inRange: r.summary, range: null, regions: regionRows(regionMeta(t), regionTable(c, null)) });
     expect(md).toContain('Synthetic trace — not a measurement.');
-    expect(md).toContain('| node | cpus | pages seen (4 KiB) | samples | first touches | accesses | share of accesses |');
+    expect(md).toContain('| node | cpus | pages seen (4 KiB) | samples | first touches | accesses | share of sampled accesses (cache hits included) |');
     expect(md).toMatch(/\| 0 \| 0-3 \| 6 \| 18 \| 0 \| 1,800 \| 60\.0% \|/);
     expect(md).toContain('### Capabilities');
   });

@@ -12,6 +12,7 @@ import { readTrace } from '@numascope/policy-engine';
 import { main } from '../../../packages/policy-engine/cli/main';
 import { runAnalysis } from '../src/worker/engine/run';
 import { engineRequest } from '../src/ui/hooks/use-analysis';
+import { nodeBandwidthFigures } from '../src/ui/selectors/machine';
 
 const SAMPLES = path.resolve(__dirname, '../../../sample-traces');
 
@@ -47,4 +48,12 @@ describe('the CLI and the app render one report', () => {
     expect(ranged).toEqual(await cliJson(['analyze', path.join(SAMPLES, file), '--from-ms', '450', '--to-ms', '1020', '--json']));
     expect(ranged.range.firstWindow).toBe(4);
   }, 60_000);
+
+  it.each(names)('%s: the node cards\' sustained bandwidth is the report\'s capacity (one figure per node, one source)', (name) => {
+    const trace = readTrace(new Uint8Array(readFileSync(path.join(SAMPLES, `${name}.numascope`))));
+    const view = runAnalysis(trace, engineRequest(null, false)).view;
+    const cards = nodeBandwidthFigures(trace.manifest);
+    expect(cards.map((c) => c.sustainedGBps! * 1e9)).toEqual(view.machine.capacityBytesPerS);
+    for (const c of cards) expect(c.sustainedSource).toBe(view.machine.capacitySource);
+  });
 });

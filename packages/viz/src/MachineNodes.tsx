@@ -5,7 +5,11 @@ export interface MachineNodeInfo {
   id: number;
   cpus: readonly number[];
   memoryBytes: number | null;
+  /** Theoretical peak memory bandwidth (the machine description's), GB/s. */
   memoryBandwidthGBps?: number | null;
+  /** The sustained capacity the engine models (its traffic model: the figure every analysis uses), GB/s, and where it came from. */
+  sustainedGBps?: number | null;
+  sustainedSource?: string;
 }
 
 export interface MachineNodesProps {
@@ -30,10 +34,20 @@ export function MachineNodes({ nodes }: MachineNodesProps) {
             <dd data-testid={`machine-node-${n.id}-memory`} data-value={n.memoryBytes ?? ''}>
               {formatBytes(n.memoryBytes)}
             </dd>
+            {n.sustainedGBps !== undefined && (
+              <>
+                <dt>sustained bandwidth</dt>
+                <dd data-testid={`machine-node-${n.id}-sustained`} data-value={n.sustainedGBps ?? ''} title={n.sustainedSource}>
+                  {formatGBps(n.sustainedGBps)}
+                </dd>
+              </>
+            )}
             {n.memoryBandwidthGBps !== undefined && (
               <>
-                <dt>bandwidth</dt>
-                <dd>{formatGBps(n.memoryBandwidthGBps)}</dd>
+                <dt>{n.sustainedGBps !== undefined ? 'peak (theoretical)' : 'bandwidth'}</dt>
+                <dd data-testid={`machine-node-${n.id}-peak`} data-value={n.memoryBandwidthGBps ?? ''}>
+                  {formatGBps(n.memoryBandwidthGBps)}
+                </dd>
               </>
             )}
           </dl>

@@ -270,7 +270,7 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
             data-capacity={m.capacityBytesPerS ?? ''}
           >
             <title>
-              {`${nodeLabel(m.id)}${m.memoryOnly ? ` (memory only${m.kind ? `, ${m.kind.toUpperCase()}` : ''})` : ''}${m.tier !== null ? `, memory tier ${m.tier}` : ''}: serves ${formatPercent(m.share)} of requests, ${formatGBps(m.loadBytesPerS / 1e9)}` +
+              {`${nodeLabel(m.id)}${m.memoryOnly ? ` (memory only${m.kind ? `, ${m.kind.toUpperCase()}` : ''})` : ''}${m.tier !== null ? `, memory tier ${m.tier}` : ''}: serves ${formatPercent(m.share)} of the DRAM traffic (bytes), ${formatGBps(m.loadBytesPerS / 1e9)}` +
                 `${m.capacityBytesPerS ? ` of its own ${formatGBps(m.capacityBytesPerS / 1e9)}` : ''}, memory controller ${formatPercent(m.utilisation)} utilised`}
             </title>
             <circle cx={m.x} cy={m.y} r={m.r} fill={m.fill} stroke={m.hot ? '#b00020' : '#333'} strokeWidth={m.hot ? 3 : 1} strokeDasharray={m.memoryOnly ? '4 2' : undefined} />
@@ -295,7 +295,7 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
         <span>colour: utilisation 0 → 100 %</span>
         <span>circle area: memory-controller load (largest = {formatGBps(max.maxMcLoadBytesPerS / 1e9)})</span>
         <span>arrow width: link traffic (widest = {formatGBps(max.maxLinkLoadBytesPerS / 1e9)})</span>
-        <span>% = share of requests served{layout.hotId !== null ? `; hot spot: ${nodeLabel(layout.hotId)}` : ''}</span>
+        <span>% = share of the DRAM traffic (bytes) each memory controller serves, under this placement{layout.hotId !== null ? `; hot spot: ${nodeLabel(layout.hotId)}` : ''}</span>
         {layout.marks.some((m) => m.memoryOnly) && <span>chip: a node with cpus; dashed, no chip: a memory-only node (its kind, tier and own bandwidth below it)</span>}
       </figcaption>
     </figure>

@@ -151,7 +151,7 @@ export function markdownSummary(input: MarkdownInput): string {
   else if (input.analysis) out.push(...predictions(input.analysis, input.view ?? ''));
 
   out.push(`### Memory per node${range ? ' (samples, first touches and accesses in the time range)' : ''}`, '');
-  out.push(`| node | cpus | ${pagesColumnLabel(summary)} | samples | first touches | accesses | share of accesses |`);
+  out.push(`| node | cpus | ${pagesColumnLabel(summary)} | samples | first touches | accesses | share of sampled accesses (cache hits included) |`);
   out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
   for (const r of nodeRows(inRange)) {
     out.push(

@@ -5,8 +5,8 @@
  */
 import { benchMachine, describeIssue } from '@numascope/protocol';
 import type { BenchCalibration } from '@numascope/protocol';
-import { machineFromJson, machineModel, trafficModel } from '@numascope/policy-engine';
-import type { MachineModel, TraceMachine } from '@numascope/policy-engine';
+import { machineFromJson, machineModel, recordedMachine, trafficModel } from '@numascope/policy-engine';
+import type { MachineModel, TraceMachine, TraceManifest } from '@numascope/policy-engine';
 
 /** Where a calibrated model in the view came from. */
 export type CalibrationOrigin = 'measured-now' | 'loaded-file' | 'embedded';
@@ -167,4 +167,24 @@ export function calibrationMatrix(
         return { memoryNode: mem, value: s?.value ?? null, min: s?.min ?? null, max: s?.max ?? null, repetitions: s?.repetitions ?? 0 };
       }),
     }));
+}
+
+/**
+ * The node cards' figures: each node with its theoretical peak and the sustained capacity the
+ * engine models for the recording's machine (its embedded calibration when it has one), from the
+ * same functions the analysis report uses (machineModel, trafficModel), so a node's bandwidth is
+ * one number on every screen (the Machine view, the traffic graph's capacities, the CLI's
+ * `machine.capacityBytesPerS`).
+ */
+export function nodeBandwidthFigures(manifest: TraceManifest): Array<TraceManifest['machine']['nodes'][number] & { sustainedGBps: number | null; sustainedSource: string }> {
+  let capacity: Float64Array | null = null;
+  let source = '';
+  try {
+    const t = trafficModel(machineModel(recordedMachine(manifest).machine));
+    capacity = t.mcCapacity.value;
+    source = t.mcCapacity.source;
+  } catch (e) {
+    source = `unavailable:the machine cannot be modelled: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return manifest.machine.nodes.map((n, i) => ({ ...n, sustainedGBps: capacity ? capacity[i]! / 1e9 : null, sustainedSource: source }));
 }

@@ -1,5 +1,6 @@
 import { DistanceMatrix, LinkDiagram, MachineNodes, formatBytes, formatCount, formatGBps } from '@numascope/viz';
 import type { TraceManifest } from '@numascope/policy-engine';
+import { nodeBandwidthFigures } from '../selectors/machine';
 
 /** The machine the trace was recorded on (or modelled): nodes, cpus, memory, links, distances, and where each number came from. */
 export function MachinePanel({ manifest }: { manifest: TraceManifest }) {
@@ -66,7 +67,7 @@ export function MachinePanel({ manifest }: { manifest: TraceManifest }) {
         )}
       </dl>
       <h3>Nodes</h3>
-      <MachineNodes nodes={m.nodes} />
+      <MachineNodes nodes={nodeBandwidthFigures(manifest)} />
       <div className="machine-grid">
         <div>
           <h3>Distances</h3>

@@ -58,7 +58,7 @@ export function NodesPanel({ summary }: { summary: TraceSummary }) {
               <th scope="col">samples</th>
               <th scope="col">first touches</th>
               <th scope="col">accesses</th>
-              <th scope="col">share of accesses</th>
+              <th scope="col" title="of the access samples × their weights, cache hits included; the traffic graph shows each controller's share of the DRAM traffic instead">share of sampled accesses</th>
             </tr>
           </thead>
           <tbody>
