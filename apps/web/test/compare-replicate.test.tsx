@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cleanup, render, screen, within } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, readTrace } from '@numascope/policy-engine';
 import type { Trace } from '@numascope/policy-engine';
@@ -83,6 +83,15 @@ describe('replicate in Compare', () => {
     }
     expect(cells('compare-part-calibration')[0]!.textContent).toMatch(/idle × [\d.]+, queueing × [\d.]+/);
     expect(cells('compare-part-busiest')[0]!.textContent).toMatch(/memory controller at \d+ %/);
+    // Two named headlines: the table says which it shows and switches to the other.
+    expect(screen.getByTestId('compare-headline').dataset.value).toBe('next-launch');
+    fireEvent.click(screen.getByTestId('compare-headline-switch'));
+    expect(screen.getByTestId('compare-headline').dataset.value).toBe('applied-now');
+    expect(screen.getByTestId('compare-headline').textContent).toMatch(/applied now \(replay from the recorded placement, migration included\)/);
+    const view = runAnalysis(trace, seen.find((r) => r.policies.length === 1 && r.policies[0] === 'replicate')!).view;
+    const replayed = view.policies.find((p) => p.policy === 'replicate')!.replay.predictedUs;
+    expect(cells('compare-row-predictedUs').map((c) => Number(c.dataset.value))).toContain(replayed);
+    expect(within(table).queryByTestId('compare-decomposition')).toBeNull();
   });
 
   it('the worker: replicate predicted faster than observed on the read-mostly table; its recommendation is a code change, and no plan is built from it', () => {

@@ -192,3 +192,34 @@ export function decompositionRows(p: PolicyView): DecompositionRow[] {
   };
   return DECOMPOSITION_ROWS.map(({ key, label }) => ({ key, label, text: cells[key]![0], value: cells[key]![1] }));
 }
+
+/**
+ * The two named headlines (issue 30): `next-launch` is the steady state (each policy's converged
+ * placement held over the whole recording: what `numascope run --plan` starts with), the engine's
+ * top-level figures; `applied-now` is the window-by-window replay from the recorded placement,
+ * migration time included (what applying the policy to the running program gives from then on).
+ */
+export type Headline = 'next-launch' | 'applied-now';
+
+export const HEADLINE_LABELS: Record<Headline, string> = {
+  'next-launch': 'at next launch (steady state)',
+  'applied-now': 'applied now (replay from the recorded placement, migration included)',
+};
+
+/** The policy with the chosen headline's figures on top (the replay's for `applied-now`). */
+export function headlineView(p: PolicyView, h: Headline): PolicyView {
+  if (h === 'next-launch') return p;
+  const t = p.replay;
+  return {
+    ...p,
+    localAccessRatio: t.localAccessRatio,
+    memoryLatencyNs: t.memoryLatencyNs,
+    mcImbalancePct: t.mcImbalancePct,
+    interconnectUsagePct: t.interconnectUsagePct,
+    interconnectImbalancePct: t.interconnectImbalancePct,
+    predictedUs: t.predictedUs,
+    predictedSpeedup: t.predictedSpeedup,
+    pagesToMove: t.migratedPages,
+    bytesToMove: t.migratedBytes,
+  };
+}

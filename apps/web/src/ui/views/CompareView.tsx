@@ -11,8 +11,8 @@ import { compareRecordings, formatSpeedup, formatTimeUs, speedupPerWork } from '
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { DECOMPOSITION_ROWS, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
-import type { ColumnSpec, DeltaRow } from '../selectors/compare';
+import { DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
+import type { ColumnSpec, DeltaRow, Headline } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import type { AnalysisView, PolicyView } from '../../worker/engine/run';
@@ -428,13 +428,16 @@ function exportLabel(key: string, label: string, badge: string | null): string {
  * with a line per column on why it wins or loses. Columns still replaying show "…".
  */
 function CompareTable({
-  columns,
+  columns: given,
   analysis,
 }: {
   columns: Array<{ key: string; title: string; spec: string; recording: number | null; result: ColumnResult | null }>;
   analysis: AnalysisView;
 }) {
   const windowMs = analysis.windowMs;
+  // Which headline the table shows (issue 30: both named, the user switches).
+  const [headline, setHeadline] = useState<Headline>('next-launch');
+  const columns = given.map((c) => (c.result ? { ...c, result: { ...c.result, p: headlineView(c.result.p, headline), b: c.result.b ? headlineView(c.result.b, headline) : undefined } } : c));
   // A column of another recording is compared by work (per instruction or DRAM access), not by
   // duration: the two recordings may be of different lengths (engine compareRecordings).
   const baseRecording = columns[0]?.recording ?? null;
@@ -484,7 +487,13 @@ function CompareTable({
         data-export-note={note}
       >
         <caption>
-          Columns side by side, fastest first (speedup against the first column, <strong>{columns[0]?.title}</strong>)
+          Columns side by side, fastest first (speedup against the first column, <strong>{columns[0]?.title}</strong>). Shown:{' '}
+          <strong data-testid="compare-headline" data-value={headline}>
+            {HEADLINE_LABELS[headline]}
+          </strong>{' '}
+          <button type="button" className="link-button" data-testid="compare-headline-switch" onClick={() => setHeadline(headline === 'next-launch' ? 'applied-now' : 'next-launch')}>
+            show {HEADLINE_LABELS[headline === 'next-launch' ? 'applied-now' : 'next-launch']}
+          </button>
           {workNotes.map((n) => (
             <span key={n} className="compare-work-note" data-testid="compare-work-note">
               <br />
@@ -541,29 +550,31 @@ function CompareTable({
           </tr>
         </tbody>
         {/* Where the time goes: each prediction taken apart (the engine's predictionWhy, as the CLI prints it). */}
-        <tbody data-testid="compare-decomposition">
-          <tr className="compare-section">
-            <th scope="rowgroup" colSpan={order.length + 1}>
-              Where the time goes: predicted time = compute + waiting for memory; memory latency = idle + queueing
-            </th>
-          </tr>
-          {DECOMPOSITION_ROWS.map((row) => (
-            <tr key={row.key} data-testid={`compare-part-${row.key}`}>
-              <th scope="row" className="compare-part-label">
-                {row.label}
+        {headline === 'next-launch' && (
+          <tbody data-testid="compare-decomposition">
+            <tr className="compare-section">
+              <th scope="rowgroup" colSpan={order.length + 1}>
+                Where the time goes: predicted time = compute + waiting for memory; memory latency = idle + queueing
               </th>
-              {order.map((i) => {
-                const r = columns[i]!.result;
-                const c = r ? decompositionRows(r.p).find((x) => x.key === row.key) : undefined;
-                return (
-                  <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-value={c?.value ?? ''}>
-                    {r ? (c?.text ?? '—') : '…'}
-                  </td>
-                );
-              })}
             </tr>
-          ))}
-        </tbody>
+            {DECOMPOSITION_ROWS.map((row) => (
+              <tr key={row.key} data-testid={`compare-part-${row.key}`}>
+                <th scope="row" className="compare-part-label">
+                  {row.label}
+                </th>
+                {order.map((i) => {
+                  const r = columns[i]!.result;
+                  const c = r ? decompositionRows(r.p).find((x) => x.key === row.key) : undefined;
+                  return (
+                    <td key={columns[i]!.key} data-spec={columns[i]!.spec} data-value={c?.value ?? ''}>
+                      {r ? (c?.text ?? '—') : '…'}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        )}
       </table>
     </div>
   );

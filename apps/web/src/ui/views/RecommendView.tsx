@@ -59,7 +59,7 @@ export function RecommendView({ source }: { source: string }) {
               <th scope="col">plan</th>
               <th scope="col">action</th>
               <th scope="col">
-                predicted speedup vs {policyLabel(a.baseline)} <Badge {...badge} />
+                predicted speedup of the action alone <Badge {...badge} />
               </th>
               <th scope="col">cost</th>
               <th scope="col">confidence</th>
@@ -102,8 +102,13 @@ export function RecommendView({ source }: { source: string }) {
                   )}
                   <div className="ns-muted small">from {policyLabel(r.policy)}</div>
                 </td>
-                <td data-value={r.gain.speedup}>
+                <td data-value={r.gain.speedup} data-headline={r.gain.headline}>
                   {formatSpeedup(r.gain.speedup)}{' '}
+                  <span className="ns-muted small" data-testid="recommendation-headline">
+                    {r.gain.headline === 'applied-now' ? 'applied now' : 'at next launch'}
+                    {r.gain.headline === 'applied-now' ? `; at next launch ${formatSpeedup(r.gain.nextLaunchSpeedup)}` : ''}
+                    {r.gain.basis === 'action' && r.policy !== 'observed' ? `; ${policyLabel(r.policy)} as a whole ${formatSpeedup(r.gain.policySpeedup)}` : ''}
+                  </span>{' '}
                   <span className="ns-muted small">
                     latency {formatLatencyNs(r.gain.latencyNsBefore)} → {formatLatencyNs(r.gain.latencyNsAfter)}
                   </span>
