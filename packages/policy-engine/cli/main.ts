@@ -428,7 +428,8 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
   const out: string[] = [];
   const gain = (f: DiagnosisJson['issues'][number]['fix']) => (f.predictedSpeedup !== null ? `predicted ${formatSpeedup(f.predictedSpeedup)} vs ${json.baseline}` : `no prediction: ${f.noPrediction}`);
   out.push(markdown ? `## Diagnosis of ${json.trace.file}` : `diagnosis of ${json.trace.file} (${json.durationMs.toFixed(1)} ms)`);
-  if (json.issues.length === 0) out.push('no issue above its threshold');
+  if (json.unavailable) out.push(markdown ? `**Not diagnosed:** ${json.unavailable}` : `not diagnosed: ${json.unavailable}`);
+  else if (json.issues.length === 0) out.push('no issue above its threshold');
   if (markdown && json.issues.length > 0) {
     out.push('', '| # | issue | score (threshold) | site | fix | planable | gain |', '| --- | --- | --- | --- | --- | --- | --- |');
     for (const i of json.issues) out.push(`| ${i.rank} | ${i.kind} | ${i.score} ${i.scoreUnit} (${i.threshold}) | ${i.site ?? '–'} | ${i.fix.kind}: ${i.fix.text} | ${i.fix.planable ? `yes (\`--fix ${i.fix.id}\`)` : `no: ${i.fix.noPlan}`} | ${gain(i.fix)} |`);

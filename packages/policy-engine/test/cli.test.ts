@@ -73,6 +73,16 @@ describe('numascope-analyze', () => {
     expect(json.policies[1].mcImbalancePct).toBeLessThan(json.policies[0].mcImbalancePct);
   });
 
+  it('diagnose on a recording without access samples says it was not diagnosed (not "no issue"), as the app does', async () => {
+    const { status, out } = await cli('diagnose', SAMPLE('recorded-testload-4threads'));
+    expect(status).toBe(0);
+    expect(out).toMatch(/not diagnosed: diagnostics need memory-access samples/);
+    expect(out).not.toMatch(/no issue above its threshold/);
+    const json = JSON.parse((await cli('diagnose', SAMPLE('recorded-testload-4threads'), '--json')).out);
+    expect(json.unavailable).toMatch(/no issue was looked for/);
+    expect(JSON.parse((await cli('diagnose', SAMPLE('streamcluster-hotspot'), '--json')).out).unavailable).toBeNull();
+  });
+
   it('analyze --markdown re-targets onto a preset and says so', async () => {
     const { status, out } = await cli('analyze', SAMPLE('partitioned'), '--machine', 'amd-genoa-2s-nps1', '--policy', 'first-touch', '--markdown', '--window-ms', '200');
     expect(status).toBe(0);
@@ -256,7 +266,7 @@ describe('numascope-analyze diagnose', () => {
     const { status, out } = await cli('diagnose', SAMPLE('shared-readmostly'), '--json');
     expect(status).toBe(0);
     const json = JSON.parse(out);
-    expect(Object.keys(json)).toEqual(['trace', 'baseline', 'durationMs', 'thresholds', 'cacheLine', 'notes', 'issues']);
+    expect(Object.keys(json)).toEqual(['trace', 'baseline', 'durationMs', 'thresholds', 'cacheLine', 'notes', 'unavailable', 'issues']);
     expect(json.cacheLine.available).toBe(false);
     const first = json.issues[0];
     expect(first.rank).toBe(1);

@@ -11,7 +11,7 @@
  * analyze/'s values (analyze is the top).
  * Pure, no DOM or Node.
  */
-import { hintingFaultStats, replayInputFor } from '../engine/windows.js';
+import { accessSampleRows, hintingFaultStats, replayInputFor } from '../engine/windows.js';
 import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
 import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.js';
@@ -121,6 +121,11 @@ export interface Diagnosis {
   issues: Issue[];
   options: Required<DiagnoseOptions>;
   notes: string[];
+  /**
+   * Why the recording could not be diagnosed at all (no memory-access samples: the issue classes
+   * need accesses), or null: no issue then means none above its threshold, not "not looked for".
+   */
+  unavailable: string | null;
 }
 
 const PMU_EVENTS = new Set(['ibs-op', 'pebs-load', 'pebs-store']);
@@ -573,7 +578,11 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     }
   }
   for (const i of issues) i.fix.id = `${i.id}/${i.fix.kind}`;
-  return { durationMs, cacheLine, issues, options: opt, notes };
+  const unavailable =
+    accessSampleRows(trace) === 0
+      ? 'diagnostics need memory-access samples (IBS/PEBS, perf mem data or NUMA hinting faults); this recording has none, so no issue was looked for'
+      : null;
+  return { durationMs, cacheLine, issues, options: opt, notes, unavailable };
 }
 
 interface SampleCodes {
@@ -689,6 +698,7 @@ export function diagnosisJson(d: Diagnosis) {
     thresholds: d.options,
     cacheLine: d.cacheLine,
     notes: d.notes,
+    unavailable: d.unavailable,
     issues: rankedIssues(d).map((i, k) => ({
       rank: k + 1,
       id: i.id,

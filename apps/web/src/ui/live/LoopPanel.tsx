@@ -190,7 +190,7 @@ function Compare({ s }: { s: LoopState }) {
           const key = node < 0 ? 'unknown' : String(node);
           return (
             <tr key={node} data-testid={`loop-pages-${key}`}>
-              <th scope="row">pages touched in the recording, on {node < 0 ? 'unknown node' : `node ${node}`} (measured)</th>
+              <th scope="row">pages in the recording, on {node < 0 ? 'unknown node' : `node ${node}`} (measured: resident pages of the placement scan, or pages first-touched where no scan ran)</th>
               <td data-value={count(b.pagesByNode, node)}>{n(count(b.pagesByNode, node))}</td>
               <td data-value={a ? count(a.pagesByNode, node) : ''}>{a ? n(count(a.pagesByNode, node)) : '–'}</td>
             </tr>

@@ -2,7 +2,7 @@ import { formatCount, formatDurationUs } from '@numascope/viz';
 import type { TraceSummary } from '@numascope/policy-engine';
 
 /** How a headline number was obtained: read off (measured), counted from samples, estimated from them, or generated. */
-export type Provenance = 'measured' | 'sampled' | 'estimated' | 'synthetic';
+export type Provenance = 'measured' | 'sampled' | 'estimated' | 'unavailable' | 'synthetic';
 
 interface TotalItem {
   id: string;
@@ -65,7 +65,8 @@ export function TotalsStrip({ summary }: { summary: TraceSummary }) {
       label: 'memory accesses',
       value: t.accesses,
       text: noAccessSamples ? 'not sampled' : formatCount(t.accesses),
-      provenance: noAccessSamples ? p('measured') : p('estimated'),
+      // The same word as the capability badge: not measured here, and why.
+      provenance: noAccessSamples ? 'unavailable' : p('estimated'),
       from: noAccessSamples
         ? 'This trace has no memory-access samples: access sampling needs AMD IBS or Intel PEBS. Page faults (first touches) are counted separately.'
         : `${gen}accesses the access samples stand for: the sum of their weights (each sample stands for its sampling period of accesses), an estimate.`,
