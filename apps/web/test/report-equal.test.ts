@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { main } from '../../../packages/policy-engine/cli/main';
-import { runAnalysis } from '../src/worker/engine/run';
+import { planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
 import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { nodeBandwidthFigures } from '../src/ui/selectors/machine';
 
@@ -55,5 +55,20 @@ describe('the CLI and the app render one report', () => {
     const cards = nodeBandwidthFigures(trace.manifest);
     expect(cards.map((c) => c.sustainedGBps! * 1e9)).toEqual(view.machine.capacityBytesPerS);
     for (const c of cards) expect(c.sustainedSource).toBe(view.machine.capacitySource);
+  });
+
+  it.each(names)('%s: one count per thing: each planable recommendation\'s pages are its plan\'s pages to move', (name) => {
+    const trace = readTrace(new Uint8Array(readFileSync(path.join(SAMPLES, `${name}.numascope`))));
+    const { result, view } = runAnalysis(trace, engineRequest(null, false));
+    for (const r of view.recommendations.filter((x) => x.planable)) {
+      const out = planFromRecommendations(trace, result, [r.id], '2026-01-01T00:00:00Z', `${name}.numascope`);
+      if (view.planReason) {
+        expect(out.error ?? out.plan).toBeDefined();
+        continue;
+      }
+      expect(out.error, r.id).toBeUndefined();
+      expect(out.plan!.expected.pagesToMove, r.id).toBe(r.cost.pages);
+      expect(out.plan!.expected.threadsToPin, r.id).toBe(r.cost.threads);
+    }
   });
 });

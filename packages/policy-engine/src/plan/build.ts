@@ -4,9 +4,10 @@
  * Pages: every page row with an address gets the replay's final node; rows are walked in address
  * order and cut into contiguous stretches (next address = this address + page size). In a stretch,
  * maximal runs of pages with the same final node become `move` ranges; where the final nodes
- * alternate (runs shorter than MIN_MOVE_RUN_PAGES, over ≥ 2 nodes, at least two pages per node) the
- * runs merge into one `interleave` range over those nodes, in node-id order — the same spread as
- * the replay, not necessarily the same page-by-page nodes. Ranges in which no page would change
+ * alternate (runs shorter than MIN_MOVE_RUN_PAGES, over ≥ 2 nodes, at least two pages per node) and
+ * page i of them is on node i mod n of those nodes (in node-id order), the runs merge into one
+ * `interleave` range: the plan reaches the placement page by page, so its pages to move are the
+ * placement's (otherwise the short runs stay `move` ranges). Ranges in which no page would change
  * node are left out (kept with `includeInPlace`). Replicated pages cannot be expressed (move_pages has no replication) and are
  * left out, counted in the summary; a replicate replay (PolicyReplay.replication), which only
  * replicates, is refused (PlanBuildError: its copies are a code change, replicationNoPlan).
@@ -70,6 +71,12 @@ export interface BuildPlanOptions {
    * of a recording for which nothing is recommended). Default false.
    */
   includeInPlace?: boolean;
+  /**
+   * Only these page rows are planned (the selected recommendations' pages): the plan then moves
+   * exactly the pages the actions count, never a page it merely could not place (unknown node).
+   * Default: every page row.
+   */
+  pages?: ReadonlySet<number>;
 }
 
 export class PlanBuildError extends Error {
@@ -98,6 +105,7 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   const order: number[] = [];
   let replicatedLeftOut = 0;
   for (let p = 0; p < address.length; p++) {
+    if (options.pages && !options.pages.has(p)) continue;
     if (final.replicated[p]) replicatedLeftOut++;
     else order.push(p);
   }
@@ -178,7 +186,11 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
       const pages: number[] = [];
       while (q < runs.length && runs[q]!.length < MIN_MOVE_RUN_PAGES) pages.push(...runs[q++]!);
       const nodes = [...new Set(pages.map(targetId))].sort((a, b) => a - b);
-      if (nodes.length >= 2 && pages.length >= 2 * nodes.length) emit(pages, 'interleave', nodes);
+      // An interleave range only where it puts every page where the placement has it (page i of
+      // the range → nodes[i mod n]): then the plan reaches the placement page by page, and its
+      // pages to move are the placement's (one count from recommendation to apply, issue 30).
+      const exact = pages.every((p, i) => targetId(p) === nodes[i % nodes.length]);
+      if (nodes.length >= 2 && pages.length >= 2 * nodes.length && exact) emit(pages, 'interleave', nodes);
       else for (let k = r; k < q; k++) emit(runs[k]!, 'move', [targetId(runs[k]![0]!)]);
       r = q;
     }

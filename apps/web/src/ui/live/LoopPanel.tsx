@@ -47,7 +47,7 @@ export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
             <div data-testid="loop-plan" data-kind={r.value.kind} data-ranges={r.value.ranges} data-threads={r.value.threads}>
               <p>
                 <strong>{r.value.title}</strong>
-                {r.value.speedup !== null ? ` (predicted ${r.value.speedup.toFixed(2)}×)` : ''}: {n(r.value.ranges)} page ranges ({n(r.value.pages)} pages),{' '}
+                {r.value.speedup !== null ? ` (predicted ${r.value.speedup.toFixed(2)}×)` : ''}: <span data-testid="loop-plan-pages" data-value={r.value.pages}>{n(r.value.pages)} pages to move</span> (in {n(r.value.ranges)} page ranges),{' '}
                 {n(r.value.threads)} threads to pin, for pid {r.value.plan.target.pid}.
               </p>
               {r.value.dropped.length > 0 && (

@@ -263,7 +263,10 @@ export class LiveLoop {
         if (ticket !== this.ticket) return;
         if (!out.plan || !out.json) throw Object.assign(new Error(out.error ?? 'the engine built no plan'), { code: 'plan-failed' });
         const plan = JSON.parse(out.json) as PlanLike;
-        const pages = (plan.pageRanges ?? []).reduce((a, r) => a + Number((BigInt(r.end) - BigInt(r.start)) / 4096n), 0);
+        // One count from the recommendation to the apply: the pages whose node changes (the
+        // plan's expected.pagesToMove, the recommendation's cost), not the pages the ranges span.
+        const spanned = (plan.pageRanges ?? []).reduce((a, r) => a + Number((BigInt(r.end) - BigInt(r.start)) / 4096n), 0);
+        const pages = plan.expected?.pagesToMove ?? spanned;
         this.set({
           recommend: {
             kind: 'done',

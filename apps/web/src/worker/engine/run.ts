@@ -4,7 +4,7 @@
  * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
  * the e2e tests compare the UI's numbers with `analyze` run on the same file.
  */
-import { EngineError, analysisReport, buildPlan, nextLaunchOptions, diagnose, planFromFix, isEngineError, serializePlan, validatePlan } from '@numascope/policy-engine';
+import { EngineError, analysisReport, buildPlan, numericColumn, nextLaunchOptions, diagnose, planFromFix, isEngineError, serializePlan, validatePlan } from '@numascope/policy-engine';
 import type { AccessRatesOption, AnalysisReport, AnalysisRequest, AnalysisResult, MachineReport, Plan, PolicyReplay, PolicyReport, Recommendation, RecommendationReport, ReportRange, Trace } from '@numascope/policy-engine';
 export { needsEstimate } from '@numascope/policy-engine';
 
@@ -140,7 +140,14 @@ export function planFromRecommendations(
   const recs = (recommendationsOf.get(result) ?? []).filter((r) => ids.includes(r.id) && r.planable);
   if (recs.length === 0 && !check) return { error: 'select at least one recommendation that a plan can express (move, interleave or pin)' };
   const input = result.input;
+  // Pages where the recording last saw them (the pages table's node, what the plan's ranges are
+  // checked against), so that the plan moves exactly the selected actions' pages.
   const pageNode = Int16Array.from(input.initial.pageNode);
+  const current = numericColumn<Int8Array>(trace.tables.pages, 'node');
+  for (let p = 0; p < pageNode.length && p < current.length; p++) {
+    const k = input.machine.nodeIds.indexOf(current[p]!);
+    if (k >= 0) pageNode[p] = k;
+  }
   const observed = input.observedThreadNode;
   const threadNode = Int16Array.from(observed && observed.length > 0 ? observed[observed.length - 1]! : input.initial.threadNode);
   // Each selected action takes its pages and threads where the policy's headline placement (its
@@ -169,6 +176,8 @@ export function planFromRecommendations(
         ? 'placement check: every recorded page range on the node the recording last saw it on (moves only pages that are elsewhere now)'
         : recs.map((r) => r.title).join(' · ').slice(0, 500),
       includeInPlace: check,
+      // The plan moves exactly the selected actions' pages (their count is the recommendations').
+      ...(check ? {} : { pages: new Set(recs.flatMap((r) => (r.pageIndices ? Array.from(r.pageIndices) : []))) }),
       ...(check ? { reason: 'recorded placement' } : {}),
       // With allocation sites the plan also serves the next launch (object entries, threads by
       // order and name): the Apply panel's "Launch with this plan".
