@@ -9,8 +9,8 @@ import { cleanup, fireEvent, render, screen, within } from '@testing-library/rea
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, readTrace } from '@numascope/policy-engine';
 import type { Trace } from '@numascope/policy-engine';
-import { planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
-import type { AnalyzeRequest } from '../src/worker/engine/run';
+import { planFromRecommendations, runAnalysis } from '../src/worker/analysis';
+import type { AnalyzeRequest } from '../src/worker/analysis';
 import { openTraceBytes } from '../src/worker/open';
 import { TraceContext } from '../src/ui/hooks/trace-context';
 import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-context';

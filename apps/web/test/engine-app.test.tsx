@@ -8,11 +8,11 @@ import { act, cleanup, fireEvent, render, screen, within } from '@testing-librar
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { analyze, manualPolicy, readTrace } from '@numascope/policy-engine';
 import { queryColumns } from '@numascope/policy-engine';
-import { decisionViews } from '../src/worker/engine/decisions';
+import { decisionViews } from '../src/worker/decisions';
 import { decisionSelection, filterDecisions, regionDecisions } from '../src/ui/selectors/decisions';
 import { itemId, manualRequest, placeItem, threadGroups } from '../src/ui/selectors/manual';
-import { runAnalysis } from '../src/worker/engine/run';
-import type { AnalysisView, AnalyzeOutcome, AnalyzeRequest } from '../src/worker/engine/run';
+import { runAnalysis } from '../src/worker/analysis';
+import type { AnalysisView, AnalyzeOutcome, AnalyzeRequest } from '../src/worker/analysis';
 import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { installIdleSignal, publishState } from '../src/ui/idle';
 import { TraceWorkerClient } from '../src/worker/client';
@@ -34,7 +34,7 @@ const bytesOf = (name: string) => new Uint8Array(readFileSync(path.join(SAMPLES,
 const HOTSPOT = 'streamcluster-hotspot.numascope';
 const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
 
-describe('decisions (worker/engine/decisions.ts, ui/selectors/decisions.ts)', () => {
+describe('decisions (worker/decisions.ts, ui/selectors/decisions.ts)', () => {
   const trace = readTrace(bytesOf(HOTSPOT));
   const cols = queryColumns(trace);
   const result = analyze(trace, { windowMs: 100, policies: POLICIES });

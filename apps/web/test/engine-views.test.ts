@@ -3,8 +3,8 @@ import path from 'node:path';
 import { analyze, readTrace, validatePlan } from '@numascope/policy-engine';
 import { describe, expect, it } from 'vitest';
 import { columnSpec, deltaRows, orderBySpeedup, parseColumn, parseColumns, speedupAgainst, whyLine } from '../src/ui/selectors/compare';
-import { analyzeOutcome, planFromFixOutcome, planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
-import type { PolicyView } from '../src/worker/engine/run';
+import { analyzeOutcome, planFromFixOutcome, planFromRecommendations, runAnalysis } from '../src/worker/analysis';
+import type { PolicyView } from '../src/worker/analysis';
 import { parseViewState, writeViewState, DEFAULT_VIEW_STATE } from '../src/ui/url-state';
 
 const SAMPLES = path.resolve(__dirname, '../../../sample-traces');

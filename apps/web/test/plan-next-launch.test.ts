@@ -3,7 +3,7 @@
 // as the CLI's plan does; without sites, and for the placement check, it has none.
 import { describe, expect, it } from 'vitest';
 import { validatePlan } from '@numascope/policy-engine';
-import { planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
+import { planFromRecommendations, runAnalysis } from '../src/worker/analysis';
 import { textTrace, PAGE_BASE_ADDRESS } from '../../../packages/policy-engine/test/helpers/text-trace';
 
 const DURATION_US = 10_000;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { main } from '../../../packages/policy-engine/cli/main';
-import { planFromRecommendations, runAnalysis } from '../src/worker/engine/run';
+import { planFromRecommendations, runAnalysis } from '../src/worker/analysis';
 import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { nodeBandwidthFigures } from '../src/ui/selectors/machine';
 

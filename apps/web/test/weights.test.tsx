@@ -10,8 +10,8 @@ import { act, cleanup, fireEvent, render, screen, within } from '@testing-librar
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { POLICY_IDS, analyze, getPreset, machineModel, readTrace, weightsJson } from '@numascope/policy-engine';
 import { mirrorTrace } from '../../../packages/policy-engine/fidelity/mirror';
-import { runAnalysis } from '../src/worker/engine/run';
-import type { AnalyzeRequest } from '../src/worker/engine/run';
+import { runAnalysis } from '../src/worker/analysis';
+import type { AnalyzeRequest } from '../src/worker/analysis';
 import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from '../src/ui/url-state';
 import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { WeightsPanel, weightGains, weightsSentence, weightedPolicies } from '../src/ui/views/WeightsPanel';

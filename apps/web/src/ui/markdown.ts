@@ -6,7 +6,7 @@
 import { formatBytes, formatCount, formatCpuList, formatDurationUs, formatPercent, formatUtc } from '@numascope/viz';
 import { formatLatencyNs, formatPct, formatShare, formatSpeedup, formatTimeUs, policyLabel } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
-import type { AnalysisView } from '../worker/engine/run';
+import type { AnalysisView } from '../worker/analysis';
 import type { TimeRange } from '@numascope/policy-engine';
 import { nodeRows, pagesColumnLabel, recordedCommand } from './selectors/summary';
 import { weightGains, weightsSentence } from './views/WeightsPanel';

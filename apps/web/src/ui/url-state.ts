@@ -49,7 +49,7 @@ export interface ViewState {
   /** Decisions view: policy and kind filters (null = all). */
   dpol: string | null;
   dkind: DecisionKind | null;
-  /** The selected policy decision (`policy.index` in the current analysis: worker/engine/decisions.ts), shown in the Decisions and Memory views. */
+  /** The selected policy decision (`policy.index` in the current analysis: worker/decisions.ts), shown in the Decisions and Memory views. */
   dec: string | null;
   /** Compare's manual column: threads and regions dragged onto nodes (`man=t0:1,r3:0`: thread or region index, then node id). */
   manual: ManualState | null;

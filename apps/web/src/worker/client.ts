@@ -5,7 +5,7 @@
  */
 import { createTraceWorker } from './create-worker';
 import type { TraceAnswer, TraceQuery } from '@numascope/policy-engine';
-import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
+import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './analysis';
 import { LoadError } from './protocol';
 import type { DecisionsOutcome, OpenResult, WorkerReply, WorkerRequest } from './protocol';
 

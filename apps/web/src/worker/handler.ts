@@ -9,10 +9,10 @@
  */
 import { answerQuery, readTrace } from '@numascope/policy-engine';
 import type { AnalysisResult, QueryColumns, Trace } from '@numascope/policy-engine';
-import { decisionRanks, decisionViews } from './engine/decisions';
-import type { DecisionView } from './engine/decisions';
-import { analyzeOutcome, planFromFixOutcome, planFromRecommendations } from './engine/run';
-import type { AnalyzeOutcome, AnalyzeRequest } from './engine/run';
+import { decisionRanks, decisionViews } from './decisions';
+import type { DecisionView } from './decisions';
+import { analyzeOutcome, planFromFixOutcome, planFromRecommendations } from './analysis';
+import type { AnalyzeOutcome, AnalyzeRequest } from './analysis';
 import { openTraceBytes } from './open';
 import { transferables } from './protocol';
 import type { WorkerReply, WorkerRequest } from './protocol';

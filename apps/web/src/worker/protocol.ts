@@ -4,8 +4,8 @@
  * The one definition both sides use: handler.ts answers these requests, client.ts sends them.
  */
 import type { AnyTraceAnswer, MigrationMark, RegionMeta, TraceQuery, TraceSummary, WindowSeries } from '@numascope/policy-engine';
-import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './engine/run';
-import type { DecisionView } from './engine/decisions';
+import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './analysis';
+import type { DecisionView } from './decisions';
 
 export interface LoadFailure {
   /** A TraceError code ('not-zip', 'too-new', …) or one of the app's own: 'http', 'fetch-failed', 'read-failed', 'worker-failed', 'internal'. */
@@ -39,7 +39,7 @@ export type WorkerRequest =
   | { id: number; type: 'plan-fix'; traceId: number; fixId: string; createdAt: string; traceName: string }
   | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string };
 
-/** Every decision of an analysis of the open trace (worker/engine/decisions.ts), or why there is none. */
+/** Every decision of an analysis of the open trace (worker/decisions.ts), or why there is none. */
 export type DecisionsOutcome = { decisions: DecisionView[] } | { error: { code: string; message: string } };
 
 export type WorkerReply =

@@ -97,12 +97,15 @@ export function confidenceOf(input: ReplayInput, context: RecommendContext): Rec
   const reasons: string[] = [];
   let samples = 0;
   for (let w = 0; w < input.windows.length; w++) samples += input.windows.info(w).sampleCount;
+  // The samples the replay uses: DRAM accesses (cache hits load no memory controller and page
+  // faults are first touches, so a trace's total sample count is larger: said, not hidden).
+  const what = 'DRAM access samples (cache hits and page faults not counted)';
   if (samples < 1_000) {
     score *= 0.4;
-    reasons.push(`only ${samples} access samples`);
+    reasons.push(`only ${samples} ${what}`);
   } else if (samples < 20_000) {
     score *= 0.75;
-    reasons.push(`${samples} access samples (< 20000)`);
+    reasons.push(`${samples} ${what}, < 20000`);
   }
   const m = input.machine;
   const estimated = [

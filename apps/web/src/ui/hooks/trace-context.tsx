@@ -5,7 +5,7 @@
  */
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import type { TraceAnswer, TraceQuery } from '@numascope/policy-engine';
-import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from '../../worker/engine/run';
+import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from '../../worker/analysis';
 import type { AnalyzeCallOptions } from '../../worker/client';
 import type { DecisionsOutcome } from '../../worker/protocol';
 import { beginWork } from '../idle';

@@ -6,7 +6,7 @@ import type { TimeRange } from '@numascope/policy-engine';
 import { beginWork } from '../idle';
 import type { EngineProgress } from '../../worker/client';
 import { useTraceContext } from './trace-context';
-import type { AnalyzeOutcome, AnalyzeRequest } from '../../worker/engine/run';
+import type { AnalyzeOutcome, AnalyzeRequest } from '../../worker/analysis';
 
 
 export type AnalysisState =

@@ -1,6 +1,6 @@
 /**
  * The policy decisions of the app's analysis, and one decision's pages, asked of the Worker
- * (worker/engine/decisions.ts). Both hold the app's idle signal until their answer is on screen.
+ * (worker/decisions.ts). Both hold the app's idle signal until their answer is on screen.
  */
 import { useEffect, useRef, useState } from 'react';
 import { beginWork } from '../idle';
@@ -9,7 +9,7 @@ import { useTraceContext } from './trace-context';
 import type { QueryClient } from './trace-context';
 import type { AnalysisState } from './use-analysis';
 import { useAnalysis } from './use-analysis';
-import type { AnalysisView, AnalyzeRequest } from '../../worker/engine/run';
+import type { AnalysisView, AnalyzeRequest } from '../../worker/analysis';
 
 export type WorkerValue<T> = { status: 'idle' } | { status: 'loading' } | { status: 'ready'; data: T } | { status: 'error'; message: string };
 

@@ -12,7 +12,7 @@
  * way for the before/after comparison. The state lives outside React so that it survives a visit
  * to the trace views.
  */
-import type { AnalyzeRequest, AnalyzeOutcome, AnalysisView, PlanOutcome } from '../../worker/engine/run';
+import type { AnalyzeRequest, AnalyzeOutcome, AnalysisView, PlanOutcome } from '../../worker/analysis';
 import type { OpenResult } from '../../worker/protocol';
 import { engineRequest } from '../hooks/use-analysis';
 import { ApiError } from './client';

@@ -7,7 +7,7 @@
  * since the file is local: a shared link shows the column asking for the file again).
  */
 import { formatLatencyNs, formatTimeUs } from '@numascope/policy-engine';
-import type { PolicyView } from '../../worker/engine/run';
+import type { PolicyView } from '../../worker/analysis';
 
 export interface ColumnSpec {
   policy: string;

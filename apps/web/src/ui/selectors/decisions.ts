@@ -1,8 +1,8 @@
 /**
  * The Decisions view's rows filtered and selected: pure functions over the DecisionView rows the
- * Worker made (worker/engine/decisions.ts).
+ * Worker made (worker/decisions.ts).
  */
-import type { DecisionView } from '../../worker/engine/decisions';
+import type { DecisionView } from '../../worker/decisions';
 
 export interface DecisionFilter {
   policy: string | null;

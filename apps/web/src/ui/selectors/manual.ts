@@ -5,7 +5,7 @@
  */
 import type { RegionMeta } from '@numascope/policy-engine';
 import type { ManualState } from '../url-state';
-import type { ManualRequest } from '../../worker/engine/run';
+import type { ManualRequest } from '../../worker/analysis';
 
 /** Something the user places: a thread, a group of threads with the same name, or a region. */
 export type ManualItem =

@@ -4,7 +4,7 @@ import { listPresets } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { RegionMeta } from '@numascope/policy-engine';
 import { manualRequest } from '../selectors/manual';
-import type { AnalyzeRequest } from '../../worker/engine/run';
+import type { AnalyzeRequest } from '../../worker/analysis';
 import type { ViewState } from '../url-state';
 import { ManualEditor } from './ManualEditor';
 import { compareRecordings, formatSpeedup, formatTimeUs, speedupPerWork } from '@numascope/policy-engine';
@@ -15,7 +15,7 @@ import { DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COL
 import type { ColumnSpec, DeltaRow, Headline } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
-import type { AnalysisView, PolicyView } from '../../worker/engine/run';
+import type { AnalysisView, PolicyView } from '../../worker/analysis';
 import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress, costText, policyMetrics, predictionBadge, transientText } from './EngineParts';
 import { trafficInput } from './TrafficView';
 import { WeightsPanel, weightedPolicies } from './WeightsPanel';

@@ -10,7 +10,7 @@ import { formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import type { RegionMeta } from '@numascope/policy-engine';
 import { DECISION_KINDS } from '@numascope/policy-engine';
 import { decisionSelection, filterDecisions } from '../selectors/decisions';
-import type { DecisionView } from '../../worker/engine/decisions';
+import type { DecisionView } from '../../worker/decisions';
 import { POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import { engineRequest } from '../hooks/use-analysis';
 import { useDecisions } from '../hooks/use-decisions';

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react';
 import { formatLatencyNs, formatPct, formatShare, formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
 import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
-import type { AnalysisView, PolicyView } from '../../worker/engine/run';
+import type { AnalysisView, PolicyView } from '../../worker/analysis';
 import type { AnalysisState } from '../hooks/use-analysis';
 import { BASELINES, POLICY_DESCRIPTORS, policyLabel } from '@numascope/policy-engine';
 import { METRIC_INFO, betterText } from '../selectors/metric-info';

@@ -7,7 +7,7 @@ import type { RegionRow } from '../selectors/summary';
 import { useTraceContext, useTraceQuery } from '../hooks/trace-context';
 import { useWidth } from '../hooks/use-width';
 import { regionDecisions } from '../selectors/decisions';
-import type { DecisionView } from '../../worker/engine/decisions';
+import type { DecisionView } from '../../worker/decisions';
 import { policyLabel } from '@numascope/policy-engine';
 import { engineRequest } from '../hooks/use-analysis';
 import { useDecisionPages, useDecisions } from '../hooks/use-decisions';

@@ -3,7 +3,7 @@ import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
 import { TrafficGraph, formatPercent } from '@numascope/viz';
 import type { TrafficInput } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import type { AnalysisView, PolicyView } from '../../worker/engine/run';
+import type { AnalysisView, PolicyView } from '../../worker/analysis';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, UnavailableList, costText, speedupMetric, transientText } from './EngineParts';

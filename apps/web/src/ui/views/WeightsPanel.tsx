@@ -7,7 +7,7 @@
 import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { WeightCurveChart, formatPercent, nodeLabel } from '@numascope/viz';
 import type { WeightCurveChartProps } from '@numascope/viz';
-import type { AnalysisView, PolicyView, WeightsView } from '../../worker/engine/run';
+import type { AnalysisView, PolicyView, WeightsView } from '../../worker/analysis';
 import { accessRateSource } from './EngineParts';
 
 /** "node 0 ×9, node 2 ×2". */

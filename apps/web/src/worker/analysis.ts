@@ -1,8 +1,9 @@
 /**
- * What the Worker does with the policy engine: replays an open trace through policies on a
- * machine model and reduces the result to plain objects and typed arrays the views draw (no
- * replay internals cross to the UI thread). Pure over a Trace, so it is unit-tested in Node and
- * the e2e tests compare the UI's numbers with `analyze` run on the same file.
+ * What the Worker does with the policy engine: maps the app's controls to the engine's one
+ * request API (analysisRequest) and returns the engine's analysis report as it is (the object the
+ * CLI prints: issue 30, no orchestration or serialisation of its own), and builds plans from the
+ * selected recommendations. Pure over a Trace, so it is unit-tested in Node (and
+ * test/report-equal.test.ts holds the report equal to `numascope-analyze analyze --json`).
  */
 import { EngineError, analysisReport, buildPlan, numericColumn, nextLaunchOptions, diagnose, planFromFix, isEngineError, serializePlan, validatePlan } from '@numascope/policy-engine';
 import type { AccessRatesOption, AnalysisReport, AnalysisRequest, AnalysisResult, MachineReport, Plan, PolicyReplay, PolicyReport, Recommendation, RecommendationReport, ReportRange, Trace } from '@numascope/policy-engine';
