@@ -140,10 +140,12 @@ export { diagnoseAnalysis } from './analyze/diagnose-analysis.js';
 export { predictionWhy, type PredictionWhy } from './analyze/why.js';
 export {
   analysisReport,
+  rankedActions,
   machineReport,
   needsEstimate,
   policyReport,
   ESTIMATE_REASON,
+  type ActionReport,
   type AnalysisReport,
   type AnalysisRequest,
   type MachineReport,

@@ -36,7 +36,7 @@ describe('numascope-analyze', () => {
     const json = JSON.parse(out);
     expect(Object.keys(json)).toEqual([
       'trace', 'work', 'machine', 'windowMs', 'windowCount', 'seed', 'range', 'baseline', 'baselineNote', 'headline', 'recordedUs', 'estimate', 'estimateAuto', 'accessSource', 'accessRates',
-      'synthetic', 'notes', 'feasibility', 'nodes', 'counters', 'policies', 'unavailable', 'recommendations', 'diagnosis', 'diagnosisNote', 'planReason',
+      'synthetic', 'notes', 'feasibility', 'nodes', 'counters', 'policies', 'unavailable', 'recommendations', 'actions', 'diagnosis', 'diagnosisNote', 'planReason',
     ]);
     expect(Object.keys(json.machine.choice)).toEqual(['used', 'name', 'source', 'reason', 'retarget', 'notes']);
     expect(json.trace).toMatchObject({ file: 'streamcluster-hotspot.numascope', origin: 'synthetic' });

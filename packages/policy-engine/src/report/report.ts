@@ -140,6 +140,30 @@ export interface ReportWork {
   source: string;
 }
 
+/**
+ * One ranked list of actions (issue 30): the recommendations and the diagnosed fixes together,
+ * each with its own predicted gain where the engine can predict it (ranked by it, highest first),
+ * else "not predicted" and why (after the predicted ones, in the diagnosis' order). Actions
+ * predicted to make things worse are not in it.
+ */
+export interface ActionReport {
+  /** The recommendation's id, or the fix's id (plan it with `plan --fix ID`). */
+  id: string;
+  from: 'recommendation' | 'diagnosis';
+  /** The policy it comes from (recommendations), the issue class it fixes (diagnosis). */
+  policy: string | null;
+  issue: string | null;
+  kind: string;
+  title: string;
+  /** Its own predicted speedup against the baseline, or null with `noPrediction`. */
+  speedup: number | null;
+  headline: 'applied-now' | 'next-launch' | null;
+  noPrediction: string | null;
+  planable: boolean;
+  /** For a diagnosed fix: the issue's allocation site, if known. */
+  site: string | null;
+}
+
 export interface AnalysisReport {
   /** The file, its origin, and the program recorded (command and pid; null when the trace names none). */
   trace: { file: string | null; origin: string; command: string[] | null; pid: number | null };
@@ -175,6 +199,8 @@ export interface AnalysisReport {
   /** Policies asked for that the engine would not run here, with its reason. */
   unavailable: Array<{ policy: string; reason: string }>;
   recommendations: RecommendationReport[];
+  /** The recommendations and the diagnosed fixes as one ranked list (what the Overview leads with). */
+  actions: ActionReport[];
   /** NumaPerf-style issues of the whole recording with each fix's predicted gain; null with diagnosisNote saying why. */
   diagnosis: ReturnType<typeof diagnosisJson> | null;
   diagnosisNote: string | null;
@@ -339,6 +365,7 @@ export function analysisReport(
     policies: result.policies.map((p) => policyReport(p, result)),
     unavailable,
     recommendations: [],
+    actions: [],
     diagnosis: null,
     diagnosisNote: null,
     planReason: retargeted
@@ -380,5 +407,46 @@ export function analysisReport(
   else if (retargeted) report.diagnosisNote = 'diagnostics are made on the recording’s own machine: remove the machine re-target';
   else if (result.estimate) report.diagnosisNote = 'diagnostics need access samples; this analysis is a placement-only estimate';
   else report.diagnosis = diagnosisJson(diagnoseAnalysis(trace, result));
+  report.actions = rankedActions(report);
   return { result, report, recommendations };
+}
+
+/** The recommendations and the diagnosis' fixes as one list, ranked by their own predicted gain. */
+export function rankedActions(report: Pick<AnalysisReport, 'recommendations' | 'diagnosis'>): ActionReport[] {
+  const out: ActionReport[] = report.recommendations.map((r) => ({
+    id: r.id,
+    from: 'recommendation',
+    policy: r.policy,
+    issue: null,
+    kind: r.kind,
+    title: r.title,
+    speedup: r.gain.speedup,
+    headline: r.gain.headline,
+    noPrediction: null,
+    planable: r.planable,
+    site: null,
+  }));
+  for (const i of report.diagnosis?.issues ?? []) {
+    const s = i.fix.predictedSpeedup;
+    if (s !== null && s < 1) continue; // predicted to make things worse: not offered
+    out.push({
+      id: i.fix.id,
+      from: 'diagnosis',
+      policy: null,
+      issue: i.kind,
+      kind: i.fix.kind,
+      title: `${i.text}. Fix: ${i.fix.text}`,
+      speedup: s,
+      // A fix's gain is its placement held over the recording (diagnose), the steady state.
+      headline: s === null ? null : 'next-launch',
+      noPrediction: s === null ? (i.fix.noPrediction ?? 'not predicted') : null,
+      planable: i.fix.planable,
+      site: i.site,
+    });
+  }
+  // Predicted first, highest gain first (stable: the diagnosis' own order among the unpredicted).
+  return out
+    .map((a, k) => ({ a, k }))
+    .sort((x, y) => (x.a.speedup === null ? (y.a.speedup === null ? x.k - y.k : 1) : y.a.speedup === null ? -1 : y.a.speedup - x.a.speedup || x.k - y.k))
+    .map(({ a }) => a);
 }

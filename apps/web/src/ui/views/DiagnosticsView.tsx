@@ -80,7 +80,8 @@ export function DiagnosticsView({ source = 'trace.numascope' }: { source?: strin
         NumaPerf&apos;s issue classes and thresholds: remote accesses per object per ms (&gt; {d?.thresholds.remoteAccessPerMs ?? 1500}), cache-line
         invalidations per ms per thread (&gt; {d?.thresholds.cacheLineSharing ?? 1}), node changes per thread per second (&gt;{' '}
         {d?.thresholds.migrationsPerSecond ?? 150}), accesses per thread between thread groups (≥ {d?.thresholds.imbalanceRatio ?? 2}×). Ranked by score over
-        threshold; each fix&apos;s gain is that fix alone replayed against {policyLabel(a.baseline)}.
+        threshold; each fix&apos;s gain is that fix alone replayed against {policyLabel(a.baseline)}. Recommendations &amp; plan ranks these fixes and
+        the recommendations in one list.
       </p>
       {!d && <p className="notice" data-testid="diagnosis-note">{a.diagnosisNote}</p>}
       {d && !d.cacheLine.available && (
@@ -206,6 +207,9 @@ export function DiagnosisSummary({ limit = 3 }: { limit?: number }) {
       )}
       <button type="button" className="link-button" data-testid="diagnosis-all" onClick={() => navigate({ view: 'diagnose' })}>
         All {d.issues.length} issue{d.issues.length === 1 ? '' : 's'} in Diagnostics
+      </button>{' '}
+      <button type="button" className="link-button" data-testid="diagnosis-actions" onClick={() => navigate({ view: 'recommend' })}>
+        Every action ranked by its own gain, fixes and recommendations together
       </button>
     </section>
   );

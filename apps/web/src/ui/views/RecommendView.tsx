@@ -9,6 +9,7 @@ import { policyLabel } from '@numascope/policy-engine';
 import { openApplyWithPlan } from '../live/apply';
 import type { PlanLike } from '../live/apply';
 import { liveSession } from '../live/store';
+import type { AnalysisView } from '../../worker/analysis';
 import { pageToken } from '../live/token';
 import { desktopBridge } from '../live/desktop';
 import { EngineRange, EngineRefusal, EstimateBanner, PredictionBasis, Progress, predictionBadge, Badge } from './EngineParts';
@@ -48,6 +49,7 @@ export function RecommendView({ source }: { source: string }) {
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} accessRates={state.rates} onAccessRates={(rates) => navigate({ rates })} />
+      <ActionList analysis={a} onDiagnostics={() => navigate({ view: 'diagnose' })} />
       {a.recommendations.length === 0 ? (
         <p className="ns-muted" data-testid="no-recommendations">
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.
@@ -315,5 +317,38 @@ function PlanRanges({ plan }: { plan: Plan }) {
         </tfoot>
       )}
     </table>
+  );
+}
+
+/**
+ * Every action as one ranked list (issue 30): the recommendations below and the diagnosed fixes
+ * (Diagnostics), each with its own predicted gain, ranked by it; fixes the engine cannot predict
+ * come last, saying why.
+ */
+function ActionList({ analysis: a, onDiagnostics }: { analysis: AnalysisView; onDiagnostics: () => void }) {
+  if (a.actions.length === 0) return null;
+  return (
+    <section aria-label="All actions, ranked" data-testid="action-list">
+      <h3>All actions, ranked by their own predicted gain</h3>
+      <ol className="action-list">
+        {a.actions.map((x) => (
+          <li key={`${x.from}:${x.id}`} data-testid="action" data-from={x.from} data-id={x.id} data-speedup={x.speedup ?? ''}>
+            <strong>{x.speedup === null ? 'not predicted' : `${formatSpeedup(x.speedup)} ${x.headline === 'applied-now' ? 'applied now' : 'at next launch'}`}</strong>{' '}
+            <span className="ns-muted small">{x.from === 'recommendation' ? `recommendation, as ${policyLabel(x.policy ?? '')} does` : `diagnosis: ${x.issue}${x.site ? ` at ${x.site}` : ''}`}</span>
+            {': '}
+            {x.title}
+            {x.noPrediction ? <span className="ns-muted small"> ({x.noPrediction})</span> : null}
+            {x.from === 'diagnosis' && (
+              <>
+                {' '}
+                <button type="button" className="link-button" onClick={onDiagnostics}>
+                  in Diagnostics
+                </button>
+              </>
+            )}
+          </li>
+        ))}
+      </ol>
+    </section>
   );
 }
