@@ -13,7 +13,7 @@
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { idleState } from '../fixtures/app.js';
 
-const TRACES = ['recorded-guest-hinting-4nodes.numascope', 'streamcluster-hotspot.numascope'];
+const TRACES = ['recorded-guest-hinting-4nodes.numascope', 'streamcluster-hotspot.numascope', 'two-groups.numascope', 'shared-readmostly.numascope'];
 const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
 const CARDS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs', 'predictedSpeedup'] as const;
 type Cards = Record<(typeof CARDS)[number], string>;
@@ -139,10 +139,42 @@ for (const trace of TRACES) {
         expect(gain).toContain(`as a whole ${cards.get(policy)!.predictedSpeedup}`);
         continue;
       }
-      if (!REC.test(title)) continue;
-      expect(gain).toBe(`${cards.get(policy)!.predictedSpeedup} at next launch latency ${base.memoryLatencyNs} → ${cards.get(policy)!.memoryLatencyNs}`);
+      const m = REC.exec(title);
+      if (!m) continue;
+      // A launch line or a code change: the column says the title's numbers (checkRec held a launch
+      // line's against its policy's cards), at next launch.
+      expect(gain).toBe(`${m[1]} at next launch latency ${m[3]} → ${m[4]}`);
     }
     expect(checked, 'recommendations with a prediction').toBeGreaterThan(0);
+
+    // One count per thing: each planable recommendation's pages and threads are its plan's.
+    const planable = rows.filter({ has: page.locator('input[type="checkbox"]:not([disabled])') });
+    for (let i = 0; i < Math.min(3, await planable.count()); i++) {
+      const row = planable.nth(i);
+      const box = row.locator('input[type="checkbox"]');
+      await box.check();
+      await page.getByTestId('build-plan').click();
+      await expect(page.getByTestId('plan-pages')).toHaveAttribute('data-value', (await row.getAttribute('data-pages'))!);
+      await expect(page.getByTestId('plan-threads')).toHaveAttribute('data-value', (await row.getAttribute('data-threads'))!);
+      await box.uncheck();
+    }
+
+    // Machine figures from one place: each node card's sustained bandwidth is the Machine view's.
+    await page.goto(`./?trace=samples/${trace}&view=overview`);
+    expect(await idleState(page)).toBe('ready');
+    const sustained = page.locator('[data-testid$="-sustained"]');
+    const perNode: number[] = [];
+    for (let i = 0; i < (await sustained.count()); i++) perNode.push(Number(await sustained.nth(i).getAttribute('data-value')));
+    expect(perNode.length, 'node cards with a sustained bandwidth').toBeGreaterThan(0);
+    await page.goto(`./?trace=samples/${trace}&view=machine`);
+    expect(await idleState(page)).toBe('ready');
+    // The column the analyses use (the recorded machine, or its embedded calibration).
+    const inUse = await page.getByTestId('side-by-side').locator('th[data-in-use="true"]').getAttribute('data-column');
+    expect(inUse, 'the Machine view marks the model the analyses use').toBeTruthy();
+    for (const [i, gbps] of perNode.entries()) {
+      const cell = page.getByTestId('side-by-side').locator(`tr[data-row="bw-${i}"] td[data-column="${inUse}"]`);
+      expect((await text(cell)).split(' ')[0], `node index ${i} bandwidth`).toBe(gbps.toFixed(1));
+    }
 
     // Compare: the baseline first, then interleave and Carrefour.
     await page.goto(`./?trace=samples/${trace}&view=compare`);

@@ -129,11 +129,16 @@ export function MachineView({ summary, bench }: { summary: TraceSummary; bench?:
           <thead>
             <tr>
               <th scope="col">figure</th>
-              {columns.map((c) => (
-                <th scope="col" key={c.key} data-kind={c.kind}>
-                  {c.label}
-                </th>
-              ))}
+              {columns.map((c) => {
+                // The column the analyses use (chooseMachine): the embedded calibration, else the recorded machine.
+                const inUse = (used.used === 'embedded-calibration' && c.key === 'calibrated' && calibrated === embedded) || (used.used === 'recorded' && c.key === 'estimated');
+                return (
+                  <th scope="col" key={c.key} data-kind={c.kind} data-column={c.key} data-in-use={inUse ? 'true' : undefined}>
+                    {c.label}
+                    {inUse ? <span className="ns-muted small"> — what every analysis of this recording uses</span> : null}
+                  </th>
+                );
+              })}
             </tr>
           </thead>
           <tbody>

@@ -78,6 +78,8 @@ export function RecommendView({ source }: { source: string }) {
                 data-speedup={r.gain.speedup}
                 data-latency-before={r.gain.latencyNsBefore}
                 data-latency-after={r.gain.latencyNsAfter}
+                data-pages={r.cost.pages}
+                data-threads={r.cost.threads}
               >
                 <td>
                   <input
