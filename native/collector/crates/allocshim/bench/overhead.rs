@@ -202,7 +202,6 @@ fn median_ci(v: &[f64]) -> (f64, f64, f64) {
     (med, v[k - 1], v[n - k])
 }
 
-
 /// Runs the command; returns (wall, user + system CPU time) of the child.
 // The child is reaped by wait4 (for its rusage), which clippy does not see.
 #[allow(clippy::zombie_processes)]

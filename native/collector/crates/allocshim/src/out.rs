@@ -96,9 +96,7 @@ pub unsafe fn open_output(pid: u32, ppid: u32, min: u64, sample: u64, depth: u32
             put_decimal(&mut p, n as u64);
         }
         p.bytes(b".nsalloc\0");
-        fd = unsafe {
-            sys::openat(dirfd, name.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600)
-        };
+        fd = unsafe { sys::openat(dirfd, name.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600) };
         if fd >= 0 || unsafe { *libc::__errno_location() } != libc::EEXIST {
             break;
         }

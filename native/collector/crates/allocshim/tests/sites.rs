@@ -661,43 +661,46 @@ int main(void) {
     // Shared mappings of the file (the default), and pwrite per event (a file system without
     // shared writable mappings, forced here with NUMASCOPE_ALLOC_SHARED_MAP=0).
     for shared in ["1", "0"] {
-    let out_dir = dir.join(format!("out-{shared}"));
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let mut child = Command::new(&bin)
-        .env("LD_PRELOAD", shim())
-        .env("NUMASCOPE_ALLOC_DIR", &out_dir)
-        .env("NUMASCOPE_ALLOC_SAMPLE_BYTES", "4096")
-        .env("NUMASCOPE_ALLOC_SHARED_MAP", shared)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run held program");
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
-    let running = load(&out_dir);
-    let _ = child.kill();
-    let _ = child.wait();
-    let killed = load(&out_dir);
-    for (when, sites) in [("while it runs", &running), ("after SIGKILL", &killed)] {
-        let allocs: Vec<_> = sites.iter().flat_map(|s| s.allocations.iter()).collect();
-        let sizes: Vec<u64> = allocs.iter().map(|a| a.size).collect();
-        for want in [3u64 << 20, 5 << 18] {
-            assert!(sizes.contains(&want), "shared map {shared}: allocation of {want} bytes not in the file {when}: {sizes:?}");
+        let out_dir = dir.join(format!("out-{shared}"));
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let mut child = Command::new(&bin)
+            .env("LD_PRELOAD", shim())
+            .env("NUMASCOPE_ALLOC_DIR", &out_dir)
+            .env("NUMASCOPE_ALLOC_SAMPLE_BYTES", "4096")
+            .env("NUMASCOPE_ALLOC_SHARED_MAP", shared)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run held program");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+        assert_eq!(line.trim(), "ready");
+        let running = load(&out_dir);
+        let _ = child.kill();
+        let _ = child.wait();
+        let killed = load(&out_dir);
+        for (when, sites) in [("while it runs", &running), ("after SIGKILL", &killed)] {
+            let allocs: Vec<_> = sites.iter().flat_map(|s| s.allocations.iter()).collect();
+            let sizes: Vec<u64> = allocs.iter().map(|a| a.size).collect();
+            for want in [3u64 << 20, 5 << 18] {
+                assert!(
+                    sizes.contains(&want),
+                    "shared map {shared}: allocation of {want} bytes not in the file {when}: {sizes:?}"
+                );
+            }
+            // 800,000 bytes of 200-byte blocks at a 4,096-byte mean interval: about 195 samples.
+            let sampled = allocs.iter().filter(|a| a.sampled && a.size == 200).count();
+            assert!((100..=300).contains(&sampled), "shared map {shared}: {sampled} sampled 200-byte blocks {when}");
         }
-        // 800,000 bytes of 200-byte blocks at a 4,096-byte mean interval: about 195 samples.
-        let sampled = allocs.iter().filter(|a| a.sampled && a.size == 200).count();
-        assert!((100..=300).contains(&sampled), "shared map {shared}: {sampled} sampled 200-byte blocks {when}");
-    }
-    let raw: Vec<_> = std::fs::read_dir(&out_dir)
-        .unwrap()
-        .map(|e| numascope_core::alloc_sites::read_alloc_file(&e.unwrap().path(), &ReadLimits::default()).unwrap())
-        .collect();
-    assert_eq!(raw.len(), 1);
-    assert!(raw[0].end.is_none() && !raw[0].cut_short, "killed: no end record, nothing torn");
-    assert!(raw[0].incomplete_reason().unwrap().contains("every event it finished"));
-    assert_eq!(
-        running.iter().map(|s| s.allocations.len()).sum::<usize>(),
-        killed.iter().map(|s| s.allocations.len()).sum::<usize>()
-    );
+        let raw: Vec<_> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| numascope_core::alloc_sites::read_alloc_file(&e.unwrap().path(), &ReadLimits::default()).unwrap())
+            .collect();
+        assert_eq!(raw.len(), 1);
+        assert!(raw[0].end.is_none() && !raw[0].cut_short, "killed: no end record, nothing torn");
+        assert!(raw[0].incomplete_reason().unwrap().contains("every event it finished"));
+        assert_eq!(
+            running.iter().map(|s| s.allocations.len()).sum::<usize>(),
+            killed.iter().map(|s| s.allocations.len()).sum::<usize>()
+        );
     }
 }

@@ -570,7 +570,11 @@ fn cmd_topology(json: bool) -> CliResult {
     for n in &m.nodes {
         let mem = n.memory_bytes.map(human_bytes).unwrap_or_else(|| "unknown".into());
         let cpus = if n.cpus.is_empty() { "- (memory only)".to_string() } else { cpulist(&n.cpus) };
-        let tier = n.memory_tier.map(|t| format!("  tier {t}")).unwrap_or_default();
+        // The rank among the kernel's memory tiers (0 = fastest), as `numascope probe` ranks them.
+        let tier = n
+            .memory_tier
+            .map(|t| format!("  tier rank {t}{}", if t == 0 { " (fastest)" } else { "" }))
+            .unwrap_or_default();
         let hmat = n
             .hmat
             .as_ref()

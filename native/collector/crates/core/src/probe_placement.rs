@@ -112,13 +112,23 @@ fn memory_tiers(sys: &Path) -> PlacementFeature {
         };
     }
     let value: BTreeMap<String, String> = tiers.iter().map(|(n, l)| (n.to_string(), l.clone())).collect();
-    let desc: Vec<String> = tiers.iter().map(|(n, l)| format!("tier {n}: nodes {l}")).collect();
+    // The kernel's tier ids (memory_tierN, N from its abstract distance) ranked as the trace and
+    // `numascope topology` rank them (0 = fastest), so the two say the same thing.
+    let mut ranked = tiers.clone();
+    ranked.sort_by_key(|(n, _)| *n);
+    let desc: Vec<String> = ranked
+        .iter()
+        .enumerate()
+        .map(|(rank, (n, l))| {
+            format!("memory_tier{n} (rank {rank}{}): nodes {l}", if rank == 0 { ", fastest" } else { "" })
+        })
+        .collect();
     PlacementFeature {
         id: "memory-tiers".into(),
         state: format!("{} tier{}", tiers.len(), if tiers.len() == 1 { "" } else { "s" }),
         value: json!(value),
         meaning: format!(
-            "{} (a higher tier number is slower memory, e.g. CXL or cpu-less nodes){}",
+            "{} (a higher rank is slower memory, e.g. CXL or cpu-less nodes){}",
             desc.join("; "),
             if tiers.len() > 1 {
                 ": with demotion on, reclaim moves cold pages down a tier instead of swapping, behind any plan"
@@ -344,6 +354,8 @@ mod tests {
         assert!(wi.meaning.contains("N0=5 N1=2") && wi.meaning.contains("mode auto"), "{}", wi.meaning);
         let t = by("memory-tiers");
         assert_eq!((t.state.as_str(), t.value["22"].as_str()), ("2 tiers", Some("1")));
+        // Ranked as the trace's machine and `numascope topology` rank them (0 = fastest).
+        assert!(t.meaning.contains("memory_tier4 (rank 0, fastest): nodes 0; memory_tier22 (rank 1): nodes 1"), "{}", t.meaning);
         assert_eq!(by("demotion").state, "on");
         let nb = by("numa-balancing");
         assert_eq!((nb.state.as_str(), nb.value.as_u64()), ("tiering", Some(2)));

@@ -329,7 +329,11 @@ fn version_2_blocks() {
         let mut r2 = Rng(seed);
         let v2 = to_v2(&mut r2, &v1, 512);
         let b = parse_alloc_file(&v2, &limits).unwrap();
-        assert_eq!((b.events.clone(), b.ips.clone(), b.snapshots.clone(), b.end.clone()), (a.events.clone(), a.ips.clone(), a.snapshots.clone(), a.end.clone()), "seed {seed}");
+        assert_eq!(
+            (b.events.clone(), b.ips.clone(), b.snapshots.clone(), b.end.clone()),
+            (a.events.clone(), a.ips.clone(), a.snapshots.clone(), a.end.clone()),
+            "seed {seed}"
+        );
         assert!(!b.cut_short);
     }
     // A head with a record running past `used`: refused, naming the block.

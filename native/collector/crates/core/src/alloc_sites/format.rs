@@ -500,7 +500,9 @@ fn parse_from(src: &mut dyn Source, limits: &ReadLimits) -> Result<AllocFile, Fa
             continue;
         }
         if buf[..4] != BLOCK_MAGIC {
-            return Err(bad(format!("block at byte {off} does not start with \"NSBK\" (found {:02x?})", &buf[..4])).into());
+            return Err(
+                bad(format!("block at byte {off} does not start with \"NSBK\" (found {:02x?})", &buf[..4])).into()
+            );
         }
         let used = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]) as u64;
         let span = u32::from_le_bytes([buf[8], buf[9], buf[10], buf[11]]) as u64;

@@ -96,8 +96,7 @@ pub struct AllocSites {
     pub incomplete: Option<String>,
 }
 
-#[derive(Clone, Debug)]
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SymbolizeOptions {
     /// Directories searched for separate debug files (debug links); None = blazesym's defaults
     /// (/usr/lib/debug, /lib/debug).

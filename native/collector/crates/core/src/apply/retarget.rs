@@ -1197,5 +1197,4 @@ mod tests {
         assert_eq!(a.live[0].address, 0x1000);
         assert_eq!(a.live[0].frames, vec![frame(0x2100), frame(0x2200)]);
     }
-
 }

@@ -447,7 +447,13 @@ mod tests {
             },
         );
         // The poller's approximate start of 101 (it found it at 40 µs) is replaced.
-        procfs.events.push(PendingEvent { time_us: 40, kind: "thread-start", tid: Some(101), value: -1, detail: "poll".into() });
+        procfs.events.push(PendingEvent {
+            time_us: 40,
+            kind: "thread-start",
+            tid: Some(101),
+            value: -1,
+            detail: "poll".into(),
+        });
         let mut tasks = TaskLog::default();
         let ev = |kind, tid, us: u64| TaskEvent { kind, pid: 100, tid, time_ns: start_ns + us * 1000, cpu: 1 };
         tasks.add(

@@ -111,7 +111,10 @@ mod tests {
         // name read after the later one (another cpu's ring): neither wins.
         log.add(
             100,
-            vec![ev(TaskKind::Exit, 100, 101, 29), ev(TaskKind::Comm { name: "worker-0".into(), exec: false }, 100, 101, 11)],
+            vec![
+                ev(TaskKind::Exit, 100, 101, 29),
+                ev(TaskKind::Comm { name: "worker-0".into(), exec: false }, 100, 101, 11),
+            ],
         );
         assert_eq!(log.records, 8);
         assert_eq!(log.child_processes, 1);

@@ -73,10 +73,16 @@ pub struct TaskEvent {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TaskKind {
     /// Created by thread `parent_tid` of process `parent_pid`.
-    Fork { parent_pid: u32, parent_tid: u32 },
+    Fork {
+        parent_pid: u32,
+        parent_tid: u32,
+    },
     Exit,
     /// Named (or renamed by an exec, `exec`): the kernel's comm, at most 15 bytes.
-    Comm { name: String, exec: bool },
+    Comm {
+        name: String,
+        exec: bool,
+    },
 }
 
 /// What a fault sample says about the page, from its error code ([`FaultSample::kind`]).
@@ -546,11 +552,8 @@ fn decode_task(ty: u32, bytes: &[u8]) -> Option<TaskEvent> {
     }
     let (pid, ppid, tid, ptid) = (u32_at(rec, H)?, u32_at(rec, H + 4)?, u32_at(rec, H + 8)?, u32_at(rec, H + 12)?);
     let time_ns = u64_at(rec, H + 16)?;
-    let kind = if ty == PERF_RECORD_FORK {
-        TaskKind::Fork { parent_pid: ppid, parent_tid: ptid }
-    } else {
-        TaskKind::Exit
-    };
+    let kind =
+        if ty == PERF_RECORD_FORK { TaskKind::Fork { parent_pid: ppid, parent_tid: ptid } } else { TaskKind::Exit };
     Some(TaskEvent { kind, pid, tid, time_ns, cpu })
 }
 
@@ -669,8 +672,12 @@ mod tests {
                 cpu: 0
             })
         );
-        let exec = task_rec(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, &comm_body(500, 500, b"prog"), (500, 500, 1, 2));
-        assert!(matches!(decode_record(&exec, &lay), Decoded::Task(TaskEvent { kind: TaskKind::Comm { exec: true, .. }, .. })));
+        let exec =
+            task_rec(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, &comm_body(500, 500, b"prog"), (500, 500, 1, 2));
+        assert!(matches!(
+            decode_record(&exec, &lay),
+            Decoded::Task(TaskEvent { kind: TaskKind::Comm { exec: true, .. }, .. })
+        ));
         // Cut short, or sized beyond its bytes, or a name without its NUL: not a record of ours.
         assert_eq!(decode_record(&fork[..fork.len() - 1], &lay), Decoded::Other);
         let mut short = fork.clone();
