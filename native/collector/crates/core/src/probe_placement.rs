@@ -355,7 +355,11 @@ mod tests {
         let t = by("memory-tiers");
         assert_eq!((t.state.as_str(), t.value["22"].as_str()), ("2 tiers", Some("1")));
         // Ranked as the trace's machine and `numascope topology` rank them (0 = fastest).
-        assert!(t.meaning.contains("memory_tier4 (rank 0, fastest): nodes 0; memory_tier22 (rank 1): nodes 1"), "{}", t.meaning);
+        assert!(
+            t.meaning.contains("memory_tier4 (rank 0, fastest): nodes 0; memory_tier22 (rank 1): nodes 1"),
+            "{}",
+            t.meaning
+        );
         assert_eq!(by("demotion").state, "on");
         let nb = by("numa-balancing");
         assert_eq!((nb.state.as_str(), nb.value.as_u64()), ("tiering", Some(2)));
