@@ -5,7 +5,7 @@
  * order and cut into contiguous stretches (next address = this address + page size). In a stretch,
  * maximal runs of pages with the same final node become `move` ranges; where the final nodes
  * alternate (runs shorter than MIN_MOVE_RUN_PAGES, over ≥ 2 nodes, at least two pages per node) and
- * page i of them is on node i mod n of those nodes (in node-id order), the runs merge into one
+ * page i of them is on node i mod n of those nodes (in the order the run cycles through them), the runs merge into one
  * `interleave` range: the plan reaches the placement page by page, so its pages to move are the
  * placement's (otherwise the short runs stay `move` ranges). Ranges in which no page would change
  * node are left out (kept with `includeInPlace`). Replicated pages cannot be expressed (move_pages has no replication) and are
@@ -72,9 +72,10 @@ export interface BuildPlanOptions {
    */
   includeInPlace?: boolean;
   /**
-   * Only these page rows are planned (the selected recommendations' pages): the plan then moves
-   * exactly the pages the actions count, never a page it merely could not place (unknown node).
-   * Default: every page row.
+   * Only these page rows are planned to move (the selected recommendations' pages): every other
+   * page keeps the node the recording last saw it on (in place inside a range, never a move; left
+   * out where that node is unknown), so the plan moves exactly the pages the actions count.
+   * Default: every page row goes where the placement has it.
    */
   pages?: ReadonlySet<number>;
 }
@@ -102,15 +103,19 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
   const reason = options.reason ?? `${options.placementLabel ?? 'final placement'} of the ${replay.policy} replay`;
 
   // Pages in address order (replicated pages left out).
+  const currentNode = numericColumn<Int8Array>(tables.pages, 'node');
   const order: number[] = [];
   let replicatedLeftOut = 0;
   for (let p = 0; p < address.length; p++) {
-    if (options.pages && !options.pages.has(p)) continue;
+    // A page outside `options.pages` stays where the recording last saw it (its target is its
+    // current node: in place, never counted as a move), so it can sit inside a range; one whose
+    // node is unknown is left out.
+    if (options.pages && !options.pages.has(p) && currentNode[p]! < 0) continue;
     if (final.replicated[p]) replicatedLeftOut++;
     else order.push(p);
   }
   order.sort((a, b) => (address[a]! < address[b]! ? -1 : address[a]! > address[b]! ? 1 : a - b));
-  const targetId = (p: number): number => nodeIds[final.pageNode[p]!]!;
+  const targetId = (p: number): number => (options.pages && !options.pages.has(p) ? currentNode[p]! : nodeIds[final.pageNode[p]!]!);
 
   const emit = (rows: number[], action: 'move' | 'interleave', toNodes: number[]): void => {
     writer.push(rows, rows.map((_, i) => (action === 'move' ? toNodes[0]! : toNodes[i % toNodes.length]!)), {
@@ -185,10 +190,12 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
       let q = r;
       const pages: number[] = [];
       while (q < runs.length && runs[q]!.length < MIN_MOVE_RUN_PAGES) pages.push(...runs[q++]!);
-      const nodes = [...new Set(pages.map(targetId))].sort((a, b) => a - b);
-      // An interleave range only where it puts every page where the placement has it (page i of
-      // the range → nodes[i mod n]): then the plan reaches the placement page by page, and its
-      // pages to move are the placement's (one count from recommendation to apply, issue 30).
+      // The nodes in the order the run cycles through them (page i of an interleave range goes
+      // to toNodes[i mod n], so a run that starts on another node than the lowest is still one
+      // range). An interleave range only where it puts every page where the placement has it:
+      // then the plan reaches the placement page by page, and its pages to move are the
+      // placement's (one count from recommendation to apply, issue 30).
+      const nodes = [...new Set(pages.map(targetId))];
       const exact = pages.every((p, i) => targetId(p) === nodes[i % nodes.length]);
       if (nodes.length >= 2 && pages.length >= 2 * nodes.length && exact) emit(pages, 'interleave', nodes);
       else for (let k = r; k < q; k++) emit(runs[k]!, 'move', [targetId(runs[k]![0]!)]);
