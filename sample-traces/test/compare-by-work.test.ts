@@ -32,4 +32,12 @@ describe('recordings compared by work', () => {
     const c = compareRecordings(report('partitioned', 20_000), report('streamcluster-hotspot', 20_000));
     expect(c.warnings.some((w) => /^different programs: .* ran ".*", .* ".*"/.test(w))).toBe(true);
   });
+
+  it('only one side calibrated is called out', () => {
+    const a = part(300_000, 800_000);
+    const b = structuredClone(a);
+    b.machine.capacitySource = 'measured:numascope-bench 0.1.0 2026-01-01 (rule S2)';
+    expect(compareRecordings(a, b).warnings.some((w) => /only .* has a numascope bench calibration/.test(w))).toBe(true);
+    expect(compareRecordings(a, structuredClone(a)).warnings.some((w) => w.includes('calibration'))).toBe(false);
+  });
 });

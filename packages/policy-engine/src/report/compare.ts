@@ -16,7 +16,8 @@ export interface RecordingComparison {
 }
 
 const same = (a: readonly string[] | null, b: readonly string[] | null) => a !== null && b !== null && a.length === b.length && a.every((x, i) => x === b[i]);
-const calibrated = (r: AnalysisReport) => r.machine.choice.used === 'embedded-calibration' || r.machine.source.startsWith('calibration') || r.machine.capacitySource.includes('(rule S2)');
+// A bench calibration: embedded in the trace, or offered (its measured capacities, rule S2).
+const calibrated = (r: AnalysisReport) => r.machine.choice.used === 'embedded-calibration' || r.machine.capacitySource.includes('(rule S2)');
 
 export function compareRecordings(a: AnalysisReport, b: AnalysisReport): RecordingComparison {
   const warnings: string[] = [];

@@ -321,7 +321,8 @@ export function analysisReport(
     machine,
     retargetRule: request.retargetRule,
     windowMs: request.windowMs ?? undefined,
-    policies: runnable.map((p): Policy | string => (typeof p === 'string' && needsPlacement(p) ? getPolicy(p, { placement: request.manual ?? { threads: [], pages: [] } }) : typeof p === 'string' ? p : p)),
+    // The manual policy takes the request's placement; everything else goes as asked.
+    policies: runnable.map((p): Policy | string => (typeof p === 'string' && needsPlacement(p) ? getPolicy(p, { placement: request.manual ?? { threads: [], pages: [] } }) : p)),
     baseline: request.baseline ?? undefined,
     accessEstimate: mode === 'off' ? undefined : mode,
     timeRangeUs: request.range ? { startUs: request.range.fromUs, endUs: request.range.toUs } : undefined,

@@ -209,17 +209,7 @@ export const HEADLINE_LABELS: Record<Headline, string> = {
 /** The policy with the chosen headline's figures on top (the replay's for `applied-now`). */
 export function headlineView(p: PolicyView, h: Headline): PolicyView {
   if (h === 'next-launch') return p;
-  const t = p.replay;
-  return {
-    ...p,
-    localAccessRatio: t.localAccessRatio,
-    memoryLatencyNs: t.memoryLatencyNs,
-    mcImbalancePct: t.mcImbalancePct,
-    interconnectUsagePct: t.interconnectUsagePct,
-    interconnectImbalancePct: t.interconnectImbalancePct,
-    predictedUs: t.predictedUs,
-    predictedSpeedup: t.predictedSpeedup,
-    pagesToMove: t.migratedPages,
-    bytesToMove: t.migratedBytes,
-  };
+  // The replay's headline metrics (the same keys as the top level), its moves as the pages to move.
+  const { migrationUs: _migrationUs, migratedPages, migratedBytes, convergedAtWindow: _at, convergedAtUs: _atUs, ...metrics } = p.replay;
+  return { ...p, ...metrics, pagesToMove: migratedPages, bytesToMove: migratedBytes };
 }
