@@ -43,6 +43,28 @@ ensure_npm_deps() {
   fi
 }
 
+# A cached Python virtual environment with scripts/python/interop-requirements.txt (pyarrow,
+# polars: the interop tests rewrite traces with them); exported as NUMASCOPE_PYTHON. Rebuilt when
+# the requirements change. Without python3 or PyPI the interop tests say why and fail in CI.
+ensure_python_env() {
+  local req="$ROOT/scripts/python/interop-requirements.txt"
+  local key; key=$(sha256sum "$req" | cut -c1-12)
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/numascope/test-python-$key"
+  if [ ! -x "$dir/bin/python" ] || [ ! -f "$dir/.complete" ]; then
+    command -v python3 >/dev/null || ensure_apt python3
+    python3 -m venv --help >/dev/null 2>&1 || ensure_apt python3-venv
+    log "creating the interop test environment (pyarrow, polars) in $dir"
+    rm -rf "$dir"
+    if python3 -m venv "$dir" && "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"; then
+      touch "$dir/.complete"
+    else
+      log "warning: could not install $req: the Arrow interop tests will fail"
+      return 0
+    fi
+  fi
+  export NUMASCOPE_PYTHON="$dir/bin/python"
+}
+
 # Build the collector once. `debug`: the dev profile (optimised: opt-level 1, dependencies 2;
 # native/collector/Cargo.toml) with the tests; `app`: the same profile without the tests, so
 # `npm start` after `npm test` finds everything built and a fresh `npm start` builds less;

@@ -159,6 +159,32 @@ for (const trace of TRACES) {
       await box.uncheck();
     }
 
+    // One ranked list of actions: the Recommendations screen's, the Diagnostics screen's and the
+    // Overview's first three are the same actions, in the same order, with the same gain texts,
+    // and the list is ranked by its own gains (the unpredicted last).
+    const actionsOf = async (where: string) => {
+      const list = page.locator(`[data-testid="action-list"][data-where="${where}"]`);
+      await expect(list).toBeVisible();
+      const items = list.getByTestId('action');
+      const out: string[] = [];
+      for (let i = 0; i < (await items.count()); i++) out.push(`${await items.nth(i).getAttribute('data-id')} ${await text(items.nth(i).locator('strong'))}`);
+      return { out, count: Number(await list.getAttribute('data-count')) };
+    };
+    const recList = await actionsOf('recommend');
+    expect(recList.out.length).toBe(recList.count);
+    // streamcluster-hotspot has recommendations and diagnosed fixes: the list is not trivially equal.
+    if (trace === 'streamcluster-hotspot.numascope') expect(recList.out.filter((x) => x.includes('×')).length).toBeGreaterThan(1);
+    const gains = recList.out.map((x) => x.split(' ').slice(1).join(' ')).map((g) => (g === 'not predicted' ? -1 : Number(g.split('×')[0])));
+    for (let i = 1; i < gains.length; i++) expect(gains[i]!, `action ${i} ranked below action ${i - 1}`).toBeLessThanOrEqual(gains[i - 1]!);
+    await page.goto(`./?trace=samples/${trace}&view=diagnose`);
+    expect(await idleState(page)).toBe('ready');
+    expect((await actionsOf('diagnose')).out, 'Diagnostics lists the same actions').toEqual(recList.out);
+    await page.goto(`./?trace=samples/${trace}&view=overview`);
+    expect(await idleState(page)).toBe('ready');
+    const overviewList = await actionsOf('overview');
+    expect(overviewList.count).toBe(recList.count);
+    expect(overviewList.out, 'the Overview shows the first actions of the same list').toEqual(recList.out.slice(0, 3));
+
     // Machine figures from one place: each node card's sustained bandwidth is the Machine view's.
     await page.goto(`./?trace=samples/${trace}&view=overview`);
     expect(await idleState(page)).toBe('ready');

@@ -617,6 +617,7 @@ if [ -z "$why" ]; then
     ksrc=$(sed -n 's/^SOURCE access=\([^ ]*\).*/\1/p' chan.reply)
     [ "$ksrc" = hinting-faults ] || why="$why access-source=[$ksrc](expected hinting-faults)"
     kexpect=$(sed -n 's/^EXPECT //p' chan.reply)
+    kplan_tm=$(sed -n 's/^PLAN .* toMove=\([0-9]*\).*/\1/p' chan.reply)
     grep '^OBJECT ' chan.reply > k.objects
     grep -q '^PLAN interleave' chan.reply || why="$why no-plan: $(head -c 200 chan.reply)"
     kshared=$(grep '^OBJECT size=8388608-8388608 ' k.objects | head -1)
@@ -654,6 +655,19 @@ if [ -z "$why" ]; then
     why="$why apply-rc=$rc-status=$kst-not-moved=$knm"
   fi
   [ "$kafter" = "$kexpect" ] || why="$why after=[$kafter](plan expects [$kexpect])"
+  # One count per thing (issue 30): the dry run's pages to move are the apply's, the apply accounts
+  # for each of them (moved, not moved by reason, not attempted), and where the recording's count
+  # (the engine's plan) differs from what the process holds now, the dry run says why.
+  kj() { echo "$r" | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
+  kdry_tm=$(sed -n 's/^total: \([0-9]*\) pages planned to move.*/\1/p' k.dry.txt)
+  kapp_tm=$(kj toMove); knm_total=$(echo "$knm" | grep -o '[0-9][0-9]*' | awk '{ s += $1 } END { print s + 0 }')
+  echo "--- k: pages to move: plan $kplan_tm (the recording), dry run $kdry_tm, apply $kapp_tm = moved $kmoved + not moved $knm_total + not attempted $(kj notAttempted)"
+  [ -n "$kdry_tm" ] && [ "$kdry_tm" = "$kapp_tm" ] || why="$why dry-run-to-move=[$kdry_tm]-apply-to-move=[$kapp_tm]"
+  [ $(( ${kmoved:-0} + ${knm_total:-0} + $(kj notAttempted) )) = "${kapp_tm:-x}" ] || why="$why apply-does-not-account-for-its-pages"
+  if [ -n "$kplan_tm" ] && [ "$kplan_tm" != "$kdry_tm" ]; then
+    grep -q "pages to move now, .* than the planner's count: " k.dry.txt || why="$why plan-and-dry-run-counts-differ-unexplained"
+    sed -n "s/^ *\(.* than the planner's count: .*\)/    dry run: \1/p" k.dry.txt | head -1
+  fi
   # record the same process again (attach; balancing is off again): the trace's placement scan
   $N record -q -p $kpid -d 1.5 -o k2.numascope > k.rec2.out 2> k.rec2.err || why="$why second-record-rc=$?"
   if chan_send k2.numascope k2.numascope && chan "PLACED k2.numascope k1.numascope.interleave.plan.json $lo $klen"; then
@@ -693,7 +707,7 @@ if [ -z "$why" ]; then
   fi
 fi
 if [ -z "$why" ]; then
-  pass k-loop "recorded with hinting faults, left running; engine plan ($(wc -l < k.objects) object entries) dry-run, applied ($kmoved pages moved$knote, shared [$kafter] as planned), second recording $op of $np shared pages on plan; run --plan: shared $(echo "$kshared" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/'), local $(echo "$klocal" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/') from the first allocation ($t0 -> $(now) s)"
+  pass k-loop "recorded with hinting faults, left running; engine plan ($(wc -l < k.objects) object entries) dry-run, applied ($kmoved pages moved$knote, shared [$kafter] as planned; to move: plan $kplan_tm, dry run $kdry_tm, apply $kapp_tm), second recording $op of $np shared pages on plan; run --plan: shared $(echo "$kshared" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/'), local $(echo "$klocal" | sed 's/.* policy=\([^ ]*\) nodes=\([^ ]*\).*/\1 \2/') from the first allocation ($t0 -> $(now) s)"
 else
   dump "program stdout" k.out 20; dump "record stderr" k.rec.err 30; dump "channel reply" chan.reply 30
   dump "dry run" k.dry.txt 30; dump "apply report" k.report.json 60; dump "apply stderr" k.apply.err

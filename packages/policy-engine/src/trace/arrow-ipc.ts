@@ -6,8 +6,8 @@
  * hostile file could make it loop for billions of steps or allocate gigabytes. So every position,
  * vector, string, block, row count and buffer it will use is checked here first, with a
  * bounds-checked flatbuffer reader, against the file's own size and the limits; and only the flat
- * column types the format uses are let through (Int, FloatingPoint, Utf8, LargeUtf8, and dictionaries
- * of them): no nested types, no compression, no big-endian data.
+ * column types the format uses, or an equivalent layout of them, are let through (Int,
+ * FloatingPoint, Utf8, LargeUtf8, Utf8View with its views bounds-checked, and dictionaries of them): no nested types, no compression, no big-endian data.
  *
  * Layout (Arrow columnar format, "IPC File Format"): `ARROW1\0\0`, messages, footer flatbuffer,
  * int32 footer length, `ARROW1`. A message is [0xFFFFFFFF] int32 length, Message flatbuffer, body.
@@ -33,6 +33,8 @@ const TYPE_INT = 2;
 const TYPE_FLOAT = 3;
 const TYPE_UTF8 = 5;
 const TYPE_LARGE_UTF8 = 20;
+/** Utf8View (Arrow 1.4+, what polars writes): 16-byte views into variadic data buffers. */
+const TYPE_UTF8_VIEW = 24;
 /** MetadataVersion V4 (Schema.fbs: V1 = 0 … V5 = 4). */
 const METADATA_V4 = 3;
 // MessageHeader union tags (Message.fbs).
@@ -141,10 +143,10 @@ interface FlatTable {
 interface ColumnLayout {
   name: string;
   /** Physical layout of the column in record batches (the index type for a dictionary column). */
-  kind: 'fixed' | 'utf8' | 'large-utf8';
+  kind: 'fixed' | 'utf8' | 'large-utf8' | 'utf8-view';
   width: number;
   /** Dictionary id, and the layout of the dictionary's values. */
-  dictionary: { id: number; kind: 'fixed' | 'utf8' | 'large-utf8'; width: number } | null;
+  dictionary: { id: number; kind: 'fixed' | 'utf8' | 'large-utf8' | 'utf8-view'; width: number } | null;
 }
 
 const INT_WIDTHS = new Set([8, 16, 32, 64]);
@@ -165,7 +167,8 @@ function typeLayout(fb: Flat, field: FlatTable, name: string): { kind: ColumnLay
   }
   if (tag === TYPE_UTF8) return { kind: 'utf8', width: 4 };
   if (tag === TYPE_LARGE_UTF8) return { kind: 'large-utf8', width: 8 };
-  throw new ArrowMetadataError(`column "${name}" has Arrow type tag ${tag}; the trace format uses only integer, floating-point, utf8 and dictionary columns`);
+  if (tag === TYPE_UTF8_VIEW) return { kind: 'utf8-view', width: 16 };
+  throw new ArrowMetadataError(`column "${name}" has Arrow type tag ${tag}; the trace format uses only integer, floating-point, utf8 (plain, large or view) and dictionary columns`);
 }
 
 function checkKeyValues(fb: Flat, t: FlatTable, i: number): void {
@@ -224,16 +227,23 @@ function readBlocks(fb: Flat, footer: FlatTable, i: number, what: string): Block
  * Checks one record batch (of a table, or a dictionary's values) against its columns: one node per
  * column, each as long as the batch, with the buffers that length needs, inside the body.
  */
-function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; kind: ColumnLayout['kind']; width: number }>, bodyLength: number, limits: TraceLimits, what: string): number {
+function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; kind: ColumnLayout['kind']; width: number }>, body: Uint8Array, limits: TraceLimits, what: string): number {
+  const bodyLength = body.length;
   const length = fb.field(batch, 0, 8) ? fb.u53(fb.field(batch, 0, 8), `${what} length`) : 0;
   if (length > limits.maxTableRows) throw new ArrowMetadataError(`${what} declares ${length} rows, more than the ${limits.maxTableRows} this reader accepts`, true);
   if (fb.field(batch, 3, 4)) throw new ArrowMetadataError(`${what} is compressed; the trace format stores Arrow bodies uncompressed`);
-  const variadic = fb.vector(batch, 4, 8);
-  if (variadic && variadic[1] > 0) throw new ArrowMetadataError(`${what} has variadic buffers (string views), which the trace format does not use`);
+  // One variadic buffer count per string-view column, in column order (Message.fbs).
+  const variadic = fb.vector(batch, 4, 8) ?? [0, 0];
+  const views = columns.filter((c) => c.kind === 'utf8-view').length;
+  if (variadic[1] !== views) throw new ArrowMetadataError(`${what} has ${variadic[1]} variadic buffer counts for ${views} string-view columns`);
+  const counts: number[] = [];
+  for (let k = 0; k < variadic[1]; k++) counts.push(fb.u53(variadic[0] + 8 * k, `${what} variadic buffer count ${k}`));
   const nodes = fb.vector(batch, 1, 16) ?? [0, 0];
   const buffers = fb.vector(batch, 2, 16) ?? [0, 0];
   if (nodes[1] !== columns.length) throw new ArrowMetadataError(`${what} has ${nodes[1]} column nodes for ${columns.length} columns`);
-  const wanted = columns.reduce((n, c) => n + (c.kind === 'fixed' ? 2 : 3), 0);
+  let view = 0;
+  const wanted = columns.reduce((n, c) => n + (c.kind === 'fixed' ? 2 : c.kind === 'utf8-view' ? 2 + counts[view++]! : 3), 0);
+  view = 0;
   if (buffers[1] !== wanted) throw new ArrowMetadataError(`${what} has ${buffers[1]} buffers where its columns need ${wanted}`);
   let b = 0;
   const buffer = (): [number, number] => {
@@ -255,6 +265,12 @@ function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; k
     if (c.kind === 'fixed') {
       const [, data] = buffer();
       if (data < n * c.width) throw new ArrowMetadataError(`${what}: column "${c.name}" has ${data} bytes of values for ${n} rows of ${c.width} bytes`);
+    } else if (c.kind === 'utf8-view') {
+      const [viewsAt, viewBytes] = buffer();
+      if (viewBytes < n * 16) throw new ArrowMetadataError(`${what}: column "${c.name}" has ${viewBytes} bytes of string views for ${n} rows of 16 bytes`);
+      const data: number[] = [];
+      for (let k = counts[view++]!; k > 0; k--) data.push(buffer()[1]);
+      checkViews(body, viewsAt, n, data, limits, `${what}: column "${c.name}"`);
     } else {
       const [, offsets] = buffer();
       if (n > 0 && offsets < (n + 1) * c.width) throw new ArrowMetadataError(`${what}: column "${c.name}" has ${offsets} bytes of string offsets for ${n} rows`);
@@ -262,6 +278,26 @@ function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; k
     }
   });
   return length;
+}
+
+/**
+ * Every string view of a column: a length, then up to 12 bytes inline, or a prefix, a data buffer
+ * index and an offset (Arrow columnar format, "Variable-size Binary View Layout"); the bytes it
+ * names must lie inside that buffer. Nulls' views are checked too (writers zero them).
+ */
+function checkViews(body: Uint8Array, at: number, rows: number, dataSizes: number[], limits: TraceLimits, what: string): void {
+  const dv = new DataView(body.buffer, body.byteOffset + at, rows * 16);
+  for (let i = 0; i < rows; i++) {
+    const length = dv.getInt32(16 * i, true);
+    if (length < 0) throw new ArrowMetadataError(`${what}, row ${i}: a string view of length ${length}`);
+    if (length > limits.maxStringBytes) throw new ArrowMetadataError(`${what}, row ${i}: a string of ${length} bytes, more than the ${limits.maxStringBytes} this reader accepts for one value`, true);
+    if (length <= 12) continue;
+    const index = dv.getInt32(16 * i + 8, true);
+    const offset = dv.getInt32(16 * i + 12, true);
+    if (!(index >= 0 && index < dataSizes.length) || offset < 0 || offset + length > dataSizes[index]!) {
+      throw new ArrowMetadataError(`${what}, row ${i}: a string view points outside its data buffers (buffer ${index}, bytes ${offset}–${offset + length})`);
+    }
+  }
 }
 
 /** The message at `offset`: its Message table and where its body starts, inside [8, end). */
@@ -344,9 +380,8 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
     seen.add(id);
     const data = m.fb.child(header, 1);
     if (!data) throw new ArrowMetadataError(`${what} has no values`);
-    checkBatch(m.fb, data, [values], m.bodyLength, limits, `${what} (${values.name})`);
+    checkBatch(m.fb, data, [values], file.subarray(m.bodyStart, m.bodyStart + m.bodyLength), limits, `${what} (${values.name})`);
   });
-  for (const [id, d] of dictionaries) if (!seen.has(id)) throw new ArrowMetadataError(`column "${d.name.replace(' (dictionary)', '')}" has no dictionary (id ${id})`);
 
   let rows = 0;
   batchBlocks.forEach((block, k) => {
@@ -354,9 +389,12 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
     const m = readMessage(file, block, footerStart, what);
     spans.push([block.offset, m.bodyStart + m.bodyLength]);
     const header = headerOf(m.fb, m.message, HEADER_RECORD_BATCH, what);
-    rows += checkBatch(m.fb, header, columns, m.bodyLength, limits, what);
+    rows += checkBatch(m.fb, header, columns, file.subarray(m.bodyStart, m.bodyStart + m.bodyLength), limits, what);
     if (rows > limits.maxTableRows) throw new ArrowMetadataError(`the table has more than the ${limits.maxTableRows} rows this reader accepts`, true);
   });
+  // A dictionary column needs its dictionary only when there are rows to decode: an empty table
+  // written without dictionary batches (pyarrow's, for one) is valid Arrow.
+  if (rows > 0) for (const [id, d] of dictionaries) if (!seen.has(id)) throw new ArrowMetadataError(`column "${d.name.replace(' (dictionary)', '')}" has no dictionary (id ${id})`);
   // Blocks may not share bytes: one message read twice would let a small file stand for a huge
   // table (or grow a delta dictionary quadratically).
   spans.sort((x, y) => x[0] - y[0]);

@@ -7,6 +7,7 @@
  */
 import { DataType, Precision, type Data, type Table, type Vector } from 'apache-arrow';
 import { numericColumn } from './columns.js';
+import { isEquivalentType, toFormatType, withColumns } from './equivalent.js';
 import { TraceError } from './errors.js';
 import type { TraceLimits } from './limits.js';
 import { TABLE_SCHEMAS, type ColumnSpec, type ColumnType } from './schema.js';
@@ -20,6 +21,7 @@ export function describeArrowType(t: DataType): string {
   }
   if (DataType.isUtf8(t)) return 'utf8';
   if (DataType.isLargeUtf8(t)) return 'large_utf8';
+  if (DataType.isUtf8View(t)) return 'utf8_view';
   if (DataType.isDictionary(t)) return `dictionary<${describeArrowType(t.indices)}, ${describeArrowType(t.dictionary)}>`;
   return String(t);
 }
@@ -78,7 +80,9 @@ function checkStrings(data: Data, where: string, firstRow: number, limits: Trace
  * Column types, lengths, nulls, strings and dictionary codes of one table (before the manifest is
  * trusted: nothing here looks at other tables).
  */
-export function checkTable(name: TableName, table: Table, limits: TraceLimits): void {
+export function checkTable(name: TableName, table: Table, limits: TraceLimits): Table {
+  // Columns another Arrow writer stored in an equivalent layout, converted to the format's type.
+  const replaced = new Map<string, Vector>();
   for (const col of TABLE_SCHEMAS[name]) {
     const index = table.schema.fields.findIndex((f) => f.name === col.name);
     const field = table.schema.fields[index];
@@ -91,15 +95,20 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
       );
     }
     const actual = describeArrowType(field.type);
-    if (actual !== (col.type as ColumnType)) {
+    let vector = table.getChildAt(index)!;
+    if (actual !== (col.type as ColumnType) && isEquivalentType(field.type, col.type)) {
+      vector = toFormatType(vector, col.type, `"${name}.${col.name}"`);
+      replaced.set(col.name, vector);
+    } else if (actual !== (col.type as ColumnType)) {
       throw new TraceError(
         'column-type',
         `Column "${name}.${col.name}" has type ${actual}, but trace format v2 requires ${col.type}. ` +
           'The file was written by a program that does not follow the format.',
       );
     }
-    checkColumn(name, col, table.getChildAt(index)!, table.numRows, limits);
+    checkColumn(name, col, vector, table.numRows, limits);
   }
+  return withColumns(table, replaced);
 }
 
 function checkColumn(table: TableName, col: ColumnSpec, vector: Vector, rows: number, limits: TraceLimits): void {
@@ -122,6 +131,8 @@ function checkColumn(table: TableName, col: ColumnSpec, vector: Vector, rows: nu
     }
     else if (col.type.startsWith('dictionary')) {
       const dict = data.dictionary;
+      // No dictionary with no rows: an empty table written without dictionary batches (valid Arrow).
+      if (!dict && data.length === 0) continue;
       if (!dict) throw new TraceError('table-corrupt', `Column ${where} has no dictionary. The trace is damaged; fetch it again.`);
       let dictRow = 0;
       for (const d of dict.data) {

@@ -129,7 +129,7 @@ function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTra
           'it may have been written by a recorder that was killed before it finished.',
       );
     }
-    checkTable(name, table, limits);
+    const checked = checkTable(name, table, limits);
     const listed = valid.tables.find((t) => t.name === name);
     if (listed && listed.rows !== table.numRows) {
       throw new TraceError(
@@ -137,7 +137,7 @@ function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTra
         `Table "${name}" has ${table.numRows} rows, but manifest.json says ${listed.rows}. The trace is damaged or was edited; fetch it again.`,
       );
     }
-    out[name] = table;
+    out[name] = checked;
   }
   return { manifest: valid as TraceManifest, tables: out };
 }

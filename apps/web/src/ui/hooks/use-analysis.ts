@@ -7,6 +7,7 @@ import { beginWork } from '../idle';
 import type { EngineProgress } from '../../worker/client';
 import { useTraceContext } from './trace-context';
 import type { AnalyzeOutcome, AnalyzeRequest } from '../../worker/analysis';
+import type { ViewState } from '../url-state';
 
 
 export type AnalysisState =
@@ -35,6 +36,14 @@ export function engineRequest(
     // Absent unless asked for, so that the requests (and the Worker's cache keys) of every other analysis stay as they were.
     ...(accessRates ? { accessRates } : {}),
   };
+}
+
+/**
+ * The Recommendations view's request, which the ranked list of actions comes from wherever it is
+ * shown (Overview, Diagnostics, Recommendations): one request, so one list.
+ */
+export function actionsRequest(state: Pick<ViewState, 'estimate' | 'range' | 'base' | 'win' | 'rates'>): AnalyzeRequest {
+  return engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates);
 }
 
 export function analysisLabel(req: AnalyzeRequest): string {

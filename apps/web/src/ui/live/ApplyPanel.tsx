@@ -87,8 +87,9 @@ export function ApplyPanel({
   const [launch, setLaunch] = useState<Launch>({ kind: 'idle' });
   const [now, setNow] = useState(() => Date.now());
   // Off by default and for every newly loaded plan: the system weights are global.
+  // (Reset where a plan is chosen, not in an effect on `loaded`: an effect could run after the
+  // user's first tick and undo it.)
   const [sysWeights, setSysWeights] = useState(false);
-  useEffect(() => setSysWeights(false), [loaded]);
   const ref = useRef<HTMLElement>(null);
 
   // A plan handed over from the Recommendations view while this panel is on screen.
@@ -124,6 +125,7 @@ export function ApplyPanel({
 
   function choosePlan(p: LoadedPlan) {
     setLoaded(p);
+    setSysWeights(false);
     setFileError(null);
     reset();
     // Without a recorded process, default to the plan's own target.

@@ -10,6 +10,7 @@ import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
 import type { TraceContextValue } from '../hooks/trace-context';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { ActionList } from './ActionList';
 import { EngineRefusal, Progress } from './EngineParts';
 import { PlanApplyNote, PlanPreview, planName, useLiveConnected } from './RecommendView';
 
@@ -81,9 +82,10 @@ export function DiagnosticsView({ source = 'trace.numascope' }: { source?: strin
         invalidations per ms per thread (&gt; {d?.thresholds.cacheLineSharing ?? 1}), node changes per thread per second (&gt;{' '}
         {d?.thresholds.migrationsPerSecond ?? 150}), accesses per thread between thread groups (≥ {d?.thresholds.imbalanceRatio ?? 2}×). Ranked by score over
         threshold; each fix&apos;s gain is that fix alone replayed against {policyLabel(a.baseline)}. Recommendations &amp; plan ranks these fixes and
-        the recommendations in one list.
+        the recommendations in one list, the list below.
       </p>
       {!d && <p className="notice" data-testid="diagnosis-note">{a.diagnosisNote}</p>}
+      <ActionList where="diagnose" />
       {d && !d.cacheLine.available && (
         <p className="notice" data-testid="cache-line-unavailable">
           False and true sharing: unavailable: {d.cacheLine.reason}.
@@ -208,9 +210,7 @@ export function DiagnosisSummary({ limit = 3 }: { limit?: number }) {
       <button type="button" className="link-button" data-testid="diagnosis-all" onClick={() => navigate({ view: 'diagnose' })}>
         All {d.issues.length} issue{d.issues.length === 1 ? '' : 's'} in Diagnostics
       </button>{' '}
-      <button type="button" className="link-button" data-testid="diagnosis-actions" onClick={() => navigate({ view: 'recommend' })}>
-        Every action ranked by its own gain, fixes and recommendations together
-      </button>
+      <ActionList limit={3} where="overview" />
     </section>
   );
 }

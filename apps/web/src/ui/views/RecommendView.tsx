@@ -4,7 +4,8 @@ import type { Plan } from '@numascope/policy-engine';
 import { formatLatencyNs, formatSpeedup } from '@numascope/policy-engine';
 import { formatBytes, formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { actionsRequest, useAnalysis } from '../hooks/use-analysis';
+import { ActionListOf } from './ActionList';
 import { policyLabel } from '@numascope/policy-engine';
 import { openApplyWithPlan } from '../live/apply';
 import type { PlanLike } from '../live/apply';
@@ -17,7 +18,7 @@ import { WeightsPanel, weightedPolicies } from './WeightsPanel';
 
 export function RecommendView({ source }: { source: string }) {
   const { state, navigate, client, traceId } = useTraceContext();
-  const request = engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates);
+  const request = actionsRequest(state);
   const analysis = useAnalysis(request);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [plan, setPlan] = useState<{ plan: Plan; json: string } | { error: string } | null>(null);
@@ -49,7 +50,7 @@ export function RecommendView({ source }: { source: string }) {
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null })} />
       <PredictionBasis analysis={a} onBaseline={(base) => navigate({ base })} windowMs={state.win} onWindow={(win) => navigate({ win })} accessRates={state.rates} onAccessRates={(rates) => navigate({ rates })} />
-      <ActionList analysis={a} onDiagnostics={() => navigate({ view: 'diagnose' })} />
+      <ActionListOf analysis={a} where="recommend" />
       {a.recommendations.length === 0 ? (
         <p className="ns-muted" data-testid="no-recommendations">
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.
@@ -322,35 +323,3 @@ function PlanRanges({ plan }: { plan: Plan }) {
   );
 }
 
-/**
- * Every action as one ranked list (issue 30): the recommendations below and the diagnosed fixes
- * (Diagnostics), each with its own predicted gain, ranked by it; fixes the engine cannot predict
- * come last, saying why.
- */
-function ActionList({ analysis: a, onDiagnostics }: { analysis: AnalysisView; onDiagnostics: () => void }) {
-  if (a.actions.length === 0) return null;
-  return (
-    <section aria-label="All actions, ranked" data-testid="action-list">
-      <h3>All actions, ranked by their own predicted gain</h3>
-      <ol className="action-list">
-        {a.actions.map((x) => (
-          <li key={`${x.from}:${x.id}`} data-testid="action" data-from={x.from} data-id={x.id} data-speedup={x.speedup ?? ''}>
-            <strong>{x.speedup === null ? 'not predicted' : `${formatSpeedup(x.speedup)} ${x.headline === 'applied-now' ? 'applied now' : 'at next launch'}`}</strong>{' '}
-            <span className="ns-muted small">{x.from === 'recommendation' ? `recommendation, as ${policyLabel(x.policy ?? '')} does` : `diagnosis: ${x.issue}${x.site ? ` at ${x.site}` : ''}`}</span>
-            {': '}
-            {x.title}
-            {x.noPrediction ? <span className="ns-muted small"> ({x.noPrediction})</span> : null}
-            {x.from === 'diagnosis' && (
-              <>
-                {' '}
-                <button type="button" className="link-button" onClick={onDiagnostics}>
-                  in Diagnostics
-                </button>
-              </>
-            )}
-          </li>
-        ))}
-      </ol>
-    </section>
-  );
-}

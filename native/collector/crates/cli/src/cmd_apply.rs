@@ -328,6 +328,38 @@ fn nodes(m: &std::collections::BTreeMap<u32, u64>) -> String {
     m.iter().map(|(n, c)| format!("N{n}={c}")).collect::<Vec<_>>().join(" ")
 }
 
+/// Why the pages to move now differ from the planner's count: the process changed since the
+/// recording. Only the totals are known here (the plan carries no per-page recorded node), so the
+/// line names each count that can account for the difference rather than attributing it page by page.
+fn to_move_difference(expected: u64, p: &numascope_core::apply::PageStats) -> String {
+    let diff = p.to_move as i64 - expected as i64;
+    let mut parts = Vec::new();
+    if p.not_present_before > 0 {
+        parts.push(format!(
+            "{} planned pages are not present now (freed or swapped out since the recording, or never touched)",
+            p.not_present_before
+        ));
+    }
+    if p.unmapped > 0 {
+        parts.push(format!("{} are outside the process's mappings now (unmapped since)", p.unmapped));
+    }
+    parts.push(format!(
+        "{} present pages are already on their planned node (moved since the recording, by the kernel or an earlier apply, or touched first there)",
+        p.already_in_place
+    ));
+    format!(
+        "{} pages to move now, {} {} than the planner's count: {}",
+        p.to_move,
+        diff.unsigned_abs(),
+        if diff > 0 {
+            "more (pages touched since the recording, or moved away from their planned node)"
+        } else {
+            "fewer"
+        },
+        parts.join("; ")
+    )
+}
+
 /// The human-readable report.
 pub fn human(r: &ApplyReport) -> String {
     use std::fmt::Write;
@@ -437,7 +469,12 @@ pub fn human(r: &ApplyReport) -> String {
     let _ = writeln!(s, "total: {} pages planned to move, {} already in place", p.to_move, p.already_in_place);
     if let Some(e) = &r.expected {
         if let Some(m) = e.pages_to_move {
-            let _ = writeln!(s, "  planner expected {m} pages to move");
+            let _ =
+                writeln!(s, "  planner expected {m} pages to move (the recording's pages whose node the plan changes)");
+            if m != p.to_move {
+                // One count per thing (issue 30): say where the difference comes from.
+                let _ = writeln!(s, "  {}", to_move_difference(m, p));
+            }
         }
         if let Some(m) = &e.pages_per_node_after {
             let _ = writeln!(s, "  planner expected after: {}", nodes(m));
@@ -594,5 +631,34 @@ fn cmd_retarget(args: &ApplyArgs, pid: i32) -> CmdResult {
                 path.display()
             ),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numascope_core::apply::PageStats;
+
+    /// The difference between the planner's count and the pages to move now is said with the
+    /// counts that account for it; equal counts need no line.
+    #[test]
+    fn the_difference_from_the_planners_count_names_its_causes() {
+        let p = PageStats {
+            pages: 100,
+            to_move: 40,
+            already_in_place: 35,
+            not_present_before: 20,
+            unmapped: 5,
+            ..Default::default()
+        };
+        let line = to_move_difference(50, &p);
+        assert!(line.starts_with("40 pages to move now, 10 fewer than the planner's count"), "{line}");
+        assert!(line.contains("20 planned pages are not present now"), "{line}");
+        assert!(line.contains("5 are outside the process's mappings"), "{line}");
+        assert!(line.contains("35 present pages are already on their planned node"), "{line}");
+        let more = to_move_difference(30, &p);
+        assert!(more.contains("10 more (pages touched since the recording"), "{more}");
+        let clean = PageStats { to_move: 50, ..Default::default() };
+        assert!(!to_move_difference(50, &clean).contains("not present"));
     }
 }

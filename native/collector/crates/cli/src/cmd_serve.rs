@@ -904,12 +904,25 @@ async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: 
         (["probe"], "GET") => {
             let st = st.clone();
             blocking(move || {
-                let p = probe::probe(&st.topo);
+                let mut topo = st.topo.clone();
+                numascope_core::bench::output::describe_calibration(
+                    &mut topo,
+                    numascope_core::bench::output::cache_dir().as_deref(),
+                );
+                let p = probe::probe(&topo);
                 json_response(200, &serde_json::to_value(&p).unwrap_or(Value::Null))
             })
             .await
         }
-        (["topology"], "GET") => json_response(200, &serde_json::to_value(st.topo.machine()).unwrap_or(Value::Null)),
+        (["topology"], "GET") => {
+            // The calibration state at the time of asking: a bench run may have stored one since.
+            let mut topo = st.topo.clone();
+            numascope_core::bench::output::describe_calibration(
+                &mut topo,
+                numascope_core::bench::output::cache_dir().as_deref(),
+            );
+            json_response(200, &serde_json::to_value(topo.machine()).unwrap_or(Value::Null))
+        }
         (["processes"], "GET") => blocking(|| json_response(200, &json!({ "processes": list_processes() }))).await,
         (["recordings"], "GET") => {
             let order = st.order.lock().unwrap().clone();

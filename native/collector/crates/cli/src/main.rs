@@ -496,7 +496,11 @@ fn human_bytes(b: u64) -> String {
 }
 
 fn cmd_probe(json: bool) -> CliResult {
-    let topo = read_topology()?;
+    let mut topo = read_topology()?;
+    numascope_core::bench::output::describe_calibration(
+        &mut topo,
+        numascope_core::bench::output::cache_dir().as_deref(),
+    );
     let p: Probe = probe::probe(&topo);
     if json {
         println!("{}", serde_json::to_string_pretty(&p).map_err(runtime)?);
@@ -555,7 +559,12 @@ fn cpulist(cpus: &[u32]) -> String {
 }
 
 fn cmd_topology(json: bool) -> CliResult {
-    let topo = read_topology()?;
+    let mut topo = read_topology()?;
+    // The same calibration state as `record` embeds and `probe` says (issue 30).
+    let stored = numascope_core::bench::output::describe_calibration(
+        &mut topo,
+        numascope_core::bench::output::cache_dir().as_deref(),
+    );
     let m = topo.machine();
     if json {
         println!("{}", serde_json::to_string_pretty(&m).map_err(runtime)?);
@@ -618,6 +627,16 @@ fn cmd_topology(json: bool) -> CliResult {
     }
     if let Some(c) = &p.cpu_clock_ghz {
         println!("  cpuClockGHz         {c}");
+    }
+    match &stored {
+        Some((path, m)) => println!(
+            "calibration         numascope bench of {} ({}): embedded by `numascope record`, used by the engine",
+            m["calibration"]["date"].as_str().unwrap_or("date unknown"),
+            path.display()
+        ),
+        None => println!(
+            "calibration         none stored for this machine (`numascope bench` measures latencies and bandwidth)"
+        ),
     }
     for n in &topo.notes {
         println!("note: {n}");

@@ -21,6 +21,29 @@ fn record(cache: &std::path::Path, out: &std::path::Path) -> std::process::Outpu
         .expect("run numascope record")
 }
 
+/// `numascope ARGS` with the cache dir; stdout.
+fn cli(cache: &std::path::Path, args: &[&str]) -> String {
+    let o = Command::new(numascope()).args(args).env("XDG_CACHE_HOME", cache).output().expect("run numascope");
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// What `topology` (text and JSON) and `probe` say about the calibration (issue 30: one state).
+fn calibration_state(cache: &std::path::Path) -> (String, String, String) {
+    let text = cli(cache, &["topology"]);
+    let line = text.lines().find(|l| l.starts_with("calibration")).expect("a calibration line").to_string();
+    let topo: serde_json::Value = serde_json::from_str(&cli(cache, &["topology", "--json"])).unwrap();
+    let probe: serde_json::Value = serde_json::from_str(&cli(cache, &["probe", "--json"])).unwrap();
+    let bw = probe["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "memory-bandwidth")
+        .map(|c| c["reason"].as_str().unwrap().to_string())
+        .unwrap();
+    (line, topo["provenance"]["latenciesNs"].as_str().unwrap().to_string(), bw)
+}
+
 #[test]
 fn record_embeds_the_stored_calibration_and_says_so() {
     let tmp = Tmp::new("calembed");
@@ -36,6 +59,16 @@ fn record_embeds_the_stored_calibration_and_says_so() {
     let t = read_trace(&before).unwrap().to_trace_data();
     assert!(t.manifest.calibration.is_none());
     assert!(!t.manifest.capture.notes.iter().any(|n| n.contains("calibration")), "{:?}", t.manifest.capture.notes);
+
+    // topology, probe and the recording's machine say that none is stored.
+    let (line, lat, bw) = calibration_state(&cache);
+    assert!(line.contains("none stored"), "{line}");
+    assert!(
+        lat.starts_with("unavailable:") && lat.contains("no numascope bench calibration of this machine is stored"),
+        "{lat}"
+    );
+    assert!(bw.contains("no numascope bench calibration of this machine is stored"), "{bw}");
+    assert_eq!(t.manifest.machine.provenance.latencies_ns, lat);
 
     // A quick bench stores this machine's calibration under its fingerprint in the cache dir.
     let b = Command::new(numascope())
@@ -70,6 +103,16 @@ fn record_embeds_the_stored_calibration_and_says_so() {
     let note =
         t.manifest.capture.notes.iter().find(|n| n.contains("numascope bench calibration")).expect("capture note");
     assert!(note.contains(&fingerprint) && note.contains(&date), "{note}");
+
+    // topology, probe and the recording's machine now name the same stored calibration.
+    let (line, lat, bw) = calibration_state(&cache);
+    assert!(
+        line.contains(&format!("numascope bench of {date}")) && line.contains(&stored.display().to_string()),
+        "{line}"
+    );
+    assert!(lat.contains(&format!("calibration of {date} has them")), "{lat}");
+    assert!(bw.contains(&format!("calibration of {date} has them")), "{bw}");
+    assert_eq!(t.manifest.machine.provenance.latencies_ns, lat);
 
     // A file that is not a calibration is ignored: nothing embedded, nothing said.
     std::fs::write(&stored, "{\"nodes\": []}").unwrap();

@@ -145,6 +145,13 @@ fn hinting_faults(sys: &Path, proc_: &Path, privs: &Privileges) -> Result<String
     Ok(format!("kernel.numa_balancing={mode}, tracepoint exceptions:page_fault_user"))
 }
 
+/// Where the machine's memory bandwidth capacity comes from, as `numascope topology` says it
+/// (its provenance without the status prefix): a stored bench calibration, or why there is none.
+fn capacity_source(topology: &Topology) -> &str {
+    let p = topology.provenance.memory_bandwidth_gbps.as_str();
+    p.split_once(':').map_or(p, |(_, why)| why)
+}
+
 pub fn probe(topology: &Topology) -> Probe {
     probe_with(topology, &ProbeOptions::default())
 }
@@ -454,9 +461,13 @@ fn metric_capabilities(
             format!("uncore memory-controller counters, with `numascope record`: {}", unc.reason),
         );
     } else if mc_why.is_empty() {
-        m("memory-bandwidth", "unavailable", format!("{}; no bandwidth benchmark data", short(&unc.reason)));
+        m(
+            "memory-bandwidth",
+            "unavailable",
+            format!("{}; the capacity: {}", short(&unc.reason), capacity_source(topology)),
+        );
     } else {
-        m("memory-bandwidth", "unavailable", format!("{mc_why}; no bandwidth benchmark data"));
+        m("memory-bandwidth", "unavailable", format!("{mc_why}; the capacity: {}", capacity_source(topology)));
     }
     if uncore.1 {
         m("link-bandwidth", "measured", format!("uncore link counters, with `numascope record`: {}", unc.reason));

@@ -438,9 +438,9 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
             online_cpus,
             provenance: MachineProvenance {
                 distances: "estimated:no /sys/devices/system/node (kernel without CONFIG_NUMA?); one node assumed, local distance 10".into(),
-                latencies_ns: "unavailable:no latency benchmark has been run (numascope bench)".into(),
+                latencies_ns: "unavailable:not in sysfs (a numascope bench calibration of this machine measures them)".into(),
                 links: "unavailable:one NUMA node assumed, so no interconnect links".into(),
-                memory_bandwidth_gbps: "unavailable:no uncore counters or bandwidth benchmark data".into(),
+                memory_bandwidth_gbps: "unavailable:no uncore counters, and not in sysfs (a numascope bench calibration of this machine measures it)".into(),
                 memory_bytes: if mem.is_some() {
                     "measured:/proc/meminfo MemTotal (no per-node sysfs)".into()
                 } else {
@@ -520,9 +520,9 @@ fn read_topology_with(roots: &Roots, with_cpu_model: bool) -> Result<Topology, S
             } else {
                 "estimated:sysfs node*/distance incomplete; 10 local / 20 remote assumed".into()
             },
-            latencies_ns: "unavailable:no latency benchmark has been run (numascope bench)".into(),
+            latencies_ns: "unavailable:not in sysfs (a numascope bench calibration of this machine measures them)".into(),
             links,
-            memory_bandwidth_gbps: "unavailable:no uncore counters or bandwidth benchmark data".into(),
+            memory_bandwidth_gbps: "unavailable:no uncore counters, and not in sysfs (a numascope bench calibration of this machine measures it)".into(),
             memory_bytes: if all_mem {
                 "measured:sysfs node*/meminfo MemTotal".into()
             } else {

@@ -69,7 +69,11 @@ impl Task for JsonTask {
 #[napi(ts_return_type = "Promise<Probe>")]
 pub fn probe() -> AsyncTask<JsonTask> {
     AsyncTask::new(JsonTask(Some(Box::new(|| {
-        let t = core_topology::read_topology().map_err(err)?;
+        let mut t = core_topology::read_topology().map_err(err)?;
+        numascope_core::bench::output::describe_calibration(
+            &mut t,
+            numascope_core::bench::output::cache_dir().as_deref(),
+        );
         serde_json::to_value(core_probe::probe(&t)).map_err(err)
     }))))
 }
@@ -78,7 +82,11 @@ pub fn probe() -> AsyncTask<JsonTask> {
 #[napi(ts_return_type = "Promise<Machine>")]
 pub fn topology() -> AsyncTask<JsonTask> {
     AsyncTask::new(JsonTask(Some(Box::new(|| {
-        let t = core_topology::read_topology().map_err(err)?;
+        let mut t = core_topology::read_topology().map_err(err)?;
+        numascope_core::bench::output::describe_calibration(
+            &mut t,
+            numascope_core::bench::output::cache_dir().as_deref(),
+        );
         serde_json::to_value(t.machine()).map_err(err)
     }))))
 }

@@ -242,3 +242,28 @@ pub fn latest(dir: &Path, topo: &Topology) -> Option<(PathBuf, Value)> {
     v.get("calibration")?;
     Some((path, v))
 }
+
+/// Where a topology's latencies and bandwidth stand with respect to `numascope bench`: sysfs
+/// gives neither, so the provenance says whether a calibration of this machine is stored (the
+/// one `record` embeds beside the machine and the engine replays on) or none is, the same words
+/// for `topology`, `serve`'s topology and a recording's machine. Returns the stored calibration.
+/// A provenance some other source filled (a measured figure) is kept as it is.
+pub fn describe_calibration(topo: &mut Topology, dir: Option<&Path>) -> Option<(PathBuf, Value)> {
+    let stored = dir.and_then(|d| latest(d, topo));
+    let what = match &stored {
+        Some((path, m)) => format!(
+            "not in sysfs; this machine's numascope bench calibration of {} has them ({}): `numascope record` embeds it beside the machine and the engine uses it",
+            m["calibration"]["date"].as_str().unwrap_or("date unknown"),
+            path.display()
+        ),
+        None => "not in sysfs, and no numascope bench calibration of this machine is stored (run `numascope bench`)".to_string(),
+    };
+    let p = &mut topo.provenance;
+    if p.latencies_ns.starts_with("unavailable:") {
+        p.latencies_ns = format!("unavailable:{what}");
+    }
+    if p.memory_bandwidth_gbps.starts_with("unavailable:") {
+        p.memory_bandwidth_gbps = format!("unavailable:no uncore counters; {what}");
+    }
+    stored
+}

@@ -111,14 +111,15 @@ impl Session {
         let primary = vec![self.fault_status(t), self.procfs_status(t), self.sysfs_status()];
         let mut notes = std::mem::take(&mut self.notes);
         notes.extend(self.topo.notes.iter().cloned());
-        let calibration = embedded_calibration(&self.topo, &mut notes);
+        let mut topo = self.topo.clone();
+        let calibration = embedded_calibration(&mut topo, &mut notes);
         Manifest {
             format: FORMAT_NAME.into(),
             version: FORMAT_VERSION,
             producer: Producer::default(),
             created_at: iso8601_utc(unix_now_ms()),
             origin: self.origin(t),
-            machine: self.topo.machine(),
+            machine: topo.machine(),
             capture: Capture {
                 start_monotonic_ns: self.start_ns.to_string(),
                 start_unix_ms: self.start_unix_ms,
@@ -468,9 +469,9 @@ impl Session {
 
 /// The latest `numascope bench` calibration of this machine from the cache directory, with a
 /// capture note saying which one was embedded (docs/bench.md).
-fn embedded_calibration(topo: &crate::topology::Topology, notes: &mut Vec<String>) -> Option<serde_json::Value> {
-    let dir = crate::bench::output::cache_dir()?;
-    let (path, machine) = crate::bench::output::latest(&dir, topo)?;
+fn embedded_calibration(topo: &mut crate::topology::Topology, notes: &mut Vec<String>) -> Option<serde_json::Value> {
+    let dir = crate::bench::output::cache_dir();
+    let (path, machine) = crate::bench::output::describe_calibration(topo, dir.as_deref())?;
     let cal = &machine["calibration"];
     notes.push(format!(
         "embedded this machine's numascope bench calibration of {} (fingerprint {}, {})",

@@ -134,7 +134,8 @@ pub enum RecordError {
 /// writes the trace.
 pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
     let roots = Roots::default();
-    let topo = topology::read_topology().map_err(RecordError::Io)?;
+    let mut topo = topology::read_topology().map_err(RecordError::Io)?;
+    crate::bench::output::describe_calibration(&mut topo, crate::bench::output::cache_dir().as_deref());
     let probe = crate::probe::probe(&topo);
     record_with(opts, &roots, &topo, &probe)
 }
