@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { parseArgs as parseNodeArgs } from 'node:util';
 import {
   analysisReport,
   compareRecordings,
@@ -65,7 +66,7 @@ usage:
                                                     allocation site, fix and the fix's predicted gain
   numascope-analyze presets [--json]                machine presets
 
-options:
+options (--opt VALUE or --opt=VALUE; -- ends the options; COMMAND --help: a command's own):
   --machine PRESET|FILE|DIR
                           the recorded machine's model: a calibration file (numascope bench -o),
                           hwloc XML, JSON, a preset or a sysfs directory (/sys or a copy: nodes,
@@ -106,7 +107,7 @@ options:
                           weighted-interleave). Ignored when the trace has measured rates
   --threshold NAME=N      diagnose: change a threshold (repeatable): ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}
   --json | --markdown     output format (default: a text table)
-  -o FILE                 output file (plan; for analyze/compare: instead of stdout)
+  -o, --output FILE       output file (plan; for the others: instead of stdout)
   --system-weights        plan, weighted-interleave: also write the weights as the plan's
                           systemWeights (sysfs, system-wide: numascope apply writes them only
                           with its own explicit flag)
@@ -140,80 +141,163 @@ interface Args {
   thresholds: DiagnoseOptions;
   systemWeights?: boolean;
   fix?: string;
+  help: boolean;
+}
+
+type Command = 'analyze' | 'compare' | 'plan' | 'diagnose' | 'presets';
+const COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose', 'presets'];
+const TRACE_COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose'];
+
+/** Each command's usage lines: the overview's, and the first lines of `COMMAND --help`. */
+const COMMAND_USAGE: Record<Command, string> = {
+  analyze: 'numascope-analyze analyze TRACE [options]         metrics per policy',
+  compare: 'numascope-analyze compare TRACE_A TRACE_B [options]  the same for two traces, with B − A',
+  plan: `numascope-analyze plan TRACE --policy NAME -o plan.json   a placement plan (docs/plan-format.md)
+  numascope-analyze plan TRACE --fix FIX_ID -o plan.json    the plan of one diagnosed fix (ids: diagnose
+                                                    --json, issues[].fix.id; --threshold as for diagnose)`,
+  diagnose: `numascope-analyze diagnose TRACE [options]        NumaPerf-style issues ranked by score, with
+                                                    allocation site, fix and the fix's predicted gain`,
+  presets: 'numascope-analyze presets [--json]                machine presets',
+};
+
+/**
+ * The options (node:util parseArgs: `--opt value`, `--opt=value`, `--` ends the options) and the
+ * commands that use each; an option given to a command that does not use it is a usage error.
+ */
+const OPTION_SPECS = {
+  machine: { type: 'string', for: TRACE_COMMANDS },
+  'target-machine': { type: 'string', for: TRACE_COMMANDS },
+  'retarget-rule': { type: 'string', for: TRACE_COMMANDS },
+  policy: { type: 'string', multiple: true, for: ['analyze', 'compare', 'plan'] },
+  manual: { type: 'string', for: ['analyze', 'compare', 'plan'] },
+  fix: { type: 'string', for: ['plan'] },
+  'window-ms': { type: 'string', for: TRACE_COMMANDS },
+  'from-ms': { type: 'string', for: TRACE_COMMANDS },
+  'to-ms': { type: 'string', for: TRACE_COMMANDS },
+  seed: { type: 'string', for: TRACE_COMMANDS },
+  baseline: { type: 'string', for: TRACE_COMMANDS },
+  'access-rates': { type: 'string', for: TRACE_COMMANDS },
+  'access-estimate': { type: 'string', for: TRACE_COMMANDS },
+  'steady-state': { type: 'boolean', for: TRACE_COMMANDS },
+  'no-steady-state': { type: 'boolean', for: TRACE_COMMANDS },
+  threshold: { type: 'string', multiple: true, for: ['diagnose', 'plan'] },
+  'system-weights': { type: 'boolean', for: ['plan'] },
+  json: { type: 'boolean', for: COMMANDS },
+  markdown: { type: 'boolean', for: ['analyze', 'compare', 'diagnose'] },
+  output: { type: 'string', short: 'o', for: COMMANDS },
+  help: { type: 'boolean', short: 'h', for: COMMANDS },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string; for: readonly Command[] }>;
+type OptionName = keyof typeof OPTION_SPECS;
+
+/**
+ * `COMMAND --help`: its usage lines and the paragraphs of USAGE's option list for the options
+ * it takes (one text for both, so the two never disagree).
+ */
+export function commandHelp(command: Command): string {
+  const lines = USAGE.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('options')) + 1;
+  const end = lines.findIndex((l, k) => k > start && l !== '' && !l.startsWith(' '));
+  const paragraphs: string[][] = [];
+  for (const l of lines.slice(start, end < 0 ? undefined : end)) {
+    if (/^  -/.test(l)) paragraphs.push([l]);
+    else if (l.trim() !== '' && paragraphs.length > 0) paragraphs[paragraphs.length - 1]!.push(l);
+  }
+  const takes = (p: string[]) =>
+    [...p[0]!.matchAll(/--([a-z-]+)|(?:^|\s)-([a-z])\b/g)].some((m) => {
+      const name = (m[1] ?? Object.entries(OPTION_SPECS).find(([, v]) => 'short' in v && v.short === m[2])?.[0]) as OptionName | undefined;
+      return name !== undefined && name in OPTION_SPECS && (OPTION_SPECS[name].for as readonly Command[]).includes(command);
+    });
+  const options = paragraphs.filter(takes).map((p) => p.join('\n'));
+  return `usage:\n  ${COMMAND_USAGE[command]}\n\noptions:\n${options.join('\n')}\n  -h, --help              this help\n\n(numascope-analyze --help: every command)`;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { command: argv[0] ?? '', files: [], policies: [], format: 'text', accessEstimate: 'auto', thresholds: {} };
-  const value = (i: number, flag: string): string => {
-    const v = argv[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
-    return v;
-  };
-  const number = (i: number, flag: string, integer: boolean): number => {
-    const raw = value(i, flag);
-    const v = Number(raw);
-    if (!Number.isFinite(v) || (integer && !Number.isInteger(v)) || (!integer && v <= 0)) {
-      throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a positive number'}, got "${raw}"`);
+  const command = argv[0] ?? '';
+  if (!(COMMANDS as readonly string[]).includes(command)) {
+    throw new UsageError(`unknown command "${command}"; commands: ${COMMANDS.join(', ')} (--help for usage)`);
+  }
+  const cmd = command as Command;
+  const options = Object.fromEntries(Object.entries(OPTION_SPECS).map(([k, v]) => [k, { type: v.type, ...('multiple' in v ? { multiple: v.multiple } : {}), ...('short' in v ? { short: v.short } : {}) }]));
+  let parsed: { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
+  try {
+    // A negative number after an option that takes a value is that value (`--from-ms -3`), for the
+    // range checks below to name it; node:util would call it an ambiguous option.
+    const given = argv.slice(1);
+    for (let k = 0; k + 1 < given.length; k++) {
+      const name = /^--([a-z-]+)$/.exec(given[k]!)?.[1] as OptionName | undefined;
+      if (name && name in OPTION_SPECS && OPTION_SPECS[name].type === 'string' && /^-[0-9.]/.test(given[k + 1]!)) given.splice(k, 2, `--${name}=${given[k + 1]}`);
     }
-    return v;
-  };
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    switch (a) {
-      case '--machine': args.machine = value(i++, a); break;
-      case '--target-machine': args.targetMachine = value(i++, a); break;
-      case '--retarget-rule': {
-        const r = value(i++, a);
-        if (!RETARGET_RULES.includes(r as RetargetRule)) throw new UsageError(`--retarget-rule must be one of ${RETARGET_RULES.join(', ')}, got "${r}"`);
-        args.retargetRule = r as RetargetRule;
-        break;
-      }
-      case '--policy': args.policies.push(value(i++, a)); break;
-      case '--manual': args.manual = value(i++, a); break;
-      case '--fix': args.fix = value(i++, a); break;
-      case '--window-ms': args.windowMs = number(i++, a, false); break;
-      case '--from-ms': case '--to-ms': {
-        const raw = value(i++, a);
-        const v = Number(raw);
-        if (!/^\s*[0-9.e+]+\s*$/i.test(raw) || !Number.isFinite(v) || v < 0) throw new UsageError(`${a} must be a number of milliseconds ≥ 0, got "${raw}"`);
-        if (a === '--from-ms') args.fromMs = v;
-        else args.toMs = v;
-        break;
-      }
-      case '--seed': args.seed = number(i++, a, true); break;
-      case '--baseline': args.baseline = value(i++, a); break;
-      case '--access-rates': {
-        const v = value(i++, a);
-        if (v !== 'typical' && v !== 'bandwidth-bound') throw new UsageError(`--access-rates must be "typical" or "bandwidth-bound", got "${v}"`);
-        args.accessRates = v;
-        break;
-      }
-      case '--access-estimate': {
-        const v = value(i++, a);
-        if (v !== 'uniform' && v !== 'auto' && v !== 'off') throw new UsageError(`--access-estimate must be "auto", "uniform" or "off", got "${v}"`);
-        args.accessEstimate = v;
-        break;
-      }
-      case '--steady-state': args.steadyState = true; break;
-      case '--no-steady-state': args.steadyState = false; break;
-      case '--threshold': {
-        const raw = value(i++, a);
-        const m = /^([A-Za-z]+)=(.+)$/.exec(raw);
-        const v = m ? Number(m[2]) : Number.NaN;
-        if (!m || !(m[1]! in DIAGNOSE_DEFAULTS)) throw new UsageError(`--threshold must be NAME=N with NAME one of ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}; got "${raw}"`);
-        if (!Number.isFinite(v) || v < 0) throw new UsageError(`--threshold ${m[1]} must be a number ≥ 0, got "${m[2]}"`);
-        (args.thresholds as Record<string, number>)[m[1]!] = v;
-        break;
-      }
-      case '--system-weights': args.systemWeights = true; break;
-      case '--json': args.format = 'json'; break;
-      case '--markdown': args.format = 'markdown'; break;
-      case '-o': case '--output': args.out = value(i++, a); break;
-      default:
-        if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
-        args.files.push(a);
+    parsed = parseNodeArgs({ args: given, options: options as Parameters<typeof parseNodeArgs>[0] extends infer O ? O extends { options?: infer T } ? T : never : never, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    // node:util's messages name the option; a value that looks like an option is "ambiguous" there.
+    const m = /'(-[^' ]+)/.exec(err.message);
+    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${m?.[1] ?? err.message} (numascope-analyze ${cmd} --help lists its options)`);
+    if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`${m?.[1] ?? 'an option'} needs a value${/ambiguous/.test(err.message) ? ' (the next argument looks like an option: write --opt=VALUE to pass it)' : ''}`);
+    throw new UsageError(err.message);
+  }
+  const v = parsed.values;
+  for (const name of Object.keys(v) as OptionName[]) {
+    if (v[name] !== undefined && !(OPTION_SPECS[name].for as readonly Command[]).includes(cmd)) {
+      throw new UsageError(`option --${name} is not used by ${cmd} (numascope-analyze ${cmd} --help lists its options)`);
     }
   }
+  const args: Args = { command, files: parsed.positionals, policies: (v.policy as string[] | undefined) ?? [], format: 'text', accessEstimate: 'auto', thresholds: {}, help: v.help === true };
+  const str = (name: OptionName): string | undefined => v[name] as string | undefined;
+  const number = (name: OptionName, integer: boolean): number | undefined => {
+    const raw = str(name);
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || (!integer && n <= 0)) {
+      throw new UsageError(`--${name} must be ${integer ? 'an integer' : 'a positive number'}, got "${raw}"`);
+    }
+    return n;
+  };
+  args.machine = str('machine');
+  args.targetMachine = str('target-machine');
+  const rule = str('retarget-rule');
+  if (rule !== undefined) {
+    if (!RETARGET_RULES.includes(rule as RetargetRule)) throw new UsageError(`--retarget-rule must be one of ${RETARGET_RULES.join(', ')}, got "${rule}"`);
+    args.retargetRule = rule as RetargetRule;
+  }
+  args.manual = str('manual');
+  args.fix = str('fix');
+  args.windowMs = number('window-ms', false);
+  for (const name of ['from-ms', 'to-ms'] as const) {
+    const raw = str(name);
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (!/^\s*[0-9.e+]+\s*$/i.test(raw) || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a number of milliseconds ≥ 0, got "${raw}"`);
+    if (name === 'from-ms') args.fromMs = n;
+    else args.toMs = n;
+  }
+  args.seed = number('seed', true);
+  args.baseline = str('baseline');
+  const rates = str('access-rates');
+  if (rates !== undefined) {
+    if (rates !== 'typical' && rates !== 'bandwidth-bound') throw new UsageError(`--access-rates must be "typical" or "bandwidth-bound", got "${rates}"`);
+    args.accessRates = rates;
+  }
+  const estimate = str('access-estimate');
+  if (estimate !== undefined) {
+    if (estimate !== 'uniform' && estimate !== 'auto' && estimate !== 'off') throw new UsageError(`--access-estimate must be "auto", "uniform" or "off", got "${estimate}"`);
+    args.accessEstimate = estimate;
+  }
+  // The last of --steady-state / --no-steady-state wins, as the flags were given.
+  const steady = argv.filter((a) => a === '--steady-state' || a === '--no-steady-state').pop();
+  if (steady) args.steadyState = steady === '--steady-state';
+  for (const raw of (v.threshold as string[] | undefined) ?? []) {
+    const m = /^([A-Za-z]+)=(.+)$/.exec(raw);
+    const n = m ? Number(m[2]) : Number.NaN;
+    if (!m || !(m[1]! in DIAGNOSE_DEFAULTS)) throw new UsageError(`--threshold must be NAME=N with NAME one of ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}; got "${raw}"`);
+    if (!Number.isFinite(n) || n < 0) throw new UsageError(`--threshold ${m[1]} must be a number ≥ 0, got "${m[2]}"`);
+    (args.thresholds as Record<string, number>)[m[1]!] = n;
+  }
+  if (v['system-weights'] === true) args.systemWeights = true;
+  if (v.json === true && v.markdown === true) throw new UsageError('--json and --markdown: pick one output format');
+  if (v.json === true) args.format = 'json';
+  if (v.markdown === true) args.format = 'markdown';
+  args.out = str('output');
   return args;
 }
 
@@ -497,6 +581,10 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
     return argv.length === 0 ? 1 : 0;
   }
   const args = parseArgs(argv);
+  if (args.help) {
+    print(commandHelp(args.command as Command));
+    return 0;
+  }
   const emit = (text: string) => {
     if (args.out) writeFileSync(args.out, text + '\n');
     else print(text);

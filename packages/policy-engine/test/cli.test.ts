@@ -183,6 +183,34 @@ describe('numascope-analyze', () => {
     expect((await cli('frobnicate')).status).toBe(2);
   });
 
+  it('every command has --help; --opt=value, -- and the errors of the option parser (node:util parseArgs)', async () => {
+    for (const command of ['analyze', 'compare', 'plan', 'diagnose', 'presets']) {
+      const help = await cli(command, '--help');
+      expect(help.status, command).toBe(0);
+      expect(help.out, command).toContain(`numascope-analyze ${command} `);
+      expect(help.out, command).toContain('-h, --help');
+    }
+    // Each command's help lists its own options only.
+    expect((await cli('plan', '-h')).out).toContain('--system-weights');
+    expect((await cli('analyze', '--help')).out).not.toContain('--system-weights');
+    expect((await cli('presets', '--help')).out).not.toContain('--machine');
+    // --opt=value is --opt value; -- ends the options.
+    const spaced = JSON.parse((await cli('analyze', SAMPLE('partitioned'), '--policy', 'interleave', '--window-ms', '200', '--json')).out);
+    const joined = JSON.parse((await cli('analyze', '--policy=interleave', '--window-ms=200', '--json', '--', SAMPLE('partitioned'))).out);
+    expect(joined.windowMs).toBe(200);
+    expect(joined).toEqual(spaced);
+    const unknown = await cli('analyze', SAMPLE('partitioned'), '--frobnicate');
+    expect(unknown.status).toBe(2);
+    expect(unknown.err).toMatch(/unknown option --frobnicate \(numascope-analyze analyze --help lists its options\)/);
+    const notHere = await cli('analyze', SAMPLE('partitioned'), '--fix', 'x');
+    expect(notHere.status).toBe(2);
+    expect(notHere.err).toMatch(/option --fix is not used by analyze/);
+    const noValue = await cli('analyze', SAMPLE('partitioned'), '--machine');
+    expect(noValue.status).toBe(2);
+    expect(noValue.err).toMatch(/--machine.*needs a value|argument missing/);
+    expect((await cli('analyze', SAMPLE('partitioned'), '--json', '--markdown')).err).toMatch(/pick one output format/);
+  });
+
   it('--from-ms/--to-ms replay only the windows in the range, and say so', async () => {
     const whole = JSON.parse((await cli('analyze', SAMPLE('streamcluster-hotspot'), '--policy', 'interleave', '--json')).out);
     expect(whole.range).toBeNull();
