@@ -166,10 +166,12 @@ if ! { command -v cc >/dev/null && cc -g -O0 -pthread "$HERE/guest/loopprog.c" -
 fi
 
 # Held by the guest's init for the whole run (guest/holdkeys.c: keeps the fault path's jump labels
-# from being live-patched under multi-threaded TCG)
+# from being live-patched under multi-threaded TCG). Static: a dynamically linked holder would map
+# the guest's libc too, and move_pages may not move pages another process maps (scenario k would
+# find libc's pages notPermitted).
 HOLD_BIN=$WORK/holdkeys
 rm -f "$HOLD_BIN"
-if ! { command -v cc >/dev/null && cc -O1 "$HERE/guest/holdkeys.c" -o "$HOLD_BIN" 2>> "$CACHE/cargo.log"; }; then
+if ! { command -v cc >/dev/null && cc -O1 -static "$HERE/guest/holdkeys.c" -o "$HOLD_BIN" 2>> "$CACHE/cargo.log"; }; then
   say "warning: guest/holdkeys.c does not build: the guest runs without it (more exposed to the TCG jump-label panic)"
 fi
 
@@ -215,12 +217,7 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$PLACE_BIN" ]; then
     mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
   done
 fi
-if [ -x "$HOLD_BIN" ]; then
-  cp "$HOLD_BIN" "$R/bin/holdkeys"
-  for lib in $(ldd "$HOLD_BIN" 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
-    mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
-  done
-fi
+[ -x "$HOLD_BIN" ] && cp "$HOLD_BIN" "$R/bin/holdkeys"
 if [ -n "$SHIM" ] && [ -f "$SHIM" ] && [ -x "$LOOP_BIN" ]; then
   mkdir -p "$R/lib/numascope" && cp "$SHIM" "$R/lib/numascope/" && cp "$LOOP_BIN" "$R/bin/loopprog"
   for lib in $( (ldd "$SHIM"; ldd "$LOOP_BIN") 2>/dev/null | grep -oE '/[^ ]+' | sort -u); do
@@ -296,8 +293,9 @@ fi
 # at the same point in one run: "Oops: int3" in do_user_addr_fault while the kernel live-patched a
 # jump label as perf events were opened and closed, a patch another vCPU thread saw stale) ends the
 # boot with the remaining scenarios unreported. The guest's init holds those events open from boot
-# (guest/holdkeys.c) so the fault path is not patched during the scenarios. The boot is run once more, saying so; a second panic fails as usual. Single-threaded
-# TCG avoids the race but makes DAMON's accessed-bit sampling see nothing at times (scenario h).
+# (guest/holdkeys.c) so the fault path is not patched during the scenarios. Should a panic still
+# happen, the boot is run once more, saying so; a second panic fails as usual. Single-threaded TCG
+# avoids the race but makes DAMON's accessed-bit sampling see nothing at times (scenario h).
 if grep -aq 'Kernel panic - not syncing' "$LOG" && [ "${TESTBED_PANIC_RETRY:-1}" != 0 ]; then
   say "the guest kernel panicked (emulator-level crash; first lines below, log kept as $LOG.panic): booting once more"
   grep -a -m 3 -E 'Oops|RIP:|Kernel panic' "$LOG" >&2
