@@ -8,21 +8,16 @@ import { basename, join } from 'node:path';
 import { parseArgs as parseNodeArgs } from 'node:util';
 import {
   analysisReport,
+  policyPlan,
+  fixPlan,
+  diagnoseReport,
   compareRecordings,
   speedupPerWork,
-  analyze,
   type AnalysisReport,
   type AnalysisRequest,
-  weightCommands,
-  diagnose,
-  diagnoseAnalysis,
-  diagnosisJson,
-  planFromFix,
   DIAGNOSE_DEFAULTS,
   type DiagnoseOptions,
   type DiagnosisJson,
-  nextLaunchOptions,
-  buildPlan,
   formatSpeedup,
   getPolicy,
   getPreset,
@@ -31,7 +26,6 @@ import {
   listPresets,
   machineFromSysfs,
   machineFromText,
-  machineModel,
   needsPlacement,
   PlanBuildError,
   POLICY_DESCRIPTORS,
@@ -560,19 +554,6 @@ function analyzeFile(path: string, args: Args, diagnose = true): { result: Analy
   return { result, json: report };
 }
 
-/** plan --system-weights: the weighted-interleave policy's process weights as the plan's systemWeights. */
-function systemWeightsOf(args: Args, chosen: AnalysisResult['policies'][number], nodeIds: readonly number[]) {
-  if (!args.systemWeights) return {};
-  const w = chosen.replay.weighted;
-  if (!w) throw new UsageError(`--system-weights needs a weighted-interleave policy, not ${chosen.policy}`);
-  return {
-    systemWeights: {
-      weights: Object.fromEntries(w.process.nodes.map((i, k) => [String(nodeIds[i]), w.process.weights[k]!])),
-      reason: `${chosen.policy}: the process weights as system-wide weights (nodes not listed keep theirs)`,
-    },
-  };
-}
-
 const DELTA_KEYS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'interconnectUsagePct', 'interconnectImbalancePct', 'predictedUs', 'pagesToMove'] as const;
 
 async function run(argv: string[], print: (s: string) => void): Promise<number> {
@@ -659,9 +640,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
         if (!args.out) throw new UsageError('plan needs -o plan.json');
         if (args.machine) throw new UsageError('plan replays the trace on its own machine: drop --machine (a plan targets the recorded process)');
         const path = args.files[0]!;
-        const trace = loadTrace(path);
-        // The fix alone, as diagnosed with the same thresholds (the ids depend on which issues pass them).
-        const plan = planFromFix(trace, diagnose(trace, args.thresholds), args.fix, { createdAt: new Date().toISOString(), traceName: basename(path) });
+        const plan = fixPlan(loadTrace(path), args.fix, args.thresholds, { createdAt: new Date().toISOString(), traceName: basename(path) });
         writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
         print(`wrote ${args.out}: ${plan.source.summary}`);
         return 0;
@@ -670,40 +649,13 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       if (!args.out) throw new UsageError('plan needs -o plan.json');
       if (args.machine || args.targetMachine) throw new UsageError('plan replays the trace on its own machine: drop --machine / --target-machine (a plan targets the recorded process)');
       const path = args.files[0]!;
-      const trace = loadTrace(path);
-      const result = analyze(trace, { ...optionsOf(args) });
-      const chosen = result.policies[0]!;
-      // A recording with allocation sites also gets object entries (and thread pins that name
-      // their thread by creation order and name): the same plan then serves `numascope run
-      // --plan` at the program's next launch, where addresses and tids differ.
-      const launch = nextLaunchOptions(trace);
-      // The plan reaches the policy's headline placement: its steady state (converged placement) by default.
-      const plan = buildPlan(trace, chosen.replay, {
-        createdAt: new Date().toISOString(),
-        traceName: basename(path),
-        seed: result.seed,
-        placement: chosen.placement,
-        placementLabel: result.headline === 'steady-state' ? 'steady-state (converged) placement' : 'final placement',
-        ...launch,
-        ...systemWeightsOf(args, chosen, result.nodeIds),
-      });
-      if (result.estimate) {
-        plan.source.summary =
-          `ESTIMATED from page placement only (the trace has no memory-access samples; accesses assumed uniform: every thread reads every page equally): ` +
-          plan.source.summary;
-      }
-      if (result.accessSource === 'hinting-faults' && args.accessRates === 'bandwidth-bound') {
-        plan.source.summary = `ASSUMED bandwidth-bound (the hinting faults give no rates; --access-rates bandwidth-bound): ` + plan.source.summary;
-      }
+      const { plan, weights } = policyPlan(loadTrace(path), optionsOf(args), { createdAt: new Date().toISOString(), traceName: basename(path), systemWeights: args.systemWeights });
       writeFileSync(args.out, JSON.stringify(plan, null, 2) + '\n');
       print(`wrote ${args.out}${plan.objects ? ` (${plan.objects.length} allocation sites for numascope run --plan)` : ''}`);
-      const weighted = chosen.replay.weighted;
-      if (weighted && weighted.process.nodes.length >= 2) {
-        const ids = weighted.process.nodes.map((i) => result.nodeIds[i]!);
-        const c = weightCommands(ids, weighted.process.weights);
-        print(`equivalent for new allocations of the whole process: ${c.numactl}`);
-        print(`  with the system-wide weights ${Object.entries(c.sysfs).map(([f, v]) => `${f} = ${v}`).join(', ')}`);
-        print(`  ${c.note}`);
+      if (weights) {
+        print(`equivalent for new allocations of the whole process: ${weights.numactl}`);
+        print(`  with the system-wide weights ${Object.entries(weights.sysfs).map(([f, v]) => `${f} = ${v}`).join(', ')}`);
+        print(`  ${weights.note}`);
       }
       return 0;
     }
@@ -712,10 +664,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       if (args.machine || args.targetMachine) throw new UsageError('diagnose reads the trace on its own machine: drop --machine / --target-machine (the fixes name the recorded nodes)');
       const path = args.files[0]!;
       const trace = loadTrace(path);
-      // Only the baseline (either default) is replayed: each fix's gain is its own placement against it.
-      const options = optionsOf(args);
-      const result = analyze(trace, { ...options, policies: options.baseline ? [options.baseline] : ['observed', 'first-touch'] });
-      const json = { trace: { file: basename(path), origin: trace.manifest.origin.kind }, baseline: result.baseline, ...diagnosisJson(diagnoseAnalysis(trace, result, args.thresholds)) };
+      const json = diagnoseReport(trace, optionsOf(args), args.thresholds, basename(path));
       emit(args.format === 'json' ? JSON.stringify(json, null, 2) : diagnosisReport(json, args.format === 'markdown'));
       return 0;
     }

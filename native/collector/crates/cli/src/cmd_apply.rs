@@ -328,6 +328,15 @@ fn nodes(m: &std::collections::BTreeMap<u32, u64>) -> String {
     m.iter().map(|(n, c)| format!("N{n}={c}")).collect::<Vec<_>>().join(" ")
 }
 
+/// "1 page is", "3 pages are".
+fn pages_are(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what} is")
+    } else {
+        format!("{n} {what}s are")
+    }
+}
+
 /// Why the pages to move now differ from the planner's count: the process changed since the
 /// recording. Only the totals are known here (the plan carries no per-page recorded node), so the
 /// line names each count that can account for the difference rather than attributing it page by page.
@@ -336,16 +345,16 @@ fn to_move_difference(expected: u64, p: &numascope_core::apply::PageStats) -> St
     let mut parts = Vec::new();
     if p.not_present_before > 0 {
         parts.push(format!(
-            "{} planned pages are not present now (freed or swapped out since the recording, or never touched)",
-            p.not_present_before
+            "{} not present now (freed or swapped out since the recording, or never touched)",
+            pages_are(p.not_present_before, "planned page")
         ));
     }
     if p.unmapped > 0 {
-        parts.push(format!("{} are outside the process's mappings now (unmapped since)", p.unmapped));
+        parts.push(format!("{} outside the process's mappings now (unmapped since)", pages_are(p.unmapped, "page")));
     }
     parts.push(format!(
-        "{} present pages are already on their planned node (moved since the recording, by the kernel or an earlier apply, or touched first there)",
-        p.already_in_place
+        "{} already on their planned node (moved since the recording, by the kernel or an earlier apply, or touched first there)",
+        pages_are(p.already_in_place, "present page")
     ));
     format!(
         "{} pages to move now, {} {} than the planner's count: {}",
@@ -654,10 +663,12 @@ mod tests {
         let line = to_move_difference(50, &p);
         assert!(line.starts_with("40 pages to move now, 10 fewer than the planner's count"), "{line}");
         assert!(line.contains("20 planned pages are not present now"), "{line}");
-        assert!(line.contains("5 are outside the process's mappings"), "{line}");
+        assert!(line.contains("5 pages are outside the process's mappings"), "{line}");
         assert!(line.contains("35 present pages are already on their planned node"), "{line}");
         let more = to_move_difference(30, &p);
         assert!(more.contains("10 more (pages touched since the recording"), "{more}");
+        let one = PageStats { to_move: 49, not_present_before: 1, ..Default::default() };
+        assert!(to_move_difference(50, &one).contains("1 planned page is not present now"));
         let clean = PageStats { to_move: 50, ..Default::default() };
         assert!(!to_move_difference(50, &clean).contains("not present"));
     }
