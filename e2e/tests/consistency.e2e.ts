@@ -1,11 +1,14 @@
 /**
- * One number, one source: on a recording (the 4-node guest, NUMA hinting faults) and on a
- * synthetic trace, every figure the engine views show more than once reads the same wherever it
- * appears. Parsed from the DOM's text (what a reader sees), not from data attributes:
+ * One number, one source: on every bundled sample (recordings with hinting faults and with page
+ * faults only, synthetic traces), every figure the engine views show more than once reads the same
+ * wherever it appears. Parsed from the DOM's text (what a reader sees), not from data attributes:
  * - the metric cards of each policy (Traffic per policy),
  * - the recommendation texts (Traffic's top recommendations and the Recommendations table): a
  *   launch line's speedup, memory latency and local share before (the baseline's cards) and after
  *   (the policy's); a page or thread action's own gain, with its policy's whole gain (its card),
+ * - the ranked list of actions: the same actions, order and gains in Recommendations, Diagnostics
+ *   and the Overview (its first three); each planable recommendation's pages and threads are its
+ *   built plan's; each node card's sustained bandwidth is the Machine view's for the model in use,
  * - the Compare columns: cards, speedup against the first column (the baseline), the speedup row
  *   (a ratio, never a difference of two), predicted times next to the recording's real duration.
  * Directions only, no figures of today's traffic model: the model is being calibrated.
@@ -13,7 +16,8 @@
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { idleState } from '../fixtures/app.js';
 
-const TRACES = ['recorded-guest-hinting-4nodes.numascope', 'streamcluster-hotspot.numascope', 'two-groups.numascope', 'shared-readmostly.numascope'];
+const TRACES = ['recorded-guest-hinting-4nodes.numascope', 'streamcluster-hotspot.numascope', 'two-groups.numascope', 'shared-readmostly.numascope', 'partitioned.numascope', 'recorded-alloc-sites.numascope', 'recorded-testload-4threads.numascope'];
+const WITH_RECOMMENDATIONS = new Set(TRACES.slice(0, 4));
 const POLICIES = ['observed', 'first-touch', 'interleave', 'autonuma', 'carrefour', 'asymsched'];
 const CARDS = ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs', 'predictedSpeedup'] as const;
 type Cards = Record<(typeof CARDS)[number], string>;
@@ -51,6 +55,14 @@ async function trafficCards(page: Page, trace: string): Promise<Map<string, Card
   const view = page.getByTestId('traffic-view');
   const cards = new Map<string, Cards>();
   for (const policy of POLICIES) {
+    // A recording without access samples replays only the policies that run on a placement estimate.
+    // (its button is disabled and says why in its title)
+    const button = view.getByTestId(`policy-${policy}`);
+    if ((await button.count()) === 0) continue;
+    if (await button.isDisabled()) {
+      expect(await button.getAttribute('title'), `${policy} says why it cannot run`).toMatch(/cannot run on an access estimate/);
+      continue;
+    }
     await view.getByTestId(`policy-${policy}`).click();
     await expect(view.getByTestId('metric-cards')).toHaveAttribute('data-policy', policy);
     const c = (await cardsOf(view.getByTestId('metric-cards'))) as Cards;
@@ -145,7 +157,9 @@ for (const trace of TRACES) {
       // line's against its policy's cards), at next launch.
       expect(gain).toBe(`${m[1]} at next launch latency ${m[3]} → ${m[4]}`);
     }
-    expect(checked, 'recommendations with a prediction').toBeGreaterThan(0);
+    // partitioned is already placed well and the one-node recordings have nowhere to move anything:
+    // nothing to recommend there (every row shown was checked above all the same).
+    if (WITH_RECOMMENDATIONS.has(trace)) expect(checked, 'recommendations with a prediction').toBeGreaterThan(0);
 
     // One count per thing: each planable recommendation's pages and threads are its plan's.
     const planable = rows.filter({ has: page.locator('input[type="checkbox"]:not([disabled])') });
@@ -202,16 +216,23 @@ for (const trace of TRACES) {
       expect((await text(cell)).split(' ')[0], `node index ${i} bandwidth`).toBe(gbps.toFixed(1));
     }
 
-    // Compare: the baseline first, then interleave and Carrefour.
+    // Compare: the baseline first, then its default columns (interleave and Carrefour where they run).
     await page.goto(`./?trace=samples/${trace}&view=compare`);
     expect(await idleState(page)).toBe('ready');
     const cols = page.getByTestId('compare-column');
-    await expect(cols).toHaveCount(3);
+    await expect(cols.nth(1)).toBeVisible();
     await expect(cols.nth(0)).toHaveAttribute('data-spec', baseline);
-    for (let i = 0; i < 3; i++) {
+    const columns = await cols.count();
+    expect(columns).toBeGreaterThanOrEqual(2);
+    for (let i = 0; i < columns; i++) {
       const col = cols.nth(i);
       const policy = (await col.getAttribute('data-spec'))!;
       const c = cards.get(policy)!;
+      if (!c) {
+        // A policy that cannot run on this recording: its column says so, with no numbers.
+        await expect(col.getByTestId('column-unavailable'), `Compare column ${policy}`).toContainText('unavailable');
+        continue;
+      }
       // The aligned table: one cell per column and metric, formatted as the Traffic cards are.
       const table = page.getByTestId('compare-table');
       for (const key of ['localAccessRatio', 'memoryLatencyNs', 'mcImbalancePct', 'predictedUs'] as const) {

@@ -183,7 +183,14 @@ export function DiagnosisSummary({ limit = 3 }: { limit?: number }) {
   if ('error' in analysis.outcome) return null;
   const a = analysis.outcome.view;
   const d = a.diagnosis;
-  if (!d) return null;
+  // Not diagnosed (no access samples, a time range, a re-target): the ranked actions all the same.
+  if (!d) {
+    return (
+      <section className="panel" data-testid="diagnosis-summary" aria-label="Actions">
+        <ActionList limit={3} where="overview" />
+      </section>
+    );
+  }
   const top = d.issues.slice(0, limit);
   return (
     <section className="panel" data-testid="diagnosis-summary" aria-label="Diagnosis">
