@@ -156,4 +156,4 @@ export {
 } from './report/report.js';
 export { workOf, type ReportWork } from './report/report.js';
 export { compareRecordings, speedupPerWork, type RecordingComparison } from './report/compare.js';
-export { policyPlan, fixPlan, diagnoseReport, type PolicyPlan, type PlanContext } from './report/plans.js';
+export { policyPlan, fixPlan, diagnoseReport, recommendationsPlan, type PolicyPlan, type PlanContext } from './report/plans.js';

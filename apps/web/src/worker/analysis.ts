@@ -1,12 +1,12 @@
 /**
  * What the Worker does with the policy engine: maps the app's controls to the engine's one
  * request API (analysisRequest) and returns the engine's analysis report as it is (the object the
- * CLI prints: issue 30, no orchestration or serialisation of its own), and builds plans from the
- * selected recommendations. Pure over a Trace, so it is unit-tested in Node (and
+ * CLI prints: issue 30, no orchestration or serialisation of its own), and the engine's plans of
+ * the selected recommendations or a fix, as plain messages. Pure over a Trace, so it is unit-tested in Node (and
  * test/report-equal.test.ts holds the report equal to `numascope-analyze analyze --json`).
  */
-import { EngineError, analysisReport, buildPlan, numericColumn, nextLaunchOptions, diagnose, planFromFix, isEngineError, serializePlan, validatePlan } from '@numascope/policy-engine';
-import type { AccessRatesOption, AnalysisReport, AnalysisRequest, AnalysisResult, MachineReport, Plan, PolicyReplay, PolicyReport, Recommendation, RecommendationReport, ReportRange, Trace } from '@numascope/policy-engine';
+import { EngineError, analysisReport, fixPlan, recommendationsPlan, isEngineError, serializePlan, validatePlan } from '@numascope/policy-engine';
+import type { AccessRatesOption, AnalysisReport, AnalysisRequest, AnalysisResult, MachineReport, Plan, PolicyReport, Recommendation, RecommendationReport, ReportRange, Trace } from '@numascope/policy-engine';
 export { needsEstimate } from '@numascope/policy-engine';
 
 /**
@@ -111,81 +111,20 @@ export interface PlanOutcome {
   error?: string;
 }
 
-/**
- * The plan of one diagnosed fix alone (engine planFromFix), from the trace's diagnosis with the
- * default thresholds (the Diagnostics view's): the fix ids are the view's issues[].fix.id.
- */
+/** The plan of one diagnosed fix alone (engine fixPlan), the diagnosis with the default thresholds (the Diagnostics view's). */
 export function planFromFixOutcome(trace: Trace, fixId: string, createdAt: string, traceName: string): PlanOutcome {
-  try {
-    const plan = planFromFix(trace, diagnose(trace), fixId, { createdAt, traceName });
-    return { plan, json: serializePlan(validatePlan(plan)) };
-  } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
-  }
+  return planOutcome(() => fixPlan(trace, fixId, {}, { createdAt, traceName }));
 }
 
-/**
- * A plan from the selected recommendations: the recording's placement at its end (pages where
- * they are, threads on their last observed node) with each selected action applied in order,
- * turned into a plan by the engine's buildPlan and checked with validatePlan. A recording with
- * allocation sites also gets object entries (engine nextLaunchOptions), as the CLI's plan does.
- */
-export function planFromRecommendations(
-  trace: Trace,
-  result: AnalysisResult,
-  ids: string[],
-  createdAt: string,
-  traceName: string,
-  check = false,
-): PlanOutcome {
-  const recs = (recommendationsOf.get(result) ?? []).filter((r) => ids.includes(r.id) && r.planable);
-  if (recs.length === 0 && !check) return { error: 'select at least one recommendation that a plan can express (move, interleave or pin)' };
-  const input = result.input;
-  // Pages where the recording last saw them (the pages table's node, what the plan's ranges are
-  // checked against), so that the plan moves exactly the selected actions' pages.
-  const pageNode = Int16Array.from(input.initial.pageNode);
-  const current = numericColumn<Int8Array>(trace.tables.pages, 'node');
-  for (let p = 0; p < pageNode.length && p < current.length; p++) {
-    const k = input.machine.nodeIds.indexOf(current[p]!);
-    if (k >= 0) pageNode[p] = k;
-  }
-  const observed = input.observedThreadNode;
-  const threadNode = Int16Array.from(observed && observed.length > 0 ? observed[observed.length - 1]! : input.initial.threadNode);
-  // Each selected action takes its pages and threads where the policy's headline placement (its
-  // steady state) has them ("as <policy> does"), the placement its predicted gain is for.
-  for (const r of recs) {
-    const final = result.policies.find((p) => p.policy === r.policy)?.placement;
-    if (!final) continue;
-    if (r.pageIndices) for (const p of r.pageIndices) pageNode[p] = final.pageNode[p]!;
-    if (r.threads) for (const t of r.threads) threadNode[t] = final.threadNode[t]!;
-  }
-  const replay: PolicyReplay = {
-    policy: check ? 'observed' : recs.map((r) => r.policy).filter((p, i, a) => a.indexOf(p) === i).join('+'),
-    windows: [],
-    threadNodeByWindow: [],
-    finalPlacement: { pageNode, threadNode, replicated: new Uint8Array(pageNode.length) },
-    migratedPages: 0,
-    migratedBytes: 0,
-    decisions: [],
-  };
+/** A plan from the selected recommendations (engine recommendationsPlan), checked with validatePlan. */
+export function planFromRecommendations(trace: Trace, result: AnalysisResult, ids: string[], createdAt: string, traceName: string, check = false): PlanOutcome {
+  return planOutcome(() => recommendationsPlan(trace, result, recommendationsOf.get(result) ?? [], ids, { createdAt, traceName, check }));
+}
+
+function planOutcome(make: () => Plan): PlanOutcome {
   try {
-    const plan = buildPlan(trace, replay, {
-      createdAt,
-      traceName,
-      seed: 1,
-      summary: check
-        ? 'placement check: every recorded page range on the node the recording last saw it on (moves only pages that are elsewhere now)'
-        : recs.map((r) => r.title).join(' · ').slice(0, 500),
-      includeInPlace: check,
-      // The plan moves exactly the selected actions' pages (their count is the recommendations').
-      ...(check ? {} : { pages: new Set(recs.flatMap((r) => (r.pageIndices ? Array.from(r.pageIndices) : []))) }),
-      ...(check ? { reason: 'recorded placement' } : {}),
-      // With allocation sites the plan also serves the next launch (object entries, threads by
-      // order and name): the Apply panel's "Launch with this plan".
-      ...(check ? {} : nextLaunchOptions(trace)),
-    });
-    const json = serializePlan(validatePlan(plan));
-    return { plan, json };
+    const plan = make();
+    return { plan, json: serializePlan(validatePlan(plan)) };
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
