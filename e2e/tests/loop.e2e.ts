@@ -85,6 +85,11 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
     await expect(page.getByTestId('loop-dry-verdict')).toHaveAttribute('data-status', 'dry-run');
   }
 
+  // One count per thing: the dry run's pages to move are the plan's (the process has not changed
+  // since the recording on this one-node machine).
+  const dryToMove = Number(await page.getByTestId('loop-dry-verdict').getAttribute('data-to-move'));
+  expect(dryToMove).toBe(Number(await page.getByTestId('loop-plan-pages').getAttribute('data-value')));
+
   // 5. Apply and verify: trivially satisfied here.
   await page.getByTestId('loop-apply').click();
   await expect(page.getByTestId('loop-apply-verdict').or(page.getByTestId('loop-apply-refused'))).toBeVisible();
@@ -93,6 +98,13 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
     await expect(page.getByTestId('loop-apply-verdict')).toContainText('Trivially satisfied: nothing needed to change');
     await expect(page.getByTestId('loop-apply-verdict')).toContainText('Verified:');
     await expect(page.getByTestId('loop-apply-verdict')).toHaveAttribute('data-status', 'complete');
+  }
+  // The apply's pages to move are the dry run's, and it accounts for each: moved, not moved, not attempted.
+  const applied = page.getByTestId('loop-apply-verdict');
+  if ((await applied.count()) > 0) {
+    const attr = async (name: string) => Number(await applied.getAttribute(name));
+    expect(await attr('data-to-move')).toBe(dryToMove);
+    expect((await attr('data-moved')) + (await attr('data-not-moved')) + (await attr('data-not-attempted'))).toBe(dryToMove);
   }
   expect(['S', 'R']).toContain(procState(pid));
   await screenshot(loop, 'loop-applied');

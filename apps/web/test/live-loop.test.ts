@@ -122,9 +122,25 @@ describe('verdicts', () => {
     const r = report(0);
     r.pages = { ...r.pages, toMove: 0, alreadyInPlace: 12, before: { '0': 12 } };
     r.threads = [];
+    r.expected = null;
     expect(dryRunVerdict(r)).toBe('Nothing to move: every page is already on node 0 (12 pages checked with move_pages), and no thread needs pinning.');
     r.pages = { ...r.pages, toMove: 3, alreadyInPlace: 9, before: { '0': 9, '1': 3 } };
     expect(dryRunVerdict(r)).toBe('3 pages to move (9 already in place), 0 threads to pin.');
+  });
+
+  it('a dry run whose pages to move differ from the plan\'s count says where the difference comes from (issue 30)', () => {
+    const r = report(0);
+    r.threads = [];
+    r.pages = { ...r.pages, toMove: 40, alreadyInPlace: 35, notPresentBefore: 20, unmapped: 5, before: { '0': 35, '1': 40 } };
+    r.expected = { pagesToMove: 50, bytesToMove: null, pagesPerNodeAfter: null, threadsToPin: null };
+    expect(dryRunVerdict(r)).toBe(
+      '40 pages to move (35 already in place), 0 threads to pin. The plan counted 50 pages to move from the recording; 40 now (10 fewer): ' +
+        "20 of the plan's pages are not present now (freed or swapped out since the recording, or never touched); 5 are outside the process's mappings now; " +
+        '35 are already on their planned node (moved since the recording, or touched first there).',
+    );
+    // The same count: nothing to say.
+    r.expected = { ...r.expected, pagesToMove: 40 };
+    expect(dryRunVerdict(r)).toBe('40 pages to move (35 already in place), 0 threads to pin.');
   });
 
   it('an apply that changed nothing is trivially satisfied, with its verification', () => {

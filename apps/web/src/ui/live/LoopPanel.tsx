@@ -127,8 +127,18 @@ function StepResult<T>({ step, testId, verdict }: { step: Step<T>; testId: strin
   if (step.kind === 'idle') return null;
   if (step.kind === 'running') return <span data-testid={`${testId}-running`}> …</span>;
   if (step.kind === 'error') return <Refusal testId={`${testId}-refused`} title="Refused" error={step.error} />;
+  // The counts the verdict says, for tests that follow one count through plan → dry run → apply.
+  const pages = (step.value as { pages?: { toMove: number; moved: number; notAttempted: number; notMoved: { busy: number; notPresent: number; notPermitted: number; hugePage: number; elsewhere: number; other: Record<string, number> } } }).pages;
+  const notMoved = pages ? pages.notMoved.busy + pages.notMoved.notPresent + pages.notMoved.notPermitted + pages.notMoved.hugePage + pages.notMoved.elsewhere + Object.values(pages.notMoved.other).reduce((a, b) => a + b, 0) : undefined;
   return (
-    <p data-testid={`${testId}-verdict`} data-status={(step.value as { status?: string }).status}>
+    <p
+      data-testid={`${testId}-verdict`}
+      data-status={(step.value as { status?: string }).status}
+      data-to-move={pages?.toMove}
+      data-moved={pages?.moved}
+      data-not-moved={notMoved}
+      data-not-attempted={pages?.notAttempted}
+    >
       {verdict(step.value)}
     </p>
   );

@@ -109,6 +109,28 @@ function pagesOf(counts: NodeCount[]): number {
 
 /** One line on what a dry run says: nothing to move (and where everything is), or what would move. */
 export function dryRunVerdict(r: ApplyReport): string {
+  return dryRunCounts(r) + toMoveDifference(r);
+}
+
+/**
+ * Where the pages to move now differ from the plan's count (the recording's): the counts that can
+ * account for it, as `numascope apply` says them (the plan carries no per-page recorded node, so
+ * the difference is named, not attributed page by page). Empty when they agree.
+ */
+export function toMoveDifference(r: ApplyReport): string {
+  const planned = r.expected?.pagesToMove ?? null;
+  if (planned === null || planned === r.pages.toMove) return '';
+  const p = r.pages;
+  const parts = [
+    ...(p.notPresentBefore > 0 ? [`${n(p.notPresentBefore)} of the plan's pages are not present now (freed or swapped out since the recording, or never touched)`] : []),
+    ...(p.unmapped > 0 ? [`${n(p.unmapped)} are outside the process's mappings now`] : []),
+    `${n(p.alreadyInPlace)} are already on their planned node (moved since the recording, or touched first there)`,
+  ];
+  const diff = p.toMove - planned;
+  return ` The plan counted ${n(planned)} pages to move from the recording; ${n(p.toMove)} now (${n(Math.abs(diff))} ${diff > 0 ? 'more' : 'fewer'}): ${parts.join('; ')}.`;
+}
+
+function dryRunCounts(r: ApplyReport): string {
   const threads = r.threads.filter((t) => t.previousCpus === null || !sameSet(t.previousCpus, t.cpus)).length;
   if (r.pages.toMove === 0 && threads === 0) {
     const nodes = Object.entries(r.pages.before).filter(([, v]) => v > 0);
