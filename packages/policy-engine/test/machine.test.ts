@@ -57,6 +57,44 @@ describe('hwloc XML loader on real lstopo files', () => {
     expect(distinct(machine.distances)).toEqual([10, 11, 21]);
   });
 
+  it('reads hwloc XML as XML (issue 32): nesting, entities, attribute order; refuses entity declarations and malformed files', () => {
+    // A NUMANode whose MemoryTier info comes after a child element, attributes in another order
+    // than lstopo's, single quotes, an entity in the cpu model: what a regular expression reading
+    // of the file got wrong (the first "</object>" was a nested child's).
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x00000003">
+    <info name="CPUModel" value="Vendor &amp; Co CPU &lt;test&gt;"/>
+    <object type="Package" os_index="0" cpuset="0x00000003">
+      <object cpuset='0x00000001' local_memory="1073741824" os_index="0" type="NUMANode" gp_index="3">
+        <object type="MemCache" os_index="0"></object>
+        <info name="MemoryTier" value="1"/>
+      </object>
+      <object type="NUMANode" os_index="1" cpuset="0x00000002" local_memory="2147483648" gp_index="4"><info name="MemoryTier" value="0"/></object>
+    </object>
+  </object>
+  <distances2 type="NUMANode" nbobjs="2" kind="5" name="NUMALatency" indexing="os">
+    <indexes length="4">0 1</indexes>
+    <u64values length="8">10 21
+      21 10</u64values>
+  </distances2>
+</topology>`;
+    const m = machineFromHwlocXml(xml, 'nested.xml');
+    expect(m.cpuModel).toBe('Vendor & Co CPU <test>');
+    expect(m.nodes.map((n) => [n.id, n.cpus, n.memoryBytes, n.memoryTier])).toEqual([
+      [0, [0], 1073741824, 1],
+      [1, [1], 2147483648, 0],
+    ]);
+    expect(m.distances).toEqual([
+      [10, 21],
+      [21, 10],
+    ]);
+    expect(() => machineFromHwlocXml(xml.replace('<!DOCTYPE topology SYSTEM "hwloc2.dtd">', '<!DOCTYPE topology [<!ENTITY a "aaaa">]>'), 'bomb.xml')).toThrow(/declares XML entities/);
+    expect(() => machineFromHwlocXml(xml.replace('</distances2>', ''), 'cut.xml')).toThrow(/cut\.xml is not well-formed XML/);
+    expect(() => machineFromHwlocXml('<?xml version="1.0"?><lstopo/>', 'other.xml')).toThrow(/no <topology> element/);
+  });
+
   it('models an hwloc machine with estimated bandwidth, latency and links, saying so', () => {
     const model = machineModel(hwloc('psmgmt_topo.jrc0323_amd-epyc7742-2s-nps4.xml').machine);
     expect(model.mcBandwidthBytesPerS.source).toMatch(/^estimated:M1 /);

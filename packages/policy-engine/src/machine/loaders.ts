@@ -1,8 +1,10 @@
 /**
  * Machine descriptions from outside the trace: JSON (a `TraceMachine`, or a manifest holding one)
- * and hwloc XML (`lstopo --of xml`, v1 or v2 format, with its NUMA distances). Pure string
- * parsing (no DOM, no Node APIs), so it runs in a browser Worker too.
+ * and hwloc XML (`lstopo --of xml`, v1 or v2 format, with its NUMA distances), read with a real
+ * XML parser (fast-xml-parser: nesting, entities and CDATA as XML has them). No DOM, no Node APIs,
+ * so it runs in a browser Worker too.
  */
+import { XMLParser } from 'fast-xml-parser';
 import type { TraceMachine } from '../trace/types.js';
 import { DEFAULT_LOCAL_LATENCY_NS } from './model.js';
 import { MAX_CLOCK_GHZ, MIN_CLOCK_GHZ } from '../trace/limits.js';
@@ -122,16 +124,56 @@ function machineProblems(m: TraceMachine): string[] {
 // ---------------------------------------------------------------------------------------------
 // hwloc XML
 
-interface XmlObject {
+/** One XML element: its name, attributes (entities decoded), child elements and text. */
+interface XmlElement {
+  name: string;
   attrs: Record<string, string>;
+  children: XmlElement[];
+  text: string;
 }
 
-function attributesOf(tag: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
-  const re = /([A-Za-z_:][\w:.-]*)\s*=\s*"([^"]*)"/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(tag)) !== null) attrs[m[1]!] = m[2]!;
-  return attrs;
+/** Larger than any lstopo file (a 1,000-node machine's is a few MB); a bound on what is parsed. */
+const MAX_XML_BYTES = 64 * 1024 * 1024;
+
+/** The document's root elements, in order. Internal DTD entities are refused (no entity expansion). */
+function parseXml(xml: string, name: string): XmlElement[] {
+  if (xml.length > MAX_XML_BYTES) throw new MachineLoadError(`${name} is ${xml.length} bytes, more than the ${MAX_XML_BYTES} an hwloc topology needs`);
+  if (/<!ENTITY/i.test(xml)) throw new MachineLoadError(`${name} declares XML entities (<!ENTITY>): lstopo never writes them, and they are not expanded here`);
+  let raw: unknown;
+  try {
+    raw = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', preserveOrder: true, processEntities: true, parseAttributeValue: false, parseTagValue: false, trimValues: false }).parse(xml, true);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new MachineLoadError(`${name} is not well-formed XML: ${why.split('\n')[0]}`);
+  }
+  const convert = (nodes: unknown): XmlElement[] => {
+    const out: XmlElement[] = [];
+    for (const node of Array.isArray(nodes) ? nodes : []) {
+      const entry = node as Record<string, unknown>;
+      const key = Object.keys(entry).find((k) => k !== ':@' && k !== '#text');
+      if (key === undefined || key.startsWith('?') || key.startsWith('!')) continue;
+      const kids = entry[key] as unknown[];
+      const attrs: Record<string, string> = {};
+      for (const [k, v] of Object.entries((entry[':@'] as Record<string, unknown> | undefined) ?? {})) attrs[k] = String(v);
+      const text = (Array.isArray(kids) ? kids : []).map((k) => ((k as Record<string, unknown>)['#text'] !== undefined ? String((k as Record<string, unknown>)['#text']) : '')).join('');
+      out.push({ name: key, attrs, children: convert(kids), text });
+    }
+    return out;
+  };
+  return convert(raw);
+}
+
+/** Every element named `tag` below `roots`, in document order. */
+function descendants(roots: readonly XmlElement[], tag: string): XmlElement[] {
+  const out: XmlElement[] = [];
+  const walk = (els: readonly XmlElement[]) => {
+    for (const el of els) {
+      if (el.name === tag) out.push(el);
+      walk(el.children);
+    }
+  };
+  walk(roots);
+  return out;
 }
 
 /** Parses an hwloc bitmap string ("0xffffffff,0x0000000f", words most significant first) to set bits. */
@@ -156,20 +198,16 @@ export function parseHwlocCpuset(text: string): number[] {
  * `null` and machineModel() estimates them by its documented rules.
  */
 export function machineFromHwlocXml(xml: string, name = 'topology.xml'): TraceMachine {
-  if (!/<topology[\s>]/.test(xml)) throw new MachineLoadError(`${name} is not an hwloc topology: no <topology> element (make one with \`lstopo --of xml FILE\`)`);
-  const objects: XmlObject[] = [];
-  const objRe = /<object\s[^>]*type="NUMANode"[^>]*?(\/?)>/g;
-  let m: RegExpExecArray | null;
-  while ((m = objRe.exec(xml)) !== null) {
-    const attrs = attributesOf(m[0]);
-    // hwloc ≥ 2.10 puts the node's tier in <info name="MemoryTier" value="N"/> inside the object.
-    if (m[1] !== '/') {
-      const body = xml.slice(objRe.lastIndex, xml.indexOf('</object>', objRe.lastIndex));
-      const tier = /<info\s+name="MemoryTier"\s+value="(\d+)"/.exec(body.split('<object')[0] ?? '');
-      if (tier) attrs['__tier'] = tier[1]!;
-    }
-    objects.push({ attrs });
-  }
+  const doc = parseXml(xml, name);
+  const topology = doc.find((el) => el.name === 'topology');
+  if (!topology) throw new MachineLoadError(`${name} is not an hwloc topology: no <topology> element (make one with \`lstopo --of xml FILE\`)`);
+  const objects = descendants([topology], 'object')
+    .filter((o) => o.attrs['type'] === 'NUMANode')
+    .map((o) => {
+      // hwloc ≥ 2.10 puts the node's tier in <info name="MemoryTier" value="N"/> inside the object.
+      const tier = o.children.find((c) => c.name === 'info' && c.attrs['name'] === 'MemoryTier')?.attrs['value'];
+      return { attrs: tier !== undefined && /^\d+$/.test(tier) ? { ...o.attrs, __tier: tier } : o.attrs };
+    });
   if (objects.length === 0) throw new MachineLoadError(`${name} has no NUMANode objects`);
 
   const parsed = objects.map((o) => {
@@ -195,7 +233,7 @@ export function machineFromHwlocXml(xml: string, name = 'topology.xml'): TraceMa
   for (const x of [...parsed].sort((a, b) => Number(isDram(b)) - Number(isDram(a)) || a.id - b.id)) {
     if (x.cpus.length > 0 && !owner.has(x.cpuset)) owner.set(x.cpuset, x.id);
   }
-  const memattrs = hwlocMemoryAttributes(xml, parsed, name);
+  const memattrs = hwlocMemoryAttributes(topology, parsed, name);
   const nodes = parsed
     .map((x) => ({
       id: x.id,
@@ -209,8 +247,8 @@ export function machineFromHwlocXml(xml: string, name = 'topology.xml'): TraceMa
   const ids = nodes.map((node) => node.id);
   const n = nodes.length;
 
-  const distances = hwlocDistances(xml, ids, name);
-  const cpuModel = /<info\s+name="CPUModel"\s+value="([^"]*)"/.exec(xml)?.[1] ?? null;
+  const distances = hwlocDistances(topology, ids, name);
+  const cpuModel = descendants([topology], 'info').find((i) => i.attrs['name'] === 'CPUModel')?.attrs['value'] ?? null;
   const bwKnown = nodes.every((node) => node.memoryBandwidthGBps !== null);
   const latencies = memattrs.latencyNs.size > 0 && distances ? latencyMatrix(nodes, distances, memattrs.latencyNs) : null;
   const provenance: Record<string, string> = {
@@ -252,19 +290,15 @@ export function machineFromHwlocXml(xml: string, name = 'topology.xml'): TraceMa
  * best over the initiators (the local one); latencies also keep which cpus they were measured from.
  */
 function hwlocMemoryAttributes(
-  xml: string,
+  topology: XmlElement,
   nodes: ReadonlyArray<{ id: number; gp: string | null }>,
   name: string,
 ): { bandwidthGBps: Map<number, number>; bandwidthName: string; latencyNs: Map<number, { ns: number; cpus: number[] }>; latencyName: string } {
   const byGp = new Map(nodes.filter((x) => x.gp !== null).map((x) => [x.gp!, x.id]));
+  const memattrs = descendants([topology], 'memattr');
   const attrValues = (wanted: string) => {
-    const re = /<memattr\s([^>]*)>([\s\S]*?)<\/memattr>/g;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(xml)) !== null) {
-      if (attributesOf(m[1]!)['name'] !== wanted) continue;
-      return [...m[2]!.matchAll(/<memattr_value\s[^>]*\/?>/g)].map((v) => attributesOf(v[0]));
-    }
-    return null;
+    const m = memattrs.find((a) => a.attrs['name'] === wanted);
+    return m ? m.children.filter((c) => c.name === 'memattr_value').map((c) => c.attrs) : null;
   };
   const bandwidthGBps = new Map<number, number>();
   const latencyNs = new Map<number, { ns: number; cpus: number[] }>();
@@ -293,7 +327,7 @@ function hwlocMemoryAttributes(
       if (!prev || value < prev.ns) latencyNs.set(node, { ns: value, cpus: v['initiator_cpuset'] ? parseHwlocCpuset(v['initiator_cpuset']) : [] });
     }
   }
-  if (bandwidthGBps.size === 0 && latencyNs.size === 0 && /<memattr\s/.test(xml) && byGp.size === 0) {
+  if (bandwidthGBps.size === 0 && latencyNs.size === 0 && memattrs.length > 0 && byGp.size === 0) {
     throw new MachineLoadError(`${name}: memory attributes name their NUMANodes by gp_index, but the NUMANode objects have none`);
   }
   return { bandwidthGBps, bandwidthName, latencyNs, latencyName };
@@ -411,22 +445,19 @@ export function parseCpuList(text: string, what: string): number[] {
   return out;
 }
 
-function hwlocDistances(xml: string, ids: number[], name: string): number[][] | null {
+function hwlocDistances(topology: XmlElement, ids: number[], name: string): number[][] | null {
   const n = ids.length;
   const pos = new Map(ids.map((id, i) => [id, i]));
+  const numbers = (el: XmlElement, tag: string) =>
+    el.children.filter((c) => c.name === tag).flatMap((c) => c.text.trim().split(/\s+/).filter(Boolean).map(Number));
   // hwloc 2: <distances2 type="NUMANode" nbobjs=".." kind=".." name="NUMALatency" indexing="os">
-  const d2Re = /<distances2\s([^>]*)>([\s\S]*?)<\/distances2>/g;
-  let m: RegExpExecArray | null;
-  while ((m = d2Re.exec(xml)) !== null) {
-    const attrs = attributesOf(m[1]!);
+  for (const d of descendants([topology], 'distances2')) {
+    const attrs = d.attrs;
     if (attrs['type'] !== 'NUMANode') continue;
     if (attrs['name'] && attrs['name'] !== 'NUMALatency') continue;
     const count = Number(attrs['nbobjs']);
-    const body = m[2]!;
-    const numbers = (tag: string) =>
-      [...body.matchAll(new RegExp(`<${tag}[^>]*>([^<]*)</${tag}>`, 'g'))].flatMap((x) => x[1]!.trim().split(/\s+/).filter(Boolean).map(Number));
-    const indexes = numbers('indexes');
-    const values = numbers('u64values');
+    const indexes = numbers(d, 'indexes');
+    const values = numbers(d, 'u64values');
     if (indexes.length !== count || values.length !== count * count) {
       throw new MachineLoadError(`${name}: NUMALatency distances announce ${count} objects but hold ${indexes.length} indexes and ${values.length} values`);
     }
@@ -434,11 +465,9 @@ function hwlocDistances(xml: string, ids: number[], name: string): number[][] | 
     return toMatrix(indexes, (i, j) => values[i * count + j]!, pos, n, name);
   }
   // hwloc 1: <distances nbobjs="N" relative_depth=".." latency_base=".."> <latency value="1.6"/> ...
-  const d1Re = /<distances\s([^>]*)>([\s\S]*?)<\/distances>/g;
-  while ((m = d1Re.exec(xml)) !== null) {
-    const attrs = attributesOf(m[1]!);
-    const count = Number(attrs['nbobjs']);
-    const values = [...m[2]!.matchAll(/<latency\s+value="([^"]*)"/g)].map((x) => Number(x[1]));
+  for (const d of descendants([topology], 'distances')) {
+    const count = Number(d.attrs['nbobjs']);
+    const values = d.children.filter((c) => c.name === 'latency').map((c) => Number(c.attrs['value']));
     if (count !== n || values.length !== n * n) continue;
     return toMatrix(ids, (i, j) => Math.round(values[i * n + j]! * 10), pos, n, name);
   }
