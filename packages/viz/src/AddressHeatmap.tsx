@@ -1,4 +1,4 @@
-import { interpolateViridis } from 'd3';
+import { interpolateViridis } from 'd3-scale-chromatic';
 import { useCallback, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent, PointerEvent, WheelEvent } from 'react';
 import { ChartCanvas, canvasPoint } from './ChartCanvas.js';

@@ -1,5 +1,5 @@
 import type { CSSProperties } from 'react';
-import { scaleLinear } from 'd3';
+import { scaleLinear } from 'd3-scale';
 
 export interface DistanceMatrixProps {
   nodeIds: readonly number[];

@@ -1,4 +1,4 @@
-import { scaleLinear } from 'd3';
+import { scaleLinear } from 'd3-scale';
 import { nodeColor, nodeLabel } from './palette.js';
 
 export interface LatencyCurvePoint {

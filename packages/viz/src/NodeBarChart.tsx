@@ -1,4 +1,4 @@
-import { scaleBand, scaleLinear } from 'd3';
+import { scaleBand, scaleLinear } from 'd3-scale';
 import { formatCompact, formatPercent } from './format.js';
 import { nodeColor, nodeLabel } from './palette.js';
 

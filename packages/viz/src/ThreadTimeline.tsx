@@ -1,5 +1,5 @@
-import { scaleLinear } from 'd3';
-import type { ScaleLinear } from 'd3';
+import { scaleLinear } from 'd3-scale';
+import type { ScaleLinear } from 'd3-scale';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
 import { formatDurationTick, formatDurationUs } from './format.js';

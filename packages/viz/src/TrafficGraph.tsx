@@ -7,7 +7,8 @@
  * its kind, memory tier and its own memory bandwidth. `trafficLayout` (pure, D3 scales) computes
  * every position, radius, colour and path; the component only renders them.
  */
-import { interpolateYlOrRd, scaleLinear, scaleSequential, scaleSqrt } from 'd3';
+import { interpolateYlOrRd } from 'd3-scale-chromatic';
+import { scaleLinear, scaleSequential, scaleSqrt } from 'd3-scale';
 import { formatGBps, formatPercent } from './format.js';
 import { nodeLabel, textColorOn } from './palette.js';
 

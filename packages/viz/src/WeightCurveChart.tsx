@@ -1,4 +1,5 @@
-import { line, scaleLinear } from 'd3';
+import { line } from 'd3-shape';
+import { scaleLinear } from 'd3-scale';
 import { formatPercent } from './format.js';
 
 /** One point of the curve: the share of pages on the fast (DRAM) side and the predicted time relative to DRAM only. */
