@@ -13,12 +13,11 @@ import { engineRequest } from '../hooks/use-analysis';
 import { useDecisionPages, useDecisions } from '../hooks/use-decisions';
 import { EngineRefusal, Progress } from './EngineParts';
 import { RegionObjects } from './ObjectsPanel';
+import { VirtualTable } from './VirtualRows';
 
 const HEAT_LABELS: Record<HeatmapMode, string> = { node: 'accessing node', samples: 'samples', faults: 'first touches', accesses: 'accesses' };
 type TableMetric = 'pages' | 'samples' | 'faults' | 'accesses';
 const TABLE_LABELS: Record<TableMetric, string> = { pages: 'pages seen', samples: 'samples', faults: 'first touches', accesses: 'accesses' };
-/** Regions listed at most; the rest are counted. */
-export const MAX_REGION_ROWS = 200;
 
 /** Memory: an address-space heatmap, the regions table and the selected region's details. */
 export function MemoryView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
@@ -107,9 +106,12 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
             </label>
           ))}
         </fieldset>
-        {rows.length > MAX_REGION_ROWS && <p className="warning">Showing the {MAX_REGION_ROWS} busiest of {formatCount(rows.length, 'region')}.</p>}
-        <div className="table-scroll">
-          <table className="data" data-testid="regions-table">
+        <VirtualTable
+          testId="regions-table"
+          rows={rows}
+          columns={11 + slotLabels(nodeIds).length}
+          row={(r) => <RegionTableRow key={r.index} row={r} metric={metric} noAccess={noAccess} selected={selected === r.index} onSelect={() => navigate({ region: r.index })} />}
+          head={
             <thead>
               <tr>
                 <th scope="col">region</th>
@@ -130,13 +132,8 @@ export function MemoryView({ summary, regions }: { summary: TraceSummary; region
                 ))}
               </tr>
             </thead>
-            <tbody>
-              {rows.slice(0, MAX_REGION_ROWS).map((r) => (
-                <RegionTableRow key={r.index} row={r} metric={metric} noAccess={noAccess} selected={selected === r.index} onSelect={() => navigate({ region: r.index })} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+          }
+        />
         {table.data && (table.data.outsideRegions > 0 || table.data.noAddress > 0) && (
           <p className="ns-muted hint" data-testid="regions-outside">
             Not in the table: {formatCount(table.data.outsideRegions, 'sample')} on pages outside any listed region, {formatCount(table.data.noAddress, 'sample')} without an address.

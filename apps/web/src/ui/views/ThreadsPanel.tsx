@@ -2,8 +2,9 @@ import { useMemo } from 'react';
 import { NodeLegend, ThreadTimeline, formatCount, formatCpuList } from '@numascope/viz';
 import type { TraceSummary } from '@numascope/policy-engine';
 import { threadRows } from '../selectors/summary';
+import { VirtualTable } from './VirtualRows';
 
-/** Threads drawn at most, in the timeline and the table; the rest are counted, not drawn. */
+/** Threads drawn at most in the timeline (the table below lists every thread). */
 export const MAX_THREAD_ROWS = 500;
 
 /** Threads: their cpu and node over time, and per-thread totals. */
@@ -20,8 +21,8 @@ export function ThreadsPanel({ summary }: { summary: TraceSummary }) {
         Threads <span className="count" data-testid="thread-count" data-value={summary.totals.threads}>({formatCount(summary.totals.threads, 'thread')})</span>
       </h2>
       {truncated && (
-        <p className="warning">
-          Showing the first {formatCount(MAX_THREAD_ROWS)} of {formatCount(rows.length, 'thread')}.
+        <p className="warning" data-testid="threads-timeline-truncated">
+          The timeline draws the first {formatCount(MAX_THREAD_ROWS)} of {formatCount(rows.length, 'thread')}; the table below lists every one.
         </p>
       )}
       <h3>Placement over time</h3>
@@ -29,8 +30,11 @@ export function ThreadsPanel({ summary }: { summary: TraceSummary }) {
       <p className="ns-muted hint">Each bar is a run on one cpu, coloured by that cpu's node; hover a bar for the cpu and times.</p>
       <ThreadTimeline threads={shown} durationUs={summary.totals.durationUs} nodeIds={nodeIds} />
       <h3>Per thread</h3>
-      <div className="table-scroll">
-        <table className="data" data-testid="threads-table">
+      <VirtualTable
+        testId="threads-table"
+        rows={rows}
+        columns={10}
+        head={
           <thead>
             <tr>
               <th scope="col">#</th>
@@ -47,8 +51,9 @@ export function ThreadsPanel({ summary }: { summary: TraceSummary }) {
               <th scope="col">nodes seen on</th>
             </tr>
           </thead>
-          <tbody>
-            {rows.slice(0, MAX_THREAD_ROWS).map((t) => (
+        }
+        row={(t) => (
+
               <tr key={t.index} data-testid={`thread-row-${t.index}`}>
                 <td>{t.index}</td>
                 <td>{t.tid}</td>
@@ -63,10 +68,8 @@ export function ThreadsPanel({ summary }: { summary: TraceSummary }) {
                 <td>{t.cpus.length ? formatCpuList(t.cpus) : '–'}</td>
                 <td>{t.nodes.length ? formatCpuList(t.nodes) : '–'}</td>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+        )}
+      />
     </section>
   );
 }
