@@ -485,3 +485,29 @@ fn real_files_import() {
         expect_ok(&run, m);
     }
 }
+
+/// Old code: a sample 83 minutes after the first was written with its time clamped to u32::MAX µs
+/// and `capture.durationUs` above 2³², which numascope's own readers refuse (8 of 158 fuzzed imports,
+/// issue 32). Now a span beyond trace format v2's 32-bit microseconds is refused with what to do;
+/// 66 minutes still import, with the right duration.
+#[test]
+fn samples_spanning_more_than_format_v2_holds_are_refused() {
+    let at_last_sample = |offset_ns: u64| {
+        let mut b = ivb();
+        let samples = records_of_type(&b, 9);
+        // sample_type IP, TID, TIME, ADDR, ...: TIME at body byte 16.
+        let first = samples.iter().map(|&o| u64::from_le_bytes(b[o + 24..o + 32].try_into().unwrap())).min().unwrap();
+        let last = *samples.last().unwrap();
+        wr64(&mut b, last + 8 + 16, first + offset_ns);
+        b
+    };
+    let (run, _) = import("reg-span-83min", &at_last_sample(5_000_000_000_000));
+    expect_error(&run, "limit", &["span 83.3 minutes", "71.6 minutes", "at most 71 minutes"]);
+    let (run, m) = import("reg-span-66min", &at_last_sample(4_000_000_000_000));
+    let m = expect_ok(&run, m);
+    assert!(
+        m.capture.duration_us >= 4_000_000_000 && m.capture.duration_us <= u64::from(u32::MAX),
+        "{}",
+        m.capture.duration_us
+    );
+}

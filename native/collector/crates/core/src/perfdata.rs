@@ -621,6 +621,20 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     if t0 > t1 {
         (t0, t1) = (0, 0);
     }
+    // Trace format v2 keeps times as unsigned 32-bit µs since the start (71 min 35 s): a longer span
+    // is refused here, with what to do, rather than written with clamped times that the reader would
+    // refuse (the writer and the reader keep the same limit).
+    let span_us = (t1 - t0) / 1000;
+    if span_us > u64::from(u32::MAX) {
+        return Err(ImportError::Limit {
+            path: path.display().to_string(),
+            what: format!(
+                "its samples span {:.1} minutes from the first timestamp to the last, more than trace format v2 holds (times are 32-bit microseconds since the start: at most 71.6 minutes)",
+                span_us as f64 / 60e6
+            ),
+            hint: "import a recording of at most 71 minutes (perf record -- sleep 4200, or split the run into several recordings); a timestamp that far off can also mean a damaged file".into(),
+        });
+    }
     let us = |t: u64| -> u32 { (t.saturating_sub(t0) / 1000).min(u32::MAX as u64) as u32 };
 
     // machine
