@@ -9,7 +9,7 @@ import type { DiagnosisJson, Plan } from '@numascope/policy-engine';
 import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
 import type { TraceContextValue } from '../hooks/trace-context';
-import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { actionsRequest, engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { ActionList } from './ActionList';
 import { EngineRefusal, Progress } from './EngineParts';
 import { PlanApplyNote, PlanPreview, planName, useLiveConnected } from './RecommendView';
@@ -178,7 +178,10 @@ export function DiagnosticsView({ source = 'trace.numascope' }: { source?: strin
 /** The overview's first lines: the few findings that matter, in words with numbers, each linking to its evidence. */
 export function DiagnosisSummary({ limit = 3 }: { limit?: number }) {
   const { state, navigate } = useTraceContext();
-  const analysis = useAnalysis(diagnosisRequest(state.estimate, state.base));
+  // Over the whole recording, the ranked actions' analysis (every policy) also holds the diagnosis:
+  // one replay on open, not two. With a time range that analysis is not diagnosed (diagnostics
+  // cover the whole recording), so the findings come from the baseline-only request.
+  const analysis = useAnalysis(state.range ? diagnosisRequest(state.estimate, state.base) : actionsRequest(state));
   if (analysis.status === 'running') return <p className="ns-muted small" data-testid="diagnosis-summary-running">Diagnosing…</p>;
   if ('error' in analysis.outcome) return null;
   const a = analysis.outcome.view;
