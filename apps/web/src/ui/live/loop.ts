@@ -127,7 +127,7 @@ export function toMoveDifference(r: ApplyReport): string {
     `${n(p.alreadyInPlace)} are already on their planned node (moved since the recording, or touched first there)`,
   ];
   const diff = p.toMove - planned;
-  return ` The plan counted ${n(planned)} pages to move from the recording; ${n(p.toMove)} now (${n(Math.abs(diff))} ${diff > 0 ? 'more' : 'fewer'}): ${parts.join('; ')}.`;
+  return ` The plan counted ${n(planned)} page${planned === 1 ? '' : 's'} to move from the recording; ${n(p.toMove)} now (${n(Math.abs(diff))} ${diff > 0 ? 'more' : 'fewer'}): ${parts.join('; ')}.`;
 }
 
 function dryRunCounts(r: ApplyReport): string {
