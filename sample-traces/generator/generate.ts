@@ -590,6 +590,8 @@ function samplesColumns(rows: SampleRows): TraceColumns['samples'] {
     hops: rows.hops,
     node: rows.node,
     latency_cycles: rows.latencyCycles,
+    // No code made these accesses: no stacks (format v3 samples.stack, -1 = none).
+    stack: new Int32Array(rows.length).fill(-1),
     weight: rows.weight,
   };
 }
@@ -783,6 +785,7 @@ function manifestOf(
     unavailable('ipc', 'synthetic trace: no core counters were generated'),
     unavailable('l3-mpki', 'synthetic trace: no core counters were generated'),
     unavailable('allocation-sites', 'synthetic trace: no allocation calls were generated'),
+    unavailable('code-locations', 'synthetic trace: no code made the accesses, so samples have no call stacks'),
   ];
   const command = generatorCommand(options);
   return {

@@ -23,6 +23,7 @@ const cases: { name: string; load: () => Trace }[] = [
 const METRICS = [
   'page-placement', 'first-touch', 'thread-placement', 'thread-migrations', 'memory-accesses', 'access-latency',
   'data-source', 'numa-counters', 'memory-bandwidth', 'link-bandwidth', 'ipc', 'l3-mpki', 'allocation-sites',
+  'code-locations',
 ];
 
 for (const { name, load } of cases) {
@@ -61,6 +62,14 @@ for (const { name, load } of cases) {
       expect(m.capture.sampleCount).toBe(trace.tables.samples.numRows);
       for (const t of m.tables) expect(trace.tables[t.name].numRows).toBe(t.rows);
       expect(m.tables.map((t) => t.name)).toEqual([...TABLE_NAMES]);
+    });
+
+    it('has no code locations: every samples.stack is -1 and the stacks are empty (format v3)', () => {
+      expect(numbers(trace, 'samples', 'stack').every((s) => s === -1)).toBe(true);
+      expect(trace.tables.stacks.numRows).toBe(0);
+      const cap = m.capture.capabilities.find((c) => c.metric === 'code-locations')!;
+      expect(cap.status).toBe('unavailable');
+      expect(cap.reason).toMatch(/synthetic/);
     });
 
     it('keeps samples in time order, inside the capture', () => {

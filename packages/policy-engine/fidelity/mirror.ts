@@ -4,7 +4,7 @@
  * `origin.kind: synthetic`: they are the published runs' shape, not measurements.
  */
 import { getPreset } from '../src/machine/presets.js';
-import type { TraceManifest } from '../src/trace/types.js';
+import { CURRENT_TRACE_VERSION, type TraceManifest } from '../src/trace/types.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
 
 export interface MirrorRegion {
@@ -155,6 +155,7 @@ export function mirrorTrace(spec: MirrorSpec): Uint8Array {
     hops: new Int8Array(n).fill(-1),
     node,
     latency_cycles: latency,
+    stack: new Int32Array(n).fill(-1),
     weight: new Uint32Array(n).fill(weight),
   };
   if (spec.counters) {
@@ -178,7 +179,7 @@ export function mirrorTrace(spec: MirrorSpec): Uint8Array {
   }
   const manifest: TraceManifest = {
     format: 'numascope-trace',
-    version: 2,
+    version: CURRENT_TRACE_VERSION,
     producer: { name: 'numascope-fidelity', version: '0.1.0' },
     createdAt: '2026-01-01T00:00:00Z',
     origin: {

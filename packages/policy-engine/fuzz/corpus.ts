@@ -35,11 +35,11 @@ const CUT_ROWS: Record<TableName, number> = {
   region_placements: 120,
   counters: 120,
   events: 40,
-  // Kept whole: allocations point into the other three by row and stack id.
+  // Kept whole: allocations point into the other three by row and stack id (samples by stack id too).
   allocations: Infinity,
-  alloc_stacks: Infinity,
-  alloc_frames: Infinity,
-  alloc_modules: Infinity,
+  stacks: Infinity,
+  frames: Infinity,
+  modules: Infinity,
 };
 
 type Indexable = { length: number; [i: number]: unknown };

@@ -1,7 +1,8 @@
 /**
- * Format v2's allocation-site tables in the reader: written and read back, their references and
- * stack layout checked, and version-1 files (real recordings from sample-traces/) upgraded with
- * the tables empty. The Rust writer's side is roundtrip-rust.test.ts.
+ * The allocation-site tables (format v2; since v3 `stacks`, `frames` and `modules` are shared
+ * with samples) in the reader: written and read back, their references and stack layout checked,
+ * and version-1 files (real recordings from sample-traces/) upgraded with the tables empty. The
+ * v2 -> v3 step is code-tables.test.ts; the Rust writer's side is roundtrip-rust.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { numericColumn, stringColumn } from '../src/trace/columns.js';
 import { TraceError } from '../src/trace/errors.js';
 import { readTrace } from '../src/trace/reader.js';
 import { UPGRADERS } from '../src/trace/upgrade.js';
-import { TABLE_NAMES, type TraceManifest } from '../src/trace/types.js';
+import { CURRENT_TRACE_VERSION, TABLE_NAMES, type TraceManifest } from '../src/trace/types.js';
 import { emptyColumns, writeTrace, type TraceColumns } from '../src/trace/writer.js';
 import { SAMPLE_TRACES_DIR } from '../fuzz/corpus.js';
 import { minimalManifest } from './helpers/minimal-trace.js';
@@ -50,8 +51,8 @@ function allocColumns(): TraceColumns {
     site: Int32Array.of(1, 2),
     region: Int32Array.of(0, 0),
   };
-  c.alloc_stacks = { stack: Uint32Array.of(0, 0), depth: Uint16Array.of(0, 1), frame: Uint32Array.of(1, 0) };
-  c.alloc_frames = {
+  c.stacks = { stack: Uint32Array.of(0, 0), depth: Uint16Array.of(0, 1), frame: Uint32Array.of(1, 0) };
+  c.frames = {
     module: Int32Array.of(0, 0, -1),
     module_offset: BigUint64Array.of(0x1139n, 0x1187n, 0x7f1234n),
     function: ['main', 'make_table', null],
@@ -61,7 +62,7 @@ function allocColumns(): TraceColumns {
     col: Int16Array.of(5, 12, -1),
     inlined: Int8Array.of(0, 0, 0),
   };
-  c.alloc_modules = { path: ['/opt/app/alloc'], build_id: ['00ff'] };
+  c.modules = { path: ['/opt/app/alloc'], build_id: ['00ff'] };
   return c;
 }
 
@@ -75,47 +76,47 @@ function errorOf(f: () => unknown): TraceError {
   throw new Error('expected a TraceError, but reading succeeded');
 }
 
-describe('allocation-site tables (format v2)', () => {
+describe('allocation-site tables (format v2, renamed in v3)', () => {
   it('round-trip through the writer and reader', () => {
     const t = readTrace(writeTrace(minimalManifest(), allocColumns()));
-    expect(t.manifest.version).toBe(2);
+    expect(t.manifest.version).toBe(CURRENT_TRACE_VERSION);
     expect(t.tables.allocations.numRows).toBe(2);
     expect(Array.from(numericColumn<BigUint64Array>(t.tables.allocations, 'size'))).toEqual([4194304n, 256n]);
-    expect(stringColumn(t.tables.alloc_frames, 'function')).toEqual(['main', 'make_table', null]);
+    expect(stringColumn(t.tables.frames, 'function')).toEqual(['main', 'make_table', null]);
     expect(t.manifest.tables.map((e) => e.name)).toEqual([...TABLE_NAMES]);
-    expect(t.manifest.tables.find((e) => e.name === 'alloc_stacks')!.rows).toBe(2);
+    expect(t.manifest.tables.find((e) => e.name === 'stacks')!.rows).toBe(2);
   });
 
-  it('refuses a site past alloc_frames, naming the column and row', () => {
+  it('refuses a site past frames, naming the column and row', () => {
     const c = allocColumns();
     (c.allocations.site as Int32Array)[1] = 3;
     const e = errorOf(() => readTrace(writeTrace(minimalManifest(), c)));
     expect(e.code).toBe('index-out-of-range');
-    expect(e.message).toMatch(/"allocations\.site", row 1: value 3.*"alloc_frames" \(0–2\)/);
+    expect(e.message).toMatch(/"allocations\.site", row 1: value 3.*"frames" \(0–2\)/);
   });
 
-  it('refuses a module past alloc_modules and a stack frame past alloc_frames', () => {
+  it('refuses a module past modules and a stack frame past frames', () => {
     const c = allocColumns();
-    (c.alloc_frames.module as Int32Array)[2] = 1;
-    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), c))).message).toMatch(/"alloc_frames\.module", row 2/);
+    (c.frames.module as Int32Array)[2] = 1;
+    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), c))).message).toMatch(/"frames\.module", row 2/);
     const d = allocColumns();
-    (d.alloc_stacks.frame as Uint32Array)[1] = 9;
-    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), d))).message).toMatch(/"alloc_stacks\.frame", row 1: value 9/);
+    (d.stacks.frame as Uint32Array)[1] = 9;
+    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), d))).message).toMatch(/"stacks\.frame", row 1: value 9/);
   });
 
   it('refuses stacks out of order, depths that skip, and a stack id nobody has', () => {
     const skip = allocColumns();
-    skip.alloc_stacks.depth = Uint16Array.of(0, 2);
-    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), skip))).message).toMatch(/"alloc_stacks\.depth", row 1: depth 2 follows depth 0/);
+    skip.stacks.depth = Uint16Array.of(0, 2);
+    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), skip))).message).toMatch(/"stacks\.depth", row 1: depth 2 follows depth 0/);
     const gap = allocColumns();
-    gap.alloc_stacks.stack = Uint32Array.of(0, 2);
-    gap.alloc_stacks.depth = Uint16Array.of(0, 0);
-    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), gap))).message).toMatch(/"alloc_stacks\.stack", row 1: stack 2 after stack 0/);
+    gap.stacks.stack = Uint32Array.of(0, 2);
+    gap.stacks.depth = Uint16Array.of(0, 0);
+    expect(errorOf(() => readTrace(writeTrace(minimalManifest(), gap))).message).toMatch(/"stacks\.stack", row 1: stack 2 after stack 0/);
     const missing = allocColumns();
     (missing.allocations.stack as Int32Array)[1] = 1;
     const e = errorOf(() => readTrace(writeTrace(minimalManifest(), missing)));
     expect(e.code).toBe('index-out-of-range');
-    expect(e.message).toMatch(/"allocations\.stack", row 1: value 1.*stack id of "alloc_stacks" \(0–0\)/);
+    expect(e.message).toMatch(/"allocations\.stack", row 1: value 1.*stack id of "stacks" \(0–0\)/);
   });
 
   it('refuses an op the format does not have', () => {
@@ -127,13 +128,13 @@ describe('allocation-site tables (format v2)', () => {
 
 describe('version 1 files', () => {
   for (const f of ['recorded-testload-4threads.numascope', 'recorded-guest-hinting-4nodes.numascope']) {
-    it(`${f} (a real v1 recording) reads as v2 with empty allocation tables`, () => {
+    it(`${f} (a real v1 recording) reads as the current version with empty allocation tables`, () => {
       const bytes = new Uint8Array(readFileSync(join(SAMPLE_TRACES_DIR, f)));
       const stored = JSON.parse(new TextDecoder().decode(manifestOf(bytes))) as TraceManifest;
       expect(stored.version).toBe(1);
       const t = readTrace(bytes);
-      expect(t.manifest.version).toBe(2);
-      for (const name of ['allocations', 'alloc_stacks', 'alloc_frames', 'alloc_modules'] as const) {
+      expect(t.manifest.version).toBe(CURRENT_TRACE_VERSION);
+      for (const name of ['allocations', 'stacks', 'frames', 'modules'] as const) {
         expect(t.tables[name].numRows).toBe(0);
         expect(t.manifest.tables.find((e) => e.name === name)?.rows).toBe(0);
       }

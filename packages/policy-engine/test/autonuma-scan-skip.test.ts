@@ -100,6 +100,7 @@ function traceOf(regions: RegionSpec[], withProt: boolean): Trace {
     hops: new Int8Array(n).fill(-1),
     node: new Int8Array(n),
     latency_cycles: new Uint32Array(n),
+    stack: new Int32Array(n).fill(-1),
     weight: new Uint32Array(n).fill(1),
   };
   const manifest = minimalManifest();

@@ -83,6 +83,7 @@ function traceBytes(machine: TraceMachine): Uint8Array {
     hops: new Int8Array(ROWS),
     node: Int8Array.from(thread),
     latency_cycles: new Uint32Array(ROWS).fill(LATENCY_CYCLES),
+    stack: new Int32Array(ROWS).fill(-1),
     weight: new Uint32Array(ROWS).fill(1),
   };
   const manifest = minimalManifest();

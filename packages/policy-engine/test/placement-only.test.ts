@@ -93,6 +93,7 @@ function attachedBytes(opts: { pageScan?: boolean; faults?: Array<{ page: number
       hops: new Int8Array(k).fill(-1),
       node: Int8Array.from(faults, (f) => (f.page < 64 ? 0 : 1)),
       latency_cycles: new Uint32Array(k),
+      stack: new Int32Array(k).fill(-1),
       weight: Uint32Array.from(faults, (f) => f.weight),
     } as typeof c.samples;
   }

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
 import { isTraceError } from '../src/trace/errors.js';
 import { TABLE_SCHEMAS } from '../src/trace/schema.js';
-import { TABLE_NAMES } from '../src/trace/types.js';
+import { CURRENT_TRACE_VERSION, TABLE_NAMES } from '../src/trace/types.js';
 
 const bin = process.env.NUMASCOPE_BIN ?? resolve(__dirname, '../../../native/collector/target/debug/numascope');
 
@@ -77,9 +77,9 @@ describe('Rust-written trace read by TypeScript', () => {
     expect(trace!.manifest.machine.provenance['cpuClockGHz']).toMatch(/^documented:fixture sysfs cpu0\/cpufreq\/base_frequency/);
   });
 
-  it('manifest says format v2 and lists every table with its row count', () => {
+  it('manifest says the current format version (the collector writes it, no upgrade) and lists every table with its row count', () => {
     expect(trace).toBeDefined();
-    expect(trace!.manifest.version).toBe(2);
+    expect(trace!.manifest.version).toBe(CURRENT_TRACE_VERSION);
     for (const name of TABLE_NAMES) {
       const entry = trace!.manifest.tables.find((t) => t.name === name);
       expect(entry, `manifest.tables lacks ${name}`).toBeDefined();

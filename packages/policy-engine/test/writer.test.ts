@@ -353,7 +353,7 @@ describe('writeTrace refuses bad input, naming table and column', () => {
   it('a manifest of another version', () => {
     const e = errorOf(() => writeTrace({ ...manifest, version: 1 } as TraceManifest, emptyColumns()));
     expect(e.code).toBe('version');
-    expect(e.message).toMatch(/version 2.*version 1/);
+    expect(e.message).toMatch(/version 3.*version 1/);
   });
 
   it('a manifest the reader would refuse, naming the field', () => {

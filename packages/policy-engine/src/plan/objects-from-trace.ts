@@ -1,6 +1,6 @@
 /**
  * The plan builder's allocation input (objects.ts, AllocationObjectInput) from a trace's
- * allocation tables (format v2: allocations, alloc_stacks, alloc_frames, alloc_modules): one row
+ * allocation tables (allocations, stacks, frames, modules; `alloc_*` in format v2): one row
  * per recorded allocation that has a site, its physical frames from the site outwards (inlined
  * frames, which share their physical frame's address, folded into it).
  */

@@ -5,8 +5,8 @@
  * module's ELF file does not, so the entry names the site that way.
  *
  * The input is a small typed interface, one row per recorded allocation, so that it can be fed
- * from the trace's allocation tables (docs/alloc-sites.md: allocations, alloc_stacks,
- * alloc_frames, alloc_modules) once they are in the trace, and is tested with hand-made rows.
+ * from the trace's allocation tables (docs/alloc-sites.md: allocations, stacks, frames,
+ * modules; `alloc_*` in format v2) once they are in the trace, and is tested with hand-made rows.
  * How each site is placed comes from the plan's page placement (the replay's final node of each
  * page in the allocation's address range).
  */
@@ -15,11 +15,11 @@ import { PLAN_LIMITS, PLAN_PAGE_BYTES, type PlanObjectEntry, type PlanObjectFram
 
 /** One frame of a recorded allocation's stack. */
 export interface AllocationFrameInput {
-  /** The module's path as the shim recorded it (alloc_modules.path). */
+  /** The module's path as the shim recorded it (modules.path). */
   module: string;
-  /** GNU build id, hex (alloc_modules.build_id; empty or null when none). */
+  /** GNU build id, hex (modules.build_id; empty or null when none). */
   buildId: string | null;
-  /** Address as in the module's ELF file (alloc_frames.module_address). */
+  /** Address as in the module's ELF file (frames.module_offset). */
   offset: bigint;
 }
 

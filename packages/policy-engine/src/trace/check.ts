@@ -11,7 +11,7 @@ import { isEquivalentType, toFormatType, withColumns } from './equivalent.js';
 import { TraceError } from './errors.js';
 import type { TraceLimits } from './limits.js';
 import { TABLE_SCHEMAS, type ColumnSpec, type ColumnType } from './schema.js';
-import type { TableName, TraceManifest } from './types.js';
+import { CURRENT_TRACE_VERSION, type TableName, type TraceManifest } from './types.js';
 
 /** The format's name for an Arrow type, as used in the schema and in error messages. */
 export function describeArrowType(t: DataType): string {
@@ -90,7 +90,7 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
       if (col.optional) continue; // written before the column existed: every value unknown
       throw new TraceError(
         'column-missing',
-        `Table "${name}" has no column "${col.name}" (expected ${col.type}). The file does not follow trace format v2; ` +
+        `Table "${name}" has no column "${col.name}" (expected ${col.type}). The file does not follow trace format v${CURRENT_TRACE_VERSION}; ` +
           'it may come from a development build of another tool.',
       );
     }
@@ -102,7 +102,7 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
     } else if (actual !== (col.type as ColumnType)) {
       throw new TraceError(
         'column-type',
-        `Column "${name}.${col.name}" has type ${actual}, but trace format v2 requires ${col.type}. ` +
+        `Column "${name}.${col.name}" has type ${actual}, but trace format v${CURRENT_TRACE_VERSION} requires ${col.type}. ` +
           'The file was written by a program that does not follow the format.',
       );
     }
@@ -123,7 +123,7 @@ function checkColumn(table: TableName, col: ColumnSpec, vector: Vector, rows: nu
   let scanLength = -1;
   for (const data of vector.data) {
     if (!col.nullable && data.nullCount > 0) {
-      throw new TraceError('column-null', `Column ${where}, row ${row + firstNull(data)}: null, but trace format v2 never leaves this column empty. The trace is damaged or was written by another tool.`);
+      throw new TraceError('column-null', `Column ${where}, row ${row + firstNull(data)}: null, but trace format v${CURRENT_TRACE_VERSION} never leaves this column empty. The trace is damaged or was written by another tool.`);
     }
     if (col.type === 'utf8') checkStrings(data, where, row, limits);
     else if (!((data.values as ArrayLike<unknown> | undefined)?.length! >= data.length)) {
@@ -374,34 +374,39 @@ export function checkReferences(manifest: TraceManifest, tables: Record<TableNam
     }
   }
   checkCounterScopes(manifest, tables, nodeIds);
-  checkAllocStacks(tables);
+  checkStacks(tables);
 }
 
 /**
- * `alloc_stacks` holds each stack as consecutive rows: stack ids 0, 1, 2, … in order, each
- * starting at depth 0 and counting up by one; `allocations.stack` is one of those ids or -1.
+ * `stacks` holds each stack as consecutive rows: stack ids 0, 1, 2, … in order, each starting at
+ * depth 0 and counting up by one; `allocations.stack` and `samples.stack` (v3) are each one of
+ * those ids or -1.
  */
-function checkAllocStacks(tables: Record<TableName, Table>): void {
+function checkStacks(tables: Record<TableName, Table>): void {
   const corrupt = (where: string, row: number, what: string) =>
     new TraceError('index-out-of-range', `Column ${where}, row ${row}: ${what}. The trace is damaged or was written by a program that does not follow the format.`);
-  const stack = numericColumn<Uint32Array>(tables.alloc_stacks, 'stack');
-  const depth = numericColumn<Uint16Array>(tables.alloc_stacks, 'depth');
+  const stack = numericColumn<Uint32Array>(tables.stacks, 'stack');
+  const depth = numericColumn<Uint16Array>(tables.stacks, 'depth');
   let prev = -1;
   for (let i = 0; i < stack.length; i++) {
     const s = stack[i]!;
     if (s === prev) {
-      if (depth[i] !== depth[i - 1]! + 1) throw corrupt('"alloc_stacks.depth"', i, `depth ${depth[i]} follows depth ${depth[i - 1]} of stack ${s} (frames of a stack count up by one)`);
+      if (depth[i] !== depth[i - 1]! + 1) throw corrupt('"stacks.depth"', i, `depth ${depth[i]} follows depth ${depth[i - 1]} of stack ${s} (frames of a stack count up by one)`);
     } else if (s === prev + 1) {
-      if (depth[i] !== 0) throw corrupt('"alloc_stacks.depth"', i, `stack ${s} starts at depth ${depth[i]}, not 0`);
+      if (depth[i] !== 0) throw corrupt('"stacks.depth"', i, `stack ${s} starts at depth ${depth[i]}, not 0`);
       prev = s;
     } else {
-      throw corrupt('"alloc_stacks.stack"', i, `stack ${s} after stack ${prev} (stack ids are 0, 1, 2, … in row order)`);
+      throw corrupt('"stacks.stack"', i, `stack ${s} after stack ${prev} (stack ids are 0, 1, 2, … in row order)`);
     }
   }
   const stacks = prev + 1;
-  const ids = numericColumn<Int32Array>(tables.allocations, 'stack');
-  const bad = outside32(ids, -1, stacks - 1);
-  if (bad >= 0) throw corrupt('"allocations.stack"', bad, `value ${ids[bad]}, but it must be a stack id of "alloc_stacks" (0–${stacks - 1}${stacks === 0 ? ': it is empty' : ''}) or -1 (none)`);
+  for (const table of ['allocations', 'samples'] as const) {
+    const ids = numericColumn<Int32Array>(tables[table], 'stack');
+    const bad = outside32(ids, -1, stacks - 1);
+    if (bad >= 0) {
+      throw corrupt(`"${table}.stack"`, bad, `value ${ids[bad]}, but it must be a stack id of "stacks" (0–${stacks - 1}${stacks === 0 ? ': it is empty' : ''}) or -1 (none)`);
+    }
+  }
 }
 
 function checkCounterScopes(manifest: TraceManifest, tables: Record<TableName, Table>, nodeIds: readonly number[]): void {

@@ -4,7 +4,7 @@
  * A caller with less memory (a browser tab) may pass smaller values to readTrace.
  */
 export interface TraceLimits {
-  /** ZIP entries in the central directory (v2 writes 13). */
+  /** ZIP entries in the central directory (v2 and v3 write 13). */
   maxEntries: number;
   /** Uncompressed bytes of one entry that is read. */
   maxEntryBytes: number;

@@ -1,6 +1,6 @@
 /**
  * Objects: every page and every sample attributed to the allocation it belongs to, from the
- * trace's `allocations` table (format v2, docs/trace-format.md "Allocation sites"), or to none
+ * trace's `allocations` table (format v2 and later, docs/trace-format.md "Allocation sites"), or to none
  * (then only to its region, as before). docs/engine.md, "Objects", states the rules:
  *
  * - a page belongs to the allocation that overlaps it most among those live at the page's first
@@ -66,7 +66,7 @@ export interface ObjectColumns {
     inlined: Int8Array;
   };
   modules: { path: Array<string | null>; buildId: Array<string | null> };
-  /** alloc_stacks as CSR: stack s is frames[stackStart[s] .. stackStart[s + 1]). */
+  /** `stacks` as CSR: stack s is frames[stackStart[s] .. stackStart[s + 1]). */
   stackStart: Int32Array;
   stackFrames: Uint32Array;
 }
@@ -177,15 +177,15 @@ export function objectColumns(trace: Trace): ObjectColumns | null {
     sampleOffset: numericColumn<Uint16Array>(tables.samples, 'offset'),
     sampleTimeUs: numericColumn<Uint32Array>(tables.samples, 'time_us'),
   });
-  const st = tables.alloc_stacks;
+  const st = tables.stacks;
   const stackIds = numericColumn<Uint32Array>(st, 'stack');
   const nStacks = stackIds.length === 0 ? 0 : stackIds[stackIds.length - 1]! + 1;
   // The reader checked that stack ids run 0, 1, 2, … in row order with depths 0, 1, 2, ….
   const stackStart = new Int32Array(nStacks + 1);
   for (let i = 0; i < stackIds.length; i++) stackStart[stackIds[i]! + 1]!++;
   for (let s = 0; s < nStacks; s++) stackStart[s + 1]! += stackStart[s]!;
-  const fr = tables.alloc_frames;
-  const md = tables.alloc_modules;
+  const fr = tables.frames;
+  const md = tables.modules;
   return {
     count: a.numRows,
     address,

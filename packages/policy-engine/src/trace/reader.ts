@@ -20,7 +20,7 @@ import { checkReferences, checkTable } from './check.js';
 import { TraceError } from './errors.js';
 import { traceLimits, type TraceLimits } from './limits.js';
 import { parseManifestJson } from './manifest-json.js';
-import { TABLE_NAMES, TRACE_FORMAT_NAME, type TableName, type Trace, type TraceManifest, type UncheckedTrace } from './types.js';
+import { CURRENT_TRACE_VERSION, TABLE_NAMES, TRACE_FORMAT_NAME, type TableName, type Trace, type TraceManifest, type UncheckedTrace } from './types.js';
 import { checkTraceVersion, TABLES_OF_VERSION, upgradeTrace, type RawTrace } from './upgrade.js';
 import { validateManifest } from './validate.js';
 import { looksLikeZip, readZipDirectory, readZipEntry, type ZipBudget } from './zip.js';
@@ -58,7 +58,7 @@ function parseTable(name: string, entry: string, bytes: Uint8Array, limits: Trac
 }
 
 /** The entry holding table `name`: the one manifest.tables names for it, else `<name>.arrow`. */
-function entryOf(name: TableName, listed: unknown, entries: ReadonlyMap<string, unknown>): string {
+function entryOf(name: string, listed: unknown, entries: ReadonlyMap<string, unknown>): string {
   if (Array.isArray(listed)) {
     for (const t of listed as unknown[]) {
       const e = t as { name?: unknown; entry?: unknown } | null;
@@ -109,7 +109,8 @@ function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTra
   // A newer file is "too new" whatever its tables look like: checked before any is decoded.
   checkTraceVersion(m.version);
 
-  // Only the tables of the format are read (a v1 file has the first eight; the upgrader adds the rest); other entries are ignored (neither inflated nor checked).
+  // Only the tables of the file's version are read, by that version's names (a v1 file has the first eight, a v2 file's
+  // code tables are alloc_*; the upgraders add and rename the rest); other entries are ignored (neither inflated nor checked).
   const tables = new Map<string, Table>();
   for (const name of TABLES_OF_VERSION[m.version] ?? TABLE_NAMES) {
     const entry = entryOf(name, m.tables, directory);
@@ -125,7 +126,7 @@ function readChecked(bytes: Uint8Array, options: ReadTraceOptions): UncheckedTra
     if (!table) {
       throw new TraceError(
         'table-missing',
-        `This trace has no "${name}" table (${name}.arrow), which format v2 requires. The file is incomplete: ` +
+        `This trace has no "${name}" table (${name}.arrow), which format v${CURRENT_TRACE_VERSION} requires. The file is incomplete: ` +
           'it may have been written by a recorder that was killed before it finished.',
       );
     }

@@ -1,5 +1,5 @@
 /**
- * Column schema of every table in trace format v2, as data: the reader checks files against it,
+ * Column schema of every table in trace format v3, as data: the reader checks files against it,
  * the writer builds tables from it. Keep in step with docs/trace-format.md.
  */
 import type { TableName } from './types.js';
@@ -39,7 +39,7 @@ export interface ColumnSpec {
   optional?: boolean;
 }
 
-export type ColumnRef = 'threads' | 'pages' | 'regions' | 'alloc_frames' | 'alloc_modules' | 'node' | 'cpu';
+export type ColumnRef = 'threads' | 'pages' | 'regions' | 'frames' | 'modules' | 'node' | 'cpu';
 
 export const OPS = ['load', 'store', 'fault', 'unknown'] as const;
 export const SAMPLE_EVENTS = ['page-fault', 'ibs-op', 'pebs-load', 'pebs-store', 'synthetic', 'access-fault'] as const;
@@ -104,6 +104,9 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'hops', type: 'int8' },
     { name: 'node', type: 'int8', ref: 'node' },
     { name: 'latency_cycles', type: 'uint32' },
+    // v3: the code that made the access, a stack id of `stacks` (checked against its stacks in
+    // check.ts, not a row); -1 none. The v2->v3 upgrader adds it as all -1.
+    { name: 'stack', type: 'int32' },
     { name: 'weight', type: 'uint32' },
   ],
   pages: [
@@ -171,18 +174,18 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'size', type: 'uint64' },
     { name: 'sampled', type: 'int8' },
     { name: 'weight_bytes', type: 'float64' },
-    // A stack id of alloc_stacks (checked against its stacks in check.ts, not a row).
+    // A stack id of `stacks` (checked against its stacks in check.ts, not a row).
     { name: 'stack', type: 'int32' },
-    { name: 'site', type: 'int32', ref: 'alloc_frames' },
+    { name: 'site', type: 'int32', ref: 'frames' },
     { name: 'region', type: 'int32', ref: 'regions' },
   ],
-  alloc_stacks: [
+  stacks: [
     { name: 'stack', type: 'uint32' },
     { name: 'depth', type: 'uint16' },
-    { name: 'frame', type: 'uint32', ref: 'alloc_frames' },
+    { name: 'frame', type: 'uint32', ref: 'frames' },
   ],
-  alloc_frames: [
-    { name: 'module', type: 'int32', ref: 'alloc_modules' },
+  frames: [
+    { name: 'module', type: 'int32', ref: 'modules' },
     { name: 'module_offset', type: 'uint64' },
     { name: 'function', type: 'utf8', nullable: true },
     { name: 'function_offset', type: 'int64' },
@@ -191,7 +194,7 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'col', type: 'int16' },
     { name: 'inlined', type: 'int8' },
   ],
-  alloc_modules: [
+  modules: [
     { name: 'path', type: 'utf8' },
     { name: 'build_id', type: 'utf8' },
   ],

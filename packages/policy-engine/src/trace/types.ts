@@ -1,5 +1,5 @@
 /**
- * Types of the numascope trace format, version 2. docs/trace-format.md is the normative
+ * Types of the numascope trace format, version 3. docs/trace-format.md is the normative
  * description; this file mirrors it. Only the newest version's types exist here: older files
  * are upgraded (see upgrade.ts) before anything else sees them.
  */
@@ -16,13 +16,14 @@ export type IndexIntoThreadTable = number;
 export type IndexIntoPageTable = number;
 export type IndexIntoRegionTable = number;
 export type IndexIntoAllocationTable = number;
-/** A stack id of alloc_stacks (its rows with that `stack`, by depth). */
-export type AllocStackId = number;
-export type IndexIntoAllocFrameTable = number;
+/** A stack id of `stacks` (its rows with that `stack`, by depth); shared by samples and allocations. */
+export type StackId = number;
+export type IndexIntoFrameTable = number;
+export type IndexIntoModuleTable = number;
 
 export const TRACE_FORMAT_NAME = 'numascope-trace';
 /** The newest trace format version this code reads and writes. */
-export const CURRENT_TRACE_VERSION = 2;
+export const CURRENT_TRACE_VERSION = 3;
 
 export type OriginKind = 'recorded' | 'imported' | 'synthetic' | 'derived';
 
@@ -146,7 +147,8 @@ export type MetricId =
   | 'ipc'
   | 'l3-mpki'
   | 'region-hotness'
-  | 'allocation-sites';
+  | 'allocation-sites'
+  | 'code-locations';
 
 export type CapabilityStatus = 'measured' | 'estimated' | 'synthetic' | 'unavailable';
 
@@ -249,9 +251,11 @@ export const TABLE_NAMES = [
   'events',
   // New in v2: allocation sites (docs/trace-format.md, "Allocation sites").
   'allocations',
-  'alloc_stacks',
-  'alloc_frames',
-  'alloc_modules',
+  // Since v3 shared by samples (samples.stack) and allocations; `alloc_stacks`, `alloc_frames`
+  // and `alloc_modules` in v2 (docs/trace-format.md, "Code: stacks, frames and modules").
+  'stacks',
+  'frames',
+  'modules',
 ] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 

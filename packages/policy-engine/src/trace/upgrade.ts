@@ -4,7 +4,7 @@
  * every step from the file's version up to CURRENT_TRACE_VERSION, so nothing else in the code
  * ever sees an old version.
  */
-import type { Table } from 'apache-arrow';
+import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData } from 'apache-arrow';
 import { TraceError } from './errors.js';
 import { CURRENT_TRACE_VERSION, TABLE_NAMES, type TableName } from './types.js';
 import { emptyTable } from './writer.js';
@@ -17,52 +17,113 @@ export interface RawTrace {
 
 export type Upgrader = (raw: RawTrace) => RawTrace;
 
-/** The tables each version has; the reader reads only these entries of a file of that version. */
-export const TABLES_OF_VERSION: Readonly<Record<number, readonly TableName[]>> = {
-  1: TABLE_NAMES.slice(0, 8),
-  2: TABLE_NAMES,
-};
+/** v2's names of the three code tables, and their v3 names (docs/trace-format-changelog.md, version 3). */
+const V2_CODE_TABLES: ReadonlyArray<readonly [v2: string, v3: TableName]> = [
+  ['alloc_stacks', 'stacks'],
+  ['alloc_frames', 'frames'],
+  ['alloc_modules', 'modules'],
+];
 
-/** The tables v2 added (docs/trace-format-changelog.md, version 2). */
-const V2_TABLES: readonly TableName[] = ['allocations', 'alloc_stacks', 'alloc_frames', 'alloc_modules'];
+/** The tables v2 added (docs/trace-format-changelog.md, version 2), by their v2 names. */
+const V2_TABLES: readonly string[] = ['allocations', ...V2_CODE_TABLES.map(([v2]) => v2)];
 
 /**
- * v1 -> v2: adds the four allocation-site tables, empty, and capability `allocation-sites`
- * (`unavailable`: a v1 recorder did not record them) unless the file already lists it.
+ * The tables each version has, by the names that version gives them: the reader reads only
+ * these entries of a file of that version (a v2 file's code tables are `alloc_*.arrow`).
+ */
+export const TABLES_OF_VERSION: Readonly<Record<number, readonly string[]>> = {
+  1: TABLE_NAMES.slice(0, 8),
+  2: [...TABLE_NAMES.slice(0, 8), ...V2_TABLES],
+  3: TABLE_NAMES,
+};
+
+function captureOf(m: RawTrace['manifest']): Record<string, unknown> | null {
+  return m.capture && typeof m.capture === 'object' && !Array.isArray(m.capture) ? (m.capture as Record<string, unknown>) : null;
+}
+
+/** `capture` with capability `metric` added as `unavailable` for `reason`, unless it lists one already. */
+function withUnavailableCapability(capture: Record<string, unknown> | null, metric: string, reason: string): Record<string, unknown> | null {
+  if (!capture || !Array.isArray(capture.capabilities)) return capture;
+  const caps = capture.capabilities as unknown[];
+  const has = caps.some((c) => c !== null && typeof c === 'object' && (c as { metric?: unknown }).metric === metric);
+  return has ? capture : { ...capture, capabilities: [...caps, { metric, status: 'unavailable', reason }] };
+}
+
+/**
+ * v1 -> v2: adds the four allocation-site tables (v2 names), empty, and capability
+ * `allocation-sites` (`unavailable`: a v1 recorder did not record them) unless the file already
+ * lists it.
  */
 function v1ToV2(raw: RawTrace): RawTrace {
   const tables = new Map(raw.tables);
-  for (const name of V2_TABLES) tables.set(name, emptyTable(name));
+  tables.set('allocations', emptyTable('allocations'));
+  // Same columns in v2 and v3: only the names changed.
+  for (const [v2, v3] of V2_CODE_TABLES) tables.set(v2, emptyTable(v3));
   const m = raw.manifest;
   const listed = Array.isArray(m.tables) ? (m.tables as unknown[]) : [];
-  const capture = m.capture && typeof m.capture === 'object' && !Array.isArray(m.capture) ? (m.capture as Record<string, unknown>) : null;
-  let newCapture = capture;
-  if (capture && Array.isArray(capture.capabilities)) {
-    const caps = capture.capabilities as unknown[];
-    const has = caps.some((c) => c !== null && typeof c === 'object' && (c as { metric?: unknown }).metric === 'allocation-sites');
-    if (!has) {
-      newCapture = {
-        ...capture,
-        capabilities: [
-          ...caps,
-          { metric: 'allocation-sites', status: 'unavailable', reason: 'format version 1 file: allocation sites were not recorded (added in version 2)' },
-        ],
-      };
-    }
-  }
+  const capture = withUnavailableCapability(captureOf(m), 'allocation-sites', 'format version 1 file: allocation sites were not recorded (added in version 2)');
   return {
     manifest: {
       ...m,
       version: 2,
-      ...(newCapture ? { capture: newCapture } : {}),
+      ...(capture ? { capture } : {}),
       tables: [...listed, ...V2_TABLES.map((name) => ({ name, entry: `${name}.arrow`, rows: 0 }))],
     },
     tables,
   };
 }
 
+/**
+ * `samples` with a `stack` column of -1 (no code location) in every record batch (an existing
+ * column of that name, which no v2 writer wrote, is replaced). Built from buffers, not Arrow's
+ * builders (no `new Function`: see writer.ts utf8Data).
+ */
+function withNoStacks(samples: Table): Table {
+  const keep = samples.schema.fields.map((f, i) => [f, i] as const).filter(([f]) => f.name !== 'stack');
+  const stackField = new Field('stack', new Int32(), false);
+  const fields = [...keep.map(([f]) => f), stackField];
+  const schema = new Schema(fields, samples.schema.metadata);
+  const batchOf = (length: number, children: ReturnType<typeof makeData>[]) => {
+    const stack = makeData({ type: new Int32(), length, nullCount: 0, data: new Int32Array(length).fill(-1) });
+    return new RecordBatch(schema, makeData({ type: new Struct(fields), length, nullCount: 0, children: [...children, stack] }));
+  };
+  const batches = samples.batches.map((b) => batchOf(b.numRows, keep.map(([, i]) => b.data.children[i]!)));
+  return new Table(schema, batches);
+}
+
+/**
+ * v2 -> v3: renames the code tables (`alloc_stacks`, `alloc_frames`, `alloc_modules` ->
+ * `stacks`, `frames`, `modules`) and their `manifest.tables` entries, adds `samples.stack` as all
+ * -1 (a v2 recorder took no sample stacks), and capability `code-locations` (`unavailable`)
+ * unless the file already lists it.
+ */
+function v2ToV3(raw: RawTrace): RawTrace {
+  const tables = new Map(raw.tables);
+  for (const [v2, v3] of V2_CODE_TABLES) {
+    const t = tables.get(v2);
+    tables.delete(v2);
+    if (t) tables.set(v3, t);
+  }
+  const samples = tables.get('samples');
+  if (samples) tables.set('samples', withNoStacks(samples));
+  const m = raw.manifest;
+  const rename = new Map<unknown, string>(V2_CODE_TABLES);
+  const listed = Array.isArray(m.tables)
+    ? (m.tables as unknown[]).map((e) => {
+        if (e === null || typeof e !== 'object' || Array.isArray(e)) return e;
+        const name = rename.get((e as { name?: unknown }).name);
+        return name ? { ...(e as Record<string, unknown>), name, entry: `${name}.arrow` } : e;
+      })
+    : m.tables;
+  const capture = withUnavailableCapability(captureOf(m), 'code-locations', 'format version 2 file: code locations were not recorded (added in version 3)');
+  return {
+    manifest: { ...m, version: 3, ...(capture ? { capture } : {}), tables: listed },
+    tables,
+  };
+}
+
 /** `UPGRADERS[n]` upgrades a version-n trace to version n+1. */
-export const UPGRADERS: Readonly<Record<number, Upgrader>> = { 1: v1ToV2 };
+export const UPGRADERS: Readonly<Record<number, Upgrader>> = { 1: v1ToV2, 2: v2ToV3 };
 
 /** The oldest version this reader can upgrade from. */
 export const OLDEST_TRACE_VERSION = 1;

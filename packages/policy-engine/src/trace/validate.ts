@@ -1,5 +1,5 @@
 /**
- * Structural check of a v2 manifest (docs/trace-format.md), then its consistency: node and cpu ids
+ * Structural check of a manifest of the newest version (docs/trace-format.md), then its consistency: node and cpu ids
  * in range and unique, a distance matrix per node pair, and a machine the engine can model (links
  * and routes between nodes it has). Errors name the offending field by its path, e.g.
  * `machine.nodes[2].cpus`. docs/robustness.md lists the limits.
@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { MachineModelError, machineModel } from '../machine/model.js';
 import { TraceError } from './errors.js';
 import { DEFAULT_TRACE_LIMITS, MAX_CLOCK_GHZ, MAX_CPU_ID, MAX_DURATION_US, MAX_NODE_ID, MIN_CLOCK_GHZ, type TraceLimits } from './limits.js';
-import { TABLE_NAMES, TRACE_FORMAT_NAME, type TraceManifest } from './types.js';
+import { CURRENT_TRACE_VERSION, TABLE_NAMES, TRACE_FORMAT_NAME, type TraceManifest } from './types.js';
 
 // No code generated from strings: the app runs under Content-Security-Policies without
 // 'unsafe-eval' (numascope serve, the desktop app), where zod's compiled fast path (and even its
@@ -150,12 +150,12 @@ function zodError(error: z.ZodError): TraceError {
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problems)` : '';
   return new TraceError(
     'manifest-invalid',
-    `manifest.json field ${pathOf(issue.path)} is invalid: ${issue.message}${more}. The file does not follow trace format v2.`,
+    `manifest.json field ${pathOf(issue.path)} is invalid: ${issue.message}${more}. The file does not follow trace format v${CURRENT_TRACE_VERSION}.`,
   );
 }
 
 function invalid(field: string, what: string): TraceError {
-  return new TraceError('manifest-invalid', `manifest.json field ${field} is invalid: ${what}. The file does not follow trace format v2.`);
+  return new TraceError('manifest-invalid', `manifest.json field ${field} is invalid: ${what}. The file does not follow trace format v${CURRENT_TRACE_VERSION}.`);
 }
 
 // ---- sizes and element types of the long lists, before zod --------------------------------------

@@ -1,5 +1,5 @@
 /**
- * Trace writer, format v2 (docs/trace-format.md): column arrays in, `.numascope` bytes out.
+ * Trace writer, format v3 (docs/trace-format.md): column arrays in, `.numascope` bytes out.
  *
  * Pure: no Node-only APIs, no clock, no randomness, so it runs in a browser Worker and the same
  * input always gives the same bytes. The ZIP holds `manifest.json` first (deflated), then one
@@ -141,7 +141,7 @@ export function emptyTable(name: TableName): Table {
 }
 
 /**
- * Writes a v2 trace. `manifest.tables` and `manifest.capture.sampleCount` are filled in from
+ * Writes a trace of the newest version (v3). `manifest.tables` and `manifest.capture.sampleCount` are filled in from
  * the columns (whatever the caller put there is replaced); the input objects are not modified.
  * Throws {@link TraceWriteError} naming the table and column for any data that does not match
  * TABLE_SCHEMAS. An optional column (schema.ts `optional`, e.g. `regions.prot`) that the columns

@@ -1,12 +1,12 @@
 /** A small valid trace (the current format version) built in the test, so each bad-file test can break exactly one thing. */
 import { unzipSync, zipSync, strToU8, strFromU8, type Zippable } from 'fflate';
 import { emptyColumns, writeTrace } from '../../src/trace/writer.js';
-import type { TraceManifest } from '../../src/trace/types.js';
+import { CURRENT_TRACE_VERSION, type TraceManifest } from '../../src/trace/types.js';
 
 export function minimalManifest(): TraceManifest {
   return {
     format: 'numascope-trace',
-    version: 2,
+    version: CURRENT_TRACE_VERSION,
     producer: { name: 'numascope-test', version: '0.0.0' },
     createdAt: '2026-11-21T00:00:00Z',
     origin: {

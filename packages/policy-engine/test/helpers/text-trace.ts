@@ -1,5 +1,5 @@
 /**
- * Traces written as readable text: ASCII tables turned into a real v1 trace (writeTrace →
+ * Traces written as readable text: ASCII tables turned into a real trace of the current version (writeTrace →
  * readTrace), so engine tests read like the data they test.
  *
  *   textTrace({
@@ -109,6 +109,7 @@ export function textTrace(spec: TextTraceSpec): Trace {
     hops: Int8Array.from(samples, () => -1),
     node: Int8Array.from(sampleNode),
     latency_cycles: new Uint32Array(samples.length),
+    stack: new Int32Array(samples.length).fill(-1),
     weight: Uint32Array.from(samples, (s) => Number(s['weight'] ?? 1)),
   };
   const allocs = parseTable(spec.allocations ?? 'address size site');
@@ -129,9 +130,9 @@ export function textTrace(spec: TextTraceSpec): Trace {
       site: Int32Array.from(allocs, (_, i) => i),
       region: new Int32Array(n).fill(-1),
     };
-    c.alloc_stacks = { stack: Uint32Array.from(allocs, (_, i) => i), depth: new Uint16Array(n), frame: Uint32Array.from(allocs, (_, i) => i) };
+    c.stacks = { stack: Uint32Array.from(allocs, (_, i) => i), depth: new Uint16Array(n), frame: Uint32Array.from(allocs, (_, i) => i) };
     const sites = allocs.map((a) => /^(.*)@(.*):(\d+)$/.exec(a['site']!) ?? ['', a['site']!, 'app.c', '0']);
-    c.alloc_frames = {
+    c.frames = {
       module: new Int32Array(n).fill(0),
       module_offset: BigUint64Array.from(allocs, (_, i) => 0x1000n + BigInt(i) * 16n),
       function: sites.map((m) => m[1]!),
@@ -141,7 +142,7 @@ export function textTrace(spec: TextTraceSpec): Trace {
       col: new Int16Array(n),
       inlined: new Int8Array(n),
     };
-    c.alloc_modules = { path: ['/opt/app'], build_id: ['00ff'] };
+    c.modules = { path: ['/opt/app'], build_id: ['00ff'] };
   }
   const manifest = minimalManifest();
   manifest.machine = machine;
