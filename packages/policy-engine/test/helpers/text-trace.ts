@@ -14,7 +14,8 @@
  *
  * Optional sample columns: `weight` (default 1), `data_source` (default local-dram / remote-dram
  * by node), `cpu` (default the thread's node's first cpu), `offset` (byte in the page, default 0),
- * `event` (default synthetic, page-fault for faults). Optional thread columns `name` and `migrations`
+ * `event` (default synthetic, page-fault for faults), `latency_cycles` (default 0), `stack` (an
+ * index into the spec's `stacks`, default -1: no code location). Optional thread columns `name` and `migrations`
  * (the kernel's cpu migration count, default 0); optional placement column `cpu`. Optional page column `address` (hex).
  * Thread nodes and page nodes are kernel node ids.
  */
@@ -51,11 +52,23 @@ export interface TextTraceSpec {
    * `function@file:line`); each gets a one-frame stack at its site, live for the whole trace.
    */
   allocations?: string;
+  /**
+   * Call stacks the samples' `stack` column names (stack ids 0, 1, … in this order), each its
+   * frames innermost first, separated by spaces: `function@file:line` (in module /opt/app),
+   * `function[module]` (no line information) or `function@file:line[module]`; a module is a path
+   * or a base name (then under /usr/lib/). The same text is the same frame row.
+   */
+  stacks?: string[];
 }
 
 export const PAGE_BASE_ADDRESS = 0x7f00_0000_0000n;
 
 export function textTrace(spec: TextTraceSpec): Trace {
+  return readTrace(textTraceBytes(spec));
+}
+
+/** The trace of `spec` as the bytes of a .numascope file (for the CLI). */
+export function textTraceBytes(spec: TextTraceSpec): Uint8Array {
   const machine = typeof spec.machine === 'string' ? getPreset(spec.machine) : spec.machine;
   const nodeIndex = new Map(machine.nodes.map((n, i) => [n.id, i]));
   const firstCpu = (node: number) => machine.nodes[nodeIndex.get(node)!]!.cpus[0] ?? -1;
@@ -108,11 +121,38 @@ export function textTrace(spec: TextTraceSpec): Trace {
     ),
     hops: Int8Array.from(samples, () => -1),
     node: Int8Array.from(sampleNode),
-    latency_cycles: new Uint32Array(samples.length),
-    stack: new Int32Array(samples.length).fill(-1),
+    latency_cycles: Uint32Array.from(samples, (s) => Number(s['latency_cycles'] ?? 0)),
+    stack: Int32Array.from(samples, (s) => Number(s['stack'] ?? -1)),
     weight: Uint32Array.from(samples, (s) => Number(s['weight'] ?? 1)),
   };
+  // Code tables: the spec's stacks first (ids 0..k-1, what samples.stack names), then one
+  // one-frame stack per allocation at its site.
+  const modulePaths = ['/opt/app'];
+  const moduleOf = (m: string | undefined) => {
+    const path = m === undefined ? '/opt/app' : m.includes('/') ? m : `/usr/lib/${m}`;
+    const k = modulePaths.indexOf(path);
+    return k >= 0 ? k : modulePaths.push(path) - 1;
+  };
+  const frameRows: Array<{ module: number; function: string; file: string | null; line: number }> = [];
+  const frameIndex = new Map<string, number>();
+  const frameOf = (text: string): number => {
+    const known = frameIndex.get(text);
+    if (known !== undefined) return known;
+    const m = /^([^@[\]]+)(?:@([^:[\]]+):(\d+))?(?:\[([^\]]+)\])?$/.exec(text);
+    if (!m) throw new Error(`frame "${text}" is not function@file:line, function[module] or function@file:line[module]`);
+    frameRows.push({ module: moduleOf(m[4]), function: m[1]!, file: m[2] ? `/src/${m[2]}` : null, line: m[3] ? Number(m[3]) : -1 });
+    frameIndex.set(text, frameRows.length - 1);
+    return frameRows.length - 1;
+  };
+  const stackRows: Array<{ stack: number; depth: number; frame: number }> = [];
+  (spec.stacks ?? []).forEach((st, k) => st.trim().split(/\s+/).forEach((f, depth) => stackRows.push({ stack: k, depth, frame: frameOf(f) })));
   const allocs = parseTable(spec.allocations ?? 'address size site');
+  const firstAllocStack = (spec.stacks ?? []).length;
+  const allocSites = allocs.map((a) => {
+    const m = /^(.*)@(.*):(\d+)$/.exec(a['site']!);
+    return frameOf(m ? `${m[1]}@${m[2]}:${m[3]}` : `${a['site']!}@app.c:0`);
+  });
+  allocSites.forEach((frame, i) => stackRows.push({ stack: firstAllocStack + i, depth: 0, frame }));
   if (allocs.length > 0) {
     const n = allocs.length;
     c.allocations = {
@@ -126,27 +166,32 @@ export function textTrace(spec: TextTraceSpec): Trace {
       size: BigUint64Array.from(allocs, (a) => BigInt(a['size']!)),
       sampled: new Int8Array(n),
       weight_bytes: Float64Array.from(allocs, (a) => Number(a['size'])),
-      stack: Int32Array.from(allocs, (_, i) => i),
-      site: Int32Array.from(allocs, (_, i) => i),
+      stack: Int32Array.from(allocs, (_, i) => firstAllocStack + i),
+      site: Int32Array.from(allocSites),
       region: new Int32Array(n).fill(-1),
     };
-    c.stacks = { stack: Uint32Array.from(allocs, (_, i) => i), depth: new Uint16Array(n), frame: Uint32Array.from(allocs, (_, i) => i) };
-    const sites = allocs.map((a) => /^(.*)@(.*):(\d+)$/.exec(a['site']!) ?? ['', a['site']!, 'app.c', '0']);
-    c.frames = {
-      module: new Int32Array(n).fill(0),
-      module_offset: BigUint64Array.from(allocs, (_, i) => 0x1000n + BigInt(i) * 16n),
-      function: sites.map((m) => m[1]!),
-      function_offset: new BigInt64Array(n),
-      file: sites.map((m) => `/src/${m[2]!}`),
-      line: Int32Array.from(sites, (m) => Number(m[3])),
-      col: new Int16Array(n),
-      inlined: new Int8Array(n),
+  }
+  if (frameRows.length > 0) {
+    c.stacks = {
+      stack: Uint32Array.from(stackRows, (r) => r.stack),
+      depth: Uint16Array.from(stackRows, (r) => r.depth),
+      frame: Uint32Array.from(stackRows, (r) => r.frame),
     };
-    c.modules = { path: ['/opt/app'], build_id: ['00ff'] };
+    c.frames = {
+      module: Int32Array.from(frameRows, (f) => f.module),
+      module_offset: BigUint64Array.from(frameRows, (_, i) => 0x1000n + BigInt(i) * 16n),
+      function: frameRows.map((f) => f.function),
+      function_offset: new BigInt64Array(frameRows.length),
+      file: frameRows.map((f) => f.file),
+      line: Int32Array.from(frameRows, (f) => f.line),
+      col: new Int16Array(frameRows.length),
+      inlined: new Int8Array(frameRows.length),
+    };
+    c.modules = { path: modulePaths, build_id: modulePaths.map((_, i) => (i === 0 ? '00ff' : '')) };
   }
   const manifest = minimalManifest();
   manifest.machine = machine;
   const lastTime = samples.reduce((m, s) => Math.max(m, Number(s['time_us'])), 0);
   manifest.capture.durationUs = spec.durationUs ?? lastTime + 1;
-  return readTrace(writeTrace(manifest, c));
+  return writeTrace(manifest, c);
 }

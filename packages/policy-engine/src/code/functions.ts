@@ -1,0 +1,345 @@
+/**
+ * Code attribution: which functions made the sampled accesses and first-touched the pages
+ * (docs/engine.md, "Code attribution"). Each sample with a stack (frames.ts) is attributed to one
+ * frame, its code site (default) or its self frame, and through it to a function (module +
+ * name). Per function, weighted by `samples.weight`:
+ *
+ * - accesses: `load`, `store` (and `unknown`) rows; `fault` rows separately, as first touches;
+ * - local / remote: an access is local when the page's node at the sample (`samples.node`) is the
+ *   node of the cpu it ran on (the manifest's machine); unknown when either is -1;
+ * - mean latency: over the rows with `latency_cycles` > 0, weighted, divided by the recorded
+ *   machine's clock (the traffic model's `clockGHz`, as the replay does: engine/windows.ts);
+ * - first-touched pages per node: the distinct pages of its fault rows, by `pages.node`;
+ * - its top source lines (the attributed frames' file:line) and the data objects it touched (the
+ *   allocation each sample belongs to, trace/objects.ts, grouped by allocation site).
+ *
+ * Pure, no DOM or Node.
+ */
+import { recordedMachine } from '../machine/loaders.js';
+import { machineModel } from '../machine/model.js';
+import { trafficModel } from '../machine/traffic.js';
+import { dictionaryColumn, numericColumn } from '../trace/columns.js';
+import { describeFrame, objectColumns, type ObjectColumns } from '../trace/objects.js';
+import type { Trace } from '../trace/types.js';
+import { codeFrames, type CodeFrames } from './frames.js';
+
+/** `site`: the innermost frame outside allocators and runtimes (frames.ts); `self`: depth 0. */
+export type CodeAttribution = 'site' | 'self';
+export const CODE_ATTRIBUTIONS: readonly CodeAttribution[] = ['site', 'self'];
+export type CodeOp = 'load' | 'store' | 'fault';
+
+/** Which samples count, and to which frame. */
+export interface CodeOptions {
+  /** Default `site`. */
+  by?: CodeAttribution;
+  /** Only samples with fromUs ≤ time_us < toUs. */
+  range?: { fromUs: number; toUs: number } | null;
+  /** Only these threads' samples (rows of `threads`). */
+  threads?: readonly number[] | null;
+  /** Only rows of this op. */
+  op?: CodeOp | null;
+  /** Only samples of memory on this node (`samples.node`, a node id). */
+  node?: number | null;
+}
+
+export interface FunctionTableOptions extends CodeOptions {
+  /** Rows returned, busiest first; default 50. */
+  limit?: number;
+}
+
+/** One source line of a function: the attributed frames at that file:line. */
+export interface FunctionLine {
+  file: string | null;
+  line: number;
+  accesses: number;
+  firstTouches: number;
+}
+
+/** A data object a function touched: the allocations of one site. */
+export interface FunctionObject {
+  /** The allocation site (`function file:line`), or the allocation itself where it has no site. */
+  site: string;
+  samples: number;
+  accesses: number;
+  firstTouches: number;
+}
+
+export interface FunctionRow {
+  /** The function's name, or `module+0xoffset` without a symbol. */
+  function: string;
+  /** Its module's path, null unknown. */
+  module: string | null;
+  buildId: string | null;
+  /** Its frames are in an allocator or runtime (only with `by: 'self'`, or a stack wholly in runtimes). */
+  runtime: boolean;
+  /** `file:line` (the file's base name) of its top line, null without line information. */
+  location: string | null;
+  /** Its source lines, busiest first (at most 5). */
+  lines: FunctionLine[];
+  samples: number;
+  /** Weighted load, store and unknown-op rows. */
+  accesses: number;
+  loads: number;
+  stores: number;
+  /** Weighted fault rows (first touches). */
+  firstTouches: number;
+  /** Accesses whose memory was on the cpu's node, on another, or either unknown. */
+  local: number;
+  remote: number;
+  unknownLocality: number;
+  /** remote / (local + remote); null when neither is known. */
+  remoteShare: number | null;
+  /** Weighted mean of latency_cycles > 0, in ns (null: no such rows, or the clock is unknown) and in cycles. */
+  meanLatencyNs: number | null;
+  meanLatencyCycles: number | null;
+  latencySamples: number;
+  /** Distinct pages its fault rows touched, per page node (`pages.node`, -1 unknown last). */
+  firstTouchPages: Array<{ node: number; pages: number }>;
+  /** The data objects it touched, busiest first (at most 5). */
+  objects: FunctionObject[];
+}
+
+export interface FunctionTable {
+  /** Some sample of the trace has a stack. */
+  available: boolean;
+  /** The `code-locations` capability's reason (or why no sample has a stack). */
+  reason: string;
+  by: CodeAttribution;
+  filters: { range: { fromUs: number; toUs: number } | null; threads: number[] | null; op: CodeOp | null; node: number | null };
+  /** The clock latencies are divided by, and where it came from. */
+  clock: { ghz: number | null; source: string };
+  totals: {
+    /** Samples that pass the filters, and those of them with a stack. */
+    samples: number;
+    withStack: number;
+    accesses: number;
+    firstTouches: number;
+    /** Weighted accesses and first touches of samples without a stack (attributed to no function). */
+    withoutStack: { accesses: number; firstTouches: number };
+    /** Samples (by site) whose whole stack is in runtimes: attributed to their self frame. */
+    siteFallbacks: number;
+  };
+  /** Functions with at least one sample; `rows` holds the first `limit`. */
+  functionCount: number;
+  rows: FunctionRow[];
+}
+
+function baseName(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
+/** The samples the options keep (1) and the per-sample columns the tables read. */
+export interface SampleSelection {
+  keep: Uint8Array;
+  weight: Uint32Array;
+  fault: Uint8Array;
+}
+
+/** Samples passing `options`' filters (time range, thread, op, memory node). */
+export function selectSamples(trace: Trace, options: CodeOptions): SampleSelection {
+  const s = trace.tables.samples;
+  const n = s.numRows;
+  const time = numericColumn<Uint32Array>(s, 'time_us');
+  const thread = numericColumn<Uint32Array>(s, 'thread');
+  const node = numericColumn<Int8Array>(s, 'node');
+  const weight = numericColumn<Uint32Array>(s, 'weight');
+  const op = dictionaryColumn(s, 'op');
+  const opCode = options.op ? op.values.indexOf(options.op) : -2;
+  const FAULT = op.values.indexOf('fault');
+  const keep = new Uint8Array(n);
+  const fault = new Uint8Array(n);
+  const range = options.range ?? null;
+  const threads = options.threads ? new Set(options.threads) : null;
+  for (let i = 0; i < n; i++) {
+    const c = op.codes[i]!;
+    fault[i] = c === FAULT ? 1 : 0;
+    if (range && (time[i]! < range.fromUs || time[i]! >= range.toUs)) continue;
+    if (threads && !threads.has(thread[i]!)) continue;
+    if (options.op && c !== opCode) continue;
+    if (options.node != null && node[i] !== options.node) continue;
+    keep[i] = 1;
+  }
+  return { keep, weight, fault };
+}
+
+/** The frame a sample of stack `s` is attributed to; `fallback` set when the site rule found none. */
+export function attributedFrame(code: CodeFrames, s: number, by: CodeAttribution): { frame: number; fallback: boolean } {
+  if (by === 'self') return { frame: code.stackSelf[s]!, fallback: false };
+  const site = code.stackSite[s]!;
+  return site >= 0 ? { frame: site, fallback: false } : { frame: code.stackSelf[s]!, fallback: true };
+}
+
+/** The recorded machine's clock, as the replay converts PMU latencies with it. */
+function recordedClock(trace: Trace): { ghz: number | null; source: string } {
+  try {
+    const c = trafficModel(machineModel(recordedMachine(trace.manifest).machine)).clockGHz;
+    return { ghz: c.value, source: c.source };
+  } catch (e) {
+    return { ghz: null, source: `unavailable:the recorded machine could not be modelled (${(e as Error).message})` };
+  }
+}
+
+function objectLabelOf(o: ObjectColumns, a: number): string {
+  const site = o.site[a]!;
+  if (site >= 0) return describeFrame(o, site);
+  return `${o.op.values[o.op.codes[a]!] ?? 'allocation'} of ${o.size[a]} B at 0x${o.address[a]!.toString(16)}`;
+}
+
+/** Per function: where its samples went (see the module comment), busiest first. */
+export function functionTable(trace: Trace, options: FunctionTableOptions = {}): FunctionTable {
+  const by = options.by ?? 'site';
+  const limit = Math.max(0, options.limit ?? 50);
+  const code = codeFrames(trace);
+  const filters = { range: options.range ?? null, threads: options.threads ? [...options.threads] : null, op: options.op ?? null, node: options.node ?? null };
+  const clock = recordedClock(trace);
+  const { keep, weight, fault } = selectSamples(trace, options);
+  const s = trace.tables.samples;
+  const sCpu = numericColumn<Int16Array>(s, 'cpu');
+  const sNode = numericColumn<Int8Array>(s, 'node');
+  const sPage = numericColumn<Int32Array>(s, 'page');
+  const latency = numericColumn<Uint32Array>(s, 'latency_cycles');
+  const op = dictionaryColumn(s, 'op');
+  const LOAD = op.values.indexOf('load');
+  const STORE = op.values.indexOf('store');
+  const pageNode = numericColumn<Int8Array>(trace.tables.pages, 'node');
+  const cpuNode = new Map<number, number>();
+  for (const nd of trace.manifest.machine.nodes) for (const c of nd.cpus) cpuNode.set(c, nd.id);
+
+  const F = code.functions.length;
+  const samples = new Float64Array(F);
+  const accesses = new Float64Array(F);
+  const loads = new Float64Array(F);
+  const stores = new Float64Array(F);
+  const faults = new Float64Array(F);
+  const local = new Float64Array(F);
+  const remote = new Float64Array(F);
+  const unknown = new Float64Array(F);
+  const latSum = new Float64Array(F);
+  const latWeight = new Float64Array(F);
+  const latCount = new Float64Array(F);
+  const frameAccesses = new Float64Array(code.frames.line.length);
+  const frameFaults = new Float64Array(code.frames.line.length);
+  const faultPages = new Map<number, Set<number>>();
+  const objects = objectColumns(trace);
+  const objectTally = new Map<number, Map<string, FunctionObject>>();
+  const objectLabels = new Map<number, string>();
+  const totals = { samples: 0, withStack: 0, accesses: 0, firstTouches: 0, withoutStack: { accesses: 0, firstTouches: 0 }, siteFallbacks: 0 };
+
+  for (let i = 0; i < keep.length; i++) {
+    if (!keep[i]) continue;
+    const w = weight[i]!;
+    const isFault = fault[i] === 1;
+    totals.samples++;
+    if (isFault) totals.firstTouches += w;
+    else totals.accesses += w;
+    const st = code.sampleStack[i]!;
+    if (st < 0 || st >= code.stackCount) {
+      if (isFault) totals.withoutStack.firstTouches += w;
+      else totals.withoutStack.accesses += w;
+      continue;
+    }
+    const { frame, fallback } = attributedFrame(code, st, by);
+    if (frame < 0) continue;
+    totals.withStack++;
+    if (fallback) totals.siteFallbacks++;
+    const f = code.frames.functionOf[frame]!;
+    samples[f]!++;
+    const page = sPage[i]!;
+    if (isFault) {
+      faults[f]! += w;
+      frameFaults[frame]! += w;
+      if (page >= 0) {
+        let set = faultPages.get(f);
+        if (!set) faultPages.set(f, (set = new Set()));
+        set.add(page);
+      }
+    } else {
+      accesses[f]! += w;
+      frameAccesses[frame]! += w;
+      const c = op.codes[i]!;
+      if (c === LOAD) loads[f]! += w;
+      else if (c === STORE) stores[f]! += w;
+      const cpu = sCpu[i]!;
+      const from = cpu >= 0 ? (cpuNode.get(cpu) ?? -1) : -1;
+      const mem = sNode[i]!;
+      if (from < 0 || mem < 0) unknown[f]! += w;
+      else if (from === mem) local[f]! += w;
+      else remote[f]! += w;
+    }
+    const lat = latency[i]!;
+    if (lat > 0) {
+      latSum[f]! += lat * w;
+      latWeight[f]! += w;
+      latCount[f]!++;
+    }
+    const a = objects ? objects.sampleAllocation[i]! : -1;
+    if (objects && a >= 0) {
+      let label = objectLabels.get(a);
+      if (label === undefined) objectLabels.set(a, (label = objectLabelOf(objects, a)));
+      let tally = objectTally.get(f);
+      if (!tally) objectTally.set(f, (tally = new Map()));
+      let t = tally.get(label);
+      if (!t) tally.set(label, (t = { site: label, samples: 0, accesses: 0, firstTouches: 0 }));
+      t.samples++;
+      if (isFault) t.firstTouches += w;
+      else t.accesses += w;
+    }
+  }
+
+  // Source lines per function, from the frames its samples were attributed to.
+  const lineTally = new Map<number, Map<string, FunctionLine>>();
+  for (let fr = 0; fr < frameAccesses.length; fr++) {
+    if (frameAccesses[fr] === 0 && frameFaults[fr] === 0) continue;
+    const f = code.frames.functionOf[fr]!;
+    const file = code.frames.file[fr] ?? null;
+    const line = code.frames.line[fr]!;
+    const key = `${file ?? ''}:${line}`;
+    let tally = lineTally.get(f);
+    if (!tally) lineTally.set(f, (tally = new Map()));
+    let t = tally.get(key);
+    if (!t) tally.set(key, (t = { file, line, accesses: 0, firstTouches: 0 }));
+    t.accesses += frameAccesses[fr]!;
+    t.firstTouches += frameFaults[fr]!;
+  }
+  const busiest = <T extends { accesses: number; firstTouches: number }>(a: T, b: T) => b.accesses - a.accesses || b.firstTouches - a.firstTouches;
+
+  const used: number[] = [];
+  for (let f = 0; f < F; f++) if (samples[f]! > 0) used.push(f);
+  used.sort((x, y) => accesses[y]! - accesses[x]! || faults[y]! - faults[x]! || samples[y]! - samples[x]! || (code.functions[x]!.name < code.functions[y]!.name ? -1 : code.functions[x]!.name > code.functions[y]!.name ? 1 : x - y));
+  const rows = used.slice(0, limit).map((f): FunctionRow => {
+    const fn = code.functions[f]!;
+    const lines = [...(lineTally.get(f)?.values() ?? [])].sort((a, b) => busiest(a, b) || (a.line - b.line));
+    const top = lines[0];
+    const byNode = new Map<number, number>();
+    for (const p of faultPages.get(f) ?? []) {
+      const nd = p < pageNode.length ? pageNode[p]! : -1;
+      byNode.set(nd, (byNode.get(nd) ?? 0) + 1);
+    }
+    const known = local[f]! + remote[f]!;
+    const meanCycles = latWeight[f]! > 0 ? latSum[f]! / latWeight[f]! : null;
+    return {
+      function: fn.name,
+      module: fn.module,
+      buildId: fn.buildId,
+      runtime: fn.runtime,
+      location: top && top.file !== null && top.line >= 0 ? `${baseName(top.file)}:${top.line}` : null,
+      lines: lines.slice(0, 5),
+      samples: samples[f]!,
+      accesses: accesses[f]!,
+      loads: loads[f]!,
+      stores: stores[f]!,
+      firstTouches: faults[f]!,
+      local: local[f]!,
+      remote: remote[f]!,
+      unknownLocality: unknown[f]!,
+      remoteShare: known > 0 ? remote[f]! / known : null,
+      meanLatencyNs: meanCycles !== null && clock.ghz ? meanCycles / clock.ghz : null,
+      meanLatencyCycles: meanCycles,
+      latencySamples: latCount[f]!,
+      firstTouchPages: [...byNode.entries()].sort((a, b) => (a[0] < 0 ? 1 : b[0] < 0 ? -1 : a[0] - b[0])).map(([node, pages]) => ({ node, pages })),
+      objects: [...(objectTally.get(f)?.values() ?? [])].sort((a, b) => busiest(a, b) || b.samples - a.samples || (a.site < b.site ? -1 : 1)).slice(0, 5),
+    };
+  });
+  return { available: code.available, reason: code.reason, by, filters, clock, totals, functionCount: used.length, rows };
+}
