@@ -8,6 +8,11 @@ import { basename, join } from 'node:path';
 import { parseArgs as parseNodeArgs } from 'node:util';
 import {
   analysisReport,
+  functionTable,
+  CODE_ATTRIBUTIONS,
+  type CodeAttribution,
+  type CodeOp,
+  type FunctionTable,
   policyPlan,
   fixPlan,
   diagnoseReport,
@@ -58,6 +63,9 @@ usage:
                                                     --json, issues[].fix.id; --threshold as for diagnose)
   numascope-analyze diagnose TRACE [options]        NumaPerf-style issues ranked by score, with
                                                     allocation site, fix and the fix's predicted gain
+  numascope-analyze code TRACE [--by site|self] [--limit N] [--json]
+                                                    the functions that made the sampled accesses and
+                                                    first touches (needs call stacks: format v3)
   numascope-analyze presets [--json]                machine presets
 
 options (--opt VALUE or --opt=VALUE; -- ends the options; COMMAND --help: a command's own):
@@ -77,7 +85,8 @@ options (--opt VALUE or --opt=VALUE; -- ends the options; COMMAND --help: a comm
   --window-ms N           replay window, ms (default 100; for NUMA hinting-fault recordings about
                           four of the kernel's scan passes, from the trace)
   --from-ms N, --to-ms N  replay only the windows overlapping [N, M) ms since the capture start
-                          (either may be left out: from the start / to the end)
+                          (either may be left out: from the start / to the end); code: only the
+                          samples in [N, M)
   --seed N                seed for randomised policies (default 1)
   --no-steady-state       make the window-by-window replay the headline instead of the steady
                           state (each policy's converged placement held over the whole recording,
@@ -100,6 +109,13 @@ options (--opt VALUE or --opt=VALUE; -- ends the options; COMMAND --help: a comm
                           whether slower memory, e.g. a CXL node, is worth adding bandwidth:
                           weighted-interleave). Ignored when the trace has measured rates
   --threshold NAME=N      diagnose: change a threshold (repeatable): ${Object.keys(DIAGNOSE_DEFAULTS).join(', ')}
+  --by site|self          code: attribute each sample to its code site (default: the innermost
+                          frame outside allocators and language runtimes, so a libc memset counts
+                          for its caller) or to its own frame (the sampled instruction's function)
+  --limit N               code: functions listed, busiest first (default 20)
+  --thread TID            code: only the samples of this thread (kernel tid)
+  --op load|store|fault   code: only these samples (fault: first touches)
+  --node N                code: only the samples of memory on node N (samples.node)
   --json | --markdown     output format (default: a text table)
   -o, --output FILE       output file (plan; for the others: instead of stdout)
   --system-weights        plan, weighted-interleave: also write the weights as the plan's
@@ -135,11 +151,16 @@ interface Args {
   thresholds: DiagnoseOptions;
   systemWeights?: boolean;
   fix?: string;
+  by?: CodeAttribution;
+  limit?: number;
+  tid?: number;
+  op?: CodeOp;
+  node?: number;
   help: boolean;
 }
 
-type Command = 'analyze' | 'compare' | 'plan' | 'diagnose' | 'presets';
-const COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose', 'presets'];
+type Command = 'analyze' | 'compare' | 'plan' | 'diagnose' | 'code' | 'presets';
+const COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose', 'code', 'presets'];
 const TRACE_COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose'];
 
 /** Each command's usage lines: the overview's, and the first lines of `COMMAND --help`. */
@@ -151,6 +172,9 @@ const COMMAND_USAGE: Record<Command, string> = {
                                                     --json, issues[].fix.id; --threshold as for diagnose)`,
   diagnose: `numascope-analyze diagnose TRACE [options]        NumaPerf-style issues ranked by score, with
                                                     allocation site, fix and the fix's predicted gain`,
+  code: `numascope-analyze code TRACE [--by site|self] [--limit N] [--json]
+                                                    the functions that made the sampled accesses and
+                                                    first touches (needs call stacks: format v3)`,
   presets: 'numascope-analyze presets [--json]                machine presets',
 };
 
@@ -166,8 +190,8 @@ const OPTION_SPECS = {
   manual: { type: 'string', for: ['analyze', 'compare', 'plan'] },
   fix: { type: 'string', for: ['plan'] },
   'window-ms': { type: 'string', for: TRACE_COMMANDS },
-  'from-ms': { type: 'string', for: TRACE_COMMANDS },
-  'to-ms': { type: 'string', for: TRACE_COMMANDS },
+  'from-ms': { type: 'string', for: [...TRACE_COMMANDS, 'code'] },
+  'to-ms': { type: 'string', for: [...TRACE_COMMANDS, 'code'] },
   seed: { type: 'string', for: TRACE_COMMANDS },
   baseline: { type: 'string', for: TRACE_COMMANDS },
   'access-rates': { type: 'string', for: TRACE_COMMANDS },
@@ -176,6 +200,11 @@ const OPTION_SPECS = {
   'no-steady-state': { type: 'boolean', for: TRACE_COMMANDS },
   threshold: { type: 'string', multiple: true, for: ['diagnose', 'plan'] },
   'system-weights': { type: 'boolean', for: ['plan'] },
+  by: { type: 'string', for: ['code'] },
+  limit: { type: 'string', for: ['code'] },
+  thread: { type: 'string', for: ['code'] },
+  op: { type: 'string', for: ['code'] },
+  node: { type: 'string', for: ['code'] },
   json: { type: 'boolean', for: COMMANDS },
   markdown: { type: 'boolean', for: ['analyze', 'compare', 'diagnose'] },
   output: { type: 'string', short: 'o', for: COMMANDS },
@@ -288,6 +317,21 @@ function parseArgs(argv: string[]): Args {
     (args.thresholds as Record<string, number>)[m[1]!] = n;
   }
   if (v['system-weights'] === true) args.systemWeights = true;
+  const by = str('by');
+  if (by !== undefined) {
+    if (!(CODE_ATTRIBUTIONS as readonly string[]).includes(by)) throw new UsageError(`--by must be ${CODE_ATTRIBUTIONS.join(' or ')}, got "${by}"`);
+    args.by = by as CodeAttribution;
+  }
+  const limit = number('limit', true);
+  if (limit !== undefined && limit < 1) throw new UsageError(`--limit must be at least 1, got "${str('limit')}"`);
+  args.limit = limit;
+  args.tid = number('thread', true);
+  const op = str('op');
+  if (op !== undefined) {
+    if (op !== 'load' && op !== 'store' && op !== 'fault') throw new UsageError(`--op must be load, store or fault, got "${op}"`);
+    args.op = op;
+  }
+  args.node = number('node', true);
   if (v.json === true && v.markdown === true) throw new UsageError('--json and --markdown: pick one output format');
   if (v.json === true) args.format = 'json';
   if (v.markdown === true) args.format = 'markdown';
@@ -526,6 +570,65 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
   return out.join('\n');
 }
 
+/** The options of `code` as the engine's (the thread by its tid, the node checked against the machine). */
+function codeOptionsOf(args: Args, trace: Trace): Parameters<typeof functionTable>[1] {
+  const t = timeRangeOf(args);
+  let threads: number[] | null = null;
+  if (args.tid !== undefined) {
+    const tids = trace.tables.threads.getChild('tid')!.toArray() as Int32Array;
+    threads = [];
+    tids.forEach((tid, row) => tid === args.tid && threads!.push(row));
+    if (threads.length === 0) throw new UsageError(`--thread ${args.tid}: no thread of the trace has that tid (${tids.length} threads)`);
+  }
+  if (args.node !== undefined && !trace.manifest.machine.nodes.some((n) => n.id === args.node)) {
+    throw new UsageError(`--node ${args.node}: not a node of machine "${trace.manifest.machine.name}" (${trace.manifest.machine.nodes.map((n) => n.id).join(', ')})`);
+  }
+  return {
+    by: args.by ?? 'site',
+    limit: args.limit ?? 20,
+    range: t ? { fromUs: t.startUs, toUs: t.endUs } : null,
+    threads,
+    op: args.op ?? null,
+    node: args.node ?? null,
+  };
+}
+
+const CODE_COLUMNS = ['function', 'file:line', 'accesses', 'remote %', 'latency ns', 'first-touch pages (node:pages)', 'objects'];
+
+/** `code` as text: what was attributed how, then a table of the busiest functions. */
+function codeReport(table: FunctionTable, file: string): string {
+  const out: string[] = [];
+  if (!table.available) {
+    out.push(`code of ${file}: no code locations in this trace: ${table.reason}`);
+    out.push(CODE_COLUMNS.join('  '));
+    return out.join('\n');
+  }
+  const t = table.totals;
+  out.push(
+    `code of ${file}, by ${table.by === 'site' ? 'code site (the innermost frame outside allocators and language runtimes)' : 'self frame (the sampled instruction)'}: ` +
+      `${t.withStack} of ${t.samples} samples have a call stack; ${t.accesses} accesses and ${t.firstTouches} first touches` +
+      (t.withoutStack.accesses + t.withoutStack.firstTouches > 0 ? ` (without a stack, attributed to no function: ${t.withoutStack.accesses} accesses, ${t.withoutStack.firstTouches} first touches)` : ''),
+  );
+  out.push(`  code locations: ${table.reason}`);
+  if (t.siteFallbacks > 0) out.push(`  note: ${t.siteFallbacks} samples have a stack wholly inside runtimes: attributed to their own frame`);
+  if (table.rows.some((r) => r.latencySamples > 0)) out.push(`  latency: PMU cycles / ${table.clock.ghz === null ? 'an unknown clock (no ns)' : `${table.clock.ghz} GHz`} (${table.clock.source})`);
+  const rows = table.rows.map((r) => [
+    r.function,
+    r.location ?? '–',
+    String(r.accesses),
+    r.remoteShare === null ? '–' : (r.remoteShare * 100).toFixed(1),
+    r.meanLatencyNs === null ? '–' : r.meanLatencyNs.toFixed(0),
+    r.firstTouchPages.length === 0 ? '–' : r.firstTouchPages.map((p) => `${p.node < 0 ? '?' : p.node}:${p.pages}`).join(' '),
+    r.objects.length === 0 ? '–' : r.objects.slice(0, 3).map((o) => o.site).join('; '),
+  ]);
+  const widths = CODE_COLUMNS.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const right = new Set([2, 3, 4]);
+  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+  out.push('', line(CODE_COLUMNS), ...rows.map(line));
+  if (table.functionCount > table.rows.length) out.push(`… ${table.functionCount - table.rows.length} more functions (--limit N)`);
+  return out.join('\n');
+}
+
 type AnalysisOut = AnalysisReport;
 
 /** The request the flags make (the one engine request API: analysisReport). */
@@ -659,6 +762,24 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       }
       return 0;
     }
+    case 'code': {
+      if (args.files.length !== 1) throw new UsageError(`code takes one TRACE, got ${args.files.length}`);
+      const path = args.files[0]!;
+      const trace = loadTrace(path);
+      const table = functionTable(trace, codeOptionsOf(args, trace));
+      if (args.format === 'json') {
+        emit(
+          JSON.stringify(
+            table.available
+              ? { trace: { file: basename(path) }, available: true, reason: table.reason, by: table.by, filters: table.filters, clock: table.clock, totals: table.totals, functionCount: table.functionCount, functions: table.rows }
+              : { available: false, reason: table.reason },
+            null,
+            2,
+          ),
+        );
+      } else emit(codeReport(table, basename(path)));
+      return 0;
+    }
     case 'diagnose': {
       if (args.files.length !== 1) throw new UsageError(`diagnose takes one TRACE, got ${args.files.length}`);
       if (args.machine || args.targetMachine) throw new UsageError('diagnose reads the trace on its own machine: drop --machine / --target-machine (the fixes name the recorded nodes)');
@@ -669,7 +790,7 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       return 0;
     }
     default:
-      throw new UsageError(`unknown command "${args.command}"; commands: analyze, compare, plan, diagnose, presets (--help for usage)`);
+      throw new UsageError(`unknown command "${args.command}"; commands: ${COMMANDS.join(', ')} (--help for usage)`);
   }
 }
 

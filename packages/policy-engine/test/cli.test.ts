@@ -7,6 +7,8 @@ import { main } from '../cli/main.js';
 import { analyze } from '../src/analyze/analyze.js';
 import { buildPlan } from '../src/plan/build.js';
 import { readTrace } from '../src/trace/reader.js';
+import { CODE_TRACE } from './helpers/code-trace.js';
+import { textTraceBytes } from './helpers/text-trace.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SAMPLE = (name: string) => join(REPO_ROOT, 'sample-traces', `${name}.numascope`);
@@ -184,7 +186,7 @@ describe('numascope-analyze', () => {
   });
 
   it('every command has --help; --opt=value, -- and the errors of the option parser (node:util parseArgs)', async () => {
-    for (const command of ['analyze', 'compare', 'plan', 'diagnose', 'presets']) {
+    for (const command of ['analyze', 'compare', 'plan', 'diagnose', 'code', 'presets']) {
       const help = await cli(command, '--help');
       expect(help.status, command).toBe(0);
       expect(help.out, command).toContain(`numascope-analyze ${command} `);
@@ -359,5 +361,73 @@ describe('numascope-analyze plan --fix', () => {
     const both = await cli('plan', SAMPLE('two-groups'), '--fix', 'x', '--policy', 'interleave', '-o', out);
     expect(both.status).toBe(2);
     expect(both.err).toMatch(/either --policy NAME or --fix FIX_ID/);
+  });
+});
+
+describe('numascope-analyze code', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'numascope-code-'));
+  const file = join(dir, 'code.numascope');
+  writeFileSync(file, textTraceBytes(CODE_TRACE));
+
+  it('prints the busiest functions with file:line, accesses, remote %, latency, first-touch pages by node and objects', async () => {
+    const { status, out, err } = await cli('code', file);
+    expect(err).toBe('');
+    expect(status).toBe(0);
+    expect(out).toMatch(/^code of code\.numascope, by code site .*: 12 of 13 samples have a call stack; 500 accesses and 8 first touches \(without a stack, attributed to no function: 100 accesses, 0 first touches\)/);
+    expect(out).toContain('latency: PMU cycles / 2 GHz');
+    const lines = out.trimEnd().split('\n');
+    const head = lines.findIndex((l) => l.startsWith('function'));
+    expect(lines[head]).toMatch(/^function\s+file:line\s+accesses\s+remote %\s+latency ns\s+first-touch pages \(node:pages\)\s+objects$/);
+    const rows = lines.slice(head + 1).map((l) => l.split(/\s{2,}/));
+    expect(rows).toEqual([
+      ['compute', 'app.c:70', '400', '25.0', '150', '–', 'alloc_a app.c:5; alloc_b app.c:6'],
+      ['fill_c', 'app.c:30', '0', '–', '–', '2:3', 'alloc_c app.c:7'],
+      ['init_a', 'app.c:10', '0', '–', '–', '0:2', 'alloc_a app.c:5'],
+      ['init_b', 'app.c:20', '0', '–', '–', '1:2', 'alloc_b app.c:6'],
+    ]);
+    const two = await cli('code', file, '--limit', '2');
+    expect(two.out).toContain('… 2 more functions (--limit N)');
+    const self = await cli('code', file, '--by', 'self', '--op', 'fault');
+    expect(self.out).toMatch(/^memset\s+–\s+0\s+–\s+–\s+1:2\s+alloc_b app\.c:6$/m);
+  });
+
+  it('--json: the function rows, totals and clock; filters by thread tid, node and time', async () => {
+    const { status, out } = await cli('code', file, '--json');
+    expect(status).toBe(0);
+    const json = JSON.parse(out);
+    expect(Object.keys(json)).toEqual(['trace', 'available', 'reason', 'by', 'filters', 'clock', 'totals', 'functionCount', 'functions']);
+    expect(json).toMatchObject({ available: true, by: 'site', functionCount: 4, clock: { ghz: 2 } });
+    expect(json.functions.map((f: { function: string }) => f.function)).toEqual(['compute', 'fill_c', 'init_a', 'init_b']);
+    expect(json.functions[3]).toMatchObject({ function: 'init_b', location: 'app.c:20', firstTouches: 2, firstTouchPages: [{ node: 1, pages: 2 }] });
+    // Thread 1 has tid 1001 (the helper numbers tids from 1000).
+    const t1 = JSON.parse((await cli('code', file, '--thread', '1001', '--json')).out);
+    expect(t1.functions.map((f: { function: string }) => f.function)).toEqual(['init_b']);
+    expect(t1.filters.threads).toEqual([1]);
+    const n2 = JSON.parse((await cli('code', file, '--node', '2', '--json')).out);
+    expect(n2.functions.map((f: { function: string }) => f.function)).toEqual(['fill_c']);
+    const late = JSON.parse((await cli('code', file, '--from-ms', '0.011', '--to-ms', '0.013', '--json')).out);
+    expect(late.functions.map((f: { function: string; accesses: number }) => [f.function, f.accesses])).toEqual([['compute', 200]]);
+  });
+
+  it('a trace without stacks says so with the code-locations reason and exits 0 with an empty table', async () => {
+    const text = await cli('code', SAMPLE('recorded-alloc-sites'));
+    expect(text.status).toBe(0);
+    expect(text.out).toMatch(/^code of recorded-alloc-sites\.numascope: no code locations in this trace: format version 2 file: code locations were not recorded \(added in version 3\)\nfunction\s+file:line/);
+    expect(text.out.trimEnd().split('\n')).toHaveLength(2);
+    const json = await cli('code', SAMPLE('streamcluster-hotspot'), '--json');
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.out)).toEqual({ available: false, reason: 'synthetic trace: no code made the accesses, so samples have no call stacks' });
+  });
+
+  it('usage errors name the option', async () => {
+    const by = await cli('code', file, '--by', 'caller');
+    expect(by.status).toBe(2);
+    expect(by.err).toMatch(/--by must be site or self, got "caller"/);
+    expect((await cli('code', file, '--limit', '0')).err).toMatch(/--limit must be at least 1/);
+    expect((await cli('code', file, '--op', 'read')).err).toMatch(/--op must be load, store or fault/);
+    expect((await cli('code', file, '--thread', '77')).err).toMatch(/--thread 77: no thread of the trace has that tid/);
+    expect((await cli('code', file, '--node', '9')).err).toMatch(/--node 9: not a node of machine/);
+    expect((await cli('code', file, '--machine', 'intel-spr-2s')).err).toMatch(/option --machine is not used by code/);
+    expect((await cli('analyze', file, '--by', 'self')).err).toMatch(/option --by is not used by analyze/);
   });
 });
