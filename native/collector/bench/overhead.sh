@@ -21,7 +21,8 @@
 # Usage: bench/overhead.sh [REPEAT]   env: THREADS=2 MIB=256 SHARED=64 PASSES=0 EXTRA="--damon"
 #        NS=path/to/numascope TL=path/to/numascope-testload: use these binaries, build nothing
 #        COMPARE="--scan-max-pages 0": a third arm in the same loop, recorded with these options
-#        instead of EXTRA; prints its median capture and the ratio of the two recorded arms
+#        instead of EXTRA; prints its median capture, the ratio of the two recorded arms and the
+#        difference per sample in ns (COMPARE="--call-stack-depth 0": what the call stacks cost)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-5}
@@ -79,4 +80,9 @@ if alt:
     ma = st.median(alt)
     print(f"recorded with {sys.argv[11]} (same loop) s: {' '.join(f'{x:.3f}' for x in alt)}  median {ma:.3f}  slowdown {ma/mp:.3f} ({(ma/mp-1)*100:+.1f} %)")
     print(f"default / compared arm (median capture): {mr/ma:.3f}  ({(mr/ma-1)*100:+.1f} %)")
+    # Per sample of the default arm: what the compared options save or cost (e.g. the call
+    # stacks, COMPARE="--call-stack-depth 0"; with EXTRA="--fault-period 1" every fault is one).
+    ms_ = st.median(samples)
+    if ms_ > 0:
+        print(f"difference per sample of the default arm: {(mr - ma) / ms_ * 1e9:,.0f} ns ({ms_:,.0f} samples; paired medians, noise included)")
 PY

@@ -21,6 +21,8 @@ export const RECORD_LIMITS = {
   faultPeriod: { min: 1, max: 1_000_000 },
   /** Adaptive page-fault sampling rate, samples/s. */
   faultRateHz: { min: 100, max: 1_000_000 },
+  /** User call-stack frames per page-fault sample (0: no code locations); default 32. */
+  callStackDepth: { min: 0, max: 127 },
 } as const;
 
 /**
@@ -58,6 +60,8 @@ export const startRecordingRequest = z
      * true; false = `numascope record --no-alloc-sites`). Ignored when attaching (docs/alloc-sites.md).
      */
     allocSites: z.boolean().optional(),
+    /** User call-stack frames kept per page-fault sample (default 32; 0: no code locations; `record --call-stack-depth`). */
+    callStackDepth: int.min(RECORD_LIMITS.callStackDepth.min).max(RECORD_LIMITS.callStackDepth.max).optional(),
   })
   .superRefine((o, ctx) => {
     if ((o.pid === undefined) === (o.command === undefined))
@@ -79,6 +83,8 @@ export const recordLimits = z.strictObject({
   windowMs: limit,
   /** Most resident pages one placement scan records (0: no scan); `numascope record --scan-max-pages`. */
   scanMaxPages: limit,
+  /** User call-stack frames per page-fault sample (0: none); `numascope record --call-stack-depth`. */
+  callStackDepth: limit,
   faultEvents: z.array(z.string()).min(1),
   counterSets: z.array(z.string()).min(1),
 });

@@ -13,6 +13,7 @@ describe('RECORD_LIMITS', () => {
       intervalMs: range(rust.intervalMs),
       faultPeriod: range(rust.faultPeriod),
       faultRateHz: range(rust.faultRateHz),
+      callStackDepth: range(rust.callStackDepth),
     });
     expect([...FAULT_EVENTS]).toEqual(rust.faultEvents);
   });
@@ -36,5 +37,8 @@ describe('RECORD_LIMITS', () => {
     expect(startRecordingRequest.safeParse({ ...ok, allocSites: false }).success).toBe(true);
     expect(startRecordingRequest.safeParse({ ...ok, allocSites: 'no' }).error?.issues[0]?.path).toEqual(['allocSites']);
     expect(startRecordingRequest.safeParse({ ...ok, numaBalancing: 'off' }).success).toBe(false);
+    // callStackDepth: 0 (no code locations) to 127 (serve answers bad-call-stack-depth otherwise).
+    expect(startRecordingRequest.safeParse({ ...ok, callStackDepth: 0 }).success).toBe(true);
+    expect(startRecordingRequest.safeParse({ ...ok, callStackDepth: 128 }).error?.issues[0]?.path).toEqual(['callStackDepth']);
   });
 });

@@ -1229,7 +1229,7 @@ fn start_recording(st: &State, body: &[u8]) -> Resp {
 }
 
 /// The fields of a `POST /api/recordings` body (docs/live-api.md).
-const RECORDING_FIELDS: [&str; 10] = [
+const RECORDING_FIELDS: [&str; 11] = [
     "pid",
     "command",
     "durationS",
@@ -1240,6 +1240,7 @@ const RECORDING_FIELDS: [&str; 10] = [
     "killOnStop",
     "numaBalancing",
     "allocSites",
+    "callStackDepth",
 ];
 
 /// The record options of a `POST /api/recordings` body. A number or pid of the wrong JSON type
@@ -1279,6 +1280,7 @@ fn record_request(obj: &serde_json::Map<String, Value>) -> Result<RecordRequest,
         interval_ms: int("intervalMs"),
         fault_period: int("faultPeriod"),
         fault_rate_hz: int("faultRateHz"),
+        call_stack_depth: int("callStackDepth"),
         fault_event,
         numa_balancing,
         kill_on_stop,

@@ -24,6 +24,7 @@ const EXIT_USAGE: u8 = 2;
 const DEFAULT_INTERVAL_MS: u64 = RECORD_LIMITS.interval_ms.default.unwrap();
 const DEFAULT_MEM_RATE_HZ: u64 = RECORD_LIMITS.mem_rate_hz.default.unwrap();
 const DEFAULT_SCAN_MAX_PAGES: u64 = RECORD_LIMITS.scan_max_pages.default.unwrap();
+const DEFAULT_CALL_STACK_DEPTH: u64 = RECORD_LIMITS.call_stack_depth.default.unwrap();
 
 #[derive(Parser, Debug)]
 #[command(
@@ -292,6 +293,12 @@ struct RecordArgs {
     /// them per mapping). About 120 bytes of recorder memory per page at the peak.
     #[arg(long = "scan-max-pages", value_name = "N", default_value_t = DEFAULT_SCAN_MAX_PAGES)]
     scan_max_pages: u64,
+    /// User call-stack frames kept per page-fault sample, the faulting instruction included
+    /// (perf's user call chain, walked by frame pointers: code built without them gives short or
+    /// wrong stacks, and the trace's `code-locations` capability says how many). 0 records no
+    /// code locations. At most 127 (the kernel's perf_event_max_stack default).
+    #[arg(long = "call-stack-depth", value_name = "N", default_value_t = DEFAULT_CALL_STACK_DEPTH)]
+    call_stack_depth: u64,
 
     /// The command to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
@@ -388,6 +395,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         kill_on_stop: Some(args.kill_on_stop),
         numa_balancing: Some(args.numa_balancing.clone()),
         scan_max_pages: Some(args.scan_max_pages),
+        call_stack_depth: Some(args.call_stack_depth),
         alloc_sites: Some(!args.no_alloc_sites),
     };
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;

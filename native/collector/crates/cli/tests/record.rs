@@ -156,7 +156,7 @@ fn check_region_holds(t: &TraceData, b: &Buffer) {
 fn check_common(t: &TraceData) {
     let m = &t.manifest;
     assert_eq!(m.format, "numascope-trace");
-    assert_eq!(m.version, 2);
+    assert_eq!(m.version, 3);
     assert_eq!(m.origin.kind, "recorded");
     assert_eq!(m.origin.generator, "numascope record");
     assert_eq!(m.machine.source, "sysfs");
@@ -171,8 +171,9 @@ fn check_common(t: &TraceData) {
     }
     let procfs = m.capture.sources.iter().find(|s| s.id == "procfs").unwrap();
     assert_eq!(procfs.status, "used");
-    assert_eq!(m.capture.capabilities.len(), 14);
+    assert_eq!(m.capture.capabilities.len(), 15);
     assert!(m.capture.capabilities.iter().any(|c| c.metric == "allocation-sites"));
+    assert!(m.capture.capabilities.iter().any(|c| c.metric == "code-locations"));
     // Times are µs since the start, within the capture.
     let dur = m.capture.duration_us;
     assert!(t.samples.time_us.windows(2).all(|w| w[0] <= w[1]), "samples are in time order");

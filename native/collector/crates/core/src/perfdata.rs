@@ -708,6 +708,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         samples.node.push(node);
         samples.latency_cycles.push(s.latency);
         samples.weight.push(s.weight);
+        // perf.data callchains are not imported yet (issue 31): no code location.
+        samples.stack.push(-1);
         any_latency |= s.latency > 0;
         *by_source.entry(s.source.as_str().to_string()).or_insert(0u64) += 1;
         *by_event.entry(s.event.to_string()).or_insert(0u64) += 1;

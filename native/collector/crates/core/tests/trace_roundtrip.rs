@@ -35,6 +35,7 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("node", Int8),
                 ("latency_cycles", UInt32),
                 ("weight", UInt32),
+                ("stack", Int32),
             ],
         ),
         (
@@ -109,9 +110,9 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("region", Int32),
             ],
         ),
-        ("alloc_stacks", vec![("stack", UInt32), ("depth", UInt16), ("frame", UInt32)]),
+        ("stacks", vec![("stack", UInt32), ("depth", UInt16), ("frame", UInt32)]),
         (
-            "alloc_frames",
+            "frames",
             vec![
                 ("module", Int32),
                 ("module_offset", UInt64),
@@ -123,7 +124,7 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("inlined", Int8),
             ],
         ),
-        ("alloc_modules", vec![("path", Utf8), ("build_id", Utf8)]),
+        ("modules", vec![("path", Utf8), ("build_id", Utf8)]),
     ]
 }
 
@@ -166,7 +167,7 @@ fn fixture_round_trip_in_memory() {
     // Manifest JSON spelling.
     let m = &f.manifest_json;
     assert_eq!(m["format"], "numascope-trace");
-    assert_eq!(m["version"], 2);
+    assert_eq!(m["version"], 3);
     assert_eq!(m["capture"]["startMonotonicNs"], "18446744073709551615");
     assert!(m["appliedPlans"].is_array());
     assert!(m["machine"]["links"][0].get("capacityGBps").is_some());
@@ -215,6 +216,7 @@ fn empty_tables_and_many_batches() {
         s.node.push((i % 2) as i8);
         s.latency_cycles.push(0);
         s.weight.push(1);
+        s.stack.push(-1);
     }
     let (bytes, rows) = table_ipc_bytes(&t, "samples").unwrap();
     assert_eq!(rows, n as u64);
@@ -229,10 +231,10 @@ fn empty_tables_and_many_batches() {
 #[test]
 fn reader_rejects_newer_versions_and_wrong_types() {
     let mut t = fixture_trace();
-    t.manifest.version = 3;
+    t.manifest.version = 4;
     let buf = write_trace_to(&mut t, Cursor::new(Vec::new())).unwrap().into_inner();
-    let err = read_trace_from(Cursor::new(buf)).err().expect("version 3 must be refused").to_string();
-    assert!(err.contains("version 3") && err.contains("version 2") && err.contains("update numascope"), "{err}");
+    let err = read_trace_from(Cursor::new(buf)).err().expect("version 4 must be refused").to_string();
+    assert!(err.contains("version 4") && err.contains("version 3") && err.contains("update numascope"), "{err}");
 
     // A table with a wrong column type is rejected naming table, column and both types.
     use std::sync::Arc;
@@ -280,10 +282,30 @@ fn version_1_file_reads_with_empty_allocation_tables() {
     let t = f.to_trace_data();
     assert_eq!(t.alloc, Default::default());
     assert!(t.samples.time_us.len() > 1000);
+    // No code locations before v3: every sample's stack reads as -1.
+    assert_eq!(t.samples.stack.len(), t.samples.time_us.len());
+    assert!(t.samples.stack.iter().all(|&s| s == -1));
     assert!(t.regions.alloc_site.iter().all(|s| s.is_none()));
     // Written before regions.prot existed: the optional column reads as unknown, row for row.
     assert_eq!(t.regions.prot.len(), t.regions.start.len());
     assert!(t.regions.prot.iter().all(|p| p.is_none()));
+}
+
+/// A real version-2 recording (allocation-site tables under their v2 names, no samples.stack)
+/// reads with the shared code tables filled from the v2 ones and every sample without a stack.
+#[test]
+fn version_2_file_reads_with_renamed_code_tables() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../../sample-traces/recorded-alloc-sites.numascope");
+    let f = read_trace(&p).unwrap();
+    assert_eq!(f.manifest.version, 2);
+    let t = f.to_trace_data();
+    assert!(
+        !t.alloc.allocations.time_us.is_empty() && !t.alloc.frames.module.is_empty(),
+        "the v2 alloc_* tables are read"
+    );
+    assert!(t.alloc.allocations.stack.iter().all(|&s| s < t.alloc.stack_count() as i32));
+    assert!(!t.samples.is_empty() && t.samples.stack.iter().all(|&s| s == -1));
 }
 
 #[test]

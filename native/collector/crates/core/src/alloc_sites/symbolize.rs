@@ -362,7 +362,7 @@ fn push_frame(frames: &mut Vec<Frame>, f: Frame) -> FrameIndex {
 }
 
 /// Logical frames (innermost first) for each virtual address of one module.
-fn symbolize_module(sym: &Symbolizer, path: &Path, vaddrs: &[u64]) -> Result<Vec<Vec<Frame>>, String> {
+pub(crate) fn symbolize_module(sym: &Symbolizer, path: &Path, vaddrs: &[u64]) -> Result<Vec<Vec<Frame>>, String> {
     if !path.is_absolute() || !path.is_file() {
         return Err(format!("{} is not a readable file (a virtual module, or deleted since the run)", path.display()));
     }

@@ -1,7 +1,7 @@
 //! Allocation sites in a recording (docs/alloc-sites.md): for a launched program the
 //! allocation-site shim is preloaded ([`prepare`]: `LD_PRELOAD`, a private `NUMASCOPE_ALLOC_DIR`);
 //! after the run its per-process files are read and symbolized and become the trace's
-//! `allocations`, `alloc_stacks`, `alloc_frames` and `alloc_modules` tables, and each region's
+//! `allocations`, `stacks`, `frames` and `modules` tables, and each region's
 //! `alloc_site` ([`AllocState::collect`]). An attached process, a static or set-ID program, or a
 //! missing shim gives no sites, and capability `allocation-sites` says why. Nothing here can lose
 //! the recording: a file that cannot be read is a warning, and the trace is written without it.
@@ -249,18 +249,16 @@ impl Stats {
         }
         if self.stacks_dropped > 0 {
             n.push(format!(
-                "allocation sites: {} allocations have stack -1: alloc_stacks reached its {MAX_STACK_ROWS}-row limit",
+                "allocation sites: {} allocations have stack -1: stacks reached its {MAX_STACK_ROWS}-row limit",
                 self.stacks_dropped
             ));
         }
         if self.frames_dropped {
-            n.push(format!(
-                "allocation sites: alloc_frames reached its {MAX_FRAMES}-row limit; later frames are missing"
-            ));
+            n.push(format!("allocation sites: frames reached its {MAX_FRAMES}-row limit; later frames are missing"));
         }
         if self.modules_dropped {
             n.push(format!(
-                "allocation sites: alloc_modules reached its {MAX_MODULES}-row limit; later frames have module -1"
+                "allocation sites: modules reached its {MAX_MODULES}-row limit; later frames have module -1"
             ));
         }
         n

@@ -296,6 +296,8 @@ fn samples_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, page_index:
         s.node.push(inp.pages.pages[pi].node_first);
         s.latency_cycles.push(0);
         s.weight.push(f.period.clamp(1, u32::MAX as u64) as u32);
+        // The sampler's chain id for now: recorder/code.rs turns it into a stack id.
+        s.stack.push(if f.stack == crate::sources::callchain::NO_STACK { -1 } else { f.stack as i32 });
     }
     s
 }

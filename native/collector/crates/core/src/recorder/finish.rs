@@ -53,6 +53,7 @@ impl Session {
         let touches = raw.iter().filter(|f| f.kind == crate::sources::pagefault::FaultKind::Touch);
         let (touch_samples, touch_weight) = touches.fold((0u64, 0u64), |(n, w), f| (n + 1, w + f.period.max(1)));
         let numa_snapshots = fin.procfs.numa_maps_snapshots;
+        let mut code_maps = fin.procfs.code_maps.clone();
         let mut notes = std::mem::take(&mut self.notes);
         let mut trace = build_trace(BuildInput {
             start_ns: self.start_ns,
@@ -70,6 +71,18 @@ impl Session {
         self.notes = notes;
         // After the command was reaped, so that the shim's files are complete.
         self.alloc.collect(&mut trace, self.start_ns, self.pid, &mut self.warnings, &mut self.notes);
+        // Code locations after the allocation sites: their frames and modules are shared.
+        self.code = Some(match &self.faults.sampler {
+            _ if self.opts.call_stack_depth == 0 => super::code::CodeState::off(),
+            Ok(s) => {
+                code_maps.extend(s.code_mappings.iter().filter(|m| m.pid == self.pid as u32).cloned());
+                super::code::attach(&mut trace, &s.stacks, &code_maps, self.opts.call_stack_depth, &mut self.notes)
+            }
+            Err(e) => super::code::CodeState {
+                status: "unavailable",
+                reason: format!("not recorded: the page-fault events could not be opened ({e})"),
+            },
+        });
         self.sample_notes();
         let scan_notes = self.scan.notes();
         self.notes.extend(scan_notes.iter().cloned());

@@ -342,6 +342,9 @@ impl Session {
         }
         self.access_capabilities(t, used_sources, &mut caps);
         self.alloc.update_capabilities(&mut caps);
+        if let Some(code) = &self.code {
+            code.update_capabilities(&mut caps);
+        }
         if let Err(e) = &self.faults.sampler {
             set(&mut caps, "first-touch", Some("unavailable"), format!("page-fault sampling failed: {e}"));
         }

@@ -127,6 +127,7 @@ fn plan_faults(opts: &RecordOptions, roots: &Roots, privs: &Privileges) -> Resul
         period: opts.fault_period.max(1),
         rate_hz: opts.fault_rate_hz,
         event,
+        stack_depth: opts.call_stack_depth,
     };
     Ok(Faults {
         sampler: Err(String::new()),
@@ -408,6 +409,7 @@ impl Session {
             left_running: false,
             numa_sched: None,
             alloc: started.alloc,
+            code: None,
         })
     }
 }

@@ -53,6 +53,9 @@ pub struct RecordLimits {
     /// where every resident page of the target sits (recorder/placement_scan.rs); beyond this
     /// many, pages get no row and the manifest says so (numa_maps still counts them per region).
     pub scan_max_pages: Limit,
+    /// User call-stack frames per page-fault sample (the sampled instruction included; 0: no
+    /// code locations). The kernel caps it at /proc/sys/kernel/perf_event_max_stack (127).
+    pub call_stack_depth: Limit,
     /// Values of the fault event option; the first is the default.
     pub fault_events: [&'static str; 3],
     /// Values of the per-thread counter option; the first is the default.
@@ -68,6 +71,8 @@ pub const RECORD_LIMITS: RecordLimits = RecordLimits {
     window_ms: Limit { min: 10, max: 60_000, default: Some(250) },
     // 4 Mi pages = 16 GiB resident: about 200 MiB of recorder memory and a second of scan at most.
     scan_max_pages: Limit { min: 0, max: 1 << 26, default: Some(1 << 22) },
+    // 32 frames: deep enough for the call path of most loops (bench/overhead.sh has the cost).
+    call_stack_depth: Limit { min: 0, max: 127, default: Some(32) },
     fault_events: ["auto", "software", "tracepoint"],
     counter_sets: ["core", "software", "off"],
 };
@@ -136,6 +141,8 @@ pub struct RecordOptions {
     pub alloc_sites: bool,
     /// Most resident pages a placement scan records (`--scan-max-pages`; 0: no scan).
     pub scan_max_pages: u64,
+    /// User call-stack frames per page-fault sample (`--call-stack-depth`; 0: no code locations).
+    pub call_stack_depth: u16,
 }
 
 /// What [`RecordOptions::numa_balancing`] does with /proc/sys/kernel/numa_balancing.
@@ -239,6 +246,7 @@ impl RecordOptions {
             numa_balancing: NumaBalancingChoice::Leave,
             alloc_sites: true,
             scan_max_pages: l.scan_max_pages.default.unwrap_or(0),
+            call_stack_depth: l.call_stack_depth.default.unwrap_or(0) as u16,
         }
     }
 
@@ -264,6 +272,9 @@ impl RecordOptions {
         }
         if !in_ms(self.live_window, &l.window_ms) {
             return Err(OptionError::range(OptionField::Window));
+        }
+        if !l.call_stack_depth.contains(self.call_stack_depth as u64) {
+            return Err(OptionError::range(OptionField::CallStackDepth));
         }
         if !l.scan_max_pages.contains(self.scan_max_pages) {
             return Err(OptionError::range(OptionField::ScanMaxPages));
@@ -304,6 +315,8 @@ pub struct RecordRequest {
     /// `leave` (default) or `on`.
     pub numa_balancing: Option<String>,
     pub scan_max_pages: Option<u64>,
+    /// User call-stack frames per fault sample (default 32; 0: none).
+    pub call_stack_depth: Option<u64>,
     /// Preload the allocation-site shim into a launched command (default true; `false` is
     /// `--no-alloc-sites`, serve's and the binding's `allocSites: false`).
     pub alloc_sites: Option<bool>,
@@ -356,12 +369,14 @@ impl RecordRequest {
         let mem_rate_hz = checked(self.mem_rate_hz, &l.mem_rate_hz, F::MemRate)?;
         let window_ms = checked(self.window_ms, &l.window_ms, F::Window)?;
         let scan_max_pages = checked(self.scan_max_pages, &l.scan_max_pages, F::ScanMaxPages)?;
+        let call_stack_depth = checked(self.call_stack_depth, &l.call_stack_depth, F::CallStackDepth)?;
         let mut o = RecordOptions::new(self.target()?, self.output.clone());
         o.duration = duration;
         o.interval = Duration::from_millis(interval_ms);
         o.live_window = Duration::from_millis(window_ms);
         o.mem_rate_hz = mem_rate_hz;
         o.scan_max_pages = scan_max_pages;
+        o.call_stack_depth = call_stack_depth as u16;
         o.fault_event = fault_event;
         o.counters = counters;
         if let Some(n) = self.fault_period {
@@ -416,6 +431,7 @@ pub enum OptionField {
     /// Not a boolean (serve's JSON, where a value can be of any type).
     KillOnStop,
     ScanMaxPages,
+    CallStackDepth,
     /// Not a boolean (serve's JSON).
     AllocSites,
 }
@@ -472,6 +488,7 @@ impl OptionError {
             OptionField::KillOnStop => "bad-kill-on-stop",
             OptionField::AllocSites => "bad-alloc-sites",
             OptionField::ScanMaxPages => "bad-scan-max-pages",
+            OptionField::CallStackDepth => "bad-call-stack-depth",
         }
     }
 
@@ -500,6 +517,7 @@ impl OptionError {
             F::KillOnStop => ["--kill-on-stop", "killOnStop", "killOnStop", "kill_on_stop"],
             F::AllocSites => ["--no-alloc-sites", "allocSites", "allocSites", "alloc_sites"],
             F::ScanMaxPages => ["--scan-max-pages", "scanMaxPages", "scanMaxPages", "scan_max_pages"],
+            F::CallStackDepth => ["--call-stack-depth", "callStackDepth", "callStackDepth", "call_stack_depth"],
         };
         names[naming as usize]
     }
@@ -542,6 +560,7 @@ impl OptionError {
             (_, F::NumaBalancing) => format!("{n} must be \"leave\" or \"on\""),
             (_, F::KillOnStop | F::AllocSites) => format!("{n} must be true or false"),
             (_, F::ScanMaxPages) => int(&l.scan_max_pages),
+            (_, F::CallStackDepth) => int(&l.call_stack_depth),
             (_, F::Target | F::FaultSampling) => format!("give {n}"),
         }
     }

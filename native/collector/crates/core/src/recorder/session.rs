@@ -172,6 +172,8 @@ pub struct Session {
     pub(super) numa_sched: Option<(u64, u64)>,
     /// Allocation sites: the shim's state (recorder/alloc.rs).
     pub(super) alloc: super::alloc::AllocState,
+    /// Code locations of the samples (recorder/code.rs): set when the trace is built.
+    pub(super) code: Option<super::code::CodeState>,
 }
 
 impl Session {

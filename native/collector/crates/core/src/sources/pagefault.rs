@@ -32,6 +32,8 @@
 
 use std::io;
 
+use super::callchain::{self, CallStacks, CodeMapping, NO_STACK};
+
 use perf_event_open::config::{Clock, Cpu, Inherit, OnExecve, Opts, Proc, SampleOn};
 use perf_event_open::count::Counter;
 use perf_event_open::event::sw::Software;
@@ -55,6 +57,9 @@ pub struct FaultSample {
     /// What the fault says about the page: `Touch` as decoded; the recorder sets it with
     /// [`classify`].
     pub kind: FaultKind,
+    /// The sampled instruction and its user call stack: an id of the sampler's
+    /// [`CallStacks`], [`NO_STACK`] when none was asked for or the chain was empty.
+    pub stack: u32,
 }
 
 /// A task record from the rings: a thread (or process) created, ended or named.
@@ -205,6 +210,7 @@ const PERF_RECORD_LOST: u32 = 2;
 const PERF_RECORD_COMM: u32 = 3;
 const PERF_RECORD_EXIT: u32 = 4;
 const PERF_RECORD_FORK: u32 = 7;
+const PERF_RECORD_MMAP2: u32 = 10;
 /// PERF_RECORD_COMM's misc bit: the name changed because the task exec'd.
 const PERF_RECORD_MISC_COMM_EXEC: u16 = 1 << 13;
 /// The `sample_id` every record ends with (`sample_id_all`, sample_type TID | TIME | CPU):
@@ -231,6 +237,9 @@ pub struct PageFaultOptions {
     pub rate_hz: u64,
     /// The event that carries the faults.
     pub event: FaultEvent,
+    /// User call-stack frames asked of the kernel per sample (`PERF_SAMPLE_CALLCHAIN`,
+    /// `sample_max_stack`), the sampled instruction included; 0 = none.
+    pub stack_depth: u16,
 }
 
 /// Errors opening the sampler.
@@ -266,6 +275,11 @@ pub struct PageFaultSampler {
     pub records_read: u64,
     /// Task records read since the last [`PageFaultSampler::take_tasks`].
     tasks: Vec<TaskEvent>,
+    /// The samples' call chains.
+    pub stacks: CallStacks,
+    /// Executable file mappings the kernel reported (PERF_RECORD_MMAP2), in arrival order.
+    pub code_mappings: Vec<CodeMapping>,
+    chain_scratch: Vec<u64>,
 }
 
 impl PageFaultSampler {
@@ -289,6 +303,25 @@ impl PageFaultSampler {
         // Thread creation, exit and names (TaskEvent), each with the thread, time and cpu.
         opts.extra_record.task = true;
         opts.extra_record.comm = true;
+        if o.stack_depth > 0 {
+            // User frames only: the kernel's own frames of the fault path say nothing about the
+            // program. The chain starts with the user instruction (regs->ip).
+            opts.sample_format.call_chain = Some(perf_event_open::config::CallChain {
+                exclude_user: false,
+                exclude_kernel: true,
+                defer_user: false,
+                max_stack_frames: o.stack_depth,
+            });
+            // Executable mappings as they are made (MMAP2: file offset of each), so that the
+            // addresses of a program that exits before the next /proc poll find their module.
+            opts.extra_record.mmap.ext = Some(perf_event_open::config::UseBuildId(false));
+            // The user stack pointer and the word it points at: the return address a frameless
+            // leaf function (memset) keeps there, which the frame-pointer walk skips.
+            if LEAF_WORD_SUPPORTED {
+                opts.sample_format.user_regs = Some(perf_event_open::config::RegsMask(1 << PERF_REG_X86_SP));
+                opts.sample_format.user_stack = Some(perf_event_open::config::Size(8));
+            }
+        }
         opts.record_id_all = true;
         opts.inherit = Some(Inherit::NewChild);
         opts.timer = Some(Clock::Monotonic);
@@ -317,6 +350,9 @@ impl PageFaultSampler {
             lost: 0,
             records_read: 0,
             tasks: Vec::new(),
+            stacks: CallStacks::default(),
+            code_mappings: Vec::new(),
+            chain_scratch: Vec::new(),
         };
         for &tid in tids {
             s.add_task(tid)?;
@@ -409,10 +445,15 @@ impl PageFaultSampler {
             while let Some(rec) = cow.lending_next() {
                 self.records_read += 1;
                 let bytes = rec.as_raw().as_bytes();
-                match decode_record(bytes, &self.layout) {
+                match decode_record_with(bytes, &self.layout, Some((&mut self.stacks, &mut self.chain_scratch))) {
                     Decoded::Sample(s) => out.push(s),
                     Decoded::Lost(n) => self.lost += n,
                     Decoded::Task(t) => self.tasks.push(t),
+                    Decoded::Mmap(m) => {
+                        if self.code_mappings.len() < MAX_CODE_MAPPINGS && !self.code_mappings.contains(&m) {
+                            self.code_mappings.push(m);
+                        }
+                    }
                     Decoded::Other => {}
                 }
             }
@@ -432,8 +473,20 @@ pub enum Decoded {
     Sample(FaultSample),
     Lost(u64),
     Task(TaskEvent),
+    /// An executable file mapping (PERF_RECORD_MMAP2).
+    Mmap(CodeMapping),
     Other,
 }
+
+/// `PERF_REG_X86_SP` (arch/x86/include/uapi/asm/perf_regs.h).
+const PERF_REG_X86_SP: u32 = 7;
+/// The leaf word (user SP and the 8 bytes at it) is asked on x86-64, whose register numbering
+/// the mask uses.
+const LEAF_WORD_SUPPORTED: bool = cfg!(target_arch = "x86_64");
+
+/// Most executable mappings kept from MMAP2 records (a program that maps and unmaps code in a
+/// loop would otherwise grow the list without bound).
+pub const MAX_CODE_MAPPINGS: usize = 65_536;
 
 fn u32_at(b: &[u8], off: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(b.get(off..off + 4)?.try_into().ok()?))
@@ -451,6 +504,10 @@ pub struct SampleLayout {
     pub fixed_period: u64,
     /// RAW instead of ADDR: the tracepoint's field offsets.
     pub tracepoint: Option<FaultTracepoint>,
+    /// Samples carry CALLCHAIN (between PERIOD and RAW) of at most this many user frames; 0 none.
+    pub stack_depth: u16,
+    /// Samples carry REGS_USER (SP only) and an 8-byte STACK_USER, after RAW.
+    pub leaf_word: bool,
 }
 
 impl SampleLayout {
@@ -462,6 +519,8 @@ impl SampleLayout {
                 FaultEvent::Software => None,
                 FaultEvent::Tracepoint(t) => Some(t.clone()),
             },
+            stack_depth: o.stack_depth,
+            leaf_word: o.stack_depth > 0 && LEAF_WORD_SUPPORTED,
         }
     }
 }
@@ -484,12 +543,24 @@ impl SampleLayout {
 /// is the sample_id's). A record shorter than its layout, or whose header size disagrees with
 /// the bytes, is `Other`.
 pub fn decode_record(bytes: &[u8], layout: &SampleLayout) -> Decoded {
+    decode_record_with(bytes, layout, None)
+}
+
+/// [`decode_record`], interning a sample's call chain (`u64 nr; u64 ips[nr]`, after PERIOD) into
+/// `stacks` when given (`scratch` is reused between calls); without them the chain is skipped and
+/// the sample has [`NO_STACK`].
+pub fn decode_record_with(
+    bytes: &[u8],
+    layout: &SampleLayout,
+    mut stacks: Option<(&mut CallStacks, &mut Vec<u64>)>,
+) -> Decoded {
     let Some(ty) = u32_at(bytes, 0) else { return Decoded::Other };
     const H: usize = 8;
     match ty {
         PERF_RECORD_FORK | PERF_RECORD_EXIT | PERF_RECORD_COMM => {
             decode_task(ty, bytes).map(Decoded::Task).unwrap_or(Decoded::Other)
         }
+        PERF_RECORD_MMAP2 => callchain::decode_mmap2(bytes, SAMPLE_ID_LEN).map(Decoded::Mmap).unwrap_or(Decoded::Other),
         PERF_RECORD_SAMPLE => {
             let s = (|| {
                 let pid = u32_at(bytes, H)?;
@@ -509,14 +580,56 @@ pub fn decode_record(bytes: &[u8], layout: &SampleLayout) -> Decoded {
                 } else {
                     layout.fixed_period
                 };
+                let mut stack = NO_STACK;
+                let mut entries: &[u8] = &[];
+                if layout.stack_depth > 0 {
+                    let nr = u64_at(bytes, at)?;
+                    if nr > callchain::MAX_CHAIN_ENTRIES {
+                        return None;
+                    }
+                    entries = bytes.get(at + 8..at + 8 + 8 * nr as usize)?;
+                    at += 8 + 8 * nr as usize;
+                }
                 let mut error_code = None;
                 if let Some(tp) = &layout.tracepoint {
                     let size = u32_at(bytes, at)? as usize;
                     let data = bytes.get(at + 4..at + 4 + size)?;
                     addr = u64_at(data, tp.address_offset)?;
                     error_code = Some(u64_at(data, tp.error_code_offset)?);
+                    at += 4 + size;
                 }
-                Some(FaultSample { pid, tid, time_ns, addr, cpu, period, error_code, kind: FaultKind::Touch })
+                // REGS_USER (`u64 abi; u64 sp` unless abi is 0) and STACK_USER (`u64 size;
+                // u8 data[size]; u64 dyn_size` unless size is 0): the word at the user SP.
+                let mut leaf = 0;
+                if layout.leaf_word {
+                    let abi = u64_at(bytes, at)?;
+                    at += 8;
+                    let mut sp = None;
+                    if abi != 0 {
+                        sp = Some(u64_at(bytes, at)?);
+                        at += 8;
+                    }
+                    let size = u64_at(bytes, at)? as usize;
+                    if size > 0 {
+                        let word = u64_at(bytes, at + 8)?;
+                        let dyn_size = u64_at(bytes, at.checked_add(8 + size)?)?;
+                        // A code address is neither in the stack (near SP) nor outside user space.
+                        let plausible = |w: u64, sp: u64| (4096..1 << 47).contains(&w) && w.abs_diff(sp) > 1 << 26;
+                        if sp.is_some_and(|sp| dyn_size >= 8 && plausible(word, sp)) {
+                            leaf = word;
+                        }
+                    }
+                }
+                if let Some((stacks, scratch)) = stacks.as_mut() {
+                    if layout.stack_depth > 0 {
+                        callchain::user_addresses(entries, scratch);
+                        if scratch.len() >= layout.stack_depth as usize {
+                            stacks.at_depth_limit += 1;
+                        }
+                        stack = stacks.intern(scratch, leaf);
+                    }
+                }
+                Some(FaultSample { pid, tid, time_ns, addr, cpu, period, error_code, kind: FaultKind::Touch, stack })
             })();
             s.map(Decoded::Sample).unwrap_or(Decoded::Other)
         }
@@ -571,7 +684,7 @@ mod tests {
     }
 
     fn lay(with_period: bool, fixed_period: u64) -> SampleLayout {
-        SampleLayout { with_period, fixed_period, tracepoint: None }
+        SampleLayout { with_period, fixed_period, tracepoint: None, stack_depth: 0, leaf_word: false }
     }
 
     #[test]
@@ -593,6 +706,7 @@ mod tests {
             period: 37,
             error_code: None,
             kind: FaultKind::Touch,
+            stack: NO_STACK,
         };
         assert_eq!(decode_record(&rec(PERF_RECORD_SAMPLE, &body), &lay(true, 1)), Decoded::Sample(sample));
         // Without PERIOD in the layout (fixed period): the 32-byte body, the fixed period applies.
@@ -729,7 +843,15 @@ mod tests {
         let cpus = crate::topology::read_topology().unwrap().online_cpus;
         // A tracepoint fires in kernel mode: kernel samples must not be excluded for it.
         let exclude_kernel = event == FaultEvent::Software;
-        let o = PageFaultOptions { exclude_kernel, enable_on_exec: false, ring_exp, period: 1, rate_hz: 0, event };
+        let o = PageFaultOptions {
+            exclude_kernel,
+            enable_on_exec: false,
+            ring_exp,
+            period: 1,
+            rate_hz: 0,
+            event,
+            stack_depth: 0,
+        };
         match PageFaultSampler::open(&[tid], &cpus, &o) {
             Ok(s) => Some((tid, s)),
             Err(e) => {
@@ -850,10 +972,84 @@ print fmt: \"address=%ps ip=%ps error_code=0x%lx\", (void *)REC->address, (void 
     }
 
     #[test]
+    fn decodes_the_user_call_chain_and_interns_it() {
+        // TID TIME ADDR CPU PERIOD CALLCHAIN: the chain is PERF_CONTEXT_USER, the user ip, returns.
+        let mut body = Vec::new();
+        body.extend_from_slice(&42u32.to_ne_bytes());
+        body.extend_from_slice(&43u32.to_ne_bytes());
+        body.extend_from_slice(&1_000u64.to_ne_bytes());
+        body.extend_from_slice(&0x7f00_0000_1000u64.to_ne_bytes());
+        body.extend_from_slice(&[2u32, 0].map(u32::to_ne_bytes).concat());
+        body.extend_from_slice(&1u64.to_ne_bytes());
+        let chain = [(-512i64) as u64, 0x5555_0000_1234, 0x5555_0000_2000, 0x5555_0000_3000];
+        body.extend_from_slice(&(chain.len() as u64).to_ne_bytes());
+        for c in chain {
+            body.extend_from_slice(&c.to_ne_bytes());
+        }
+        // REGS_USER: abi 2 (64-bit), sp; STACK_USER: 8 bytes (a return address), dyn_size 8.
+        for w in [2u64, 0x7ffd_0000_1000, 8, 0x5555_0000_0777, 8] {
+            body.extend_from_slice(&w.to_ne_bytes());
+        }
+        let layout =
+            SampleLayout { with_period: true, fixed_period: 1, tracepoint: None, stack_depth: 3, leaf_word: true };
+        let mut stacks = CallStacks::default();
+        let mut scratch = Vec::new();
+        let r = rec(PERF_RECORD_SAMPLE, &body);
+        let Decoded::Sample(a) = decode_record_with(&r, &layout, Some((&mut stacks, &mut scratch))) else { panic!() };
+        let Decoded::Sample(b) = decode_record_with(&r, &layout, Some((&mut stacks, &mut scratch))) else { panic!() };
+        assert_eq!((a.addr, a.period, a.stack), (0x7f00_0000_1000, 1, 0));
+        assert_eq!(b.stack, a.stack, "the same chain is one stack");
+        assert_eq!(
+            stacks.get(0),
+            Some((&[0x5555_0000_1234u64, 0x5555_0000_2000, 0x5555_0000_3000][..], 0x5555_0000_0777))
+        );
+        // A word near the stack pointer is a stack address, not a return address: no leaf word.
+        let mut near = body.clone();
+        let w = near.len() - 16;
+        near[w..w + 8].copy_from_slice(&0x7ffd_0000_0ff0u64.to_ne_bytes());
+        let Decoded::Sample(d) =
+            decode_record_with(&rec(PERF_RECORD_SAMPLE, &near), &layout, Some((&mut stacks, &mut scratch)))
+        else {
+            panic!()
+        };
+        assert_eq!(stacks.get(d.stack).unwrap().1, 0);
+        assert_eq!(
+            stacks.at_depth_limit, 3,
+            "three frames asked, three found (three decodes): the walk may have gone deeper"
+        );
+        // Without an interner the chain is skipped, the rest decodes the same.
+        let Decoded::Sample(c) = decode_record(&r, &layout) else { panic!() };
+        assert_eq!((c.addr, c.stack), (a.addr, NO_STACK));
+        // A chain claiming more entries than the record holds, or than any kernel writes, is refused.
+        let mut bad = body.clone();
+        let at = 40;
+        bad[at..at + 8].copy_from_slice(&5u64.to_ne_bytes());
+        assert_eq!(decode_record(&rec(PERF_RECORD_SAMPLE, &bad), &layout), Decoded::Other);
+        bad[at..at + 8].copy_from_slice(&u64::MAX.to_ne_bytes());
+        assert_eq!(decode_record(&rec(PERF_RECORD_SAMPLE, &bad), &layout), Decoded::Other);
+        // Every cut of the record decodes without a panic.
+        for cut in 0..r.len() {
+            let _ = decode_record_with(&r[..cut], &layout, Some((&mut stacks, &mut scratch)));
+        }
+    }
+
+    #[test]
     fn decodes_tracepoint_samples_with_their_error_code() {
         let tp = FaultTracepoint { id: 190, address_offset: 8, error_code_offset: 24 };
-        let with = SampleLayout { with_period: true, fixed_period: 1, tracepoint: Some(tp.clone()) };
-        let fixed = SampleLayout { with_period: false, fixed_period: 4, tracepoint: Some(tp) };
+        let with = SampleLayout {
+            with_period: true,
+            fixed_period: 1,
+            tracepoint: Some(tp.clone()),
+            stack_depth: 0,
+            leaf_word: false,
+        };
+        let fixed = SampleLayout {
+            with_period: false,
+            fixed_period: 4,
+            tracepoint: Some(tp),
+            stack_depth: 0,
+            leaf_word: false,
+        };
         let want = FaultSample {
             time_ns: 5_000,
             pid: 42,
@@ -863,6 +1059,7 @@ print fmt: \"address=%ps ip=%ps error_code=0x%lx\", (void *)REC->address, (void 
             period: 9,
             error_code: Some(0x7),
             kind: FaultKind::Touch,
+            stack: NO_STACK,
         };
         let body = tp_body(Some(9), 0x7f12_3456_7008, 0x7);
         assert_eq!(decode_record(&rec(PERF_RECORD_SAMPLE, &body), &with), Decoded::Sample(want));

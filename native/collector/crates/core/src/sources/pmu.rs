@@ -625,6 +625,8 @@ pub fn add_mem_samples(
         s.node.push(trace.pages.node[pi]);
         s.latency_cycles.push(m.latency.min(u32::MAX as u64) as u32);
         s.weight.push(m.weight.clamp(1, u32::MAX as u64) as u32);
+        // IBS/PEBS samples carry no call chain yet (issue 31): no code location.
+        s.stack.push(-1);
     }
     // Time order, stable (faults before accesses at the same µs, then arrival order).
     let n = s.time_us.len();
@@ -646,6 +648,7 @@ pub fn add_mem_samples(
         pick(&mut s.node, &perm);
         pick(&mut s.latency_cycles, &perm);
         pick(&mut s.weight, &perm);
+        pick(&mut s.stack, &perm);
     }
     mem.len()
 }
@@ -944,6 +947,7 @@ mod tests {
             s.node.push(t.pages.node[page as usize]);
             s.latency_cycles.push(0);
             s.weight.push(1);
+            s.stack.push(-1);
         }
         let start = 1_000_000u64;
         let mk = |time_us: u64, tid: i32, addr: u64, op: MemOp, source: DataSource| MemSample {

@@ -82,6 +82,9 @@ pub struct PendingEvent {
 /// What makes a mapping a new region row: start, end, path, policy, permissions.
 type RegionKey = (u64, u64, Option<String>, String, Option<String>);
 
+/// Most executable mappings the poller keeps.
+pub const MAX_CODE_MAPS: usize = 65_536;
+
 /// Everything the poller collected.
 #[derive(Clone, Debug, Default)]
 pub struct ProcfsData {
@@ -91,6 +94,9 @@ pub struct ProcfsData {
     pub events: Vec<PendingEvent>,
     pub regions: Vec<RegionObs>,
     region_index: HashMap<RegionKey, usize>,
+    /// Executable file mappings seen (the maps lines with `x`), for the samples' code
+    /// locations (recorder/code.rs); at most [`MAX_CODE_MAPS`].
+    pub code_maps: Vec<crate::sources::callchain::CodeMapping>,
     /// `region` holds indices into `regions`.
     pub region_placements: RegionPlacements,
     pub counters: Counters,
@@ -310,6 +316,20 @@ impl Poller {
         } else {
             None
         };
+        for m in maps.iter().filter(|m| m.perms.contains('x')) {
+            let Some(path) = m.path.as_deref().filter(|p| p.starts_with('/')) else { continue };
+            let c = crate::sources::callchain::CodeMapping {
+                pid: pid as u32,
+                start: m.start,
+                end: m.end,
+                pgoff: m.offset,
+                path: path.to_string(),
+                time_ns: 0,
+            };
+            if self.data.code_maps.len() < MAX_CODE_MAPS && !self.data.code_maps.contains(&c) {
+                self.data.code_maps.push(c);
+            }
+        }
         let numa_by_start: HashMap<u64, &NumaMapsEntry> = numa.iter().flatten().map(|n| (n.start, n)).collect();
         for m in &maps {
             let n = numa_by_start.get(&m.start).copied();

@@ -1,7 +1,7 @@
 //! The allocation-site tables of format v2 (docs/trace-format.md, "Allocation sites"):
-//! `allocations` (one row per recorded allocation), `alloc_stacks` (each distinct call stack as
-//! its frame list), `alloc_frames` (function, file:line, inlined flag, and the module + offset
-//! that finds the same code in another run) and `alloc_modules` (path, GNU build id).
+//! `allocations` (one row per recorded allocation), `stacks` (each distinct call stack as
+//! its frame list), `frames` (function, file:line, inlined flag, and the module + offset
+//! that finds the same code in another run) and `modules` (path, GNU build id).
 //!
 //! Model, Arrow columns and the reader's conversion back live here, apart from the eight v1
 //! tables, so that the writer and reader only delegate to [`columns`] and [`from_batches`].
@@ -20,16 +20,16 @@ use super::writer::dict8;
 use super::TraceError;
 
 /// The four allocation-site tables, in the order they are written.
-pub const ALLOC_TABLE_NAMES: [&str; 4] = ["allocations", "alloc_stacks", "alloc_frames", "alloc_modules"];
+pub const ALLOC_TABLE_NAMES: [&str; 4] = ["allocations", "stacks", "frames", "modules"];
 
 /// Most `allocations` rows one trace holds (the recorder keeps the allocations recorded by
 /// threshold first, largest first, then sampled ones; the manifest notes say how many were left).
 pub const MAX_ALLOCATIONS: usize = 1_000_000;
-/// Most `alloc_stacks` rows (frames over all distinct stacks); a stack past it is stored as -1.
+/// Most `stacks` rows (frames over all distinct stacks); a stack past it is stored as -1.
 pub const MAX_STACK_ROWS: usize = 4_000_000;
-/// Most `alloc_frames` rows.
+/// Most `frames` rows.
 pub const MAX_FRAMES: usize = 1_000_000;
-/// Most `alloc_modules` rows.
+/// Most `modules` rows.
 pub const MAX_MODULES: usize = 65_536;
 
 /// `allocations.op` values (the shim's interposed calls that start a block or mapping).
@@ -66,15 +66,15 @@ pub struct Allocations {
     /// 1: picked by the byte sampler (below the threshold), 0: recorded by threshold.
     pub sampled: Vec<i8>,
     pub weight_bytes: Vec<f64>,
-    /// Stack id of `alloc_stacks`, -1 none.
+    /// Stack id of `stacks`, -1 none.
     pub stack: Vec<i32>,
-    /// Row of `alloc_frames`: the innermost frame outside allocator and language runtimes, -1 unknown.
+    /// Row of `frames`: the innermost frame outside allocator and language runtimes, -1 unknown.
     pub site: Vec<i32>,
     /// Row of `regions` containing `address`, -1 unknown.
     pub region: Vec<i32>,
 }
 
-/// `alloc_stacks`: stack `stack` is its rows in `depth` order (0 = innermost, the allocation call).
+/// `stacks`: stack `stack` is its rows in `depth` order (0 = innermost, the allocation call).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocStacks {
     pub stack: Vec<u32>,
@@ -82,10 +82,10 @@ pub struct AllocStacks {
     pub frame: Vec<u32>,
 }
 
-/// `alloc_frames`: one row per (code address, inlined function).
+/// `frames`: one row per (code address, inlined function).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocFrames {
-    /// Row of `alloc_modules`, -1 when no module covered the address.
+    /// Row of `modules`, -1 when no module covered the address.
     pub module: Vec<i32>,
     /// Address in the module's ELF file (runtime address minus load bias): the same in every run
     /// of the same build, whatever the address-space layout. The raw address when `module` is -1.
@@ -102,7 +102,7 @@ pub struct AllocFrames {
     pub inlined: Vec<i8>,
 }
 
-/// `alloc_modules`: the executable and the shared objects code addresses fell in.
+/// `modules`: the executable and the shared objects code addresses fell in.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocModules {
     pub path: Vec<String>,
@@ -123,9 +123,9 @@ impl AllocTables {
     pub fn rows(&self, table: &str) -> usize {
         match table {
             "allocations" => self.allocations.time_us.len(),
-            "alloc_stacks" => self.stacks.stack.len(),
-            "alloc_frames" => self.frames.module.len(),
-            "alloc_modules" => self.modules.path.len(),
+            "stacks" => self.stacks.stack.len(),
+            "frames" => self.frames.module.len(),
+            "modules" => self.modules.path.len(),
             _ => 0,
         }
     }
@@ -218,7 +218,7 @@ pub fn columns(t: &AllocTables, table: &str) -> Option<Result<Vec<ArrayRef>, Tra
                     Arc::new(Int32Array::from(a.region.clone())),
                 ]
             }
-            "alloc_stacks" => {
+            "stacks" => {
                 let s = &t.stacks;
                 same_len(table, &[s.stack.len(), s.depth.len(), s.frame.len()])?;
                 vec![
@@ -227,7 +227,7 @@ pub fn columns(t: &AllocTables, table: &str) -> Option<Result<Vec<ArrayRef>, Tra
                     Arc::new(UInt32Array::from(s.frame.clone())),
                 ]
             }
-            "alloc_frames" => {
+            "frames" => {
                 let f = &t.frames;
                 same_len(
                     table,
@@ -253,7 +253,7 @@ pub fn columns(t: &AllocTables, table: &str) -> Option<Result<Vec<ArrayRef>, Tra
                     Arc::new(Int8Array::from(f.inlined.clone())),
                 ]
             }
-            "alloc_modules" => {
+            "modules" => {
                 let m = &t.modules;
                 same_len(table, &[m.path.len(), m.build_id.len()])?;
                 vec![
@@ -289,8 +289,8 @@ pub fn fields(table: &str) -> Option<Vec<Field>> {
             f("site", Int32),
             f("region", Int32),
         ],
-        "alloc_stacks" => vec![f("stack", UInt32), f("depth", UInt16), f("frame", UInt32)],
-        "alloc_frames" => vec![
+        "stacks" => vec![f("stack", UInt32), f("depth", UInt16), f("frame", UInt32)],
+        "frames" => vec![
             f("module", Int32),
             f("module_offset", UInt64),
             nullable("function", Utf8),
@@ -300,7 +300,7 @@ pub fn fields(table: &str) -> Option<Vec<Field>> {
             f("col", Int16),
             f("inlined", Int8),
         ],
-        "alloc_modules" => vec![f("path", Utf8), f("build_id", Utf8)],
+        "modules" => vec![f("path", Utf8), f("build_id", Utf8)],
         _ => return None,
     })
 }
@@ -325,11 +325,11 @@ pub fn from_batches(get: impl Fn(&str) -> Option<RecordBatch>) -> AllocTables {
             region: col_i32(&b, "region"),
         };
     }
-    if let Some(b) = get("alloc_stacks") {
+    if let Some(b) = get("stacks") {
         t.stacks =
             AllocStacks { stack: col_u32(&b, "stack"), depth: col_u16(&b, "depth"), frame: col_u32(&b, "frame") };
     }
-    if let Some(b) = get("alloc_frames") {
+    if let Some(b) = get("frames") {
         t.frames = AllocFrames {
             module: col_i32(&b, "module"),
             module_offset: col_u64(&b, "module_offset"),
@@ -341,7 +341,7 @@ pub fn from_batches(get: impl Fn(&str) -> Option<RecordBatch>) -> AllocTables {
             inlined: col_i8(&b, "inlined"),
         };
     }
-    if let Some(b) = get("alloc_modules") {
+    if let Some(b) = get("modules") {
         t.modules = AllocModules {
             path: col_str(&b, "path").into_iter().map(|s| s.unwrap_or_default()).collect(),
             build_id: col_str(&b, "build_id").into_iter().map(|s| s.unwrap_or_default()).collect(),

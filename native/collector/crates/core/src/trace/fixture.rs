@@ -134,6 +134,7 @@ pub fn fixture_trace() -> TraceData {
         node: vec![-1, 1, -128],
         latency_cycles: vec![0, 123_456, 4_294_967_295],
         weight: vec![1, 10_000, 4_294_967_295],
+        stack: vec![-1, 1, 0],
     };
     let pages = Pages {
         address: vec![0, 0x7fff_ffff_f000, 0xffff_ffff_ffff_f000, 9_007_199_254_740_993],
@@ -287,8 +288,8 @@ pub fn expected_json(t: &TraceData) -> Value {
             "samples": s.time_us.len(), "pages": p.address.len(), "threads": th.tid.len(),
             "regions": r.start.len(), "thread_placements": tp.time_us.len(),
             "region_placements": rp.time_us.len(), "counters": c.time_us.len(), "events": e.time_us.len(),
-            "allocations": a.time_us.len(), "alloc_stacks": st.stack.len(), "alloc_frames": fr.module.len(),
-            "alloc_modules": md.path.len(),
+            "allocations": a.time_us.len(), "stacks": st.stack.len(), "frames": fr.module.len(),
+            "modules": md.path.len(),
         },
         "tables": {
             "samples": {
@@ -296,6 +297,7 @@ pub fn expected_json(t: &TraceData) -> Value {
                 "page": nums(&s.page), "offset": nums(&s.offset), "op": dict(&s.op),
                 "event": dict(&s.event), "data_source": dict(&s.data_source), "hops": nums(&s.hops),
                 "node": nums(&s.node), "latency_cycles": nums(&s.latency_cycles), "weight": nums(&s.weight),
+                "stack": nums(&s.stack),
             },
             "pages": {
                 "address": strs64(&p.address), "region": nums(&p.region), "node": nums(&p.node),
@@ -333,13 +335,13 @@ pub fn expected_json(t: &TraceData) -> Value {
                 "size": strs64(&a.size), "sampled": nums(&a.sampled), "weight_bytes": nums(&a.weight_bytes),
                 "stack": nums(&a.stack), "site": nums(&a.site), "region": nums(&a.region),
             },
-            "alloc_stacks": { "stack": nums(&st.stack), "depth": nums(&st.depth), "frame": nums(&st.frame) },
-            "alloc_frames": {
+            "stacks": { "stack": nums(&st.stack), "depth": nums(&st.depth), "frame": nums(&st.frame) },
+            "frames": {
                 "module": nums(&fr.module), "module_offset": strs64(&fr.module_offset),
                 "function": opt_texts(&fr.function), "function_offset": strs64(&fr.function_offset),
                 "file": opt_texts(&fr.file), "line": nums(&fr.line), "col": nums(&fr.col), "inlined": nums(&fr.inlined),
             },
-            "alloc_modules": { "path": texts(&md.path), "build_id": texts(&md.build_id) },
+            "modules": { "path": texts(&md.path), "build_id": texts(&md.build_id) },
         }
     })
 }

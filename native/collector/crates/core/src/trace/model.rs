@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// The format name written in `manifest.json`.
 pub const FORMAT_NAME: &str = "numascope-trace";
 /// The newest trace format version this crate reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 // ---------------------------------------------------------------------------------------------
 // manifest.json
@@ -351,6 +351,8 @@ pub struct Samples {
     pub node: Vec<i8>,
     pub latency_cycles: Vec<u32>,
     pub weight: Vec<u32>,
+    /// Stack id of `stacks` (the sampled instruction and its user call stack, v3), -1 none.
+    pub stack: Vec<i32>,
 }
 
 /// `pages`: one row per distinct 4 KiB page seen.
@@ -446,11 +448,11 @@ pub struct TraceData {
     pub region_placements: RegionPlacements,
     pub counters: Counters,
     pub events: Events,
-    /// `allocations`, `alloc_stacks`, `alloc_frames`, `alloc_modules` (new in v2).
+    /// `allocations`, `stacks`, `frames`, `modules` (new in v2).
     pub alloc: super::alloc::AllocTables,
 }
 
-/// The table names of format v2 (docs/trace-format.md lists twelve), in the order they are written.
+/// The table names of format v3 (docs/trace-format.md lists twelve), in the order they are written.
 pub const TABLE_NAMES: [&str; 12] = [
     "samples",
     "pages",
@@ -461,10 +463,14 @@ pub const TABLE_NAMES: [&str; 12] = [
     "counters",
     "events",
     "allocations",
-    "alloc_stacks",
-    "alloc_frames",
-    "alloc_modules",
+    "stacks",
+    "frames",
+    "modules",
 ];
+
+/// The names format v2 gave the tables v3 calls `stacks`, `frames` and `modules`.
+pub const V2_RENAMED_TABLES: [(&str, &str); 3] =
+    [("stacks", "alloc_stacks"), ("frames", "alloc_frames"), ("modules", "alloc_modules")];
 
 /// The tables format v1 has (a v1 file is read with the allocation-site tables empty).
 pub const V1_TABLE_NAMES: [&str; 8] =

@@ -50,6 +50,10 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
                 .iter()
                 .map(|f| match b.column_by_name(f.name()) {
                     Some(c) => c.clone(),
+                    // A non-nullable id column (`samples.stack`) the file predates: -1, unknown.
+                    None if !f.is_nullable() && f.data_type() == &DataType::Int32 => {
+                        std::sync::Arc::new(arrow_array::Int32Array::from(vec![-1; b.num_rows()])) as ArrayRef
+                    }
                     None => arrow_array::new_null_array(f.data_type(), b.num_rows()),
                 })
                 .collect();
@@ -97,7 +101,12 @@ pub fn read_trace_from<R: Read + Seek>(input: R) -> Result<TraceFile, TraceError
     let mut tables = std::collections::BTreeMap::new();
     let names: &[&str] = if version < 2 { &V1_TABLE_NAMES } else { &TABLE_NAMES };
     for &table in names {
-        let entry = format!("{table}.arrow");
+        // A v2 file keeps the shared code tables under their allocation-site names.
+        let stored = match V2_RENAMED_TABLES.iter().find(|(now, _)| *now == table) {
+            Some((_, v2)) if version < 3 => v2,
+            _ => table,
+        };
+        let entry = format!("{stored}.arrow");
         let mut bytes = Vec::new();
         zip.by_name(&entry)
             .map_err(|_| TraceError::Invalid(format!("required table {entry} is missing")))?
@@ -187,6 +196,8 @@ impl TraceFile {
                 node: col_i8(s, "node"),
                 latency_cycles: col_u32(s, "latency_cycles"),
                 weight: col_u32(s, "weight"),
+                // A v2 file has no stacks: every sample's is -1 (filled when read).
+                stack: col_i32(s, "stack"),
             },
             pages: Pages {
                 address: col_u64(p, "address"),

@@ -93,6 +93,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                     ("node", s.node.len()),
                     ("latency_cycles", s.latency_cycles.len()),
                     ("weight", s.weight.len()),
+                    ("stack", s.stack.len()),
                 ],
             )?;
             vec![
@@ -108,6 +109,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 Arc::new(Int8Array::from(s.node.clone())),
                 Arc::new(UInt32Array::from(s.latency_cycles.clone())),
                 Arc::new(UInt32Array::from(s.weight.clone())),
+                Arc::new(Int32Array::from(s.stack.clone())),
             ]
         }
         "pages" => {
