@@ -86,11 +86,11 @@ static void *worker(void *arg) {
      * busy took 8-14 ms: about 70-120 moves a second, below the migration threshold). */
     unsigned long start = (unsigned long)i * (TABLE_BYTES / 4);
     while (now() < end) {
-        for (unsigned long k = 0; k < TABLE_BYTES; k += PAGE) sum += (unsigned char)table[(start + k) % TABLE_BYTES];
+        for (unsigned long k = 0; k < TABLE_BYTES; k += PAGE) sum += (unsigned char)table[(start + k) % TABLE_BYTES]; /* LOOP:table */
         if (mine)
             for (unsigned long o = 0; o < BLOCK_BYTES; o += PAGE) {
-                sum += (unsigned char)mine[o];
-                mine[o] = (char)sum;
+                sum += (unsigned char)mine[o]; /* LOOP:blocks */
+                mine[o] = (char)sum; /* LOOP:blocks */
             }
         usleep(1000);
     }

@@ -46,6 +46,10 @@
 //                                               fix=FIX_ID fixkind=K planable=yes|no tids=TID,… size=BYTES
 //                                               per issue (ranked; tids: the issue's threads as kernel tids), NOPLAN
 //                                               FIX_ID <why> for fixes no plan carries, NOTE lines
+//   CODE NAME                                   numascope-analyze code --json (scenario j: the code of the accesses)
+//                                               → CODE available=yes|no accesses=N remote=N, then per function with
+//                                               accesses (most remote first) FUNCTION name=F location=<file:line>
+//                                               accesses=N remote=N lines=<file:line:accesses>,… (base names)
 //   PLANFIX NAME FIX_ID                         numascope-analyze plan --fix FIX_ID (scenario j)
 //                                               → PLANFIX FIX_ID BYTES ranges=N threads=N, SUMMARY, RANGE START END
 //                                               ACTION NODES per page range, PIN TID NODE per thread, the plan as
@@ -343,6 +347,26 @@ async function diagnoseReply(name) {
   ];
 }
 
+async function codeReply(name) {
+  const path = join(dir, safe(name));
+  const r = await cli(['code', path, '--json', '--limit', '1000000']);
+  if (r.rc !== 0) return [`CODE error ${r.err.replace(/\s+/g, ' ')}`];
+  writeFileSync(path + '.code.json', r.out + '\n');
+  const j = JSON.parse(r.out);
+  const base = (f) => String(f ?? '-').split('/').pop();
+  const fns = (j.functions ?? []).filter((f) => f.accesses > 0).sort((a, b) => b.remote - a.remote);
+  const remote = fns.reduce((s, f) => s + f.remote, 0);
+  return [
+    `CODE available=${j.available ? 'yes' : 'no'} accesses=${j.totals?.accesses ?? 0} remote=${remote}`,
+    ...fns.slice(0, 20).map(
+      (f) =>
+        `FUNCTION name=${String(f.function).replace(/\s+/g, '_')} location=${String(f.location ?? '-').replace(/\s+/g, '_')} accesses=${f.accesses} remote=${f.remote} ` +
+        `lines=${f.lines.filter((l) => l.accesses > 0).map((l) => `${base(l.file)}:${l.line}:${l.accesses}`).join(',') || '-'}`,
+    ),
+    ...(j.available ? [] : [`NOTE ${String(j.reason).replace(/\s+/g, ' ')}`]),
+  ];
+}
+
 async function planFixReply(name, fixId) {
   const path = join(dir, safe(name));
   const out = join(dir, `${safe(name)}.fix.plan.json`);
@@ -391,6 +415,7 @@ const server = createServer((conn) => {
       else if (cmd === 'WEIGHTS') send(await weightsReply(a[0], a[1], a[2], a[3]));
       else if (cmd === 'DIAGNOSE') send(await diagnoseReply(a[0]));
       else if (cmd === 'PLANFIX') send(await planFixReply(a[0], a[1]));
+      else if (cmd === 'CODE') send(await codeReply(a[0]));
       else if (cmd === 'BYE') {
         send(['BYE']);
         conn.end();
