@@ -593,7 +593,8 @@ function codeOptionsOf(args: Args, trace: Trace): Parameters<typeof functionTabl
   };
 }
 
-const CODE_COLUMNS = ['function', 'file:line', 'accesses', 'remote %', 'latency ns', 'first-touch pages (node:pages)', 'objects'];
+/** First touches are the weighted estimate (sum of the fault rows' weight) by node; pages sampled the distinct pages those rows saw. */
+const CODE_COLUMNS = ['function', 'file:line', 'accesses', 'remote %', 'latency ns', 'first touches (est.) by node', 'pages sampled', 'objects'];
 
 /** `code` as text: what was attributed how, then a table of the busiest functions. */
 function codeReport(table: FunctionTable, file: string): string {
@@ -618,11 +619,12 @@ function codeReport(table: FunctionTable, file: string): string {
     String(r.accesses),
     r.remoteShare === null ? '–' : (r.remoteShare * 100).toFixed(1),
     r.meanLatencyNs === null ? '–' : r.meanLatencyNs.toFixed(0),
-    r.firstTouchPages.length === 0 ? '–' : r.firstTouchPages.map((p) => `${p.node < 0 ? '?' : p.node}:${p.pages}`).join(' '),
+    r.firstTouchesByNode.length === 0 ? '–' : r.firstTouchesByNode.map((p) => `${p.node < 0 ? '?' : p.node}:${p.firstTouches}`).join(' '),
+    r.firstTouchesByNode.length === 0 ? '–' : String(r.pagesSampled),
     r.objects.length === 0 ? '–' : r.objects.slice(0, 3).map((o) => o.site).join('; '),
   ]);
   const widths = CODE_COLUMNS.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const right = new Set([2, 3, 4]);
+  const right = new Set([2, 3, 4, 6]);
   const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   out.push('', line(CODE_COLUMNS), ...rows.map(line));
   if (table.functionCount > table.rows.length) out.push(`… ${table.functionCount - table.rows.length} more functions (--limit N)`);

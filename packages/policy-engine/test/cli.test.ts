@@ -369,7 +369,7 @@ describe('numascope-analyze code', () => {
   const file = join(dir, 'code.numascope');
   writeFileSync(file, textTraceBytes(CODE_TRACE));
 
-  it('prints the busiest functions with file:line, accesses, remote %, latency, first-touch pages by node and objects', async () => {
+  it('prints the busiest functions with file:line, accesses, remote %, latency, first touches (weighted) by node, pages sampled and objects', async () => {
     const { status, out, err } = await cli('code', file);
     expect(err).toBe('');
     expect(status).toBe(0);
@@ -377,18 +377,19 @@ describe('numascope-analyze code', () => {
     expect(out).toContain('latency: PMU cycles / 2 GHz');
     const lines = out.trimEnd().split('\n');
     const head = lines.findIndex((l) => l.startsWith('function'));
-    expect(lines[head]).toMatch(/^function\s+file:line\s+accesses\s+remote %\s+latency ns\s+first-touch pages \(node:pages\)\s+objects$/);
+    expect(lines[head]).toMatch(/^function\s+file:line\s+accesses\s+remote %\s+latency ns\s+first touches \(est\.\) by node\s+pages sampled\s+objects$/);
     const rows = lines.slice(head + 1).map((l) => l.split(/\s{2,}/));
     expect(rows).toEqual([
-      ['compute', 'app.c:70', '400', '25.0', '150', '–', 'alloc_a app.c:5; alloc_b app.c:6'],
-      ['fill_c', 'app.c:30', '0', '–', '–', '2:3', 'alloc_c app.c:7'],
-      ['init_a', 'app.c:10', '0', '–', '–', '0:2', 'alloc_a app.c:5'],
-      ['init_b', 'app.c:20', '0', '–', '–', '1:2', 'alloc_b app.c:6'],
+      ['compute', 'app.c:70', '400', '25.0', '150', '–', '–', 'alloc_a app.c:5; alloc_b app.c:6'],
+      // Page 6 has two fault rows: 4 first touches, 3 pages sampled.
+      ['fill_c', 'app.c:30', '0', '–', '–', '2:4', '3', 'alloc_c app.c:7'],
+      ['init_a', 'app.c:10', '0', '–', '–', '0:2', '2', 'alloc_a app.c:5'],
+      ['init_b', 'app.c:20', '0', '–', '–', '1:2', '2', 'alloc_b app.c:6'],
     ]);
     const two = await cli('code', file, '--limit', '2');
     expect(two.out).toContain('… 2 more functions (--limit N)');
     const self = await cli('code', file, '--by', 'self', '--op', 'fault');
-    expect(self.out).toMatch(/^memset\s+–\s+0\s+–\s+–\s+1:2\s+alloc_b app\.c:6$/m);
+    expect(self.out).toMatch(/^memset\s+–\s+0\s+–\s+–\s+1:2\s+2\s+alloc_b app\.c:6$/m);
   });
 
   it('--json: the function rows, totals and clock; filters by thread tid, node and time', async () => {
@@ -398,7 +399,8 @@ describe('numascope-analyze code', () => {
     expect(Object.keys(json)).toEqual(['trace', 'available', 'reason', 'by', 'filters', 'clock', 'totals', 'functionCount', 'functions']);
     expect(json).toMatchObject({ available: true, by: 'site', functionCount: 4, clock: { ghz: 2 } });
     expect(json.functions.map((f: { function: string }) => f.function)).toEqual(['compute', 'fill_c', 'init_a', 'init_b']);
-    expect(json.functions[3]).toMatchObject({ function: 'init_b', location: 'app.c:20', firstTouches: 2, firstTouchPages: [{ node: 1, pages: 2 }] });
+    expect(json.functions[3]).toMatchObject({ function: 'init_b', location: 'app.c:20', firstTouches: 2, firstTouchesByNode: [{ node: 1, firstTouches: 2 }], pagesSampled: 2, firstTouchPages: [{ node: 1, pages: 2 }] });
+    expect(json.functions[1]).toMatchObject({ function: 'fill_c', firstTouches: 4, firstTouchesByNode: [{ node: 2, firstTouches: 4 }], pagesSampled: 3 });
     // Thread 1 has tid 1001 (the helper numbers tids from 1000).
     const t1 = JSON.parse((await cli('code', file, '--thread', '1001', '--json')).out);
     expect(t1.functions.map((f: { function: string }) => f.function)).toEqual(['init_b']);

@@ -45,15 +45,26 @@ describe('functionTable', () => {
     expect(t.by).toBe('site');
     const row = (name: string) => t.rows.find((r) => r.function === name)!;
     expect(t.rows.map((r) => r.function)).toEqual(['compute', 'fill_c', 'init_a', 'init_b']);
-    expect(row('init_a')).toMatchObject({ location: 'app.c:10', firstTouches: 2, accesses: 0, firstTouchPages: [{ node: 0, pages: 2 }], module: '/opt/app', runtime: false });
+    expect(row('init_a')).toMatchObject({ location: 'app.c:10', firstTouches: 2, accesses: 0, firstTouchesByNode: [{ node: 0, firstTouches: 2 }], pagesSampled: 2, firstTouchPages: [{ node: 0, pages: 2 }], module: '/opt/app', runtime: false });
     // memset is libc's: the first touches of B are init_b's, at its line, not memset's.
     expect(row('init_b')).toMatchObject({ location: 'app.c:20', firstTouches: 2, firstTouchPages: [{ node: 1, pages: 2 }] });
     expect(t.rows.some((r) => r.function === 'memset')).toBe(false);
-    // Page 6 has two fault rows: one page.
-    expect(row('fill_c')).toMatchObject({ location: 'app.c:30', firstTouches: 4, samples: 4, firstTouchPages: [{ node: 2, pages: 3 }] });
+    // Page 6 has two fault rows: four first touches, three pages sampled.
+    expect(row('fill_c')).toMatchObject({ location: 'app.c:30', firstTouches: 4, samples: 4, firstTouchesByNode: [{ node: 2, firstTouches: 4 }], pagesSampled: 3, firstTouchPages: [{ node: 2, pages: 3 }] });
     expect(row('init_a').objects).toEqual([{ site: 'alloc_a app.c:5', samples: 2, accesses: 0, firstTouches: 2 }]);
     expect(row('init_b').objects.map((o) => o.site)).toEqual(['alloc_b app.c:6']);
     expect(row('fill_c').objects.map((o) => o.site)).toEqual(['alloc_c app.c:7']);
+  });
+
+  it('first touches by node are weighted (adaptive sampling: a sample stands for `weight` faults), next to the distinct pages sampled', () => {
+    // fill_c's four fault rows stand for 1 + 3 + 2 + 4 faults; init_b's first one is on a page of unknown node.
+    const samples = CODE_TRACE.samples.replace(/^(\s+5\s+2\s+4\s+fault\s+)1/m, '$13').replace(/^(\s+7\s+2\s+6\s+fault\s+)1/m, '$12').replace(/^(\s+8\s+2\s+6\s+fault\s+)1/m, '$14');
+    const pages = CODE_TRACE.pages.replace(/^(\s+2\s+)1/m, '$1-1');
+    const t = functionTable(textTrace({ ...CODE_TRACE, samples, pages }));
+    const row = (name: string) => t.rows.find((r) => r.function === name)!;
+    expect(row('fill_c')).toMatchObject({ firstTouches: 10, firstTouchesByNode: [{ node: 2, firstTouches: 10 }], pagesSampled: 3, firstTouchPages: [{ node: 2, pages: 3 }] });
+    expect(row('init_b')).toMatchObject({ firstTouches: 2, firstTouchesByNode: [{ node: 1, firstTouches: 1 }, { node: -1, firstTouches: 1 }], pagesSampled: 2, firstTouchPages: [{ node: 1, pages: 1 }, { node: -1, pages: 1 }] });
+    expect(t.totals.firstTouches).toBe(14);
   });
 
   it('local and remote share, mean latency in ns (the recorded clock), lines and objects of the reader', () => {
@@ -81,7 +92,7 @@ describe('functionTable', () => {
   it('by self frame: memset gets B\'s first touches; filters by op, thread, node and time', () => {
     const self = functionTable(codeTrace(), { by: 'self' });
     const memset = self.rows.find((r) => r.function === 'memset')!;
-    expect(memset).toMatchObject({ module: '/usr/lib/libc.so.6', runtime: true, firstTouches: 2, location: null, firstTouchPages: [{ node: 1, pages: 2 }] });
+    expect(memset).toMatchObject({ module: '/usr/lib/libc.so.6', runtime: true, firstTouches: 2, location: null, firstTouchesByNode: [{ node: 1, firstTouches: 2 }], firstTouchPages: [{ node: 1, pages: 2 }] });
     expect(self.rows.some((r) => r.function === 'init_b')).toBe(false);
     const faults = functionTable(codeTrace(), { op: 'fault' });
     expect(faults.rows.map((r) => r.function)).toEqual(['fill_c', 'init_a', 'init_b']);

@@ -9,7 +9,10 @@
  *   node of the cpu it ran on (the manifest's machine); unknown when either is -1;
  * - mean latency: over the rows with `latency_cycles` > 0, weighted, divided by the recorded
  *   machine's clock (the traffic model's `clockGHz`, as the replay does: engine/windows.ts);
- * - first-touched pages per node: the distinct pages of its fault rows, by `pages.node`;
+ * - first touches per node, weighted: the sum of `weight` of its fault rows by the node of the page
+ *   (`pages.node`; the sample's `node` for a fault row without a page), the estimate of the faults
+ *   it made (an adaptive page-fault sampler's sample stands for many); next to them the distinct
+ *   pages its fault rows sampled, per node (fewer than the first touches whenever weights are > 1);
  * - its top source lines (the attributed frames' file:line) and the data objects it touched (the
  *   allocation each sample belongs to, trace/objects.ts, grouped by allocation site).
  *
@@ -93,7 +96,14 @@ export interface FunctionRow {
   meanLatencyNs: number | null;
   meanLatencyCycles: number | null;
   latencySamples: number;
-  /** Distinct pages its fault rows touched, per page node (`pages.node`, -1 unknown last). */
+  /**
+   * Weighted first touches (the sum of its fault rows' `weight`: the estimate of the faults it made)
+   * per node of the page (`pages.node`, the sample's node without a page; -1 unknown last).
+   */
+  firstTouchesByNode: Array<{ node: number; firstTouches: number }>;
+  /** Distinct pages its fault rows sampled (not weighted: at most the first touches). */
+  pagesSampled: number;
+  /** The same per page node (`pages.node`, -1 unknown last). */
   firstTouchPages: Array<{ node: number; pages: number }>;
   /** The data objects it touched, busiest first (at most 5). */
   objects: FunctionObject[];
@@ -180,6 +190,9 @@ function recordedClock(trace: Trace): { ghz: number | null; source: string } {
   }
 }
 
+/** Node ids ascending, unknown (-1) last. */
+const byNodeId = (a: [number, number], b: [number, number]) => (a[0] < 0 ? 1 : b[0] < 0 ? -1 : a[0] - b[0]);
+
 function objectLabelOf(o: ObjectColumns, a: number): string {
   const site = o.site[a]!;
   if (site >= 0) return describeFrame(o, site);
@@ -221,6 +234,7 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
   const frameAccesses = new Float64Array(code.frames.line.length);
   const frameFaults = new Float64Array(code.frames.line.length);
   const faultPages = new Map<number, Set<number>>();
+  const faultNodes = new Map<number, Map<number, number>>();
   const objects = objectColumns(trace);
   const objectTally = new Map<number, Map<string, FunctionObject>>();
   const objectLabels = new Map<number, string>();
@@ -249,6 +263,10 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
     if (isFault) {
       faults[f]! += w;
       frameFaults[frame]! += w;
+      const nd = page >= 0 ? (page < pageNode.length ? pageNode[page]! : -1) : sNode[i]!;
+      let byNode = faultNodes.get(f);
+      if (!byNode) faultNodes.set(f, (byNode = new Map()));
+      byNode.set(nd, (byNode.get(nd) ?? 0) + w);
       if (page >= 0) {
         let set = faultPages.get(f);
         if (!set) faultPages.set(f, (set = new Set()));
@@ -316,6 +334,7 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
       const nd = p < pageNode.length ? pageNode[p]! : -1;
       byNode.set(nd, (byNode.get(nd) ?? 0) + 1);
     }
+    const pages = faultPages.get(f)?.size ?? 0;
     const known = local[f]! + remote[f]!;
     const meanCycles = latWeight[f]! > 0 ? latSum[f]! / latWeight[f]! : null;
     return {
@@ -337,7 +356,9 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
       meanLatencyNs: meanCycles !== null && clock.ghz ? meanCycles / clock.ghz : null,
       meanLatencyCycles: meanCycles,
       latencySamples: latCount[f]!,
-      firstTouchPages: [...byNode.entries()].sort((a, b) => (a[0] < 0 ? 1 : b[0] < 0 ? -1 : a[0] - b[0])).map(([node, pages]) => ({ node, pages })),
+      firstTouchesByNode: [...(faultNodes.get(f)?.entries() ?? [])].sort(byNodeId).map(([node, firstTouches]) => ({ node, firstTouches })),
+      pagesSampled: pages,
+      firstTouchPages: [...byNode.entries()].sort(byNodeId).map(([node, pages]) => ({ node, pages })),
       objects: [...(objectTally.get(f)?.values() ?? [])].sort((a, b) => busiest(a, b) || b.samples - a.samples || (a.site < b.site ? -1 : 1)).slice(0, 5),
     };
   });
