@@ -592,6 +592,7 @@ function samplesColumns(rows: SampleRows): TraceColumns['samples'] {
     latency_cycles: rows.latencyCycles,
     // No code made these accesses: no stacks (format v3 samples.stack, -1 = none).
     stack: new Int32Array(rows.length).fill(-1),
+    hitm: new Int8Array(rows.length).fill(-1),
     weight: rows.weight,
   };
 }

@@ -76,8 +76,8 @@ describe('committed sample traces', () => {
         expect(Buffer.compare(committed, fresh)).toBe(0);
       });
 
-      it('is small enough to commit (under 2 MiB)', () => {
-        expect(statSync(path).size).toBeLessThan(2 * 1024 * 1024);
+      it('is small enough to commit (under 2.5 MiB: the v3 stack and hitm columns add 5 bytes a sample)', () => {
+        expect(statSync(path).size).toBeLessThan(2.5 * 1024 * 1024);
       });
 
       it('is documented in the README with the command that made it', () => {

@@ -81,6 +81,7 @@ export function syntheticTrace(samples: number): Uint8Array {
     node,
     latency_cycles: new Uint32Array(samples),
     stack: new Int32Array(samples).fill(-1),
+    hitm: new Int8Array(samples).fill(-1),
     // The same program at any density: 4096 accesses a sample at 1 M samples, proportionally fewer
     // when denser, so every size stands for the same accesses (issue 29: sampling invariance).
     weight: new Uint32Array(samples).fill(Math.max(1, Math.round((4096 * 1_000_000) / samples))),

@@ -156,6 +156,7 @@ export function mirrorTrace(spec: MirrorSpec): Uint8Array {
     node,
     latency_cycles: latency,
     stack: new Int32Array(n).fill(-1),
+    hitm: new Int8Array(n).fill(-1),
     weight: new Uint32Array(n).fill(weight),
   };
   if (spec.counters) {

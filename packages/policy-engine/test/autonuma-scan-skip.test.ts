@@ -101,6 +101,7 @@ function traceOf(regions: RegionSpec[], withProt: boolean): Trace {
     node: new Int8Array(n),
     latency_cycles: new Uint32Array(n),
     stack: new Int32Array(n).fill(-1),
+    hitm: new Int8Array(n).fill(-1),
     weight: new Uint32Array(n).fill(1),
   };
   const manifest = minimalManifest();

@@ -84,6 +84,7 @@ function traceBytes(machine: TraceMachine): Uint8Array {
     node: Int8Array.from(thread),
     latency_cycles: new Uint32Array(ROWS).fill(LATENCY_CYCLES),
     stack: new Int32Array(ROWS).fill(-1),
+    hitm: new Int8Array(ROWS).fill(-1),
     weight: new Uint32Array(ROWS).fill(1),
   };
   const manifest = minimalManifest();

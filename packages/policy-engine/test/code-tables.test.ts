@@ -58,6 +58,7 @@ function codeColumns(): TraceColumns {
     node: Int8Array.of(0, 0, 0),
     latency_cycles: Uint32Array.of(0, 300, 4),
     stack: Int32Array.of(1, 0, -1),
+    hitm: Int8Array.of(-1, 0, 2),
     weight: Uint32Array.of(1, 100, 100),
   };
   c.stacks = { stack: Uint32Array.of(0, 0, 1, 1, 1), depth: Uint16Array.of(0, 1, 0, 1, 2), frame: Uint32Array.of(0, 1, 2, 3, 1) };

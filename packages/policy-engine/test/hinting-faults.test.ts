@@ -92,6 +92,7 @@ function traceOf(r: Row[], mainStartsOn = 0): Trace {
     node: new Int8Array(n),
     latency_cycles: new Uint32Array(n),
     stack: new Int32Array(n).fill(-1),
+    hitm: new Int8Array(n).fill(-1),
     weight: Uint32Array.from(r, (x) => x.weight),
   };
   const manifest = minimalManifest();

@@ -555,6 +555,7 @@ function oneNodeTrace(p: { threads: number; pages: number; samples: number; stor
     node: new Int8Array(n),
     latency_cycles: Uint32Array.from(op, (o) => (o === 0 ? Math.round(p.latencyCycles * (0.5 + rnd())) : 0)),
     stack: new Int32Array(op.length).fill(-1),
+    hitm: new Int8Array(op.length).fill(-1),
     weight: new Uint32Array(n).fill(p.weight),
   };
   const manifest = minimalManifest();

@@ -94,6 +94,7 @@ function attachedBytes(opts: { pageScan?: boolean; faults?: Array<{ page: number
       node: Int8Array.from(faults, (f) => (f.page < 64 ? 0 : 1)),
       latency_cycles: new Uint32Array(k),
       stack: new Int32Array(k).fill(-1),
+      hitm: new Int8Array(k).fill(-1),
       weight: Uint32Array.from(faults, (f) => f.weight),
     } as typeof c.samples;
   }

@@ -58,6 +58,7 @@ function smallTrace(): Uint8Array {
     node: new Int8Array([0, 1, -1, -1]),
     latency_cycles: new Uint32Array(4),
     stack: new Int32Array(4).fill(-1),
+    hitm: new Int8Array(4).fill(-1),
     weight: new Uint32Array([1, 100, 100, 100]),
   };
   c.thread_placements = {

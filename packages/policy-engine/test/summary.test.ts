@@ -57,6 +57,7 @@ function trace() {
     node: new Int8Array(rows.map((r) => r[2])),
     latency_cycles: new Uint32Array(n),
     stack: new Int32Array(n).fill(-1),
+    hitm: new Int8Array(n).fill(-1),
     weight: new Uint32Array(rows.map((r) => r[4])),
   };
   // The worker was created at 2 µs and ended at 4 µs (the recorder's task records); a

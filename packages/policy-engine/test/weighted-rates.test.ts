@@ -105,6 +105,7 @@ function guestBytes(pmu = false): Uint8Array {
     node: new Int8Array(n),
     latency_cycles: new Uint32Array(n),
     stack: new Int32Array(n).fill(-1),
+    hitm: new Int8Array(n).fill(-1),
     weight: new Uint32Array(n).fill(1),
   };
   const manifest = minimalManifest();

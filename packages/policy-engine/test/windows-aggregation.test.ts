@@ -98,6 +98,7 @@ function randomTrace(spec: Spec): { trace: Trace; rows: Array<{ t: number; threa
     node: new Int8Array(n).fill(-1),
     latency_cycles: new Uint32Array(n),
     stack: new Int32Array(n).fill(-1),
+    hitm: new Int8Array(n).fill(-1),
     weight: Uint32Array.from(rows, (r) => r.weight),
   };
   const manifest = minimalManifest();

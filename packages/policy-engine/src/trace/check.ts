@@ -375,6 +375,21 @@ export function checkReferences(manifest: TraceManifest, tables: Record<TableNam
   }
   checkCounterScopes(manifest, tables, nodeIds);
   checkStacks(tables);
+  checkHitm(tables);
+}
+
+/** `samples.hitm` (v3) is -1 (unknown), 0 (no HITM), 1 (local HITM) or 2 (remote HITM). */
+function checkHitm(tables: Record<TableName, Table>): void {
+  const hitm = numericColumn<Int8Array>(tables.samples, 'hitm');
+  for (let i = 0; i < hitm.length; i++) {
+    const h = hitm[i]!;
+    if (h < -1 || h > 2) {
+      throw new TraceError(
+        'index-out-of-range',
+        `Column "samples.hitm", row ${i}: value ${h}, but it must be -1 (unknown), 0 (no HITM), 1 (local HITM) or 2 (remote HITM). The trace is damaged or was written by a program that does not follow the format.`,
+      );
+    }
+  }
 }
 
 /**

@@ -104,10 +104,13 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'hops', type: 'int8' },
     { name: 'node', type: 'int8', ref: 'node' },
     { name: 'latency_cycles', type: 'uint32' },
+    { name: 'weight', type: 'uint32' },
     // v3: the code that made the access, a stack id of `stacks` (checked against its stacks in
     // check.ts, not a row); -1 none. The v2->v3 upgrader adds it as all -1.
     { name: 'stack', type: 'int32' },
-    { name: 'weight', type: 'uint32' },
+    // v3: perf c2c's HITM class of a load: 0 none, 1 local, 2 remote, -1 unknown (checked in
+    // check.ts). The v2->v3 upgrader adds it as all -1.
+    { name: 'hitm', type: 'int8' },
   ],
   pages: [
     { name: 'address', type: 'uint64' },

@@ -4,7 +4,7 @@
  * every step from the file's version up to CURRENT_TRACE_VERSION, so nothing else in the code
  * ever sees an old version.
  */
-import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData } from 'apache-arrow';
+import { Field, Int8, Int32, RecordBatch, Schema, Struct, Table, makeData } from 'apache-arrow';
 import { TraceError } from './errors.js';
 import { CURRENT_TRACE_VERSION, TABLE_NAMES, type TableName } from './types.js';
 import { emptyTable } from './writer.js';
@@ -74,18 +74,20 @@ function v1ToV2(raw: RawTrace): RawTrace {
 }
 
 /**
- * `samples` with a `stack` column of -1 (no code location) in every record batch (an existing
- * column of that name, which no v2 writer wrote, is replaced). Built from buffers, not Arrow's
+ * `samples` with `stack` and `hitm` columns of -1 (no code location, HITM unknown) in every
+ * record batch (existing columns of those names, which no v2 writer wrote, are replaced). Built from buffers, not Arrow's
  * builders (no `new Function`: see writer.ts utf8Data).
  */
 function withNoStacks(samples: Table): Table {
-  const keep = samples.schema.fields.map((f, i) => [f, i] as const).filter(([f]) => f.name !== 'stack');
+  const keep = samples.schema.fields.map((f, i) => [f, i] as const).filter(([f]) => f.name !== 'stack' && f.name !== 'hitm');
   const stackField = new Field('stack', new Int32(), false);
-  const fields = [...keep.map(([f]) => f), stackField];
+  const hitmField = new Field('hitm', new Int8(), false);
+  const fields = [...keep.map(([f]) => f), stackField, hitmField];
   const schema = new Schema(fields, samples.schema.metadata);
   const batchOf = (length: number, children: ReturnType<typeof makeData>[]) => {
     const stack = makeData({ type: new Int32(), length, nullCount: 0, data: new Int32Array(length).fill(-1) });
-    return new RecordBatch(schema, makeData({ type: new Struct(fields), length, nullCount: 0, children: [...children, stack] }));
+    const hitm = makeData({ type: new Int8(), length, nullCount: 0, data: new Int8Array(length).fill(-1) });
+    return new RecordBatch(schema, makeData({ type: new Struct(fields), length, nullCount: 0, children: [...children, stack, hitm] }));
   };
   const batches = samples.batches.map((b) => batchOf(b.numRows, keep.map(([, i]) => b.data.children[i]!)));
   return new Table(schema, batches);
@@ -93,8 +95,8 @@ function withNoStacks(samples: Table): Table {
 
 /**
  * v2 -> v3: renames the code tables (`alloc_stacks`, `alloc_frames`, `alloc_modules` ->
- * `stacks`, `frames`, `modules`) and their `manifest.tables` entries, adds `samples.stack` as all
- * -1 (a v2 recorder took no sample stacks), and capability `code-locations` (`unavailable`)
+ * `stacks`, `frames`, `modules`) and their `manifest.tables` entries, adds `samples.stack` and
+ * `samples.hitm` as all -1 (a v2 recorder took no sample stacks and kept no snoop result), and capability `code-locations` (`unavailable`)
  * unless the file already lists it.
  */
 function v2ToV3(raw: RawTrace): RawTrace {

@@ -123,6 +123,7 @@ export function textTraceBytes(spec: TextTraceSpec): Uint8Array {
     node: Int8Array.from(sampleNode),
     latency_cycles: Uint32Array.from(samples, (s) => Number(s['latency_cycles'] ?? 0)),
     stack: Int32Array.from(samples, (s) => Number(s['stack'] ?? -1)),
+    hitm: Int8Array.from(samples, (s) => Number(s['hitm'] ?? -1)),
     weight: Uint32Array.from(samples, (s) => Number(s['weight'] ?? 1)),
   };
   // Code tables: the spec's stacks first (ids 0..k-1, what samples.stack names), then one

@@ -23,7 +23,21 @@ const ADMIN: &str = "/sys/kernel/mm/damon/admin";
 /// The readable configuration of every kdamond (not the volatile result files).
 fn sysfs_state() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let rd = |p: &Path| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_else(|e| format!("<{e}>"));
+    // DAMON's sysfs answers EBUSY while another writer holds its lock (a kdamond being turned
+    // off, another tool's commit: seen in CI right after the recording stopped): read again.
+    let rd = |p: &Path| {
+        let mut r = std::fs::read_to_string(p);
+        for _ in 0..50 {
+            match &r {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    r = std::fs::read_to_string(p);
+                }
+                _ => break,
+            }
+        }
+        r.map(|s| s.trim().to_string()).unwrap_or_else(|e| format!("<{e}>"))
+    };
     let admin = Path::new(ADMIN);
     let nr = rd(&admin.join("kdamonds/nr_kdamonds"));
     out.push(("nr_kdamonds".into(), nr.clone()));

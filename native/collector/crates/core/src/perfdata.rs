@@ -546,6 +546,8 @@ struct Row {
     source: DataSource,
     hops: i8,
     event: &'static str,
+    /// perf c2c's HITM class (`data_src::hitm_class`), -1 without DATA_SRC.
+    hitm: i8,
 }
 
 impl From<&MemSample> for Row {
@@ -563,6 +565,7 @@ impl From<&MemSample> for Row {
             source: m.source,
             hops: m.hops,
             event: m.event,
+            hitm: -1,
         }
     }
 }
@@ -609,7 +612,11 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
             }
         }
         match to_mem_sample(attr, &sample, amd) {
-            Ok(m) => mem.push(Row::from(&m)),
+            Ok(m) => {
+                let mut row = Row::from(&m);
+                row.hitm = sample.data_src.map(|ds| crate::decode::data_src::hitm_class(&MemDataSrc::decode(ds))).unwrap_or(-1);
+                mem.push(row)
+            }
             Err(Skip::NonMemoryEvent) => sk_ev += 1,
             Err(Skip::NotLoadOrStore) => sk_op += 1,
             Err(Skip::NoAddress) => sk_addr += 1,
@@ -710,6 +717,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         samples.weight.push(s.weight);
         // perf.data callchains are not imported yet (issue 31): no code location.
         samples.stack.push(-1);
+        samples.hitm.push(s.hitm);
         any_latency |= s.latency > 0;
         *by_source.entry(s.source.as_str().to_string()).or_insert(0u64) += 1;
         *by_event.entry(s.event.to_string()).or_insert(0u64) += 1;

@@ -118,6 +118,20 @@ fn zen4_matches_c2c_report() {
         }
     }
     let _ = MemDataSrc::decode(0);
+    // samples.hitm (format v3): the report's HITM loads, sample by sample, on the lines of its
+    // Shared Data Cache Line Table (0x624b89b17180: 2 remote HITM, 0xff3b73af50bb3200: 1).
+    let tr = &s.trace;
+    let hitm_rows: Vec<usize> = (0..t.len()).filter(|&i| t.hitm[i] > 0).collect();
+    assert_eq!(hitm_rows.iter().filter(|&&i| t.hitm[i] == 2).count() as u64, val("Load Remote HITM"));
+    assert_eq!(hitm_rows.iter().filter(|&&i| t.hitm[i] == 1).count() as u64, val("Load Local HITM"));
+    let mut lines: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    for &i in &hitm_rows {
+        let addr = tr.pages.address[t.page[i] as usize] + t.offset[i] as u64;
+        *lines.entry(addr & !63).or_insert(0) += 1;
+    }
+    assert_eq!(lines.len() as u64, val("Total Shared Cache Lines"));
+    assert_eq!(lines.into_iter().collect::<Vec<_>>(), vec![(0x624b_89b1_7180, 2), (0xff3b_73af_50bb_3200, 1)]);
+    assert!(t.hitm.iter().all(|&h| (0..=2).contains(&h)), "every imported sample has DATA_SRC: its class is known");
 }
 
 #[test]

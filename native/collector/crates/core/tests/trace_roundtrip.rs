@@ -36,6 +36,7 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("latency_cycles", UInt32),
                 ("weight", UInt32),
                 ("stack", Int32),
+                ("hitm", Int8),
             ],
         ),
         (
@@ -217,6 +218,7 @@ fn empty_tables_and_many_batches() {
         s.latency_cycles.push(0);
         s.weight.push(1);
         s.stack.push(-1);
+        s.hitm.push(-1);
     }
     let (bytes, rows) = table_ipc_bytes(&t, "samples").unwrap();
     assert_eq!(rows, n as u64);

@@ -363,6 +363,24 @@ impl MemDataSrc {
     }
 }
 
+/// perf c2c's HITM class of one sample, by `c2c_decode_stats`'s rules (as [`C2cStats::add`]):
+/// 1 a load that hit a modified line in the node's LLC (another core's: local HITM), 2 a load
+/// served by a modified line of a remote cache (remote HITM), else 0.
+pub fn hitm_class(d: &MemDataSrc) -> i8 {
+    let (l, n) = (d.lvl, d.lvl_num);
+    if d.op & op::LOAD == 0 || l & lvl::HIT == 0 {
+        return 0;
+    }
+    if l & lvl::L3 != 0 && d.snoop & snoop::HITM != 0 {
+        return 1;
+    }
+    let remote_cache = l & (lvl::REM_CCE1 | lvl::REM_CCE2) != 0 || (d.remote && n == lvlnum::ANY_CACHE);
+    if remote_cache && d.snoop & snoop::HIT == 0 && d.snoop & snoop::HITM != 0 {
+        return 2;
+    }
+    0
+}
+
 /// c2c-style counters (perf's `struct c2c_stats`, the fields `perf c2c report` prints in its
 /// "Trace Event Information" block), computed by a port of `c2c_decode_stats` with the
 /// upstream RAM/PMEM gating of `mem_remote`. Used to cross-check imports against a report.

@@ -298,6 +298,7 @@ fn samples_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>, page_index:
         s.weight.push(f.period.clamp(1, u32::MAX as u64) as u32);
         // The sampler's chain id for now: recorder/code.rs turns it into a stack id.
         s.stack.push(if f.stack == crate::sources::callchain::NO_STACK { -1 } else { f.stack as i32 });
+        s.hitm.push(-1);
     }
     s
 }

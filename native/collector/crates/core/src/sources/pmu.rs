@@ -627,6 +627,8 @@ pub fn add_mem_samples(
         s.weight.push(m.weight.clamp(1, u32::MAX as u64) as u32);
         // IBS/PEBS samples carry no call chain yet (issue 31): no code location.
         s.stack.push(-1);
+        // The recorder's IBS/PEBS decoders keep no snoop result yet: unknown.
+        s.hitm.push(-1);
     }
     // Time order, stable (faults before accesses at the same µs, then arrival order).
     let n = s.time_us.len();
@@ -649,6 +651,7 @@ pub fn add_mem_samples(
         pick(&mut s.latency_cycles, &perm);
         pick(&mut s.weight, &perm);
         pick(&mut s.stack, &perm);
+        pick(&mut s.hitm, &perm);
     }
     mem.len()
 }
@@ -948,6 +951,7 @@ mod tests {
             s.latency_cycles.push(0);
             s.weight.push(1);
             s.stack.push(-1);
+            s.hitm.push(-1);
         }
         let start = 1_000_000u64;
         let mk = |time_us: u64, tid: i32, addr: u64, op: MemOp, source: DataSource| MemSample {

@@ -135,6 +135,7 @@ pub fn fixture_trace() -> TraceData {
         latency_cycles: vec![0, 123_456, 4_294_967_295],
         weight: vec![1, 10_000, 4_294_967_295],
         stack: vec![-1, 1, 0],
+        hitm: vec![-1, 2, 0],
     };
     let pages = Pages {
         address: vec![0, 0x7fff_ffff_f000, 0xffff_ffff_ffff_f000, 9_007_199_254_740_993],
@@ -297,7 +298,7 @@ pub fn expected_json(t: &TraceData) -> Value {
                 "page": nums(&s.page), "offset": nums(&s.offset), "op": dict(&s.op),
                 "event": dict(&s.event), "data_source": dict(&s.data_source), "hops": nums(&s.hops),
                 "node": nums(&s.node), "latency_cycles": nums(&s.latency_cycles), "weight": nums(&s.weight),
-                "stack": nums(&s.stack),
+                "stack": nums(&s.stack), "hitm": nums(&s.hitm),
             },
             "pages": {
                 "address": strs64(&p.address), "region": nums(&p.region), "node": nums(&p.node),

@@ -353,6 +353,9 @@ pub struct Samples {
     pub weight: Vec<u32>,
     /// Stack id of `stacks` (the sampled instruction and its user call stack, v3), -1 none.
     pub stack: Vec<i32>,
+    /// A load that hit a line modified in another cache (v3, perf c2c's HITM): 0 no, 1 local
+    /// (another core of the node), 2 remote (a cache on another node); -1 unknown.
+    pub hitm: Vec<i8>,
 }
 
 /// `pages`: one row per distinct 4 KiB page seen.

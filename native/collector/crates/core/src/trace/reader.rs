@@ -50,9 +50,12 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
                 .iter()
                 .map(|f| match b.column_by_name(f.name()) {
                     Some(c) => c.clone(),
-                    // A non-nullable id column (`samples.stack`) the file predates: -1, unknown.
+                    // A non-nullable column the file predates (`samples.stack`, `samples.hitm`): -1, unknown.
                     None if !f.is_nullable() && f.data_type() == &DataType::Int32 => {
                         std::sync::Arc::new(arrow_array::Int32Array::from(vec![-1; b.num_rows()])) as ArrayRef
+                    }
+                    None if !f.is_nullable() && f.data_type() == &DataType::Int8 => {
+                        std::sync::Arc::new(arrow_array::Int8Array::from(vec![-1i8; b.num_rows()])) as ArrayRef
                     }
                     None => arrow_array::new_null_array(f.data_type(), b.num_rows()),
                 })
@@ -198,6 +201,7 @@ impl TraceFile {
                 weight: col_u32(s, "weight"),
                 // A v2 file has no stacks: every sample's is -1 (filled when read).
                 stack: col_i32(s, "stack"),
+                hitm: col_i8(s, "hitm"),
             },
             pages: Pages {
                 address: col_u64(p, "address"),

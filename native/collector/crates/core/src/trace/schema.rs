@@ -22,9 +22,9 @@ fn nullable(name: &str, ty: DataType) -> Field {
 
 /// Columns added within a version (docs/trace-format.md, "Optional columns"): a file written
 /// before one existed lacks it, and the reader fills it with nulls. The writer always writes it.
-/// `samples.stack` is new in v3 (not within a version), listed here so that a v2 file, which
-/// lacks it, reads with every stack -1.
-pub const OPTIONAL_COLUMNS: [(&str, &str); 2] = [("regions", "prot"), ("samples", "stack")];
+/// `samples.stack` and `samples.hitm` are new in v3 (not within a version), listed here so that a
+/// v2 file, which lacks them, reads with every value -1 (unknown).
+pub const OPTIONAL_COLUMNS: [(&str, &str); 3] = [("regions", "prot"), ("samples", "stack"), ("samples", "hitm")];
 
 /// Whether `table.column` is one of [`OPTIONAL_COLUMNS`].
 pub fn is_optional_column(table: &str, column: &str) -> bool {
@@ -49,6 +49,7 @@ pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
             f("latency_cycles", UInt32),
             f("weight", UInt32),
             f("stack", Int32),
+            f("hitm", Int8),
         ],
         "pages" => vec![
             f("address", UInt64),

@@ -94,6 +94,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                     ("latency_cycles", s.latency_cycles.len()),
                     ("weight", s.weight.len()),
                     ("stack", s.stack.len()),
+                    ("hitm", s.hitm.len()),
                 ],
             )?;
             vec![
@@ -110,6 +111,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 Arc::new(UInt32Array::from(s.latency_cycles.clone())),
                 Arc::new(UInt32Array::from(s.weight.clone())),
                 Arc::new(Int32Array::from(s.stack.clone())),
+                Arc::new(Int8Array::from(s.hitm.clone())),
             ]
         }
         "pages" => {
