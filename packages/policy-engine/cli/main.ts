@@ -8,7 +8,9 @@ import { basename, join } from 'node:path';
 import { parseArgs as parseNodeArgs } from 'node:util';
 import {
   analysisReport,
+  c2cTable,
   functionTable,
+  type C2cTable,
   CODE_ATTRIBUTIONS,
   type CodeAttribution,
   type CodeOp,
@@ -159,8 +161,8 @@ interface Args {
   help: boolean;
 }
 
-type Command = 'analyze' | 'compare' | 'plan' | 'diagnose' | 'code' | 'presets';
-const COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose', 'code', 'presets'];
+type Command = 'analyze' | 'compare' | 'plan' | 'diagnose' | 'code' | 'c2c' | 'presets';
+const COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose', 'code', 'c2c', 'presets'];
 const TRACE_COMMANDS: readonly Command[] = ['analyze', 'compare', 'plan', 'diagnose'];
 
 /** Each command's usage lines: the overview's, and the first lines of `COMMAND --help`. */
@@ -175,6 +177,8 @@ const COMMAND_USAGE: Record<Command, string> = {
   code: `numascope-analyze code TRACE [--by site|self] [--limit N] [--json]
                                                     the functions that made the sampled accesses and
                                                     first touches (needs call stacks: format v3)`,
+  c2c: `numascope-analyze c2c TRACE [--limit N] [--json]   perf c2c's Shared Data Cache Line Table: the
+                                                    cache lines with HITM loads (IBS/PEBS imports)`,
   presets: 'numascope-analyze presets [--json]                machine presets',
 };
 
@@ -201,7 +205,7 @@ const OPTION_SPECS = {
   threshold: { type: 'string', multiple: true, for: ['diagnose', 'plan'] },
   'system-weights': { type: 'boolean', for: ['plan'] },
   by: { type: 'string', for: ['code'] },
-  limit: { type: 'string', for: ['code'] },
+  limit: { type: 'string', for: ['code', 'c2c'] },
   thread: { type: 'string', for: ['code'] },
   op: { type: 'string', for: ['code'] },
   node: { type: 'string', for: ['code'] },
@@ -782,6 +786,15 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
       } else emit(codeReport(table, basename(path)));
       return 0;
     }
+    case 'c2c': {
+      if (args.files.length !== 1) throw new UsageError(`c2c takes one TRACE, got ${args.files.length}`);
+      const path = args.files[0]!;
+      const table = c2cTable(loadTrace(path));
+      const limit = args.limit ?? 20;
+      if (args.format === 'json') emit(JSON.stringify({ trace: { file: basename(path) }, ...table, lines: table.lines.slice(0, limit), lineCount: table.lines.length }, null, 2));
+      else emit(c2cReport(table, basename(path), limit));
+      return 0;
+    }
     case 'diagnose': {
       if (args.files.length !== 1) throw new UsageError(`diagnose takes one TRACE, got ${args.files.length}`);
       if (args.machine || args.targetMachine) throw new UsageError('diagnose reads the trace on its own machine: drop --machine / --target-machine (the fixes name the recorded nodes)');
@@ -794,6 +807,35 @@ async function run(argv: string[], print: (s: string) => void): Promise<number> 
     default:
       throw new UsageError(`unknown command "${args.command}"; commands: ${COMMANDS.join(', ')} (--help for usage)`);
   }
+}
+
+/** perf c2c's shared-line table as text: one row per line, then its offsets with their code. */
+function c2cReport(t: C2cTable, file: string, limit: number): string {
+  if (!t.available) return `cache-line contention of ${file}: not available: ${t.reason}`;
+  const x = t.totals;
+  const out = [
+    `cache-line contention of ${file} (perf c2c's Shared Data Cache Line Table, counted in records as perf c2c counts them)`,
+    `  ${x.records} load/store samples (${x.loads} loads, ${x.stores} stores), ${x.localHitm} local HITM, ${x.remoteHitm} remote HITM; ${x.sharedLines} shared cache lines (with a HITM)`,
+  ];
+  if (t.lines.length === 0) return out.join('\n');
+  const head = ['#', 'address', 'node', 'Hitm', 'LclHitm', 'RmtHitm', 'records', 'loads', 'stores', 'St L1Hit', 'St L1Miss', 'St N/A', 'FB', 'L1', 'L2', 'LclHit', 'RmtHit', 'LclDram', 'RmtDram', 'threads'];
+  const rows = t.lines.slice(0, limit).map((l, i) => [
+    String(i), l.addressHex, String(l.node), String(l.totalHitm), String(l.localHitm), String(l.remoteHitm), String(l.records), String(l.loads), String(l.stores),
+    String(l.storeL1Hit), String(l.storeL1Miss), String(l.storeNA), String(l.loadFB), String(l.loadL1), String(l.loadL2), String(l.llcHit), String(l.remoteHit),
+    String(l.localDram), String(l.remoteDram), String(l.threads.length),
+  ]);
+  const width = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const line = (r: string[]) => '  ' + r.map((v, c) => (c === 1 ? v.padEnd(width[c]!) : v.padStart(width[c]!))).join('  ');
+  out.push('', line(head), ...rows.map(line));
+  for (const [i, l] of t.lines.slice(0, limit).entries()) {
+    out.push('', `  line ${i} ${l.addressHex}: offsets`);
+    for (const o of l.offsets) {
+      const code = o.code.length > 0 ? o.code.slice(0, 3).map((c) => `${c.code} (${c.records})`).join(', ') : t.code ? '–' : 'no code locations in this trace';
+      out.push(`    +0x${o.offset.toString(16).padStart(2, '0')}  records ${o.records} (loads ${o.loads}, stores ${o.stores}), HITM local ${o.localHitm} remote ${o.remoteHitm}, threads ${o.threads.length}: ${code}`);
+    }
+  }
+  if (t.lines.length > limit) out.push('', `… ${t.lines.length - limit} more lines (--limit N)`);
+  return out.join('\n');
 }
 
 /** Runs the CLI; returns the exit status. Errors are printed as one line naming the problem. */

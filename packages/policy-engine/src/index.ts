@@ -48,6 +48,7 @@ export { listPresets, getPreset, PRESET_IDS, routeKey, shortestPathRoutes, type 
 export { machineModel, traceMachineOf, nodeOfCpu, machineTiers, isCpuless, MachineModelError, DEFAULT_MC_BANDWIDTH_GBPS, DEFAULT_LOCAL_LATENCY_NS, ESTIMATED_LINK_SHARE } from './machine/model.js';
 export { machineFromJson, machineFromHwlocXml, machineFromText, machineFromSysfs, parseCpuList, parseHwlocCpuset, recordedMachine, MachineLoadError } from './machine/loaders.js';
 export * from './code/index.js';
+export { c2cTable, hitmLineKeys, PMU_EVENTS, type C2cTable, type C2cLine, type C2cOffset } from './code/c2c.js';
 export { replayInputFor, restrictToTimeRange, hintingFaultStats, accessSampleRows, type AccessEstimateOption, type AccessRatesOption, type HintingFaultStats, MEMORY_DATA_SOURCES, PAGE_ROW_BYTES, type ReplayInputOptions, type TimeRangeUs } from './engine/windows.js';
 export {
   simulateWindow,

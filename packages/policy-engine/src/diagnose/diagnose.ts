@@ -7,10 +7,11 @@
  *
  * This module finds the issues from the trace alone (diagnose). fixes.ts predicts each fix's gain
  * by simulating that fix alone; plan.ts turns a fix into a plan. It sits beside recommend/: it may
- * import the engine's floors (trace/, engine/, policies/common, model/) and plan/, never
+ * import the engine's floors (trace/, code/, engine/, policies/common, model/) and plan/, never
  * analyze/'s values (analyze is the top).
  * Pure, no DOM or Node.
  */
+import { hitmLineKeys } from '../code/c2c.js';
 import { accessSampleRows, hintingFaultStats, replayInputFor } from '../engine/windows.js';
 import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
@@ -488,7 +489,10 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
             : 'the access samples are not IBS or PEBS records (page faults, NUMA hinting faults or synthetic rows): they carry no reliable byte offset, so false and true sharing cannot be told apart',
         pmuSamples: 0,
       };
-  if (cacheLine.available) issues.push(...cacheLineIssues(cols, { op, storeCode, loadCode, ev, pmuCode, offset }, objectOfSample, describe, durationMs, opt));
+  // Counted as perf c2c counts: where the samples carry HITM classes, only lines with a HITM.
+  const hitmLines = cacheLine.available ? hitmLineKeys(trace) : null;
+  if (cacheLine.available && hitmLines) notes.push(`false/true sharing: on the ${hitmLines.size} cache lines with a HITM load (perf c2c's shared lines)`);
+  if (cacheLine.available) issues.push(...cacheLineIssues(cols, { op, storeCode, loadCode, ev, pmuCode, offset }, objectOfSample, describe, durationMs, opt, hitmLines));
   else notes.push(`false/true sharing: unavailable: ${cacheLine.reason}`);
 
   // Thread migration: node changes per second.
@@ -608,6 +612,7 @@ function cacheLineIssues(
   describe: (obj: number) => IssueObject,
   durationMs: number,
   opt: Required<DiagnoseOptions>,
+  hitmLines: Set<number> | null,
 ): Issue[] {
   const rows: number[] = [];
   for (let i = 0; i < cols.sampleCount; i++) {
@@ -616,7 +621,8 @@ function cacheLineIssues(
     if (o !== c.storeCode && o !== c.loadCode) continue;
     rows.push(i);
   }
-  const lineKey = (i: number) => cols.pageAddress[cols.page[i]!]! + Math.floor(c.offset[i]! / CACHE_LINE) * CACHE_LINE;
+  // Page row and line within the page (exact for any address; page addresses exceed 2^53).
+  const lineKey = (i: number) => cols.page[i]! * 64 + Math.floor(c.offset[i]! / CACHE_LINE);
   rows.sort((a, b) => lineKey(a) - lineKey(b) || cols.time[a]! - cols.time[b]! || a - b);
   const acc = new Map<string, { obj: number; inval: number; threads: Set<number>; lines: number; stores: number }>();
   for (let k = 0; k < rows.length; ) {
@@ -634,7 +640,7 @@ function cacheLineIssues(
       set.add(cols.thread[i]!);
       offsetsBy.set(c.offset[i]!, set);
     }
-    if (threads.size >= 2 && hasStore) {
+    if (threads.size >= 2 && hasStore && (hitmLines === null || hitmLines.has(key))) {
       let inval = 0;
       let stores = 0;
       for (let j = k + 1; j < e; j++) {
