@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { callTree } from '../src/code/call-tree.js';
 import { codeFrames, isRuntimeFrame } from '../src/code/frames.js';
-import { functionTable } from '../src/code/functions.js';
+import { functionTable, objectLabel } from '../src/code/functions.js';
 import { numericColumn } from '../src/trace/columns.js';
 import { CODE_MACHINE, CODE_TRACE } from './helpers/code-trace.js';
 import { textTrace } from './helpers/text-trace.js';
@@ -51,7 +51,7 @@ describe('functionTable', () => {
     expect(t.rows.some((r) => r.function === 'memset')).toBe(false);
     // Page 6 has two fault rows: four first touches, three pages sampled.
     expect(row('fill_c')).toMatchObject({ location: 'app.c:30', firstTouches: 4, samples: 4, firstTouchesByNode: [{ node: 2, firstTouches: 4 }], pagesSampled: 3, firstTouchPages: [{ node: 2, pages: 3 }] });
-    expect(row('init_a').objects).toEqual([{ site: 'alloc_a app.c:5', samples: 2, accesses: 0, firstTouches: 2 }]);
+    expect(row('init_a').objects).toEqual([{ site: 'alloc_a app.c:5', samples: 2, accesses: 0, firstTouches: 2, allocation: 0, region: -1 }]);
     expect(row('init_b').objects.map((o) => o.site)).toEqual(['alloc_b app.c:6']);
     expect(row('fill_c').objects.map((o) => o.site)).toEqual(['alloc_c app.c:7']);
   });
@@ -83,8 +83,8 @@ describe('functionTable', () => {
       { file: '/src/app.c', line: 71, accesses: 100, firstTouches: 0 },
     ]);
     expect(compute.objects).toEqual([
-      { site: 'alloc_a app.c:5', samples: 3, accesses: 300, firstTouches: 0 },
-      { site: 'alloc_b app.c:6', samples: 1, accesses: 100, firstTouches: 0 },
+      { site: 'alloc_a app.c:5', samples: 3, accesses: 300, firstTouches: 0, allocation: 0, region: -1 },
+      { site: 'alloc_b app.c:6', samples: 1, accesses: 100, firstTouches: 0, allocation: 1, region: -1 },
     ]);
     expect(t.totals).toEqual({ samples: 13, withStack: 12, accesses: 500, firstTouches: 8, withoutStack: { accesses: 100, firstTouches: 0 }, siteFallbacks: 0 });
   });
@@ -103,6 +103,26 @@ describe('functionTable', () => {
     expect(late.rows.map((r) => [r.function, r.accesses])).toEqual([['compute', 200]]);
     expect(functionTable(codeTrace(), { limit: 2 }).rows).toHaveLength(2);
     expect(functionTable(codeTrace(), { limit: 2 }).functionCount).toBe(4);
+  });
+
+  it('filters by locality (memory on the cpu\'s node or another) and by data object (allocation site)', () => {
+    const local = functionTable(codeTrace(), { locality: 'local' });
+    expect(local.filters).toMatchObject({ locality: 'local', object: null });
+    // Thread 0 runs on node 0: its reads of A are local, its read of B (node 1) remote; first touches are where their thread runs.
+    expect(local.rows.map((r) => [r.function, r.accesses, r.firstTouches])).toEqual([['compute', 300, 0], ['fill_c', 0, 4], ['init_a', 0, 2], ['init_b', 0, 2]]);
+    const remote = functionTable(codeTrace(), { locality: 'remote' });
+    expect(remote.rows.map((r) => [r.function, r.accesses, r.remote])).toEqual([['compute', 100, 100]]);
+    const b = functionTable(codeTrace(), { object: 'alloc_b app.c:6' });
+    expect(b.filters.object).toBe('alloc_b app.c:6');
+    expect(b.rows.map((r) => [r.function, r.accesses, r.firstTouches])).toEqual([['compute', 100, 0], ['init_b', 0, 2]]);
+    expect(b.rows.every((r) => r.objects.every((o) => o.site === 'alloc_b app.c:6'))).toBe(true);
+    expect(functionTable(codeTrace(), { object: 'nowhere.c:1' }).rows).toEqual([]);
+    expect(callTree(codeTrace(), { object: 'alloc_a app.c:5' }).totalWeight).toBe(2 + 300);
+    expect(callTree(codeTrace(), { locality: 'remote' }).totalWeight).toBe(100);
+    // objectLabel names an allocation as the filter and FunctionObject.site do.
+    expect(objectLabel(codeTrace(), 2)).toBe('alloc_c app.c:7');
+    expect(objectLabel(codeTrace(), 3)).toBeNull();
+    expect(functionTable(codeTrace(), { objectLimit: 1 }).rows[0]!.objects).toHaveLength(1);
   });
 
   it('a trace without stacks: not available, with the code-locations reason', () => {
@@ -138,6 +158,9 @@ describe('callTree', () => {
     // By site, memset folds into init_b; compute's two lines are one function node.
     expect(leaves.sort()).toEqual(['main > compute 400', 'main > init_a 2', 'start_thread > worker > fill_c 4', 'start_thread > worker > init_b 2']);
     expect(tree.truncated).toBe(false);
+    // Each node's busiest line; compute's 300 at line 70 against 100 at 71.
+    const at = (name: string) => tree.nodes.find((n) => n.name === name)!.location;
+    expect([at('all'), at('main'), at('compute'), at('init_b'), at('worker')]).toEqual([null, 'app.c:51', 'app.c:70', 'app.c:20', 'app.c:61']);
     const self = callTree(trace, { by: 'self' });
     expect(self.nodes.some((n) => n.name === 'memset' && n.self === 2)).toBe(true);
   });

@@ -1,7 +1,7 @@
 /**
  * The call tree of the sampled code, for a flame graph: a prefix tree of the samples' stacks from
  * the root through the outermost frame (`main`, `start_thread`) to the innermost, one node per
- * function on a path (frames.ts: module + name), with each node's self weight (samples whose
+ * function on a path (frames.ts: module + name) with its busiest file:line, with each node's self weight (samples whose
  * attributed frame is that node) and total weight (self + its children's totals). Weights are
  * `samples.weight` (accesses for load and store rows, faults for fault rows; filter by op to
  * keep them apart). With `by: 'site'` (the default) a stack ends at its code site: the runtime
@@ -18,10 +18,17 @@ import { attributedFrame, selectSamples, type CodeAttribution, type CodeOptions 
 
 export const CALL_TREE_NODE_LIMIT = 100_000;
 
+function baseName(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
 export interface CallTreeNode {
   /** The function (`module+0xoffset` without a symbol); `all` for the root. */
   name: string;
   module: string | null;
+  /** `file:line` (the file's base name) of the node's busiest frame, null without line information (and for the root). */
+  location: string | null;
   /** Node index of the parent, -1 for the root. */
   parent: number;
   /** 0 for the root, 1 for the outermost frames. */
@@ -65,7 +72,9 @@ export function callTree(trace: Trace, options: CallTreeOptions = {}): CallTree 
     if (s >= 0 && s < code.stackCount) stackWeight[s]! += weight[i]!;
     else withoutStackWeight += weight[i]!;
   }
-  const nodes: CallTreeNode[] = [{ name: 'all', module: null, parent: -1, depth: 0, self: 0, total: 0 }];
+  const nodes: CallTreeNode[] = [{ name: 'all', module: null, location: null, parent: -1, depth: 0, self: 0, total: 0 }];
+  // Per node, the weight of each frame (source line) it was reached through, for its location.
+  const nodeFrames: Array<Map<number, number>> = [new Map()];
   const F = code.functions.length;
   const child = new Map<number, number>();
   let truncated = false;
@@ -94,13 +103,24 @@ export function callTree(trace: Trace, options: CallTreeOptions = {}): CallTree 
         }
         next = nodes.length;
         const fn = code.functions[f]!;
-        nodes.push({ name: fn.name, module: fn.module, parent: at, depth: nodes[at]!.depth + 1, self: 0, total: 0 });
+        nodes.push({ name: fn.name, module: fn.module, location: null, parent: at, depth: nodes[at]!.depth + 1, self: 0, total: 0 });
+        nodeFrames.push(new Map());
         child.set(key, next);
       }
       at = next;
       nodes[at]!.total += w;
+      const fm = nodeFrames[at]!;
+      fm.set(code.stackFrames[k]!, (fm.get(code.stackFrames[k]!) ?? 0) + w);
     }
     nodes[at]!.self += w;
+  }
+  for (let n = 1; n < nodes.length; n++) {
+    let best = -1;
+    let bestWeight = -1;
+    for (const [f, w] of nodeFrames[n]!) if (w > bestWeight || (w === bestWeight && f < best)) [best, bestWeight] = [f, w];
+    const file = best >= 0 ? (code.frames.file[best] ?? null) : null;
+    const line = best >= 0 ? code.frames.line[best]! : -1;
+    nodes[n]!.location = file !== null && line >= 0 ? `${baseName(file)}:${line}` : null;
   }
   return {
     available: code.available,

@@ -125,9 +125,19 @@ function codeReason(trace: Trace, available: boolean): string {
 
 /**
  * Each sample's stack as frames (see the module comment). The reader checked the layout: stack
- * ids 0, 1, 2, … in row order, depths counting up from 0, frames and modules in range.
+ * ids 0, 1, 2, … in row order, depths counting up from 0, frames and modules in range. Computed
+ * once per trace (the same object is returned again).
  */
 export function codeFrames(trace: Trace): CodeFrames {
+  let c = framesCache.get(trace);
+  if (!c) framesCache.set(trace, (c = buildCodeFrames(trace)));
+  return c;
+}
+
+/** codeFrames per trace: a trace is read once and never changes, and the app asks again with every filter. */
+const framesCache = new WeakMap<Trace, CodeFrames>();
+
+function buildCodeFrames(trace: Trace): CodeFrames {
   const { samples, stacks, frames: fr, modules: md } = trace.tables;
   const sampleStack = numericColumn<Int32Array>(samples, 'stack');
   const stackIds = numericColumn<Uint32Array>(stacks, 'stack');

@@ -14,7 +14,11 @@
  *   it made (an adaptive page-fault sampler's sample stands for many); next to them the distinct
  *   pages its fault rows sampled, per node (fewer than the first touches whenever weights are > 1);
  * - its top source lines (the attributed frames' file:line) and the data objects it touched (the
- *   allocation each sample belongs to, trace/objects.ts, grouped by allocation site).
+ *   allocation each sample belongs to, trace/objects.ts, grouped by allocation site), each with
+ *   the allocation of that site it touched most (to show it in the app's Objects panel).
+ *
+ * Filters (CodeOptions): time range, threads, op, the memory's node, locality (local / remote)
+ * and data object. The object attribution and the code frames are computed once per trace.
  *
  * Pure, no DOM or Node.
  */
@@ -31,6 +35,10 @@ export type CodeAttribution = 'site' | 'self';
 export const CODE_ATTRIBUTIONS: readonly CodeAttribution[] = ['site', 'self'];
 export type CodeOp = 'load' | 'store' | 'fault';
 
+/** `local`: memory on the node of the cpu that made the sample; `remote`: on another node. */
+export type CodeLocality = 'local' | 'remote';
+export const CODE_LOCALITIES: readonly CodeLocality[] = ['local', 'remote'];
+
 /** Which samples count, and to which frame. */
 export interface CodeOptions {
   /** Default `site`. */
@@ -43,11 +51,24 @@ export interface CodeOptions {
   op?: CodeOp | null;
   /** Only samples of memory on this node (`samples.node`, a node id). */
   node?: number | null;
+  /**
+   * Only samples whose memory was on the cpu's node (`local`) or on another (`remote`): the page's
+   * node at the sample (`samples.node`) against the node of the sample's cpu; samples where either
+   * is unknown pass neither.
+   */
+  locality?: CodeLocality | null;
+  /**
+   * Only samples attributed to this data object: an allocation site as FunctionObject.site names
+   * it (`main app.c:32`; objectLabel), i.e. the samples of any allocation of that site.
+   */
+  object?: string | null;
 }
 
 export interface FunctionTableOptions extends CodeOptions {
   /** Rows returned, busiest first; default 50. */
   limit?: number;
+  /** Data objects listed per function, busiest first; default 5. */
+  objectLimit?: number;
 }
 
 /** One source line of a function: the attributed frames at that file:line. */
@@ -65,6 +86,9 @@ export interface FunctionObject {
   samples: number;
   accesses: number;
   firstTouches: number;
+  /** The allocation of this site the function's samples fell in most (a row of `allocations`), and its region (-1 unknown). */
+  allocation: number;
+  region: number;
 }
 
 export interface FunctionRow {
@@ -115,7 +139,14 @@ export interface FunctionTable {
   /** The `code-locations` capability's reason (or why no sample has a stack). */
   reason: string;
   by: CodeAttribution;
-  filters: { range: { fromUs: number; toUs: number } | null; threads: number[] | null; op: CodeOp | null; node: number | null };
+  filters: {
+    range: { fromUs: number; toUs: number } | null;
+    threads: number[] | null;
+    op: CodeOp | null;
+    node: number | null;
+    locality: CodeLocality | null;
+    object: string | null;
+  };
   /** The clock latencies are divided by, and where it came from. */
   clock: { ghz: number | null; source: string };
   totals: {
@@ -146,13 +177,40 @@ export interface SampleSelection {
   fault: Uint8Array;
 }
 
-/** Samples passing `options`' filters (time range, thread, op, memory node). */
+/** cpu id → node id of the trace's machine. */
+function cpuNodes(trace: Trace): Map<number, number> {
+  const cpuNode = new Map<number, number>();
+  for (const nd of trace.manifest.machine.nodes) for (const c of nd.cpus) cpuNode.set(c, nd.id);
+  return cpuNode;
+}
+
+/** The allocation-site tables with each sample's allocation, computed once per trace (objects.ts). */
+const objectsCache = new WeakMap<Trace, ObjectColumns | null>();
+function codeObjects(trace: Trace): ObjectColumns | null {
+  let o = objectsCache.get(trace);
+  if (o === undefined) objectsCache.set(trace, (o = objectColumns(trace)));
+  return o;
+}
+
+/**
+ * The data object an allocation belongs to, as FunctionObject.site and the `object` filter name
+ * it: its site (`function file:line`), or the allocation itself where it has none. Null: not an
+ * allocation of the trace.
+ */
+export function objectLabel(trace: Trace, allocation: number): string | null {
+  const o = codeObjects(trace);
+  if (!o || !Number.isInteger(allocation) || allocation < 0 || allocation >= o.count) return null;
+  return objectLabelOf(o, allocation);
+}
+
+/** Samples passing `options`' filters (time range, thread, op, memory node, locality, data object). */
 export function selectSamples(trace: Trace, options: CodeOptions): SampleSelection {
   const s = trace.tables.samples;
   const n = s.numRows;
   const time = numericColumn<Uint32Array>(s, 'time_us');
   const thread = numericColumn<Uint32Array>(s, 'thread');
   const node = numericColumn<Int8Array>(s, 'node');
+  const cpu = numericColumn<Int16Array>(s, 'cpu');
   const weight = numericColumn<Uint32Array>(s, 'weight');
   const op = dictionaryColumn(s, 'op');
   const opCode = options.op ? op.values.indexOf(options.op) : -2;
@@ -161,6 +219,25 @@ export function selectSamples(trace: Trace, options: CodeOptions): SampleSelecti
   const fault = new Uint8Array(n);
   const range = options.range ?? null;
   const threads = options.threads ? new Set(options.threads) : null;
+  const locality = options.locality ?? null;
+  const cpuNode = locality ? cpuNodes(trace) : null;
+  // The object filter: which allocations are of that object (none when the trace has no allocations).
+  let inObject: Uint8Array | null = null;
+  let objects: ObjectColumns | null = null;
+  if (options.object != null) {
+    objects = codeObjects(trace);
+    inObject = new Uint8Array(objects?.count ?? 0);
+    const labels = new Map<number, string>();
+    for (let a = 0; objects && a < objects.count; a++) {
+      const site = objects.site[a]!;
+      let label = site >= 0 ? labels.get(site) : undefined;
+      if (label === undefined) {
+        label = objectLabelOf(objects, a);
+        if (site >= 0) labels.set(site, label);
+      }
+      if (label === options.object) inObject[a] = 1;
+    }
+  }
   for (let i = 0; i < n; i++) {
     const c = op.codes[i]!;
     fault[i] = c === FAULT ? 1 : 0;
@@ -168,6 +245,15 @@ export function selectSamples(trace: Trace, options: CodeOptions): SampleSelecti
     if (threads && !threads.has(thread[i]!)) continue;
     if (options.op && c !== opCode) continue;
     if (options.node != null && node[i] !== options.node) continue;
+    if (cpuNode) {
+      const from = cpu[i]! >= 0 ? (cpuNode.get(cpu[i]!) ?? -1) : -1;
+      const mem = node[i]!;
+      if (from < 0 || mem < 0 || (locality === 'local') !== (from === mem)) continue;
+    }
+    if (inObject) {
+      const a = objects ? objects.sampleAllocation[i]! : -1;
+      if (a < 0 || !inObject[a]) continue;
+    }
     keep[i] = 1;
   }
   return { keep, weight, fault };
@@ -203,8 +289,16 @@ function objectLabelOf(o: ObjectColumns, a: number): string {
 export function functionTable(trace: Trace, options: FunctionTableOptions = {}): FunctionTable {
   const by = options.by ?? 'site';
   const limit = Math.max(0, options.limit ?? 50);
+  const objectLimit = Math.max(0, options.objectLimit ?? 5);
   const code = codeFrames(trace);
-  const filters = { range: options.range ?? null, threads: options.threads ? [...options.threads] : null, op: options.op ?? null, node: options.node ?? null };
+  const filters = {
+    range: options.range ?? null,
+    threads: options.threads ? [...options.threads] : null,
+    op: options.op ?? null,
+    node: options.node ?? null,
+    locality: options.locality ?? null,
+    object: options.object ?? null,
+  };
   const clock = recordedClock(trace);
   const { keep, weight, fault } = selectSamples(trace, options);
   const s = trace.tables.samples;
@@ -216,8 +310,7 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
   const LOAD = op.values.indexOf('load');
   const STORE = op.values.indexOf('store');
   const pageNode = numericColumn<Int8Array>(trace.tables.pages, 'node');
-  const cpuNode = new Map<number, number>();
-  for (const nd of trace.manifest.machine.nodes) for (const c of nd.cpus) cpuNode.set(c, nd.id);
+  const cpuNode = cpuNodes(trace);
 
   const F = code.functions.length;
   const samples = new Float64Array(F);
@@ -235,8 +328,8 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
   const frameFaults = new Float64Array(code.frames.line.length);
   const faultPages = new Map<number, Set<number>>();
   const faultNodes = new Map<number, Map<number, number>>();
-  const objects = objectColumns(trace);
-  const objectTally = new Map<number, Map<string, FunctionObject>>();
+  const objects = codeObjects(trace);
+  const objectTally = new Map<number, Map<string, FunctionObject & { byAllocation: Map<number, number> }>>();
   const objectLabels = new Map<number, string>();
   const totals = { samples: 0, withStack: 0, accesses: 0, firstTouches: 0, withoutStack: { accesses: 0, firstTouches: 0 }, siteFallbacks: 0 };
 
@@ -298,7 +391,8 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
       let tally = objectTally.get(f);
       if (!tally) objectTally.set(f, (tally = new Map()));
       let t = tally.get(label);
-      if (!t) tally.set(label, (t = { site: label, samples: 0, accesses: 0, firstTouches: 0 }));
+      if (!t) tally.set(label, (t = { site: label, samples: 0, accesses: 0, firstTouches: 0, allocation: a, region: -1, byAllocation: new Map() }));
+      t.byAllocation.set(a, (t.byAllocation.get(a) ?? 0) + w);
       t.samples++;
       if (isFault) t.firstTouches += w;
       else t.accesses += w;
@@ -359,7 +453,15 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
       firstTouchesByNode: [...(faultNodes.get(f)?.entries() ?? [])].sort(byNodeId).map(([node, firstTouches]) => ({ node, firstTouches })),
       pagesSampled: pages,
       firstTouchPages: [...byNode.entries()].sort(byNodeId).map(([node, pages]) => ({ node, pages })),
-      objects: [...(objectTally.get(f)?.values() ?? [])].sort((a, b) => busiest(a, b) || b.samples - a.samples || (a.site < b.site ? -1 : 1)).slice(0, 5),
+      objects: [...(objectTally.get(f)?.values() ?? [])]
+        .sort((a, b) => busiest(a, b) || b.samples - a.samples || (a.site < b.site ? -1 : 1))
+        .slice(0, objectLimit)
+        .map(({ byAllocation, ...o }) => {
+          // The allocation of the site that this function's samples fell in most (lowest row on ties).
+          let best = o.allocation;
+          for (const [a, w] of byAllocation) if (w > byAllocation.get(best)! || (w === byAllocation.get(best)! && a < best)) best = a;
+          return { ...o, allocation: best, region: objects ? objects.region[best]! : -1 };
+        }),
     };
   });
   return { available: code.available, reason: code.reason, by, filters, clock, totals, functionCount: used.length, rows };
