@@ -21,6 +21,8 @@ export { WindowTimeline, domainWindows, keyboardSpan, keyboardStep, pageStep, st
 export type { WindowTimelineProps, WindowRange, WindowSpan } from './WindowTimeline.js';
 export { AddressHeatmap, HEATMAP_MARGIN, formatAddress, heatmapCell, heatmapResolution, hottestCell, intensity, markedRows, zoomPages } from './AddressHeatmap.js';
 export type { AddressHeatmapProps, HeatmapCell, HeatmapGrid } from './AddressHeatmap.js';
+export { FlameGraph, flameChildren, flameColor, flameLayout, flameNeighbour, flameRectAt } from './FlameGraph.js';
+export type { FlameGraphProps, FlameLayout, FlameLayoutOptions, FlameMove, FlameNode, FlameRect } from './FlameGraph.js';
 export { HeatTable } from './HeatTable.js';
 export type { HeatTableProps } from './HeatTable.js';
 export { TrafficGraph, trafficLayout, maxMarkRadius, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
