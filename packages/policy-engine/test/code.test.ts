@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { callTree } from '../src/code/call-tree.js';
 import { codeFrames, isRuntimeFrame } from '../src/code/frames.js';
-import { functionTable, objectLabel } from '../src/code/functions.js';
+import { dataObjects, functionTable, objectLabel } from '../src/code/functions.js';
 import { numericColumn } from '../src/trace/columns.js';
 import { CODE_MACHINE, CODE_TRACE } from './helpers/code-trace.js';
 import { textTrace } from './helpers/text-trace.js';
@@ -122,6 +122,11 @@ describe('functionTable', () => {
     // objectLabel names an allocation as the filter and FunctionObject.site do.
     expect(objectLabel(codeTrace(), 2)).toBe('alloc_c app.c:7');
     expect(objectLabel(codeTrace(), 3)).toBeNull();
+    expect(dataObjects(codeTrace())).toEqual([
+      { object: 'alloc_a app.c:5', allocations: 1, samples: 5, weight: 302 },
+      { object: 'alloc_c app.c:7', allocations: 1, samples: 5, weight: 104 },
+      { object: 'alloc_b app.c:6', allocations: 1, samples: 3, weight: 102 },
+    ]);
     expect(functionTable(codeTrace(), { objectLimit: 1 }).rows[0]!.objects).toHaveLength(1);
   });
 

@@ -203,6 +203,45 @@ export function objectLabel(trace: Trace, allocation: number): string | null {
   return objectLabelOf(o, allocation);
 }
 
+/** A data object of the trace: the allocations of one site (or one allocation without a site), as the `object` filter names it. */
+export interface DataObject {
+  object: string;
+  allocations: number;
+  /** Samples attributed to its allocations (whole trace), and their weight. */
+  samples: number;
+  weight: number;
+}
+
+/** Every data object of the trace with its samples, busiest first (then by name); empty without allocations. */
+export function dataObjects(trace: Trace): DataObject[] {
+  const o = codeObjects(trace);
+  if (!o) return [];
+  const weight = numericColumn<Uint32Array>(trace.tables.samples, 'weight');
+  const labelOf = new Array<string>(o.count);
+  const bySite = new Map<number, string>();
+  const out = new Map<string, DataObject>();
+  for (let a = 0; a < o.count; a++) {
+    const site = o.site[a]!;
+    let label = site >= 0 ? bySite.get(site) : undefined;
+    if (label === undefined) {
+      label = objectLabelOf(o, a);
+      if (site >= 0) bySite.set(site, label);
+    }
+    labelOf[a] = label;
+    let d = out.get(label);
+    if (!d) out.set(label, (d = { object: label, allocations: 0, samples: 0, weight: 0 }));
+    d.allocations++;
+  }
+  for (let i = 0; i < o.sampleAllocation.length; i++) {
+    const a = o.sampleAllocation[i]!;
+    if (a < 0) continue;
+    const d = out.get(labelOf[a]!)!;
+    d.samples++;
+    d.weight += weight[i]!;
+  }
+  return [...out.values()].sort((x, y) => y.samples - x.samples || (x.object < y.object ? -1 : x.object > y.object ? 1 : 0));
+}
+
 /** Samples passing `options`' filters (time range, thread, op, memory node, locality, data object). */
 export function selectSamples(trace: Trace, options: CodeOptions): SampleSelection {
   const s = trace.tables.samples;

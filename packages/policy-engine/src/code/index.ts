@@ -5,6 +5,8 @@ export {
   selectSamples,
   attributedFrame,
   objectLabel,
+  dataObjects,
+  type DataObject,
   CODE_ATTRIBUTIONS,
   CODE_LOCALITIES,
   type CodeLocality,
