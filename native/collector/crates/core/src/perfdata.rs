@@ -155,6 +155,9 @@ pub struct PerfDataContents {
     pub time_conv: Option<(u64, u64)>,
     /// Header features that were present but could not be used, and why.
     pub notes: Vec<String>,
+    /// Executable file mappings from the MMAP and MMAP2 records (at most
+    /// [`crate::sources::pagefault::MAX_CODE_MAPPINGS`]), for the samples' code locations.
+    pub code_mappings: Vec<crate::sources::callchain::CodeMapping>,
 }
 
 fn type_and_config(t: &PerfEventType) -> (u32, u64) {
@@ -456,6 +459,7 @@ impl OpenedPerfData {
         let comms = &mut out.comms;
         let lost = &mut out.lost;
         let time_conv = &mut out.time_conv;
+        let code_mappings = &mut out.code_mappings;
         let short = |rec: &RawRecord, name: &str, need: usize| {
             FormatError::Corrupt(format!(
                 "{name} record at {} has a {}-byte body; it needs at least {need}",
@@ -498,6 +502,15 @@ impl OpenedPerfData {
                     }
                     *lost = lost.saturating_add(le64(&rec.body[8..16]));
                 }
+                record_type::MMAP | record_type::MMAP2 => {
+                    if let Some(m) = decode_mmap(rec.type_, rec.misc, rec.body) {
+                        if code_mappings.len() < crate::sources::pagefault::MAX_CODE_MAPPINGS
+                            && !code_mappings.contains(&m)
+                        {
+                            code_mappings.push(m);
+                        }
+                    }
+                }
                 record_type::TIME_CONV if time_conv.is_none() && rec.body.len() >= 16 => {
                     *time_conv = Some((le64(&rec.body[0..8]), le64(&rec.body[8..16])));
                 }
@@ -520,6 +533,100 @@ impl OpenedPerfData {
         }
         Ok(())
     }
+}
+
+/// The sampled instructions of an import, interned per process (address space) as one-frame
+/// chains.
+#[derive(Default)]
+struct ImportedCode {
+    spaces: HashMap<i32, u16>,
+    stacks: crate::sources::callchain::CallStacks,
+}
+
+impl ImportedCode {
+    /// The chain id of instruction `ip` of process `pid`, -1 without one.
+    fn stack_of(&mut self, pid: i32, ip: u64) -> i32 {
+        if ip == 0 || pid < 0 || (self.spaces.len() >= 0xfffe && !self.spaces.contains_key(&pid)) {
+            return -1;
+        }
+        let next = self.spaces.len() as u16;
+        let space = *self.spaces.entry(pid).or_insert(next);
+        match self.stacks.intern(&[crate::recorder::code::space_address(space, ip)], 0) {
+            crate::sources::callchain::NO_STACK => -1,
+            id => id as i32,
+        }
+    }
+}
+
+/// Code locations of an import: each sample's instruction (interned per process in `stacks`, its
+/// process's space index in `spaces`) in the module its process had mapped there.
+fn import_code_locations(
+    trace: &mut TraceData,
+    mappings: &[crate::sources::callchain::CodeMapping],
+    code: &ImportedCode,
+) {
+    let (spaces, stacks) = (&code.spaces, &code.stacks);
+    // Code locations: each sample's instruction in the module its process had mapped there.
+    let space_maps: Vec<crate::sources::callchain::CodeMapping> = mappings
+        .iter()
+        .filter_map(|c| {
+            let &sp = spaces.get(&(c.pid as i32))?;
+            let addr = |a: u64| crate::recorder::code::space_address(sp, a);
+            (c.end <= 1 << 47).then(|| crate::sources::callchain::CodeMapping {
+                start: addr(c.start),
+                end: addr(c.end - 1) + 1,
+                ..c.clone()
+            })
+        })
+        .collect();
+    let mut code_notes = Vec::new();
+    let code = crate::recorder::code::attach_from(
+        trace,
+        stacks,
+        &space_maps,
+        crate::recorder::code::Source::ImportedIps,
+        &mut code_notes,
+    );
+    code.update_capabilities(&mut trace.manifest.capture.capabilities);
+    trace.manifest.capture.notes.extend(code_notes);
+}
+
+/// An executable file mapping of a perf.data MMAP (`u32 pid, tid; u64 addr, len, pgoff; char
+/// filename[]`; data mappings carry PERF_RECORD_MISC_MMAP_DATA) or MMAP2 record (`… pgoff; u32
+/// maj, min; u64 ino, ino_generation` or a build id; `u32 prot, flags; char filename[]`: code
+/// when prot has PROT_EXEC). The trailing sample_id (if any) follows the NUL-padded name. None
+/// for data, anonymous and pseudo (`[vdso]`, `//anon`) mappings, and for malformed records.
+fn decode_mmap(ty: u32, misc: u16, b: &[u8]) -> Option<crate::sources::callchain::CodeMapping> {
+    const PERF_RECORD_MISC_MMAP_DATA: u16 = 1 << 13;
+    let u32_at = |o: usize| b.get(o..o + 4).map(|x| u32::from_le_bytes(x.try_into().unwrap()));
+    let u64_at = |o: usize| b.get(o..o + 8).map(|x| u64::from_le_bytes(x.try_into().unwrap()));
+    let pid = u32_at(0)?;
+    let (start, len, pgoff) = (u64_at(8)?, u64_at(16)?, u64_at(24)?);
+    let name_at = if ty == record_type::MMAP2 {
+        let prot = u32_at(56)?;
+        if prot & libc::PROT_EXEC as u32 == 0 {
+            return None;
+        }
+        64
+    } else {
+        if misc & PERF_RECORD_MISC_MMAP_DATA != 0 {
+            return None;
+        }
+        32
+    };
+    let name = b.get(name_at..)?;
+    let name = &name[..name.iter().position(|&c| c == 0)?];
+    if name.first() != Some(&b'/') || len == 0 {
+        return None;
+    }
+    Some(crate::sources::callchain::CodeMapping {
+        pid,
+        start,
+        end: start.checked_add(len)?,
+        pgoff,
+        path: String::from_utf8_lossy(name).into_owned(),
+        time_ns: 0,
+    })
 }
 
 /// Reads every sample, COMM and LOST record of a perf.data file.
@@ -548,6 +655,8 @@ struct Row {
     event: &'static str,
     /// perf c2c's HITM class (`data_src::hitm_class`), -1 without DATA_SRC.
     hitm: i8,
+    /// The sampled instruction (PERF_SAMPLE_IP), 0 without it.
+    ip: u64,
 }
 
 impl From<&MemSample> for Row {
@@ -566,6 +675,7 @@ impl From<&MemSample> for Row {
             hops: m.hops,
             event: m.event,
             hitm: -1,
+            ip: 0,
         }
     }
 }
@@ -614,7 +724,11 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         match to_mem_sample(attr, &sample, amd) {
             Ok(m) => {
                 let mut row = Row::from(&m);
-                row.hitm = sample.data_src.map(|ds| crate::decode::data_src::hitm_class(&MemDataSrc::decode(ds))).unwrap_or(-1);
+                row.hitm = sample
+                    .data_src
+                    .map(|ds| crate::decode::data_src::hitm_class(&MemDataSrc::decode(ds)))
+                    .unwrap_or(-1);
+                row.ip = sample.ip.unwrap_or(0);
                 mem.push(row)
             }
             Err(Skip::NonMemoryEvent) => sk_ev += 1,
@@ -686,6 +800,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let mut by_event = BTreeMap::new();
     let mut any_latency = false;
     let mut any_phys = false;
+    let mut code = ImportedCode::default();
     for s in &mem {
         let page_addr = s.addr & !0xfff;
         let node: i8 = if single_node && s.phys { mach_node0(&m.machine) } else { -1 };
@@ -715,8 +830,9 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         samples.node.push(node);
         samples.latency_cycles.push(s.latency);
         samples.weight.push(s.weight);
-        // perf.data callchains are not imported yet (issue 31): no code location.
-        samples.stack.push(-1);
+        // The sampled instruction as a one-frame stack (call chains are not imported yet), keyed
+        // by its process: the same address in two processes is two codes.
+        samples.stack.push(code.stack_of(s.pid, s.ip));
         samples.hitm.push(s.hitm);
         any_latency |= s.latency > 0;
         *by_source.entry(s.source.as_str().to_string()).or_insert(0u64) += 1;
@@ -777,6 +893,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         alloc: Default::default(),
     };
     trace.manifest.capture.sample_count = trace.samples.len() as u64;
+    import_code_locations(&mut trace, &pd.code_mappings, &code);
     if pd.lost > 0 {
         trace.events.time_us.push(0);
         trace.events.kind.push("lost-samples");

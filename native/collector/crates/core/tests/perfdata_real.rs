@@ -132,6 +132,24 @@ fn zen4_matches_c2c_report() {
     assert_eq!(lines.len() as u64, val("Total Shared Cache Lines"));
     assert_eq!(lines.into_iter().collect::<Vec<_>>(), vec![(0x624b_89b1_7180, 2), (0xff3b_73af_50bb_3200, 1)]);
     assert!(t.hitm.iter().all(|&h| (0..=2).contains(&h)), "every imported sample has DATA_SRC: its class is known");
+    // samples.stack: each sample's instruction, placed in its module by the file's MMAP records.
+    // On line 0 the report's code addresses 0x624b6f7d488a (85 records) and 0x624b6f7d44aa (14)
+    // in `bench`: the module offsets end in the same page offsets (mappings are page-aligned).
+    let cap = tr.manifest.capture.capabilities.iter().find(|c| c.metric == "code-locations").unwrap();
+    assert_eq!(cap.status, "measured", "{}", cap.reason);
+    assert!(t.stack.iter().all(|&s| s >= 0));
+    let f = &tr.alloc.frames;
+    let mut code: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    for i in 0..t.len() {
+        if t.page[i] >= 0 && (tr.pages.address[t.page[i] as usize] + t.offset[i] as u64) & !63 == 0x624b_89b1_7180 {
+            let frames = tr.alloc.stack_frames(t.stack[i] as u32);
+            let fr = frames[0] as usize;
+            assert_eq!(tr.alloc.modules.path[f.module[fr] as usize].rsplit('/').next(), Some("bench"));
+            *code.entry(f.module_offset[fr] & 0xfff).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(code.get(&0x88a), Some(&85), "{code:x?}");
+    assert_eq!(code.get(&0x4aa), Some(&14), "{code:x?}");
 }
 
 #[test]

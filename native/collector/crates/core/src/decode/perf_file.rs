@@ -109,9 +109,11 @@ pub mod feature {
 
 /// Record types the walker handles itself (`PERF_RECORD_*`, tools/perf/util/event.h).
 pub mod record_type {
+    pub const MMAP: u32 = 1;
     pub const LOST: u32 = 2;
     pub const COMM: u32 = 3;
     pub const SAMPLE: u32 = 9;
+    pub const MMAP2: u32 = 10;
     pub const LOST_SAMPLES: u32 = 13;
     pub const HEADER_ATTR: u32 = 64;
     pub const HEADER_TRACING_DATA: u32 = 66;

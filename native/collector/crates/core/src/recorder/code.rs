@@ -38,9 +38,9 @@ const ENTRY_FUNCTIONS: [&str; 9] = [
 
 /// Where code locations stand for one recording: (status, reason) of capability `code-locations`.
 #[derive(Clone, Debug)]
-pub(super) struct CodeState {
-    pub(super) status: &'static str,
-    pub(super) reason: String,
+pub(crate) struct CodeState {
+    pub(crate) status: &'static str,
+    pub(crate) reason: String,
 }
 
 impl CodeState {
@@ -49,7 +49,7 @@ impl CodeState {
     }
 
     /// Sets capability `code-locations` (added when the probe did not list it).
-    pub(super) fn update_capabilities(&self, caps: &mut Vec<Capability>) {
+    pub(crate) fn update_capabilities(&self, caps: &mut Vec<Capability>) {
         match caps.iter_mut().find(|c| c.metric == METRIC) {
             Some(c) => {
                 c.status = self.status.into();
@@ -386,7 +386,7 @@ fn resolve_addresses(
     for (&addr, m) in addr_mapping {
         if m.is_none() {
             unmapped += 1;
-            let ids = tables.frame(-1, addr, &bare(addr)).into_iter().collect();
+            let ids = tables.frame(-1, raw_address(addr), &bare(raw_address(addr))).into_iter().collect();
             addr_frames.insert(addr, ids);
         }
     }
@@ -396,13 +396,58 @@ fn resolve_addresses(
 
 /// Replaces the chain ids in `trace.samples.stack` (as the build left them) by stack ids of the
 /// shared `stacks` table, adding the frames and modules they need, and says what it did.
-pub(super) fn attach(
+pub(crate) fn attach(
     trace: &mut TraceData,
     stacks: &CallStacks,
     mappings: &[CodeMapping],
     depth: u16,
     notes: &mut Vec<String>,
 ) -> CodeState {
+    attach_from(trace, stacks, mappings, Source::PageFaults { depth }, notes)
+}
+
+/// Where the chains came from, for what the capability says.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Source {
+    /// The recorder's page-fault events: user call chains of at most `depth` frames.
+    PageFaults { depth: u16 },
+    /// A perf.data import: each sample's instruction only (PERF_SAMPLE_IP), the mappings from its
+    /// MMAP records; addresses carry their process in bits 48-63 ([`space_address`]).
+    ImportedIps,
+}
+
+/// An address in process (address space) `space` as the import keys it: user addresses are
+/// below 2^47, so `space << 48 | addr` keeps processes apart without colliding with kernel
+/// addresses (0xffff8…, left as they are). `space` < 0xffff.
+pub(crate) fn space_address(space: u16, addr: u64) -> u64 {
+    if addr < 1 << 47 {
+        (space as u64) << 48 | addr
+    } else {
+        addr
+    }
+}
+
+/// The address a frame without a module stores: the process bits of [`space_address`] removed.
+fn raw_address(addr: u64) -> u64 {
+    if addr < 0xffff_0000_0000_0000 {
+        addr & ((1 << 48) - 1)
+    } else {
+        addr
+    }
+}
+
+/// [`attach`] for any [`Source`].
+pub(crate) fn attach_from(
+    trace: &mut TraceData,
+    stacks: &CallStacks,
+    mappings: &[CodeMapping],
+    source: Source,
+    notes: &mut Vec<String>,
+) -> CodeState {
+    let depth = match source {
+        Source::PageFaults { depth } => depth,
+        Source::ImportedIps => u16::MAX,
+    };
     let samples = trace.samples.stack.len();
     let used: Vec<u32> = {
         let mut u: Vec<u32> = trace.samples.stack.iter().filter(|&&s| s >= 0).map(|&s| s as u32).collect();
@@ -412,10 +457,17 @@ pub(super) fn attach(
     };
     let with_stack = trace.samples.stack.iter().filter(|&&s| s >= 0).count();
     if used.is_empty() {
-        let why = if stacks.empty > 0 {
-            format!("the kernel gave no user call chain for the {} page-fault samples that asked for one", stacks.empty)
-        } else {
-            "no page-fault sample carried a call chain".into()
+        let why = match source {
+            Source::ImportedIps => {
+                "no imported memory sample carries its instruction address (PERF_SAMPLE_IP)".to_string()
+            }
+            Source::PageFaults { .. } if stacks.empty > 0 => {
+                format!(
+                    "the kernel gave no user call chain for the {} page-fault samples that asked for one",
+                    stacks.empty
+                )
+            }
+            Source::PageFaults { .. } => "no page-fault sample carried a call chain".into(),
         };
         trace.samples.stack.iter_mut().for_each(|s| *s = -1);
         return CodeState { status: "unavailable", reason: format!("not recorded: {why}") };
@@ -509,14 +561,20 @@ pub(super) fn attach(
     }
 
     let distinct = stack_of.len();
-    let mut reason = format!(
-        "user call stacks of page-fault samples (perf callchain, walked by frame pointers, up to {depth} frames): \
-         {with_stack} of {samples} samples have one ({distinct} distinct stacks, {} frames in {} modules); \
-         {complete} stacks reach a thread entry",
-        trace.alloc.frames.module.len(),
-        trace.alloc.modules.path.len()
-    );
-    if cut_short > 0 {
+    let (frames_n, modules_n) = (trace.alloc.frames.module.len(), trace.alloc.modules.path.len());
+    let mut reason = match source {
+        Source::PageFaults { .. } => format!(
+            "user call stacks of page-fault samples (perf callchain, walked by frame pointers, up to {depth} frames): \
+             {with_stack} of {samples} samples have one ({distinct} distinct stacks, {frames_n} frames in {modules_n} modules); \
+             {complete} stacks reach a thread entry"
+        ),
+        Source::ImportedIps => format!(
+            "the sampled instruction of each memory sample (perf.data PERF_SAMPLE_IP; call chains are not imported): \
+             {with_stack} of {samples} samples have one ({distinct} distinct instructions, {frames_n} frames in {modules_n} modules, \
+             from the file's MMAP records; symbolized where the module's file is on this machine)"
+        ),
+    };
+    if cut_short > 0 && matches!(source, Source::PageFaults { .. }) {
         let places: Vec<String> = cut_in.iter().map(|(m, n)| format!("{m} ({n})")).collect();
         reason.push_str(&format!(
             ", {cut_short} stop before one (code built without frame pointers: the caller frames are missing or wrong; outermost frame in {})",
@@ -528,7 +586,7 @@ pub(super) fn attach(
             "; {leaf_callers} stacks got the caller of a frameless leaf function (memset and the like) from the return address at the stack pointer"
         ));
     }
-    if at_limit > 0 {
+    if at_limit > 0 && matches!(source, Source::PageFaults { .. }) {
         reason.push_str(&format!(", {at_limit} reach the depth limit (--call-stack-depth)"));
     }
     let Resolved { problems, unsymbolized: unsymbolized_modules, unmapped, .. } = resolved;

@@ -50,7 +50,7 @@ use crate::trace::TraceError;
 mod alloc;
 mod balancing;
 mod build;
-mod code;
+pub(crate) mod code;
 mod finish;
 mod launch;
 mod manifest;
