@@ -6,6 +6,7 @@
 import { createTraceWorker } from './create-worker';
 import type { TraceAnswer, TraceQuery } from '@numascope/policy-engine';
 import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './analysis';
+import type { CodeOutcome, CodeRequest, TouchedByOutcome } from './code';
 import { LoadError } from './protocol';
 import type { DecisionsOutcome, OpenResult, WorkerReply, WorkerRequest } from './protocol';
 
@@ -188,6 +189,20 @@ export class TraceWorkerClient {
   async decisionPages(traceId: number, request: AnalyzeRequest, key: string): Promise<Int32Array> {
     const r = await this.send({ type: 'decision-pages', traceId, request, key });
     if (r.type === 'decision-pages') return r.ranks;
+    throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
+  }
+
+  /** The Code view's function table, call tree and data objects under its filters. */
+  async code(traceId: number, request: CodeRequest): Promise<CodeOutcome> {
+    const r = await this.send({ type: 'code', traceId, request });
+    if (r.type === 'code') return r.outcome;
+    throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
+  }
+
+  /** The functions that touched an allocation's data object (the Objects panel's "touched by"). */
+  async touchedBy(traceId: number, allocation: number, range: CodeRequest['range']): Promise<TouchedByOutcome> {
+    const r = await this.send({ type: 'touched-by', traceId, allocation, range });
+    if (r.type === 'touched-by') return r.outcome;
     throw new LoadError(r.type === 'failed' ? r.error.code : 'internal', r.type === 'failed' ? r.error.message : 'unexpected Worker reply');
   }
 

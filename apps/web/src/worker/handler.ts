@@ -2,7 +2,7 @@
  * What the trace Worker does with each request (trace.worker.ts is the thin wrapper that wires it
  * to `self`; the messages are protocol.ts's): opens trace files off the UI thread and keeps the open trace's columns, so the views
  * can ask for aggregates at the resolution they draw (never raw rows). It also runs the policy
- * engine (analyze, decisions, plans) on the open trace or on extra recordings opened into Compare
+ * engine (analyze, decisions, plans, the Code view's code attribution) on the open trace or on extra recordings opened into Compare
  * columns, caching each analysis per (recording, policy set, machine, window, estimate, time
  * range, manual placement), and posts `progress` messages while an analysis replays windows.
  * Kept apart from the Worker global so it is unit-tested in Node.
@@ -13,6 +13,7 @@ import { decisionRanks, decisionViews } from './decisions';
 import type { DecisionView } from './decisions';
 import { analyzeOutcome, planFromFixOutcome, planFromRecommendations } from './analysis';
 import type { AnalyzeOutcome, AnalyzeRequest } from './analysis';
+import { codeOutcome, touchedByOutcome } from './code';
 import { openTraceBytes } from './open';
 import { transferables } from './protocol';
 import type { WorkerReply, WorkerRequest } from './protocol';
@@ -136,6 +137,14 @@ export function createWorkerHandler(post: Post, now: () => number = () => perfor
       }
       if (req.type === 'plan-fix') {
         reply({ id: req.id, type: 'plan', outcome: planFromFixOutcome(mainTrace(), req.fixId, req.createdAt, req.traceName) });
+        return;
+      }
+      if (req.type === 'code') {
+        reply({ id: req.id, type: 'code', outcome: codeOutcome(mainTrace(), req.request) });
+        return;
+      }
+      if (req.type === 'touched-by') {
+        reply({ id: req.id, type: 'touched-by', outcome: touchedByOutcome(mainTrace(), req.allocation, req.range) });
         return;
       }
       const answer = answerQuery(open.columns, req.query);

@@ -5,6 +5,7 @@
  */
 import type { AnyTraceAnswer, MigrationMark, RegionMeta, TraceQuery, TraceSummary, WindowSeries } from '@numascope/policy-engine';
 import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from './analysis';
+import type { CodeOutcome, CodeRequest, TouchedByOutcome } from './code';
 import type { DecisionView } from './decisions';
 
 export interface LoadFailure {
@@ -37,7 +38,11 @@ export type WorkerRequest =
   | { id: number; type: 'decisions'; traceId: number; request: AnalyzeRequest }
   /** The plan of one diagnosed fix (engine planFromFix; `fixId` as in the diagnosis' issues[].fix.id); answered with a `plan` reply. */
   | { id: number; type: 'plan-fix'; traceId: number; fixId: string; createdAt: string; traceName: string }
-  | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string };
+  | { id: number; type: 'decision-pages'; traceId: number; request: AnalyzeRequest; key: string }
+  /** The Code view: function table, call tree and data objects under its filters (worker/code.ts). */
+  | { id: number; type: 'code'; traceId: number; request: CodeRequest }
+  /** The functions that touched one allocation's data object (the Objects panel's "touched by"). */
+  | { id: number; type: 'touched-by'; traceId: number; allocation: number; range: CodeRequest['range'] };
 
 /** Every decision of an analysis of the open trace (worker/decisions.ts), or why there is none. */
 export type DecisionsOutcome = { decisions: DecisionView[] } | { error: { code: string; message: string } };
@@ -51,6 +56,8 @@ export type WorkerReply =
   | { id: number; type: 'plan'; outcome: PlanOutcome }
   | { id: number; type: 'decisions'; outcome: DecisionsOutcome }
   | { id: number; type: 'decision-pages'; ranks: Int32Array }
+  | { id: number; type: 'code'; outcome: CodeOutcome }
+  | { id: number; type: 'touched-by'; outcome: TouchedByOutcome }
   /** Sent while request `id` replays windows (engine onProgress): not its answer, which follows. */
   | { id: number; type: 'progress'; done: number; total: number }
   | { id: number; type: 'failed'; error: LoadFailure };

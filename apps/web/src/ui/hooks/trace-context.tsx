@@ -7,6 +7,7 @@ import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import type { TraceAnswer, TraceQuery } from '@numascope/policy-engine';
 import type { AnalyzeOutcome, AnalyzeRequest, PlanOutcome } from '../../worker/analysis';
 import type { AnalyzeCallOptions } from '../../worker/client';
+import type { CodeOutcome, CodeRequest, TouchedByOutcome } from '../../worker/code';
 import type { DecisionsOutcome } from '../../worker/protocol';
 import { beginWork } from '../idle';
 import type { ViewState } from '../url-state';
@@ -21,6 +22,9 @@ export interface QueryClient {
   openExtra?(bytes: ArrayBuffer, name: string): Promise<{ recording: number; name: string }>;
   plan?(traceId: number, request: AnalyzeRequest, ids: string[], createdAt: string, traceName: string): Promise<PlanOutcome>;
   planFix?(traceId: number, fixId: string, createdAt: string, traceName: string): Promise<PlanOutcome>;
+  /** Code attribution (the Code view, the Objects panel's "touched by"). */
+  code?(traceId: number, request: CodeRequest): Promise<CodeOutcome>;
+  touchedBy?(traceId: number, allocation: number, range: CodeRequest['range']): Promise<TouchedByOutcome>;
 }
 
 export interface TraceContextValue {
