@@ -35,7 +35,7 @@ describe('the app over the fixture trace', () => {
 describe('view state in the URL', () => {
   it('round-trips, keeps ?trace= first, and ignores malformed values', () => {
     const s = parseViewState('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50');
-    expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, zoom: [], region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, base: null, win: null, rates: null, dpol: null, dkind: null, dec: null, manual: null });
+    expect(s).toEqual({ view: 'memory', range: { fromUs: 100, toUs: 300 }, zoom: [], region: 2, thread: null, heat: 'faults', pages: { lo: 10, hi: 50 }, policy: null, cmp: null, estimate: false, base: null, win: null, rates: null, dpol: null, dkind: null, dec: null, manual: null, obj: null, codeBy: null, codeLoc: null, codeNode: null, codeOp: null, codeObject: null, codeThread: null, codeFn: null });
     expect(writeViewState('?trace=samples/x.numascope', s)).toBe('?trace=samples/x.numascope&view=memory&from=100&to=300&region=2&heat=faults&pages=10-50&v=1');
     expect(parseViewState('?view=nope&from=5&to=2&region=-1&pages=9-3')).toEqual(parseViewState(''));
   });

@@ -87,6 +87,8 @@ export function App() {
     const next = { ...viewStateRef.current, ...patch };
     // "The whole trace" (a range cleared anywhere but the zoomed timeline) leaves the zoom too.
     if (patch.range === null && !('zoom' in patch)) next.zoom = [];
+    // The selected object belongs to its region: another region starts on its busiest object.
+    if ('region' in patch && patch.region !== viewStateRef.current.region && !('obj' in patch)) next.obj = null;
     viewStateRef.current = next;
     const search = writeViewState(window.location.search, next);
     if (search !== window.location.search) {

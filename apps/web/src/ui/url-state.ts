@@ -1,7 +1,8 @@
 /**
  * The screen's state in the address bar, so a shared link opens the same screen:
  * `?trace=URL&view=memory&from=1000&to=5000&region=3&thread=2&heat=accesses&pages=0-512`,
- * `&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12`, `&view=compare&cmp=first-touch~manual&man=t0:1,r3:0`.
+ * `&view=decisions&dpol=carrefour&dkind=migrate&dec=carrefour.12`, `&view=compare&cmp=first-touch~manual&man=t0:1,r3:0`,
+ * `&view=code&cby=self&cloc=remote&cop=fault&cobj=main code_sites.c:33&cthr=2&cfn=init_beta`, `&region=6&obj=1` (an object in the Memory view).
  * Pure functions over query strings; App owns history (pushState / popstate).
  *
  * Links are versioned as traces are: `v=N` is the parameters' version (a link without `v` is
@@ -9,10 +10,11 @@
  * parseViewState reads every link through the chain, so the rest of the app only ever sees the
  * current version. A link from a newer app is read as far as this version understands it.
  */
-import { BASELINES, DECISION_KINDS } from '@numascope/policy-engine';
-import type { DecisionKind, HeatmapMode, TimeRange } from '@numascope/policy-engine';
+import { BASELINES, CODE_LOCALITIES, DECISION_KINDS } from '@numascope/policy-engine';
+import type { CodeLocality, CodeOp, DecisionKind, HeatmapMode, TimeRange } from '@numascope/policy-engine';
 
-export const VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose', 'machine'] as const;
+/** The views, in tab order; keys 1–9 open the first nine, 0 the tenth. */
+export const VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose', 'machine', 'code'] as const;
 export type ViewId = (typeof VIEWS)[number];
 
 export interface ViewState {
@@ -53,6 +55,21 @@ export interface ViewState {
   dec: string | null;
   /** Compare's manual column: threads and regions dragged onto nodes (`man=t0:1,r3:0`: thread or region index, then node id). */
   manual: ManualState | null;
+  /** The object (allocation row) selected in the Memory view's Objects panel (`obj=1`); null = the busiest. */
+  obj: number | null;
+  /** Code view: attribution to the code site (default) or the sampled instruction (`cby=self`). */
+  codeBy: 'self' | null;
+  /** Code view: memory local or remote to the sample's cpu (`cloc=local|remote`), or on one node (`cloc=n1`). */
+  codeLoc: CodeLocality | null;
+  codeNode: number | null;
+  /** Code view: loads, stores or first touches only (`cop=load|store|fault`). */
+  codeOp: CodeOp | null;
+  /** Code view: one data object, an allocation site as the engine names it (`cobj=main code_sites.c:33`). */
+  codeObject: string | null;
+  /** Code view: one thread (`cthr=N`, a row of threads). */
+  codeThread: number | null;
+  /** Code view: the selected function (`cfn=init_beta`). */
+  codeFn: string | null;
 }
 
 export interface ManualState {
@@ -78,6 +95,14 @@ export const DEFAULT_VIEW_STATE: ViewState = {
   dkind: null,
   dec: null,
   manual: null,
+  obj: null,
+  codeBy: null,
+  codeLoc: null,
+  codeNode: null,
+  codeOp: null,
+  codeObject: null,
+  codeThread: null,
+  codeFn: null,
 };
 
 const MAX_MANUAL_ITEMS = 512;
@@ -98,7 +123,14 @@ export const URL_UPGRADERS: Readonly<Record<number, UrlUpgrader>> = {
 };
 
 /** The parameters of the view state, the version parameter included: writeViewState replaces them all. */
-const STATE_KEYS = ['view', 'from', 'to', 'zoom', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'rates', 'dpol', 'dkind', 'dec', 'man', 'v'];
+const STATE_KEYS = ['view', 'from', 'to', 'zoom', 'region', 'thread', 'heat', 'pages', 'policy', 'cmp', 'est', 'base', 'win', 'rates', 'dpol', 'dkind', 'dec', 'man', 'obj', 'cby', 'cloc', 'cop', 'cobj', 'cthr', 'cfn', 'v'];
+
+const CODE_OPS: readonly CodeOp[] = ['load', 'store', 'fault'];
+/** A name from a link (an allocation site, a function): printable, at most 400 characters. */
+function linkName(raw: string | null): string | null {
+  if (raw === null || raw.length === 0 || raw.length > 400 || /[\u0000-\u001f\u007f]/.test(raw)) return null;
+  return raw;
+}
 
 /** The version a link says it has: `v=N`, or 0 when it has none (or one that is not a number). */
 export function linkVersion(params: URLSearchParams): number {
@@ -205,6 +237,8 @@ export function parseViewState(search: string): ViewState {
   const dkind = DECISION_KINDS.find((k) => k === p.get('dkind')) ?? null;
   const dec = /^[a-z][a-z0-9:,_-]*\.\d{1,9}$/i.test(p.get('dec') ?? '') ? p.get('dec') : null;
   const manual = parseManual(p.get('man'));
+  const cloc = p.get('cloc') ?? '';
+  const codeNodeMatch = /^n(\d{1,4})$/.exec(cloc);
   return {
     view,
     range,
@@ -223,6 +257,14 @@ export function parseViewState(search: string): ViewState {
     dkind,
     dec,
     manual,
+    obj: nonNegativeInt(p.get('obj')),
+    codeBy: p.get('cby') === 'self' ? 'self' : null,
+    codeLoc: CODE_LOCALITIES.find((l) => l === cloc) ?? null,
+    codeNode: codeNodeMatch ? Number(codeNodeMatch[1]) : null,
+    codeOp: CODE_OPS.find((o) => o === p.get('cop')) ?? null,
+    codeObject: linkName(p.get('cobj')),
+    codeThread: nonNegativeInt(p.get('cthr')),
+    codeFn: linkName(p.get('cfn')),
   };
 }
 
@@ -254,6 +296,14 @@ export function writeViewState(search: string, s: ViewState): string {
   if (s.dkind) p.set('dkind', s.dkind);
   if (s.dec) p.set('dec', s.dec);
   if (s.manual && (s.manual.threads.length > 0 || s.manual.regions.length > 0)) p.set('man', writeManual(s.manual));
+  if (s.obj !== null) p.set('obj', String(s.obj));
+  if (s.codeBy) p.set('cby', s.codeBy);
+  if (s.codeLoc) p.set('cloc', s.codeLoc);
+  else if (s.codeNode !== null) p.set('cloc', `n${s.codeNode}`);
+  if (s.codeOp) p.set('cop', s.codeOp);
+  if (s.codeObject) p.set('cobj', s.codeObject);
+  if (s.codeThread !== null) p.set('cthr', String(s.codeThread));
+  if (s.codeFn) p.set('cfn', s.codeFn);
   if (p.toString() !== before) p.set('v', String(URL_STATE_VERSION));
   const out = p.toString().replace(/%2F/g, '/').replace(/%3A/g, ':').replace(/%40/g, '@').replace(/%2C/g, ',').replace(/%7E/g, '~');
   return out ? `?${out}` : '';

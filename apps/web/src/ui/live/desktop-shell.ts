@@ -15,7 +15,7 @@ import type { DesktopShellBridge, OpenedTrace } from '@numascope/protocol';
 export type { DesktopShellBridge };
 
 /** The trace views a command can switch to (apps/web/src/ui/url-state.ts VIEWS). */
-export const COMMAND_VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose', 'machine'] as const;
+export const COMMAND_VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose', 'machine', 'code'] as const;
 export type CommandView = (typeof COMMAND_VIEWS)[number];
 
 export type DesktopCommand =

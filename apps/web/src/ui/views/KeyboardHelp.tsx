@@ -1,18 +1,18 @@
 /**
- * Keyboard shortcuts of an open trace: digits pick a view, Z zooms into the selection (Shift+Z
+ * Keyboard shortcuts of an open trace: digits pick a view (1–9 the first nine tabs, 0 the tenth), Z zooms into the selection (Shift+Z
  * back out), T focuses the timeline, ? lists them all (with the timeline's own keys).
  */
 import { useEffect, useRef } from 'react';
 import { useTraceContext } from '../hooks/trace-context';
 import { VIEWS } from '../url-state';
 import type { ViewId } from '../url-state';
-import { VIEW_LABELS } from './ViewNav';
+import { VIEW_LABELS, viewKey } from './ViewNav';
 import { zoomIn, zoomTo } from './ZoomBreadcrumbs';
 
-/** The view a digit key opens: 1 → the first tab. */
+/** The view a digit key opens: 1 → the first tab, 9 the ninth, 0 the tenth. */
 export function viewForKey(key: string): ViewId | null {
-  if (!/^[1-9]$/.test(key)) return null;
-  return VIEWS[Number(key) - 1] ?? null;
+  if (!/^[0-9]$/.test(key)) return null;
+  return VIEWS[key === '0' ? 9 : Number(key) - 1] ?? null;
 }
 
 /** Keys typed into a form control, or with a modifier, are the control's (or the browser's). */
@@ -64,7 +64,7 @@ export function useViewShortcuts(enabled: boolean, { onHelp }: { onHelp: () => v
 }
 
 export const SHORTCUTS: Array<{ keys: string; what: string }> = [
-  ...VIEWS.map((v, i) => ({ keys: String(i + 1), what: `${VIEW_LABELS[v]} view` })),
+  ...VIEWS.map((v, i) => ({ keys: viewKey(i), what: `${VIEW_LABELS[v]} view` })),
   { keys: 'Z', what: 'Zoom the timeline into the selected range (adds a breadcrumb)' },
   { keys: 'Shift+Z', what: 'Zoom back out one level' },
   { keys: 'T', what: 'Focus the timeline' },

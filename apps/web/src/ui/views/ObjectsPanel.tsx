@@ -1,7 +1,10 @@
-import { useState } from 'react';
+import { useEffect, useRef } from 'react';
 import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
 import type { ObjectRow, StackFrameView, TraceSummary } from '@numascope/policy-engine';
+import type { TouchedByOutcome } from '../../worker/code';
 import { useTraceContext, useTraceQuery } from '../hooks/trace-context';
+import { useWorkerCall } from '../hooks/use-decisions';
+import { CodeUnavailable } from './CodeView';
 
 /** Objects listed at most in a region's detail. */
 export const MAX_OBJECT_ROWS = 50;
@@ -28,13 +31,21 @@ function FrameLine({ frame }: { frame: StackFrameView }) {
 /**
  * The allocations (objects) of a region: which line allocated its memory, how many of its pages
  * and samples each holds (objects.ts attributes them by address and time), and the selected
- * one's call stack. Says why when the trace has no allocation sites (capability
- * `allocation-sites`).
+ * one's call stack and the functions that touched it (the Code view's attribution). The selected
+ * object is in the link (`obj=`: the Code view's links open it). Says why when the trace has no
+ * allocation sites (capability `allocation-sites`).
  */
 export function RegionObjects({ summary, region }: { summary: TraceSummary; region: number }) {
-  const { state } = useTraceContext();
+  const { state, navigate } = useTraceContext();
   const answer = useTraceQuery({ kind: 'objects', region, range: state.range, limit: MAX_OBJECT_ROWS });
-  const [picked, setPicked] = useState<number | null>(null);
+  const picked = state.obj;
+  const scrolled = useRef<number | null>(null);
+  // Opened on an object (a link from the Code view): bring it into view once.
+  useEffect(() => {
+    if (picked === null || scrolled.current === picked || !answer.data?.rows.some((r) => r.allocation === picked)) return;
+    scrolled.current = picked;
+    document.querySelector(`[data-testid="object-row"][data-allocation="${picked}"]`)?.scrollIntoView?.({ block: 'center' });
+  }, [picked, answer.data]);
   const t = answer.data;
   const threads = summary.threads;
   const capability = summary.manifest.capture.capabilities.find((c) => c.metric === 'allocation-sites');
@@ -59,6 +70,11 @@ export function RegionObjects({ summary, region }: { summary: TraceSummary; regi
     const selected = t.rows.find((r) => r.allocation === picked) ?? t.rows[0]!;
     body = (
       <>
+        {picked !== null && selected.allocation !== picked && (
+          <p className="notice" data-testid="object-missing">
+            Allocation #{picked} is not among this region’s {formatCount(t.rows.length, 'busiest allocation')}{state.range ? ' in the selected range' : ''}.
+          </p>
+        )}
         <div className="table-scroll">
           <table className="data" data-testid="region-objects" data-value={t.total}>
             <thead>
@@ -76,7 +92,7 @@ export function RegionObjects({ summary, region }: { summary: TraceSummary; regi
             </thead>
             <tbody>
               {t.rows.map((r) => (
-                <ObjectTableRow key={r.allocation} row={r} selected={r === selected} onSelect={() => setPicked(r.allocation)} threadName={threadLabel(threads, r.thread)} />
+                <ObjectTableRow key={r.allocation} row={r} selected={r === selected} onSelect={() => navigate({ obj: r.allocation })} threadName={threadLabel(threads, r.thread)} />
               ))}
             </tbody>
           </table>
@@ -103,6 +119,7 @@ export function RegionObjects({ summary, region }: { summary: TraceSummary; regi
         <p className="ns-muted hint">
           Innermost call first. Module + offset is the address in the module’s file: it finds the same code in another run of the same build.
         </p>
+        <TouchedBy allocation={selected.allocation} />
       </>
     );
   }
@@ -151,5 +168,69 @@ function ObjectTableRow({ row: r, selected, onSelect, threadName }: { row: Objec
       </td>
       <td className="text">{threadName}</td>
     </tr>
+  );
+}
+
+/**
+ * The functions whose samples fell in this object (its allocation site's allocations), busiest
+ * first, at most 10, each linking to the Code view filtered to the object (engine code
+ * attribution in the Worker, the same numbers the Code view shows).
+ */
+function TouchedBy({ allocation }: { allocation: number }) {
+  const { state, navigate } = useTraceContext();
+  const range = state.range ? { fromUs: state.range.fromUs, toUs: state.range.toUs } : null;
+  const key = JSON.stringify([allocation, range]);
+  const v = useWorkerCall<TouchedByOutcome>(key, (client, traceId) => (client.touchedBy ? client.touchedBy(traceId, allocation, range) : null));
+  let body;
+  if (v.status === 'idle') body = null;
+  else if (v.status === 'loading') body = <p className="ns-muted">Attributing its samples to code…</p>;
+  else if (v.status === 'error') body = <p className="notice notice--error">{v.message}</p>;
+  else if (!v.data.available) body = <CodeUnavailable reason={v.data.reason} testId="object-touched-by-none" />;
+  else if (!v.data.table || v.data.table.rows.length === 0) {
+    body = (
+      <p className="ns-muted" data-testid="object-touched-by-none">
+        No sample with a call stack fell in this object{state.range ? ' in the selected range' : ''}.
+      </p>
+    );
+  } else {
+    const object = v.data.object!;
+    const table = v.data.table;
+    body = (
+      <>
+        <ol className="touched-by" data-testid="object-touched-by" data-object={object}>
+          {table.rows.map((r) => (
+            <li key={`${r.module ?? ''}\u0000${r.function}`} data-testid="object-touched-by-fn" data-function={r.function} data-accesses={r.accesses} data-first-touches={r.firstTouches}>
+              <button
+                type="button"
+                className="link-button"
+                data-testid="object-touched-by-link"
+                title={`The Code view, filtered to ${object}`}
+                onClick={() => navigate({ view: 'code', codeObject: object, codeFn: r.function })}
+              >
+                <code>{r.function}</code>
+              </button>
+              {r.location && <span className="frame-file"> {r.location}</span>}
+              <span className="ns-muted small">
+                {' '}
+                {[r.accesses > 0 ? formatCount(r.accesses, 'access', 'accesses') : null, r.firstTouches > 0 ? formatCount(r.firstTouches, 'first touch', 'first touches') : null]
+                  .filter(Boolean)
+                  .join(', ')}
+              </span>
+            </li>
+          ))}
+        </ol>
+        {table.functionCount > table.rows.length && <p className="ns-muted small">and {formatCount(table.functionCount - table.rows.length, 'more function')}</p>}
+      </>
+    );
+  }
+  return (
+    <>
+      <h4>Touched by</h4>
+      <p className="ns-muted hint">
+        The functions whose sampled accesses and first touches fell in this object (every allocation of its site; by code site, weighted,{' '}
+        {state.range ? 'the selected range' : 'whole trace'}).
+      </p>
+      {body}
+    </>
   );
 }

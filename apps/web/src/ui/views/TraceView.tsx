@@ -9,6 +9,7 @@ import { DEFAULT_VIEW_STATE } from '../url-state';
 import { CapturePanel } from './CapturePanel';
 import { MachinePanel } from './MachinePanel';
 import { MachineView } from './MachineView';
+import { CodeView } from './CodeView';
 import { CompareView } from './CompareView';
 import { DecisionsView } from './DecisionsView';
 import { MemoryView } from './MemoryView';
@@ -144,6 +145,7 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         {view === 'recommend' && overview && <RecommendView source={source} />}
         {view === 'diagnose' && overview && <DiagnosticsView source={source} />}
         {view === 'machine' && overview && <MachineView summary={summary} />}
+        {view === 'code' && overview && <CodeView summary={summary} />}
       </div>
     </div>
   );

@@ -13,7 +13,13 @@ export const VIEW_LABELS: Record<ViewId, string> = {
   recommend: 'Recommendations & plan',
   diagnose: 'Diagnostics',
   machine: 'Machine',
+  code: 'Code',
 };
+
+/** The key that opens a view: 1–9 the first nine tabs, 0 the tenth. */
+export function viewKey(index: number): string {
+  return index === 9 ? '0' : String(index + 1);
+}
 
 /** Views named in the navigation but not built yet (none now; Live is the header's "Live" button). */
 const LATER: string[] = [];
@@ -51,8 +57,8 @@ export function ViewNav({ view, onView }: { view: ViewId; onView: (v: ViewId) =>
             data-testid={`tab-${v}`}
             onClick={() => onView(v)}
             onKeyDown={(e) => key(e, i)}
-            aria-keyshortcuts={String(i + 1)}
-            title={`${VIEW_LABELS[v]} (key ${i + 1})`}
+            aria-keyshortcuts={viewKey(i)}
+            title={`${VIEW_LABELS[v]} (key ${viewKey(i)})`}
           >
             {VIEW_LABELS[v]}
           </button>
