@@ -103,6 +103,7 @@ describe('application menu', () => {
       ['Recommendations && Plan', 'CmdOrCtrl+5'],
       ['Diagnostics', 'CmdOrCtrl+7'],
       ['Machine', 'CmdOrCtrl+8'],
+      ['Code', 'CmdOrCtrl+9'],
       ['Live', 'CmdOrCtrl+L'],
     ]);
     for (const v of views) v.click!();
@@ -116,6 +117,7 @@ describe('application menu', () => {
       'view-recommend',
       'view-diagnose',
       'view-machine',
+      'view-code',
       'view-live',
     ]);
     expect(view.map((i) => i.role).filter(Boolean)).toEqual(['resetZoom', 'zoomIn', 'zoomOut', 'togglefullscreen']);

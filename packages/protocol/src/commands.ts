@@ -20,6 +20,7 @@ export const COMMAND_NAMES = [
   'view-recommend',
   'view-diagnose',
   'view-machine',
+  'view-code',
   'view-live',
 ] as const;
 export type DesktopCommandName = (typeof COMMAND_NAMES)[number];

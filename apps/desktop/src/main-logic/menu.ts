@@ -6,7 +6,7 @@
  *
  * Shortcuts (CmdOrCtrl = Ctrl on Linux, Cmd on macOS): Open O, Save Trace As S, export PNG Shift+P,
  * SVG Shift+G, Markdown Shift+M, Overview 1, Memory 2, Threads 3, Traffic 4, Compare K,
- * Recommendations 5, Live L, Quit Q.
+ * Recommendations 5, Decisions 6, Diagnostics 7, Machine 8, Code 9, Live L, Quit Q.
  */
 import path from 'node:path';
 import type { DesktopCommand, DesktopCommandName } from '@numascope/protocol/commands';
@@ -83,6 +83,7 @@ export const VIEW_ITEMS: readonly { label: string; command: DesktopCommandName; 
   { label: 'Recommendations && Plan', command: 'view-recommend', accelerator: 'CmdOrCtrl+5' },
   { label: 'Diagnostics', command: 'view-diagnose', accelerator: 'CmdOrCtrl+7' },
   { label: 'Machine', command: 'view-machine', accelerator: 'CmdOrCtrl+8' },
+  { label: 'Code', command: 'view-code', accelerator: 'CmdOrCtrl+9' },
   { label: 'Live', command: 'view-live', accelerator: 'CmdOrCtrl+L' },
 ];
 
