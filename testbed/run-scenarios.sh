@@ -248,6 +248,8 @@ chmod +x "$R/init"
   echo "BENCH_ROUNDS=$BENCH_ROUNDS"
   # scenario j: the source lines of diagprog's allocation sites (its SITE: markers)
   for m in blocks table; do echo "DIAG_LINE_$m=$(grep -n "SITE:$m " "$HERE/guest/diagprog.c" | head -1 | cut -d: -f1)"; done
+  # and of the loops that make its accesses (LOOP: markers), comma-separated
+  for m in blocks table; do echo "DIAG_LOOP_$m=$(grep -n "LOOP:$m " "$HERE/guest/diagprog.c" | cut -d: -f1 | paste -sd, -)"; done
   echo "BENCH_INTERLEAVE='${TESTBED_BENCH_INTERLEAVE:-0}'"
   bx=${TESTBED_BENCH_EXTRA:-}; echo "BENCH_EXTRA='${bx//\'/}'"
 } > "$R/expected.env"

@@ -834,6 +834,24 @@ if [ -z "$why" ]; then
   fi
 fi
 if [ -z "$why" ]; then
+  # The code of the accesses (trace format v3: each hinting fault's instruction and call stack):
+  # the function with the most remote accesses is the worker, at one of its LOOP: lines.
+  if chan "CODE j.numascope" && grep -q '^CODE available=yes' chan.reply; then
+    head -6 chan.reply | sed 's/^/    engine: /'
+    cp chan.reply j.code
+    jf=$(grep '^FUNCTION ' j.code | head -1)
+    [ "$(iv "$jf" name)" = worker ] || why="$why remote-accesses-not-in-worker[$jf]"
+    jtop=$(iv "$jf" lines | tr ',' '\n' | sort -t: -k3 -nr | head -1)
+    jline=$(echo "$jtop" | cut -d: -f2)
+    case ",$DIAG_LOOP_table,$DIAG_LOOP_blocks," in
+      *",$jline,"*) ;;
+      *) why="$why top-remote-line=[$jtop](expected diagprog.c:$DIAG_LOOP_table,$DIAG_LOOP_blocks)" ;;
+    esac
+  else
+    why="$why code: $(head -c 300 chan.reply)"
+  fi
+fi
+if [ -z "$why" ]; then
   bfix=$(iv "$ib" fix)
   if chan "PLANFIX j.numascope $bfix" && grep -q "^PLANFIX $bfix " chan.reply; then
     grep -v '^B ' chan.reply | sed 's/^/    engine: /'
@@ -878,9 +896,9 @@ if [ -z "$why" ]; then
 fi
 [ -n "$jpid" ] && kill $jpid 2>/dev/null
 if [ -z "$why" ]; then
-  pass j-diagnose "from hinting faults: remote-access at $(iv "$ib" site) (score $(iv "$ib" score)/ms) -> $(iv "$ib" fixkind), page-sharing at $(iv "$it" site) (score $(iv "$it" score)/ms) -> replicate (no plan: code change), thread-migration of the migrator ($(iv "$im" score)/s) -> thread-binding; block-wise fix applied: $jmoved pages moved, blocks$jblocks, workers 1-3 pinned ($t0 -> $(now) s)"
+  pass j-diagnose "from hinting faults: remote-access at $(iv "$ib" site) (score $(iv "$ib" score)/ms) -> $(iv "$ib" fixkind), page-sharing at $(iv "$it" site) (score $(iv "$it" score)/ms) -> replicate (no plan: code change), thread-migration of the migrator ($(iv "$im" score)/s) -> thread-binding; remote accesses in $(iv "$jf" name) (${jtop%:*}: $(iv "$jf" remote) of $(sed -n 's/^CODE .*remote=\([0-9]*\).*/\1/p' j.code) remote); block-wise fix applied: $jmoved pages moved, blocks$jblocks, workers 1-3 pinned ($t0 -> $(now) s)"
 else
-  dump "program stdout" j.out 30; dump "record stderr" j.rec.err 30; dump "diagnosis" j.diagnosis 40; dump "channel reply" chan.reply 30
+  dump "program stdout" j.out 30; dump "record stderr" j.rec.err 30; dump "diagnosis" j.diagnosis 40; dump "code" j.code 12; dump "channel reply" chan.reply 30
   dump "apply report" j.report.json 60; dump "apply stderr" j.apply.err
   fail j-diagnose "$why"
 fi
