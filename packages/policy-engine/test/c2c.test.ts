@@ -67,6 +67,15 @@ describe('perf c2c shared cache lines of a real Zen 4 perf c2c file', () => {
       expect(l.records - Number(r.records)).toBeLessThanOrEqual(1);
       expect(l.loads - l.records + l.stores).toBe(0);
     }
+    // The code of each offset is the samples' instruction (the import's one-frame stacks): the
+    // report's code addresses, 0x…488a with 85 records and 0x…44aa with 14 on line 0 (in `bench`,
+    // not on this machine: module + file offset, same page offset), the kernel's
+    // 0xffffffffb319f14a (perf_iterate_ctx+106) on line 1, exact beyond 2^53.
+    expect(t.code).toBe(true);
+    const code0 = new Map(t.lines[0]!.offsets[0]!.code.map((c) => [c.code.slice(-3), c.records]));
+    expect(code0.get('88a')).toBe(85);
+    expect(code0.get('4aa')).toBe(14);
+    expect(t.lines[1]!.offsets[0]!.code).toEqual([{ code: '?+0xffffffffb319f14a', records: 1 }]);
     expect(t.totals.remoteHitm).toBe(Number(/Load Remote HITM\s*:\s*(\d+)/.exec(readFileSync(join(SHARED, 'data/perfdata', `${NAME}.c2c-report.txt`), 'utf8'))![1]));
   });
 

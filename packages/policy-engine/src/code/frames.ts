@@ -149,7 +149,9 @@ function buildCodeFrames(trace: Trace): CodeFrames {
 
   const modules = { path: stringColumn(md, 'path'), buildId: stringColumn(md, 'build_id') };
   const module = numericColumn<Int32Array>(fr, 'module');
-  const moduleOffset = Float64Array.from(numericColumn<BigUint64Array>(fr, 'module_offset'), Number);
+  const offsets64 = numericColumn<BigUint64Array>(fr, 'module_offset');
+  // As numbers for arithmetic; names from the exact 64-bit value (kernel addresses exceed 2^53).
+  const moduleOffset = Float64Array.from(offsets64, Number);
   const fn = stringColumn(fr, 'function');
   const file = stringColumn(fr, 'file');
   const line = numericColumn<Int32Array>(fr, 'line');
@@ -162,7 +164,7 @@ function buildCodeFrames(trace: Trace): CodeFrames {
   for (let f = 0; f < frameCount; f++) {
     const m = module[f]!;
     const modulePath = m >= 0 ? (modules.path[m] ?? null) : null;
-    const name = fn[f] ?? `${modulePath !== null ? baseName(modulePath) : '?'}+0x${moduleOffset[f]!.toString(16)}`;
+    const name = fn[f] ?? `${modulePath !== null ? baseName(modulePath) : '?'}+0x${offsets64[f]!.toString(16)}`;
     const isRuntime = isRuntimeFrame({ modulePath, file: file[f] ?? null, function: fn[f] ?? null });
     runtime[f] = isRuntime ? 1 : 0;
     const key = `${modulePath ?? ''}\u0000${name}`;
