@@ -1,8 +1,9 @@
 //! The trace build: the recording's fault samples, pages, /proc observations and events become the
 //! trace tables (everything but the manifest, which [`super::manifest`] fills in).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
+use super::intervals::NewestWins;
 use super::pages::PageTracker;
 use super::tasks::TaskLog;
 use crate::sources::pagefault::{FaultKind, FaultSample};
@@ -27,38 +28,17 @@ pub(super) struct BuildInput<'a> {
 }
 
 /// Region lookup: newest snapshot wins where mappings overlap.
-struct RegionMap {
-    /// start -> (end, region index)
-    map: BTreeMap<u64, (u64, usize)>,
-}
+struct RegionMap(NewestWins);
 
 impl RegionMap {
     fn new(regions: &[RegionObs]) -> Self {
         let mut order: Vec<usize> = (0..regions.len()).collect();
         order.sort_by_key(|&i| (regions[i].last_seen_us, i));
-        let mut map: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
-        for i in order {
-            let (s, e) = (regions[i].start, regions[i].end);
-            // Cut older entries that overlap [s, e).
-            let overlapping: Vec<(u64, (u64, usize))> =
-                map.range(..e).filter(|(&ks, &(ke, _))| ks < e && ke > s).map(|(&k, &v)| (k, v)).collect();
-            for (ks, (ke, idx)) in overlapping {
-                map.remove(&ks);
-                if ks < s {
-                    map.insert(ks, (s, idx));
-                }
-                if ke > e {
-                    map.insert(e, (ke, idx));
-                }
-            }
-            map.insert(s, (e, i));
-        }
-        RegionMap { map }
+        RegionMap(NewestWins::new(order.into_iter().map(|i| (regions[i].start, regions[i].end, i))))
     }
 
     fn find(&self, addr: u64) -> Option<usize> {
-        let (_, &(end, idx)) = self.map.range(..=addr).next_back()?;
-        (addr < end).then_some(idx)
+        self.0.find(addr)
     }
 }
 

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use blazesym::symbolize::Symbolizer;
 
+use super::intervals::NewestWins;
 use crate::alloc_sites::symbolize::{symbolize_module, Frame};
 use crate::sources::callchain::{CallStacks, CodeMapping};
 use crate::trace::alloc::{MAX_FRAMES, MAX_MODULES, MAX_STACK_ROWS};
@@ -64,35 +65,15 @@ impl CodeState {
 
 /// Executable mappings by address; a later mapping over the same addresses replaces the
 /// earlier one (the /proc polls come first, then the MMAP2 records in arrival order).
-struct CodeMap {
-    /// start -> (end, mapping index)
-    map: BTreeMap<u64, (u64, usize)>,
-}
+struct CodeMap(NewestWins);
 
 impl CodeMap {
     fn new(mappings: &[CodeMapping]) -> Self {
-        let mut map: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
-        for (i, m) in mappings.iter().enumerate() {
-            let (s, e) = (m.start, m.end);
-            let overlapping: Vec<(u64, (u64, usize))> =
-                map.range(..e).filter(|(&ks, &(ke, _))| ks < e && ke > s).map(|(&k, &v)| (k, v)).collect();
-            for (ks, (ke, idx)) in overlapping {
-                map.remove(&ks);
-                if ks < s {
-                    map.insert(ks, (s, idx));
-                }
-                if ke > e {
-                    map.insert(e, (ke, idx));
-                }
-            }
-            map.insert(s, (e, i));
-        }
-        CodeMap { map }
+        CodeMap(NewestWins::new(mappings.iter().enumerate().map(|(i, m)| (m.start, m.end, i))))
     }
 
     fn find(&self, addr: u64) -> Option<usize> {
-        let (_, &(end, idx)) = self.map.range(..=addr).next_back()?;
-        (addr < end).then_some(idx)
+        self.0.find(addr)
     }
 }
 

@@ -52,6 +52,7 @@ mod balancing;
 mod build;
 pub(crate) mod code;
 mod finish;
+mod intervals;
 mod launch;
 mod manifest;
 mod open;
