@@ -3,6 +3,7 @@
  * function table's sort, and the call tree's visible rows.
  */
 import type { CallTreeNode, CodeOp, FunctionRow } from '@numascope/policy-engine';
+import { flameChildren } from '@numascope/viz';
 import type { CodeRequest } from '../../worker/code';
 import type { ViewState } from '../url-state';
 
@@ -85,15 +86,9 @@ export function nextSort(current: FunctionSort | null, key: FunctionSortKey): Fu
   return { key, descending: key !== 'function' && key !== 'location' };
 }
 
-/** Each node's children, heaviest first (the flame graph's order). */
+/** Each node's children, heaviest first: the flame graph's order (viz `flameChildren`), so the table and the graph agree. */
 export function treeChildren(nodes: readonly CallTreeNode[]): number[][] {
-  const out: number[][] = nodes.map(() => []);
-  for (let i = 1; i < nodes.length; i++) {
-    const p = nodes[i]!.parent;
-    if (p >= 0 && p < i) out[p]!.push(i);
-  }
-  for (const c of out) c.sort((a, b) => nodes[b]!.total - nodes[a]!.total || (nodes[a]!.name < nodes[b]!.name ? -1 : nodes[a]!.name > nodes[b]!.name ? 1 : a - b));
-  return out;
+  return flameChildren(nodes);
 }
 
 /** The nodes a call tree opens with expanded: the root and the heaviest path down from it. */

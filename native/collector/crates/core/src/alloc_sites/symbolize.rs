@@ -68,6 +68,22 @@ pub struct Frame {
     pub function_offset: Option<u64>,
 }
 
+impl Frame {
+    /// A frame at `module_address` with nothing known about it (no symbol covers the address).
+    pub fn bare(module_address: u64) -> Self {
+        Frame {
+            function: None,
+            file: None,
+            line: None,
+            column: None,
+            inlined: false,
+            module: None,
+            module_address,
+            function_offset: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Module {
     pub path: PathBuf,
@@ -198,19 +214,7 @@ fn resolve_frames(
         for ((ip, vaddr), logical) in ips.iter().zip(&vaddrs).zip(results) {
             let mut ids = Vec::new();
             if logical.is_empty() {
-                ids.push(push_frame(
-                    &mut out.frames,
-                    Frame {
-                        function: None,
-                        file: None,
-                        line: None,
-                        column: None,
-                        inlined: false,
-                        module: Some(m),
-                        module_address: *vaddr,
-                        function_offset: None,
-                    },
-                ));
+                ids.push(push_frame(&mut out.frames, Frame { module: Some(m), ..Frame::bare(*vaddr) }));
             } else {
                 let n = logical.len();
                 for (i, mut f) in logical.into_iter().enumerate() {
@@ -225,19 +229,7 @@ fn resolve_frames(
     }
     for (&ip, m) in ip_module {
         if m.is_none() {
-            let id = push_frame(
-                &mut out.frames,
-                Frame {
-                    function: None,
-                    file: None,
-                    line: None,
-                    column: None,
-                    inlined: false,
-                    module: None,
-                    module_address: ip,
-                    function_offset: None,
-                },
-            );
+            let id = push_frame(&mut out.frames, Frame::bare(ip));
             ip_frames.insert(ip, vec![id]);
         }
     }

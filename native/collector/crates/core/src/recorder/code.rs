@@ -231,19 +231,6 @@ impl Tables<'_> {
     }
 }
 
-fn bare(module_address: u64) -> Frame {
-    Frame {
-        function: None,
-        file: None,
-        line: None,
-        column: None,
-        inlined: false,
-        module: None,
-        module_address,
-        function_offset: None,
-    }
-}
-
 /// Code addresses of each chain: the sampled instruction exactly, then each return address
 /// minus one (inside its call); the leaf word after the instruction where it is the return
 /// address of a frameless leaf (it follows a call, and the walk did not already give it). Also
@@ -345,7 +332,7 @@ fn resolve_addresses(
             let logical = if vaddr.is_some() { symbolized.next().unwrap_or_default() } else { Vec::new() };
             any_named |= !logical.is_empty();
             let ids: Vec<u32> = if logical.is_empty() {
-                tables.frame(module, offset, &bare(offset)).into_iter().collect()
+                tables.frame(module, offset, &Frame::bare(offset)).into_iter().collect()
             } else {
                 let n = logical.len();
                 logical
@@ -367,7 +354,7 @@ fn resolve_addresses(
     for (&addr, m) in addr_mapping {
         if m.is_none() {
             unmapped += 1;
-            let ids = tables.frame(-1, raw_address(addr), &bare(raw_address(addr))).into_iter().collect();
+            let ids = tables.frame(-1, raw_address(addr), &Frame::bare(raw_address(addr))).into_iter().collect();
             addr_frames.insert(addr, ids);
         }
     }
