@@ -112,6 +112,18 @@ describe('samples.stack and the code tables (format v3)', () => {
     expect(errorOf(() => readTrace(writeTrace(minimalManifest(), none))).message).toMatch(/"samples\.stack", row 1: value 0.*\(0–-1: it is empty\)/);
   });
 
+  it('reads samples.hitm back and refuses a HITM class outside -1..2, naming the column and row', () => {
+    const t = readTrace(writeTrace(minimalManifest(), codeColumns()));
+    expect(Array.from(numericColumn<Int8Array>(t.tables.samples, 'hitm'))).toEqual([-1, 0, 2]);
+    for (const bad of [3, -2]) {
+      const c = codeColumns();
+      (c.samples.hitm as Int8Array)[1] = bad;
+      const e = errorOf(() => readTrace(writeTrace(minimalManifest(), c)));
+      expect(e.code).toBe('index-out-of-range');
+      expect(e.message).toMatch(new RegExp(`"samples\\.hitm", row 1: value ${bad}, but it must be -1 \\(unknown\\)`));
+    }
+  });
+
   it('refuses samples without a stack column (required in v3)', () => {
     const c = codeColumns();
     delete (c.samples as Record<string, unknown>).stack;
