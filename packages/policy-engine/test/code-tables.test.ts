@@ -112,10 +112,10 @@ describe('samples.stack and the code tables (format v3)', () => {
     expect(errorOf(() => readTrace(writeTrace(minimalManifest(), none))).message).toMatch(/"samples\.stack", row 1: value 0.*\(0–-1: it is empty\)/);
   });
 
-  it('reads samples.hitm back and refuses a HITM class outside -1..2, naming the column and row', () => {
+  it('reads samples.hitm back and refuses a class outside -1..3, naming the column and row', () => {
     const t = readTrace(writeTrace(minimalManifest(), codeColumns()));
     expect(Array.from(numericColumn<Int8Array>(t.tables.samples, 'hitm'))).toEqual([-1, 0, 2]);
-    for (const bad of [3, -2]) {
+    for (const bad of [4, -2]) {
       const c = codeColumns();
       (c.samples.hitm as Int8Array)[1] = bad;
       const e = errorOf(() => readTrace(writeTrace(minimalManifest(), c)));

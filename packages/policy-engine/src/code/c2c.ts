@@ -6,7 +6,9 @@
  * them: records, not weights; a line is *shared* (listed) when it has at least one HITM, sorted
  * on total HITMs (perf's default `--display tot`). The per-line columns follow its table:
  * stores L1 hit / L1 miss / N/A, loads FB / L1 / L2, LLC hit / local HITM, remote hit / remote
- * HITM, local / remote DRAM.
+ * HITM, local / remote DRAM; a line's records are the sum of those columns, as perf's are (a load
+ * in none of them, such as a remote-cache load whose snoop result was neither HIT nor HITM,
+ * counts nowhere: `totals.uncounted`).
  *
  * The sharing diagnostics (diagnose/) take their lines from here: a trace with HITM classes
  * (`samples.hitm` >= 0 on its PMU samples, e.g. `numascope import` of a perf c2c or perf mem file)
@@ -68,7 +70,16 @@ export interface C2cTable {
   available: boolean;
   reason: string | null;
   /** perf c2c's "Trace Event Information" totals over the PMU load/store samples kept in the trace. */
-  totals: { records: number; loads: number; stores: number; localHitm: number; remoteHitm: number; sharedLines: number };
+  totals: {
+    records: number;
+    loads: number;
+    stores: number;
+    localHitm: number;
+    remoteHitm: number;
+    sharedLines: number;
+    /** Loads in none of perf's columns (e.g. a remote-cache load whose snoop result is neither HIT nor HITM): in no line's records. */
+    uncounted: number;
+  };
   /** Lines with at least one HITM, most HITMs first (perf c2c's Shared Data Cache Line Table). */
   lines: C2cLine[];
   /** Whether the samples carry code (stacks); otherwise the code columns are empty. */
@@ -112,7 +123,7 @@ export function c2cTable(trace: Trace): C2cTable {
   const cpuNode = new Map<number, number>();
   for (const node of trace.manifest.machine.nodes) for (const c of node.cpus) cpuNode.set(c, node.id);
 
-  const totals = { records: 0, loads: 0, stores: 0, localHitm: 0, remoteHitm: 0, sharedLines: 0 };
+  const totals = { records: 0, loads: 0, stores: 0, localHitm: 0, remoteHitm: 0, sharedLines: 0, uncounted: 0 };
   let pmuRows = 0;
   let known = 0;
   for (let i = 0; i < n; i++) {
@@ -140,6 +151,15 @@ export function c2cTable(trace: Trace): C2cTable {
     else totals.stores++;
     if (h === 1) totals.localHitm++;
     if (h === 2) totals.remoteHitm++;
+    const src = dsName[ds.codes[i]!] ?? 'unknown';
+    const cat = isLoad ? loadColumn(h, src) : null;
+    // A load in none of perf's columns (a remote-cache load whose snoop result is neither HIT nor
+    // HITM, a load of unknown level) is in none of a line's counts: perf's records are the sum
+    // of its columns.
+    if (isLoad && cat === null) {
+      totals.uncounted++;
+      continue;
+    }
     const lineInPage = Math.floor(offset[i]! / CACHE_LINE_BYTES);
     const key = page[i]! * 64 + lineInPage;
     let a = lines.get(key);
@@ -170,18 +190,9 @@ export function c2cTable(trace: Trace): C2cTable {
       lines.set(key, a);
     }
     a.records++;
-    const src = dsName[ds.codes[i]!] ?? 'unknown';
     if (isLoad) {
       a.loads++;
-      if (h === 1) a.localHitm++;
-      else if (h === 2) a.remoteHitm++;
-      else if (src === 'lfb') a.loadFB++;
-      else if (src === 'l1') a.loadL1++;
-      else if (src === 'l2') a.loadL2++;
-      else if (src === 'l3') a.llcHit++;
-      else if (src === 'remote-cache') a.remoteHit++;
-      else if (src === 'local-dram') a.localDram++;
-      else if (src === 'remote-dram') a.remoteDram++;
+      a[cat!]++;
     } else {
       a.stores++;
       if (src === 'l1') a.storeL1Hit++;
@@ -258,6 +269,37 @@ export function c2cTable(trace: Trace): C2cTable {
   totals.sharedLines = out.length;
   return { available: true, reason: null, totals, lines: out, code: code.available };
 }
+
+/**
+ * The column of perf c2c's table a load counts in (`h`: its samples.hitm class, `src`: its data
+ * source), null for none: 1 local HITM, 2 remote HITM, 3 remote HIT (a clean line in a remote
+ * cache); a remote-cache load of class 0 had a snoop result perf counts nowhere; one of unknown
+ * class (-1, a source without snoop results) counts as a remote hit.
+ */
+function loadColumn(h: number, src: string): LoadColumn | null {
+  if (h === 1) return 'localHitm';
+  if (h === 2) return 'remoteHitm';
+  switch (src) {
+    case 'lfb':
+      return 'loadFB';
+    case 'l1':
+      return 'loadL1';
+    case 'l2':
+      return 'loadL2';
+    case 'l3':
+      return 'llcHit';
+    case 'remote-cache':
+      return h === 3 || h === -1 ? 'remoteHit' : null;
+    case 'local-dram':
+      return 'localDram';
+    case 'remote-dram':
+      return 'remoteDram';
+    default:
+      return null;
+  }
+}
+
+type LoadColumn = 'localHitm' | 'remoteHitm' | 'loadFB' | 'loadL1' | 'loadL2' | 'llcHit' | 'remoteHit' | 'localDram' | 'remoteDram';
 
 /**
  * The keys (`page * 64 + line in page`) of the lines with at least one HITM, for the sharing

@@ -378,15 +378,15 @@ export function checkReferences(manifest: TraceManifest, tables: Record<TableNam
   checkHitm(tables);
 }
 
-/** `samples.hitm` (v3) is -1 (unknown), 0 (no HITM), 1 (local HITM) or 2 (remote HITM). */
+/** `samples.hitm` (v3) is -1 (unknown), 0 (none), 1 (local HITM), 2 (remote HITM) or 3 (remote HIT, a clean line). */
 function checkHitm(tables: Record<TableName, Table>): void {
   const hitm = numericColumn<Int8Array>(tables.samples, 'hitm');
   for (let i = 0; i < hitm.length; i++) {
     const h = hitm[i]!;
-    if (h < -1 || h > 2) {
+    if (h < -1 || h > 3) {
       throw new TraceError(
         'index-out-of-range',
-        `Column "samples.hitm", row ${i}: value ${h}, but it must be -1 (unknown), 0 (no HITM), 1 (local HITM) or 2 (remote HITM). The trace is damaged or was written by a program that does not follow the format.`,
+        `Column "samples.hitm", row ${i}: value ${h}, but it must be -1 (unknown), 0 (none), 1 (local HITM), 2 (remote HITM) or 3 (remote HIT). The trace is damaged or was written by a program that does not follow the format.`,
       );
     }
   }

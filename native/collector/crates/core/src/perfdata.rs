@@ -451,7 +451,10 @@ fn open_perf_data(path: &Path) -> Result<OpenedPerfData, ImportError> {
 impl OpenedPerfData {
     /// Walks the records: samples go to `on_sample` (attrs, attr index, sample), COMM and LOST
     /// records into the contents.
-    fn read_records(&mut self, mut on_sample: impl FnMut(&[AttrInfo], usize, PerfSample)) -> Result<(), ImportError> {
+    fn read_records(
+        &mut self,
+        mut on_sample: impl FnMut(&[AttrInfo], usize, PerfSample, &[u8]),
+    ) -> Result<(), ImportError> {
         let out = &mut self.contents;
         let attrs = &out.attrs;
         let id_offset = if attrs.len() > 1 { sample_id_offset(&attrs[0].layout) } else { None };
@@ -486,7 +489,7 @@ impl OpenedPerfData {
                             attr.layout.sample_type
                         ))
                     })?;
-                    on_sample(attrs, index, s);
+                    on_sample(attrs, index, s, rec.body);
                 }
                 record_type::COMM => {
                     if rec.body.len() < 8 {
@@ -535,23 +538,43 @@ impl OpenedPerfData {
     }
 }
 
-/// The sampled instructions of an import, interned per process (address space) as one-frame
-/// chains.
+/// The code locations of an import, interned per process (address space): each sample's
+/// instruction, then the return addresses of its user call chain where the file has them
+/// (`perf record -g`, `perf c2c record -g`, `perf mem record -g`).
 #[derive(Default)]
 struct ImportedCode {
     spaces: HashMap<i32, u16>,
     stacks: crate::sources::callchain::CallStacks,
+    /// Samples whose code location has return addresses from a call chain.
+    with_chain: u64,
+    /// Reused buffers.
+    user: Vec<u64>,
+    chain: Vec<u64>,
 }
 
 impl ImportedCode {
-    /// The chain id of instruction `ip` of process `pid`, -1 without one.
-    fn stack_of(&mut self, pid: i32, ip: u64) -> i32 {
+    /// The stack id of a sample of process `pid` at instruction `ip` with the raw callchain
+    /// `entries` (empty: none), -1 without an instruction. The stack is `ip`, then the chain's
+    /// user return addresses: a sample taken in the kernel keeps its kernel instruction innermost
+    /// (as perf c2c and perf mem report it), followed by the user code that entered the kernel.
+    fn stack_of(&mut self, pid: i32, ip: u64, entries: &[u8]) -> i32 {
         if ip == 0 || pid < 0 || (self.spaces.len() >= 0xfffe && !self.spaces.contains_key(&pid)) {
             return -1;
         }
         let next = self.spaces.len() as u16;
         let space = *self.spaces.entry(pid).or_insert(next);
-        match self.stacks.intern(&[crate::recorder::code::space_address(space, ip)], 0) {
+        crate::sources::callchain::user_addresses(entries, &mut self.user);
+        let kernel_ip = ip >= 1 << 47;
+        // The chain's first user entry is the sampled instruction itself for a user sample.
+        let returns = if !kernel_ip && self.user.first() == Some(&ip) { &self.user[1..] } else { &self.user[..] };
+        let returns = &returns[..returns.len().min(crate::sources::callchain::MAX_CHAIN_ENTRIES as usize)];
+        self.chain.clear();
+        self.chain.push(crate::recorder::code::space_address(space, ip));
+        self.chain.extend(returns.iter().map(|&a| crate::recorder::code::space_address(space, a)));
+        if !returns.is_empty() {
+            self.with_chain += 1;
+        }
+        match self.stacks.intern(&self.chain, 0) {
             crate::sources::callchain::NO_STACK => -1,
             id => id as i32,
         }
@@ -584,7 +607,7 @@ fn import_code_locations(
         trace,
         stacks,
         &space_maps,
-        crate::recorder::code::Source::ImportedIps,
+        crate::recorder::code::Source::Imported { chains: code.with_chain },
         &mut code_notes,
     );
     code.update_capabilities(&mut trace.manifest.capture.capabilities);
@@ -633,7 +656,7 @@ fn decode_mmap(ty: u32, misc: u16, b: &[u8]) -> Option<crate::sources::callchain
 pub fn read_perf_data(path: &Path) -> Result<PerfDataContents, ImportError> {
     let mut f = open_perf_data(path)?;
     let mut samples = Vec::new();
-    f.read_records(|_, attr_index, sample| samples.push(RawSample { attr_index, sample }))?;
+    f.read_records(|_, attr_index, sample, _| samples.push(RawSample { attr_index, sample }))?;
     f.contents.samples = samples;
     Ok(f.contents)
 }
@@ -655,8 +678,9 @@ struct Row {
     event: &'static str,
     /// perf c2c's HITM class (`data_src::hitm_class`), -1 without DATA_SRC.
     hitm: i8,
-    /// The sampled instruction (PERF_SAMPLE_IP), 0 without it.
-    ip: u64,
+    /// The code location: the sampled instruction (PERF_SAMPLE_IP) and the user call chain
+    /// (PERF_SAMPLE_CALLCHAIN) interned in [`ImportedCode`], -1 without an instruction.
+    stack: i32,
 }
 
 impl From<&MemSample> for Row {
@@ -675,7 +699,7 @@ impl From<&MemSample> for Row {
             hops: m.hops,
             event: m.event,
             hitm: -1,
-            ip: 0,
+            stack: -1,
         }
     }
 }
@@ -709,7 +733,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let mut c2c = C2cStats::default();
     let mut total = 0u64;
     let (mut t0, mut t1) = (u64::MAX, 0u64);
-    opened.read_records(|attrs, attr_index, sample| {
+    let mut code = ImportedCode::default();
+    opened.read_records(|attrs, attr_index, sample, body| {
         total += 1;
         if let Some(t) = sample.time {
             t0 = t0.min(t);
@@ -728,7 +753,11 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
                     .data_src
                     .map(|ds| crate::decode::data_src::hitm_class(&MemDataSrc::decode(ds)))
                     .unwrap_or(-1);
-                row.ip = sample.ip.unwrap_or(0);
+                row.stack = code.stack_of(
+                    m.pid,
+                    sample.ip.unwrap_or(0),
+                    crate::decode::sample::callchain_entries(body, &sample),
+                );
                 mem.push(row)
             }
             Err(Skip::NonMemoryEvent) => sk_ev += 1,
@@ -800,7 +829,6 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let mut by_event = BTreeMap::new();
     let mut any_latency = false;
     let mut any_phys = false;
-    let mut code = ImportedCode::default();
     for s in &mem {
         let page_addr = s.addr & !0xfff;
         let node: i8 = if single_node && s.phys { mach_node0(&m.machine) } else { -1 };
@@ -830,9 +858,9 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         samples.node.push(node);
         samples.latency_cycles.push(s.latency);
         samples.weight.push(s.weight);
-        // The sampled instruction as a one-frame stack (call chains are not imported yet), keyed
-        // by its process: the same address in two processes is two codes.
-        samples.stack.push(code.stack_of(s.pid, s.ip));
+        // The sampled instruction and its call chain, keyed by its process: the same address in
+        // two processes is two codes.
+        samples.stack.push(s.stack);
         samples.hitm.push(s.hitm);
         any_latency |= s.latency > 0;
         *by_source.entry(s.source.as_str().to_string()).or_insert(0u64) += 1;

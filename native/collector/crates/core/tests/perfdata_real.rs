@@ -131,7 +131,11 @@ fn zen4_matches_c2c_report() {
     }
     assert_eq!(lines.len() as u64, val("Total Shared Cache Lines"));
     assert_eq!(lines.into_iter().collect::<Vec<_>>(), vec![(0x624b_89b1_7180, 2), (0xff3b_73af_50bb_3200, 1)]);
-    assert!(t.hitm.iter().all(|&h| (0..=2).contains(&h)), "every imported sample has DATA_SRC: its class is known");
+    assert!(t.hitm.iter().all(|&h| (0..=3).contains(&h)), "every imported sample has DATA_SRC: its class is known");
+    // Class 3, a clean line in a remote cache (perf's RMT Load Hit): none in the report; the one
+    // remote-cache load on line 0 without HITM had snoop N/A (class 0, in no column of perf's).
+    assert_eq!(t.hitm.iter().filter(|&&h| h == 3).count() as u64, val("Load Remote HIT "));
+    assert_eq!(c.rmt_hit, val("Load Remote HIT "));
     // samples.stack: each sample's instruction, placed in its module by the file's MMAP records.
     // On line 0 the report's code addresses 0x624b6f7d488a (85 records) and 0x624b6f7d44aa (14)
     // in `bench`: the module offsets end in the same page offsets (mappings are page-aligned).
@@ -238,4 +242,126 @@ fn each_file_gives_its_clock() {
     let (arm, why) = numascope_core::perfdata::import_clock(&skx);
     assert_eq!(arm, None);
     assert!(why.contains("not an x86 TSC"), "{why}");
+}
+
+/// The Zen 4 c2c file rewritten as `perf c2c record -g` would have written it: CALLCHAIN added
+/// to the event's sample_type and a chain in every sample (a user sample: PERF_CONTEXT_USER, its
+/// instruction, two return addresses in `bench`; a kernel sample: PERF_CONTEXT_KERNEL, its
+/// instruction, then PERF_CONTEXT_USER and the same two user return addresses). The import
+/// keeps each sample's instruction innermost (the c2c code addresses do not move) and adds the
+/// return addresses as its callers.
+#[test]
+fn zen4_with_call_chains_imports_the_callers() {
+    use numascope_core::decode::perf_file::replace_data_section;
+    use numascope_core::decode::sample::*;
+    let dir = data_dir();
+    let mut file = std::fs::read(dir.join(ZEN4)).unwrap();
+    let rd64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (attr_size, attrs_at, attrs_len) =
+        (rd64(&file, 16) as usize, rd64(&file, 24) as usize, rd64(&file, 32) as usize);
+    let (data_at, data_len) = (rd64(&file, 40) as usize, rd64(&file, 48) as usize);
+    let sample_type = rd64(&file, attrs_at + 24);
+    for a in (attrs_at..attrs_at + attrs_len).step_by(attr_size) {
+        assert_eq!(rd64(&file, a + 24), sample_type, "every event of the file samples the same fields");
+        file[a + 24..a + 32].copy_from_slice(&(sample_type | SAMPLE_CALLCHAIN).to_le_bytes());
+    }
+    assert_eq!(sample_type & (SAMPLE_READ | SAMPLE_CALLCHAIN), 0);
+    // The EVENT_DESC feature (bit 12) holds a copy of each attr, which readers prefer: patch it too.
+    // Its section is the n-th entry of the feature table after the data section, n = the set
+    // feature bits below 12; the section is `u32 nr, u32 attr_size`, then per event its attr, `u32
+    // nr_ids`, a string (`u32 len` + bytes) and the ids.
+    let bits = rd64(&file, 72);
+    assert!(bits & 1 << 12 != 0);
+    let entry = data_at + data_len + 16 * (bits & ((1 << 12) - 1)).count_ones() as usize;
+    let desc = rd64(&file, entry) as usize;
+    let rd32 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    let (nr, desc_attr_size) = (rd32(&file, desc), rd32(&file, desc + 4));
+    let mut at = desc + 8;
+    for _ in 0..nr {
+        assert_eq!(rd64(&file, at + 24), sample_type);
+        file[at + 24..at + 32].copy_from_slice(&(sample_type | SAMPLE_CALLCHAIN).to_le_bytes());
+        let ids = rd32(&file, at + desc_attr_size);
+        let name_len = rd32(&file, at + desc_attr_size + 4);
+        at += desc_attr_size + 8 + name_len + 8 * ids;
+    }
+    // CALLCHAIN follows IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU and PERIOD (8 bytes each).
+    let before = [
+        SAMPLE_IDENTIFIER,
+        SAMPLE_IP,
+        SAMPLE_TID,
+        SAMPLE_TIME,
+        SAMPLE_ADDR,
+        SAMPLE_ID,
+        SAMPLE_STREAM_ID,
+        SAMPLE_CPU,
+        SAMPLE_PERIOD,
+    ];
+    let chain_at = 8 * before.iter().filter(|&&b| sample_type & b != 0).count();
+    let ip_at = 8 * (sample_type & SAMPLE_IDENTIFIER != 0) as usize;
+    const CONTEXT_KERNEL: u64 = (-128i64) as u64;
+    const CONTEXT_USER: u64 = (-512i64) as u64;
+    let (r1, r2) = (0x624b_6f7d_4101u64, 0x624b_6f7d_4201u64);
+    let old = &file[data_at..data_at + data_len];
+    let mut new = Vec::with_capacity(old.len() * 2);
+    let (mut at, mut samples) = (0, 0);
+    while at + 8 <= old.len() {
+        let ty = u32::from_le_bytes(old[at..at + 4].try_into().unwrap());
+        let size = u16::from_le_bytes(old[at + 6..at + 8].try_into().unwrap()) as usize;
+        let rec = &old[at..at + size];
+        if ty == 9 {
+            let body = &rec[8..];
+            let ip = rd64(body, ip_at);
+            let chain: Vec<u64> = if ip >= 1 << 47 {
+                vec![CONTEXT_KERNEL, ip, CONTEXT_USER, r1, r2]
+            } else {
+                vec![CONTEXT_USER, ip, r1, r2]
+            };
+            let mut b = body[..chain_at].to_vec();
+            b.extend_from_slice(&(chain.len() as u64).to_le_bytes());
+            chain.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+            b.extend_from_slice(&body[chain_at..]);
+            new.extend_from_slice(&rec[..6]);
+            new.extend_from_slice(&((b.len() + 8) as u16).to_le_bytes());
+            new.extend_from_slice(&b);
+            samples += 1;
+        } else {
+            new.extend_from_slice(rec);
+        }
+        at += size.max(8);
+    }
+    assert_eq!(samples, 27_447);
+    let out = std::env::temp_dir().join(format!("numascope-zen4-g-{}.perf.data", std::process::id()));
+    std::fs::write(&out, replace_data_section(&file, &new)).unwrap();
+    let s = import_perf_data(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let (tr, t) = (&s.trace, &s.trace.samples);
+    let cap = tr.manifest.capture.capabilities.iter().find(|c| c.metric == "code-locations").unwrap();
+    assert_eq!(cap.status, "measured", "{}", cap.reason);
+    assert!(cap.reason.contains(&format!("{} of them with return addresses", t.len())), "{}", cap.reason);
+    let (f, modules) = (&tr.alloc.frames, &tr.alloc.modules);
+    let module_of = |fr: u32| modules.path[f.module[fr as usize] as usize].rsplit('/').next().unwrap().to_string();
+    let mut code: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    let mut kernel_rows = 0;
+    for i in 0..t.len() {
+        let line = (tr.pages.address[t.page[i] as usize] + t.offset[i] as u64) & !63;
+        let frames = tr.alloc.stack_frames(t.stack[i] as u32);
+        if line == 0x624b_89b1_7180 {
+            // Innermost: the sampled instruction, as before; then each return address minus one.
+            assert_eq!(frames.len(), 3, "row {i}");
+            assert_eq!(module_of(frames[0]), "bench");
+            *code.entry(f.module_offset[frames[0] as usize] & 0xfff).or_insert(0) += 1;
+            assert_eq!((module_of(frames[1]), f.module_offset[frames[1] as usize] & 0xfff), ("bench".into(), 0x100));
+            assert_eq!((module_of(frames[2]), f.module_offset[frames[2] as usize] & 0xfff), ("bench".into(), 0x200));
+        }
+        if line == 0xff3b_73af_50bb_3200 {
+            // A kernel sample: the kernel instruction innermost, the user code that entered it after.
+            kernel_rows += 1;
+            assert_eq!(frames.len(), 3, "row {i}");
+            assert!(f.module[frames[0] as usize] < 0 || module_of(frames[0]) != "bench");
+            assert_eq!(module_of(frames[1]), "bench");
+        }
+    }
+    assert_eq!(code.get(&0x88a), Some(&85), "{code:x?}");
+    assert_eq!(code.get(&0x4aa), Some(&14), "{code:x?}");
+    assert_eq!(kernel_rows, 1);
 }

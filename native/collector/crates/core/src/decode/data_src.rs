@@ -363,9 +363,11 @@ impl MemDataSrc {
     }
 }
 
-/// perf c2c's HITM class of one sample, by `c2c_decode_stats`'s rules (as [`C2cStats::add`]):
-/// 1 a load that hit a modified line in the node's LLC (another core's: local HITM), 2 a load
-/// served by a modified line of a remote cache (remote HITM), else 0.
+/// perf c2c's class of a load served by another core's cache, by `c2c_decode_stats`'s rules (as
+/// [`C2cStats::add`]): 1 a load that hit a modified line in the node's LLC (another core's:
+/// local HITM), 2 a load served by a modified line of a remote cache (remote HITM), 3 a load
+/// served by a clean line of a remote cache (perf's "RMT Load Hit": snoop HIT, or a peer), else
+/// 0 (a remote-cache load whose snoop result is none of these counts in no c2c column).
 pub fn hitm_class(d: &MemDataSrc) -> i8 {
     let (l, n) = (d.lvl, d.lvl_num);
     if d.op & op::LOAD == 0 || l & lvl::HIT == 0 {
@@ -375,8 +377,16 @@ pub fn hitm_class(d: &MemDataSrc) -> i8 {
         return 1;
     }
     let remote_cache = l & (lvl::REM_CCE1 | lvl::REM_CCE2) != 0 || (d.remote && n == lvlnum::ANY_CACHE);
-    if remote_cache && d.snoop & snoop::HIT == 0 && d.snoop & snoop::HITM != 0 {
-        return 2;
+    if remote_cache {
+        if d.snoop & snoop::HIT != 0 {
+            return 3;
+        }
+        if d.snoop & snoop::HITM != 0 {
+            return 2;
+        }
+        if d.snoopx & snoopx::PEER != 0 {
+            return 3;
+        }
     }
     0
 }

@@ -72,6 +72,9 @@ pub struct MemSample {
     pub hops: i8,
     pub latency: u64,
     pub weight: u64,
+    /// The sample's user call stack: its id in the recorder's interned stacks
+    /// (`sources::callchain::CallStacks`), None without one.
+    pub stack: Option<u32>,
 }
 
 /// Why a sample did not become a trace row.
@@ -139,5 +142,6 @@ pub fn to_mem_sample(attr: &AttrInfo, s: &PerfSample, cpu_model: Option<AmdCpu>)
         hops: c.hops,
         latency: latency.unwrap_or(0),
         weight: s.period.or(attr.period).unwrap_or(1).max(1),
+        stack: None,
     })
 }

@@ -71,6 +71,9 @@ pub struct PerfSample {
     pub cpu: Option<u32>,
     pub period: Option<u64>,
     pub callchain_len: Option<u64>,
+    /// Byte offset in the body of the callchain's first entry (its `callchain_len` u64 values
+    /// follow): [`callchain_entries`] reads them back.
+    pub callchain_at: Option<usize>,
     /// PERF_SAMPLE_RAW data, without its u32 size (includes any trailing alignment padding
     /// only if the producer counted it in the size; the kernel does not).
     pub raw: Option<Vec<u8>>,
@@ -128,6 +131,19 @@ impl<'a> Cur<'a> {
     }
 }
 
+/// The raw callchain entries of sample `s` decoded from `body` (the `nr` u64 values after
+/// `u64 nr`, context markers included), empty without a callchain.
+pub fn callchain_entries<'a>(body: &'a [u8], s: &PerfSample) -> &'a [u8] {
+    match (s.callchain_at, s.callchain_len) {
+        (Some(at), Some(nr)) => usize::try_from(nr)
+            .ok()
+            .and_then(|n| n.checked_mul(8))
+            .and_then(|n| body.get(at..at.checked_add(n)?))
+            .unwrap_or(&[]),
+        _ => &[],
+    }
+}
+
 /// Decodes one sample body (the bytes after the 8-byte `perf_event_header`).
 pub fn parse_sample(body: &[u8], layout: &SampleLayout) -> Result<PerfSample, SampleError> {
     let st = layout.sample_type;
@@ -177,8 +193,10 @@ pub fn parse_sample(body: &[u8], layout: &SampleLayout) -> Result<PerfSample, Sa
     }
     if st & SAMPLE_CALLCHAIN != 0 {
         let nr = c.u64("CALLCHAIN")?;
+        let at = c.pos;
         c.skip_u64s(nr, "CALLCHAIN")?;
         s.callchain_len = Some(nr);
+        s.callchain_at = Some(at);
     }
     if st & SAMPLE_RAW != 0 {
         let size = c.u32("RAW")? as usize;

@@ -379,9 +379,10 @@ pub(crate) fn attach(
 pub(crate) enum Source {
     /// The recorder's page-fault events: user call chains of at most `depth` frames.
     PageFaults { depth: u16 },
-    /// A perf.data import: each sample's instruction only (PERF_SAMPLE_IP), the mappings from its
+    /// A perf.data import: each sample's instruction (PERF_SAMPLE_IP) and, for `chains` of them,
+    /// the return addresses of its user call chain (PERF_SAMPLE_CALLCHAIN); the mappings from its
     /// MMAP records; addresses carry their process in bits 48-63 ([`space_address`]).
-    ImportedIps,
+    Imported { chains: u64 },
 }
 
 /// An address in process (address space) `space` as the import keys it: user addresses are
@@ -414,7 +415,7 @@ pub(crate) fn attach_from(
 ) -> CodeState {
     let depth = match source {
         Source::PageFaults { depth } => depth,
-        Source::ImportedIps => u16::MAX,
+        Source::Imported { .. } => u16::MAX,
     };
     let samples = trace.samples.stack.len();
     let used: Vec<u32> = {
@@ -426,7 +427,7 @@ pub(crate) fn attach_from(
     let with_stack = trace.samples.stack.iter().filter(|&&s| s >= 0).count();
     if used.is_empty() {
         let why = match source {
-            Source::ImportedIps => {
+            Source::Imported { .. } => {
                 "no imported memory sample carries its instruction address (PERF_SAMPLE_IP)".to_string()
             }
             Source::PageFaults { .. } if stacks.empty > 0 => {
@@ -536,10 +537,18 @@ pub(crate) fn attach_from(
              {with_stack} of {samples} samples have one ({distinct} distinct stacks, {frames_n} frames in {modules_n} modules); \
              {complete} stacks reach a thread entry"
         ),
-        Source::ImportedIps => format!(
-            "the sampled instruction of each memory sample (perf.data PERF_SAMPLE_IP; call chains are not imported): \
+        Source::Imported { chains: 0 } => format!(
+            "the sampled instruction of each memory sample (perf.data PERF_SAMPLE_IP; the file has no call chains: \
+             record with -g for them): \
              {with_stack} of {samples} samples have one ({distinct} distinct instructions, {frames_n} frames in {modules_n} modules, \
              from the file's MMAP records; symbolized where the module's file is on this machine)"
+        ),
+        Source::Imported { chains } => format!(
+            "the sampled instruction and user call chain of each memory sample (perf.data PERF_SAMPLE_IP and CALLCHAIN): \
+             {with_stack} of {samples} samples have a code location, {chains} of them with return addresses \
+             ({distinct} distinct stacks, {frames_n} frames in {modules_n} modules, from the file's MMAP records; \
+             symbolized where the module's file is on this machine; the walk is perf's: without frame pointers \
+             the callers may be missing)"
         ),
     };
     if cut_short > 0 && matches!(source, Source::PageFaults { .. }) {

@@ -71,6 +71,9 @@ impl Session {
         self.notes = notes;
         // After the command was reaped, so that the shim's files are complete.
         self.alloc.collect(&mut trace, self.start_ns, self.pid, &mut self.warnings, &mut self.notes);
+        // The PMU's memory samples before the code locations, whose stack ids they share.
+        let mem_rows =
+            crate::sources::pmu::add_mem_samples(&mut trace, &self.mem.raw, self.start_ns, &fin.mem_page_nodes);
         // Code locations after the allocation sites: their frames and modules are shared.
         self.code = Some(match &self.faults.sampler {
             _ if self.opts.call_stack_depth == 0 => super::code::CodeState::off(),
@@ -78,6 +81,15 @@ impl Session {
                 code_maps.extend(s.code_mappings.iter().filter(|m| m.pid == self.pid as u32).cloned());
                 super::code::attach(&mut trace, &s.stacks, &code_maps, self.opts.call_stack_depth, &mut self.notes)
             }
+            // Without page-fault events, the PMU samples' stacks alone (their modules from the
+            // /proc polls' executable mappings).
+            Err(_) if !self.mem.stacks.is_empty() => super::code::attach(
+                &mut trace,
+                &self.mem.stacks,
+                &code_maps,
+                self.opts.call_stack_depth,
+                &mut self.notes,
+            ),
             Err(e) => super::code::CodeState {
                 status: "unavailable",
                 reason: format!("not recorded: the page-fault events could not be opened ({e})"),
@@ -87,7 +99,7 @@ impl Session {
         let scan_notes = self.scan.notes();
         self.notes.extend(scan_notes.iter().cloned());
         let counts = (max_period, subsampled, duration_us, numa_snapshots);
-        let mut tally = self.add_source_rows(&mut trace, &fin.mem_page_nodes, counts);
+        let mut tally = self.add_source_rows(&mut trace, mem_rows, counts);
         (tally.touch_samples, tally.touch_weight) = (touch_samples, touch_weight);
         trace.manifest = self.manifest(&tally, &stop, exit.as_ref().map(|(c, _)| *c), fin.applied_plans);
         let mut warnings: Vec<String> = self.warnings.iter().map(|w| w.0.clone()).collect();
@@ -316,14 +328,14 @@ impl Session {
         }
     }
 
-    /// Adds the PMU, counter and uncore rows to the trace, and counts what the manifest reports.
+    /// Adds the counter and uncore rows to the trace (the PMU's `mem_rows` are in), and counts
+    /// what the manifest reports.
     fn add_source_rows(
         &self,
         trace: &mut TraceData,
-        mem_page_nodes: &HashMap<u64, i8>,
+        mem_rows: usize,
         (max_period, subsampled, duration_us, numa_snapshots): (u64, usize, u64, u64),
     ) -> Tally {
-        let mem_rows = crate::sources::pmu::add_mem_samples(trace, &self.mem.raw, self.start_ns, mem_page_nodes);
         let counter_rows = match &self.counters {
             Some(Ok(c)) => c.add_to_trace(trace),
             _ => 0,

@@ -310,11 +310,13 @@ impl Session {
         };
         let faults = plan_faults(opts, roots, privs)?;
         let (specs, refused) = if opts.mem_sampling {
-            pmu::plan_mem_events(&roots.sys, privs, opts.mem_rate_hz)
+            let (mut specs, refused) = pmu::plan_mem_events(&roots.sys, privs, opts.mem_rate_hz);
+            pmu::with_call_stacks(&mut specs, opts.call_stack_depth);
+            (specs, refused)
         } else {
             (Vec::new(), Vec::new())
         };
-        let mem = Mem { sampler: None, specs, refused, raw: Vec::new(), other: 0 };
+        let mem = Mem { sampler: None, specs, refused, raw: Vec::new(), other: 0, stacks: Default::default() };
         let mut plan = Plan { privs, cpus: &topo.online_cpus, faults, mem };
         let mut warnings = Vec::new();
         let mut pmu = None;

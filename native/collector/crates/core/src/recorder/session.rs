@@ -53,6 +53,8 @@ pub(super) struct Mem {
     pub(super) raw: Vec<MemSample>,
     /// Samples of child processes, not kept.
     pub(super) other: u64,
+    /// The PMU samples' call stacks when there is no page-fault sampler to share its stacks with.
+    pub(super) stacks: crate::sources::callchain::CallStacks,
 }
 
 /// What the fault samples showed so far.
@@ -295,7 +297,12 @@ impl Session {
         let m = &mut self.mem;
         if let Some(Ok(p)) = &mut m.sampler {
             let before = m.raw.len();
-            p.drain(&mut m.raw);
+            // One set of stacks for the page-fault and PMU samples, so code::attach turns both.
+            let stacks = match &mut self.faults.sampler {
+                Ok(s) => &mut s.stacks,
+                Err(_) => &mut m.stacks,
+            };
+            p.drain(&mut m.raw, stacks);
             // Inherited events also see the process's children: keep one address space.
             let mut k = before;
             for i in before..m.raw.len() {

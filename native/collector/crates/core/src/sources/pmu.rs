@@ -34,6 +34,7 @@ use perf_event_open::count::Counter;
 use perf_event_open::event::dp::DynamicPmu;
 use perf_event_open::sample::Sampler;
 
+use super::callchain::{self, CallStacks};
 use crate::decode::ibs::AmdCpu;
 use crate::decode::mem_sample::{to_mem_sample, AttrInfo, EventKind, MemSample, Skip};
 use crate::decode::sample::*;
@@ -159,6 +160,21 @@ pub struct MemEventSpec {
     pub kind: EventKind,
     /// A non-sampling group leader that must be opened first (SPR `mem-loads-aux`).
     pub aux_leader: Option<[u64; 3]>,
+    /// User call-stack frames asked per sample (PERF_SAMPLE_CALLCHAIN, user frames only); 0 none.
+    pub stack_depth: u16,
+}
+
+/// Asks every event for the user call stack of its samples, `depth` frames at most (0: none),
+/// as the page-fault events do (`--call-stack-depth`).
+pub fn with_call_stacks(specs: &mut [MemEventSpec], depth: u16) {
+    for s in specs {
+        s.stack_depth = depth;
+        if depth > 0 {
+            s.sample_type |= SAMPLE_CALLCHAIN;
+        } else {
+            s.sample_type &= !SAMPLE_CALLCHAIN;
+        }
+    }
 }
 
 impl MemEventSpec {
@@ -208,6 +224,7 @@ pub fn plan_mem_events(
                     rate_hz,
                     kind: EventKind::IbsOp,
                     aux_leader: None,
+                    stack_depth: 0,
                 }),
                 Err(e) => refused.push(("ibs-op", e)),
             }
@@ -243,6 +260,7 @@ pub fn plan_mem_events(
                     rate_hz,
                     kind,
                     aux_leader: if kind == EventKind::PebsLoad { aux } else { None },
+                    stack_depth: 0,
                 });
             }
             Ok(out)
@@ -283,8 +301,15 @@ const PERF_RECORD_LOST: u32 = 2;
 const PERF_RECORD_SAMPLE: u32 = 9;
 const PERF_RECORD_LOST_SAMPLES: u32 = 13;
 
-/// Decodes one ring-buffer record of an event opened from `attr` (header included).
-pub fn decode_pmu_record(bytes: &[u8], attr: &AttrInfo, cpu_model: Option<AmdCpu>) -> PmuRecord {
+/// Decodes one ring-buffer record of an event opened from `attr` (header included); a sample's
+/// user call chain, if it has one, is interned into `stacks` (its id in [`MemSample::stack`]).
+pub fn decode_pmu_record(
+    bytes: &[u8],
+    attr: &AttrInfo,
+    cpu_model: Option<AmdCpu>,
+    stacks: &mut CallStacks,
+    scratch: &mut Vec<u64>,
+) -> PmuRecord {
     if bytes.len() < 8 {
         return PmuRecord::Other;
     }
@@ -294,7 +319,18 @@ pub fn decode_pmu_record(bytes: &[u8], attr: &AttrInfo, cpu_model: Option<AmdCpu
     match ty {
         PERF_RECORD_SAMPLE => match parse_sample(body, &attr.layout) {
             Ok(s) => match to_mem_sample(attr, &s, cpu_model) {
-                Ok(m) => PmuRecord::Sample(m),
+                Ok(mut m) => {
+                    let entries = crate::decode::sample::callchain_entries(body, &s);
+                    if !entries.is_empty() {
+                        callchain::user_addresses(entries, scratch);
+                        if scratch.is_empty() {
+                            stacks.empty += 1;
+                        } else {
+                            m.stack = Some(stacks.intern(scratch, 0)).filter(|&id| id != callchain::NO_STACK);
+                        }
+                    }
+                    PmuRecord::Sample(m)
+                }
                 Err(k) => PmuRecord::Skipped(k),
             },
             Err(e) => PmuRecord::Bad(format!("{e:?}")),
@@ -354,6 +390,16 @@ fn opts_for(spec: &MemEventSpec, precise: u8, weight_struct: bool, enable_on_exe
     o.sample_format.data_source = st & SAMPLE_DATA_SRC != 0;
     o.sample_format.raw = st & SAMPLE_RAW != 0;
     o.sample_format.period = st & SAMPLE_PERIOD != 0;
+    if st & SAMPLE_CALLCHAIN != 0 && spec.stack_depth > 0 {
+        // User frames only, as the page-fault events ask: the code of the program that made the
+        // access (a sample taken in the kernel gets the user code that entered it).
+        o.sample_format.call_chain = Some(perf_event_open::config::CallChain {
+            exclude_user: false,
+            exclude_kernel: true,
+            defer_user: false,
+            max_stack_frames: spec.stack_depth,
+        });
+    }
     if st & (SAMPLE_WEIGHT | SAMPLE_WEIGHT_STRUCT) != 0 {
         o.sample_format.weight =
             Some(if weight_struct && st & SAMPLE_WEIGHT_STRUCT != 0 { Repr::Vars } else { Repr::Full });
@@ -534,13 +580,22 @@ impl PmuSampler {
     }
 
     /// Reads every ring buffer empty, appending memory samples to `out`.
-    pub fn drain(&mut self, out: &mut Vec<MemSample>) -> usize {
+    /// Reads every ring buffer into `out`; call chains are interned into `stacks` (the recorder
+    /// shares them with the page-fault samples).
+    pub fn drain(&mut self, out: &mut Vec<MemSample>, stacks: &mut CallStacks) -> usize {
         let before = out.len();
+        let mut scratch = Vec::new();
         for o in &self.opened {
             let Some(iter) = o.sampler.iter() else { continue };
             let mut cow = iter.into_cow();
             while let Some(rec) = cow.lending_next() {
-                match decode_pmu_record(rec.as_raw().as_bytes(), &self.attrs[o.spec], self.cpu_model) {
+                match decode_pmu_record(
+                    rec.as_raw().as_bytes(),
+                    &self.attrs[o.spec],
+                    self.cpu_model,
+                    stacks,
+                    &mut scratch,
+                ) {
                     PmuRecord::Sample(m) => {
                         self.counts.samples += 1;
                         out.push(m);
@@ -625,10 +680,11 @@ pub fn add_mem_samples(
         s.node.push(trace.pages.node[pi]);
         s.latency_cycles.push(m.latency.min(u32::MAX as u64) as u32);
         s.weight.push(m.weight.clamp(1, u32::MAX as u64) as u32);
-        // IBS/PEBS samples carry no call chain yet (issue 31): no code location.
-        s.stack.push(-1);
-        // The recorder's IBS/PEBS decoders keep no snoop result yet: unknown.
-        s.hitm.push(-1);
+        // The user call stack, as the page-fault samples' (an interned id until code::attach
+        // turns the ids into rows of the stacks table).
+        s.stack.push(m.stack.map_or(-1, |id| id as i32));
+        // perf c2c's HITM class, from the data source (IBS: as the kernel's ibs driver derives it).
+        s.hitm.push(crate::decode::data_src::hitm_class(&m.data_src));
     }
     // Time order, stable (faults before accesses at the same µs, then arrival order).
     let n = s.time_us.len();
@@ -859,7 +915,10 @@ mod tests {
             ..Default::default()
         };
         let bytes = record(PERF_RECORD_SAMPLE, &encode_sample(&s, &attr.layout));
-        let PmuRecord::Sample(m) = decode_pmu_record(&bytes, &attr, None) else { panic!("not a sample") };
+        let PmuRecord::Sample(m) = decode_pmu_record(&bytes, &attr, None, &mut CallStacks::default(), &mut Vec::new())
+        else {
+            panic!("not a sample")
+        };
         assert_eq!((m.pid, m.tid, m.cpu, m.time), (100, 101, Some(3), 5_000_000));
         assert_eq!((m.addr, m.phys_addr), (0x7f00_0000_2040, Some(0x1234_5040)));
         assert_eq!((m.op, m.source, m.event), (MemOp::Load, DataSource::RemoteDram, "pebs-load"));
@@ -868,9 +927,84 @@ mod tests {
         let mut lost = Vec::new();
         lost.extend_from_slice(&1u64.to_ne_bytes());
         lost.extend_from_slice(&42u64.to_ne_bytes());
-        assert!(matches!(decode_pmu_record(&record(PERF_RECORD_LOST, &lost), &attr, None), PmuRecord::Lost(42)));
+        assert!(matches!(
+            decode_pmu_record(
+                &record(PERF_RECORD_LOST, &lost),
+                &attr,
+                None,
+                &mut CallStacks::default(),
+                &mut Vec::new()
+            ),
+            PmuRecord::Lost(42)
+        ));
         let body = encode_sample(&s, &attr.layout);
-        assert!(matches!(decode_pmu_record(&record(PERF_RECORD_SAMPLE, &body[..20]), &attr, None), PmuRecord::Bad(_)));
+        assert!(matches!(
+            decode_pmu_record(
+                &record(PERF_RECORD_SAMPLE, &body[..20]),
+                &attr,
+                None,
+                &mut CallStacks::default(),
+                &mut Vec::new()
+            ),
+            PmuRecord::Bad(_)
+        ));
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_pebs_sample_s_user_call_chain_is_interned() {
+        let root = tmp("dec-pebs-chain");
+        intel_sysfs(&root, true);
+        let (mut specs, _) = plan_mem_events(&root, &privileged(), 4000);
+        with_call_stacks(&mut specs, 16);
+        assert!(specs.iter().all(|s| s.sample_type & SAMPLE_CALLCHAIN != 0 && s.stack_depth == 16));
+        let o = opts_for(&specs[0], 3, true, false);
+        let cc = o.sample_format.call_chain.as_ref().expect("a call chain is asked");
+        assert!(cc.exclude_kernel && !cc.exclude_user && cc.max_stack_frames == 16);
+        let attr = specs[0].attr_info();
+        let s = PerfSample {
+            ip: Some(0x401000),
+            pid: Some(100),
+            tid: Some(101),
+            time: Some(5_000_000),
+            addr: Some(0x7f00_0000_2040),
+            cpu: Some(3),
+            period: Some(2503),
+            weight: Some(180),
+            weight_is_struct: true,
+            data_src: Some(0x0000_103a_0000_2042),
+            phys_addr: Some(0x1234_5040),
+            ..Default::default()
+        };
+        // encode_sample writes an empty chain (nr 0) after PERIOD: put a real one there.
+        let mut body = encode_sample(&s, &attr.layout);
+        let at = 8 * 6; // IP TID TIME ADDR CPU PERIOD
+        assert_eq!(&body[at..at + 8], &0u64.to_le_bytes());
+        let chain = [(-512i64) as u64, 0x401000, 0x402345, 0x403456];
+        let mut words = Vec::new();
+        chain.iter().for_each(|w| words.extend_from_slice(&w.to_le_bytes()));
+        body.splice(at..at + 8, (chain.len() as u64).to_le_bytes().into_iter().chain(words));
+        let (mut stacks, mut scratch) = (CallStacks::default(), Vec::new());
+        let bytes = record(PERF_RECORD_SAMPLE, &body);
+        let PmuRecord::Sample(m) = decode_pmu_record(&bytes, &attr, None, &mut stacks, &mut scratch) else {
+            panic!("not a sample")
+        };
+        assert_eq!(
+            (m.addr, m.latency, m.source),
+            (0x7f00_0000_2040, 180, DataSource::RemoteDram),
+            "the fields after the chain"
+        );
+        assert_eq!(stacks.get(m.stack.unwrap()).map(|(c, _)| c.to_vec()), Some(vec![0x401000, 0x402345, 0x403456]));
+        // The same chain again: the same id; a sample without a chain: none.
+        let PmuRecord::Sample(m2) = decode_pmu_record(&bytes, &attr, None, &mut stacks, &mut scratch) else { panic!() };
+        assert_eq!(m2.stack, m.stack);
+        let plain = record(PERF_RECORD_SAMPLE, &encode_sample(&s, &attr.layout));
+        let PmuRecord::Sample(m3) = decode_pmu_record(&plain, &attr, None, &mut stacks, &mut scratch) else { panic!() };
+        assert_eq!(m3.stack, None);
+        // Off: no CALLCHAIN in the attr.
+        with_call_stacks(&mut specs, 0);
+        assert!(specs.iter().all(|s| s.sample_type & SAMPLE_CALLCHAIN == 0));
+        assert!(opts_for(&specs[0], 3, true, false).sample_format.call_chain.is_none());
         let _ = fs::remove_dir_all(&root);
     }
 
@@ -894,7 +1028,10 @@ mod tests {
             ..Default::default()
         };
         let bytes = record(PERF_RECORD_SAMPLE, &encode_sample(&s, &attr.layout));
-        let PmuRecord::Sample(m) = decode_pmu_record(&bytes, &attr, None) else { panic!("not a sample") };
+        let PmuRecord::Sample(m) = decode_pmu_record(&bytes, &attr, None, &mut CallStacks::default(), &mut Vec::new())
+        else {
+            panic!("not a sample")
+        };
         assert_eq!((m.op, m.source, m.hops, m.event), (MemOp::Load, DataSource::RemoteDram, 1, "ibs-op"));
         assert_eq!((m.addr, m.phys_addr, m.latency, m.weight), (0x7f00_0000_1040, Some(0x1234_5040), 200, 65536));
         let _ = fs::remove_dir_all(&root);
@@ -968,6 +1105,7 @@ mod tests {
             hops: if source == DataSource::RemoteDram { 1 } else { 0 },
             latency: 300,
             weight: 2000,
+            stack: None,
         };
         let mem = vec![
             mk(20, 100, 0x9010, MemOp::Load, DataSource::RemoteDram), // faulted page
@@ -1020,6 +1158,7 @@ mod tests {
             rate_hz: 1000,
             kind: EventKind::IbsOp,
             aux_leader: None,
+            stack_depth: 0,
         };
         let me = std::process::id();
         let e = PmuSampler::open(vec![spec], &[me], &[0], false, 2).err().expect("no such PMU");
