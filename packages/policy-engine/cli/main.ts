@@ -25,6 +25,7 @@ import {
   DIAGNOSE_DEFAULTS,
   type DiagnoseOptions,
   type DiagnosisJson,
+  issueCodeLines,
   formatSpeedup,
   getPolicy,
   getPreset,
@@ -563,11 +564,13 @@ function diagnosisReport(json: DiagnosisJson & { trace: { file: string }; baseli
   }
   for (const i of json.issues) {
     if (markdown) {
-      out.push(`### ${i.rank}. ${i.kind}`, `- ${i.text}`, ...(i.stack.length > 0 ? [`- stack: ${i.stack.join(' ← ')}`] : []));
+      out.push(`### ${i.rank}. ${i.kind}`, `- ${i.text}`, ...(i.stack.length > 0 ? [`- stack: ${i.stack.join(' ← ')}`] : []), ...(i.code ? issueCodeLines(i.code).map((l) => `- ${l}`) : []));
       continue;
     }
     out.push(`${i.rank}. ${i.kind} score ${i.score} ${i.scoreUnit} (threshold ${i.threshold})`, `   ${i.text}`);
     if (i.site) out.push(`   site: ${i.site}${i.stack.length > 1 ? ` (stack: ${i.stack.join(' ← ')})` : ''}`);
+    // The code behind the object (the functions that first-touched it and access it), or why none.
+    if (i.code) out.push(...issueCodeLines(i.code).map((l) => `   ${l}`));
     out.push(`   fix ${i.fix.id}: ${i.fix.text}${i.fix.planable ? ' [planable: numascope-analyze plan TRACE --fix ID -o plan.json]' : ` [no plan: ${i.fix.noPlan}]`}`, `   ${gain(i.fix)}`);
   }
   for (const n of json.notes) out.push(markdown ? `- note: ${n}` : `note: ${n}`);

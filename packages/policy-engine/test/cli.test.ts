@@ -8,6 +8,7 @@ import { analyze } from '../src/analyze/analyze.js';
 import { buildPlan } from '../src/plan/build.js';
 import { readTrace } from '../src/trace/reader.js';
 import { CODE_TRACE } from './helpers/code-trace.js';
+import { diagnoseCodeSpec } from './helpers/diagnose-code-trace.js';
 import { textTraceBytes } from './helpers/text-trace.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -327,6 +328,21 @@ describe('numascope-analyze diagnose', () => {
     expect(a.issues[0].fix.noPlan).toBeNull();
     const r = JSON.parse((await cli('diagnose', SAMPLE('shared-readmostly'), '--json')).out);
     expect(r.issues[0].fix).toMatchObject({ id: 'page-sharing:r32/replicate', planable: false, noPlan: expect.stringMatching(/code change/) });
+  });
+  it('prints the code under each object\'s issue (first touched by, accessed by), --json has it; without stacks, why not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'numascope-diagcode-'));
+    writeFileSync(join(dir, 'cited.numascope'), textTraceBytes(diagnoseCodeSpec(true)));
+    writeFileSync(join(dir, 'bare.numascope'), textTraceBytes(diagnoseCodeSpec(false)));
+    const { status, out } = await cli('diagnose', join(dir, 'cited.numascope'));
+    expect(status).toBe(0);
+    expect(out).toContain('\n   first touched by init_grid (grid.c:41) on node 0 by thread 0 (tid 1000): 8 first touches (est.), 8 pages sampled\n');
+    expect(out).toContain('\n   accessed by worker (diagprog.c:92): 60000 accesses, 100.0% remote\n');
+    expect(out).toMatch(/fix remote-access:a0\/block-wise-interleave: .*; in the code: initialise it in parallel in init_grid \(grid\.c:41\), each thread its own block/);
+    const json = JSON.parse((await cli('diagnose', join(dir, 'cited.numascope'), '--json')).out);
+    expect(json.issues[0].code).toMatchObject({ available: true, object: 'alloc_grid grid.c:30', firstTouch: [{ function: 'init_grid', fileLine: 'grid.c:41', node: 0, thread: 0, tid: 1000 }] });
+    const bare = await cli('diagnose', join(dir, 'bare.numascope'));
+    expect(bare.out).toContain('\n   code: not available: no sample has a call stack');
+    expect(JSON.parse((await cli('diagnose', join(dir, 'bare.numascope'), '--json')).out).issues[0].code.available).toBe(false);
   });
 });
 

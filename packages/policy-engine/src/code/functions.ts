@@ -17,8 +17,9 @@
  *   allocation each sample belongs to, trace/objects.ts, grouped by allocation site), each with
  *   the allocation of that site it touched most (to show it in the app's Objects panel).
  *
- * Filters (CodeOptions): time range, threads, op, the memory's node, locality (local / remote)
- * and data object. The object attribution and the code frames are computed once per trace.
+ * Filters (CodeOptions): time range, threads, op, the memory's node, locality (local / remote),
+ * data object and a caller's list of sample rows (the diagnostics' objects: diagnose/). The object
+ * attribution, the code frames and the recorded clock are computed once per trace.
  *
  * Pure, no DOM or Node.
  */
@@ -62,6 +63,13 @@ export interface CodeOptions {
    * it (`main app.c:32`; objectLabel), i.e. the samples of any allocation of that site.
    */
   object?: string | null;
+  /**
+   * Only these sample rows (rows of `samples`; out-of-range rows are ignored, a repeated row counts
+   * once), the other filters still applying: a caller's own selection, e.g. the diagnostics' one
+   * object (an allocation, or a region without one), which the `object` filter (every allocation
+   * of a site) cannot name. The tables then visit only these rows.
+   */
+  samples?: ArrayLike<number> | null;
 }
 
 export interface FunctionTableOptions extends CodeOptions {
@@ -195,10 +203,11 @@ function codeObjects(trace: Trace): ObjectColumns | null {
 /**
  * The data object an allocation belongs to, as FunctionObject.site and the `object` filter name
  * it: its site (`function file:line`), or the allocation itself where it has none. Null: not an
- * allocation of the trace.
+ * allocation of the trace. `objects`: the trace's objectColumns where the caller has them (the
+ * diagnostics' query columns), else computed once per trace here.
  */
-export function objectLabel(trace: Trace, allocation: number): string | null {
-  const o = codeObjects(trace);
+export function objectLabel(trace: Trace, allocation: number, objects?: ObjectColumns | null): string | null {
+  const o = objects !== undefined ? objects : codeObjects(trace);
   if (!o || !Number.isInteger(allocation) || allocation < 0 || allocation >= o.count) return null;
   return objectLabelOf(o, allocation);
 }
@@ -242,7 +251,10 @@ export function dataObjects(trace: Trace): DataObject[] {
   return [...out.values()].sort((x, y) => y.samples - x.samples || (x.object < y.object ? -1 : x.object > y.object ? 1 : 0));
 }
 
-/** Samples passing `options`' filters (time range, thread, op, memory node, locality, data object). */
+/**
+ * Samples passing `options`' filters (time range, thread, op, memory node, locality, data object,
+ * sample rows). With `samples`, `fault` is set on those rows only (the others are not kept).
+ */
 export function selectSamples(trace: Trace, options: CodeOptions): SampleSelection {
   const s = trace.tables.samples;
   const n = s.numRows;
@@ -277,7 +289,11 @@ export function selectSamples(trace: Trace, options: CodeOptions): SampleSelecti
       if (label === options.object) inObject[a] = 1;
     }
   }
-  for (let i = 0; i < n; i++) {
+  const rows = options.samples ?? null;
+  const count = rows ? rows.length : n;
+  for (let k = 0; k < count; k++) {
+    const i = rows ? rows[k]! : k;
+    if (rows && !(Number.isInteger(i) && i >= 0 && i < n)) continue;
     const c = op.codes[i]!;
     fault[i] = c === FAULT ? 1 : 0;
     if (range && (time[i]! < range.fromUs || time[i]! >= range.toUs)) continue;
@@ -305,8 +321,17 @@ export function attributedFrame(code: CodeFrames, s: number, by: CodeAttribution
   return site >= 0 ? { frame: site, fallback: false } : { frame: code.stackSelf[s]!, fallback: true };
 }
 
+/** recordedClock per trace: the machine model is built once, not per table (the diagnostics ask for two tables per issue). */
+const clockCache = new WeakMap<Trace, { ghz: number | null; source: string }>();
+
 /** The recorded machine's clock, as the replay converts PMU latencies with it. */
 function recordedClock(trace: Trace): { ghz: number | null; source: string } {
+  let c = clockCache.get(trace);
+  if (!c) clockCache.set(trace, (c = modelClock(trace)));
+  return { ...c };
+}
+
+function modelClock(trace: Trace): { ghz: number | null; source: string } {
   try {
     const c = trafficModel(machineModel(recordedMachine(trace.manifest).machine)).clockGHz;
     return { ghz: c.value, source: c.source };
@@ -367,13 +392,19 @@ export function functionTable(trace: Trace, options: FunctionTableOptions = {}):
   const frameFaults = new Float64Array(code.frames.line.length);
   const faultPages = new Map<number, Set<number>>();
   const faultNodes = new Map<number, Map<number, number>>();
-  const objects = codeObjects(trace);
+  // Without data objects asked for (objectLimit 0: the diagnostics' tables), no object attribution.
+  const objects = objectLimit > 0 ? codeObjects(trace) : null;
   const objectTally = new Map<number, Map<string, FunctionObject & { byAllocation: Map<number, number> }>>();
   const objectLabels = new Map<number, string>();
   const totals = { samples: 0, withStack: 0, accesses: 0, firstTouches: 0, withoutStack: { accesses: 0, firstTouches: 0 }, siteFallbacks: 0 };
 
-  for (let i = 0; i < keep.length; i++) {
+  // With a list of sample rows, visit only those (each once: its keep flag is cleared).
+  const visit = options.samples ?? null;
+  const visitCount = visit ? visit.length : keep.length;
+  for (let k = 0; k < visitCount; k++) {
+    const i = visit ? visit[k]! : k;
     if (!keep[i]) continue;
+    if (visit) keep[i] = 0;
     const w = weight[i]!;
     const isFault = fault[i] === 1;
     totals.samples++;

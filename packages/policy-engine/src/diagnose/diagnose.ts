@@ -12,6 +12,7 @@
  * Pure, no DOM or Node.
  */
 import { hitmLineKeys } from '../code/c2c.js';
+import { codeFrames } from '../code/frames.js';
 import { accessSampleRows, hintingFaultStats, replayInputFor } from '../engine/windows.js';
 import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
@@ -19,6 +20,7 @@ import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.
 import { allocationStack, describeFrame } from '../trace/objects.js';
 import { queryColumns, type QueryColumns } from '../trace/query-columns.js';
 import type { Trace } from '../trace/types.js';
+import { citeCode, objectCodes, type IssueCode, type ObjectRows } from './code-sites.js';
 
 export const CACHE_LINE = 64;
 /** A fix's noPrediction before predictFixGains has run. */
@@ -113,6 +115,12 @@ export interface Issue {
   fix: Fix;
   /** Figures behind the score. */
   evidence: Record<string, number>;
+  /**
+   * The code behind an object's issue (code-sites.ts): the functions that first-touched its pages
+   * and those that access it, from the trace's call stacks; `available: false` with the reason
+   * without them. Null for a thread issue (no object).
+   */
+  code: IssueCode | null;
 }
 
 export interface Diagnosis {
@@ -474,6 +482,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       threads,
       fix,
       evidence,
+      code: null,
     });
   }
   issues.push(...remoteIssues.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));
@@ -534,6 +543,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       threads: [t],
       fix: { id: '', kind: 'thread-binding', text: `bind thread ${t} to node ${slotNode(node)}, where it ran longest`, planable: true, noPlan: null, threadNodes: [{ thread: t, node }], predictedSpeedup: null, noPrediction: NOT_PREDICTED },
       evidence: { nodeChanges: nodeChanges[t]!, polledNodeChanges: tl.changes[t]!, polledCpuChanges: tl.cpuChanges[t]!, kernelCpuMigrations: t < kernelMigrations.length ? Number(kernelMigrations[t]!) : -1, seconds: round(seconds, 3) },
+      code: null,
     });
   }
   issues.push(...migr.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));
@@ -578,7 +588,36 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
           noPrediction: 'the engine replays placements, not a different number of threads: no prediction',
         },
         evidence: Object.fromEntries(per.map((g) => [`accessesPerThread:${g.name}`, round(g.perThread)])),
+        code: null,
       });
+    }
+  }
+  // The code behind each object's issue: one pass over the samples for the issues' objects' rows
+  // (faults included), then the code attribution of each (code-sites.ts), only when some issue has
+  // an object; texts cite it (citeCode) and stay as they were without call stacks.
+  const objectIssues = issues.filter((i) => i.object !== null);
+  if (objectIssues.length > 0) {
+    const objOf = (x: IssueObject) => (x.allocation >= 0 ? x.allocation : x.region >= 0 ? allocCount + x.region : noRegion);
+    const rowsOf = new Map<number, ObjectRows>();
+    for (const i of objectIssues) rowsOf.set(objOf(i.object!), { faults: [], accesses: [] });
+    if (codeFrames(trace).available) {
+      const slot = new Int32Array(nObj).fill(-1);
+      const lists: ObjectRows[] = [];
+      for (const [obj, list] of rowsOf) {
+        slot[obj] = lists.length;
+        lists.push(list);
+      }
+      for (let i = 0; i < cols.sampleCount; i++) {
+        const p = cols.page[i]!;
+        const a = o ? o.sampleAllocation[i]! : -1;
+        const obj = a >= 0 ? a : p >= 0 ? objectOfPage(p) : -1;
+        if (obj >= 0 && slot[obj]! >= 0) (cols.fault[i] ? lists[slot[obj]!]!.faults : lists[slot[obj]!]!.accesses).push(i);
+      }
+    }
+    const codes = objectCodes(trace, rowsOf, (obj) => (obj < allocCount ? obj : -1), o);
+    for (const i of objectIssues) {
+      i.code = codes.get(objOf(i.object!)) ?? null;
+      citeCode(i, slotNode);
     }
   }
   for (const i of issues) i.fix.id = `${i.id}/${i.fix.kind}`;
@@ -682,6 +721,7 @@ function cacheLineIssues(
         ? { id: '', kind: 'none', text: 'true sharing: the threads share the data itself; no layout change removes it (reduce the sharing in the algorithm)', planable: false, noPlan: 'true sharing has no placement fix: the threads share the data itself, on whichever node it is', predictedSpeedup: null, noPrediction: 'no fix to replay' }
         : { id: '', kind: 'padding', text: 'pad or align the fields each thread writes to separate 64-byte lines', planable: false, noPlan: 'padding is a code change (the layout within a cache line): a plan places whole pages, which cannot separate fields on one line', predictedSpeedup: null, noPrediction: 'padding is a layout change within pages: no page placement expresses it, so the engine cannot predict it' },
       evidence: { invalidations: a.inval, lines: a.lines, threads: a.threads.size, storeSamples: a.stores },
+      code: null,
     });
   }
   return out.sort((x, y) => y.score - x.score).slice(0, opt.maxPerKind);
@@ -729,6 +769,7 @@ export function diagnosisJson(d: Diagnosis) {
         threadCounts: i.fix.threadCounts ?? null,
       },
       evidence: i.evidence,
+      code: i.code,
     })),
   };
 }

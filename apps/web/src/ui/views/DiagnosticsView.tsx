@@ -1,12 +1,14 @@
 /**
  * Diagnostics after NumaPerf (engine diagnose): issues ranked by score over threshold, each with
- * its allocation site and stack, its fix and the fix's predicted gain; and the short diagnosis
+ * its allocation site and stack, the code behind its object (the functions that first-touched it
+ * and those that access it, each a link to the Code view filtered on the object), its fix and the
+ * fix's predicted gain; and the short diagnosis
  * summary the overview shows first. Both read one baseline-only analysis (the Worker computes the
  * diagnosis with it: run.ts), so they share its cache.
  */
 import { useState } from 'react';
-import type { DiagnosisJson, Plan } from '@numascope/policy-engine';
-import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
+import type { DiagnosisJson, IssueCode, Plan } from '@numascope/policy-engine';
+import { codeSiteText, formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
 import type { TraceContextValue } from '../hooks/trace-context';
 import { actionsRequest, engineRequest, useAnalysis } from '../hooks/use-analysis';
@@ -42,6 +44,63 @@ function evidence(i: IssueJson, navigate: TraceContextValue['navigate']): { labe
   if (i.object && i.object.region >= 0) return { label: `region ${i.object.region} in Memory`, go: () => navigate({ view: 'memory', region: i.object!.region }) };
   if (i.threads.length > 0) return { label: `thread ${i.threads[0]} in Threads`, go: () => navigate({ view: 'threads', thread: i.threads[0]! }) };
   return null;
+}
+
+/**
+ * The code behind an issue's object (engine diagnose/code-sites.ts): the functions that first-touched
+ * its pages (node, thread) and those that access it (remote share), or why the trace has none. Each
+ * function opens the Code view on that object (its allocation site: `cobj`) and that function
+ * (`cfn`), first touches only for a first-touch site; a region without an allocation has no object
+ * filter, so its functions are text.
+ */
+export function IssueCodeSites({ code }: { code: IssueCode }) {
+  const { navigate } = useTraceContext();
+  if (!code.available || code.firstTouch.length + code.accessors.length === 0) {
+    return (
+      <div className="ns-muted small" data-testid="issue-code-unavailable">
+        code: {code.available ? code.reason : `not available: ${code.reason ?? 'no call stacks'}`}
+      </div>
+    );
+  }
+  const fn = (f: { function: string; fileLine: string | null }, firstTouch: boolean) =>
+    code.object === null ? (
+      <span data-testid="issue-code-fn">{codeSiteText(f)}</span>
+    ) : (
+      <button
+        type="button"
+        className="link-button small"
+        data-testid="issue-code-fn"
+        title={`${f.function} in the Code view, on ${code.object}${firstTouch ? ', first touches only' : ''}`}
+        onClick={() => navigate({ view: 'code', codeObject: code.object, codeFn: f.function, codeOp: firstTouch ? 'fault' : null, codeBy: null, codeLoc: null, codeNode: null, codeThread: null })}
+      >
+        {codeSiteText(f)}
+      </button>
+    );
+  const pct = (x: number | null) => (x === null ? 'locality unknown' : `${(x * 100).toFixed(0)}% remote`);
+  return (
+    <ul className="small issue-code" data-testid="issue-code">
+      {code.firstTouch.map((f) => (
+        <li key={`ft:${f.module ?? ''}:${f.function}`} data-testid="issue-first-touch" data-function={f.function} data-node={f.node} data-thread={f.thread}>
+          first touched by {fn(f, true)}
+          {f.node >= 0 ? ` on node ${f.node}` : ''}
+          {f.thread >= 0 ? ` by thread ${f.thread} (tid ${f.tid})${f.threads > 1 ? ` and ${f.threads - 1} other thread${f.threads === 2 ? '' : 's'}` : ''}` : ''}
+          <span className="ns-muted">
+            {' '}
+            ({f.firstTouches} first touches est., {f.pagesSampled} pages sampled)
+          </span>
+        </li>
+      ))}
+      {code.accessors.map((a) => (
+        <li key={`acc:${a.module ?? ''}:${a.function}`} data-testid="issue-accessor" data-function={a.function} data-remote={a.remote}>
+          {a.remote > 0 ? 'accessed remotely by' : 'accessed by'} {fn(a, false)}
+          <span className="ns-muted">
+            {' '}
+            ({a.accesses} accesses, {pct(a.remoteShare)})
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 type FixPlan = { fixId: string; plan: Plan; json: string } | { fixId: string; error: string };
@@ -117,6 +176,7 @@ export function DiagnosticsView({ source = 'trace.numascope' }: { source?: strin
                   <td>
                     <strong>{KIND_LABEL[i.kind]}</strong>
                     <div className="small">{i.text}</div>
+                    {i.code && <IssueCodeSites code={i.code} />}
                     {ev && (
                       <button type="button" className="link-button small" onClick={ev.go}>
                         evidence: {ev.label}
