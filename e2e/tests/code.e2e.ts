@@ -164,3 +164,60 @@ test('a synthetic trace (no call stacks) says there are no code locations, with 
   expect(await idleState(page)).toBe('ready');
   expect(new URL(page.url()).searchParams.get('view')).toBe('code');
 });
+
+/**
+ * perf c2c's Shared Data Cache Line Table in the Code view, on the real Zen 4 `perf c2c record`
+ * file imported by the collector: the lines, their records and HITMs are the committed
+ * `perf c2c report` output's (read here from the report, not from the engine), and a line opens
+ * into its offsets with the code of their loads and stores.
+ */
+test('an imported perf c2c file: the shared cache lines of perf c2c report, with their offsets and code', async ({ page }) => {
+  const { execFileSync } = await import('node:child_process');
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { BIN } = await import('../fixtures/serve.js');
+  const shared = process.env.NUMASCOPE_SHARED ?? path.join(REPO_ROOT, '../shared');
+  const name = 'amd-zen4-epyc9254_ibs-op-c2c-phys-addr_ring';
+  const out = path.join(mkdtempSync(path.join(tmpdir(), 'numascope-c2c-')), 'zen4.numascope');
+  execFileSync(BIN, ['import', path.join(shared, 'data/perfdata', `${name}.perf.data`), '-o', out], { stdio: 'pipe' });
+  const report = readFileSync(path.join(shared, 'data/perfdata', `${name}.c2c-report.txt`), 'utf8');
+  const table = report.slice(report.indexOf('Shared Data Cache Line Table'), report.indexOf('Shared Cache Line Distribution Pareto'));
+  // Index, Address, Node, PA cnt, Hitm %, Tot Hitm, Lcl Hitm, Rmt Hitm, Total records, ...
+  const rows = table
+    .split('\n')
+    .filter((l) => /^\s+\d+\s+0x[0-9a-f]+\s/.test(l))
+    .map((l) => l.trim().split(/\s+/));
+  expect(rows.length).toBeGreaterThan(0);
+
+  await page.goto('./');
+  await page.getByTestId('landing').getByTestId('file-input').setInputFiles({ name: 'zen4.numascope', mimeType: 'application/octet-stream', buffer: readFileSync(out) });
+  expect(await idleState(page)).toBe('ready');
+  await page.getByTestId('tab-code').click();
+  expect(await idleState(page)).toBe('ready');
+  const panel = page.getByTestId('code-c2c');
+  await expect(panel).toHaveAttribute('data-available', 'true');
+  await expect(page.getByTestId('code-c2c-totals')).toHaveAttribute('data-lines', String(rows.length));
+  const lines = page.getByTestId('code-c2c-line');
+  await expect(lines).toHaveCount(rows.length);
+  for (const [i, r] of rows.entries()) {
+    const line = lines.nth(i);
+    await expect(line).toHaveAttribute('data-address', r[1]!);
+    await expect(line).toHaveAttribute('data-hitm', r[5]!);
+    await expect(line).toHaveAttribute('data-records', r[8]!);
+    await expect(line.getByTestId('code-c2c-hitm')).toHaveText(`${r[5]} (${r[6]} / ${r[7]})`);
+  }
+  // Line 0 opens into its offsets, each with the code of its loads and stores.
+  await lines.first().getByTestId('code-c2c-open').click();
+  await expect(lines.first().getByTestId('code-c2c-open')).toHaveAttribute('aria-expanded', 'true');
+  const offsets = page.getByTestId('code-c2c-detail').getByTestId('code-c2c-offset');
+  expect(await offsets.count()).toBeGreaterThan(0);
+  await expect(page.getByTestId('code-c2c-detail').getByTestId('code-c2c-code').first()).not.toHaveText('–');
+  await screenshot(panel, 'view-code-c2c');
+});
+
+test('a trace without IBS or PEBS samples shows no perf c2c table', async ({ page }) => {
+  await page.goto(`./?trace=samples/${FILE}&view=code`);
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('code-view')).toHaveAttribute('data-available', 'true');
+  await expect(page.getByTestId('code-c2c')).toHaveCount(0);
+});

@@ -78,7 +78,7 @@ describe('the Worker’s code requests (worker/code.ts)', () => {
     expect(touched.available && touched.table!.rows.map((r) => r.function)).toEqual(['init_beta']);
     expect(touchedByOutcome(trace, 99_999, null)).toEqual({ available: true, object: null, table: null });
     const none = codeOutcome(traceOf(SYNTHETIC), ALL);
-    expect(none).toEqual({ available: false, reason: 'synthetic trace: no code made the accesses, so samples have no call stacks' });
+    expect(none).toEqual({ available: false, reason: 'synthetic trace: no code made the accesses, so samples have no call stacks', c2c: null });
     expect(touchedByOutcome(traceOf(SYNTHETIC), 0, null).available).toBe(false);
   });
 

@@ -6,8 +6,8 @@
  * by" for the Objects panel: the functions whose samples fell in one allocation's data object.
  * Pure over a Trace, so it is unit-tested in Node.
  */
-import { callTree, dataObjects, functionTable, objectLabel } from '@numascope/policy-engine';
-import type { CallTree, CodeAttribution, CodeLocality, CodeOp, CodeOptions, DataObject, FunctionTable, FunctionTableOptions, Trace } from '@numascope/policy-engine';
+import { c2cTable, callTree, dataObjects, functionTable, objectLabel } from '@numascope/policy-engine';
+import type { C2cTable, CallTree, CodeAttribution, CodeLocality, CodeOp, CodeOptions, DataObject, FunctionTable, FunctionTableOptions, Trace } from '@numascope/policy-engine';
 
 /** Functions sent to the view at most (the table is virtualised; the engine counts them all). */
 export const CODE_FUNCTION_LIMIT = 5000;
@@ -34,9 +34,32 @@ export interface CodeRequest {
   object: string | null;
 }
 
+/**
+ * perf c2c's Shared Data Cache Line Table of the whole trace (engine code/c2c.ts: as
+ * `numascope-analyze c2c` prints it), or null when the trace has no IBS/PEBS samples at all.
+ * Not under the view's filters: perf c2c counts the whole recording.
+ */
+export type CodeC2c = C2cTable | null;
+
 export type CodeOutcome =
-  | { available: false; reason: string }
-  | { available: true; reason: string; table: FunctionTable; tree: CallTree; objects: DataObject[] };
+  | { available: false; reason: string; c2c: CodeC2c }
+  | { available: true; reason: string; table: FunctionTable; tree: CallTree; objects: DataObject[]; c2c: CodeC2c };
+
+/** Shared cache lines listed at most (perf c2c lists every one; the count is said). */
+export const C2C_LINE_LIMIT = 200;
+
+const c2cCache = new WeakMap<Trace, CodeC2c>();
+
+/** The trace's c2c table, computed once per trace; null without PMU samples. */
+export function codeC2c(trace: Trace): CodeC2c {
+  let t = c2cCache.get(trace);
+  if (t === undefined) {
+    const full = c2cTable(trace);
+    t = full.pmuSamples === 0 ? null : { ...full, lines: full.lines.slice(0, C2C_LINE_LIMIT) };
+    c2cCache.set(trace, t);
+  }
+  return t;
+}
 
 export type TouchedByOutcome =
   | { available: false; reason: string }
@@ -60,9 +83,9 @@ export function codeOptions(req: CodeRequest): CodeOptions {
 export function codeOutcome(trace: Trace, req: CodeRequest): CodeOutcome {
   const options = codeOptions(req);
   const table = functionTable(trace, { ...options, limit: CODE_FUNCTION_LIMIT, objectLimit: CODE_OBJECT_LIMIT } satisfies FunctionTableOptions);
-  if (!table.available) return { available: false, reason: table.reason };
+  if (!table.available) return { available: false, reason: table.reason, c2c: codeC2c(trace) };
   const tree = callTree(trace, { ...options, limit: CODE_TREE_NODE_LIMIT });
-  return { available: true, reason: table.reason, table, tree, objects: dataObjects(trace) };
+  return { available: true, reason: table.reason, table, tree, objects: dataObjects(trace), c2c: codeC2c(trace) };
 }
 
 /** The functions that touched an allocation's data object (its site), busiest first, in a time range. */

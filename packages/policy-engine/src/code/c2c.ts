@@ -82,6 +82,8 @@ export interface C2cTable {
   };
   /** Lines with at least one HITM, most HITMs first (perf c2c's Shared Data Cache Line Table). */
   lines: C2cLine[];
+  /** IBS/PEBS sample rows in the trace (0: nothing for perf c2c to count). */
+  pmuSamples: number;
   /** Whether the samples carry code (stacks); otherwise the code columns are empty. */
   code: boolean;
 }
@@ -136,7 +138,7 @@ export function c2cTable(trace: Trace): C2cTable {
       pmuRows === 0
         ? 'the trace has no IBS or PEBS samples: cache-line contention needs load and store samples with addresses and their data source'
         : 'its IBS/PEBS samples carry no HITM class (samples.hitm is -1: a v2 file, or the recorder decoded no snoop result); import the perf.data of perf c2c record or perf mem record for it';
-    return { available: false, reason, totals, lines: [], code: false };
+    return { available: false, reason, pmuSamples: pmuRows, totals, lines: [], code: false };
   }
   const code = codeFrames(trace);
   const lines = new Map<number, Acc>();
@@ -267,7 +269,7 @@ export function c2cTable(trace: Trace): C2cTable {
   }
   out.sort((x, y) => y.totalHitm - x.totalHitm || y.records - x.records || (x.address < y.address ? -1 : 1));
   totals.sharedLines = out.length;
-  return { available: true, reason: null, totals, lines: out, code: code.available };
+  return { available: true, reason: null, pmuSamples: pmuRows, totals, lines: out, code: code.available };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState } from 'react';
 import { FlameGraph, formatCount, formatDurationUs, formatPercent, nodeLabel, threadLabel } from '@numascope/viz';
-import type { CallTree, CallTreeNode, FunctionRow, FunctionTable, TraceSummary } from '@numascope/policy-engine';
-import type { CodeOutcome } from '../../worker/code';
+import type { C2cLine, C2cTable, CallTree, CallTreeNode, FunctionRow, FunctionTable, TraceSummary } from '@numascope/policy-engine';
+import { C2C_LINE_LIMIT, type CodeOutcome } from '../../worker/code';
 import { useTraceContext } from '../hooks/trace-context';
 import { useWorkerCall } from '../hooks/use-decisions';
 import { useWidth } from '../hooks/use-width';
@@ -58,6 +58,7 @@ export function CodeView({ summary }: { summary: TraceSummary }) {
       <section className="panel code-view" aria-labelledby="code-heading" data-testid="code-view" data-available="false">
         <h2 id="code-heading">Code</h2>
         <CodeUnavailable reason={outcome.reason} />
+        {outcome.c2c && <C2cPanel table={outcome.c2c} />}
       </section>
     );
   }
@@ -67,6 +68,7 @@ export function CodeView({ summary }: { summary: TraceSummary }) {
       <FunctionsPanel table={outcome.table} />
       <FlamePanel tree={outcome.tree} unit={weightUnit(state.codeOp, outcome.table.totals)} />
       <CallTreePanel tree={outcome.tree} />
+      {outcome.c2c && <C2cPanel table={outcome.c2c} />}
     </div>
   );
 }
@@ -437,5 +439,147 @@ function CallTreePanel({ tree }: { tree: CallTree }) {
         />
       </div>
     </section>
+  );
+}
+
+/**
+ * perf c2c's Shared Data Cache Line Table (engine code/c2c.ts): the cache lines with a HITM load,
+ * most HITMs first, counted as `perf c2c report` counts them (records, not weights), over the whole
+ * recording (not under the filters above, as perf's); a line opens into its offsets and the code
+ * of their loads and stores. Only for traces with IBS/PEBS samples.
+ */
+function C2cPanel({ table }: { table: C2cTable }) {
+  const [open, setOpen] = useState<string | null>(null);
+  const t = table.totals;
+  return (
+    <section className="panel" aria-labelledby="code-c2c-heading" id="code-c2c" data-testid="code-c2c" data-available={table.available ? 'true' : 'false'}>
+      <h2 id="code-c2c-heading">
+        Shared cache lines <span className="count">(perf c2c{table.available ? `: ${formatCount(t.sharedLines, 'line')}` : ''})</span>
+      </h2>
+      {!table.available ? (
+        <p className="ns-muted" data-testid="code-c2c-none">
+          Not available: {table.reason}.
+        </p>
+      ) : (
+        <>
+          <p className="ns-muted hint" data-testid="code-c2c-totals" data-records={t.records} data-lines={t.sharedLines}>
+            The cache lines with at least one HITM load (a load that found the line modified in another core&apos;s cache), as <code>perf c2c report</code>{' '}
+            counts them: {formatCount(t.records, 'IBS/PEBS load or store', 'IBS/PEBS loads and stores')} with an address ({formatCount(t.localHitm)} local and{' '}
+            {formatCount(t.remoteHitm)} remote HITM), over the whole recording, not under the filters above.
+            {t.uncounted > 0 ? ` ${formatCount(t.uncounted, 'load')} in none of perf's columns (e.g. a remote-cache load whose snoop result was neither HIT nor HITM) ${t.uncounted === 1 ? 'is' : 'are'} in no line's records.` : ''}
+            {t.sharedLines > table.lines.length ? ` The ${formatCount(C2C_LINE_LIMIT)} with the most HITMs are listed.` : ''}
+          </p>
+          {table.lines.length === 0 ? (
+            <p data-testid="code-c2c-empty">No cache line had a HITM load: no contended line in this recording.</p>
+          ) : (
+            <div className="table-scroll">
+              <table className="data" data-testid="code-c2c-table">
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col" className="text">
+                      line address
+                    </th>
+                    <th scope="col">node</th>
+                    <th scope="col">HITM (local / remote)</th>
+                    <th scope="col">records</th>
+                    <th scope="col">loads</th>
+                    <th scope="col">stores (L1 hit / miss / N/A)</th>
+                    <th scope="col" className="text">
+                      loads by level
+                    </th>
+                    <th scope="col">threads</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {table.lines.map((l, i) => (
+                    <C2cRow key={l.address} line={l} index={i} open={open === l.address} toggle={() => setOpen((o) => (o === l.address ? null : l.address))} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function levelText(l: C2cLine): string {
+  const parts: Array<[string, number]> = [
+    ['FB', l.loadFB],
+    ['L1', l.loadL1],
+    ['L2', l.loadL2],
+    ['LLC', l.llcHit],
+    ['remote hit', l.remoteHit],
+    ['local DRAM', l.localDram],
+    ['remote DRAM', l.remoteDram],
+  ];
+  const shown = parts.filter(([, v]) => v > 0).map(([k, v]) => `${k} ${formatCount(v)}`);
+  return shown.length > 0 ? shown.join(', ') : '–';
+}
+
+function C2cRow({ line: l, index, open, toggle }: { line: C2cLine; index: number; open: boolean; toggle: () => void }) {
+  return (
+    <>
+      <tr data-testid="code-c2c-line" data-address={l.addressHex} data-records={l.records} data-hitm={l.totalHitm}>
+        <td>{index}</td>
+        <th scope="row" className="text">
+          <button type="button" className="link-button c2c-address" aria-expanded={open} data-testid="code-c2c-open" onClick={toggle}>
+            {open ? '▾' : '▸'} {l.addressHex}
+          </button>
+        </th>
+        <td>{l.node < 0 ? '?' : l.node}</td>
+        <td data-testid="code-c2c-hitm">
+          {formatCount(l.totalHitm)} ({formatCount(l.localHitm)} / {formatCount(l.remoteHitm)})
+        </td>
+        <td data-testid="code-c2c-records">{formatCount(l.records)}</td>
+        <td>{formatCount(l.loads)}</td>
+        <td>
+          {formatCount(l.stores)} ({formatCount(l.storeL1Hit)} / {formatCount(l.storeL1Miss)} / {formatCount(l.storeNA)})
+        </td>
+        <td className="text">{levelText(l)}</td>
+        <td>{formatCount(l.threads.length)}</td>
+      </tr>
+      {open && (
+        <tr data-testid="code-c2c-detail">
+          <td />
+          <td colSpan={8} className="text">
+            <table className="data c2c-offsets">
+              <thead>
+                <tr>
+                  <th scope="col">offset</th>
+                  <th scope="col">records</th>
+                  <th scope="col">loads / stores</th>
+                  <th scope="col">HITM (local / remote)</th>
+                  <th scope="col">threads</th>
+                  <th scope="col" className="text">
+                    code (records)
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {l.offsets.map((o) => (
+                  <tr key={o.offset} data-testid="code-c2c-offset" data-offset={o.offset}>
+                    <td className="c2c-address">0x{o.offset.toString(16)}</td>
+                    <td>{formatCount(o.records)}</td>
+                    <td>
+                      {formatCount(o.loads)} / {formatCount(o.stores)}
+                    </td>
+                    <td>
+                      {formatCount(o.localHitm)} / {formatCount(o.remoteHitm)}
+                    </td>
+                    <td>{formatCount(o.threads.length)}</td>
+                    <td className="text" data-testid="code-c2c-code">
+                      {o.code.length === 0 ? '–' : o.code.map((c) => `${c.code} (${formatCount(c.records)})`).join(', ')}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
