@@ -43,26 +43,42 @@ ensure_npm_deps() {
   fi
 }
 
-# A cached Python virtual environment with scripts/python/interop-requirements.txt (pyarrow,
-# polars: the interop tests rewrite traces with them); exported as NUMASCOPE_PYTHON. Rebuilt when
-# the requirements change. Without python3 or PyPI the interop tests say why and fail in CI.
-ensure_python_env() {
-  local req="$ROOT/scripts/python/interop-requirements.txt"
+# A cached Python virtual environment with the pinned requirements file $1, in the cache
+# directory under the name $2 plus a hash of the file (rebuilt when it changes); prints its
+# python. Returns 1 (after saying why) when it cannot be installed.
+python_venv() {
+  local req="$ROOT/scripts/python/$1"
   local key; key=$(sha256sum "$req" | cut -c1-12)
-  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/numascope/test-python-$key"
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/numascope/$2-$key"
   if [ ! -x "$dir/bin/python" ] || [ ! -f "$dir/.complete" ]; then
     command -v python3 >/dev/null || ensure_apt python3
     python3 -m venv --help >/dev/null 2>&1 || ensure_apt python3-venv
-    log "creating the interop test environment (pyarrow, polars) in $dir"
+    log "creating the Python environment $dir from scripts/python/$1"
     rm -rf "$dir"
-    if python3 -m venv "$dir" && "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"; then
-      touch "$dir/.complete"
-    else
-      log "warning: could not install $req: the Arrow interop tests will fail"
-      return 0
+    if ! { python3 -m venv "$dir" && "$dir/bin/pip" install -q --disable-pip-version-check -r "$req" >&2; }; then
+      log "warning: could not install $req"
+      return 1
     fi
+    touch "$dir/.complete"
   fi
-  export NUMASCOPE_PYTHON="$dir/bin/python"
+  echo "$dir/bin/python"
+}
+
+# The interop test environment (interop-requirements.txt: pyarrow and polars, which the interop
+# tests rewrite traces with; duckdb, which the fleet test queries exports with), exported as
+# NUMASCOPE_PYTHON. Without python3 or PyPI those tests say why and fail in CI.
+ensure_python_env() {
+  local py
+  if py=$(python_venv interop-requirements.txt test-python); then export NUMASCOPE_PYTHON="$py"; fi
+  return 0
+}
+
+# The environment of `npm run fleet:spark` (spark-requirements.txt: PySpark, about 500 MB, so
+# apart from the interop one), exported as NUMASCOPE_SPARK_PYTHON; returns 1 when it cannot be installed.
+ensure_spark_env() {
+  local py
+  py=$(python_venv spark-requirements.txt spark-python) || return 1
+  export NUMASCOPE_SPARK_PYTHON="$py"
 }
 
 # Build the collector once. `debug`: the dev profile (optimised: opt-level 1, dependencies 2;

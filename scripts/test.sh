@@ -33,6 +33,8 @@ suite vitest bash -c "cd '$ROOT' && npx vitest run"
 # The e2e web server's port: free now, so a leftover server elsewhere cannot break the run.
 export NUMASCOPE_E2E_PORT="${NUMASCOPE_E2E_PORT:-$(free_port 4179)}"
 suite playwright bash -c "cd '$ROOT/e2e' && npx playwright test"
+# The fleet queries of docs/fleet.md on Spark, row for row against DuckDB (skipped without Java 17+).
+suite fleet-spark bash "$ROOT/scripts/fleet-spark.sh"
 # Multi-node placement, recording and Apply, for real, in a QEMU guest with 4 NUMA nodes.
 suite numa-testbed bash "$ROOT/testbed/run-scenarios.sh"
 
@@ -53,6 +55,11 @@ failed=$((failed + $(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$v" | head -1 | 
 # playwright: "  12 passed (20.1s)" and "  1 failed"
 passed=$((passed + $(grep -E '^\s+[0-9]+ passed' "$LOGS/playwright.log" | tail -1 | awk '{print $1}' | grep . || echo 0)))
 failed=$((failed + $(grep -E '^\s+[0-9]+ failed' "$LOGS/playwright.log" | tail -1 | awk '{print $1}' | grep . || echo 0)))
+
+# fleet-spark: "fleet-spark: 4 passed, 0 failed"
+fs=$(grep -E '^fleet-spark: [0-9]+ passed, [0-9]+ failed' "$LOGS/fleet-spark.log" | tail -1 || true)
+passed=$((passed + $(awk '{print $2}' <<<"$fs" | grep . || echo 0)))
+failed=$((failed + $(awk '{print $4}' <<<"$fs" | grep . || echo 0)))
 
 # testbed: last line "6 passed, 0 failed"
 tb=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGS/numa-testbed.log" | tail -1 || true)

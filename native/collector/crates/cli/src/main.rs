@@ -2,6 +2,7 @@
 
 mod cmd_apply;
 mod cmd_bench;
+mod cmd_export;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -133,6 +134,19 @@ sample row per load/store with its data source (l1 … remote-dram), hops, laten
 from the data addresses, threads from the samples and COMM records, and the machine from the \
 perf.data header (NUMA_TOPOLOGY). Non-memory samples are skipped and counted in the manifest notes.")]
     Import(cmd_import::ImportArgs),
+
+    /// Export a trace for analytics engines: Parquet tables for DuckDB, Spark, Trino, ClickHouse.
+    #[command(
+        long_about = "Export a trace as one denormalised Apache Parquet table per concept (traces, samples, \
+pages, threads, thread_placements, region_placements, allocations, code_frames): every row carries the \
+trace id and program, times are UTC timestamps, and row indices are replaced by what they point at \
+(tid and thread name, address and node, region and allocation site, function, file and line), so SQL \
+needs no index joins. Files go to DIR/<table>/host=<host>/date=<yyyy-mm-dd>/<trace-id>.parquet \
+(Hive partitioning); exporting many traces into one DIR makes a fleet dataset, and exporting the same \
+trace again replaces its files (the trace id is a hash of the file). See docs/fleet.md.",
+        after_help = "Examples:\n  numascope export run.numascope -o fleet\n  numascope export run.numascope --host db-07 -o fleet --json\n  duckdb -c \"SELECT host, count(*) FROM read_parquet('fleet/samples/*/*/*.parquet', hive_partitioning = true) GROUP BY host\""
+    )]
+    Export(cmd_export::ExportArgs),
 
     /// Serve the web UI and a live API (start recordings, stream aggregates) on 127.0.0.1 only.
     #[command(
@@ -333,6 +347,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Probe { json } => cmd_probe(json),
         Command::Topology { json } => cmd_topology(json),
         Command::Import(args) => cmd_import::cmd_import(args),
+        Command::Export(args) => cmd_export::cmd_export(args),
         Command::Serve(args) => cmd_serve::cmd_serve(args),
         Command::Apply(args) => cmd_apply::cmd_apply(args),
         Command::Rollback(args) => cmd_apply::cmd_rollback(args),

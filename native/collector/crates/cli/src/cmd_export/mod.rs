@@ -1,0 +1,154 @@
+//! `numascope export TRACE --format parquet -o DIR`: a trace as one denormalised Parquet table per
+//! concept (docs/fleet.md), Hive-partitioned by host and date, so that many exports into one
+//! directory make a fleet dataset DuckDB, Spark, Trino or ClickHouse query with no row-index joins.
+
+mod tables;
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use numascope_core::trace::reader::read_trace_from;
+use sha1::{Digest, Sha1};
+
+use tables::{export_tables, Identity};
+
+/// Exit code of an input or output error (the message says which).
+const EXIT_EXPORT: u8 = 1;
+
+/// Largest trace file export reads (it holds the file and its tables in memory).
+const MAX_TRACE_BYTES: u64 = 8 << 30;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Apache Parquet, one directory per table, Hive-partitioned by host and date.
+    Parquet,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// The trace to export (NAME.numascope: recorded, imported or synthetic; formats 1 to 3).
+    #[arg(value_name = "TRACE")]
+    pub input: PathBuf,
+
+    /// What to write.
+    #[arg(long = "format", value_enum, default_value_t = Format::Parquet)]
+    pub format: Format,
+
+    /// Dataset directory to write into (created if missing); exports of other traces into the
+    /// same directory add to it.
+    #[arg(short = 'o', long = "output", value_name = "DIR", default_value = "numascope-export")]
+    pub output: PathBuf,
+
+    /// Host name to file the trace under (default: the manifest's machine name, which is the
+    /// host name for a recording).
+    #[arg(long = "host", value_name = "NAME")]
+    pub host: Option<String>,
+
+    /// Print what was written as JSON on stdout.
+    #[arg(long = "json")]
+    pub json: bool,
+
+    /// Print nothing on stderr.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+}
+
+/// The trace id: the first 16 hex digits (64 bits) of the SHA-1 of the trace file, so that
+/// exporting the same file again replaces its files instead of adding a copy.
+pub fn trace_id(bytes: &[u8]) -> String {
+    let digest = Sha1::digest(bytes);
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A host name as a path component: letters, digits, `.`, `-` and `_` kept, anything else `_`
+/// (no `/`, `=` or `..` reaches the path); empty or dots-only names become `unknown`.
+pub fn host_component(host: &str) -> String {
+    let s: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
+    if s.chars().all(|c| c == '.') {
+        "unknown".to_string()
+    } else {
+        s.chars().take(255).collect()
+    }
+}
+
+/// `DIR/<table>/host=<host>/date=<yyyy-mm-dd>/<trace-id>.parquet`.
+pub fn table_path(dir: &Path, table: &str, id: &Identity) -> PathBuf {
+    dir.join(table)
+        .join(format!("host={}", id.host_dir))
+        .join(format!("date={}", id.date))
+        .join(format!("{}.parquet", id.trace_id))
+}
+
+pub fn cmd_export(args: ExportArgs) -> Result<(), (u8, String)> {
+    let err = |m: String| (EXIT_EXPORT, m);
+    let shown = args.input.display().to_string();
+    let len = std::fs::metadata(&args.input).map_err(|e| err(format!("{shown}: {e}")))?.len();
+    if len > MAX_TRACE_BYTES {
+        return Err(err(format!("{shown}: {len} bytes, more than the {MAX_TRACE_BYTES} export reads at once")));
+    }
+    let bytes = std::fs::read(&args.input).map_err(|e| err(format!("{shown}: {e}")))?;
+    let id = trace_id(&bytes);
+    let trace = read_trace_from(Cursor::new(&bytes)).map_err(|e| {
+        err(format!(
+            "{shown}: {e}; nothing was written (is it a numascope trace? `numascope import` converts perf.data)"
+        ))
+    })?;
+    drop(bytes);
+    let data = trace.to_trace_data();
+    let host = args.host.clone().unwrap_or_else(|| data.manifest.machine.name.clone());
+    let identity = Identity::new(id, host, &data.manifest);
+    let tables = export_tables(&data, &identity).map_err(|e| err(format!("{shown}: {e}")))?;
+    let mut written = Vec::new();
+    for t in &tables {
+        let path = table_path(&args.output, t.name, &identity);
+        tables::write_parquet(&path, &t.batch).map_err(|e| err(format!("{}: {e}", path.display())))?;
+        if !args.quiet {
+            eprintln!("  {:<18} {:>10} rows  {}", t.name, t.batch.num_rows(), path.display());
+        }
+        written.push(
+            serde_json::json!({ "table": t.name, "rows": t.batch.num_rows(), "path": path.display().to_string() }),
+        );
+    }
+    if !args.quiet {
+        eprintln!(
+            "numascope: exported {shown} as trace {} of host {} ({}) into {}",
+            identity.trace_id,
+            identity.host,
+            identity.date,
+            args.output.display()
+        );
+    }
+    if args.json {
+        let out = serde_json::json!({
+            "trace": shown,
+            "traceId": identity.trace_id,
+            "host": identity.host,
+            "date": identity.date,
+            "directory": args.output.display().to_string(),
+            "tables": written,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_cannot_leave_the_dataset_directory() {
+        assert_eq!(host_component("db-07.example.com"), "db-07.example.com");
+        assert_eq!(host_component("../../etc"), ".._.._etc");
+        assert_eq!(host_component(".."), "unknown");
+        assert_eq!(host_component(""), "unknown");
+        assert_eq!(host_component("a=b/c d"), "a_b_c_d");
+    }
+
+    #[test]
+    fn the_trace_id_is_the_files_hash() {
+        assert_eq!(trace_id(b"abc"), "a9993e364706816a");
+        assert_ne!(trace_id(b"abc"), trace_id(b"abd"));
+    }
+}
