@@ -135,7 +135,7 @@ from the data addresses, threads from the samples and COMM records, and the mach
 perf.data header (NUMA_TOPOLOGY). Non-memory samples are skipped and counted in the manifest notes.")]
     Import(cmd_import::ImportArgs),
 
-    /// Export a trace for analytics engines: Parquet tables for DuckDB, Spark, Trino, ClickHouse.
+    /// Export a trace: Parquet tables for DuckDB, Spark, Trino, ClickHouse; a pprof profile for flame graphs.
     #[command(
         long_about = "Export a trace as one denormalised Apache Parquet table per concept (traces, samples, \
 pages, threads, thread_placements, region_placements, allocations, code_frames): every row carries the \
@@ -143,8 +143,12 @@ trace id and program, times are UTC timestamps, and row indices are replaced by 
 (tid and thread name, address and node, region and allocation site, function, file and line), so SQL \
 needs no index joins. Files go to DIR/<table>/host=<host>/date=<yyyy-mm-dd>/<trace-id>.parquet \
 (Hive partitioning); exporting many traces into one DIR makes a fleet dataset, and exporting the same \
-trace again replaces its files (the trace id is a hash of the file). See docs/fleet.md.",
-        after_help = "Examples:\n  numascope export run.numascope -o fleet\n  numascope export run.numascope --host db-07 -o fleet --json\n  duckdb -c \"SELECT host, count(*) FROM read_parquet('fleet/samples/*/*/*.parquet', hive_partitioning = true) GROUP BY host\""
+trace again replaces its files (the trace id is a hash of the file). --format pprof writes one gzip'd \
+pprof profile instead (default: the trace's name with .pb.gz): access samples on the call stacks of \
+their instructions (accesses, remote_accesses) and memory on its allocation stacks (alloc_space, \
+object_accesses, object_remote_accesses, pages, pages_node<N>), for go tool pprof, speedscope or \
+Pyroscope. See docs/fleet.md.",
+        after_help = "Examples:\n  numascope export run.numascope -o fleet\n  numascope export run.numascope --format pprof && go tool pprof -top -sample_index=object_remote_accesses run.pb.gz\n  numascope export run.numascope --host db-07 -o fleet --json\n  duckdb -c \"SELECT host, count(*) FROM read_parquet('fleet/samples/*/*/*.parquet', hive_partitioning = true) GROUP BY host\""
     )]
     Export(cmd_export::ExportArgs),
 

@@ -1,7 +1,10 @@
 //! `numascope export TRACE --format parquet -o DIR`: a trace as one denormalised Parquet table per
 //! concept (docs/fleet.md), Hive-partitioned by host and date, so that many exports into one
 //! directory make a fleet dataset DuckDB, Spark, Trino or ClickHouse query with no row-index joins.
+//! `--format pprof -o FILE`: one gzip'd pprof profile of code and allocation stacks (pprof.rs).
 
+mod pprof;
+mod proto;
 mod tables;
 
 use std::io::Cursor;
@@ -22,7 +25,13 @@ const MAX_TRACE_BYTES: u64 = 8 << 30;
 pub enum Format {
     /// Apache Parquet, one directory per table, Hive-partitioned by host and date.
     Parquet,
+    /// A gzip'd pprof profile (profile.proto): samples on their code stacks, memory on its
+    /// allocation stacks, for `go tool pprof`, speedscope, Pyroscope.
+    Pprof,
 }
+
+/// Where `--format parquet` writes without `-o`.
+pub const DEFAULT_DATASET_DIR: &str = "numascope-export";
 
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
@@ -34,10 +43,11 @@ pub struct ExportArgs {
     #[arg(long = "format", value_enum, default_value_t = Format::Parquet)]
     pub format: Format,
 
-    /// Dataset directory to write into (created if missing); exports of other traces into the
-    /// same directory add to it.
-    #[arg(short = 'o', long = "output", value_name = "DIR", default_value = "numascope-export")]
-    pub output: PathBuf,
+    /// Where to write. Parquet: the dataset directory (created if missing; exports of other
+    /// traces into the same directory add to it), default `numascope-export`. pprof: the profile
+    /// file, default the trace's name with `.pb.gz` in the current directory.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
 
     /// Host name to file the trace under (default: the manifest's machine name, which is the
     /// host name for a recording).
@@ -98,10 +108,14 @@ pub fn cmd_export(args: ExportArgs) -> Result<(), (u8, String)> {
     let data = trace.to_trace_data();
     let host = args.host.clone().unwrap_or_else(|| data.manifest.machine.name.clone());
     let identity = Identity::new(id, host, &data.manifest);
+    if args.format == Format::Pprof {
+        return export_pprof(&args, &shown, &data, &identity);
+    }
+    let output = args.output.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DATASET_DIR));
     let tables = export_tables(&data, &identity).map_err(|e| err(format!("{shown}: {e}")))?;
     let mut written = Vec::new();
     for t in &tables {
-        let path = table_path(&args.output, t.name, &identity);
+        let path = table_path(&output, t.name, &identity);
         tables::write_parquet(&path, &t.batch).map_err(|e| err(format!("{}: {e}", path.display())))?;
         if !args.quiet {
             eprintln!("  {:<18} {:>10} rows  {}", t.name, t.batch.num_rows(), path.display());
@@ -116,7 +130,7 @@ pub fn cmd_export(args: ExportArgs) -> Result<(), (u8, String)> {
             identity.trace_id,
             identity.host,
             identity.date,
-            args.output.display()
+            output.display()
         );
     }
     if args.json {
@@ -125,8 +139,57 @@ pub fn cmd_export(args: ExportArgs) -> Result<(), (u8, String)> {
             "traceId": identity.trace_id,
             "host": identity.host,
             "date": identity.date,
-            "directory": args.output.display().to_string(),
+            "directory": output.display().to_string(),
             "tables": written,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    }
+    Ok(())
+}
+
+/// `TRACE.numascope` -> `TRACE.pb.gz`, in the current directory.
+pub fn default_profile_path(input: &Path) -> PathBuf {
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "numascope".into());
+    PathBuf::from(format!("{stem}.pb.gz"))
+}
+
+fn export_pprof(
+    args: &ExportArgs,
+    shown: &str,
+    data: &numascope_core::trace::TraceData,
+    identity: &Identity,
+) -> Result<(), (u8, String)> {
+    let path = args.output.clone().unwrap_or_else(|| default_profile_path(&args.input));
+    let profile = pprof::build_profile(data, identity, shown);
+    let bytes = pprof::write_pprof(&path, &profile).map_err(|e| (EXIT_EXPORT, format!("{}: {e}", path.display())))?;
+    let stacks = profile.sample.len();
+    if !args.quiet {
+        eprintln!(
+            "numascope: exported {shown} as a pprof profile ({} samples over {} locations, {} functions, {} \
+             modules; {bytes} bytes) into {}\n  open it: go tool pprof -http=: {}",
+            stacks,
+            profile.location.len(),
+            profile.function.len(),
+            profile.mapping.len(),
+            path.display(),
+            path.display()
+        );
+    }
+    if args.json {
+        let types: Vec<&str> =
+            profile.sample_type.iter().map(|v| profile.string_table[v.r#type as usize].as_str()).collect();
+        let out = serde_json::json!({
+            "trace": shown,
+            "traceId": identity.trace_id,
+            "host": identity.host,
+            "format": "pprof",
+            "path": path.display().to_string(),
+            "bytes": bytes,
+            "sampleTypes": types,
+            "samples": stacks,
+            "locations": profile.location.len(),
+            "functions": profile.function.len(),
+            "mappings": profile.mapping.len(),
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     }
