@@ -175,6 +175,24 @@ writes what was measured, marked partial. See docs/bench.md.",
     )]
     Bench(cmd_bench::BenchArgs),
 
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  numascope completions bash > /etc/bash_completion.d/numascope\n  numascope completions zsh > \"${fpath[1]}/_numascope\""
+    )]
+    Completions {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the manual page (roff), or write one page per command into a directory.
+    #[command(after_help = "Examples:\n  numascope man | man -l -\n  numascope man -o /usr/local/share/man/man1")]
+    Man {
+        /// Directory to write numascope.1 and numascope-COMMAND.1 into (created if missing);
+        /// without it, numascope.1 goes to stdout.
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
+
     /// Developer tools (not part of the stable interface).
     #[command(hide = true)]
     Debug {
@@ -362,9 +380,33 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Debug { command: DebugCommand::AllocFrames { dir, min_bytes } } => debug_alloc_frames(&dir, min_bytes),
         Command::Bench(args) => cmd_bench::cmd_bench(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "numascope",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+        Command::Man { output } => cmd_man(output),
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
             let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
             println!("{}\n{}", t.display(), j.display());
+            Ok(())
+        }
+    }
+}
+
+/// `numascope man`: the page of the whole tool on stdout, or every (visible) command's page in DIR.
+fn cmd_man(output: Option<PathBuf>) -> CliResult {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    match output {
+        None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout()).map_err(runtime),
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).map_err(|e| (EXIT_RUNTIME, format!("{}: {e}", dir.display())))?;
+            clap_mangen::generate_to(cmd, &dir).map_err(|e| (EXIT_RUNTIME, format!("{}: {e}", dir.display())))?;
+            eprintln!("numascope: manual pages written into {}", dir.display());
             Ok(())
         }
     }
