@@ -43,6 +43,13 @@ ensure_npm_deps() {
   fi
 }
 
+# The analysis engine as one file (packages/policy-engine/dist/numascope-analyze.mjs), what
+# `numascope analyze|diagnose|plan|compare|code` runs with Node; about a second.
+build_analysis_bundle() {
+  log "bundling the analysis engine (esbuild)"
+  (cd "$ROOT" && node packages/policy-engine/bin/build-bundle.mjs)
+}
+
 # A cached Python virtual environment with the pinned requirements file $1, in the cache
 # directory under the name $2 plus a hash of the file (rebuilt when it changes); prints its
 # python. Returns 1 (after saying why) when it cannot be installed.

@@ -8,6 +8,7 @@ step() { log "[$1/5] $2 ($((SECONDS - START)) s so far)"; }
 step 1 "checking Node.js and Rust, installing npm dependencies if the lock file changed"
 ensure_node
 ensure_npm_deps
+build_analysis_bundle
 # The dev profile the tests build (optimised; see build_collector): after `npm test` this is
 # already up to date and takes seconds.
 step 2 "building the collector"

@@ -5,6 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_node
 ensure_apt chromium fonts-dejavu-core linux-perf
 ensure_npm_deps
+build_analysis_bundle
 ensure_python_env
 build_collector debug
 

@@ -1,5 +1,6 @@
 //! `numascope`: the command-line tool of the numascope NUMA memory-placement profiler.
 
+mod cmd_analyze;
 mod cmd_apply;
 mod cmd_bench;
 mod cmd_export;
@@ -175,6 +176,28 @@ writes what was measured, marked partial. See docs/bench.md.",
     )]
     Bench(cmd_bench::BenchArgs),
 
+    /// Analyse a trace: each policy's predicted effect (the engine; `numascope analyze --help`).
+    #[command(disable_help_flag = true)]
+    Analyze(PassThrough),
+    /// Diagnose a trace: the objects and threads behind remote traffic, with their fixes.
+    #[command(disable_help_flag = true)]
+    Diagnose(PassThrough),
+    /// Write a placement plan from a policy or a diagnosed fix.
+    #[command(disable_help_flag = true)]
+    Plan(PassThrough),
+    /// Compare two recordings, or policies on one.
+    #[command(disable_help_flag = true)]
+    Compare(PassThrough),
+    /// The functions that access memory: their locality and first touches.
+    #[command(disable_help_flag = true)]
+    Code(PassThrough),
+    /// perf c2c's contended cache lines of a PMU trace.
+    #[command(disable_help_flag = true)]
+    C2c(PassThrough),
+    /// The machine presets the engine knows.
+    #[command(disable_help_flag = true)]
+    Presets(PassThrough),
+
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  numascope completions bash > /etc/bash_completion.d/numascope\n  numascope completions zsh > \"${fpath[1]}/_numascope\""
@@ -199,6 +222,13 @@ writes what was measured, marked partial. See docs/bench.md.",
         #[command(subcommand)]
         command: DebugCommand,
     },
+}
+
+/// Everything after an analysis command, for the engine to parse (its `--help` included).
+#[derive(clap::Args, Debug)]
+struct PassThrough {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
+    args: Vec<std::ffi::OsString>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -380,6 +410,13 @@ fn run(cli: Cli) -> CliResult {
         }
         Command::Debug { command: DebugCommand::AllocFrames { dir, min_bytes } } => debug_alloc_frames(&dir, min_bytes),
         Command::Bench(args) => cmd_bench::cmd_bench(args),
+        Command::Analyze(a) => pass_through("analyze", a),
+        Command::Diagnose(a) => pass_through("diagnose", a),
+        Command::Plan(a) => pass_through("plan", a),
+        Command::Compare(a) => pass_through("compare", a),
+        Command::Code(a) => pass_through("code", a),
+        Command::C2c(a) => pass_through("c2c", a),
+        Command::Presets(a) => pass_through("presets", a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
@@ -396,6 +433,12 @@ fn run(cli: Cli) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// An analysis command: the engine's exit code is numascope's.
+fn pass_through(command: &str, a: PassThrough) -> CliResult {
+    let code = cmd_analyze::cmd_analyze(command, a.args)?;
+    std::process::exit(i32::from(code))
 }
 
 /// `numascope man`: the page of the whole tool on stdout, or every (visible) command's page in DIR.
