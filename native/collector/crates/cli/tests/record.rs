@@ -312,7 +312,9 @@ fn launch_records_every_worker_buffer() {
     let tmp = Tmp::new("launch");
     let out = tmp.file("launch.numascope");
     let tl = testload();
-    // --fault-period 1: every fault, so every page's first touch can be checked below.
+    // --fault-period 1: every fault, so every page's first touch can be checked below. --hold 1
+    // keeps the buffers mapped a second after the reads, so that the numa_maps polls (every
+    // 100 ms, late on a loaded machine) see every worker's buffer before the program exits.
     let o = run(&[
         "record",
         "--fault-period",
@@ -325,6 +327,8 @@ fn launch_records_every_worker_buffer() {
         "4",
         "--mib",
         "8",
+        "--hold",
+        "1",
     ]);
     assert!(o.status.success(), "{}", explain(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
