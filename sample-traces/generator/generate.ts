@@ -751,6 +751,22 @@ function eventsColumns(plan: WorkloadPlan, topology: Topology, timeline: Timelin
 
 const RECORDING_SOURCES = ['page-faults', 'procfs', 'sysfs-topology', 'ibs-op', 'pebs-load', 'pebs-store', 'damon', 'core-counters', 'uncore'];
 
+
+/**
+ * The trace id of a synthetic trace (`manifest.traceId`, v4): 32 hex digits hashed from its
+ * generator command (FNV-1a, four 32-bit lanes), so that the same command makes the same file.
+ */
+export function syntheticTraceId(command: readonly string[]): string {
+  const text = command.join('\u0000');
+  let out = '';
+  for (let lane = 0; lane < 4; lane++) {
+    let h = (0x811c9dc5 ^ Math.imul(lane + 1, 0x9e3779b1)) >>> 0;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    out += h.toString(16).padStart(8, '0');
+  }
+  return out;
+}
+
 function manifestOf(
   options: Required<GenerateOptions>,
   description: string,
@@ -794,6 +810,8 @@ function manifestOf(
     version: CURRENT_TRACE_VERSION,
     producer: { name: 'numascope', version: GENERATOR_VERSION },
     createdAt: CREATED_AT,
+    host: null,
+    traceId: syntheticTraceId(command),
     origin: { kind: 'synthetic', generator: GENERATOR_NAME, seed: options.seed, model: options.model, description, command, from: null },
     // The clock the latencies were made with, so that the engine converts them back with it.
     machine: { ...machine, cpuClockGHz: ASSUMED_CORE_GHZ, provenance: { ...machine.provenance, cpuClockGHz: `estimated:synthetic trace: the clock the generator made its latency_cycles with (${ASSUMED_CORE_GHZ} GHz)` } },

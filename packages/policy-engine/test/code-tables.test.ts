@@ -79,8 +79,8 @@ function codeColumns(): TraceColumns {
 describe('samples.stack and the code tables (format v3)', () => {
   it('round-trip through the writer and reader, samples pointing at shared stacks', () => {
     const t = readTrace(writeTrace(minimalManifest(), codeColumns()));
-    expect(t.manifest.version).toBe(3);
-    expect(CURRENT_TRACE_VERSION).toBe(3);
+    expect(t.manifest.version).toBe(4);
+    expect(CURRENT_TRACE_VERSION).toBe(4);
     expect(Array.from(numericColumn<Int32Array>(t.tables.samples, 'stack'))).toEqual([1, 0, -1]);
     expect(Array.from(numericColumn<Uint32Array>(t.tables.stacks, 'frame'))).toEqual([0, 1, 2, 3, 1]);
     expect(stringColumn(t.tables.frames, 'function')).toEqual(['work', 'main', 'memset', 'init']);
@@ -139,7 +139,7 @@ function storedManifest(bytes: Uint8Array): TraceManifest {
 
 const RECORDED = ['recorded-alloc-sites.numascope', 'recorded-testload-4threads.numascope', 'recorded-guest-hinting-4nodes.numascope'];
 
-describe('older recordings upgrade to v3', () => {
+describe('older recordings upgrade to v4', () => {
   for (const f of RECORDED) {
     it(`${f}: samples.stack all -1, the code tables renamed, capability code-locations unavailable`, () => {
       const bytes = new Uint8Array(readFileSync(join(SAMPLE_TRACES_DIR, f)));
@@ -147,7 +147,7 @@ describe('older recordings upgrade to v3', () => {
       expect(stored.version).toBeLessThan(3);
       expect(stored.origin.kind).toBe('recorded');
       const t = readTrace(bytes);
-      expect(t.manifest.version).toBe(3);
+      expect(t.manifest.version).toBe(4);
       const stack = numericColumn<Int32Array>(t.tables.samples, 'stack');
       expect(stack.length).toBe(t.tables.samples.numRows);
       expect(stack.length).toBeGreaterThan(0);

@@ -64,7 +64,7 @@ describe('readTrace on bad files', () => {
   it('newer version names both versions and says to update', () => {
     const e = errorOf(() => readTrace(editManifest(minimalTraceBytes(), (m) => (m.version = 7))));
     expect(e.code).toBe('too-new');
-    expect(e.message).toMatch(/version 7.*up to 3/);
+    expect(e.message).toMatch(/version 7.*up to 4/);
     expect(e.message).toMatch(/Update numascope/);
   });
 

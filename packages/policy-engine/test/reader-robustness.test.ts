@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { buildZip, entriesOf } from '../fuzz/zip-edit.js';
 import { TraceError } from '../src/trace/errors.js';
 import { analyze } from '../src/analyze/analyze.js';
+import { buildReplayInput } from '../src/analyze/replay-input.js';
+import { MAX_WINDOWS } from '../src/engine/windows.js';
 import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
 import { summarizeTrace } from '../src/trace/summary.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
@@ -263,10 +265,17 @@ describe('readTrace refuses damaged and hostile traces', () => {
     expect(e.message).toContain('machine');
   });
 
-  it('a capture longer than uint32 microseconds (the engine would size its windows by it)', () => {
-    const e = errorOf(() => readTrace(editManifest(smallTrace(), (m) => (m.capture.durationUs = 1e15))));
+  it('a capture longer than a JavaScript number holds exactly (2^53 µs: the engine sizes its windows by it)', () => {
+    const e = errorOf(() => readTrace(editManifest(smallTrace(), (m) => (m.capture.durationUs = 2 ** 53 + 2))));
     expect(e.code).toBe('manifest-invalid');
     expect(e.message).toContain('capture.durationUs');
+  });
+
+  it('a capture of years reads, and the engine cuts it into a bounded number of windows', () => {
+    const trace = readTrace(editManifest(smallTrace(), (m) => (m.capture.durationUs = 1e15)));
+    const input = buildReplayInput(trace, { windowMs: 1 });
+    expect(input.windows.length).toBeLessThanOrEqual(MAX_WINDOWS);
+    expect((input.notes ?? []).join(' ')).toMatch(/cut into at most 50000 windows/);
   });
 
   it('a cpu listed under two nodes', () => {

@@ -13,8 +13,8 @@ import { count, int, pid } from './common';
  * its serde output in fixtures/rust-messages.json (`recordLimits`).
  */
 export const RECORD_LIMITS = {
-  /** Longest capture, seconds: trace format v1 stores times as u32 microseconds. */
-  maxDurationS: 4290,
+  /** Longest capture, seconds (30 days; trace times are 64-bit µs since format v4). */
+  maxDurationS: 2_592_000,
   /** /proc polling interval, ms. */
   intervalMs: { min: 1, max: 60_000 },
   /** Sample one page fault in N. */

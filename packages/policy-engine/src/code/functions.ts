@@ -26,7 +26,7 @@
 import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
 import { trafficModel } from '../machine/traffic.js';
-import { dictionaryColumn, numericColumn } from '../trace/columns.js';
+import { dictionaryColumn, numericColumn, timeColumn } from '../trace/columns.js';
 import { describeFrame, objectColumns, type ObjectColumns } from '../trace/objects.js';
 import type { Trace } from '../trace/types.js';
 import { codeFrames, type CodeFrames } from './frames.js';
@@ -258,7 +258,7 @@ export function dataObjects(trace: Trace): DataObject[] {
 export function selectSamples(trace: Trace, options: CodeOptions): SampleSelection {
   const s = trace.tables.samples;
   const n = s.numRows;
-  const time = numericColumn<Uint32Array>(s, 'time_us');
+  const time = timeColumn(s, 'time_us');
   const thread = numericColumn<Uint32Array>(s, 'thread');
   const node = numericColumn<Int8Array>(s, 'node');
   const cpu = numericColumn<Int16Array>(s, 'cpu');

@@ -16,7 +16,7 @@ import { codeFrames } from '../code/frames.js';
 import { accessSampleRows, hintingFaultStats, replayInputFor } from '../engine/windows.js';
 import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
-import { dictionaryColumn, numericColumn, stringColumn } from '../trace/columns.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn } from '../trace/columns.js';
 import { allocationStack, describeFrame } from '../trace/objects.js';
 import { queryColumns, type QueryColumns } from '../trace/query-columns.js';
 import type { Trace } from '../trace/types.js';
@@ -156,7 +156,7 @@ function threadTimeline(
   cols: QueryColumns,
 ): { slotAt: (thread: number, t: number) => number; changes: Int32Array; cpuChanges: Int32Array; mostSlot: Int16Array } {
   const tp = trace.tables.thread_placements;
-  const time = numericColumn<Uint32Array>(tp, 'time_us');
+  const time = timeColumn(tp, 'time_us');
   const thread = numericColumn<Uint32Array>(tp, 'thread');
   const node = numericColumn<Int8Array>(tp, 'node');
   const cpu = numericColumn<Int16Array>(tp, 'cpu');
@@ -217,7 +217,7 @@ function threadTimeline(
 export function hintingAccessScale(trace: Trace): number {
   const stats = hintingFaultStats(trace);
   if (!stats || stats.rows === 0 || stats.otherAccessRows > 0) return 1;
-  const time = numericColumn<Uint32Array>(trace.tables.samples, 'time_us');
+  const time = timeColumn(trace.tables.samples, 'time_us');
   let lastUs = trace.manifest.capture.durationUs;
   for (let i = 0; i < time.length; i++) if (time[i]! > lastUs) lastUs = time[i]!;
   const input = replayInputFor(trace, machineModel(recordedMachine(trace.manifest).machine), { windowMs: Math.ceil((lastUs + 1) / 1000) });

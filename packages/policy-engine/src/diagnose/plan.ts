@@ -15,7 +15,7 @@
  * Fixes that are code changes (padding, replication, thread counts, true sharing) have no plan:
  * the error says why (the fix's noPlan).
  */
-import { numericColumn } from '../trace/columns.js';
+import { numericColumn, timeColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { PlanBuildError, threadIdentities } from '../plan/build.js';
 import { buildObjectEntries } from '../plan/objects.js';
@@ -125,7 +125,7 @@ export function planFromFix(trace: Trace, diagnosis: Diagnosis, fixId: string, o
   // Threads: each of the fix's threads pinned to its node, whether or not it ran there last (the
   // fix is the binding: a dry run reports the pins it would make).
   const tid = numericColumn<Int32Array>(tables.threads, 'tid');
-  const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
+  const tpTime = timeColumn(tables.thread_placements, 'time_us');
   const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');
   const tpNode = numericColumn<Int8Array>(tables.thread_placements, 'node');
   const lastNode = new Int32Array(tid.length).fill(-1);

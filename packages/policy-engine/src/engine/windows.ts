@@ -26,7 +26,7 @@
 import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowLoop, type WindowSource, type WindowTiming } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
 import { nodeOfCpu } from '../machine/model.js';
-import { dictionaryColumn, numericColumn } from '../trace/columns.js';
+import { dictionaryColumn, numericColumn, timeColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { retarget, type RetargetRule } from './retarget.js';
 import { accessMatrix, addStore, demandOf, latencyAt, latencyParts, loadShiftNs, MEMORY_STALL_SHARE, type Demand, type LatencyParts, type LatencyScales } from './simulate.js';
@@ -127,6 +127,9 @@ function sameTopology(a: MachineModel, b: MachineModel): boolean {
  * analyze/replay-input.ts `buildReplayInput` builds it from the trace's manifest), replayed on
  * `options.machine` (re-targeted when its topology differs) or on `recorded`.
  */
+/** Most windows one replay cuts a capture into: a 71-minute capture (all version 3 held) at the default 100 ms has 42,950. */
+export const MAX_WINDOWS = 50_000;
+
 export function replayInputFor(trace: Trace, recorded: MachineModel, options: ReplayInputOptions): ReplayInput {
   if (!(options.windowMs > 0) || !Number.isFinite(options.windowMs)) {
     throw new EngineError('bad-option', `window length must be a positive number of milliseconds, got ${options.windowMs}`);
@@ -139,10 +142,18 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   const n = machine.nodeCount;
   const notes: string[] = [];
   let windowUs = options.windowMs * 1000;
+  // A long capture (trace format v4 has no 71-minute cap) is cut into at most MAX_WINDOWS
+  // windows: every per-window array and object stays bounded whatever the manifest says.
+  const span = Math.max(1, trace.manifest.capture.durationUs);
+  if (span / windowUs > MAX_WINDOWS) {
+    const widened = Math.ceil(span / MAX_WINDOWS / 1000) * 1000;
+    notes.push(`windows of ${widened / 1000} ms instead of ${options.windowMs} ms: a capture of ${(span / 3.6e9).toFixed(1)} h is cut into at most ${MAX_WINDOWS} windows`);
+    windowUs = widened;
+  }
 
   const { samples, pages, threads } = trace.tables;
   const sampleRows = samples.numRows;
-  const time = numericColumn<Uint32Array>(samples, 'time_us');
+  const time = timeColumn(samples, 'time_us');
   const sThread = numericColumn<Uint32Array>(samples, 'thread');
   const sCpu = numericColumn<Int16Array>(samples, 'cpu');
   const sPage = numericColumn<Int32Array>(samples, 'page');
@@ -174,10 +185,11 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   let hintSkipped = 0;
   // One pass over the rows: counts, time order, and the earliest access of every page and thread
   // (first-access thread of a page, first cpu of a thread: fallbacks for placement below).
-  const NEVER = 0xffffffff;
-  const pageFirstTime = new Uint32Array(pageCount).fill(NEVER);
+  const NEVER = Infinity;
+  // Float64: times pass 2^32 µs in a capture longer than 71 minutes (trace format v4).
+  const pageFirstTime = new Float64Array(pageCount).fill(NEVER);
   const pageFirstThread = new Int32Array(pageCount).fill(-1);
-  const threadFirstTime = new Uint32Array(threadCount).fill(NEVER);
+  const threadFirstTime = new Float64Array(threadCount).fill(NEVER);
   const threadFirstCpu = new Int32Array(threadCount).fill(-1);
   let maxTime = 0;
   let accessRows = 0;
@@ -393,8 +405,8 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   const faultThread = new Int32Array(pageCount).fill(-1);
   const faultCpu = new Int32Array(pageCount).fill(-1);
   if (faultRows > 0) {
-    const faultTime = new Uint32Array(pageCount).fill(NEVER);
-    const threadFaultTime = new Uint32Array(threadCount).fill(NEVER);
+    const faultTime = new Float64Array(pageCount).fill(NEVER);
+    const threadFaultTime = new Float64Array(threadCount).fill(NEVER);
     const threadFaultCpu = new Int32Array(threadCount).fill(-1);
     for (let i = 0; i < sampleRows; i++) {
       if (opCodes[i] !== FAULT) continue;
@@ -418,7 +430,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   const nodeIndexOfId = new Map(machine.nodeIds.map((id, i) => [id, i]));
   const threadNode = new Int16Array(threadCount).fill(-1);
   const tp = trace.tables.thread_placements;
-  const tpTime = numericColumn<Uint32Array>(tp, 'time_us');
+  const tpTime = timeColumn(tp, 'time_us');
   const tpThread = numericColumn<Uint32Array>(tp, 'thread');
   const tpCpu = numericColumn<Int16Array>(tp, 'cpu');
   const tpNode = numericColumn<Int8Array>(tp, 'node');
@@ -675,7 +687,7 @@ export function hintingFaultStats(trace: Trace): HintingFaultStats | null {
   const ds = dictionaryColumn(samples, 'data_source');
   const counted = countedTable(op.values, ds.values);
   const dsCount = ds.values.length;
-  const time = numericColumn<Uint32Array>(samples, 'time_us');
+  const time = timeColumn(samples, 'time_us');
   const page = numericColumn<Int32Array>(samples, 'page');
   const last = new Float64Array(trace.tables.pages.numRows).fill(-1);
   const gaps = new Uint32Array(GAP_BINS_MS + 1);

@@ -20,7 +20,7 @@
  */
 import type { Placement, PolicyReplay } from '../model/contract.js';
 import { bytesText } from '../policies/replicate.js';
-import { numericColumn, stringColumn } from '../trace/columns.js';
+import { numericColumn, stringColumn, timeColumn } from '../trace/columns.js';
 import type { Trace } from '../trace/types.js';
 import { planEnvelope, RangeWriter } from './ranges.js';
 import { buildObjectEntries, pagesInRangeOf, type AllocationObjectInput, type ObjectEntryOptions } from './objects.js';
@@ -205,7 +205,7 @@ export function buildPlan(trace: Trace, replay: PolicyReplay, options: BuildPlan
 
   // Threads.
   const tid = numericColumn<Int32Array>(tables.threads, 'tid');
-  const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
+  const tpTime = timeColumn(tables.thread_placements, 'time_us');
   const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');
   const tpNode = numericColumn<Int8Array>(tables.thread_placements, 'node');
   // Last and first recorded node of each thread.

@@ -5,11 +5,11 @@
  * chunks' typed arrays (a min/max scan, or a lookup table for node and cpu ids); the offending
  * row is only searched for once a column is known to be bad.
  */
-import { DataType, Precision, type Data, type Table, type Vector } from 'apache-arrow';
+import { DataType, Precision, makeVector, type Data, type Table, type Vector } from 'apache-arrow';
 import { numericColumn } from './columns.js';
 import { isEquivalentType, toFormatType, withColumns } from './equivalent.js';
 import { TraceError } from './errors.js';
-import type { TraceLimits } from './limits.js';
+import { MAX_TIME_US, type TraceLimits } from './limits.js';
 import { TABLE_SCHEMAS, type ColumnSpec, type ColumnType } from './schema.js';
 import { CURRENT_TRACE_VERSION, type TableName, type TraceManifest } from './types.js';
 
@@ -80,6 +80,46 @@ function checkStrings(data: Data, where: string, firstRow: number, limits: Trace
  * Column types, lengths, nulls, strings and dictionary codes of one table (before the manifest is
  * trusted: nothing here looks at other tables).
  */
+/**
+ * An int64 time column (µs since the capture started, v4) as the numbers the code reads: Uint32
+ * when every value is below 2^32, else Float64 (exact: the values are at most MAX_TIME_US). A
+ * negative time or one above MAX_TIME_US is refused, naming the row. Reads each value's two
+ * 32-bit halves, so 10 M rows cost no BigInt arithmetic.
+ */
+function timeColumn(vector: Vector, where: string): Vector {
+  const n = vector.length;
+  let wide = false;
+  let row = 0;
+  const lowHigh: Uint32Array[] = [];
+  for (const data of vector.data) {
+    const v = data.values as BigInt64Array;
+    const halves = new Uint32Array(v.buffer, v.byteOffset, data.length * 2);
+    for (let i = 0; i < data.length; i++) {
+      const hi = halves[2 * i + 1]!;
+      if (hi !== 0) {
+        // 2^53 - 1 has 21 bits in its high half; a negative value has its top bit set.
+        if (hi >= 0x200000) {
+          const value = v[i]!;
+          throw new TraceError(
+            'table-corrupt',
+            `Column ${where}, row ${row + i}: time ${value} µs is outside 0 to ${MAX_TIME_US} µs. The trace is damaged or was written by another tool.`,
+          );
+        }
+        wide = true;
+      }
+    }
+    lowHigh.push(halves);
+    row += data.length;
+  }
+  const out = wide ? new Float64Array(n) : new Uint32Array(n);
+  let k = 0;
+  for (const halves of lowHigh) {
+    const len = halves.length / 2;
+    for (let i = 0; i < len; i++) out[k++] = wide ? halves[2 * i + 1]! * 4294967296 + halves[2 * i]! : halves[2 * i]!;
+  }
+  return makeVector(out);
+}
+
 export function checkTable(name: TableName, table: Table, limits: TraceLimits): Table {
   // Columns another Arrow writer stored in an equivalent layout, converted to the format's type.
   const replaced = new Map<string, Vector>();
@@ -96,6 +136,12 @@ export function checkTable(name: TableName, table: Table, limits: TraceLimits): 
     }
     const actual = describeArrowType(field.type);
     let vector = table.getChildAt(index)!;
+    if (col.time && (actual === 'int64' || actual === 'uint32')) {
+      // int64 in v4, uint32 in versions 1 to 3 (kept as it is: every value is a valid time).
+      checkColumn(name, col, vector, table.numRows, limits);
+      if (actual === 'int64') replaced.set(col.name, timeColumn(vector, `"${name}.${col.name}"`));
+      continue;
+    }
     if (actual !== (col.type as ColumnType) && isEquivalentType(field.type, col.type)) {
       vector = toFormatType(vector, col.type, `"${name}.${col.name}"`);
       replaced.set(col.name, vector);

@@ -21,6 +21,18 @@ export function numericColumn<T extends TypedArray | BigIntArray = TypedArray>(t
   return v.toArray() as T;
 }
 
+/**
+ * A time column (schema.ts `time`: µs since the capture started) as the reader gives it: Uint32
+ * while every value is below 2^32 µs (71 minutes), Float64 for a longer capture (exact to 2^53).
+ * Copy times into a TimeColumn-typed or Float64Array buffer, never into a Uint32Array.
+ */
+export type TimeColumn = Uint32Array | Float64Array;
+
+/** A time column of `table` (see {@link TimeColumn}). */
+export function timeColumn(table: Table, name: string): TimeColumn {
+  return numericColumn<TimeColumn>(table, name);
+}
+
 /** Integer codes of a dictionary column: the file's own index array when it can be used as is. */
 export type DictionaryCodes = Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
 

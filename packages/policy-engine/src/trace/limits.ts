@@ -4,7 +4,7 @@
  * A caller with less memory (a browser tab) may pass smaller values to readTrace.
  */
 export interface TraceLimits {
-  /** ZIP entries in the central directory (v2 and v3 write 13). */
+  /** ZIP entries in the central directory (v2 to v4 write 13). */
   maxEntries: number;
   /** Uncompressed bytes of one entry that is read. */
   maxEntryBytes: number;
@@ -65,5 +65,9 @@ export const MAX_NODE_ID = 1023;
 /** Bounds on `machine.cpuClockGHz`, GHz: a clock outside them is a unit mistake (MHz, kHz) or damage. */
 export const MIN_CLOCK_GHZ = 0.1;
 export const MAX_CLOCK_GHZ = 10;
-/** Longest capture: table times are uint32 microseconds. */
-export const MAX_DURATION_US = 2 ** 32;
+/**
+ * Largest time a trace holds, µs since the capture started (table times are int64 since v4):
+ * 2^53 - 1, the largest integer a JSON or JavaScript number holds exactly (285 years). The Rust
+ * writer refuses what exceeds it (crates/core/src/trace/limits.rs, the same figures: trace-limits.test.ts).
+ */
+export const MAX_TIME_US = Number.MAX_SAFE_INTEGER;

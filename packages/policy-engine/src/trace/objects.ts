@@ -15,7 +15,7 @@
  * allocated) are considered per page, which bounds the work where a heap address is reused by
  * many recorded allocations. Pure, no DOM or Node: runs in the app's Worker and in the CLI.
  */
-import { dictionaryColumn, numericColumn, stringColumn } from './columns.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn, type TimeColumn } from './columns.js';
 import type { Trace } from './types.js';
 
 /** Allocations considered per page (the latest allocated ones); see the module comment. */
@@ -41,7 +41,7 @@ export interface ObjectColumns {
   count: number;
   address: Float64Array;
   size: Float64Array;
-  timeUs: Uint32Array;
+  timeUs: TimeColumn;
   /** -1: the end was not seen. */
   endUs: Float64Array;
   thread: Int32Array;
@@ -162,7 +162,7 @@ export function objectColumns(trace: Trace): ObjectColumns | null {
   if (a.numRows === 0) return null;
   const address = Float64Array.from(numericColumn<BigUint64Array>(a, 'address'), Number);
   const size = Float64Array.from(numericColumn<BigUint64Array>(a, 'size'), Number);
-  const timeUs = numericColumn<Uint32Array>(a, 'time_us');
+  const timeUs = timeColumn(a, 'time_us');
   const endUs = Float64Array.from(numericColumn<BigInt64Array>(a, 'end_us'), Number);
   const pageAddress = Float64Array.from(numericColumn<BigUint64Array>(tables.pages, 'address'), Number);
   const pageFirstTouchUs = Float64Array.from(numericColumn<BigInt64Array>(tables.pages, 'first_touch_us'), Number);
@@ -175,7 +175,7 @@ export function objectColumns(trace: Trace): ObjectColumns | null {
     pageFirstTouchUs,
     samplePage: numericColumn<Int32Array>(tables.samples, 'page'),
     sampleOffset: numericColumn<Uint16Array>(tables.samples, 'offset'),
-    sampleTimeUs: numericColumn<Uint32Array>(tables.samples, 'time_us'),
+    sampleTimeUs: timeColumn(tables.samples, 'time_us'),
   });
   const st = tables.stacks;
   const stackIds = numericColumn<Uint32Array>(st, 'stack');

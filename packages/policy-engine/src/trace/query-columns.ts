@@ -6,7 +6,7 @@
  * Node slots: slot i is the machine's i-th node (`nodeIds[i]`); slot `nodeIds.length` is
  * "unknown node". Every per-node array here has `nodeIds.length + 1` entries.
  */
-import { dictionaryColumn, numericColumn, stringColumn } from './columns.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn, type TimeColumn } from './columns.js';
 import { objectColumns, type ObjectColumns } from './objects.js';
 import type { Microseconds, Trace } from './types.js';
 
@@ -22,7 +22,7 @@ export interface QueryColumns {
   slots: number;
   durationUs: Microseconds;
   sampleCount: number;
-  time: Uint32Array;
+  time: TimeColumn;
   thread: Uint32Array;
   /** Index into pages, -1 no address. */
   page: Int32Array;
@@ -107,7 +107,7 @@ export function queryColumns(trace: Trace): QueryColumns {
   const pageRank = new Int32Array(pageCount);
   for (let r = 0; r < pageCount; r++) pageRank[pageByRank[r]!] = r;
 
-  const time = numericColumn<Uint32Array>(tables.samples, 'time_us');
+  const time = timeColumn(tables.samples, 'time_us');
   const page = numericColumn<Int32Array>(tables.samples, 'page');
   const sNode = numericColumn<Int8Array>(tables.samples, 'node');
   const cpu = numericColumn<Int16Array>(tables.samples, 'cpu');
@@ -185,7 +185,7 @@ export function migrationMarks(trace: Trace): MigrationMark[] {
   const kind = dictionaryColumn(e, 'kind');
   const code = kind.values.indexOf('thread-migration');
   if (code < 0) return [];
-  const time = numericColumn<Uint32Array>(e, 'time_us');
+  const time = timeColumn(e, 'time_us');
   const thread = numericColumn<Int32Array>(e, 'thread');
   const value = numericColumn<BigInt64Array>(e, 'value');
   const detail = stringColumn(e, 'detail');
@@ -201,7 +201,7 @@ export function migrationMarks(trace: Trace): MigrationMark[] {
 }
 
 /** First row with time >= t in a sorted time column. */
-function lowerBound(time: Uint32Array, t: number): number {
+function lowerBound(time: TimeColumn, t: number): number {
   let lo = 0;
   let hi = time.length;
   while (lo < hi) {

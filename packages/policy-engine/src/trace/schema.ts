@@ -1,5 +1,5 @@
 /**
- * Column schema of every table in trace format v3, as data: the reader checks files against it,
+ * Column schema of every table in trace format v4, as data: the reader checks files against it,
  * the writer builds tables from it. Keep in step with docs/trace-format.md.
  */
 import type { TableName } from './types.js';
@@ -37,6 +37,13 @@ export interface ColumnSpec {
    * when the caller gives it.
    */
   optional?: boolean;
+  /**
+   * A time column: int64 µs since the capture started in the file (v4; uint32 in versions 1 to 3),
+   * 0 to MAX_TIME_US. The reader gives it to the code as plain numbers: a Uint32 column when every
+   * value is below 2^32 (71 minutes: the memory and speed of v3), else Float64 (exact to 2^53).
+   * The writer takes a Uint32Array, Float64Array or BigInt64Array.
+   */
+  time?: boolean;
 }
 
 export type ColumnRef = 'threads' | 'pages' | 'regions' | 'frames' | 'modules' | 'node' | 'cpu';
@@ -93,7 +100,7 @@ export type DataSource = (typeof DATA_SOURCES)[number];
 
 export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
   samples: [
-    { name: 'time_us', type: 'uint32' },
+    { name: 'time_us', type: 'int64', time: true },
     { name: 'thread', type: 'uint32', ref: 'threads' },
     { name: 'cpu', type: 'int16', ref: 'cpu' },
     { name: 'page', type: 'int32', ref: 'pages' },
@@ -125,8 +132,8 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'tid', type: 'int32' },
     { name: 'pid', type: 'int32' },
     { name: 'name', type: 'utf8' },
-    { name: 'first_seen_us', type: 'uint32' },
-    { name: 'last_seen_us', type: 'uint32' },
+    { name: 'first_seen_us', type: 'int64', time: true },
+    { name: 'last_seen_us', type: 'int64', time: true },
     { name: 'migrations', type: 'int64' },
   ],
   regions: [
@@ -140,34 +147,34 @@ export const TABLE_SCHEMAS: Record<TableName, readonly ColumnSpec[]> = {
     { name: 'prot', type: 'utf8', nullable: true, optional: true },
   ],
   thread_placements: [
-    { name: 'time_us', type: 'uint32' },
+    { name: 'time_us', type: 'int64', time: true },
     { name: 'thread', type: 'uint32', ref: 'threads' },
     { name: 'cpu', type: 'int16', ref: 'cpu' },
     { name: 'node', type: 'int8', ref: 'node' },
   ],
   region_placements: [
-    { name: 'time_us', type: 'uint32' },
+    { name: 'time_us', type: 'int64', time: true },
     { name: 'region', type: 'uint32', ref: 'regions' },
     { name: 'node', type: 'int8', ref: 'node' },
     { name: 'pages', type: 'uint32' },
     { name: 'page_size', type: 'uint32' },
   ],
   counters: [
-    { name: 'time_us', type: 'uint32' },
+    { name: 'time_us', type: 'int64', time: true },
     { name: 'counter', type: 'dictionary<int16, utf8>' },
     { name: 'scope', type: 'dictionary<int8, utf8>', values: COUNTER_SCOPES },
     { name: 'scope_id', type: 'int32' },
     { name: 'value', type: 'float64' },
   ],
   events: [
-    { name: 'time_us', type: 'uint32' },
+    { name: 'time_us', type: 'int64', time: true },
     { name: 'kind', type: 'dictionary<int8, utf8>', values: EVENT_KINDS },
     { name: 'thread', type: 'int32', ref: 'threads' },
     { name: 'value', type: 'int64' },
     { name: 'detail', type: 'utf8' },
   ],
   allocations: [
-    { name: 'time_us', type: 'uint32' },
+    { name: 'time_us', type: 'int64', time: true },
     { name: 'end_us', type: 'int64' },
     { name: 'thread', type: 'int32', ref: 'threads' },
     { name: 'tid', type: 'int32' },

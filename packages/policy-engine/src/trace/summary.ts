@@ -2,7 +2,7 @@
  * The first-view summary of a trace: per node and per thread totals. A plain, structured-cloneable
  * object so a Worker can post it to the UI.
  */
-import { dictionaryColumn, numericColumn, stringColumn } from './columns.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn } from './columns.js';
 import type { Trace, TraceManifest, Microseconds, NodeId, CpuId } from './types.js';
 
 /** Page size that pages-table rows and "resident pages" are counted in. */
@@ -174,7 +174,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
   }
 
   // Resident pages at the last numa_maps snapshot.
-  const rpTime = numericColumn<Uint32Array>(tables.region_placements, 'time_us');
+  const rpTime = timeColumn(tables.region_placements, 'time_us');
   const rpNode = numericColumn<Int8Array>(tables.region_placements, 'node');
   const rpPages = numericColumn<Uint32Array>(tables.region_placements, 'pages');
   const rpSize = numericColumn<Uint32Array>(tables.region_placements, 'page_size');
@@ -215,7 +215,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
   const startCode = evKind.values.indexOf('thread-start');
   const exitCode = evKind.values.indexOf('thread-exit');
   if (startCode >= 0 || exitCode >= 0) {
-    const evTime = numericColumn<Uint32Array>(ev, 'time_us');
+    const evTime = timeColumn(ev, 'time_us');
     const evThread = numericColumn<Int32Array>(ev, 'thread');
     for (let i = 0; i < ev.numRows; i++) {
       const t = threads[evThread[i]!];
@@ -225,7 +225,7 @@ export function summarizeTrace(trace: Trace): TraceSummary {
       if (evKind.codes[i] === exitCode && (t.life.exitUs === null || at < t.life.exitUs)) t.life.exitUs = at;
     }
   }
-  const tpTime = numericColumn<Uint32Array>(tables.thread_placements, 'time_us');
+  const tpTime = timeColumn(tables.thread_placements, 'time_us');
   const tpThread = numericColumn<Uint32Array>(tables.thread_placements, 'thread');
   const tpCpu = numericColumn<Int16Array>(tables.thread_placements, 'cpu');
   const tpNode = numericColumn<Int8Array>(tables.thread_placements, 'node');

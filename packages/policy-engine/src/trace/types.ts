@@ -1,5 +1,5 @@
 /**
- * Types of the numascope trace format, version 3. docs/trace-format.md is the normative
+ * Types of the numascope trace format, version 4. docs/trace-format.md is the normative
  * description; this file mirrors it. Only the newest version's types exist here: older files
  * are upgraded (see upgrade.ts) before anything else sees them.
  */
@@ -23,7 +23,7 @@ export type IndexIntoModuleTable = number;
 
 export const TRACE_FORMAT_NAME = 'numascope-trace';
 /** The newest trace format version this code reads and writes. */
-export const CURRENT_TRACE_VERSION = 3;
+export const CURRENT_TRACE_VERSION = 4;
 
 export type OriginKind = 'recorded' | 'imported' | 'synthetic' | 'derived';
 
@@ -229,6 +229,17 @@ export interface TraceManifest {
   version: number;
   producer: { name: string; version: string };
   createdAt: string;
+  /**
+   * The host the capture ran on (v4): `uname -n` for a recording, the perf.data HOSTNAME header
+   * for an import; null or absent for synthetic traces and files upgraded from version 3.
+   */
+  host?: string | null;
+  /**
+   * The capture's id (v4), 32 lower-case hex digits, the same in every copy and export of it:
+   * random for a recording, a hash of the source for an import or a synthetic trace; null or
+   * absent in files upgraded from version 3 (exports then use a hash of the file).
+   */
+  traceId?: string | null;
   origin: TraceOrigin;
   machine: TraceMachine;
   capture: TraceCapture;

@@ -35,6 +35,7 @@ export const TABLES_OF_VERSION: Readonly<Record<number, readonly string[]>> = {
   1: TABLE_NAMES.slice(0, 8),
   2: [...TABLE_NAMES.slice(0, 8), ...V2_TABLES],
   3: TABLE_NAMES,
+  4: TABLE_NAMES,
 };
 
 function captureOf(m: RawTrace['manifest']): Record<string, unknown> | null {
@@ -124,8 +125,18 @@ function v2ToV3(raw: RawTrace): RawTrace {
   };
 }
 
+/**
+ * v3 -> v4: the manifest gains `host` and `traceId`, both null (a v3 writer recorded neither;
+ * `machine.name` is still the recording host's name). The tables stay as they are: their uint32
+ * time columns are valid v4 times, and the reader gives every time column to the code as numbers
+ * whatever its stored width (check.ts timeColumn), so nothing is copied.
+ */
+function v3ToV4(raw: RawTrace): RawTrace {
+  return { manifest: { ...raw.manifest, version: 4, host: null, traceId: null }, tables: raw.tables };
+}
+
 /** `UPGRADERS[n]` upgrades a version-n trace to version n+1. */
-export const UPGRADERS: Readonly<Record<number, Upgrader>> = { 1: v1ToV2, 2: v2ToV3 };
+export const UPGRADERS: Readonly<Record<number, Upgrader>> = { 1: v1ToV2, 2: v2ToV3, 3: v3ToV4 };
 
 /** The oldest version this reader can upgrade from. */
 export const OLDEST_TRACE_VERSION = 1;

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { MachineModelError, machineModel } from '../machine/model.js';
 import { TraceError } from './errors.js';
-import { DEFAULT_TRACE_LIMITS, MAX_CLOCK_GHZ, MAX_CPU_ID, MAX_DURATION_US, MAX_NODE_ID, MIN_CLOCK_GHZ, type TraceLimits } from './limits.js';
+import { DEFAULT_TRACE_LIMITS, MAX_CLOCK_GHZ, MAX_CPU_ID, MAX_TIME_US, MAX_NODE_ID, MIN_CLOCK_GHZ, type TraceLimits } from './limits.js';
 import { CURRENT_TRACE_VERSION, TABLE_NAMES, TRACE_FORMAT_NAME, type TraceManifest } from './types.js';
 
 // No code generated from strings: the app runs under Content-Security-Policies without
@@ -65,7 +65,7 @@ const machine = z.object({
 const capture = z.object({
   startMonotonicNs: u64String,
   startUnixMs: z.number(),
-  durationUs: z.number().nonnegative().max(MAX_DURATION_US),
+  durationUs: z.number().nonnegative().max(MAX_TIME_US),
   stopReason: z.string(),
   sources: z.array(
     z.object({
@@ -90,7 +90,7 @@ const capture = z.object({
     .object({
       scans: nonNegInt,
       incompleteScans: nonNegInt,
-      lastScanUs: nonNegInt.max(MAX_DURATION_US).nullable(),
+      lastScanUs: nonNegInt.max(MAX_TIME_US).nullable(),
       lastScanAtStop: z.boolean(),
       residentPages: nonNegInt,
       residentPagesByNode: z.array(z.object({ node: int.min(-1).max(MAX_NODE_ID), pages: nonNegInt })).max(MAX_NODE_ID + 2),
@@ -110,6 +110,8 @@ export const manifestSchema = z.object({
   version: int,
   producer: z.object({ name: z.string(), version: z.string() }),
   createdAt: z.string(),
+  host: z.string().max(4096).nullable().optional(),
+  traceId: z.string().regex(/^[0-9a-f]{32}$/, 'a trace id is 32 lower-case hex digits').nullable().optional(),
   origin: z.object({
     kind: z.enum(['recorded', 'imported', 'synthetic', 'derived']),
     generator: z.string(),

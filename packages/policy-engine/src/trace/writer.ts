@@ -1,5 +1,5 @@
 /**
- * Trace writer, format v3 (docs/trace-format.md): column arrays in, `.numascope` bytes out.
+ * Trace writer, format v4 (docs/trace-format.md): column arrays in, `.numascope` bytes out.
  *
  * Pure: no Node-only APIs, no clock, no randomness, so it runs in a browser Worker and the same
  * input always gives the same bytes. The ZIP holds `manifest.json` first (deflated), then one
@@ -30,6 +30,7 @@ import {
 } from 'apache-arrow';
 import { deflateSync, strToU8, zipSync, type Zippable } from 'fflate';
 import { isTraceError } from './errors.js';
+import { MAX_TIME_US } from './limits.js';
 import { TABLE_SCHEMAS, type ColumnSpec, type ColumnType } from './schema.js';
 import {
   CURRENT_TRACE_VERSION,
@@ -99,6 +100,8 @@ const MANIFEST_ENTRY = 'manifest.json';
 const MANIFEST_DEFLATE_LEVEL = 9;
 const ZIP_LOCAL_HEADER_BYTES = 30;
 const ZIP_EXTRA_FIELD_HEADER_BYTES = 4;
+/** The alignment value at the start of the alignment field's data. */
+const ALIGNMENT_FIELD_BYTES = 2;
 
 type TypedArrayConstructor =
   | Int8ArrayConstructor
@@ -127,7 +130,8 @@ export function emptyColumns(): TraceColumns {
   for (const table of TABLE_NAMES) {
     const tableColumns: TableColumns = {};
     for (const spec of TABLE_SCHEMAS[table]) {
-      const ArrayType = TYPED_ARRAY_OF[spec.type];
+      // Time columns in the form the reader gives them (schema.ts `time`).
+      const ArrayType = spec.time ? Uint32Array : TYPED_ARRAY_OF[spec.type];
       tableColumns[spec.name] = ArrayType ? new ArrayType(0) : [];
     }
     columns[table] = tableColumns;
@@ -141,7 +145,7 @@ export function emptyTable(name: TableName): Table {
 }
 
 /**
- * Writes a trace of the newest version (v3). `manifest.tables` and `manifest.capture.sampleCount` are filled in from
+ * Writes a trace of the newest version (v4). `manifest.tables` and `manifest.capture.sampleCount` are filled in from
  * the columns (whatever the caller put there is replaced); the input objects are not modified.
  * Throws {@link TraceWriteError} naming the table and column for any data that does not match
  * TABLE_SCHEMAS. An optional column (schema.ts `optional`, e.g. `regions.prot`) that the columns
@@ -254,8 +258,40 @@ function describe(values: ColumnValues): string {
   return (values as { constructor: { name: string } }).constructor.name;
 }
 
+/**
+ * A time column's values (µs since the capture started: integers from 0 to MAX_TIME_US) as the
+ * file's int64. Takes the in-memory forms the reader gives (Uint32Array, Float64Array) and
+ * BigInt64Array.
+ */
+function timeValues(where: string, values: ColumnValues): BigInt64Array {
+  if (values instanceof BigInt64Array) {
+    for (let row = 0; row < values.length; row++) {
+      const t = values[row]!;
+      if (t < 0n || t > BigInt(MAX_TIME_US)) throw new TraceWriteError('column-type', `${where}, row ${row}: time ${t} µs is outside 0 to ${MAX_TIME_US}`);
+    }
+    return values;
+  }
+  if (values instanceof Uint32Array) return BigInt64Array.from(values, (t) => BigInt(t));
+  if (values instanceof Float64Array) {
+    const out = new BigInt64Array(values.length);
+    for (let row = 0; row < values.length; row++) {
+      const t = values[row]!;
+      if (!Number.isInteger(t) || t < 0 || t > MAX_TIME_US) {
+        throw new TraceWriteError('column-type', `${where}, row ${row}: time ${t} µs is not an integer from 0 to ${MAX_TIME_US}`);
+      }
+      out[row] = BigInt(t);
+    }
+    return out;
+  }
+  throw new TraceWriteError('column-type', `${where}: a time column needs a Uint32Array, Float64Array or BigInt64Array, got ${describe(values)}`);
+}
+
 function buildColumn(table: TableName, spec: ColumnSpec, values: ColumnValues, dictionaryId: number): Data {
   const where = `table "${table}", column "${spec.name}"`;
+  if (spec.time) {
+    const data = timeValues(where, values);
+    return makeData({ type: new Int64(), length: data.length, nullCount: 0, data });
+  }
   const ArrayType = TYPED_ARRAY_OF[spec.type];
   if (ArrayType !== undefined) {
     if (!(values instanceof ArrayType)) {
@@ -426,9 +462,15 @@ function zipTrace(manifest: TraceManifest, arrowFiles: ReadonlyMap<TableName, Ui
     ZIP_LOCAL_HEADER_BYTES + MANIFEST_ENTRY.length + deflateSync(manifestBytes, { level: MANIFEST_DEFLATE_LEVEL }).length;
   for (const [table, bytes] of arrowFiles) {
     const entry = `${table}.arrow`;
-    const unpadded = offset + ZIP_LOCAL_HEADER_BYTES + entry.length + ZIP_EXTRA_FIELD_HEADER_BYTES;
+    // The field's data is the alignment (u16, little-endian) then zero padding, as the Rust `zip`
+    // crate and zipalign write it: a reader that parses the field (the Rust one does) refuses a
+    // field shorter than the two alignment bytes.
+    const unpadded = offset + ZIP_LOCAL_HEADER_BYTES + entry.length + ZIP_EXTRA_FIELD_HEADER_BYTES + ALIGNMENT_FIELD_BYTES;
     const padding = (ARROW_ENTRY_ALIGNMENT_BYTES - (unpadded % ARROW_ENTRY_ALIGNMENT_BYTES)) % ARROW_ENTRY_ALIGNMENT_BYTES;
-    entries[entry] = [bytes, { level: 0, mtime, extra: { [ALIGNMENT_EXTRA_FIELD_ID]: new Uint8Array(padding) } }];
+    const field = new Uint8Array(ALIGNMENT_FIELD_BYTES + padding);
+    field[0] = ARROW_ENTRY_ALIGNMENT_BYTES & 0xff;
+    field[1] = ARROW_ENTRY_ALIGNMENT_BYTES >> 8;
+    entries[entry] = [bytes, { level: 0, mtime, extra: { [ALIGNMENT_EXTRA_FIELD_ID]: field } }];
     offset = unpadded + padding + bytes.length;
   }
   return zipSync(entries);

@@ -8,6 +8,7 @@ import { CapabilityList, formatBytes, formatCount, formatDurationUs, nodeColor }
 import type { AppState } from '../idle';
 import { endReason, recordingOf } from './machine';
 import type { LiveState } from './machine';
+import { RECORD_LIMITS } from '@numascope/protocol';
 import type { LiveWindow, NodeCount, ProcessInfo, Recording as RecordingInfo } from '@numascope/protocol';
 import { LiveApi } from './client';
 import { pageToken } from './token';
@@ -238,7 +239,9 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
     e.preventDefault();
     setFormError(null);
     const d = duration.trim() === '' ? undefined : Number(duration);
-    if (d !== undefined && !(d > 0 && d <= 4290)) return setFormError('The duration must be a number of seconds above 0 (at most 4290), or empty.');
+    if (d !== undefined && !(d > 0 && d <= RECORD_LIMITS.maxDurationS)) {
+      return setFormError(`The duration must be a number of seconds above 0 (at most ${RECORD_LIMITS.maxDurationS}, 30 days), or empty.`);
+    }
     if (mode === 'pid') {
       if (pid === null) return setFormError('Pick a process from the list.');
       void session.start({ pid, durationS: d ?? 10 });

@@ -7,6 +7,7 @@ import { useState, useSyncExternalStore } from 'react';
 import { formatDurationUs } from '@numascope/viz';
 import { applyVerdict, dryRunVerdict } from './loop';
 import type { LiveLoop, LoopState, Measure, Step } from './loop';
+import { RECORD_LIMITS } from '@numascope/protocol';
 import type { ApplyReport, ErrorBody, NodeCount } from '@numascope/protocol';
 
 const n = (v: number) => v.toLocaleString('en-US');
@@ -26,7 +27,7 @@ export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
   if (!before) return null;
   const r = s.recommend;
   const againSecs = duration.trim() === '' ? Math.max(1, Math.round(before.durationUs / 1e6)) : Number(duration);
-  const againOk = Number.isFinite(againSecs) && againSecs > 0 && againSecs <= 4290;
+  const againOk = Number.isFinite(againSecs) && againSecs > 0 && againSecs <= RECORD_LIMITS.maxDurationS;
   const recording = s.again.kind === 'recording';
   return (
     <section className="panel loop" aria-labelledby="loop-heading" data-testid="loop" data-pid={before.pid}>

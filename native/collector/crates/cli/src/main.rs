@@ -247,6 +247,9 @@ enum DebugCommand {
         #[arg(long = "min-bytes", default_value_t = 65536)]
         min_bytes: u64,
     },
+    /// Print the limits every trace reader enforces and the writer checks (JSON), for the
+    /// engine's test that its reader has the same.
+    TraceLimits,
 }
 
 #[derive(clap::Args, Debug)]
@@ -256,7 +259,8 @@ struct RecordArgs {
     output: PathBuf,
 
     /// Stop after this many seconds (decimals allowed). Default: until the process exits or
-    /// Ctrl-C (at most 71 minutes, the limit of trace format v1).
+    /// Ctrl-C (at most 30 days; a recording also stops at 50 million sample rows, the most one
+    /// trace keeps).
     #[arg(short = 'd', long = "duration", value_name = "SECONDS", value_parser = parse_seconds)]
     duration: Option<f64>,
 
@@ -427,6 +431,10 @@ fn run(cli: Cli) -> CliResult {
             Ok(())
         }
         Command::Man { output } => cmd_man(output),
+        Command::Debug { command: DebugCommand::TraceLimits } => {
+            println!("{}", numascope_core::trace::limits::limits_json());
+            Ok(())
+        }
         Command::Debug { command: DebugCommand::WriteFixture { dir } } => {
             let (t, j) = numascope_core::fixture::write_fixture(&dir).map_err(runtime)?;
             println!("{}\n{}", t.display(), j.display());

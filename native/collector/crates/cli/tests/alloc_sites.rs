@@ -157,11 +157,11 @@ fn check_sites(t: &TraceData, bin: &Path) -> BTreeMap<u64, (String, String, u64)
         match usize::try_from(a.region[i]) {
             Ok(r) => assert!(t.regions.start[r] <= a.address[i] && a.address[i] < t.regions.end[r]),
             Err(_) => {
-                assert!(end - i64::from(a.time_us[i]) < 250_000, "`{name}` at {:#x} is in no region", a.address[i])
+                assert!(end - a.time_us[i] < 250_000, "`{name}` at {:#x} is in no region", a.address[i])
             }
         }
-        assert!(u64::from(a.time_us[i]) <= t.manifest.capture.duration_us);
-        assert!(a.end_us[i] == -1 || a.end_us[i] >= i64::from(a.time_us[i]));
+        assert!(a.time_us[i] as u64 <= t.manifest.capture.duration_us);
+        assert!(a.end_us[i] == -1 || a.end_us[i] >= a.time_us[i]);
         let f = a.site[i] as usize;
         let m = t.alloc.frames.module[f];
         assert!(m >= 0, "site frame without a module");

@@ -66,7 +66,7 @@ fn damon_source(t: &TraceData) -> (String, String) {
 }
 
 struct Region {
-    time: u32,
+    time: i64,
     start: u64,
     end: u64,
     nr: f64,
@@ -74,7 +74,7 @@ struct Region {
 
 fn damon_regions(t: &TraceData) -> Vec<Region> {
     let c = &t.counters;
-    let mut by: std::collections::BTreeMap<(u32, i32), Region> = Default::default();
+    let mut by: std::collections::BTreeMap<(i64, i32), Region> = Default::default();
     for i in 0..c.time_us.len() {
         if c.scope.get(i) != damon::SCOPE {
             continue;

@@ -487,11 +487,12 @@ fn real_files_import() {
 }
 
 /// Old code: a sample 83 minutes after the first was written with its time clamped to u32::MAX µs
-/// and `capture.durationUs` above 2³², which numascope's own readers refuse (8 of 158 fuzzed imports,
-/// issue 32). Now a span beyond trace format v2's 32-bit microseconds is refused with what to do;
-/// 66 minutes still import, with the right duration.
+/// and `capture.durationUs` above 2³², which numascope's own readers refused (8 of 158 fuzzed
+/// imports, issue 32); then such a span was refused (format v3's 32-bit microseconds). Format v4
+/// keeps 64-bit times: 83 minutes import with the right duration, and only a span beyond what
+/// the readers hold exactly (2^53 - 1 µs, 285 years: a damaged timestamp) is refused, by name.
 #[test]
-fn samples_spanning_more_than_format_v2_holds_are_refused() {
+fn long_spans_import_and_only_a_damaged_one_is_refused() {
     let at_last_sample = |offset_ns: u64| {
         let mut b = ivb();
         let samples = records_of_type(&b, 9);
@@ -501,13 +502,13 @@ fn samples_spanning_more_than_format_v2_holds_are_refused() {
         wr64(&mut b, last + 8 + 16, first + offset_ns);
         b
     };
-    let (run, _) = import("reg-span-83min", &at_last_sample(5_000_000_000_000));
-    expect_error(&run, "limit", &["span 83.3 minutes", "71.6 minutes", "at most 71 minutes"]);
-    let (run, m) = import("reg-span-66min", &at_last_sample(4_000_000_000_000));
+    let (run, m) = import("reg-span-83min", &at_last_sample(5_000_000_000_000));
     let m = expect_ok(&run, m);
     assert!(
-        m.capture.duration_us >= 4_000_000_000 && m.capture.duration_us <= u64::from(u32::MAX),
-        "{}",
+        m.capture.duration_us >= 5_000_000_000 && m.capture.duration_us < 5_001_000_000,
+        "83 minutes: {}",
         m.capture.duration_us
     );
+    let (run, _) = import("reg-span-damaged", &at_last_sample(1 << 63));
+    expect_error(&run, "limit", &["days", "2^53 - 1 µs", "damaged file"]);
 }

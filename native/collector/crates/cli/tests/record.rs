@@ -259,7 +259,7 @@ fn short_lived_threads_come_from_the_task_records() {
         assert_eq!(t.events.time_us[*start[0]], first, "the thread starts at its creation");
         assert_eq!(t.events.time_us[*exit[0]], last, "and ends at its exit");
         // Its samples fall inside its life.
-        let own: Vec<u32> = (0..t.samples.time_us.len())
+        let own: Vec<i64> = (0..t.samples.time_us.len())
             .filter(|&k| t.samples.thread[k] == ti as u32)
             .map(|k| t.samples.time_us[k])
             .collect();

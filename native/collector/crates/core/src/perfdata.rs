@@ -721,6 +721,42 @@ fn file_name(path: &Path) -> String {
     path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
+/// Trace times are µs since the start up to 2^53 - 1 (285 years, the trace readers' limit,
+/// trace/limits.rs): a wider span can only come from a damaged timestamp, and is refused with
+/// what to do rather than written with clamped times.
+fn check_span(path: &Path, t0: u64, t1: u64) -> Result<(), ImportError> {
+    let span_us = (t1 - t0) / 1000;
+    if span_us > crate::trace::limits::MAX_TIME_US as u64 {
+        return Err(ImportError::Limit {
+            path: path.display().to_string(),
+            what: format!(
+                "its samples span {:.0} days from the first timestamp to the last, more than a trace holds (2^53 - 1 µs, 285 years)",
+                span_us as f64 / 86_400e6
+            ),
+            hint: "a timestamp that far off means a damaged file: record it again, or import the part before the damage".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The trace id of an import (`manifest.traceId`): 32 hex digits of the SHA-1 of the source
+/// file's size, host name, first and last sample times and memory-sample count, so that the same
+/// perf.data file imports to the same id (a fleet dataset then holds it once), without reading
+/// the file a second time.
+fn import_trace_id(path: &Path, host: Option<&str>, t0: u64, t1: u64, samples: usize) -> String {
+    use sha1::{Digest, Sha1};
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut h = Sha1::new();
+    h.update(b"numascope import\0");
+    h.update(size.to_le_bytes());
+    h.update(host.unwrap_or("").as_bytes());
+    h.update([0u8]);
+    h.update(t0.to_le_bytes());
+    h.update(t1.to_le_bytes());
+    h.update((samples as u64).to_le_bytes());
+    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Imports a perf.data file into an in-memory trace.
 pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     let mut opened = open_perf_data(path)?;
@@ -771,21 +807,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     if t0 > t1 {
         (t0, t1) = (0, 0);
     }
-    // Trace format v2 keeps times as unsigned 32-bit µs since the start (71 min 35 s): a longer span
-    // is refused here, with what to do, rather than written with clamped times that the reader would
-    // refuse (the writer and the reader keep the same limit).
-    let span_us = (t1 - t0) / 1000;
-    if span_us > u64::from(u32::MAX) {
-        return Err(ImportError::Limit {
-            path: path.display().to_string(),
-            what: format!(
-                "its samples span {:.1} minutes from the first timestamp to the last, more than trace format v2 holds (times are 32-bit microseconds since the start: at most 71.6 minutes)",
-                span_us as f64 / 60e6
-            ),
-            hint: "import a recording of at most 71 minutes (perf record -- sleep 4200, or split the run into several recordings); a timestamp that far off can also mean a damaged file".into(),
-        });
-    }
-    let us = |t: u64| -> u32 { (t.saturating_sub(t0) / 1000).min(u32::MAX as u64) as u32 };
+    check_span(path, t0, t1)?;
+    let us = |t: u64| -> i64 { crate::time::us_since(t0, t) };
 
     // machine
     let mut m = crate::trace::empty_manifest();
@@ -921,6 +944,8 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
         alloc: Default::default(),
     };
     trace.manifest.capture.sample_count = trace.samples.len() as u64;
+    trace.manifest.host = pd.hostname.clone();
+    trace.manifest.trace_id = Some(import_trace_id(path, pd.hostname.as_deref(), t0, t1, trace.samples.len()));
     import_code_locations(&mut trace, &pd.code_mappings, &code);
     if pd.lost > 0 {
         trace.events.time_us.push(0);

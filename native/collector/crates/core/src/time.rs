@@ -13,9 +13,9 @@ pub fn unix_now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// µs from `start_ns` to `t_ns`, clamped to the u32 range of trace tables.
-pub fn us_since(start_ns: u64, t_ns: u64) -> u32 {
-    (t_ns.saturating_sub(start_ns) / 1000).min(u32::MAX as u64) as u32
+/// µs from `start_ns` to `t_ns` (0 for an earlier `t_ns`), as trace tables hold times.
+pub fn us_since(start_ns: u64, t_ns: u64) -> i64 {
+    (t_ns.saturating_sub(start_ns) / 1000).min(crate::trace::limits::MAX_TIME_US as u64) as i64
 }
 
 /// ISO 8601 UTC (`2026-11-21T19:50:00Z`) from ms since the epoch.

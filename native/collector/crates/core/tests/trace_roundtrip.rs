@@ -23,7 +23,7 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
         (
             "samples",
             vec![
-                ("time_us", UInt32),
+                ("time_us", Int64),
                 ("thread", UInt32),
                 ("cpu", Int16),
                 ("page", Int32),
@@ -57,8 +57,8 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("tid", Int32),
                 ("pid", Int32),
                 ("name", Utf8),
-                ("first_seen_us", UInt32),
-                ("last_seen_us", UInt32),
+                ("first_seen_us", Int64),
+                ("last_seen_us", Int64),
                 ("migrations", Int64),
             ],
         ),
@@ -74,15 +74,15 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
                 ("prot", Utf8),
             ],
         ),
-        ("thread_placements", vec![("time_us", UInt32), ("thread", UInt32), ("cpu", Int16), ("node", Int8)]),
+        ("thread_placements", vec![("time_us", Int64), ("thread", UInt32), ("cpu", Int16), ("node", Int8)]),
         (
             "region_placements",
-            vec![("time_us", UInt32), ("region", UInt32), ("node", Int8), ("pages", UInt32), ("page_size", UInt32)],
+            vec![("time_us", Int64), ("region", UInt32), ("node", Int8), ("pages", UInt32), ("page_size", UInt32)],
         ),
         (
             "counters",
             vec![
-                ("time_us", UInt32),
+                ("time_us", Int64),
                 ("counter", dict(Int16)),
                 ("scope", dict(Int8)),
                 ("scope_id", Int32),
@@ -91,12 +91,12 @@ fn spec() -> Vec<(&'static str, Vec<(&'static str, DataType)>)> {
         ),
         (
             "events",
-            vec![("time_us", UInt32), ("kind", dict(Int8)), ("thread", Int32), ("value", Int64), ("detail", Utf8)],
+            vec![("time_us", Int64), ("kind", dict(Int8)), ("thread", Int32), ("value", Int64), ("detail", Utf8)],
         ),
         (
             "allocations",
             vec![
-                ("time_us", UInt32),
+                ("time_us", Int64),
                 ("end_us", Int64),
                 ("thread", Int32),
                 ("tid", Int32),
@@ -168,7 +168,9 @@ fn fixture_round_trip_in_memory() {
     // Manifest JSON spelling.
     let m = &f.manifest_json;
     assert_eq!(m["format"], "numascope-trace");
-    assert_eq!(m["version"], 3);
+    assert_eq!(m["version"], 4);
+    assert_eq!(m["host"], "fixture-host");
+    assert_eq!(m["traceId"], "0123456789abcdef0123456789abcdef");
     assert_eq!(m["capture"]["startMonotonicNs"], "18446744073709551615");
     assert!(m["appliedPlans"].is_array());
     assert!(m["machine"]["links"][0].get("capacityGBps").is_some());
@@ -205,7 +207,7 @@ fn empty_tables_and_many_batches() {
     let s = &mut t.samples;
     *s = Default::default();
     for i in 0..n {
-        s.time_us.push(i as u32);
+        s.time_us.push(i as i64);
         s.thread.push((i % 7) as u32);
         s.cpu.push((i % 3) as i16 - 1);
         s.page.push(i as i32);
@@ -233,10 +235,10 @@ fn empty_tables_and_many_batches() {
 #[test]
 fn reader_rejects_newer_versions_and_wrong_types() {
     let mut t = fixture_trace();
-    t.manifest.version = 4;
+    t.manifest.version = 5;
     let buf = write_trace_to(&mut t, Cursor::new(Vec::new())).unwrap().into_inner();
-    let err = read_trace_from(Cursor::new(buf)).err().expect("version 4 must be refused").to_string();
-    assert!(err.contains("version 4") && err.contains("version 3") && err.contains("update numascope"), "{err}");
+    let err = read_trace_from(Cursor::new(buf)).err().expect("version 5 must be refused").to_string();
+    assert!(err.contains("version 5") && err.contains("version 4") && err.contains("update numascope"), "{err}");
 
     // A table with a wrong column type is rejected naming table, column and both types.
     use std::sync::Arc;
@@ -252,6 +254,37 @@ fn reader_rejects_newer_versions_and_wrong_types() {
     assert!(err.contains("threads") && err.contains("tid") && err.contains("Int64") && err.contains("Int32"), "{err}");
 }
 
+/// A version 3 file's uint32 time columns read as v4's int64, values unchanged; a v4 file with a
+/// uint32 time column is refused like any other wrong type.
+#[test]
+fn version_3_time_columns_are_widened() {
+    use numascope_core::trace::reader::read_table_of_version;
+    use std::sync::Arc;
+    let fields = vec![
+        arrow_schema::Field::new("time_us", DataType::UInt32, false),
+        arrow_schema::Field::new("thread", DataType::UInt32, false),
+        arrow_schema::Field::new("cpu", DataType::Int16, false),
+        arrow_schema::Field::new("node", DataType::Int8, false),
+    ];
+    let schema = Arc::new(arrow_schema::Schema::new(fields));
+    let cols: Vec<arrow_array::ArrayRef> = vec![
+        Arc::new(arrow_array::UInt32Array::from(vec![0u32, 4_294_967_295])),
+        Arc::new(arrow_array::UInt32Array::from(vec![0u32, 0])),
+        Arc::new(arrow_array::Int16Array::from(vec![0i16, 1])),
+        Arc::new(arrow_array::Int8Array::from(vec![0i8, 0])),
+    ];
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &schema).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    let bytes = w.into_inner().unwrap();
+    let b = read_table_of_version("thread_placements", bytes.clone(), 3).unwrap();
+    assert_eq!(b.column_by_name("time_us").unwrap().data_type(), &DataType::Int64);
+    assert_eq!(numascope_core::trace::reader::col_i64(&b, "time_us"), vec![0, 4_294_967_295]);
+    let err = read_table_of_version("thread_placements", bytes, 4).err().unwrap().to_string();
+    assert!(err.contains("time_us") && err.contains("UInt32") && err.contains("Int64"), "{err}");
+}
+
 #[test]
 fn write_fixture_files() {
     let tmp = common::TempDir::new("fixture");
@@ -262,7 +295,10 @@ fn write_fixture_files() {
     let tables = &expected["tables"];
     assert_eq!(tables["pages"]["address"][2], "18446744073709547520");
     assert_eq!(tables["regions"]["path"][0], serde_json::Value::Null);
-    assert_eq!(tables["samples"]["time_us"][2], 4_294_967_295u64);
+    assert_eq!(tables["samples"]["time_us"][1], 6_000_000_000u64);
+    assert_eq!(tables["samples"]["time_us"][2], 9_007_199_254_740_991u64);
+    assert_eq!(expected["manifest"]["traceId"], "0123456789abcdef0123456789abcdef");
+    assert_eq!(expected["manifest"]["host"], "fixture-host");
     assert_eq!(tables["samples"]["op"][2], "fault");
     assert_eq!(tables["threads"]["name"][1], "wörker-ü 線程");
     assert_eq!(tables["events"]["value"][3], i64::MIN.to_string());

@@ -49,8 +49,8 @@ pub struct ExportArgs {
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: Option<PathBuf>,
 
-    /// Host name to file the trace under (default: the manifest's machine name, which is the
-    /// host name for a recording).
+    /// Host name to file the trace under (default: the manifest's `host`, the recording's host
+    /// name; for a file without one, its machine name).
     #[arg(long = "host", value_name = "NAME")]
     pub host: Option<String>,
 
@@ -63,8 +63,15 @@ pub struct ExportArgs {
     pub quiet: bool,
 }
 
-/// The trace id: the first 16 hex digits (64 bits) of the SHA-1 of the trace file, so that
-/// exporting the same file again replaces its files instead of adding a copy.
+/// Whether `id` is a v4 `manifest.traceId` (32 lower-case hex digits): only such an id names
+/// the exported files (it is part of their paths).
+pub fn is_trace_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The trace id of a file without one in its manifest (format v3 and older): the first 16 hex
+/// digits (64 bits) of the SHA-1 of the trace file, so that exporting the same file again
+/// replaces its files instead of adding a copy.
 pub fn trace_id(bytes: &[u8]) -> String {
     let digest = Sha1::digest(bytes);
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
@@ -106,7 +113,9 @@ pub fn cmd_export(args: ExportArgs) -> Result<(), (u8, String)> {
     })?;
     drop(bytes);
     let data = trace.to_trace_data();
-    let host = args.host.clone().unwrap_or_else(|| data.manifest.machine.name.clone());
+    let id = data.manifest.trace_id.as_deref().filter(|t| is_trace_id(t)).map(str::to_string).unwrap_or(id);
+    let host =
+        args.host.clone().or_else(|| data.manifest.host.clone()).unwrap_or_else(|| data.manifest.machine.name.clone());
     let identity = Identity::new(id, host, &data.manifest);
     if args.format == Format::Pprof {
         return export_pprof(&args, &shown, &data, &identity);
@@ -207,6 +216,14 @@ mod tests {
         assert_eq!(host_component(".."), "unknown");
         assert_eq!(host_component(""), "unknown");
         assert_eq!(host_component("a=b/c d"), "a_b_c_d");
+    }
+
+    #[test]
+    fn only_a_well_formed_manifest_trace_id_names_files() {
+        assert!(is_trace_id("0123456789abcdef0123456789abcdef"));
+        assert!(!is_trace_id("0123456789ABCDEF0123456789abcdef"));
+        assert!(!is_trace_id("../../../../../../../../etc/passwd"));
+        assert!(!is_trace_id("0123456789abcdef"));
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub fn attribute_objects(t: &TraceData) -> (Vec<i32>, Vec<i32>) {
         return (page_alloc, sample_alloc);
     }
     let end = |i: usize| a.address[i].saturating_add(a.size[i]);
-    let live = |i: usize, t: i64| i64::from(a.time_us[i]) <= t && (a.end_us[i] < 0 || t < a.end_us[i]);
+    let live = |i: usize, t: i64| a.time_us[i] <= t && (a.end_us[i] < 0 || t < a.end_us[i]);
     let mut by_start: Vec<usize> = (0..n_alloc).collect();
     by_start.sort_by_key(|&i| (a.address[i], i));
     let mut page_order: Vec<usize> = (0..n_pages).collect();
@@ -160,7 +160,7 @@ pub fn attribute_objects(t: &TraceData) -> (Vec<i32>, Vec<i32>) {
         page_alloc[p] = best.0;
         for &i in &by_page[start[p]..start[p + 1]] {
             let addr = lo.saturating_add(u64::from(s.offset[i]));
-            let ts = i64::from(s.time_us[i]);
+            let ts = s.time_us[i];
             if let Some(&hit) = cands.iter().find(|&&c| a.address[c] <= addr && addr < end(c) && live(c, ts)) {
                 sample_alloc[i] = hit as i32;
             }

@@ -219,8 +219,8 @@ fn samples(t: &TraceData, id: &Identity) -> Result<RecordBatch, String> {
     let mut weight = Int64Builder::with_capacity(n);
     let mut stack = Int32Builder::with_capacity(n);
     for i in 0..n {
-        time.append_value(id.at(i64::from(s.time_us[i])));
-        time_us.append_value(i64::from(s.time_us[i]));
+        time.append_value(id.at(s.time_us[i]));
+        time_us.append_value(s.time_us[i]);
         let th = s.thread[i] as usize;
         tid.append_option(t.threads.tid.get(th).copied());
         pid.append_option(t.threads.pid.get(th).copied());
@@ -327,8 +327,8 @@ fn threads(t: &TraceData, id: &Identity) -> Result<RecordBatch, String> {
         tid.append_value(th.tid[i]);
         pid.append_value(th.pid[i]);
         name.append_value(&th.name[i]);
-        first.append_value(id.at(i64::from(th.first_seen_us[i])));
-        last.append_value(id.at(i64::from(th.last_seen_us[i])));
+        first.append_value(id.at(th.first_seen_us[i]));
+        last.append_value(id.at(th.last_seen_us[i]));
         migrations.append_option(known(th.migrations[i]));
     }
     c.add("tid", tid.finish());
@@ -349,7 +349,7 @@ fn thread_placements(t: &TraceData, id: &Identity) -> Result<RecordBatch, String
     let (mut tid, mut cpu, mut node) = (Int32Builder::new(), Int32Builder::new(), Int32Builder::new());
     let mut name = StringBuilder::new();
     for i in 0..n {
-        time.append_value(id.at(i64::from(tp.time_us[i])));
+        time.append_value(id.at(tp.time_us[i]));
         let th = tp.thread[i] as usize;
         tid.append_option(t.threads.tid.get(th).copied());
         name.append_option(t.threads.name.get(th));
@@ -374,7 +374,7 @@ fn region_placements(t: &TraceData, id: &Identity) -> Result<RecordBatch, String
     let (mut node, mut pages, mut size) = (Int32Builder::new(), Int64Builder::new(), Int64Builder::new());
     let (mut kind, mut path, mut site) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
     for i in 0..n {
-        time.append_value(id.at(i64::from(rp.time_us[i])));
+        time.append_value(id.at(rp.time_us[i]));
         let r = rp.region[i] as usize;
         start.append_option(t.regions.start.get(r).copied());
         end.append_option(t.regions.end.get(r).copied());
@@ -449,7 +449,7 @@ fn allocations(t: &TraceData, id: &Identity) -> Result<RecordBatch, String> {
     let mut sampled = BooleanBuilder::new();
     let mut weight = Float64Builder::new();
     for i in 0..n {
-        time.append_value(id.at(i64::from(a.time_us[i])));
+        time.append_value(id.at(a.time_us[i]));
         end.append_option(known(a.end_us[i]).map(|us| id.at(us)));
         tid.append_option(known(i64::from(a.tid[i])).map(|v| v as i32));
         op.append_value(dict(&a.op, i));

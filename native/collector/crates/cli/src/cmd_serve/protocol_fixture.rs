@@ -630,7 +630,7 @@ fn messages() -> Value {
         "runReport": super::runs::fixture::reports().iter().map(to).collect::<Vec<_>>(),
         "apiError": [
             error_json("unauthorized", "missing token: every /api/ request needs the token from the URL `numascope serve` printed"),
-            error_json("bad-duration", "durationS must be a number of seconds > 0 and <= 4290"),
+            error_json("bad-duration", "durationS must be a number of seconds > 0 and <= 2592000"),
             error_json(
                 "kernel-unsupported",
                 "the kernel has no weighted interleave (/sys/kernel/mm/mempolicy/weighted_interleave is missing): system weights need Linux 6.9 or newer; this kernel is 6.1.0-37-amd64",

@@ -351,7 +351,7 @@ fn build_tables(files: &[AllocSites], start_ns: u64, trace: &TraceData) -> (Allo
         let site = a.site.and_then(|fr| frame_id(&mut m, &mut t, &mut stats, s, fr as usize)).map_or(-1, |x| x as i32);
         let al = &mut t.allocations;
         al.time_us.push(us_since(start_ns, a.time_ns));
-        al.end_us.push(a.end_ns.map_or(-1, |e| us_since(start_ns, e) as i64));
+        al.end_us.push(a.end_ns.map_or(-1, |e| us_since(start_ns, e)));
         al.thread.push(*thread_row.get(&(a.tid as i32)).unwrap_or(&-1));
         al.tid.push(a.tid as i32);
         al.op.push(a.op.name());

@@ -21,9 +21,9 @@ pub(super) struct BuildInput<'a> {
     pub(super) tids_in_samples: HashMap<u32, String>,
     pub(super) tasks: &'a TaskLog,
     pub(super) cpu_to_node: &'a [i8],
-    pub(super) lost_events: Vec<(u32, u64)>,
+    pub(super) lost_events: Vec<(i64, u64)>,
     /// (time_us, code, description)
-    pub(super) exit: Option<(u32, i32, String)>,
+    pub(super) exit: Option<(i64, i32, String)>,
     pub(super) notes: &'a mut Vec<String>,
 }
 
@@ -94,8 +94,8 @@ fn threads_table(inp: &BuildInput<'_>) -> (Threads, HashMap<i32, usize>) {
     struct T {
         tid: i32,
         name: String,
-        first: u32,
-        last: u32,
+        first: i64,
+        last: i64,
         migrations: i64,
     }
     let mut threads: HashMap<i32, T> = HashMap::new();
@@ -223,7 +223,7 @@ fn pages_table(inp: &mut BuildInput<'_>, tindex: &HashMap<i32, usize>) -> (Pages
             out.first_touch_thread.push(-1);
             out.first_touch_cpu.push(-1);
         } else {
-            out.first_touch_us.push(us_since(inp.start_ns, ps.first_time_ns) as i64);
+            out.first_touch_us.push(us_since(inp.start_ns, ps.first_time_ns));
             out.first_touch_thread.push(tindex.get(&(ps.first_tid as i32)).map(|&t| t as i32).unwrap_or(-1));
             out.first_touch_cpu.push(ps.first_cpu.min(i16::MAX as u32) as i16);
         }
@@ -294,7 +294,7 @@ fn thread_placements_table(inp: &BuildInput<'_>, tindex: &HashMap<i32, usize>) -
             -1
         }
     };
-    let mut rows: Vec<(u32, u32, i16, i8)> = Vec::with_capacity(inp.procfs.placements.len());
+    let mut rows: Vec<(i64, u32, i16, i8)> = Vec::with_capacity(inp.procfs.placements.len());
     let mut polled = std::collections::HashSet::new();
     for &(t, tid, cpu, node) in &inp.procfs.placements {
         if let Some(&ti) = tindex.get(&tid) {
@@ -471,7 +471,7 @@ mod tests {
         assert_eq!(threads.last_seen_us, vec![50, 10, 20, 35]);
         assert_eq!(threads.migrations, vec![0, -1, -1, -1]);
         let events = events_table(&inp, &tindex, &threads);
-        let rows: Vec<(u32, &str, i32)> =
+        let rows: Vec<(i64, &str, i32)> =
             (0..events.time_us.len()).map(|i| (events.time_us[i], events.kind.get(i), events.thread[i])).collect();
         assert_eq!(
             rows,
@@ -480,7 +480,7 @@ mod tests {
         assert_eq!(events.detail[0], "thread 101 (worker) created by thread 100 on cpu 1 (node 0)");
     }
 
-    fn r(start: u64, end: u64, t: u32) -> RegionObs {
+    fn r(start: u64, end: u64, t: i64) -> RegionObs {
         RegionObs {
             start,
             end,

@@ -140,7 +140,7 @@ impl Session {
         for e in &applied_plans {
             let t = e["finishedUnixMs"].as_u64().unwrap_or(self.start_unix_ms).saturating_sub(self.start_unix_ms);
             procfs.events.push(PendingEvent {
-                time_us: (t.saturating_mul(1000)).min(u32::MAX as u64) as u32,
+                time_us: (t.saturating_mul(1000)).min(crate::trace::limits::MAX_TIME_US as u64) as i64,
                 kind: "plan-applied",
                 tid: None,
                 value: e["report"]["pages"]["moved"].as_i64().unwrap_or(-1),

@@ -118,6 +118,8 @@ impl Session {
             version: FORMAT_VERSION,
             producer: Producer::default(),
             created_at: iso8601_utc(unix_now_ms()),
+            host: Some(self.topo.hostname.clone()).filter(|h| !h.is_empty()),
+            trace_id: Some(crate::trace::writer::new_trace_id()),
             origin: self.origin(t),
             machine: topo.machine(),
             capture: Capture {

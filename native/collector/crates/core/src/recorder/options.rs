@@ -9,8 +9,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-/// The longest capture format v1 can describe (u32 µs), less a safety margin.
-pub const MAX_CAPTURE: Duration = Duration::from_secs(4290);
+/// The longest `--duration` accepted: 30 days. Trace times are 64-bit µs (format v4: no limit a
+/// recording reaches); what bounds a long recording is its sample rows ([`MAX_RECORD_SAMPLES`]).
+pub const MAX_CAPTURE: Duration = Duration::from_secs(30 * 86_400);
+
+/// Most memory-access sample rows one recording keeps: the samples table stays under the trace
+/// readers' 2 GiB an entry (about 38 bytes a row: 1.9 GB), and the recorder's memory bounded. At
+/// the defaults (1 kHz of page-fault samples per thread) 8 busy threads reach it after 104 minutes;
+/// the recorder then stops, writes what it has and says so (stop reason `sample-limit`). Lower
+/// `--fault-rate` or `--mem-rate` to record longer.
+pub const MAX_RECORD_SAMPLES: usize = 50_000_000;
 
 /// Default of [`RecordOptions::fault_rate_hz`].
 pub const DEFAULT_FAULT_RATE_HZ: u64 = crate::sources::pagefault::DEFAULT_RATE_HZ;
@@ -621,7 +629,8 @@ mod tests {
                 }
             }
         }
-        for (d, ok) in [(0.001, true), (4290.0, true), (0.0, false), (-1.0, false), (4290.5, false), (f64::NAN, false)]
+        for (d, ok) in
+            [(0.001, true), (2_592_000.0, true), (0.0, false), (-1.0, false), (2_592_000.5, false), (f64::NAN, false)]
         {
             let r = RecordRequest { duration_s: Some(d), ..req() };
             assert_eq!(r.validate().is_ok(), ok, "duration {d}");
@@ -634,9 +643,9 @@ mod tests {
         assert_eq!(e.message(Naming::Cli), "--interval-ms must be an integer from 1 to 60000");
         assert_eq!(e.message(Naming::Serve), "intervalMs must be an integer from 1 to 60000");
         assert_eq!(e.code(), "bad-interval");
-        let e = RecordRequest { duration_s: Some(5000.0), ..req() }.validate().unwrap_err();
-        assert_eq!(e.message(Naming::Serve), "durationS must be a number of seconds > 0 and <= 4290");
-        assert_eq!(e.message(Naming::Node), "durationMs must be a number of milliseconds > 0 and <= 4290000");
+        let e = RecordRequest { duration_s: Some(3e6), ..req() }.validate().unwrap_err();
+        assert_eq!(e.message(Naming::Serve), "durationS must be a number of seconds > 0 and <= 2592000");
+        assert_eq!(e.message(Naming::Node), "durationMs must be a number of milliseconds > 0 and <= 2592000000");
         let e = RecordRequest { fault_period: Some(1), fault_rate_hz: Some(1000), ..req() }.validate().unwrap_err();
         assert_eq!(e.message(Naming::Node), "give faultPeriod or faultRateHz, not both");
         assert_eq!(e.message(Naming::Cli), "give --fault-period or --fault-rate, not both");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::launch::{signal_received, try_reap};
 use super::open::hinting_on;
-use super::options::{RecordOptions, MAX_CAPTURE};
+use super::options::{RecordOptions, MAX_CAPTURE, MAX_RECORD_SAMPLES};
 use super::pages::PageTracker;
 use super::placement_scan::PageScanner;
 use super::Warning;
@@ -39,7 +39,7 @@ pub(super) struct Faults {
     pub(super) hinting_at_start: bool,
     pub(super) last_lost: u64,
     /// (time_us, samples lost since the previous report)
-    pub(super) lost_events: Vec<(u32, u64)>,
+    pub(super) lost_events: Vec<(i64, u64)>,
     /// Drained but not yet absorbed.
     pub(super) fresh: Vec<FaultSample>,
 }
@@ -319,7 +319,7 @@ impl Session {
 
     /// Reads the counters and uncore at `t` µs, following new threads; notices NUMA balancing
     /// switched on while recording (hinting faults count from then on).
-    pub(super) fn read_counters(&mut self, t: u32) {
+    pub(super) fn read_counters(&mut self, t: i64) {
         let tracepoint = matches!(self.faults.sampler.as_ref().map(|s| s.event()), Ok(FaultEvent::Tracepoint(_)));
         if !self.faults.hinting && tracepoint {
             self.faults.hinting = hinting_on(&self.roots.proc);
@@ -384,11 +384,19 @@ impl Session {
         if self.clock.t0.elapsed() >= self.clock.limit {
             if self.opts.duration.is_none_or(|d| d > MAX_CAPTURE) {
                 self.notes.push(format!(
-                    "stopped at {} s: trace format v1 stores times as u32 microseconds (at most 71 minutes)",
+                    "stopped at {} s, the longest recording numascope runs (30 days)",
                     MAX_CAPTURE.as_secs()
                 ));
             }
             return Some(Stop::now("duration", None, None));
+        }
+        let rows = self.seen.raw.len() + self.mem.raw.len();
+        if rows >= MAX_RECORD_SAMPLES {
+            self.notes.push(format!(
+                "stopped after {:.0} s at {rows} sample rows, the most one trace keeps (its samples table stays under the readers' 2 GiB): lower --fault-rate or --mem-rate to record longer",
+                self.clock.t0.elapsed().as_secs_f64()
+            ));
+            return Some(Stop::now("sample-limit", None, None));
         }
         None
     }

@@ -64,7 +64,7 @@ pub struct ThreadCounters {
     /// Threads whose events could not be opened (they exited in between, or a limit was hit).
     pub failed_threads: Vec<(u32, String)>,
     /// (time_us, spec index, tid, scaled cumulative value)
-    rows: Vec<(u32, usize, u32, f64)>,
+    rows: Vec<(i64, usize, u32, f64)>,
     /// Reads where the PMU had multiplexed the event (time_running < time_enabled).
     pub multiplexed_reads: u64,
 }
@@ -151,7 +151,7 @@ impl ThreadCounters {
     }
 
     /// Reads every counter of every thread (a thread that has exited keeps its last rows).
-    pub fn read(&mut self, time_us: u32) {
+    pub fn read(&mut self, time_us: i64) {
         for (&tid, counters) in &self.threads {
             for (k, c) in counters.iter().enumerate() {
                 let Ok(st) = c.stat() else { continue };
@@ -168,7 +168,7 @@ impl ThreadCounters {
     }
 
     /// Rows read so far: (time_us, counter name, tid, value).
-    pub fn rows(&self) -> impl Iterator<Item = (u32, &'static str, u32, f64)> + '_ {
+    pub fn rows(&self) -> impl Iterator<Item = (i64, &'static str, u32, f64)> + '_ {
         self.rows.iter().map(|&(t, k, tid, v)| (t, self.specs[k].name, tid, v))
     }
 

@@ -89,7 +89,7 @@ impl DamonConfig {
 /// One region of one snapshot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DamonRegion {
-    pub time_us: u32,
+    pub time_us: i64,
     pub start: u64,
     pub end: u64,
     pub nr_accesses: u32,
@@ -310,7 +310,7 @@ impl Drop for DamonSession {
 }
 
 /// Reads `schemes/0/tried_regions/<i>/…` of a kdamond directory.
-pub fn read_tried_regions(kd: &Path, time_us: u32) -> Result<Vec<DamonRegion>, String> {
+pub fn read_tried_regions(kd: &Path, time_us: i64) -> Result<Vec<DamonRegion>, String> {
     let dir = kd.join("contexts/0/schemes/0/tried_regions");
     let mut idx: Vec<u32> = fs::read_dir(&dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?

@@ -636,7 +636,7 @@ pub fn add_mem_samples(
         let upto = regions.partition_point(|&(s, _, _)| s <= a);
         regions[..upto].iter().rev().find(|&&(_, e, _)| a < e).map(|&(_, _, r)| r as i32).unwrap_or(-1)
     };
-    let us = |t: u64| -> u32 { (t.saturating_sub(start_ns) / 1000).min(u32::MAX as u64) as u32 };
+    let us = |t: u64| -> i64 { crate::time::us_since(start_ns, t) };
     let old = trace.samples.time_us.len();
     let s = &mut trace.samples;
     for m in mem {
@@ -1073,7 +1073,7 @@ mod tests {
             t.pages.first_touch_thread.push(0);
             t.pages.first_touch_cpu.push(0);
         }
-        for (us, page) in [(5u32, 0i32), (30, 1)] {
+        for (us, page) in [(5i64, 0i32), (30, 1)] {
             let s = &mut t.samples;
             s.time_us.push(us);
             s.thread.push(0);

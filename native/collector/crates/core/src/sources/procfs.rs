@@ -37,8 +37,8 @@ pub struct ThreadObs {
     pub tid: i32,
     pub pid: i32,
     pub name: String,
-    pub first_seen_us: u32,
-    pub last_seen_us: u32,
+    pub first_seen_us: i64,
+    pub last_seen_us: i64,
     /// se.nr_migrations at the baseline (0 for a thread that started during the capture).
     pub migrations_base: Option<u64>,
     pub migrations_last: Option<u64>,
@@ -65,14 +65,14 @@ pub struct RegionObs {
     pub policy: String,
     /// The maps permissions (`r--p`, `rw-s`; procfs::maps_prot), `None` if not understood.
     pub prot: Option<String>,
-    pub first_seen_us: u32,
-    pub last_seen_us: u32,
+    pub first_seen_us: i64,
+    pub last_seen_us: i64,
 }
 
 /// An event whose thread is still a tid (mapped to a thread index at the end).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingEvent {
-    pub time_us: u32,
+    pub time_us: i64,
     pub kind: &'static str,
     pub tid: Option<i32>,
     pub value: i64,
@@ -90,7 +90,7 @@ pub const MAX_CODE_MAPS: usize = 65_536;
 pub struct ProcfsData {
     pub threads: BTreeMap<i32, ThreadObs>,
     /// (time_us, tid, cpu, node)
-    pub placements: Vec<(u32, i32, i16, i8)>,
+    pub placements: Vec<(i64, i32, i16, i8)>,
     pub events: Vec<PendingEvent>,
     pub regions: Vec<RegionObs>,
     region_index: HashMap<RegionKey, usize>,
@@ -103,7 +103,7 @@ pub struct ProcfsData {
     pub polls: u64,
     pub numa_maps_snapshots: u64,
     /// Time of the last successful numa_maps snapshot.
-    pub last_numa_maps_us: Option<u32>,
+    pub last_numa_maps_us: Option<i64>,
     /// Problems met (deduplicated, one line each).
     pub problems: Vec<String>,
     pub process_gone: bool,
@@ -121,7 +121,7 @@ impl ProcfsData {
     /// For each region index: the nodes holding its pages in the last snapshot that saw it.
     pub fn last_region_nodes(&self) -> HashMap<usize, Vec<(i8, u32)>> {
         let rp = &self.region_placements;
-        let mut last_time: HashMap<usize, u32> = HashMap::new();
+        let mut last_time: HashMap<usize, i64> = HashMap::new();
         for i in 0..rp.time_us.len() {
             let r = rp.region[i] as usize;
             let t = last_time.entry(r).or_insert(0);
@@ -155,7 +155,7 @@ impl Poller {
         Poller { cfg, data: ProcfsData::default(), numa_maps_skip: 0, numa_maps_budget_skip: 0 }
     }
 
-    fn now_us(&self) -> u32 {
+    fn now_us(&self) -> i64 {
         us_since(self.cfg.start_ns, mono_now_ns())
     }
 
@@ -271,7 +271,7 @@ impl Poller {
         self.read_counters(now);
     }
 
-    fn mark_exited(&mut self, alive: &[i32], now: u32) {
+    fn mark_exited(&mut self, alive: &[i32], now: i64) {
         let mut exited = Vec::new();
         for (tid, t) in self.data.threads.iter_mut() {
             if t.alive && alive.binary_search(tid).is_err() {
@@ -292,7 +292,7 @@ impl Poller {
 
     /// Regions from maps, with per-node pages from numa_maps when `with_numa` (else policy
     /// `unknown` and no region_placements rows).
-    fn snapshot_regions(&mut self, now: u32, with_numa: bool) {
+    fn snapshot_regions(&mut self, now: i64, with_numa: bool) {
         let pid = self.cfg.pid;
         let dir = self.cfg.roots.proc.join(pid.to_string());
         let maps = match fs::read_to_string(dir.join("maps")) {
@@ -378,7 +378,7 @@ impl Poller {
         }
     }
 
-    fn read_counters(&mut self, now: u32) {
+    fn read_counters(&mut self, now: i64) {
         let proc_root = self.cfg.roots.proc.clone();
         let sys_root = self.cfg.roots.sys.clone();
         if let Ok(text) = fs::read_to_string(proc_root.join("vmstat")) {
@@ -403,7 +403,7 @@ impl Poller {
         }
     }
 
-    fn push_counter(&mut self, now: u32, name: &str, scope: &str, scope_id: i32, value: f64) {
+    fn push_counter(&mut self, now: i64, name: &str, scope: &str, scope_id: i32, value: f64) {
         let c = &mut self.data.counters;
         c.time_us.push(now);
         c.counter.push(name);

@@ -726,7 +726,7 @@ pub struct UncoreCounters {
     specs: Vec<UncoreSpec>,
     counters: Vec<Counter>,
     /// (time_us, counter, scope, cumulative bytes)
-    rows: Vec<(u32, &'static str, Scope, f64)>,
+    rows: Vec<(i64, &'static str, Scope, f64)>,
     /// Reads where the kernel had multiplexed an event (scaled by time_enabled / time_running).
     pub multiplexed_reads: u64,
     /// (counter, scope) sums left out of a poll because one of their events could not be read.
@@ -797,7 +797,7 @@ impl UncoreCounters {
     }
 
     /// Reads every event and adds one row per (counter, scope): the sum over that scope's events.
-    pub fn read(&mut self, time_us: u32) {
+    pub fn read(&mut self, time_us: i64) {
         let mut values: Vec<Option<f64>> = Vec::with_capacity(self.counters.len());
         for c in &self.counters {
             values.push(match c.stat() {

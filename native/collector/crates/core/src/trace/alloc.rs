@@ -53,7 +53,7 @@ pub const ALLOC_END_OPS: [&str; 7] = ["none", "free", "realloc", "reallocarray",
 /// `allocations`: one row per allocation the shim recorded.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Allocations {
-    pub time_us: Vec<u32>,
+    pub time_us: Vec<i64>,
     /// When it was freed, unmapped or reallocated away; -1 not seen.
     pub end_us: Vec<i64>,
     /// Row of `threads`, -1 when the allocating thread is not in that table.
@@ -203,7 +203,7 @@ pub fn columns(t: &AllocTables, table: &str) -> Option<Result<Vec<ArrayRef>, Tra
                     ],
                 )?;
                 vec![
-                    Arc::new(UInt32Array::from(a.time_us.clone())),
+                    Arc::new(Int64Array::from(a.time_us.clone())),
                     Arc::new(Int64Array::from(a.end_us.clone())),
                     Arc::new(Int32Array::from(a.thread.clone())),
                     Arc::new(Int32Array::from(a.tid.clone())),
@@ -275,7 +275,7 @@ pub fn fields(table: &str) -> Option<Vec<Field>> {
     let dict8 = || DataType::Dictionary(Box::new(Int8), Box::new(Utf8));
     Some(match table {
         "allocations" => vec![
-            f("time_us", UInt32),
+            f("time_us", Int64),
             f("end_us", Int64),
             f("thread", Int32),
             f("tid", Int32),
@@ -310,7 +310,7 @@ pub fn from_batches(get: impl Fn(&str) -> Option<RecordBatch>) -> AllocTables {
     let mut t = AllocTables::default();
     if let Some(b) = get("allocations") {
         t.allocations = Allocations {
-            time_us: col_u32(&b, "time_us"),
+            time_us: col_i64(&b, "time_us"),
             end_us: col_i64(&b, "end_us"),
             thread: col_i32(&b, "thread"),
             tid: col_i32(&b, "tid"),

@@ -18,6 +18,8 @@ use crate::trace::*;
 pub fn fixture_trace() -> TraceData {
     let mut m = empty_manifest();
     m.created_at = "2026-11-21T19:50:00Z".into();
+    m.host = Some("fixture-host".into());
+    m.trace_id = Some("0123456789abcdef0123456789abcdef".into());
     m.origin = Origin {
         kind: "synthetic".into(),
         generator: "numascope debug write-fixture".into(),
@@ -79,7 +81,7 @@ pub fn fixture_trace() -> TraceData {
     m.capture = Capture {
         start_monotonic_ns: "18446744073709551615".into(),
         start_unix_ms: 1_795_290_600_000,
-        duration_us: 4_294_967_295,
+        duration_us: 9_007_199_254_740_991,
         stop_reason: "generated".into(),
         sources: vec![SourceStatus {
             id: "synthetic".into(),
@@ -122,7 +124,7 @@ pub fn fixture_trace() -> TraceData {
     });
 
     let samples = Samples {
-        time_us: vec![0, 1, 4_294_967_295],
+        time_us: vec![0, 6_000_000_000, 9_007_199_254_740_991],
         thread: vec![0, 1, 4_294_967_295],
         cpu: vec![-1, 0, 32_767],
         page: vec![-1, 0, 2_147_483_647],
@@ -150,8 +152,8 @@ pub fn fixture_trace() -> TraceData {
         tid: vec![4242, 4243, -1],
         pid: vec![4242, 4242, i32::MIN],
         name: vec!["main".into(), "wörker-ü 線程".into(), "".into()],
-        first_seen_us: vec![0, 100, 4_294_967_295],
-        last_seen_us: vec![4_294_967_295, 200, 0],
+        first_seen_us: vec![0, 100, 9_007_199_254_740_991],
+        last_seen_us: vec![9_007_199_254_740_991, 200, 0],
         migrations: vec![-1, 0, 9_007_199_254_740_993],
     };
     let regions = Regions {
@@ -165,27 +167,27 @@ pub fn fixture_trace() -> TraceData {
         prot: vec![Some("rw-p".into()), Some("r--s".into()), None],
     };
     let thread_placements = ThreadPlacements {
-        time_us: vec![0, 50, 4_294_967_295],
+        time_us: vec![0, 50, 9_007_199_254_740_991],
         thread: vec![0, 1, 1],
         cpu: vec![0, 1, -1],
         node: vec![0, 1, -1],
     };
     let region_placements = RegionPlacements {
-        time_us: vec![0, 0, 4_294_967_295],
+        time_us: vec![0, 0, 9_007_199_254_740_991],
         region: vec![0, 1, 4_294_967_295],
         node: vec![0, 1, 127],
         pages: vec![1, 4_294_967_295, 0],
         page_size: vec![4096, 2_097_152, 4096],
     };
     let counters = Counters {
-        time_us: vec![0, 0, 100, 4_294_967_295],
+        time_us: vec![0, 0, 100, 9_007_199_254_740_991],
         counter: ["numa_hit", "mem_free_bytes", "pgmigrate_success", "numa_hit"].into_iter().collect(),
         scope: ["system", "node", "thread", "link"].into_iter().collect(),
         scope_id: vec![-1, 1, 0, i32::MAX],
         value: vec![0.0, 17_179_869_184.0, 0.5, 1.0e300],
     };
     let events = Events {
-        time_us: vec![0, 10, 20, 4_294_967_295],
+        time_us: vec![0, 10, 20, 9_007_199_254_740_991],
         kind: ["thread-start", "thread-migration", "lost-samples", "process-exit"].into_iter().collect(),
         thread: vec![0, 1, -1, -1],
         value: vec![-1, 1, 9_007_199_254_740_993, i64::MIN],
@@ -211,7 +213,7 @@ pub fn fixture_trace() -> TraceData {
 fn alloc_fixture() -> AllocTables {
     AllocTables {
         allocations: Allocations {
-            time_us: vec![5, 4_294_967_295],
+            time_us: vec![5, 9_007_199_254_740_991],
             end_us: vec![9_007_199_254_740_993, -1],
             thread: vec![0, -1],
             tid: vec![4242, 9999],

@@ -1,7 +1,8 @@
-//! The numascope trace file (format v2): model, Arrow schemas, writer and reader.
+//! The numascope trace file (format v4): model, Arrow schemas, writer and reader.
 
 pub mod alloc;
 pub mod fixture;
+pub mod limits;
 pub mod model;
 pub mod reader;
 pub mod schema;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// The format name written in `manifest.json`.
 pub const FORMAT_NAME: &str = "numascope-trace";
 /// The newest trace format version this crate reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 // ---------------------------------------------------------------------------------------------
 // manifest.json
@@ -23,6 +23,15 @@ pub struct Manifest {
     pub version: u32,
     pub producer: Producer,
     pub created_at: String,
+    /// The name of the host the capture ran on (`uname -n`; an import's perf.data HOSTNAME
+    /// header); `None` for synthetic traces and files upgraded from version 3 (v4).
+    #[serde(default)]
+    pub host: Option<String>,
+    /// An id of this capture, 32 lower-case hex digits, the same in every copy and export of it
+    /// (v4): random for a recording, a hash of the source file for an import; `None` in a file
+    /// upgraded from version 3 (exports then use a hash of the file's bytes).
+    #[serde(default)]
+    pub trace_id: Option<String>,
     pub origin: Origin,
     pub machine: Machine,
     pub capture: Capture,
@@ -176,7 +185,7 @@ pub struct PageScan {
     /// Scans cut short (the process exited mid-scan, a read failed): their results were dropped.
     pub incomplete_scans: u32,
     /// Start of the last complete scan, µs since the capture start; None when none completed.
-    pub last_scan_us: Option<u32>,
+    pub last_scan_us: Option<i64>,
     /// The last complete scan ran at the stop (the process still lived).
     pub last_scan_at_stop: bool,
     /// Pages present with a node at the last complete scan.
@@ -335,7 +344,7 @@ impl<'a> FromIterator<&'a str> for DictColumn {
 /// `samples`: one row per memory-access sample.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Samples {
-    pub time_us: Vec<u32>,
+    pub time_us: Vec<i64>,
     pub thread: Vec<u32>,
     pub cpu: Vec<i16>,
     pub page: Vec<i32>,
@@ -376,8 +385,8 @@ pub struct Threads {
     pub tid: Vec<i32>,
     pub pid: Vec<i32>,
     pub name: Vec<String>,
-    pub first_seen_us: Vec<u32>,
-    pub last_seen_us: Vec<u32>,
+    pub first_seen_us: Vec<i64>,
+    pub last_seen_us: Vec<i64>,
     pub migrations: Vec<i64>,
 }
 
@@ -399,7 +408,7 @@ pub struct Regions {
 /// `thread_placements`: a thread's cpu and node over time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ThreadPlacements {
-    pub time_us: Vec<u32>,
+    pub time_us: Vec<i64>,
     pub thread: Vec<u32>,
     pub cpu: Vec<i16>,
     pub node: Vec<i8>,
@@ -408,7 +417,7 @@ pub struct ThreadPlacements {
 /// `region_placements`: numa_maps snapshots.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RegionPlacements {
-    pub time_us: Vec<u32>,
+    pub time_us: Vec<i64>,
     pub region: Vec<u32>,
     pub node: Vec<i8>,
     pub pages: Vec<u32>,
@@ -418,7 +427,7 @@ pub struct RegionPlacements {
 /// `counters`: time series in long format.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counters {
-    pub time_us: Vec<u32>,
+    pub time_us: Vec<i64>,
     /// Dictionary<Int16, Utf8>.
     pub counter: DictColumn,
     /// `system`, `node`, `thread`, `link`.
@@ -430,7 +439,7 @@ pub struct Counters {
 /// `events`: things that happened at a moment.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Events {
-    pub time_us: Vec<u32>,
+    pub time_us: Vec<i64>,
     /// `thread-migration`, `thread-start`, `thread-exit`, `page-migration`, `lost-samples`,
     /// `phase`, `plan-applied`, `process-exit`.
     pub kind: DictColumn,
@@ -439,7 +448,7 @@ pub struct Events {
     pub detail: Vec<String>,
 }
 
-/// A whole trace: manifest plus the twelve v2 tables.
+/// A whole trace: manifest plus the twelve tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceData {
     pub manifest: Manifest,
@@ -455,7 +464,25 @@ pub struct TraceData {
     pub alloc: super::alloc::AllocTables,
 }
 
-/// The table names of format v3 (docs/trace-format.md lists twelve), in the order they are written.
+impl TraceData {
+    /// A trace with `manifest` and every table empty.
+    pub fn empty(manifest: Manifest) -> TraceData {
+        TraceData {
+            manifest,
+            samples: Samples::default(),
+            pages: Pages::default(),
+            threads: Threads::default(),
+            regions: Regions::default(),
+            thread_placements: ThreadPlacements::default(),
+            region_placements: RegionPlacements::default(),
+            counters: Counters::default(),
+            events: Events::default(),
+            alloc: Default::default(),
+        }
+    }
+}
+
+/// The table names of format v3 and v4 (docs/trace-format.md lists twelve), in the order they are written.
 pub const TABLE_NAMES: [&str; 12] = [
     "samples",
     "pages",
@@ -495,6 +522,8 @@ pub fn empty_manifest() -> Manifest {
         version: FORMAT_VERSION,
         producer: Producer::default(),
         created_at: String::new(),
+        host: None,
+        trace_id: None,
         origin: Origin {
             kind: "recorded".into(),
             generator: String::new(),

@@ -1,6 +1,7 @@
 //! Reads a `.numascope` file back: the manifest and every table, with exact type checks. A v1
 //! file (no allocation-site tables) is read with those tables empty; a file without an optional
-//! column (schema::OPTIONAL_COLUMNS, e.g. `regions.prot`) with that column all null.
+//! column (schema::OPTIONAL_COLUMNS, e.g. `regions.prot`) with that column all null; the uint32
+//! time columns of a version 1 to 3 file widened to int64 (schema::TIME_COLUMNS).
 
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek};
@@ -13,11 +14,22 @@ use arrow_ipc::reader::FileReader;
 use arrow_schema::DataType;
 
 use super::model::*;
-use super::schema::{is_optional_column, table_schema};
+use super::schema::{is_optional_column, is_time_column, table_schema};
 use super::TraceError;
 
-/// One table as read: all batches concatenated into one.
+/// One table of a current-version file as read: all batches concatenated into one.
 pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, TraceError> {
+    read_table_of_version(table, bytes, FORMAT_VERSION)
+}
+
+/// A v1 to v3 file's time column (uint32 µs) as the int64 column of v4.
+fn widen_time(c: &ArrayRef) -> ArrayRef {
+    let a = c.as_primitive::<UInt32Type>();
+    std::sync::Arc::new(arrow_array::Int64Array::from_iter_values(a.values().iter().map(|&t| i64::from(t))))
+}
+
+/// One table of a file of format `version` as read, in the current version's types.
+pub fn read_table_of_version(table: &str, bytes: Vec<u8>, version: u32) -> Result<RecordBatch, TraceError> {
     let expected = table_schema(table).ok_or_else(|| TraceError::Invalid(format!("unknown table {table}")))?;
     let reader = FileReader::try_new(Cursor::new(bytes), None)?;
     let schema = reader.schema();
@@ -28,7 +40,8 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
             }
             return Err(TraceError::Invalid(format!("table {table}: column {} is missing", field.name())));
         };
-        if actual.data_type() != field.data_type() {
+        let widened = version < 4 && is_time_column(table, field.name()) && actual.data_type() == &DataType::UInt32;
+        if actual.data_type() != field.data_type() && !widened {
             return Err(TraceError::Invalid(format!(
                 "table {table}: column {} has type {} but the format requires {}",
                 field.name(),
@@ -49,6 +62,7 @@ pub fn read_table_bytes(table: &str, bytes: Vec<u8>) -> Result<RecordBatch, Trac
                 .fields()
                 .iter()
                 .map(|f| match b.column_by_name(f.name()) {
+                    Some(c) if c.data_type() == &DataType::UInt32 && f.data_type() == &DataType::Int64 => widen_time(c),
                     Some(c) => c.clone(),
                     // A non-nullable column the file predates (`samples.stack`, `samples.hitm`): -1, unknown.
                     None if !f.is_nullable() && f.data_type() == &DataType::Int32 => {
@@ -114,7 +128,7 @@ pub fn read_trace_from<R: Read + Seek>(input: R) -> Result<TraceFile, TraceError
         zip.by_name(&entry)
             .map_err(|_| TraceError::Invalid(format!("required table {entry} is missing")))?
             .read_to_end(&mut bytes)?;
-        tables.insert(table.to_string(), read_table_bytes(table, bytes)?);
+        tables.insert(table.to_string(), read_table_of_version(table, bytes, version as u32)?);
     }
     Ok(TraceFile { manifest, manifest_json, tables })
 }
@@ -187,7 +201,7 @@ impl TraceFile {
         TraceData {
             manifest: self.manifest.clone(),
             samples: Samples {
-                time_us: col_u32(s, "time_us"),
+                time_us: col_i64(s, "time_us"),
                 thread: col_u32(s, "thread"),
                 cpu: col_i16(s, "cpu"),
                 page: col_i32(s, "page"),
@@ -216,8 +230,8 @@ impl TraceFile {
                 tid: col_i32(t, "tid"),
                 pid: col_i32(t, "pid"),
                 name: col_str(t, "name").into_iter().map(|s| s.unwrap_or_default()).collect(),
-                first_seen_us: col_u32(t, "first_seen_us"),
-                last_seen_us: col_u32(t, "last_seen_us"),
+                first_seen_us: col_i64(t, "first_seen_us"),
+                last_seen_us: col_i64(t, "last_seen_us"),
                 migrations: col_i64(t, "migrations"),
             },
             regions: Regions {
@@ -230,27 +244,27 @@ impl TraceFile {
                 prot: col_str(r, "prot"),
             },
             thread_placements: ThreadPlacements {
-                time_us: col_u32(tp, "time_us"),
+                time_us: col_i64(tp, "time_us"),
                 thread: col_u32(tp, "thread"),
                 cpu: col_i16(tp, "cpu"),
                 node: col_i8(tp, "node"),
             },
             region_placements: RegionPlacements {
-                time_us: col_u32(rp, "time_us"),
+                time_us: col_i64(rp, "time_us"),
                 region: col_u32(rp, "region"),
                 node: col_i8(rp, "node"),
                 pages: col_u32(rp, "pages"),
                 page_size: col_u32(rp, "page_size"),
             },
             counters: Counters {
-                time_us: col_u32(c, "time_us"),
+                time_us: col_i64(c, "time_us"),
                 counter: col_dict(c, "counter"),
                 scope: col_dict(c, "scope"),
                 scope_id: col_i32(c, "scope_id"),
                 value: col_f64(c, "value"),
             },
             events: Events {
-                time_us: col_u32(e, "time_us"),
+                time_us: col_i64(e, "time_us"),
                 kind: col_dict(e, "kind"),
                 thread: col_i32(e, "thread"),
                 value: col_i64(e, "value"),

@@ -1,4 +1,4 @@
-//! Arrow schemas of the v2 tables, exactly as docs/trace-format.md specifies them.
+//! Arrow schemas of the v4 tables, exactly as docs/trace-format.md specifies them.
 
 use std::sync::Arc;
 
@@ -26,6 +26,24 @@ fn nullable(name: &str, ty: DataType) -> Field {
 /// v2 file, which lacks them, reads with every value -1 (unknown).
 pub const OPTIONAL_COLUMNS: [(&str, &str); 3] = [("regions", "prot"), ("samples", "stack"), ("samples", "hitm")];
 
+/// The time columns: int64 µs since the capture started in v4, uint32 in versions 1 to 3 (which
+/// the reader widens).
+pub const TIME_COLUMNS: [(&str, &str); 8] = [
+    ("samples", "time_us"),
+    ("threads", "first_seen_us"),
+    ("threads", "last_seen_us"),
+    ("thread_placements", "time_us"),
+    ("region_placements", "time_us"),
+    ("counters", "time_us"),
+    ("events", "time_us"),
+    ("allocations", "time_us"),
+];
+
+/// Whether `table.column` is one of [`TIME_COLUMNS`].
+pub fn is_time_column(table: &str, column: &str) -> bool {
+    TIME_COLUMNS.iter().any(|&(t, c)| t == table && c == column)
+}
+
 /// Whether `table.column` is one of [`OPTIONAL_COLUMNS`].
 pub fn is_optional_column(table: &str, column: &str) -> bool {
     OPTIONAL_COLUMNS.iter().any(|&(t, c)| t == table && c == column)
@@ -36,7 +54,7 @@ pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
     use DataType::*;
     let fields = match table {
         "samples" => vec![
-            f("time_us", UInt32),
+            f("time_us", Int64),
             f("thread", UInt32),
             f("cpu", Int16),
             f("page", Int32),
@@ -64,8 +82,8 @@ pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
             f("tid", Int32),
             f("pid", Int32),
             f("name", Utf8),
-            f("first_seen_us", UInt32),
-            f("last_seen_us", UInt32),
+            f("first_seen_us", Int64),
+            f("last_seen_us", Int64),
             f("migrations", Int64),
         ],
         "regions" => vec![
@@ -77,19 +95,19 @@ pub fn table_schema(table: &str) -> Option<Arc<Schema>> {
             nullable("alloc_site", Utf8),
             nullable("prot", Utf8),
         ],
-        "thread_placements" => vec![f("time_us", UInt32), f("thread", UInt32), f("cpu", Int16), f("node", Int8)],
+        "thread_placements" => vec![f("time_us", Int64), f("thread", UInt32), f("cpu", Int16), f("node", Int8)],
         "region_placements" => {
-            vec![f("time_us", UInt32), f("region", UInt32), f("node", Int8), f("pages", UInt32), f("page_size", UInt32)]
+            vec![f("time_us", Int64), f("region", UInt32), f("node", Int8), f("pages", UInt32), f("page_size", UInt32)]
         }
         "counters" => vec![
-            f("time_us", UInt32),
+            f("time_us", Int64),
             f("counter", dict16()),
             f("scope", dict8()),
             f("scope_id", Int32),
             f("value", Float64),
         ],
         "events" => {
-            vec![f("time_us", UInt32), f("kind", dict8()), f("thread", Int32), f("value", Int64), f("detail", Utf8)]
+            vec![f("time_us", Int64), f("kind", dict8()), f("thread", Int32), f("value", Int64), f("detail", Utf8)]
         }
         other => super::alloc::fields(other)?,
     };

@@ -28,6 +28,7 @@ use arrow_ipc::writer::FileWriter;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
+use super::limits::{check_trace, MAX_ENTRY_BYTES, MAX_MANIFEST_BYTES, MAX_TOTAL_BYTES};
 use super::model::*;
 use super::schema::table_schema;
 use super::TraceError;
@@ -98,7 +99,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 ],
             )?;
             vec![
-                Arc::new(UInt32Array::from(s.time_us.clone())),
+                Arc::new(Int64Array::from(s.time_us.clone())),
                 Arc::new(UInt32Array::from(s.thread.clone())),
                 Arc::new(Int16Array::from(s.cpu.clone())),
                 Arc::new(Int32Array::from(s.page.clone())),
@@ -155,8 +156,8 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 Arc::new(Int32Array::from(t.tid.clone())),
                 Arc::new(Int32Array::from(t.pid.clone())),
                 Arc::new(StringArray::from_iter_values(t.name.iter())),
-                Arc::new(UInt32Array::from(t.first_seen_us.clone())),
-                Arc::new(UInt32Array::from(t.last_seen_us.clone())),
+                Arc::new(Int64Array::from(t.first_seen_us.clone())),
+                Arc::new(Int64Array::from(t.last_seen_us.clone())),
                 Arc::new(Int64Array::from(t.migrations.clone())),
             ]
         }
@@ -196,7 +197,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 ],
             )?;
             vec![
-                Arc::new(UInt32Array::from(t.time_us.clone())),
+                Arc::new(Int64Array::from(t.time_us.clone())),
                 Arc::new(UInt32Array::from(t.thread.clone())),
                 Arc::new(Int16Array::from(t.cpu.clone())),
                 Arc::new(Int8Array::from(t.node.clone())),
@@ -215,7 +216,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 ],
             )?;
             vec![
-                Arc::new(UInt32Array::from(r.time_us.clone())),
+                Arc::new(Int64Array::from(r.time_us.clone())),
                 Arc::new(UInt32Array::from(r.region.clone())),
                 Arc::new(Int8Array::from(r.node.clone())),
                 Arc::new(UInt32Array::from(r.pages.clone())),
@@ -235,7 +236,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 ],
             )?;
             vec![
-                Arc::new(UInt32Array::from(c.time_us.clone())),
+                Arc::new(Int64Array::from(c.time_us.clone())),
                 dict16(&c.counter, table, "counter")?,
                 dict8(&c.scope, table, "scope")?,
                 Arc::new(Int32Array::from(c.scope_id.clone())),
@@ -255,7 +256,7 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
                 ],
             )?;
             vec![
-                Arc::new(UInt32Array::from(e.time_us.clone())),
+                Arc::new(Int64Array::from(e.time_us.clone())),
                 dict8(&e.kind, table, "kind")?,
                 Arc::new(Int32Array::from(e.thread.clone())),
                 Arc::new(Int64Array::from(e.value.clone())),
@@ -317,17 +318,28 @@ pub fn finalize_manifest(trace: &mut TraceData) {
 /// `capture.sampleCount` first.
 pub fn write_trace_to<W: Write + Seek>(trace: &mut TraceData, out: W) -> Result<W, TraceError> {
     finalize_manifest(trace);
+    check_trace(trace)?;
     let mut zip = ZipWriter::new(out);
     let manifest = serde_json::to_vec_pretty(&trace.manifest)?;
+    if manifest.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(TraceError::Invalid(format!(
+            "manifest.json would be {} bytes, more than the {MAX_MANIFEST_BYTES} numascope's readers accept",
+            manifest.len()
+        )));
+    }
+    let mut total = manifest.len() as u64;
     let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     zip.start_file("manifest.json", deflated)?;
     zip.write_all(&manifest)?;
     let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored).with_alignment(64);
     for table in TABLE_NAMES {
         let (bytes, _rows) = table_ipc_bytes(trace, table)?;
-        if bytes.len() as u64 >= u32::MAX as u64 {
+        total += bytes.len() as u64;
+        if bytes.len() as u64 > MAX_ENTRY_BYTES || total > MAX_TOTAL_BYTES {
             return Err(TraceError::Invalid(format!(
-                "table {table} is {} bytes; the format has no ZIP64 (entries must stay under 4 GiB)",
+                "table {table} is {} bytes ({total} bytes of tables so far); numascope's readers take at most \
+                 {MAX_ENTRY_BYTES} bytes an entry and {MAX_TOTAL_BYTES} a file: record a shorter run or at a lower \
+                 sample rate",
                 bytes.len()
             )));
         }
@@ -406,6 +418,12 @@ fn random_suffix() -> String {
         b = ((t as u64) ^ ((std::process::id() as u64) << 32) ^ c.rotate_left(17)).to_le_bytes();
     }
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A new trace id (`manifest.traceId`, v4): 32 random lower-case hex digits (128 bits, the size
+/// of a W3C / OpenTelemetry trace id).
+pub fn new_trace_id() -> String {
+    random_suffix() + &random_suffix()
 }
 
 /// Creates `path` exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`) with `mode`: fails if
