@@ -37,7 +37,7 @@ const DEFAULT_CALL_STACK_DEPTH: u64 = RECORD_LIMITS.call_stack_depth.default.unw
 (page-fault sampling with perf_event_open plus /proc and /sys polling), and writes one \
 self-contained trace file (NAME.numascope: a ZIP of manifest.json and Arrow tables) that the \
 numascope app and any Arrow reader open.\n\n\
-Exit codes: 0 success, 1 runtime error, 2 usage error.",
+Exit codes: 0 success, 1 runtime error, 2 usage error; `numascope run` exits with its program's status, or 125, 126, 127 for its own failures (see `numascope run --help`).",
     after_help = "Examples:\n  numascope probe\n  numascope record -o run.numascope -- ./app --size 4G\n  numascope record -d 10 -o before.numascope -- ./app   (./app keeps running: apply a plan, then record -p PID)\n  numascope record -p 1234 -d 10 -o attached.numascope\n  numascope topology --json"
 )]
 struct Cli {
@@ -120,7 +120,9 @@ Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage,
     #[command(
         long_about = "Launch COMMAND with a placement plan's object entries and thread entries applied from its first allocation (docs/apply.md, section Applying at the next launch). The allocation shim (libnumascope_allocshim.so) is preloaded into the program: when an allocation's call stack matches an object entry (module + offsets of its frames, which survive ASLR, and its size range), the shim sets the entry's policy (bind, interleave, weighted-interleave) on the block's whole pages with mbind before the program touches them; threads are pinned to all cpus of their entry's nodes by creation order (at pthread_create) and by name (when set). The plan's pid and start time are ignored; its machine (node ids) and program (target.command[0]'s file name) are checked; its pageRanges and tid-only thread entries, which name a past process, are not used.
 
-Prints the report (objects matched, bytes placed per node, threads pinned, entries that never matched) and the whole-process numactl line on stderr, writes an audit-log entry, and exits with the program's exit code (128+N if killed by signal N). Static, set-ID and file-capability programs are refused (the loader ignores LD_PRELOAD for them). Exit codes of numascope itself: 1 refused or failed before launch, 2 invalid plan or usage.",
+Prints the report (objects matched, bytes placed per node, threads pinned, entries that never matched) and the whole-process numactl line on stderr, writes an audit-log entry, and exits with the program's exit code (128+N if killed by signal N). Static, set-ID and file-capability programs are refused (the loader ignores LD_PRELOAD for them).
+
+Exit codes, as env(1), timeout(1) and docker run: the program's own exit status (128+N if it was killed by signal N); 125 numascope run itself failed (invalid plan or arguments, usage, a refusal before launch, cannot set up); 126 the command was found but cannot be executed (permissions, not an executable format); 127 the command was not found.",
         after_help = "Examples:\n  numascope run --plan plan.json --dry-run -- ./app --size 4G\n  numascope run --plan plan.json --report run.json -- ./app --size 4G"
     )]
     Run(cmd_run::RunArgs),
@@ -377,7 +379,20 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // `numascope run`'s own failures exit 125 (env(1)'s convention), usage errors too;
+            // every other command's usage errors exit 2 as clap's do; --help and --version 0.
+            let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+            return match e.exit_code() {
+                0 => ExitCode::SUCCESS,
+                _ if run => ExitCode::from(cmd_run::EXIT_RUN_FAILED),
+                c => ExitCode::from(u8::try_from(c).unwrap_or(EXIT_USAGE)),
+            };
+        }
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err((code, msg)) => {
