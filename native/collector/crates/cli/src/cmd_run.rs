@@ -28,7 +28,7 @@ pub struct RunArgs {
     dry_run: bool,
 
     /// Write the report as JSON to this file (the program's stdout stays the program's).
-    #[arg(long = "report", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "report", value_name = "FILE")]
     report: Option<PathBuf>,
 
     /// Run the command even if its program's file name differs from the plan's target.command[0].
@@ -50,7 +50,7 @@ pub struct RunArgs {
     #[arg(long = "set-system-weights")]
     set_system_weights: bool,
 
-    /// Print nothing on stderr but errors (the report still goes to --report).
+    /// Print nothing on stderr but errors (the report still goes to -o).
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
 

@@ -111,8 +111,13 @@ pub struct ServeArgs {
 
     /// Directory for the traces of recordings started through the API (default: a new private
     /// directory under $TMPDIR). Created 0700 when missing; traces in it are 0600 files.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out-dir", value_name = "DIR")]
     out_dir: Option<PathBuf>,
+
+    /// Print one JSON line on stdout when listening ({"url", "port", "token", "outputDir",
+    /// "webDir"}) instead of the bare URL; the other lines stay on stderr.
+    #[arg(long = "json")]
+    json: bool,
 }
 
 // ---- state ------------------------------------------------------------------------------------
@@ -238,9 +243,9 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     let out_dir = match &args.out_dir {
         Some(d) => {
             if let Some(warning) =
-                prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--out-dir {}: {e}", d.display())))?
+                prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--output {}: {e}", d.display())))?
             {
-                eprintln!("numascope: warning: --out-dir {}: {warning}", d.display());
+                eprintln!("numascope: warning: --output {}: {warning}", d.display());
             }
             d.clone()
         }
@@ -304,7 +309,19 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     }
     eprintln!("numascope: traces of recordings go to {}", state.out_dir.display());
     eprintln!("numascope: listening on 127.0.0.1:{port} only; Ctrl-C stops the server. Open:");
-    println!("http://127.0.0.1:{port}/?token={}", state.token);
+    let url = format!("http://127.0.0.1:{port}/?token={}", state.token);
+    if args.json {
+        let line = serde_json::json!({
+            "url": url,
+            "port": port,
+            "token": state.token,
+            "outputDir": state.out_dir,
+            "webDir": state.web_dir,
+        });
+        println!("{line}");
+    } else {
+        println!("{url}");
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
@@ -312,7 +329,7 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     Ok(())
 }
 
-/// Creates `--out-dir` 0700 when it is missing (parents as the umask says); an existing one is
+/// Creates `--output` 0700 when it is missing (parents as the umask says); an existing one is
 /// used as it is. Answers a warning when other users can list or enter it (the traces in it are
 /// 0600 all the same), or when another user owns it.
 fn prepare_out_dir(d: &Path) -> Result<Option<String>, String> {

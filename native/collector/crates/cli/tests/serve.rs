@@ -664,7 +664,7 @@ fn recordings_are_private_whatever_the_umask() {
     assert_eq!(mode(&trace), 0o600);
     assert_eq!(mode(&open), 0o777, "an existing directory is left as it is");
     let err = s.stderr.lock().unwrap().clone();
-    assert!(err.contains("warning: --out-dir") && err.contains("0777"), "stderr: {err}");
+    assert!(err.contains("warning: --output") && err.contains("0777"), "stderr: {err}");
     drop(s);
 
     // The default directory.
