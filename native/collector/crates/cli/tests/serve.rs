@@ -680,8 +680,8 @@ fn recordings_are_private_whatever_the_umask() {
 
 /// The live WebSocket after the handshake is tokio-tungstenite's: a fragmented message is
 /// reassembled (the connection goes on and answers a ping), a text frame that is not UTF-8 is
-/// refused with Close 1007, fragments over the message limit with Close 1009, and a client's
-/// Close is echoed with its code.
+/// refused with Close 1007, a frame with an RSV bit with Close 1002, fragments over the message
+/// limit with Close 1009, and a client's Close is echoed with its code.
 #[test]
 fn live_socket_protocol_fragments_utf8_and_close() {
     use tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
@@ -724,6 +724,15 @@ fn live_socket_protocol_fragments_utf8_and_close() {
     match answer(&mut ws) {
         Ok(Message::Close(Some(f))) => assert_eq!(f.code, CloseCode::Invalid, "{f:?}"),
         other => panic!("invalid UTF-8: {other:?}"),
+    }
+
+    let mut ws = connect();
+    let mut f = Frame::message(b"x".to_vec(), OpCode::Data(Data::Text), true);
+    f.header_mut().rsv1 = true; // no extension was negotiated
+    ws.send(Message::Frame(f)).unwrap();
+    match answer(&mut ws) {
+        Ok(Message::Close(Some(f))) => assert_eq!(f.code, CloseCode::Protocol, "{f:?}"),
+        other => panic!("an RSV bit: {other:?}"),
     }
 
     let mut ws = connect();
