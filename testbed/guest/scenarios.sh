@@ -164,7 +164,7 @@ if [ -n "$hot" ] && kill -0 $bpid 2>/dev/null; then
     $N record -q -p $pid -d 3 -o c.audit.numascope > c.rec.out 2> c.rec.err &
     rp=$!
     sleep 0.5
-    $N apply c.engine.plan.json -p $pid --json --rollback-out c.engine.rollback.json > c.engine.report.json 2> c.engine.err; rc=$?
+    $N apply c.engine.plan.json -p $pid --json --rollback-output c.engine.rollback.json > c.engine.report.json 2> c.engine.err; rc=$?
     after=$(node_counts $pid $addr)
     echo "--- c: engine interleave plan: shared buffer numa_maps before [$before] after [$after], plan expects [$expect]"
     [ $rc = 0 ] || why="$why apply-rc=$rc"
@@ -283,7 +283,7 @@ PLAN
   mid=$(node_counts $pid $addr)
   [ "$mid" = "$before" ] || why="$why dry-run-changed-pages=[$mid]"
   grep -q "to move:        1536 pages (512 already in place)" c.dry.txt || why="$why dry-run-listing"
-  $N apply c.plan.json -p $pid --json --rollback-out c.rollback.json > c.report.json 2> c.apply.err
+  $N apply c.plan.json -p $pid --json --rollback-output c.rollback.json > c.report.json 2> c.apply.err
   rc=$?
   after=$(node_counts $pid $addr)
   echo "--- c: numa_maps before [$before] after [$after]"
@@ -520,7 +520,7 @@ else
     echo "   {\"site\":\"place.c alloc_b\",\"frames\":$fb,\"size\":{\"min\":6291456,\"max\":6291456},\"policy\":\"interleave\",\"nodes\":[2,3]}],"
     echo ' "threads":[{"tid":1,"order":1,"toNodes":[3]}]}'
   } > i.plan.json
-  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan i.plan.json --report i.report.json -- $P > i.out 2> i.err
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan i.plan.json -o i.report.json -- $P > i.out 2> i.err
   rc=$?
   [ $rc = 0 ] || why="$why run-rc=$rc"
   a=$(sed -n 's/^ADDR a \([0-9a-f]*\) .*/\1/p' i.out)
@@ -633,7 +633,7 @@ if [ -z "$why" ]; then
   mid=$(node_counts $kpid $lo)
   [ "$mid" = "$before" ] || why="$why dry-run-changed-pages=[$mid]"
   grep -q "to move:" k.dry.txt || why="$why dry-run-listing"
-  $N apply k.plan.json -p $kpid --json --rollback-out k.rollback.json > k.report.json 2> k.apply.err; rc=$?
+  $N apply k.plan.json -p $kpid --json --rollback-output k.rollback.json > k.report.json 2> k.apply.err; rc=$?
   kafter=$(node_counts $kpid $lo)
   r=$(tr -d ' \n' < k.report.json)
   kst=$(echo "$r" | sed -n 's/.*"dryRun":false,"status":"\([a-z-]*\)".*/\1/p')
@@ -684,7 +684,7 @@ fi
 if [ -z "$why" ]; then
   # the next launch: `numascope run --plan` (the plan of pid $kpid, re-targeted by site) of the same program
   # (it holds 8 s, then exits by itself: run writes its report when the program has exited)
-  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan k.plan.json --report k.run.json -- $LP 0.3 8 > k.run.out 2> k.run.err &
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan k.plan.json -o k.run.json -- $LP 0.3 8 > k.run.out 2> k.run.err &
   rp=$!
   if wait_for k.run.out '^holding' 1 60; then
     rpid=$(sed -n 's/^pid=//p' k.run.out)
@@ -859,7 +859,7 @@ if [ -z "$why" ]; then
     grep '^PIN ' chan.reply | cut -c5- > j.pins
     # every worker of a block pinned by the plan to its own node
     for w in 1 2 3; do grep -q "^$(jtid worker$w) $w$" j.pins || why="$why plan-does-not-pin-worker$w-to-node-$w"; done
-    $N apply j.plan.json -p $jpid --json --rollback-out j.rollback.json > j.report.json 2> j.apply.err; rc=$?
+    $N apply j.plan.json -p $jpid --json --rollback-output j.rollback.json > j.report.json 2> j.apply.err; rc=$?
     r=$(tr -d ' \n' < j.report.json)
     jst=$(echo "$r" | sed -n 's/.*"dryRun":false,"status":"\([a-z-]*\)".*/\1/p')
     jtot=$(echo "$r" | sed -n 's/.*"pages":{\("pages":.*\)},"ranges".*/\1/p' | head -1)

@@ -114,7 +114,7 @@ PLAN
   [ "$(node_counts $pid $addr)" = "$before" ] || why="$why dry-run-moved-pages"
   [ "$(wi_state)" = "$wi_before" ] || why="$why dry-run-changed-weights"
   # apply, with the system weights
-  $N apply tw.plan.json -p $pid --set-system-weights --json -q --rollback-out tw.rb.json > tw.report.json 2> tw.apply.err || why="$why apply-rc=$?"
+  $N apply tw.plan.json -p $pid --set-system-weights --json -q --rollback-output tw.rb.json > tw.report.json 2> tw.apply.err || why="$why apply-rc=$?"
   after=$(node_counts $pid $addr)
   echo "--- t: numa_maps after apply [$after] (weights $w0:$w2 over $PAGES pages: N0=$want0 N2=$want2); sysfs now: $(wi_state)"
   r=$(tr -d ' \n' < tw.report.json)
@@ -193,8 +193,8 @@ else
 PLAN
   # without the flag (weights 1 in sysfs) the run is refused, naming both ways out
   NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan tr.plan.json -- $P > /dev/null 2> tr.refused.err; rc=$?
-  [ $rc = 1 ] && grep -q -- "--set-system-weights" tr.refused.err || why="$why no-refusal(rc=$rc)"
-  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan tr.plan.json --set-system-weights --report tr.report.json -- $P > tr.out 2> tr.err
+  [ $rc = 125 ] && grep -q -- "--set-system-weights" tr.refused.err || why="$why no-refusal(rc=$rc)"
+  NUMASCOPE_ALLOC_SHIM=$SHIM $N run --plan tr.plan.json --set-system-weights -o tr.report.json -- $P > tr.out 2> tr.err
   rc=$?
   [ $rc = 0 ] || why="$why run-rc=$rc"
   b=$(sed -n 's/^ADDR b \([0-9a-f]*\) .*/\1/p' tr.out)
@@ -292,7 +292,7 @@ elif wait_for te.out '^ready' 1 30; then
       [ "$k" = N2 ] || [ "${w2:-0}" -lt "$v" ] || why="$why not-toward-fast($sysw)"
     done
     # apply with the system weights
-    $N apply te.plan.json -p $pid --set-system-weights --json -q --rollback-out te.rb.json > te.report.json 2> te.apply.err || why="$why apply-rc=$?"
+    $N apply te.plan.json -p $pid --set-system-weights --json -q --rollback-output te.rb.json > te.report.json 2> te.apply.err || why="$why apply-rc=$?"
     after=$(node_counts $pid $addr)
     r=$(tr -d ' \n' < te.report.json)
     echo "$r" | grep -q '"status":"complete"' || why="$why status"

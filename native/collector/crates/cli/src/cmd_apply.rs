@@ -30,7 +30,7 @@ pub struct ApplyArgs {
     pid: Option<i32>,
 
     /// Apply nothing: re-target the plan to process PID, another run of the same program, and
-    /// write the re-targeted plan (--out). Ranges in file-backed or named mappings map by file
+    /// write the re-targeted plan (-o). Ranges in file-backed or named mappings map by file
     /// and offset, object entries onto the allocations in --allocations; everything else is
     /// listed as skipped with its reason (docs/apply.md, "Re-targeting a plan to another run").
     #[arg(long = "retarget", value_name = "PID")]
@@ -44,7 +44,7 @@ pub struct ApplyArgs {
 
     /// With --retarget: where to write the re-targeted plan (default:
     /// numascope-plan-PID-UNIXTIME.json in the current directory, never replacing a file).
-    #[arg(long = "out", value_name = "FILE", requires = "retarget")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE", requires = "retarget")]
     out: Option<PathBuf>,
 
     /// List every operation and its expected effect; change nothing.
@@ -66,7 +66,7 @@ pub struct ApplyArgs {
 
     /// Where to write the rollback record (default: numascope-rollback-PID-UNIXTIME.json in
     /// the current directory, never replacing a file; mode 0600 when run as root).
-    #[arg(long = "rollback-out", value_name = "FILE")]
+    #[arg(long = "rollback-output", alias = "rollback-out", value_name = "FILE")]
     rollback_out: Option<PathBuf>,
 
     /// Pause N milliseconds between move_pages batches, to limit the impact on the running

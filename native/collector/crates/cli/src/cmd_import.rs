@@ -1,6 +1,6 @@
-//! `numascope import FILE -o OUT.numascope`: perf.data → numascope trace.
+//! `numascope import [-i perf.data] [-o OUT.numascope]`: perf.data → numascope trace.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use numascope_core::perfdata::{self, ImportError};
@@ -12,17 +12,34 @@ const EXIT_INTERNAL: u8 = 70;
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// perf.data file from `perf mem record`, `perf c2c record` or `perf record -e ibs_op//`.
-    #[arg(value_name = "FILE")]
-    pub input: PathBuf,
+    /// perf.data file from `perf mem record`, `perf c2c record` or `perf record -e ibs_op//`
+    /// (as perf's default: perf.data in the current directory).
+    #[arg(short = 'i', long = "input", value_name = "FILE", conflicts_with = "input_positional")]
+    pub input: Option<PathBuf>,
 
-    /// Trace file to write (conventionally NAME.numascope).
+    /// The perf.data file, as -i (kept for `numascope import FILE`).
+    #[arg(value_name = "FILE", id = "input_positional")]
+    pub input_positional: Option<PathBuf>,
+
+    /// Trace file to write (replaced if it exists). Default: the input's name with .numascope
+    /// in the current directory (perf.data -> perf.numascope).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
+
+    /// Print one JSON object on stdout at the end (input, output, samples, what was skipped,
+    /// events, data sources, capabilities); the summary stays on stderr.
+    #[arg(long = "json")]
+    pub json: bool,
 
     /// Print no summary on stderr.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+}
+
+/// `DIR/NAME.data` -> `NAME.numascope`, in the current directory.
+fn default_output(input: &Path) -> PathBuf {
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "perf".into());
+    PathBuf::from(format!("{stem}.numascope"))
 }
 
 /// Where the last panic happened (filled by the panic hook installed during an import).
@@ -34,6 +51,16 @@ static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 /// it is reported as an "internal error" naming where it happened, with exit code 70, instead
 /// of the default panic message and backtrace.
 pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
+    let input =
+        args.input.clone().or_else(|| args.input_positional.clone()).unwrap_or_else(|| PathBuf::from("perf.data"));
+    if args.input.is_none() && args.input_positional.is_none() && !input.exists() {
+        return Err((
+            EXIT_IMPORT,
+            "perf.data: no such file in the current directory (the default input): name the perf.data file with -i FILE"
+                .into(),
+        ));
+    }
+    let output = args.output.clone().unwrap_or_else(|| default_output(&input));
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -47,7 +74,7 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
             *last = Some(format!("{msg}{at}"));
         }
     }));
-    let result = std::panic::catch_unwind(|| perfdata::import_to_file(&args.input, &args.output));
+    let result = std::panic::catch_unwind(|| perfdata::import_to_file(&input, &output));
     std::panic::set_hook(previous);
     let last_panic = || LAST_PANIC.lock().ok().and_then(|mut l| l.take()).unwrap_or_else(|| "unknown".into());
     let s = match result {
@@ -61,7 +88,7 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
                 EXIT_INTERNAL,
                 format!(
                     "{}: internal error while importing ({}); please report it with the file",
-                    args.input.display(),
+                    input.display(),
                     last_panic()
                 ),
             ))
@@ -72,8 +99,8 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
             "numascope: imported {} of {} samples from {} into {}",
             s.trace.samples.len(),
             s.total_samples,
-            args.input.display(),
-            args.output.display()
+            input.display(),
+            output.display()
         );
         eprintln!(
             "  skipped: {} not a memory event, {} not a load/store (data_src OP N/A), {} without an address",
@@ -85,6 +112,25 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
         eprintln!("  events: {}", by(&s.by_event));
         eprintln!("  data sources: {}", by(&s.by_source));
         eprintln!("  lost samples: {}", s.trace.manifest.capture.lost_samples);
+    }
+    if args.json {
+        let m = &s.trace.manifest;
+        let out = serde_json::json!({
+            "input": input,
+            "output": output,
+            "samples": s.trace.samples.len(),
+            "totalSamples": s.total_samples,
+            "skipped": {
+                "notMemoryEvent": s.skipped_non_memory_event,
+                "notLoadStore": s.skipped_not_load_store,
+                "noAddress": s.skipped_no_address,
+            },
+            "events": s.by_event,
+            "dataSources": s.by_source,
+            "lostSamples": m.capture.lost_samples,
+            "capabilities": m.capture.capabilities,
+        });
+        println!("{out}");
     }
     Ok(())
 }

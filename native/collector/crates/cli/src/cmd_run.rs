@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 use numascope_core::alloc_sites::SHIM_FILE_NAME;
 use numascope_core::apply;
 use numascope_core::apply::launch::{self, RunReport, WeightsFallback};
-use numascope_core::apply::run::{self, RunOptions, EXIT_RUNTIME, EXIT_USAGE};
+use numascope_core::apply::run::{self, RunOptions, EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
+
+/// numascope run's own failure (a bad plan or arguments, a refusal, cannot set up), as env(1),
+/// timeout(1) and docker run use it: 126 and 127 are the command's (cannot execute, not found),
+/// everything else is the program's own exit status.
+pub const EXIT_RUN_FAILED: u8 = 125;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -23,7 +28,7 @@ pub struct RunArgs {
     dry_run: bool,
 
     /// Write the report as JSON to this file (the program's stdout stays the program's).
-    #[arg(long = "report", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "report", value_name = "FILE")]
     report: Option<PathBuf>,
 
     /// Run the command even if its program's file name differs from the plan's target.command[0].
@@ -45,7 +50,7 @@ pub struct RunArgs {
     #[arg(long = "set-system-weights")]
     set_system_weights: bool,
 
-    /// Print nothing on stderr but errors (the report still goes to --report).
+    /// Print nothing on stderr but errors (the report still goes to -o).
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
 
@@ -56,6 +61,19 @@ pub struct RunArgs {
 
 type CmdResult = Result<u8, (u8, String)>;
 
+/// The exit code of a failure of numascope run itself: 126 and 127 (the command cannot be
+/// executed, is not found) stay; every other failure is 125.
+fn own_failure((code, msg): (u8, String)) -> (u8, String) {
+    match code {
+        EXIT_CANNOT_EXECUTE | EXIT_NOT_FOUND => (code, msg),
+        _ => (EXIT_RUN_FAILED, msg),
+    }
+}
+
+pub fn cmd_run(args: RunArgs) -> CmdResult {
+    run_plan(args).map_err(own_failure)
+}
+
 fn say(quiet: bool, s: &str) {
     if !quiet {
         eprint!("{s}");
@@ -64,13 +82,13 @@ fn say(quiet: bool, s: &str) {
 
 fn write_report(path: Option<&Path>, r: &RunReport) -> Result<(), (u8, String)> {
     let Some(path) = path else { return Ok(()) };
-    let json = serde_json::to_string_pretty(r).map_err(|e| (EXIT_RUNTIME, e.to_string()))? + "\n";
-    std::fs::write(path, json).map_err(|e| (EXIT_RUNTIME, format!("writing the report to {}: {e}", path.display())))
+    let json = serde_json::to_string_pretty(r).map_err(|e| (EXIT_RUN_FAILED, e.to_string()))? + "\n";
+    std::fs::write(path, json).map_err(|e| (EXIT_RUN_FAILED, format!("writing the report to {}: {e}", path.display())))
 }
 
-pub fn cmd_run(args: RunArgs) -> CmdResult {
+fn run_plan(args: RunArgs) -> CmdResult {
     let plan_text =
-        apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (EXIT_USAGE, e.to_string()))?;
+        apply::read_limited(&args.plan, apply::MAX_PLAN_BYTES, "plan").map_err(|e| (EXIT_RUN_FAILED, e.to_string()))?;
     let opts = RunOptions {
         plan_text,
         plan_label: args.plan.display().to_string(),
@@ -134,7 +152,7 @@ pub fn cmd_run(args: RunArgs) -> CmdResult {
     Ok(match (report.exit_code, report.signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,
         (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
-        _ => EXIT_RUNTIME,
+        _ => EXIT_RUN_FAILED,
     })
 }
 

@@ -44,7 +44,6 @@ use numascope_core::recorder::{
 };
 use numascope_core::topology::{self, Roots, Topology};
 use serde_json::{json, Value};
-use tokio::io::AsyncReadExt;
 use tokio::sync::{watch, Notify, Semaphore};
 
 use self::http::{Body, BodyError, Conn, Framing, Head, HeadError, Resp};
@@ -94,7 +93,9 @@ const LIVE_SNDBUF_BYTES: libc::c_int = 64 * 1024;
 /// A WebSocket client more than this many windows behind skips to the latest window.
 const WS_MAX_BACKLOG: usize = 16;
 /// Largest frame a WebSocket client may send (the server expects none but control frames).
-const WS_MAX_CLIENT_FRAME: u64 = 64 * 1024;
+const WS_MAX_CLIENT_FRAME: usize = 64 * 1024;
+/// Largest message (all its fragments) a WebSocket client may send.
+const WS_MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 /// Threads for blocking work (probe, /proc, apply, starting recordings).
 const MAX_BLOCKING_THREADS: usize = 16;
 
@@ -111,8 +112,13 @@ pub struct ServeArgs {
 
     /// Directory for the traces of recordings started through the API (default: a new private
     /// directory under $TMPDIR). Created 0700 when missing; traces in it are 0600 files.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out-dir", value_name = "DIR")]
     out_dir: Option<PathBuf>,
+
+    /// Print one JSON line on stdout when listening ({"url", "port", "token", "outputDir",
+    /// "webDir"}) instead of the bare URL; the other lines stay on stderr.
+    #[arg(long = "json")]
+    json: bool,
 }
 
 // ---- state ------------------------------------------------------------------------------------
@@ -238,9 +244,9 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     let out_dir = match &args.out_dir {
         Some(d) => {
             if let Some(warning) =
-                prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--out-dir {}: {e}", d.display())))?
+                prepare_out_dir(d).map_err(|e| (EXIT_RUNTIME, format!("--output {}: {e}", d.display())))?
             {
-                eprintln!("numascope: warning: --out-dir {}: {warning}", d.display());
+                eprintln!("numascope: warning: --output {}: {warning}", d.display());
             }
             d.clone()
         }
@@ -304,7 +310,19 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     }
     eprintln!("numascope: traces of recordings go to {}", state.out_dir.display());
     eprintln!("numascope: listening on 127.0.0.1:{port} only; Ctrl-C stops the server. Open:");
-    println!("http://127.0.0.1:{port}/?token={}", state.token);
+    let url = format!("http://127.0.0.1:{port}/?token={}", state.token);
+    if args.json {
+        let line = serde_json::json!({
+            "url": url,
+            "port": port,
+            "token": state.token,
+            "outputDir": state.out_dir,
+            "webDir": state.web_dir,
+        });
+        println!("{line}");
+    } else {
+        println!("{url}");
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
@@ -312,7 +330,7 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
     Ok(())
 }
 
-/// Creates `--out-dir` 0700 when it is missing (parents as the umask says); an existing one is
+/// Creates `--output` 0700 when it is missing (parents as the umask says); an existing one is
 /// used as it is. Answers a warning when other users can list or enter it (the traces in it are
 /// 0600 all the same), or when another user owns it.
 fn prepare_out_dir(d: &Path) -> Result<Option<String>, String> {
@@ -1399,15 +1417,27 @@ fn end_message(id: &str, inner: &RecInner) -> Value {
     })
 }
 
-/// Streams the windows, then the end message and a Close frame. Every write must make
-/// progress within `WRITE_STALL_TIMEOUT`, else the client is dropped; it never holds up the
-/// recording or the other clients (they all read the recording's shared ring of windows).
+/// Streams the windows, then the end message and a Close frame. Every message must be written
+/// within `WRITE_STALL_TIMEOUT`, else the client is dropped; it never holds up the recording or
+/// the other clients (they all read the recording's shared ring of windows). The WebSocket
+/// protocol after the handshake is tokio-tungstenite's (frames, masking, fragmented messages,
+/// UTF-8 of text, pings and the Close reply), with the frame and message limits of
+/// [`live_config`]; a client that breaks the protocol gets a Close with the matching code.
 async fn stream_windows(conn: &mut Conn, rec: &Recording) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let read_ahead = std::mem::take(&mut conn.buf);
+    let io = http::Halves { rd: &mut conn.rd, wr: &mut conn.wr };
+    let mut ws = tokio_tungstenite::WebSocketStream::from_partially_read(
+        io,
+        read_ahead,
+        tokio_tungstenite::tungstenite::protocol::Role::Server,
+        Some(live_config()),
+    )
+    .await;
     let mut wake = rec.wake.subscribe();
     let mut next_seq: u64 = 0;
     let mut first_round = true;
-    let mut frames_in = std::mem::take(&mut conn.buf);
-    let mut chunk = vec![0u8; 4096];
     loop {
         wake.mark_unchanged();
         let (msgs, done) = {
@@ -1419,24 +1449,17 @@ async fn stream_windows(conn: &mut Conn, rec: &Recording) {
             (msgs, done)
         };
         first_round = false;
-        let mut out = Vec::new();
-        for m in &msgs {
-            out.extend_from_slice(&http::ws_frame(http::WS_TEXT, m.as_bytes()));
-        }
-        if let Some(end) = &done {
-            out.extend_from_slice(&http::ws_frame(http::WS_TEXT, end.as_bytes()));
-            out.extend_from_slice(&http::ws_frame(http::WS_CLOSE, &[]));
-        }
-        if !out.is_empty() && conn.write_timed(&out, WRITE_STALL_TIMEOUT).await.is_err() {
-            return;
+        for m in msgs.iter().map(|m| m.as_str().to_owned()).chain(done.clone()) {
+            match tokio::time::timeout(WRITE_STALL_TIMEOUT, ws.send(Message::text(m))).await {
+                Ok(Ok(())) => {}
+                _ => return,
+            }
         }
         if done.is_some() {
-            // Give the client a moment to answer the Close, then close.
-            let _ = tokio::io::AsyncWriteExt::shutdown(&mut conn.wr).await;
-            let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                while matches!(conn.rd.read(&mut chunk).await, Ok(n) if n > 0) {}
-            })
-            .await;
+            // The Close, then a moment for the client's answer.
+            let _ = tokio::time::timeout(WRITE_STALL_TIMEOUT, ws.send(Message::Close(None))).await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), async { while let Some(Ok(_)) = ws.next().await {} })
+                .await;
             return;
         }
         tokio::select! {
@@ -1445,35 +1468,56 @@ async fn stream_windows(conn: &mut Conn, rec: &Recording) {
                     return;
                 }
             }
-            got = conn.rd.read(&mut chunk) => {
-                match got {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => frames_in.extend_from_slice(&chunk[..n]),
-                }
-                // Control frames from the client: Close ends the stream, Ping is answered; data
-                // frames are not expected and are dropped.
-                loop {
-                    match http::ws_parse(&frames_in, WS_MAX_CLIENT_FRAME) {
-                        Ok(None) => break,
-                        Err(_) => return,
-                        Ok(Some((frame, used))) => {
-                            frames_in.drain(..used);
-                            let reply = match frame.opcode {
-                                http::WS_CLOSE => Some(http::ws_frame(http::WS_CLOSE, &[])),
-                                http::WS_PING => Some(http::ws_frame(http::WS_PONG, &frame.payload)),
-                                _ => None,
-                            };
-                            if let Some(r) = reply {
-                                if conn.write_timed(&r, WRITE_STALL_TIMEOUT).await.is_err() || frame.opcode == http::WS_CLOSE {
-                                    return;
-                                }
-                            }
+            got = ws.next() => {
+                // Pings are answered and a Close is echoed by the library (on the next write or
+                // flush: flushed here); data messages are not expected and are dropped.
+                let close = match got {
+                    None => return,
+                    Some(Ok(Message::Close(_))) => {
+                        let _ = tokio::time::timeout(WRITE_STALL_TIMEOUT, ws.flush()).await;
+                        return;
+                    }
+                    Some(Ok(_)) => None,
+                    Some(Err(e)) => refusal_close(&e),
+                };
+                match close {
+                    None => {
+                        if !matches!(tokio::time::timeout(WRITE_STALL_TIMEOUT, ws.flush()).await, Ok(Ok(()))) {
+                            return;
                         }
+                    }
+                    Some(frame) => {
+                        let _ = tokio::time::timeout(WRITE_STALL_TIMEOUT, ws.close(Some(frame))).await;
+                        return;
                     }
                 }
             }
         }
     }
+}
+
+/// The live WebSocket's limits: clients send only control frames and small messages.
+fn live_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .max_frame_size(Some(WS_MAX_CLIENT_FRAME))
+        .max_message_size(Some(WS_MAX_CLIENT_MESSAGE))
+}
+
+/// The Close frame for a client that broke the protocol (RFC 6455 §7.4.1): 1007 for a text
+/// message that is not UTF-8, 1009 for a frame or message over the limits, 1002 otherwise;
+/// `None` when the connection is gone (nothing to send).
+fn refusal_close(
+    e: &tokio_tungstenite::tungstenite::Error,
+) -> Option<tokio_tungstenite::tungstenite::protocol::CloseFrame> {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    use tokio_tungstenite::tungstenite::Error as E;
+    let (code, reason) = match e {
+        E::Utf8(_) => (CloseCode::Invalid, "text message is not UTF-8"),
+        E::Capacity(_) => (CloseCode::Size, "frame or message too large"),
+        E::Protocol(_) => (CloseCode::Protocol, "WebSocket protocol violation"),
+        _ => return None,
+    };
+    Some(tokio_tungstenite::tungstenite::protocol::CloseFrame { code, reason: reason.into() })
 }
 
 // ---- processes --------------------------------------------------------------------------------

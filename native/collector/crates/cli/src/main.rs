@@ -37,7 +37,7 @@ const DEFAULT_CALL_STACK_DEPTH: u64 = RECORD_LIMITS.call_stack_depth.default.unw
 (page-fault sampling with perf_event_open plus /proc and /sys polling), and writes one \
 self-contained trace file (NAME.numascope: a ZIP of manifest.json and Arrow tables) that the \
 numascope app and any Arrow reader open.\n\n\
-Exit codes: 0 success, 1 runtime error, 2 usage error.",
+Exit codes: 0 success, 1 runtime error, 2 usage error; `numascope run` exits with its program's status, or 125, 126, 127 for its own failures (see `numascope run --help`).",
     after_help = "Examples:\n  numascope probe\n  numascope record -o run.numascope -- ./app --size 4G\n  numascope record -d 10 -o before.numascope -- ./app   (./app keeps running: apply a plan, then record -p PID)\n  numascope record -p 1234 -d 10 -o attached.numascope\n  numascope topology --json"
 )]
 struct Cli {
@@ -51,7 +51,9 @@ enum Command {
     #[command(
         long_about = "Record a trace.\n\n\
 Launch a command (everything after `--`) and record it from its first instruction, or attach to \
-a running process with -p PID. Recording stops when the duration (-d) elapses, when the process \
+a running process with -p PID (or sample only some of its threads with -t TID,...). Without -o \
+the trace goes to a new numascope-YYYYMMDD-HHMMSS.numascope in the current directory (never \
+replacing a file); --json prints the summary as one JSON object on stdout. Recording stops when the duration (-d) elapses, when the process \
 exits, or on Ctrl-C/SIGTERM; the trace is written in every case.\n\n\
 Stopping does not kill: a launched command still running when the capture stops is left running \
 (its pid is printed, to apply a plan to it with `numascope apply PLAN -p PID` or to record it \
@@ -74,7 +76,7 @@ are still recorded and the manifest says why.\n\n\
 Permissions: page-fault sampling of your own processes works with perf_event_paranoid <= 2; \
 faults taken in kernel mode need CAP_PERFMON (or CAP_SYS_ADMIN, or perf_event_paranoid <= 1). \
 Attaching to another user's process needs root or CAP_SYS_PTRACE.",
-        group(ArgGroup::new("target").required(true).args(["pid", "command"]))
+        group(ArgGroup::new("target").required(true).multiple(true).args(["pid", "tid", "command"]))
     )]
     Record(RecordArgs),
 
@@ -111,7 +113,7 @@ in --allocations, threads by name), lists what it could not map with the reason,
 re-targeted plan to dry-run and apply as usual (docs/apply.md, \"Re-targeting a plan to another run\").\n\n\
 Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage, 3 partly done \
 (--retarget: something was skipped).",
-        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope apply plan.json --retarget 5151 --allocations run2.numascope --out plan-5151.json\n  numascope rollback numascope-rollback-4242-1790000000.json"
+        after_help = "Examples:\n  numascope apply plan.json -p 4242 --dry-run\n  numascope apply plan.json -p 4242 --budget-ms 500 --json\n  numascope apply plan.json --retarget 5151 --allocations run2.numascope -o plan-5151.json\n  numascope rollback numascope-rollback-4242-1790000000.json"
     )]
     Apply(cmd_apply::ApplyArgs),
 
@@ -120,8 +122,10 @@ Exit codes: 0 complete or dry run, 1 refused or failed, 2 invalid plan or usage,
     #[command(
         long_about = "Launch COMMAND with a placement plan's object entries and thread entries applied from its first allocation (docs/apply.md, section Applying at the next launch). The allocation shim (libnumascope_allocshim.so) is preloaded into the program: when an allocation's call stack matches an object entry (module + offsets of its frames, which survive ASLR, and its size range), the shim sets the entry's policy (bind, interleave, weighted-interleave) on the block's whole pages with mbind before the program touches them; threads are pinned to all cpus of their entry's nodes by creation order (at pthread_create) and by name (when set). The plan's pid and start time are ignored; its machine (node ids) and program (target.command[0]'s file name) are checked; its pageRanges and tid-only thread entries, which name a past process, are not used.
 
-Prints the report (objects matched, bytes placed per node, threads pinned, entries that never matched) and the whole-process numactl line on stderr, writes an audit-log entry, and exits with the program's exit code (128+N if killed by signal N). Static, set-ID and file-capability programs are refused (the loader ignores LD_PRELOAD for them). Exit codes of numascope itself: 1 refused or failed before launch, 2 invalid plan or usage.",
-        after_help = "Examples:\n  numascope run --plan plan.json --dry-run -- ./app --size 4G\n  numascope run --plan plan.json --report run.json -- ./app --size 4G"
+Prints the report (objects matched, bytes placed per node, threads pinned, entries that never matched) and the whole-process numactl line on stderr, writes an audit-log entry, and exits with the program's exit code (128+N if killed by signal N). Static, set-ID and file-capability programs are refused (the loader ignores LD_PRELOAD for them).
+
+Exit codes, as env(1), timeout(1) and docker run: the program's own exit status (128+N if it was killed by signal N); 125 numascope run itself failed (invalid plan or arguments, usage, a refusal before launch, cannot set up); 126 the command was found but cannot be executed (permissions, not an executable format); 127 the command was not found.",
+        after_help = "Examples:\n  numascope run --plan plan.json --dry-run -- ./app --size 4G\n  numascope run --plan plan.json -o run.json -- ./app --size 4G"
     )]
     Run(cmd_run::RunArgs),
 
@@ -254,9 +258,18 @@ enum DebugCommand {
 
 #[derive(clap::Args, Debug)]
 struct RecordArgs {
-    /// Trace file to write (conventionally NAME.numascope).
+    /// Trace file to write (conventionally NAME.numascope; replaced if it exists). Default:
+    /// numascope-YYYYMMDD-HHMMSS.numascope in the current directory, named by the start time
+    /// (UTC), with -2, -3, ... when that name is taken, so a default never replaces a trace; the
+    /// summary (and --json) says which file was written.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: PathBuf,
+    output: Option<PathBuf>,
+
+    /// Print one JSON object on stdout at the end (the file written, duration, stop reason,
+    /// threads, pages, samples, sources used or why not, each capability measured or unavailable
+    /// with its reason); progress and the summary stay on stderr.
+    #[arg(long = "json")]
+    json: bool,
 
     /// Stop after this many seconds (decimals allowed). Default: until the process exits or
     /// Ctrl-C (at most 30 days; a recording also stops at 50 million sample rows, the most one
@@ -268,9 +281,18 @@ struct RecordArgs {
     #[arg(long = "interval-ms", value_name = "N", default_value_t = DEFAULT_INTERVAL_MS)]
     interval_ms: u64,
 
-    /// Attach to this running process (all its threads) instead of launching a command.
-    #[arg(short = 'p', long = "pid", value_name = "PID")]
-    pid: Option<i32>,
+    /// Attach to this running process (all its threads) instead of launching a command. perf's
+    /// comma list (-p 1,2) is accepted, but a trace holds one process: give one pid (record the
+    /// others with one numascope record each).
+    #[arg(short = 'p', long = "pid", value_name = "PID[,PID...]", value_parser = parse_ids)]
+    pid: Option<Ids>,
+
+    /// Sample page faults and memory accesses on these threads only (thread ids of one running
+    /// process, comma-separated, as perf record -t; threads they create are followed). The
+    /// process is attached (-p may name it); /proc polling, counters and the placement scan still
+    /// cover the whole process, and the trace's notes say which threads were sampled.
+    #[arg(short = 't', long = "tid", value_name = "TID[,TID...]", value_parser = parse_ids, conflicts_with = "command")]
+    tid: Option<Ids>,
 
     /// Print no progress lines or summary on stderr.
     #[arg(short = 'q', long = "quiet")]
@@ -375,13 +397,62 @@ struct RecordArgs {
     command: Vec<String>,
 }
 
+/// perf's comma list of process or thread ids (`1234` or `1234,1240`).
+#[derive(Clone, Debug)]
+struct Ids(Vec<i32>);
+
+fn parse_ids(s: &str) -> Result<Ids, String> {
+    let ids: Vec<i32> = s
+        .split(',')
+        .map(|t| match t.trim().parse::<i32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{t:?} is not a process or thread id (a positive number; lists are comma-separated)")),
+        })
+        .collect::<Result<_, _>>()?;
+    if ids.is_empty() {
+        return Err("no id given".into());
+    }
+    Ok(Ids(ids))
+}
+
+/// `numascope-YYYYMMDD-HHMMSS.numascope` (UTC) in the current directory, `-2`, `-3`, … when taken.
+fn default_record_output() -> PathBuf {
+    let iso = numascope_core::time::iso8601_utc(numascope_core::time::unix_now_ms());
+    // 2026-12-03T11:47:05.123Z -> 20261203-114705
+    let digits: String = iso.chars().take(19).filter(|c| c.is_ascii_digit()).collect();
+    let stamp = if digits.len() == 14 { format!("{}-{}", &digits[..8], &digits[8..]) } else { digits };
+    let mut n = 1;
+    loop {
+        let name =
+            if n == 1 { format!("numascope-{stamp}.numascope") } else { format!("numascope-{stamp}-{n}.numascope") };
+        let p = PathBuf::from(name);
+        if std::fs::symlink_metadata(&p).is_err() || n >= 1000 {
+            return p;
+        }
+        n += 1;
+    }
+}
+
 /// A number; its range is checked with the other options (`RecordRequest::validate`).
 fn parse_seconds(s: &str) -> Result<f64, String> {
     s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // `numascope run`'s own failures exit 125 (env(1)'s convention), usage errors too;
+            // every other command's usage errors exit 2 as clap's do; --help and --version 0.
+            let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+            return match e.exit_code() {
+                0 => ExitCode::SUCCESS,
+                _ if run => ExitCode::from(cmd_run::EXIT_RUN_FAILED),
+                c => ExitCode::from(u8::try_from(c).unwrap_or(EXIT_USAGE)),
+            };
+        }
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err((code, msg)) => {
@@ -489,10 +560,30 @@ fn read_topology() -> Result<Topology, (u8, String)> {
 }
 
 fn cmd_record(args: RecordArgs) -> CliResult {
+    let pid = match args.pid.as_ref().map(|p| p.0.as_slice()) {
+        None => None,
+        Some([one]) => Some(*one),
+        Some(many) => {
+            return Err((
+                EXIT_USAGE,
+                format!(
+                    "-p {}: a trace holds one process, so numascope record attaches to one pid; record each \
+                     process with its own `numascope record -p PID -o NAME.numascope` (at the same time, with -d)",
+                    many.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+                ),
+            ))
+        }
+    };
+    let tids: Vec<u32> = args.tid.as_ref().map(|t| t.0.iter().map(|&t| t as u32).collect()).unwrap_or_default();
+    let pid = match (pid, tids.first()) {
+        (None, Some(&first)) => Some(thread_group(&tids, first)?),
+        (p, _) => p,
+    };
+    let output = args.output.clone().unwrap_or_else(default_record_output);
     let request = RecordRequest {
-        pid: args.pid.map(i64::from),
+        pid: pid.map(i64::from),
         command: (!args.command.is_empty()).then(|| args.command.clone()),
-        output: args.output.clone(),
+        output: output.clone(),
         duration_s: args.duration,
         interval_ms: Some(args.interval_ms),
         fault_period: args.fault_period,
@@ -511,6 +602,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         alloc_sites: Some(!args.no_alloc_sites),
     };
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
+    opts.sample_tids = tids.clone();
     opts.command_line = std::env::args().collect();
     recorder::install_signal_handlers();
     let topo = read_topology()?;
@@ -535,7 +627,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     for w in s.warnings.iter().filter(|w| !shown.contains(*w)) {
         eprintln!("numascope: warning: {w}");
     }
-    if s.left_running && args.pid.is_none() {
+    if s.left_running && pid.is_none() {
         // Printed even with -q: the user must know that a process they started is still running.
         eprintln!(
             "numascope: pid {pid} is still running (numascope left it running; record with --kill-on-stop to terminate it at the stop).\n\
@@ -544,6 +636,9 @@ fn cmd_record(args: RecordArgs) -> CliResult {
              numascope:   stop it:             kill {pid}",
             pid = s.pid
         );
+    }
+    if args.json {
+        println!("{}", record_json(&s));
     }
     if !args.quiet {
         let exit = match s.exit_code {
@@ -563,7 +658,7 @@ fn cmd_record(args: RecordArgs) -> CliResult {
             s.threads,
             // The page-fault events carry the kernel's task records (every thread); without
             // them only the /proc polls and the samples saw threads.
-            match (s.page_faults.starts_with("used"), s.lost_samples) {
+            match (s.page_faults.starts_with("used") && tids.is_empty(), s.lost_samples) {
                 (true, 0) => "every thread, from the kernel's task records",
                 (true, _) => "from the task records, /proc polls and samples; the lost records may have held more",
                 (false, _) => "those a /proc poll or a sample saw",
@@ -590,6 +685,78 @@ fn cmd_record(args: RecordArgs) -> CliResult {
         }
     }
     Ok(())
+}
+
+/// The process the threads `tids` belong to (their thread group, /proc/TID/status Tgid): one
+/// for all of them, or a usage error.
+fn thread_group(tids: &[u32], first: u32) -> Result<i32, (u8, String)> {
+    let tgid = |t: u32| -> Result<i32, (u8, String)> {
+        let status = std::fs::read_to_string(format!("/proc/{t}/status")).map_err(|_| {
+            (EXIT_USAGE, format!("-t {t}: no thread {t} (not in /proc; check the thread ids with `ps -L`)"))
+        })?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| (EXIT_RUNTIME, format!("/proc/{t}/status: no Tgid line")))
+    };
+    let pid = tgid(first)?;
+    for &t in tids {
+        let p = tgid(t)?;
+        if p != pid {
+            return Err((
+                EXIT_USAGE,
+                format!(
+                    "-t: thread {first} belongs to process {pid} and thread {t} to process {p}: a trace holds one \
+                     process, so give threads of one process"
+                ),
+            ));
+        }
+    }
+    Ok(pid)
+}
+
+/// `numascope record --json`: the summary as data, with the capabilities from the written
+/// trace's manifest (each metric measured, estimated or unavailable, with the reason).
+fn record_json(s: &recorder::RecordSummary) -> serde_json::Value {
+    let (capabilities, manifest_error) = match read_manifest(&s.output) {
+        Ok(m) => (m["capture"]["capabilities"].clone(), None),
+        Err(e) => (serde_json::Value::Null, Some(e)),
+    };
+    let mut v = serde_json::json!({
+        "output": s.output,
+        "sizeBytes": s.size_bytes,
+        "pid": s.pid,
+        "durationS": s.duration_us as f64 / 1e6,
+        "stopReason": s.stop_reason,
+        "exitCode": s.exit_code,
+        "leftRunning": s.left_running,
+        "threads": s.threads,
+        "pages": s.pages,
+        "samples": s.samples,
+        "lostSamples": s.lost_samples,
+        "pageFaultSampling": s.page_faults,
+        "damon": s.damon,
+        "warnings": s.warnings,
+        "collectorPeakMemoryBytes": own_peak_memory(),
+        "capabilities": capabilities,
+    });
+    if let Some(e) = manifest_error {
+        v["capabilitiesError"] = serde_json::Value::String(e);
+    }
+    v
+}
+
+/// The manifest of a written trace (its `manifest.json` entry only, the tables unread).
+fn read_manifest(path: &std::path::Path) -> Result<serde_json::Value, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(f)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let entry = zip.by_name("manifest.json").map_err(|e| format!("{}: manifest.json: {e}", path.display()))?;
+    // The recorder wrote it: small, but read with a bound all the same.
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(entry, 64 << 20), &mut text)
+        .map_err(|e| format!("{}: manifest.json: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: manifest.json: {e}", path.display()))
 }
 
 /// This process's peak resident memory (VmHWM), bytes: the collector's own cost, not the target's.

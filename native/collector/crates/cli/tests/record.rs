@@ -421,6 +421,62 @@ fn attach_to_running_process() {
     }
 }
 
+/// `-t TID` (perf record -t): page faults are sampled on that worker only; the other worker's
+/// faults give no sample, the process is still attached and polled whole, and the notes say so.
+/// `-p` with a list is refused: a trace holds one process.
+#[test]
+fn attach_sampling_only_the_given_thread() {
+    let tmp = Tmp::new("attach-tid");
+    let out = tmp.file("tid.numascope");
+    let mut tl = Command::new(testload())
+        .args(["--threads", "2", "--mib", "4", "--delay", "1.0", "--seconds", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(tl.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let pid: i32 = field(&ready, "pid=").parse().unwrap();
+    // The workers start right after the ready line and map their buffers 1 s later: wait for
+    // them to exist (created after the main thread: the highest tid is one of them).
+    let tasks = || -> Vec<i32> {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+            .unwrap_or_default()
+    };
+    let until = Instant::now() + Duration::from_millis(800);
+    let mut tids = tasks();
+    while tids.len() < 3 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+        tids = tasks();
+    }
+    assert!(tids.len() >= 3, "main and two workers: {tids:?}");
+    let worker = *tids.iter().max().unwrap();
+    let o =
+        run(&["record", "--fault-period", "1", "-t", &worker.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", explain(&o));
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = wait_timeout(&mut tl, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    let (buffers, _) = parse_testload(&rest.join("\n"));
+    assert_eq!(buffers.len(), 2);
+    assert!(buffers.iter().any(|b| b.tid == worker), "{buffers:?} {worker}");
+    let t = read_trace(&out).unwrap().to_trace_data();
+    assert_eq!(t.manifest.process.as_ref().unwrap().pid, pid);
+    let sampled: HashSet<i32> = t.samples.thread.iter().map(|&i| t.threads.tid[i as usize]).collect();
+    assert_eq!(sampled, HashSet::from([worker]), "only the given thread is sampled");
+    // the other worker's buffer is placed (the scan covers the process) but has no fault sample
+    let other = buffers.iter().find(|b| b.tid != worker).unwrap();
+    assert!(t.threads.tid.contains(&other.tid), "the polls still see the other worker");
+    assert!(
+        t.manifest.capture.notes.iter().any(|n| n.contains(&format!("sampled on threads {worker} only"))),
+        "{:?}",
+        t.manifest.capture.notes
+    );
+    let o = run(&["record", "-p", &format!("{pid},{}", pid + 1), "-d", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a trace holds one process"), "{}", explain(&o));
+}
+
 #[test]
 fn process_exit_before_duration() {
     let tmp = Tmp::new("exit");
@@ -530,7 +586,8 @@ fn clear_errors_and_exit_codes() {
     assert_eq!(run(&["record", "-o", out_s]).status.code(), Some(2));
     assert_eq!(run(&["record", "-p", "1", "-o", out_s, "--", "true"]).status.code(), Some(2));
     assert_eq!(run(&["record", "-d", "-3", "-o", out_s, "--", "true"]).status.code(), Some(2));
-    assert_eq!(run(&["record", "--", "true"]).status.code(), Some(2));
+    // (without -o the trace goes to a default name: cli_habits.rs, record_default_output_and_json)
+    assert_eq!(run(&["record", "-o"]).status.code(), Some(2), "-o without its FILE");
     assert_eq!(run(&["no-such-subcommand"]).status.code(), Some(2));
     let o = run(&["record", "-o", "/nonexistent-dir-numascope/x.numascope", "--", "true"]);
     assert_ne!(o.status.code(), Some(0));

@@ -275,22 +275,23 @@ fn run_plan_refusals() {
         std::fs::write(&p, v.to_string()).unwrap();
         p
     };
-    // a hostile entry is refused naming the field, exit 2
+    // numascope run's own failures exit 125 (env(1)'s convention): a hostile entry is refused
+    // naming the field
     let mut bad = plan(obj.clone(), "true");
     bad["objects"][0]["nodes"] = json!([5]);
     let p = write("bad.json", &bad);
     let o = run(&["run", "--plan", p.to_str().unwrap(), "--", "true"], &tmp.0);
-    assert_eq!(o.status.code(), Some(2), "{}", o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
     assert!(o.stderr.contains("objects[0].nodes[0]: node 5 is not in target.machine.nodeIds"), "{}", o.stderr);
     // nothing usable at launch
     let p = write("empty.json", &plan(json!([]), "true"));
     let o = run(&["run", "--plan", p.to_str().unwrap(), "--", "true"], &tmp.0);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(125));
     assert!(o.stderr.contains("nothing to apply at launch"), "{}", o.stderr);
     // another program
     let p = write("other.json", &plan(obj.clone(), "./app"));
     let o = run(&["run", "--plan", p.to_str().unwrap(), "--", "true"], &tmp.0);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(125));
     assert!(o.stderr.contains("--any-program"), "{}", o.stderr);
     // a dry run launches nothing and prints the numactl line
     let marker = tmp.file("launched");
@@ -305,6 +306,9 @@ fn run_plan_refusals() {
     // the exit code is the program's
     let o = run(&["run", "--plan", p.to_str().unwrap(), "-q", "--", "sh", "-c", "exit 7"], &tmp.0);
     assert_eq!(o.status.code(), Some(7), "{}", o.stderr);
+    // killed by a signal: 128 + N
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "-q", "--", "sh", "-c", "kill -9 $$"], &tmp.0);
+    assert_eq!(o.status.code(), Some(128 + 9), "{}", o.stderr);
     // a static program is refused before launch (the loader would ignore LD_PRELOAD)
     let stat = tmp.file("static");
     let src = tmp.file("s.c");
@@ -313,10 +317,74 @@ fn run_plan_refusals() {
     if built.is_ok_and(|o| o.status.success()) {
         let p = write("static.json", &plan(obj, stat.to_str().unwrap()));
         let o = run(&["run", "--plan", p.to_str().unwrap(), "--", stat.to_str().unwrap()], &tmp.0);
-        assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
         assert!(o.stderr.contains("statically linked") && o.stderr.contains("numactl --membind=0"), "{}", o.stderr);
     } else {
         eprintln!("SKIP static refusal: cc -static does not work here");
+    }
+}
+
+/// `numascope run` exits as env(1) does: 125 for its own failures (usage too, unlike the other
+/// commands' 2), 126 when the command cannot be executed, 127 when it is not found.
+#[test]
+fn run_exit_codes_follow_env() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = Tmp::new("run-plan-codes");
+    let plan_for = |command: &str| {
+        let p = tmp.file(&format!("plan-{}.json", command.rsplit('/').next().unwrap()));
+        let v = json!({
+            "format": "numascope-plan", "version": 1,
+            "target": { "pid": 1, "command": [command], "machine": { "nodeIds": [0] } },
+            "objects": [{ "frames": [ { "module": "/bin/true", "offset": "0x10" } ],
+                          "size": { "min": 4096, "max": 8192 }, "policy": "bind", "nodes": [0] }]
+        });
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    // usage: no command after --, an unknown option; the other commands keep clap's 2
+    let p = plan_for("true");
+    let o = run(&["run", "--plan", p.to_str().unwrap()], &tmp.0);
+    assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "--no-such-flag", "--", "true"], &tmp.0);
+    assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
+    assert!(o.stderr.contains("--no-such-flag"), "{}", o.stderr);
+    let o = run(&["probe", "--no-such-flag"], &tmp.0);
+    assert_eq!(o.status.code(), Some(2), "{}", o.stderr);
+    // a plan that is not there
+    let missing = tmp.file("missing.json");
+    let o = run(&["run", "--plan", missing.to_str().unwrap(), "--", "true"], &tmp.0);
+    assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
+    assert!(o.stderr.contains("missing.json"), "{}", o.stderr);
+    // not found: 127
+    let p = plan_for("numascope-no-such-command");
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "--", "numascope-no-such-command"], &tmp.0);
+    assert_eq!(o.status.code(), Some(127), "{}", o.stderr);
+    assert!(o.stderr.contains("command not found: numascope-no-such-command"), "{}", o.stderr);
+    // found, not executable (no execute bit): 126
+    let noexec = tmp.file("noexec");
+    std::fs::write(&noexec, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&noexec, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let p = plan_for(noexec.to_str().unwrap());
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "--", noexec.to_str().unwrap()], &tmp.0);
+    assert_eq!(o.status.code(), Some(126), "{}", o.stderr);
+    assert!(o.stderr.contains("permission denied"), "{}", o.stderr);
+    // found and executable, but not an executable format: 126
+    let junk = tmp.file("junk");
+    std::fs::write(&junk, "not a program\n").unwrap();
+    std::fs::set_permissions(&junk, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = plan_for(junk.to_str().unwrap());
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "--", junk.to_str().unwrap()], &tmp.0);
+    assert_eq!(o.status.code(), Some(126), "{}", o.stderr);
+    assert!(o.stderr.contains("not an ELF executable"), "{}", o.stderr);
+    // the program's own 125-127 are passed through (as env(1) does)
+    let p = plan_for("sh");
+    let o = run(&["run", "--plan", p.to_str().unwrap(), "-q", "--", "sh", "-c", "exit 126"], &tmp.0);
+    assert_eq!(o.status.code(), Some(126), "{}", o.stderr);
+    // --help documents the codes
+    let o = run(&["run", "--help"], &tmp.0);
+    assert!(o.status.success());
+    for code in ["125", "126", "127"] {
+        assert!(o.stdout.contains(code), "{}", o.stdout);
     }
 }
 
@@ -345,7 +413,7 @@ fn run_plan_weighted_entries_and_system_weights() {
     };
     let p = write("w.json", &plan(json!([entry(other, "0x10")])));
     let o = run(&["run", "--plan", p.to_str().unwrap(), "--", "sh", "-c", "exit 0"], &tmp.0);
-    assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
     assert!(o.stderr.contains("--weights-fallback interleave"), "{}", o.stderr);
     if dir.is_dir() {
         assert!(
@@ -363,7 +431,7 @@ fn run_plan_weighted_entries_and_system_weights() {
     }
     let p = write("clash.json", &plan(json!([entry(2, "0x10"), entry(3, "0x20")])));
     let o = run(&["run", "--plan", p.to_str().unwrap(), "--dry-run", "--set-system-weights", "--", "sh"], &tmp.0);
-    assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
     assert!(
         o.stderr.contains("objects[1].weights[0] gives node 0 weight 3 but objects[0].weights[0] gives it 2"),
         "{}",

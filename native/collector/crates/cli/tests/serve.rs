@@ -664,7 +664,7 @@ fn recordings_are_private_whatever_the_umask() {
     assert_eq!(mode(&trace), 0o600);
     assert_eq!(mode(&open), 0o777, "an existing directory is left as it is");
     let err = s.stderr.lock().unwrap().clone();
-    assert!(err.contains("warning: --out-dir") && err.contains("0777"), "stderr: {err}");
+    assert!(err.contains("warning: --output") && err.contains("0777"), "stderr: {err}");
     drop(s);
 
     // The default directory.
@@ -676,4 +676,78 @@ fn recordings_are_private_whatever_the_umask() {
     assert_eq!(mode(&trace), 0o600);
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The live WebSocket after the handshake is tokio-tungstenite's: a fragmented message is
+/// reassembled (the connection goes on and answers a ping), a text frame that is not UTF-8 is
+/// refused with Close 1007, a frame with an RSV bit with Close 1002, fragments over the message
+/// limit with Close 1009, and a client's Close is echoed with its code.
+#[test]
+fn live_socket_protocol_fragments_utf8_and_close() {
+    use tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+    use tungstenite::protocol::frame::Frame;
+    use tungstenite::protocol::CloseFrame;
+    use tungstenite::Message;
+    let s = Server::start("live-protocol");
+    let body = json!({ "command": ["sleep", "4"], "durationS": 4 });
+    let r = s.post("/api/recordings", &body.to_string());
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let connect = || {
+        let stream = TcpStream::connect((Ipv4Addr::LOCALHOST, s.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let url = format!("ws://127.0.0.1:{}/api/recordings/{id}/live?token={}", s.port, s.token);
+        tungstenite::client::client(url.as_str(), stream).expect("WebSocket handshake").0
+    };
+    // The first message that is not a window (the server's answer to what the client sent).
+    let answer = |ws: &mut tungstenite::WebSocket<TcpStream>| loop {
+        match ws.read() {
+            Ok(Message::Text(t)) if t.as_str().contains("\"window\"") => continue,
+            other => return other,
+        }
+    };
+    let text = |data: &[u8], fin: bool| Message::Frame(Frame::message(data.to_vec(), OpCode::Data(Data::Text), fin));
+    let more =
+        |data: &[u8], fin: bool| Message::Frame(Frame::message(data.to_vec(), OpCode::Data(Data::Continue), fin));
+
+    let mut ws = connect();
+    ws.send(text(b"hel", false)).unwrap();
+    ws.send(more(b"lo", true)).unwrap();
+    ws.send(Message::Ping(b"p1".to_vec().into())).unwrap();
+    match answer(&mut ws) {
+        Ok(Message::Pong(p)) => assert_eq!(&p[..], b"p1"),
+        other => panic!("a fragmented message then a ping: {other:?}"),
+    }
+
+    let mut ws = connect();
+    ws.send(text(&[b'a', 0xFF, 0xFE], true)).unwrap();
+    match answer(&mut ws) {
+        Ok(Message::Close(Some(f))) => assert_eq!(f.code, CloseCode::Invalid, "{f:?}"),
+        other => panic!("invalid UTF-8: {other:?}"),
+    }
+
+    let mut ws = connect();
+    let mut f = Frame::message(b"x".to_vec(), OpCode::Data(Data::Text), true);
+    f.header_mut().rsv1 = true; // no extension was negotiated
+    ws.send(Message::Frame(f)).unwrap();
+    match answer(&mut ws) {
+        Ok(Message::Close(Some(f))) => assert_eq!(f.code, CloseCode::Protocol, "{f:?}"),
+        other => panic!("an RSV bit: {other:?}"),
+    }
+
+    let mut ws = connect();
+    let piece = vec![b'x'; 40 * 1024];
+    ws.send(text(&piece, false)).unwrap();
+    ws.send(more(&piece, true)).unwrap();
+    match answer(&mut ws) {
+        Ok(Message::Close(Some(f))) => assert_eq!(f.code, CloseCode::Size, "{f:?}"),
+        other => panic!("a message over the limit: {other:?}"),
+    }
+
+    let mut ws = connect();
+    ws.close(Some(CloseFrame { code: CloseCode::Away, reason: "bye".into() })).unwrap();
+    match answer(&mut ws) {
+        Ok(Message::Close(Some(f))) => assert_eq!(f.code, CloseCode::Away, "the Close is echoed: {f:?}"),
+        other => panic!("close: {other:?}"),
+    }
 }

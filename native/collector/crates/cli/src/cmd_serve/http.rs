@@ -428,69 +428,44 @@ fn parse_head(bytes: &[u8]) -> Result<Head, HeadError> {
     Ok(Head { method: method.to_string(), target: target.to_string(), http10: version == 0, headers })
 }
 
-// ---- WebSocket frames (RFC 6455 §5) -------------------------------------------------------------
+// ---- WebSocket transport ------------------------------------------------------------------------
 
-pub const WS_TEXT: u8 = 0x1;
-pub const WS_CLOSE: u8 = 0x8;
-pub const WS_PING: u8 = 0x9;
-pub const WS_PONG: u8 = 0xA;
-
-/// A server frame (final, unmasked) with this opcode and payload.
-pub fn ws_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = Vec::with_capacity(payload.len() + 10);
-    f.push(0x80 | opcode);
-    match payload.len() {
-        n if n < 126 => f.push(n as u8),
-        n if n <= u16::MAX as usize => {
-            f.push(126);
-            f.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            f.push(127);
-            f.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    f.extend_from_slice(payload);
-    f
+/// The two halves of a connection as one stream, for tokio-tungstenite after the handshake
+/// (the connection stays the caller's).
+pub struct Halves<'a> {
+    pub rd: &'a mut OwnedReadHalf,
+    pub wr: &'a mut OwnedWriteHalf,
 }
 
-/// A frame from the client: its opcode and unmasked payload.
-#[derive(Debug, PartialEq, Eq)]
-pub struct WsIn {
-    pub opcode: u8,
-    pub payload: Vec<u8>,
+impl tokio::io::AsyncRead for Halves<'_> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut *self.get_mut().rd).poll_read(cx, buf)
+    }
 }
 
-/// Parses one client frame at the start of `buf`: `Ok(None)` while incomplete, the frame and
-/// the bytes it took, or an error for a protocol violation (unmasked, control frame too long or
-/// fragmented, payload over `max`).
-pub fn ws_parse(buf: &[u8], max: u64) -> Result<Option<(WsIn, usize)>, &'static str> {
-    if buf.len() < 2 {
-        return Ok(None);
+impl tokio::io::AsyncWrite for Halves<'_> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut *self.get_mut().wr).poll_write(cx, buf)
     }
-    let (fin, opcode, masked) = (buf[0] & 0x80 != 0, buf[0] & 0x0F, buf[1] & 0x80 != 0);
-    if !masked {
-        return Err("client frames must be masked");
+
+    fn poll_flush(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut *self.get_mut().wr).poll_flush(cx)
     }
-    let (len, mut at) = match buf[1] & 0x7F {
-        126 if buf.len() >= 4 => (u16::from_be_bytes([buf[2], buf[3]]) as u64, 4),
-        127 if buf.len() >= 10 => (u64::from_be_bytes(buf[2..10].try_into().unwrap_or([0xFF; 8])), 10),
-        126 | 127 => return Ok(None),
-        n => (n as u64, 2),
-    };
-    if opcode >= 0x8 && (len > 125 || !fin) {
-        return Err("control frame too long or fragmented");
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut *self.get_mut().wr).poll_shutdown(cx)
     }
-    if len > max {
-        return Err("frame too large");
-    }
-    if buf.len() < at + 4 + len as usize {
-        return Ok(None);
-    }
-    let mask = [buf[at], buf[at + 1], buf[at + 2], buf[at + 3]];
-    at += 4;
-    let payload = buf[at..at + len as usize].iter().enumerate().map(|(i, b)| b ^ mask[i % 4]).collect();
-    Ok(Some((WsIn { opcode, payload }, at + len as usize)))
 }
 
 #[cfg(test)]
@@ -530,20 +505,5 @@ mod tests {
         assert!(!h.wants_close());
         h.http10 = true;
         assert!(h.wants_close());
-    }
-
-    #[test]
-    fn frames() {
-        assert_eq!(ws_frame(WS_TEXT, b"hi"), vec![0x81, 2, b'h', b'i']);
-        assert_eq!(&ws_frame(WS_TEXT, &[0; 300])[..4], &[0x81, 126, 1, 44]);
-        assert_eq!(&ws_frame(WS_TEXT, &[0; 70_000])[..10], &[0x81, 127, 0, 0, 0, 0, 0, 1, 0x11, 0x70]);
-        assert_eq!(ws_frame(WS_CLOSE, &[]), vec![0x88, 0]);
-        // A masked client ping "ab" with mask 1 2 3 4.
-        let ping = [0x89, 0x82, 1, 2, 3, 4, b'a' ^ 1, b'b' ^ 2];
-        assert_eq!(ws_parse(&ping[..5], 1024), Ok(None));
-        assert_eq!(ws_parse(&ping, 1024), Ok(Some((WsIn { opcode: WS_PING, payload: b"ab".to_vec() }, 8))));
-        assert!(ws_parse(&[0x81, 0x02, b'h', b'i'], 1024).is_err(), "unmasked");
-        assert!(ws_parse(&[0x81, 0xFF, 0, 0, 0, 0, 0, 0, 0x10, 0], 1024).is_err(), "too large");
-        assert!(ws_parse(&[0x09, 0x80, 1, 2, 3, 4], 1024).is_err(), "fragmented control frame");
     }
 }

@@ -624,7 +624,7 @@ fn messages() -> Value {
         "benchRunList": [{ "runs": super::bench::fixture::runs().iter().map(super::bench::bench_json).collect::<Vec<_>>() }, { "runs": none }],
         "benchProgress": [to(&super::bench::fixture::progress(1)), to(&super::bench::fixture::progress(2))],
         "benchOutcome": [to(&super::bench::fixture::outcome(false)), to(&super::bench::fixture::outcome(true))],
-        // /api/runs (cmd_serve/runs.rs), `numascope run --report` and the binding's runPlan().
+        // /api/runs (cmd_serve/runs.rs), `numascope run -o` and the binding's runPlan().
         "planRun": super::runs::fixture::runs(),
         "planRunList": [{ "runs": super::runs::fixture::runs()[..3].to_vec() }, { "runs": none }],
         "runReport": super::runs::fixture::reports().iter().map(to).collect::<Vec<_>>(),

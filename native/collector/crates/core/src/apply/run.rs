@@ -15,10 +15,15 @@ use super::{audit, weights, Plan};
 use crate::alloc_sites::{preload_possible, shim_path, SHIM_FILE_NAME};
 use crate::topology;
 
-/// Refused or failed before or while launching (the CLI's exit code 1).
+/// Refused or failed before or while launching (`numascope run` exits 125 for it, as env(1)
+/// does for its own failures).
 pub const EXIT_RUNTIME: u8 = 1;
-/// An invalid plan or request (exit code 2).
+/// An invalid plan or request (serve's 400; `numascope run` exits 125 for it too).
 pub const EXIT_USAGE: u8 = 2;
+/// The command was found but cannot be executed (env(1)'s and the shell's 126).
+pub const EXIT_CANNOT_EXECUTE: u8 = 126;
+/// The command was not found (env(1)'s and the shell's 127).
+pub const EXIT_NOT_FOUND: u8 = 127;
 
 /// An exit code (above) and a message naming the problem.
 pub type RunError = (u8, String);
@@ -146,21 +151,28 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
             plan.target.pid
         ));
     }
-    let program = crate::program::find_program(&o.command[0]).map_err(|e| {
-        let why = match e {
-            crate::program::FindError::Empty => "empty command".to_string(),
-            crate::program::FindError::NotFound => {
-                format!("command not found: {} (not an executable file, and not found in PATH)", o.command[0])
-            }
-            crate::program::FindError::NotExecutable => format!("cannot execute {}: permission denied", o.command[0]),
-        };
-        (EXIT_RUNTIME, why)
+    let program = crate::program::find_program(&o.command[0]).map_err(|e| match e {
+        crate::program::FindError::Empty => (EXIT_USAGE, "empty command".to_string()),
+        crate::program::FindError::NotFound => (
+            EXIT_NOT_FOUND,
+            format!("command not found: {} (not an executable file, and not found in PATH)", o.command[0]),
+        ),
+        crate::program::FindError::NotExecutable => {
+            (EXIT_CANNOT_EXECUTE, format!("cannot execute {}: permission denied", o.command[0]))
+        }
     })?;
     preload_possible(&program).map_err(|e| {
+        // Not an executable format at all: the kernel could not execute it either (126); the
+        // other refusals are numascope run's own (the shim cannot be preloaded).
+        let code = if matches!(e, crate::alloc_sites::PreloadBlocked::NotElf { .. }) {
+            EXIT_CANNOT_EXECUTE
+        } else {
+            EXIT_RUNTIME
+        };
         let why = e.to_string();
         let why = why.split("; allocation sites cannot be recorded").next().unwrap_or(&why).to_string();
         (
-            EXIT_RUNTIME,
+            code,
             format!(
                 "{why}: numascope run places objects through the preloaded allocation shim, so it cannot run this \
                  program; the whole-process fallback is: {}",
@@ -309,7 +321,15 @@ pub fn launch(p: Prepared, stdio: Stdio3) -> Result<Launched, RunError> {
         Err(e) => {
             let _ = std::fs::remove_dir_all(&dir);
             let msg = format!("cannot start {:?}: {e}", p.command[0]);
-            return Err(fail(&p, (EXIT_RUNTIME, msg)));
+            // As a shell would: not found 127, found but not executable (permissions, not an
+            // executable format) 126, anything else numascope's own failure.
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+                std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
+                _ if e.raw_os_error() == Some(libc::ENOEXEC) => EXIT_CANNOT_EXECUTE,
+                _ => EXIT_RUNTIME,
+            };
+            return Err(fail(&p, (code, msg)));
         }
     };
     let pid = child.id();

@@ -174,9 +174,11 @@ fn launch(
     Ok(Started { pid, attached: false, command: argv.to_vec(), child: Some(pid), start_ns, start_unix_ms, alloc })
 }
 
-/// Opens the events on every thread of a running process and enables them.
+/// Opens the events on every thread of a running process (or only on `only`, when not empty)
+/// and enables them.
 fn attach(
     pid: i32,
+    only: &[u32],
     roots: &Roots,
     plan: &mut Plan<'_>,
     pmu: &mut Option<Result<PmuSampler, String>>,
@@ -191,6 +193,21 @@ fn attach(
         .into_iter()
         .map(|t| t as u32)
         .collect();
+    let tids = if only.is_empty() {
+        tids
+    } else {
+        if let Some(t) = only.iter().find(|t| !tids.contains(t)) {
+            return Err(RecordError::Usage(format!(
+                "thread {t} is not a thread of process {pid} (not in /proc/{pid}/task): give thread ids of one process"
+            )));
+        }
+        warnings.push(Warning(format!(
+            "page faults and memory accesses are sampled on threads {} only (-t; and threads they create): \
+             /proc polling, counters and the placement scan cover the whole process {pid}",
+            only.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",")
+        )));
+        only.to_vec()
+    };
     let o =
         PageFaultOptions { ring_exp: ring_exp_for(plan.cpus.len() * tids.len().max(1)), ..plan.faults.base.clone() };
     plan.faults.sampler = plan.open_faults(&tids, &o);
@@ -210,7 +227,7 @@ fn attach(
     }
     // Threads created between the enumeration and the opening are not followed by
     // inheritance: look again once (duplicates are removed later).
-    if let Ok(s) = pf {
+    if let (Ok(s), true) = (pf, only.is_empty()) {
         if let Ok(now_tids) = procfs::list_tasks(&roots.proc, pid) {
             for t in now_tids {
                 if let Err(e) = s.add_task(t as u32) {
@@ -327,7 +344,7 @@ impl Session {
                 }
                 launch(argv, !opts.kill_on_stop, &mut plan, &mut pmu, (opts.alloc_sites, &mut warnings))?
             }
-            Target::Attach(pid) => attach(*pid, roots, &mut plan, &mut pmu, &mut warnings)?,
+            Target::Attach(pid) => attach(*pid, &opts.sample_tids, roots, &mut plan, &mut pmu, &mut warnings)?,
         };
         let Plan { mut faults, mut mem, .. } = plan;
         mem.sampler = pmu;

@@ -151,6 +151,10 @@ pub struct RecordOptions {
     pub scan_max_pages: u64,
     /// User call-stack frames per page-fault sample (`--call-stack-depth`; 0: no code locations).
     pub call_stack_depth: u16,
+    /// When attaching: open the page-fault and PMU sampling events on these threads of the
+    /// process only (and the threads they create, by inheritance), as `perf record -t`; empty:
+    /// every thread. /proc polling, counters and the placement scan still cover the process.
+    pub sample_tids: Vec<u32>,
 }
 
 /// What [`RecordOptions::numa_balancing`] does with /proc/sys/kernel/numa_balancing.
@@ -255,6 +259,7 @@ impl RecordOptions {
             alloc_sites: true,
             scan_max_pages: l.scan_max_pages.default.unwrap_or(0),
             call_stack_depth: l.call_stack_depth.default.unwrap_or(0) as u16,
+            sample_tids: Vec::new(),
         }
     }
 
