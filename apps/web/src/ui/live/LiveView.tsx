@@ -17,6 +17,7 @@ import type { LiveSession } from './session';
 import { liveLoop, liveSession } from './store';
 import { ApplyPanel } from './ApplyPanel';
 import { LoopPanel } from './LoopPanel';
+import { VirtualTable } from '../views/VirtualRows';
 import './live.css';
 
 const n = (v: number) => v.toLocaleString('en-US');
@@ -491,34 +492,40 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
             })}
           </tbody>
         </table>
-        <table className="data" data-testid="live-threads">
-          <caption>Threads now ({n(w.threads.length)})</caption>
-          <thead>
-            <tr>
-              <th scope="col">tid</th>
-              <th scope="col" className="text">
-                name
-              </th>
-              <th scope="col">cpu</th>
-              <th scope="col">node</th>
-              <th scope="col">faults, last window</th>
+        {/* Every thread (a virtualised list past 300 rows): no cap. */}
+        <VirtualTable
+          rows={w.threads}
+          columns={5}
+          testId="live-threads"
+          head={
+            <>
+              <caption>Threads now ({n(w.threads.length)})</caption>
+              <thead>
+                <tr>
+                  <th scope="col">tid</th>
+                  <th scope="col" className="text">
+                    name
+                  </th>
+                  <th scope="col">cpu</th>
+                  <th scope="col">node</th>
+                  <th scope="col">faults, last window</th>
+                </tr>
+              </thead>
+            </>
+          }
+          row={(t) => (
+            <tr key={t.tid} data-testid={`live-thread-${t.tid}`} className={t.alive ? undefined : 'ns-muted'}>
+              <th scope="row">{t.tid}</th>
+              <td className="text">
+                {t.name}
+                {t.alive ? '' : ' (exited)'}
+              </td>
+              <td>{t.cpu >= 0 ? t.cpu : '–'}</td>
+              <td>{t.node >= 0 ? t.node : '–'}</td>
+              <td>{n(t.faults)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {w.threads.slice(0, 200).map((t) => (
-              <tr key={t.tid} data-testid={`live-thread-${t.tid}`} className={t.alive ? undefined : 'ns-muted'}>
-                <th scope="row">{t.tid}</th>
-                <td className="text">
-                  {t.name}
-                  {t.alive ? '' : ' (exited)'}
-                </td>
-                <td>{t.cpu >= 0 ? t.cpu : '–'}</td>
-                <td>{t.node >= 0 ? t.node : '–'}</td>
-                <td>{n(t.faults)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       </div>
     </>
   );

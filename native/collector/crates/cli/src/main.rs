@@ -719,12 +719,14 @@ fn thread_group(tids: &[u32], first: u32) -> Result<i32, (u8, String)> {
 /// `numascope record --json`: the summary as data, with the capabilities from the written
 /// trace's manifest (each metric measured, estimated or unavailable, with the reason).
 fn record_json(s: &recorder::RecordSummary) -> serde_json::Value {
-    let (capabilities, manifest_error) = match read_manifest(&s.output) {
-        Ok(m) => (m["capture"]["capabilities"].clone(), None),
+    let (manifest, manifest_error) = match read_manifest(&s.output) {
+        Ok(m) => (m, None),
         Err(e) => (serde_json::Value::Null, Some(e)),
     };
     let mut v = serde_json::json!({
         "output": s.output,
+        "traceId": manifest["traceId"],
+        "host": manifest["host"],
         "sizeBytes": s.size_bytes,
         "pid": s.pid,
         "durationS": s.duration_us as f64 / 1e6,
@@ -739,7 +741,7 @@ fn record_json(s: &recorder::RecordSummary) -> serde_json::Value {
         "damon": s.damon,
         "warnings": s.warnings,
         "collectorPeakMemoryBytes": own_peak_memory(),
-        "capabilities": capabilities,
+        "capabilities": manifest["capture"]["capabilities"],
     });
     if let Some(e) = manifest_error {
         v["capabilitiesError"] = serde_json::Value::String(e);

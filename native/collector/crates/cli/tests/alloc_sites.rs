@@ -197,7 +197,7 @@ fn record_attributes_every_large_allocation_to_its_line() {
     let out = tmp.file("a.numascope");
     record(&["-q", "-o", out.to_str().unwrap()], &[bin.to_str().unwrap()]);
     let t = read_trace(&out).unwrap().to_trace_data();
-    assert_eq!(t.manifest.version, 3);
+    assert_eq!(t.manifest.version, 4);
     let cap = capability(&t, "allocation-sites");
     assert_eq!(cap.status, "measured", "{}", cap.reason);
     let first = check_sites(&t, &bin);

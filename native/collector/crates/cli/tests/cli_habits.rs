@@ -170,6 +170,8 @@ fn record_default_output_and_json() {
         assert!(tmp.0.join(&name).is_file(), "{name} written in the current directory");
         assert_eq!(v["stopReason"], "process-exit", "{v}");
         assert_eq!(v["exitCode"], 0);
+        assert_eq!(v["traceId"].as_str().map(str::len), Some(32), "the trace's id (format v4): {v}");
+        assert!(v["host"].is_string(), "{v}");
         assert!(v["sizeBytes"].as_u64().unwrap() > 0);
         assert!(v["durationS"].as_f64().is_some() && v["threads"].as_u64().unwrap() >= 1, "{v}");
         let caps = v["capabilities"].as_array().unwrap_or_else(|| panic!("capabilities: {v}"));

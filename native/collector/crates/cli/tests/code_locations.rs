@@ -118,7 +118,7 @@ fn first_touches_are_attributed_to_their_function_and_line() {
     let tmp = Tmp::new("code-fp");
     let Some(bin) = compile(&tmp.0, "code-sites-fp", true) else { return };
     let r = record(&bin, &tmp.file("fp.numascope"));
-    assert_eq!(r.trace.manifest.version, 3);
+    assert_eq!(r.trace.manifest.version, 4);
     let (status, reason) = capability(&r.trace, "code-locations");
     assert_eq!(status, "measured", "{reason}");
     let lines = markers();

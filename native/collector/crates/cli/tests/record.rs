@@ -156,7 +156,7 @@ fn check_region_holds(t: &TraceData, b: &Buffer) {
 fn check_common(t: &TraceData) {
     let m = &t.manifest;
     assert_eq!(m.format, "numascope-trace");
-    assert_eq!(m.version, 3);
+    assert_eq!(m.version, 4);
     assert_eq!(m.origin.kind, "recorded");
     assert_eq!(m.origin.generator, "numascope record");
     assert_eq!(m.machine.source, "sysfs");

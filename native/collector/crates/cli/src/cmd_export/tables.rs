@@ -583,7 +583,7 @@ mod tests {
         let hitm = s.column_by_name("hitm").unwrap().as_string::<i32>();
         assert_eq!((hitm.is_null(0), hitm.value(1), hitm.value(2)), (true, "remote-hitm", "none"));
         let time = s.column_by_name("time").unwrap().as_primitive::<TimestampMicrosecondType>();
-        assert_eq!(time.value(2), t.manifest.capture.start_unix_ms as i64 * 1000 + 4_294_967_295);
+        assert_eq!(time.value(2), t.manifest.capture.start_unix_ms as i64 * 1000 + 9_007_199_254_740_991);
         let weight = s.column_by_name("weight").unwrap().as_primitive::<Int64Type>();
         assert_eq!(weight.value(1), 10_000);
         let trace = s.column_by_name("trace_id").unwrap().as_string::<i32>();
