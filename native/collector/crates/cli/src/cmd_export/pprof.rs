@@ -29,7 +29,7 @@ use numascope_core::trace::{Manifest, TraceData};
 use prost::Message;
 
 use super::proto as pb;
-use super::tables::Identity;
+use super::tables::{dict, Identity};
 
 /// Allocations considered per page, the latest allocated first (the engine's MAX_CANDIDATES_PER_PAGE).
 const MAX_CANDIDATES_PER_PAGE: usize = 1024;
@@ -376,10 +376,6 @@ impl<'a> Builder<'a> {
 }
 
 /// A dictionary string; a key past the dictionary reads `unknown`.
-fn dict(d: &numascope_core::trace::DictColumn, row: usize) -> &str {
-    d.keys.get(row).and_then(|&k| d.values.get(k as usize)).map(String::as_str).unwrap_or("unknown")
-}
-
 /// The machine's node ids, sorted, at most MAX_NODES.
 fn node_ids(m: &Manifest) -> Vec<i64> {
     let mut ids: Vec<i64> = m.machine.nodes.iter().map(|n| i64::from(n.id)).collect();

@@ -90,7 +90,7 @@ impl Cols {
 }
 
 /// A dictionary string; a key past the dictionary reads `unknown` (the format's rule for unknown values).
-fn dict(d: &DictColumn, row: usize) -> &str {
+pub(super) fn dict(d: &DictColumn, row: usize) -> &str {
     d.keys.get(row).and_then(|&k| d.values.get(k as usize)).map(String::as_str).unwrap_or("unknown")
 }
 
