@@ -371,7 +371,9 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
       throw new EngineError(
         'empty-trace',
         `access estimate "uniform": the trace has ${threadCount} threads and ${pageCount} pages, and no memory-access samples: nothing to estimate from. ` +
-          (trace.manifest.capture.pageScan
+          (trace.manifest.origin.kind === 'imported'
+            ? `It was imported from ${typeof trace.manifest.origin.from === 'string' ? trace.manifest.origin.from : 'a perf.data file'}, which holds no memory-access samples with a data address: record them with \`perf mem record\` or \`perf c2c record\` (a \`cycles\` profile has none) and import that file.`
+            : trace.manifest.capture.pageScan
             ? 'The placement scan found no resident page (the process exited before a scan completed?).'
             : 'It was recorded without the placement scan of resident pages (numascope before capture.pageScan), so an attached process shows only the pages faulted during the recording: record it again.'),
       );

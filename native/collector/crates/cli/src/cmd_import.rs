@@ -112,6 +112,9 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
         eprintln!("  events: {}", by(&s.by_event));
         eprintln!("  data sources: {}", by(&s.by_source));
         eprintln!("  lost samples: {}", s.trace.manifest.capture.lost_samples);
+        if s.trace.samples.is_empty() {
+            eprintln!("{}", no_memory_samples(&input, &s));
+        }
     }
     if args.json {
         let m = &s.trace.manifest;
@@ -129,8 +132,25 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
             "dataSources": s.by_source,
             "lostSamples": m.capture.lost_samples,
             "capabilities": m.capture.capabilities,
+            "warning": s.trace.samples.is_empty().then(|| no_memory_samples(&input, &s)),
         });
         println!("{out}");
     }
     Ok(())
+}
+
+/// What an import without a single memory-access sample says (exit 0: the trace still holds the
+/// machine, threads and code mappings; but nothing in it can be analysed for placement).
+fn no_memory_samples(input: &std::path::Path, s: &perfdata::ImportSummary) -> String {
+    format!(
+        "numascope: warning: {} holds no memory-access samples with a data address (of its {} samples, {} are of \
+         no memory event, {} not a load or store, {} without an address): the trace has the machine and threads but \
+         nothing to analyse for placement. Record memory samples with `perf mem record` or `perf c2c record` (a \
+         `cycles` profile has none) and import that file.",
+        input.display(),
+        s.total_samples,
+        s.skipped_non_memory_event,
+        s.skipped_not_load_store,
+        s.skipped_no_address
+    )
 }

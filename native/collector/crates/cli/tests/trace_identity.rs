@@ -90,3 +90,21 @@ fn an_import_keeps_the_files_host_and_the_same_id_each_time() {
     assert!(is_trace_id(&ids[0]), "{}", ids[0]);
     assert_eq!(ids[0], ids[1], "the same file imports to the same id");
 }
+
+/// A perf.data file without one memory sample (a `cycles` profile) imports with exit 0, the
+/// machine and threads kept, and says plainly, on stderr and in `--json`, that it holds nothing
+/// to analyse and how to record a file that does (issue 35).
+#[test]
+fn a_cycles_profile_imports_with_a_warning_that_it_has_no_memory_samples() {
+    let tmp = Tmp::new("identity-cycles");
+    let src = import_harness::perfdata_dir().join(import_harness::SNB);
+    let out = tmp.file("snb.numascope");
+    let o = ok(run(&["import".as_ref(), src.as_os_str(), "-o".as_ref(), out.as_os_str(), "--json".as_ref()]));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("holds no memory-access samples") && stderr.contains("perf mem record"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["samples"], 0);
+    assert!(v["totalSamples"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["warning"].as_str().is_some_and(|w| w.contains("no memory-access samples")), "{v}");
+    assert_eq!(manifest(&out).capture.sample_count, 0);
+}
