@@ -8,7 +8,7 @@ import { useMemo, useState } from 'react';
 import type { TraceSummary } from '@numascope/policy-engine';
 import { formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import type { RegionMeta } from '@numascope/policy-engine';
-import { DECISION_KINDS } from '@numascope/policy-engine';
+import { DECISION_KINDS, formatTimeUs } from '@numascope/policy-engine';
 import { decisionSelection, filterDecisions } from '../selectors/decisions';
 import type { DecisionView } from '../../worker/decisions';
 import { POLICY_IDS, policyLabel } from '@numascope/policy-engine';
@@ -69,7 +69,7 @@ export function DecisionsView({ summary, regions }: { summary: TraceSummary; reg
       <EstimateBanner analysis={a} onExit={() => navigate({ estimate: false })} />
       <EngineRange analysis={a} onClear={() => navigate({ range: null, dec: null })} />
       <p className="ns-muted hint">
-        Every decision each policy made while replaying this recording on <strong>{a.machine.name}</strong> ({a.windowCount} windows of {a.windowMs} ms),
+        Every decision each policy made while replaying this recording on <strong>{a.machine.name}</strong> ({a.windowCount} window{a.windowCount === 1 ? '' : 's'} of {formatTimeUs(a.windowMs * 1000)}),
         in window order, with the numbers that drove it. Select a decision about pages to see them in the Memory view.
       </p>
       <div className="decision-filters">

@@ -249,7 +249,7 @@ export function PredictionBasis({
             predicted time / the policy&rsquo;s.
           </p>
           <p className="ns-muted small" data-testid="window-note" data-window-ms={a.windowMs} data-windows={a.windowCount}>
-            {a.windowCount} windows of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
+            {a.windowCount} window{a.windowCount === 1 ? '' : 's'} of {formatTimeUs(a.windowMs * 1000)}: policies decide once per window (Carrefour&rsquo;s rounds, AsymSched&rsquo;s
             placements, AutoNUMA&rsquo;s scans), so their predictions depend on it; a shorter window reacts faster, a longer one sees more accesses per
             decision.
           </p>

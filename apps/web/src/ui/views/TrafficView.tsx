@@ -69,7 +69,7 @@ export function TrafficView() {
         <TrafficGraph traffic={trafficInput(a, p)} size={360} title={`${policyLabel(p.policy)} on ${a.machine.name}`} />
         <div className="traffic-layout__side">
           <p className="ns-muted traffic-summary">
-        {p.description} On <strong>{a.machine.name}</strong>, {a.windowCount} windows of {a.windowMs} ms. Predicted speedup vs{' '}
+        {p.description} On <strong>{a.machine.name}</strong>, {a.windowCount} window{a.windowCount === 1 ? '' : 's'} of {formatTimeUs(a.windowMs * 1000)}. Predicted speedup vs{' '}
         {policyLabel(a.baseline)}:{' '}
         <strong data-testid="traffic-speedup" data-value={p.predictedSpeedup}>
           {formatSpeedup(p.predictedSpeedup)}
