@@ -25,6 +25,17 @@ export function formatCount(value: number, unit?: string, pluralUnit?: string): 
   return `${n} ${u}`;
 }
 
+/**
+ * A score or ratio of any size, readable: 1131410.1 -> "1,131,410", 12.345 -> "12.3",
+ * 0.04567 -> "0.0457" (three significant digits below 100, whole and grouped from 100 up).
+ */
+export function formatScore(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Math.abs(value) >= 100) return groupDigits(Math.round(value));
+  if (value === 0) return '0';
+  return String(Number(value.toPrecision(3)));
+}
+
 /** Short counts for axis ticks: 950 -> "950", 1500 -> "1.5k", 2_000_000 -> "2M". */
 export function formatCompact(value: number): string {
   const abs = Math.abs(value);

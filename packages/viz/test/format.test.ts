@@ -8,6 +8,7 @@ import {
   formatDurationUs,
   formatGBps,
   formatPercent,
+  formatScore,
   formatUtc,
   groupDigits,
 } from '../src/format.js';
@@ -102,5 +103,16 @@ describe('other formatters', () => {
   });
   it('UTC timestamps do not depend on the time zone', () => {
     expect(formatUtc(Date.UTC(2026, 10, 21, 19, 50, 0))).toBe('2026-11-21 19:50:00 UTC');
+  });
+});
+
+describe('formatScore', () => {
+  it('groups large scores, keeps three significant digits of small ones', () => {
+    expect(formatScore(1131410.1)).toBe('1,131,410');
+    expect(formatScore(100)).toBe('100');
+    expect(formatScore(12.345)).toBe('12.3');
+    expect(formatScore(0.04567)).toBe('0.0457');
+    expect(formatScore(0)).toBe('0');
+    expect(formatScore(-2500.4)).toBe('-2,500');
   });
 });

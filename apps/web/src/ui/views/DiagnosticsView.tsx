@@ -7,6 +7,7 @@
  * diagnosis with it: run.ts), so they share its cache.
  */
 import { useState } from 'react';
+import { formatScore } from '@numascope/viz';
 import type { DiagnosisJson, IssueCode, Plan } from '@numascope/policy-engine';
 import { codeSiteText, formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
@@ -184,7 +185,7 @@ export function DiagnosticsView({ source = 'trace.numascope' }: { source?: strin
                     )}
                   </td>
                   <td data-value={i.score}>
-                    {i.score} <span className="ns-muted small">{i.scoreUnit} (&gt; {i.threshold})</span>
+                    {formatScore(i.score)} <span className="ns-muted small">{i.scoreUnit} (&gt; {formatScore(i.threshold)})</span>
                   </td>
                   <td>
                     {i.site ?? '–'}
