@@ -379,3 +379,25 @@ pub(super) mod fixture {
         vec![starting, running, finished, stopped, failed]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Copy and triad of one pair far apart (the 25.5 against 6.7 GB/s) get a note that
+    /// names the pair and says to run again; the fixture's consistent kernels get none.
+    #[test]
+    fn kernels_that_disagree_are_called_out() {
+        let mut cal = super::fixture::calibration(false);
+        assert_eq!(cal.kernel_spread_notes(), Vec::<String>::new());
+        let t = cal.bandwidth_gbps.triad[1][1].as_mut().unwrap();
+        t.value = 6.7;
+        cal.bandwidth_gbps.copy[1][1].as_mut().unwrap().value = 25.5;
+        let notes = cal.kernel_spread_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("cpu node 1 on memory node 1: triad 6.7 GB/s against copy 25.5 GB/s (×3.8 apart"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("run numascope bench again"), "{}", notes[0]);
+    }
+}

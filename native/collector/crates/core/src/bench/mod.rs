@@ -208,6 +208,8 @@ pub fn run(ctx: &Context, progress: &mut dyn FnMut(&Progress)) -> Result<Calibra
         cal.stopped_by = Some("interrupted during the last step".into());
     }
     cal.derive_sustained();
+    let spread = cal.kernel_spread_notes();
+    cal.notes.extend(spread);
     Ok(cal)
 }
 

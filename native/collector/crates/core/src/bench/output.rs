@@ -93,6 +93,10 @@ pub struct Calibration {
     pub notes: Vec<String>,
 }
 
+/// Largest ratio between a pair's copy and triad GB/s that [`Calibration::kernel_spread_notes`]
+/// lets pass without a note.
+pub const KERNEL_SPREAD_LIMIT: f64 = 1.5;
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct KernelMatrices {
     pub copy: Vec<Vec<Option<Stat>>>,
@@ -111,6 +115,35 @@ impl Calibration {
                 pairs.chain(all).map(|s| s.value).fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
             })
             .collect();
+    }
+
+    /// A note per node pair whose copy and triad bandwidths differ by more than
+    /// [`KERNEL_SPREAD_LIMIT`]: the two STREAM kernels stream the same memory (triad one array
+    /// more), and on a quiet machine they agree within about a third; a wider gap means the run
+    /// was disturbed (a busy or shared machine, a run too short for its repetitions), and the
+    /// figures should not be trusted as the machine's.
+    pub fn kernel_spread_notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let copy = &self.bandwidth_gbps.copy;
+        for (c, row) in self.bandwidth_gbps.triad.iter().enumerate() {
+            for (m, t) in row.iter().enumerate() {
+                let (Some(t), Some(Some(k))) = (t, copy.get(c).and_then(|r| r.get(m))) else { continue };
+                let (lo, hi) = (t.value.min(k.value), t.value.max(k.value));
+                if lo > 0.0 && hi / lo > KERNEL_SPREAD_LIMIT {
+                    let (cn, mn) = (
+                        self.node_ids.get(c).copied().unwrap_or(c as u32),
+                        self.node_ids.get(m).copied().unwrap_or(m as u32),
+                    );
+                    out.push(format!(
+                        "cpu node {cn} on memory node {mn}: triad {:.1} GB/s against copy {:.1} GB/s (×{:.1} apart; on a quiet machine the two agree within ×{KERNEL_SPREAD_LIMIT}): the run was disturbed (a busy or shared machine, or too short): run numascope bench again, without --quick, before trusting these figures",
+                        t.value,
+                        k.value,
+                        hi / lo
+                    ));
+                }
+            }
+        }
+        out
     }
 
     fn provenance(&self, what: &str) -> String {
