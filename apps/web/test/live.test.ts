@@ -9,7 +9,7 @@ import { rustExample } from '@numascope/protocol/fixtures';
 import { splitArgv } from '../src/ui/live/argv';
 import { LiveSession } from '../src/ui/live/session';
 import { tokenFromSearch, withoutToken } from '../src/ui/live/token';
-import { filterProcesses, isKernelThread } from '../src/ui/live/LiveView';
+import { chosenPid, filterProcesses, isKernelThread } from '../src/ui/live/LiveView';
 
 const TOKEN = 'a'.repeat(64);
 const ORIGIN = 'http://127.0.0.1:41873';
@@ -249,6 +249,17 @@ describe('splitArgv / filterProcesses', () => {
     expect(filterProcesses(list, 'INIT').map((p) => p.pid)).toEqual([1]);
     expect(filterProcesses(list, '--big').map((p) => p.pid)).toEqual([77]);
     expect(filterProcesses(list, '').length).toBe(2);
+  });
+  it('a search narrowed to one process it can attach to chooses it; a pick stays while listed', () => {
+    const init = { pid: 1, name: 'init', command: ['/sbin/init'], threads: 1, rssBytes: null, uid: 0, own: false };
+    const app = { pid: 77, name: 'app', command: ['./app'], threads: 4, rssBytes: 1, uid: 1, own: true };
+    const db = { pid: 80, name: 'db', command: ['./db'], threads: 2, rssBytes: 1, uid: 1, own: true };
+    expect(chosenPid(null, filterProcesses([init, app, db], 'app'))).toBe(77);
+    expect(chosenPid(null, [init, app, db])).toBeNull();
+    expect(chosenPid(80, [init, app, db])).toBe(80);
+    // The pick filtered out: the one left is chosen; another user's process never is.
+    expect(chosenPid(80, [app])).toBe(77);
+    expect(chosenPid(null, [init])).toBeNull();
   });
   it('hides kernel threads (no command line, no RSS) unless asked, and searches them by name when shown', () => {
     const list = [

@@ -235,6 +235,8 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
   const busy = state.phase.kind === 'starting';
   const shown = useMemo(() => filterProcesses(state.processes ?? [], filter, { kernelThreads: showKernel }), [state.processes, filter, showKernel]);
   const kernelCount = useMemo(() => (state.processes ?? []).filter(isKernelThread).length, [state.processes]);
+  // A search that leaves one process you can attach to chooses it (Start then records it).
+  const chosen = chosenPid(pid, shown);
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -244,8 +246,8 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
       return setFormError(`The duration must be a number of seconds above 0 (at most ${RECORD_LIMITS.maxDurationS}, 30 days), or empty.`);
     }
     if (mode === 'pid') {
-      if (pid === null) return setFormError('Pick a process from the list.');
-      void session.start({ pid, durationS: d ?? 10 });
+      if (chosen === null) return setFormError('Pick a process from the list.');
+      void session.start({ pid: chosen, durationS: d ?? 10 });
     } else {
       let argv: string[];
       try {
@@ -311,7 +313,7 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
               id="live-process"
               data-testid="live-process"
               size={10}
-              value={pid === null ? '' : String(pid)}
+              value={chosen === null ? '' : String(chosen)}
               onChange={(e) => setPid(e.target.value ? Number(e.target.value) : null)}
             >
               {shown.map((pr) => (
@@ -354,6 +356,16 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
  */
 export function isKernelThread(p: ProcessInfo): boolean {
   return p.rssBytes === null && p.command.length === 0;
+}
+
+/**
+ * The process Start records: the one picked, while it is still listed; else the only process in
+ * the list that can be attached to (a search narrowed to one); else none.
+ */
+export function chosenPid(picked: number | null, shown: readonly ProcessInfo[]): number | null {
+  if (picked !== null && shown.some((p) => p.pid === picked)) return picked;
+  const own = shown.filter((p) => p.own);
+  return own.length === 1 ? own[0]!.pid : null;
 }
 
 /** The processes matching `filter` (pid exactly, or part of the name or command, any case); kernel threads only when asked for. */
