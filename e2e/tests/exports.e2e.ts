@@ -90,11 +90,18 @@ test('Compare exports its aligned table (policies, speedups, why) above every co
   expect(md.indexOf('### Compare: metrics')).toBeLessThan(md.indexOf('### Predicted by the policy engine'));
 });
 
-test('Recommendations has no figure and says to use the Markdown summary', async ({ page }) => {
+test('Recommendations export their table: PNG and SVG hold every recommendation as the page shows it', async ({ page }) => {
   await page.goto(`./?trace=samples/${TRACE}&view=recommend`);
   expect(await idleState(page)).toBe('ready');
-  await page.getByTestId('export-png').click();
-  await expect(page.getByRole('alert')).toContainText('this view has no figure to export: use the Markdown summary');
+  const png = await downloadText(page, 'export-png');
+  expect(png.name).toMatch(/-recommend\.png$/);
+  const svg = (await downloadText(page, 'export-svg')).text;
+  expect(svg).toContain('Recommendations: actions predicted at least 2% faster than');
+  const first = (await page.getByTestId('recommendation').first().locator('td').nth(1).innerText()).split('\n')[0]!.trim();
+  // The SVG wraps long cells into lines: its first words are there, escaped as XML.
+  const words = first.split(' ').slice(0, 3).join(' ').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  expect(svg).toContain(words);
+  await expect(page.getByRole('alert')).toHaveCount(0);
 });
 
 test('the Markdown summary differs per view and carries the view\'s numbers', async ({ page }) => {

@@ -56,7 +56,12 @@ export function RecommendView({ source }: { source: string }) {
           No policy is predicted to be at least 2% faster than {policyLabel(a.baseline)} on this recording.
         </p>
       ) : (
-        <table className="recs-table" data-testid="recommendations">
+        <table
+          className="recs-table"
+          data-testid="recommendations"
+          data-export="recommendations"
+          data-export-title={`Recommendations: actions predicted at least 2% faster than ${policyLabel(a.baseline)}, with their cost and confidence`}
+        >
           <thead>
             <tr>
               <th scope="col">plan</th>
@@ -82,7 +87,7 @@ export function RecommendView({ source }: { source: string }) {
                 data-pages={r.cost.pages}
                 data-threads={r.cost.threads}
               >
-                <td>
+                <td data-export-text={selected.has(r.id) ? 'in plan' : r.planable ? '' : 'not applicable'}>
                   <input
                     type="checkbox"
                     aria-label={`Include in the plan: ${r.title}`}
