@@ -1,3 +1,4 @@
+import { scaleLinear } from 'd3-scale';
 import { interpolateViridis } from 'd3-scale-chromatic';
 import { useCallback, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent, PointerEvent, WheelEvent } from 'react';
@@ -217,13 +218,15 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, onSelect, marks, regionN
       // Time axis.
       ctx.textAlign = 'center';
       ctx.textBaseline = 'alphabetic';
-      const ticks = 6;
-      for (let i = 0; i <= ticks; i++) {
-        const t = grid.fromUs + ((grid.toUs - grid.fromUs) * i) / ticks;
-        // The last label ends at the plot's edge, so it is never cut off.
-        ctx.textAlign = i === ticks ? 'right' : 'center';
-        ctx.fillText(formatDurationTick(Math.round(t)), M.left + (pw * i) / ticks, h - 6);
-      }
+      // Round times (d3's nice ticks: 0, 200 ms, 400 ms …), not sixths of the range (303.03 ms).
+      const span = Math.max(1, grid.toUs - grid.fromUs);
+      const ticks = timeTicks(grid.fromUs, grid.toUs, 6);
+      ticks.forEach((t, i) => {
+        const px = M.left + (pw * (t - grid.fromUs)) / span;
+        // A label near the plot's right edge ends there, so it is never cut off.
+        ctx.textAlign = i === ticks.length - 1 && px > M.left + pw - 30 ? 'right' : 'center';
+        ctx.fillText(formatDurationTick(t), px, h - 6);
+      });
       void w;
     },
     [grid, nodeIds, marked, M.left, M.top, pw, ph, cw, rh],
@@ -413,4 +416,10 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, onSelect, marks, regionN
       </p>
     </div>
   );
+}
+
+/** About `count` round times (µs) between `fromUs` and `toUs`, for a time axis (d3's linear ticks). */
+export function timeTicks(fromUs: number, toUs: number, count: number): number[] {
+  if (!(toUs > fromUs)) return [fromUs];
+  return scaleLinear().domain([fromUs, toUs]).ticks(count);
 }

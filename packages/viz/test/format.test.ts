@@ -116,3 +116,13 @@ describe('formatScore', () => {
     expect(formatScore(-2500.4)).toBe('-2,500');
   });
 });
+
+describe('heatmap time ticks', () => {
+  it('are round times, not fractions of the range', async () => {
+    const { timeTicks } = await import('../src/AddressHeatmap.js');
+    const ticks = timeTicks(0, 1_818_180, 6);
+    expect(ticks).toEqual([0, 200_000, 400_000, 600_000, 800_000, 1_000_000, 1_200_000, 1_400_000, 1_600_000, 1_800_000]);
+    expect(ticks.map(formatDurationTick)).toContain('400 ms');
+    expect(timeTicks(5, 5, 6)).toEqual([5]);
+  });
+});
