@@ -70,7 +70,7 @@ test('record() rejects bad options', () => {
 
 test('recordLimits() is the table record() checks options against', () => {
   const l = addon.recordLimits();
-  assert.strictEqual(l.durationMaxS, 4290);
+  assert.strictEqual(l.durationMaxS, 2592000);
   assert.deepStrictEqual(l.intervalMs, { min: 1, max: 60000, default: 100 });
   assert.deepStrictEqual(l.faultPeriod, { min: 1, max: 1000000, default: null });
   assert.deepStrictEqual(l.faultRateHz, { min: 100, max: 1000000, default: 10000 });
@@ -83,7 +83,7 @@ test('recordLimits() is the table record() checks options against', () => {
     assert.throws(() => addon.record({ ...opts, [field]: limit.min - 1 }), want);
   }
   const overMs = (l.durationMaxS + 1) * 1000;
-  assert.throws(() => addon.record({ ...opts, durationMs: overMs }), /durationMs must be a number of milliseconds > 0 and <= 4290000/);
+  assert.throws(() => addon.record({ ...opts, durationMs: overMs }), /durationMs must be a number of milliseconds > 0 and <= 2592000000/);
   assert.throws(() => addon.record({ ...opts, durationMs: 0 }), /durationMs must be/);
 });
 
