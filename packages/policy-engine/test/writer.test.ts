@@ -113,7 +113,7 @@ function errorOf(write: () => unknown): TraceWriteError {
 /** ZIP local headers in file order: name, method, data offset, DOS time and date. */
 function localEntries(bytes: Uint8Array) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const entries: { name: string; method: number; dataOffset: number; dosTime: number; dosDate: number }[] = [];
+  const entries: { name: string; method: number; dataOffset: number; extraOffset: number; extraLength: number; dosTime: number; dosDate: number }[] = [];
   let offset = 0;
   while (view.getUint32(offset, true) === 0x04034b50) {
     const nameLength = view.getUint16(offset + 26, true);
@@ -126,6 +126,8 @@ function localEntries(bytes: Uint8Array) {
       dosTime: view.getUint16(offset + 10, true),
       dosDate: view.getUint16(offset + 12, true),
       dataOffset,
+      extraOffset: offset + 30 + nameLength,
+      extraLength,
     });
     offset = dataOffset + compressedSize;
   }
@@ -229,24 +231,12 @@ describe('writeTrace container', () => {
       const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
       for (const entry of localEntries(file).slice(1)) {
         expect(entry.dataOffset % ARROW_ENTRY_ALIGNMENT_BYTES, entry.name).toBe(0);
-        // The local header of this entry: find its extra field (id 0xa11e) just before the data.
-        let at: number;
-        // The extra field starts after the 30-byte local header and the name.
-        const nameLength = entry.name.length;
-        for (let off = 0; off < file.length; ) {
-          if (view.getUint32(off, true) !== 0x04034b50) break;
-          const n = view.getUint16(off + 26, true);
-          const x = view.getUint16(off + 28, true);
-          if (off + 30 + n + x === entry.dataOffset) {
-            at = off + 30 + nameLength;
-            expect(view.getUint16(at, true), entry.name).toBe(0xa11e);
-            const size = view.getUint16(at + 2, true);
-            expect(size, entry.name).toBeGreaterThanOrEqual(2);
-            expect(view.getUint16(at + 4, true), entry.name).toBe(ARROW_ENTRY_ALIGNMENT_BYTES);
-            break;
-          }
-          off += 30 + n + x + view.getUint32(off + 18, true);
-        }
+        // The extra field (id 0xa11e): its data is the alignment (u16), then the padding.
+        const at = entry.extraOffset;
+        expect(entry.extraLength, entry.name).toBeGreaterThanOrEqual(6);
+        expect(view.getUint16(at, true), entry.name).toBe(0xa11e);
+        expect(view.getUint16(at + 2, true), entry.name).toBe(entry.extraLength - 4);
+        expect(view.getUint16(at + 4, true), entry.name).toBe(ARROW_ENTRY_ALIGNMENT_BYTES);
       }
     }
   });

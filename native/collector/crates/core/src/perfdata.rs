@@ -931,18 +931,7 @@ pub fn import_perf_data(path: &Path) -> Result<ImportSummary, ImportError> {
     cap.notes.push("times are perf_clock (sched_clock) nanoseconds; startUnixMs is unknown (0)".into());
     cap.notes.extend(pd.notes.iter().cloned());
 
-    let mut trace = TraceData {
-        manifest: m,
-        samples,
-        pages,
-        threads,
-        regions: Regions::default(),
-        thread_placements: ThreadPlacements::default(),
-        region_placements: RegionPlacements::default(),
-        counters: Counters::default(),
-        events: Events::default(),
-        alloc: Default::default(),
-    };
+    let mut trace = TraceData { samples, pages, threads, ..TraceData::empty(m) };
     trace.manifest.capture.sample_count = trace.samples.len() as u64;
     trace.manifest.host = pd.hostname.clone();
     trace.manifest.trace_id = Some(import_trace_id(path, pd.hostname.as_deref(), t0, t1, trace.samples.len()));
