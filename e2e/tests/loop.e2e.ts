@@ -114,6 +114,25 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
   expect(['S', 'R']).toContain(procState(pid));
   await screenshot(loop, 'loop-applied');
 
+  // The loop is kept with the server (issue 35): a reload, and a new tab on the same server,
+  // bring back the panel with its plan, dry run and apply, from the record the server keeps.
+  const verdicts = async (p: typeof page) => [await p.getByTestId('loop-dry-verdict').innerText(), await p.getByTestId('loop-apply-verdict').innerText()];
+  const beforeReload = await verdicts(page);
+  await expect(page.getByTestId('loop-kept')).toHaveAttribute('data-kept', 'saved');
+  expect(new URL(page.url()).searchParams.get('loop')).toBe(first.id);
+  await page.reload();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('loop')).toHaveAttribute('data-pid', String(pid));
+  await expect(page.getByTestId('loop-kept')).toHaveAttribute('data-restored', /^\d{4}-/);
+  await expect(page.getByTestId('loop-plan-pages')).toHaveAttribute('data-value', String(planPages));
+  expect(await verdicts(page)).toEqual(beforeReload);
+  const tab = await page.context().newPage();
+  await tab.goto(`${serve!.base}/?token=${serve!.token}`);
+  expect(await idleState(tab)).toBe('ready');
+  await expect(tab.getByTestId('loop')).toHaveAttribute('data-pid', String(pid));
+  expect(await verdicts(tab)).toEqual(beforeReload);
+  await tab.close();
+
   // 6. Record the same pid again (attached) until the workers have faulted their buffers in.
   await page.getByTestId('loop-duration').fill('60');
   await page.getByTestId('loop-record-again').click();
@@ -123,9 +142,12 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
     timeout: 60_000,
   });
   await page.getByTestId('live-stop').click();
-  expect(await finishedLoad(page, 3)).toBe('ready');
-  await page.getByTestId('open-live').click();
+  // The second recording stays on Live: it fills in "after", the views do not take the screen.
+  await expect(page.getByTestId('loop-open-after')).toBeVisible({ timeout: 30_000 });
+  expect(await idleState(page)).toBe('ready');
   await expect(page.getByTestId('live-status')).toContainText('Stopped on request.');
+  await expect(page.getByTestId('live-status')).toContainText("the loop's second recording");
+  await expect(page.getByTestId('loop-compare')).toBeVisible();
   const recs = (await api('/api/recordings')).recordings as Array<Record<string, any>>;
   expect(recs).toHaveLength(2);
   expect(recs[1]!.target).toEqual({ pid });
@@ -156,4 +178,15 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
   }
   expect(['S', 'R']).toContain(procState(pid));
   await screenshot(loop, 'loop-before-after');
+
+  // After a reload the before/after table is back, the same cells, and "after" opens its trace.
+  const table = await compare.innerText();
+  await page.reload();
+  expect(await idleState(page)).toBe('ready');
+  await expect(page.getByTestId('loop-compare')).toContainText(`(${recs[1]!.id})`);
+  await expect(page.getByTestId('loop-local').locator('td').nth(1)).not.toHaveText('…');
+  expect(await page.getByTestId('loop-compare').innerText()).toBe(table);
+  await page.getByTestId('loop-open-after').click();
+  expect(await idleState(page)).toBe('ready');
+  expect(new URL(page.url()).searchParams.get('recording')).toBe(recs[1]!.id);
 });

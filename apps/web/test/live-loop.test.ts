@@ -150,3 +150,128 @@ describe('verdicts', () => {
     expect(applyVerdict(r)).toBe(`Trivially satisfied: nothing needed to change, nothing was moved or pinned (${r.status}). Verified: 12 of 12 pages on their planned node.`);
   });
 });
+
+/**
+ * The loop kept with the server (issue 35): a fake serve that stores loop records as
+ * `PUT /api/recordings/:id/loop` does, and a second LiveLoop standing for a reloaded page.
+ */
+function keptFakes() {
+  const saved = new Map<string, unknown>();
+  const order: string[] = [];
+  const calls: string[] = [];
+  let pending = 0;
+  const work = () => {
+    pending++;
+    return () => void pending--;
+  };
+  const settle = async () => {
+    for (let i = 0; i < 100 && pending > 0; i++) await new Promise((r) => setTimeout(r, 0));
+    expect(pending).toBe(0);
+  };
+  const plan = { format: 'numascope-plan', version: 1, target: { pid: 4242 }, pageRanges: [{ start: '0x1000', end: '0x3000', action: 'move', toNodes: [0] }], threads: [] };
+  const engine: LoopEngine = {
+    open: async () => ({ summary: {} as never, overview: { traceId: 7 } as never, parseMs: 1 }),
+    analyze: async () => ({ view: view([{ id: 'move-1', planable: true }]) as never }),
+    plan: async () => ({ plan: plan as never, json: JSON.stringify(plan) }),
+  };
+  const statuses = new Map<string, unknown>();
+  const api = {
+    apply: async (req: { dryRun?: boolean }) => report(req.dryRun ? 0 : 1),
+    saveLoop: async (id: string, record: unknown) => {
+      calls.push(`save ${id}`);
+      // As the server keeps it: the JSON text.
+      saved.set(id, JSON.parse(JSON.stringify(record)));
+      if (order.includes(id)) order.splice(order.indexOf(id), 1);
+      order.push(id);
+    },
+    loadLoop: async (id: string) => saved.get(id) ?? null,
+    latestLoop: async () => (order.length ? { recording: order.at(-1)!, loop: saved.get(order.at(-1)!) } : null),
+    trace: async (id: string) => {
+      calls.push(`trace ${id}`);
+      return new ArrayBuffer(8);
+    },
+    status: async (id: string) => statuses.get(id),
+    watch: () => () => {},
+  } as unknown as LiveClient;
+  const page = () => new LiveLoop(new LiveSession(api), api, () => engine, work);
+  return { page, saved, calls, settle, statuses };
+}
+
+describe('the live loop kept with the server', () => {
+  it('a reloaded page brings back the plan and the dry run, without sending them again', async () => {
+    const f = keptFakes();
+    const first = f.page();
+    first.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0, 1]);
+    await first.recommend();
+    await first.dryRun();
+    await f.settle();
+    expect(f.saved.has('r1')).toBe(true);
+    expect(first.state.kept.kind).toBe('saved');
+    const saves = f.calls.filter((c) => c.startsWith('save')).length;
+
+    const reloaded = f.page();
+    await reloaded.restore(null);
+    await f.settle();
+    const s = reloaded.state;
+    expect(s.before).toMatchObject({ recording: 'r1', pid: 4242 });
+    expect(s.nodeIds).toEqual([0, 1]);
+    expect(s.recommend).toMatchObject({ kind: 'done', value: { kind: 'recommendation', title: 'do move-1', ranges: 1 } });
+    expect(s.dry).toEqual(first.state.dry);
+    expect(s.restoredFrom).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(f.calls.filter((c) => c.startsWith('save')).length).toBe(saves);
+    // The steps go on from there: apply uses the plan that came back.
+    await reloaded.apply();
+    expect(reloaded.state.apply.kind).toBe('done');
+  });
+
+  it('a step in flight is saved as not started, and a loop brought back fetches its trace from the server to recommend', async () => {
+    const f = keptFakes();
+    const first = f.page();
+    first.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await f.settle();
+    expect(f.saved.get('r1')).toMatchObject({ recommend: { kind: 'idle' }, before: { prediction: { kind: 'idle' } } });
+    const reloaded = f.page();
+    await reloaded.restore('r1');
+    expect(f.calls).not.toContain('trace r1');
+    await reloaded.recommend();
+    expect(f.calls).toContain('trace r1');
+    expect(reloaded.state.recommend.kind).toBe('done');
+  });
+
+  it('a damaged record, or one naming another recording, is refused by field and shows no loop', async () => {
+    const f = keptFakes();
+    const first = f.page();
+    first.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await f.settle();
+    const good = f.saved.get('r1') as Record<string, unknown>;
+    f.saved.set('r1', { ...good, before: { ...(good.before as object), pid: -3 } });
+    const a = f.page();
+    await a.restore('r1');
+    expect(a.state.before).toBeNull();
+    expect(a.state.restoreError).toMatchObject({ code: 'bad-loop' });
+    expect(a.state.restoreError?.message).toMatch(/loop\.before\.pid/);
+    f.saved.set('r1', { ...good, before: { ...(good.before as object), recording: 'r9' } });
+    const b = f.page();
+    await b.restore('r1');
+    expect(b.state.before).toBeNull();
+    expect(b.state.restoreError?.message).toMatch(/names recording r9/);
+  });
+
+  it('after a reload during "record again", the finished second recording becomes the after side', async () => {
+    const f = keptFakes();
+    const first = f.page();
+    first.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0]);
+    await f.settle();
+    // The page was recording r2 (attached to the same pid) when it was reloaded.
+    f.saved.set('r1', { ...(f.saved.get('r1') as object), again: { kind: 'recording', recording: 'r2' } });
+    const summary = { ...end({ durationUs: 2_000_000 }).summary!, output: '/tmp/r2.numascope' };
+    f.statuses.set('r2', { ...rustExample('recording'), id: 'r2', status: 'finished', summary, error: null, latest: null });
+    const reloaded = f.page();
+    await reloaded.restore('r1');
+    await f.settle();
+    expect(reloaded.state.again.kind).toBe('done');
+    expect(reloaded.state.after).toMatchObject({ recording: 'r2', pid: 4242, durationUs: 2_000_000 });
+    expect(reloaded.isAfter('r2')).toBe(true);
+    expect(f.calls).toContain('trace r2');
+  });
+});

@@ -13,3 +13,4 @@ export * from './desktop';
 export * from './bench';
 export * from './run';
 export * from './messages';
+export * from './loop';

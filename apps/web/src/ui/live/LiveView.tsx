@@ -38,6 +38,12 @@ export function liveAppState(s: LiveState): AppState {
   }
 }
 
+/** The loop in the address bar: `?loop=ID`, the recording it started from. */
+export function loopParam(): string | null {
+  const v = new URLSearchParams(window.location.search).get('loop');
+  return v && /^[A-Za-z0-9_-]{1,64}$/.test(v) ? v : null;
+}
+
 function useLive(session: LiveSession): LiveState {
   return useSyncExternalStore(
     (fn) => session.subscribe(fn),
@@ -55,6 +61,10 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
     if (state.phase.kind === 'connecting') void session.connect();
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [session]);
+  // The loop kept with the server: the one in the address bar (?loop=ID), else the one saved last.
+  useEffect(() => {
+    if (loop) void loop.restore(loopParam());
+  }, [loop]);
   useEffect(() => {
     document.body.dataset.live = state.phase.kind;
     document.body.dataset.liveSeq = String(state.latest?.seq ?? -1);
@@ -393,7 +403,10 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
         {p.kind === 'running' && 'Recording…'}
         {p.kind === 'stopping' && 'Stopping: the server writes the trace…'}
         {p.kind === 'downloading' && `${endReason(p.end)} Downloading the trace…`}
-        {p.kind === 'ended' && `${endReason(p.end)} The trace is open in the views.`}
+        {p.kind === 'ended' &&
+          (liveLoop()?.isAfter(rec.id)
+            ? `${endReason(p.end)} This is the loop's second recording: it fills in “after” in the table below (its trace opens from there).`
+            : `${endReason(p.end)} The trace is open in the views.`)}
         {p.kind === 'failed' && `The recording failed (${p.error.code}): ${p.error.message}`}
         {p.kind === 'gone' && 'Server gone: the live connection closed unexpectedly.'}
         {p.kind === 'running' && (

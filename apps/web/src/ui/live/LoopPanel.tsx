@@ -3,11 +3,12 @@
  * recommend → dry run → apply → verify → record the same pid again, with the before/after numbers
  * of the two recordings side by side.
  */
-import { useState, useSyncExternalStore } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
 import { formatDurationUs } from '@numascope/viz';
 import { applyVerdict, dryRunVerdict } from './loop';
 import type { LiveLoop, LoopState, Measure, Step } from './loop';
 import { RECORD_LIMITS } from '@numascope/protocol';
+import { pageToken } from './token';
 import type { ApplyReport, ErrorBody, NodeCount } from '@numascope/protocol';
 
 const n = (v: number) => v.toLocaleString('en-US');
@@ -20,11 +21,41 @@ function useLoop(loop: LiveLoop): LoopState {
   );
 }
 
+/**
+ * While a loop is shown the address bar is the Live screen's with the loop, `?token=T&loop=ID`
+ * (a trace's `recording=`/`trace=` from before the Live button dropped), so a reload or a copied
+ * link in this browser comes back to this panel. Replaced, not pushed: Back never lands on a URL
+ * that names a trace while Live is shown.
+ */
+function useLoopInUrl(recording: string | null) {
+  useEffect(() => {
+    const token = pageToken();
+    if (recording === null || !token) return;
+    const search = `?token=${encodeURIComponent(token)}&loop=${encodeURIComponent(recording)}`;
+    if (window.location.search === search) return;
+    window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}`);
+  }, [recording]);
+}
+
+/** A link that opens a recording's trace in the views (serve keeps it; the link holds this tab's token); the bare id elsewhere. */
+function RecordingLink({ recording, testId }: { recording: string; testId: string }) {
+  const token = pageToken();
+  if (!token) return <code>{recording}</code>;
+  return (
+    <a href={`?token=${encodeURIComponent(token)}&recording=${encodeURIComponent(recording)}`} data-testid={testId}>
+      {recording}
+    </a>
+  );
+}
+
 export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
   const s = useLoop(loop);
   const [duration, setDuration] = useState('');
   const before = s.before;
-  if (!before) return null;
+  useLoopInUrl(before?.recording ?? null);
+  if (!before) {
+    return s.restoreError ? <Refusal testId="loop-restore-error" title="The loop kept with the server could not be brought back" error={s.restoreError} /> : null;
+  }
   const r = s.recommend;
   const againSecs = duration.trim() === '' ? Math.max(1, Math.round(before.durationUs / 1e6)) : Number(duration);
   const againOk = Number.isFinite(againSecs) && againSecs > 0 && againSecs <= RECORD_LIMITS.maxDurationS;
@@ -35,6 +66,12 @@ export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
       <p data-testid="loop-left-running">
         Recording <code>{before.recording}</code> stopped and pid {before.pid} is still running (numascope left it running). Make a plan for it,
         dry run it, apply it, then record the same process again to see the effect.
+      </p>
+      <p className="ns-muted small" data-testid="loop-kept" data-kept={s.kept.kind} data-restored={s.restoredFrom ?? ''}>
+        {s.restoredFrom !== null ? `Brought back from numascope serve (saved ${s.restoredFrom}). ` : ''}
+        {s.kept.kind === 'saved' && 'Kept with numascope serve: a reload or a new tab on this server brings this loop back.'}
+        {s.kept.kind === 'no' && 'Not kept with the server (this backend keeps no loop): a reload loses this panel.'}
+        {s.kept.kind === 'error' && `Not kept with the server (${s.kept.error.code}: ${s.kept.error.message}): a reload loses this panel.`}
       </p>
       <ol className="loop__steps">
         <li>
@@ -181,8 +218,19 @@ function Compare({ s }: { s: LoopState }) {
       <thead>
         <tr>
           <th scope="col" />
-          <th scope="col">before ({b.recording})</th>
-          <th scope="col">after {a ? `(${a.recording})` : ''}</th>
+          <th scope="col">
+            before (<RecordingLink recording={b.recording} testId="loop-open-before" />)
+          </th>
+          <th scope="col">
+            after{' '}
+            {a ? (
+              <>
+                (<RecordingLink recording={a.recording} testId="loop-open-after" />)
+              </>
+            ) : (
+              ''
+            )}
+          </th>
         </tr>
       </thead>
       <tbody>

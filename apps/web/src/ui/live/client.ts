@@ -3,7 +3,8 @@
  * `Authorization: Bearer TOKEN`; the WebSocket, which cannot carry headers, has `?token=`.
  * `fetch` and `WebSocket` are injected so the unit tests run against a fake server.
  */
-import { parseLiveMessage, ProtocolError } from '@numascope/protocol';
+import { latestLoop, parseLiveMessage, ProtocolError } from '@numascope/protocol';
+import type { LoopRecord } from '@numascope/protocol';
 import type {
   ApplyReport,
   ApplyRequest,
@@ -86,6 +87,14 @@ export interface LiveClient {
   runPlan?(req: RunRequest, onLaunched?: (pid: number) => void): Promise<RunReport>;
   trace(id: string): Promise<ArrayBuffer>;
   watch(id: string, h: WatchHandlers): () => void;
+  /**
+   * The live loop's record kept with the backend (`PUT`/`GET /api/recordings/:id/loop`,
+   * `GET /api/loop`), so a reload brings the loop back. Undefined where the backend keeps none.
+   * `loadLoop` answers null when none was saved; `latestLoop` the one saved last, or null.
+   */
+  saveLoop?(recording: string, record: LoopRecord): Promise<void>;
+  loadLoop?(recording: string): Promise<unknown>;
+  latestLoop?(): Promise<{ recording: string; loop: unknown } | null>;
 }
 
 /** `numascope bench` through the backend (docs/live-api.md, "Measuring the machine"): start, poll, stop. */
@@ -104,7 +113,7 @@ export class LiveApi implements LiveClient, BenchClient {
     this.deps = deps;
   }
 
-  private async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> {
+  private async request(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = { Authorization: `Bearer ${this.token}` };
     const init: RequestInit = { method, headers, cache: 'no-store' };
     if (body !== undefined) {
@@ -136,7 +145,7 @@ export class LiveApi implements LiveClient, BenchClient {
     throw new ApiError(kind, response.status, code, message);
   }
 
-  private async json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  private async json<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
     const r = await this.request(method, path, body);
     try {
       return (await r.json()) as T;
@@ -164,6 +173,29 @@ export class LiveApi implements LiveClient, BenchClient {
   /** `GET /api/recordings`: this server's recordings, oldest first. */
   async recordings(): Promise<Recording[]> {
     return (await this.json<{ recordings: Recording[] }>('GET', '/api/recordings')).recordings;
+  }
+
+  async saveLoop(recording: string, record: LoopRecord): Promise<void> {
+    await this.request('PUT', `/api/recordings/${encodeURIComponent(recording)}/loop`, record);
+  }
+
+  async loadLoop(recording: string): Promise<unknown> {
+    try {
+      return await this.json<unknown>('GET', `/api/recordings/${encodeURIComponent(recording)}/loop`);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'no-loop') return null;
+      throw e;
+    }
+  }
+
+  async latestLoop(): Promise<{ recording: string; loop: unknown } | null> {
+    try {
+      return latestLoop.parse(await this.json<unknown>('GET', '/api/loop'));
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'no-loop') return null;
+      if (e instanceof ApiError) throw e;
+      throw new ApiError('protocol', 200, 'bad-loop', `/api/loop did not answer a loop: ${(e as Error).message}`);
+    }
   }
 
   status(id: string): Promise<Recording> {

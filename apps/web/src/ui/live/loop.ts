@@ -19,7 +19,8 @@ import { ApiError } from './client';
 import type { LiveClient } from './client';
 import type { LiveSession } from './session';
 import type { PlanLike } from './apply';
-import type { ApplyReport, ErrorBody, LiveEnd, LiveWindow, NodeCount } from '@numascope/protocol';
+import { LOOP_RECORD_VERSION, describeIssue, loopRecord } from '@numascope/protocol';
+import type { ApplyReport, ErrorBody, LiveEnd, LiveWindow, LoopRecord, NodeCount, Recording } from '@numascope/protocol';
 
 /** The part of the trace Worker client the loop uses (TraceWorkerClient). */
 export interface LoopEngine {
@@ -90,12 +91,87 @@ export interface LoopState {
    * plan's pages are now (move_pages on the live process), against the first dry run's.
    */
   afterCheck: Step<ApplyReport>;
+  /**
+   * Whether the loop is kept with the server (a reload or a new tab brings it back): not yet,
+   * saved (when), or the save failed (why). Never part of the saved record.
+   */
+  kept: { kind: 'no' } | { kind: 'saved'; at: string } | { kind: 'error'; error: ErrorBody };
+  /** The loop came back from the server's record saved at this time (a reload, a new tab). */
+  restoredFrom: string | null;
+  /** A record the server kept could not be brought back: why (the loop starts empty). */
+  restoreError: ErrorBody | null;
 }
 
 const IDLE = { kind: 'idle' } as const;
 
 export function initialLoop(): LoopState {
-  return { before: null, nodeIds: [], recommend: IDLE, dry: IDLE, apply: IDLE, again: IDLE, after: null, afterCheck: IDLE };
+  return {
+    before: null,
+    nodeIds: [],
+    recommend: IDLE,
+    dry: IDLE,
+    apply: IDLE,
+    again: IDLE,
+    after: null,
+    afterCheck: IDLE,
+    kept: { kind: 'no' },
+    restoredFrom: null,
+    restoreError: null,
+  };
+}
+
+/** A step in flight is saved as not started: a reload cannot resume a request the old page made. */
+function settled<T>(step: Step<T>): Step<T> {
+  return step.kind === 'running' ? IDLE : step;
+}
+
+function settledMeasure(m: Measure): Measure {
+  return { ...m, prediction: settled(m.prediction) };
+}
+
+/** The loop's record for the server (`PUT /api/recordings/:id/loop`); null before a loop started. */
+export function toLoopRecord(s: LoopState, savedAt: string): LoopRecord | null {
+  if (!s.before) return null;
+  const record = {
+    format: 'numascope-loop' as const,
+    version: LOOP_RECORD_VERSION,
+    savedAt,
+    nodeIds: s.nodeIds,
+    before: settledMeasure(s.before),
+    recommend: settled(s.recommend),
+    dry: settled(s.dry),
+    apply: settled(s.apply),
+    again: s.again,
+    after: s.after ? settledMeasure(s.after) : null,
+    afterCheck: settled(s.afterCheck),
+  };
+  // The Step types include 'running', which settled() removed; the plan is a PlanLike object.
+  return record as unknown as LoopRecord;
+}
+
+/** A loop record read back from the server, checked field by field (packages/protocol loopRecord). */
+export function fromLoopRecord(v: unknown, recording: string): { state: LoopState; savedAt: string } | { error: ErrorBody } {
+  const r = loopRecord.safeParse(v);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    return { error: { code: 'bad-loop', message: issue ? describeIssue('loop', issue) : 'the saved loop is not a loop record' } };
+  }
+  const rec = r.data;
+  if (rec.before.recording !== recording) {
+    return { error: { code: 'bad-loop', message: `the loop saved for recording ${recording} names recording ${rec.before.recording}` } };
+  }
+  const state: LoopState = {
+    ...initialLoop(),
+    nodeIds: rec.nodeIds,
+    before: rec.before as Measure,
+    recommend: rec.recommend as Step<LoopPlan>,
+    dry: rec.dry,
+    apply: rec.apply,
+    again: rec.again,
+    after: rec.after as Measure | null,
+    afterCheck: rec.afterCheck,
+  };
+  return { state, savedAt: rec.savedAt };
 }
 
 function asError(e: unknown): ErrorBody {
@@ -182,6 +258,134 @@ export class LiveLoop {
   private set(patch: Partial<LoopState>) {
     this.state = { ...this.state, ...patch };
     for (const l of this.listeners) l(this.state);
+    this.keep();
+  }
+
+  /** The record last sent to the server (without its time), so an unchanged loop is not sent again. */
+  private lastKept = '';
+  private keeping = false;
+  private keepAgain = false;
+
+  /**
+   * Keeps the loop with the server after each change (PUT /api/recordings/:id/loop), one request
+   * at a time, the newest state last; marked as work so the idle signal waits for it.
+   */
+  private keep() {
+    if (!this.api.saveLoop || !this.state.before) return;
+    this.keepAgain = true;
+    if (this.keeping) return;
+    this.keeping = true;
+    void this.tracked(async () => {
+      try {
+        while (this.keepAgain) {
+          this.keepAgain = false;
+          const at = new Date().toISOString();
+          const record = toLoopRecord(this.state, at);
+          if (!record) break;
+          const text = JSON.stringify({ ...record, savedAt: '' });
+          if (text === this.lastKept) continue;
+          let kept: LoopState['kept'];
+          try {
+            await this.api.saveLoop!(record.before.recording, record);
+            this.lastKept = text;
+            kept = { kind: 'saved', at };
+          } catch (e) {
+            kept = { kind: 'error', error: asError(e) };
+          }
+          // Only this field changes: no new save for it.
+          this.state = { ...this.state, kept };
+          for (const l of this.listeners) l(this.state);
+        }
+      } finally {
+        this.keeping = false;
+      }
+    });
+  }
+
+  /**
+   * Brings back the loop kept with the server (a reload, a new tab): recording `id`'s, or the
+   * one saved last. Nothing changes when this page already has that loop, or a loop of its own
+   * and no id was asked for. A record that does not parse is said (restoreError), not shown.
+   */
+  async restore(id: string | null): Promise<void> {
+    const api = this.api;
+    if (!api.loadLoop || !api.latestLoop) return;
+    if (this.state.before && (id === null || this.state.before.recording === id)) return;
+    const ticket = this.ticket;
+    await this.tracked(async () => {
+      let value: unknown;
+      let recording: string | null = id;
+      try {
+        if (id !== null) value = await api.loadLoop!(id);
+        else {
+          const latest = await api.latestLoop!();
+          value = latest?.loop ?? null;
+          recording = latest?.recording ?? null;
+        }
+      } catch (e) {
+        if (ticket === this.ticket) this.set({ restoreError: asError(e) });
+        return;
+      }
+      // A recording of this page ended meanwhile: its loop wins.
+      if (ticket !== this.ticket || value === null || recording === null) return;
+      const parsed = fromLoopRecord(value, recording);
+      if ('error' in parsed) {
+        this.set({ restoreError: parsed.error });
+        return;
+      }
+      this.ticket++;
+      this.engine?.dispose?.();
+      this.engine = null;
+      this.beforeTrace = null;
+      this.beforeBytes = null;
+      const record = toLoopRecord(parsed.state, '');
+      this.lastKept = JSON.stringify(record);
+      this.set({ ...parsed.state, restoredFrom: parsed.savedAt, kept: { kind: 'saved', at: parsed.savedAt } });
+      const again = parsed.state.again;
+      if (again.kind === 'recording' && again.recording !== null) await this.followAgain(again.recording);
+    });
+  }
+
+  /**
+   * After a reload during "record again": the server still has that recording. When it has
+   * finished, its trace becomes the after side; while it runs, the loop waits for its end.
+   */
+  private async followAgain(recording: string): Promise<void> {
+    const ticket = this.ticket;
+    const arrive = async (r: Recording) => {
+      if (ticket !== this.ticket) return;
+      const end: LiveEnd = { type: 'end', recording, status: r.status, summary: r.summary, error: r.error };
+      if (r.status !== 'finished' || !r.summary) {
+        this.set({ again: { kind: 'error', error: r.error ?? { code: 'no-trace', message: `recording ${recording} ended without a trace` } } });
+        return;
+      }
+      const bytes = await this.api.trace(recording);
+      this.traceArrived(recording, end, bytes, r.latest, this.state.nodeIds);
+    };
+    try {
+      const r = await this.api.status(recording);
+      if (r.status !== 'running') return await arrive(r);
+      await new Promise<void>((resolve) => {
+        const stop = this.api.watch(recording, {
+          onWindow: () => {},
+          onEnd: () => {
+            stop();
+            void this.api.status(recording).then(arrive).catch((e: unknown) => this.set({ again: { kind: 'error', error: asError(e) } })).finally(resolve);
+          },
+          onLost: (message) => {
+            this.set({ again: { kind: 'error', error: { code: 'lost', message } } });
+            resolve();
+          },
+        });
+      });
+    } catch (e) {
+      if (ticket === this.ticket) this.set({ again: { kind: 'error', error: asError(e) } });
+    }
+  }
+
+  /** Whether `recording` is this loop's second recording (its trace stays with the loop, the views do not open it). */
+  isAfter(recording: string): boolean {
+    return this.state.after?.recording === recording;
   }
 
   private async tracked<T>(fn: () => Promise<T>): Promise<T> {
@@ -265,12 +469,15 @@ export class LiveLoop {
   /** Step 1: the engine's recommendation for the recorded process, as a plan (or the placement check). */
   async recommend(): Promise<void> {
     const before = this.state.before;
-    const bytes = this.beforeBytes;
-    if (!before || !bytes || this.state.recommend.kind === 'running') return;
+    if (!before || this.state.recommend.kind === 'running') return;
     const ticket = this.ticket;
     this.set({ recommend: { kind: 'running' }, dry: IDLE, apply: IDLE, before: { ...before, prediction: { kind: 'running' } } });
     await this.tracked(async () => {
       try {
+        // A loop brought back from the server has no trace yet: the server still has it.
+        this.beforeBytes ??= await this.api.trace(before.recording);
+        const bytes = this.beforeBytes;
+        if (ticket !== this.ticket) return;
         // The Worker takes the buffer: keep the copy for a second try.
         this.beforeTrace ??= await this.analyse(bytes.slice(0));
         const { traceId, request, view } = this.beforeTrace;

@@ -30,7 +30,9 @@ export function liveSession(): LiveSession {
   const api = desktop ? new DesktopLiveApi(desktop) : token ? new LiveApi(token, browserDeps()) : null;
   const s = new LiveSession(api, {
     work: beginWork,
-    onTrace: (name, bytes, recording) => onTrace(name, bytes, recording),
+    // The loop's second recording stays on the Live screen with the before/after table (its
+    // trace is one link away there); every other recording opens in the views.
+    onTrace: (name, bytes, recording) => (loop?.isAfter(recording) ? undefined : onTrace(name, bytes, recording)),
     // The views' Worker takes the buffer: the loop keeps a copy of the traces it needs.
     beforeTrace: (recording, end, bytes, latest) => {
       if (loop?.wants(end)) loop.traceArrived(recording, end, bytes.slice(0), latest, (s.state.topology?.nodes ?? []).map((x) => x.id));

@@ -25,6 +25,7 @@
 
 mod bench;
 mod http;
+mod loops;
 #[cfg(test)]
 mod protocol_fixture;
 mod runs;
@@ -225,6 +226,8 @@ struct State {
     bench: bench::BenchRuns,
     /// `/api/runs`: programs launched with a plan (cmd_serve/runs.rs).
     runs: runs::PlanRuns,
+    /// The live loop's state per recording (cmd_serve/loops.rs).
+    loops: loops::Loops,
 }
 
 // ---- entry ------------------------------------------------------------------------------------
@@ -286,6 +289,7 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         unauth: Arc::new(Semaphore::new(MAX_UNAUTH_RESPONSES)),
         bench: bench::BenchRuns::default(),
         runs: runs::PlanRuns::default(),
+        loops: loops::Loops::default(),
     });
     // Two workers (the connections are I/O, and this is a profiler's helper, not a web farm);
     // blocking work goes to a bounded pool.
@@ -983,6 +987,25 @@ async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: 
             .await;
             return (resp, true);
         }
+        (["recordings", id, "loop"], "PUT") => {
+            if find(st, id).is_none() {
+                return (unknown_recording(id), false);
+            }
+            let body = match read_request_body(conn, head, loops::MAX_LOOP_BODY).await {
+                Ok(b) => b,
+                Err(r) => return (r, false),
+            };
+            let resp = match check_duplicate_keys(&body) {
+                Err(detail) => duplicate_key_error(&detail),
+                Ok(()) => st.loops.save(id, body),
+            };
+            return (resp, true);
+        }
+        (["recordings", id, "loop"], "GET") => match find(st, id) {
+            Some(_) => st.loops.get(id),
+            None => unknown_recording(id),
+        },
+        (["loop"], "GET") => st.loops.latest(),
         (["runs"], "GET") => runs::list(st),
         (["runs", id], "GET") => runs::get(st, id),
         (["recordings", id], "GET") => match find(st, id) {
@@ -1036,6 +1059,8 @@ async fn route(st: &Arc<State>, conn: &mut Conn, head: &Head, path: &str, segs: 
         (["recordings"], _) => not_allowed("GET, POST"),
         (["recordings", _] | ["recordings", _, "trace"] | ["recordings", _, "live"], _) => not_allowed("GET"),
         (["recordings", _, "stop"], _) | (["apply"], _) | (["rollback"], _) => not_allowed("POST"),
+        (["recordings", _, "loop"], _) => not_allowed("GET, PUT"),
+        (["loop"], _) => not_allowed("GET"),
         (["runs"], _) => not_allowed("GET, POST"),
         (["runs", _], _) => not_allowed("GET"),
         _ => api_error(404, "not-found", &format!("no API endpoint {method} {path} (see docs/live-api.md)")),
