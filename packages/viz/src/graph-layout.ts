@@ -81,6 +81,8 @@ export interface MarkSlot {
 
 /** A link's curve, centre to centre: M from, Q control, to. */
 export interface LinkCurve {
+  /** Position in the links given. */
+  index: number;
   from: number;
   to: number;
   p0: Point;
@@ -274,11 +276,11 @@ export function graphLayout(nodes: readonly GraphNodeSpec[], links: readonly Gra
     };
   });
   const centre = { x: dx, y: dy };
-  const curves = links.flatMap((l) => {
+  const curves = links.flatMap((l, index) => {
     const a = slots[l.from];
     const b = slots[l.to];
     if (!a || !b || l.from === l.to) return [];
-    return [linkCurve(a, b, centre, ring, nodes.length)];
+    return [{ ...linkCurve(a, b, centre, ring, nodes.length), index }];
   });
   return { width, height, centre, ring, rMax: d.rMax, slots, links: curves };
 }
@@ -288,7 +290,7 @@ export function graphLayout(nodes: readonly GraphNodeSpec[], links: readonly Gra
  * centre, else bent (its midpoint pushed out to that distance) to the chord's side of the centre,
  * or, for a chord through it, to the right of the direction of travel.
  */
-export function linkCurve(a: MarkSlot, b: MarkSlot, centre: Point, ring: number, n: number): LinkCurve {
+export function linkCurve(a: MarkSlot, b: MarkSlot, centre: Point, ring: number, n: number): Omit<LinkCurve, 'index'> {
   const len = Math.hypot(b.x - a.x, b.y - a.y) || 1;
   const nx = -(b.y - a.y) / len;
   const ny = (b.x - a.x) / len;
