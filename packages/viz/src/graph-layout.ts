@@ -8,7 +8,8 @@
  *   CXL, HBM in flat mode) goes right after the node with cpus it is linked to, further out
  *   (MEMORY_ONLY_RADIUS × the ring), so it reads as hanging off that node.
  * - A node's label block (name, share, memory-only detail) sits outside its mark, away from the
- *   ring's centre, clear of the largest mark the node can have (`rMax`).
+ *   ring's centre (straight above or below it when slanted, with up to 8 nodes), clear of the
+ *   largest mark the node can have (`rMax`).
  * - A link is a quadratic curve between centres; one that would pass near the ring's centre
  *   (opposite nodes) is bent out to CENTRE_CLEARANCE × the ring, on the right of its direction
  *   of travel, so the two directions go round the centre on either side instead of piling up
@@ -110,15 +111,19 @@ export const MAX_MARK_RADIUS = 40;
 export const LABEL_GAP = 4;
 /** Room kept between neighbouring marks for their arrows, each side. */
 const ARROW_ROOM = 12;
+/** Up to this many nodes, slanted labels may go straight above or below their mark. */
+const SNAP_MAX_NODES = 8;
+/** The largest mark radius, in ring radii. */
+const MARK_TO_RING = 0.6;
 /** Memory-only nodes are drawn this many ring radii from the centre. */
-export const MEMORY_ONLY_RADIUS = 1.4;
+export const MEMORY_ONLY_RADIUS = 1.25;
 /** A link's curve keeps at least this many ring radii from the ring's centre. */
 export const CENTRE_CLEARANCE = 0.45;
 
 const NAME_FONT = 11;
 const SHARE_FONT = 12;
 const DETAIL_FONT = 10;
-const LINE_GAP = 2;
+const LINE_GAP = 3;
 
 /** Estimated width of `text` in px (DejaVu Sans, rounded up; bold ×1.1). */
 export function textWidth(text: string, fontPx: number, bold = false): number {
@@ -153,12 +158,17 @@ export function splitDetail(detail: string | null): string[] {
   return [detail.slice(0, cut + 3), detail.slice(cut + 3)];
 }
 
-/** A block of `lines` whose box has its nearest side `reach` px from `at` in direction `u`. */
-function placeBlock(lines: Array<Omit<LabelLine, 'y' | 'box'>>, at: Point, u: Point, reach: number): LabelBlock {
+/** A block of `lines` whose box has its nearest side `reach` px from `at` in `direction` (or straight above or below it). */
+function placeBlock(lines: Array<Omit<LabelLine, 'y' | 'box'>>, at: Point, direction: Point, reach: number, snap: boolean): LabelBlock {
+  let dir = direction;
   const widths = lines.map((l) => textWidth(l.text.trim(), l.fontPx, l.bold));
   const heights = lines.map((l) => l.fontPx + LINE_GAP);
   const w = Math.max(...widths);
   const h = heights.reduce((a, b) => a + b, 0);
+  // A block wider than tall on a slanted direction goes straight above or below instead (less
+  // width, the drawing's scarcer room) where the ring is sparse enough to leave it room there.
+  if (snap && w > h && Math.abs(dir.y) >= 0.45) dir = { x: 0, y: Math.sign(dir.y) };
+  const u = dir;
   // The box's half extent along u (its support), so its nearest edge is `reach` away.
   const along = (w / 2) * Math.abs(u.x) + (h / 2) * Math.abs(u.y);
   const cx = at.x + u.x * (reach + along);
@@ -177,13 +187,40 @@ function placeBlock(lines: Array<Omit<LabelLine, 'y' | 'box'>>, at: Point, u: Po
   return { box, anchor, x, lines: placed };
 }
 
-/** Ring order: nodes with cpus by socket then index, each memory-only node after the node with cpus it is linked to. */
+/** Up to this many nodes with cpus, the ring's order follows the links (see `linkedOrder`). */
+const LINKED_ORDER_MAX = 6;
+
+/**
+ * Of the ring orders of `ring` (the first kept first), the one with the most links between
+ * neighbours, the earliest (in the order given) on a tie: a square of links (0-1-3-2) is drawn
+ * as a square, not with its sides as diagonals.
+ */
+export function linkedOrder(ring: readonly number[], links: readonly GraphLinkSpec[]): number[] {
+  if (ring.length < 4 || ring.length > LINKED_ORDER_MAX) return [...ring];
+  const linked = new Set(links.map((l) => `${Math.min(l.from, l.to)},${Math.max(l.from, l.to)}`));
+  const score = (o: readonly number[]) => o.filter((a, k) => linked.has(`${Math.min(a, o[(k + 1) % o.length]!)},${Math.max(a, o[(k + 1) % o.length]!)}`)).length;
+  let best = [...ring];
+  let bestScore = score(best);
+  const permute = (prefix: number[], rest: number[]) => {
+    if (rest.length === 0) {
+      const s = score(prefix);
+      if (s > bestScore) [best, bestScore] = [prefix, s];
+      return;
+    }
+    rest.forEach((x, k) => permute([...prefix, x], [...rest.slice(0, k), ...rest.slice(k + 1)]));
+  };
+  permute([ring[0]!], ring.slice(1));
+  return best;
+}
+
+/** Ring order: nodes with cpus by socket then index (for a few, as their links run: `linkedOrder`), each memory-only node after the node with cpus it is linked to. */
 export function ringOrder(nodes: readonly GraphNodeSpec[], links: readonly GraphLinkSpec[]): number[] {
   const all = nodes.map((_, i) => i);
-  const cpu = all.filter((i) => nodes[i]!.hasCpus);
-  if (cpu.length === 0) return all;
+  const sorted = all.filter((i) => nodes[i]!.hasCpus);
+  if (sorted.length === 0) return all;
   const socketOf = (i: number) => nodes[i]!.socket ?? Number.MAX_SAFE_INTEGER;
-  cpu.sort((a, b) => socketOf(a) - socketOf(b) || a - b);
+  sorted.sort((a, b) => socketOf(a) - socketOf(b) || a - b);
+  const cpu = linkedOrder(sorted, links);
   const order: number[] = [];
   const after = new Map<number, number[]>();
   for (const m of all.filter((i) => !nodes[i]!.hasCpus)) {
@@ -195,10 +232,14 @@ export function ringOrder(nodes: readonly GraphNodeSpec[], links: readonly Graph
   return order;
 }
 
-/** Unit direction of ring slot k of n: two one above the other; an even count with a flat top edge; an odd count with one at the top. */
-export function slotDirection(k: number, n: number): Point {
+/**
+ * Unit direction of ring slot k of n: two one above the other; an even count with a flat top
+ * edge (`flatTop`); otherwise the first at the top (a ring alternating nodes with cpus and
+ * memory-only ones then has its memory-only nodes, with their longer labels, in the corners).
+ */
+export function slotDirection(k: number, n: number, flatTop = true): Point {
   if (n <= 1) return { x: 0, y: 1 };
-  const start = -Math.PI / 2 - (n % 2 === 0 && n > 2 ? Math.PI / n : 0);
+  const start = -Math.PI / 2 - (flatTop && n % 2 === 0 && n > 2 ? Math.PI / n : 0);
   const a = start + (2 * Math.PI * k) / n;
   return { x: Math.cos(a), y: Math.sin(a) };
 }
@@ -217,15 +258,16 @@ function draft(nodes: readonly GraphNodeSpec[], order: readonly number[], ring: 
   const dirs: Point[] = [];
   const centres: Point[] = [];
   order.forEach((i, k) => {
-    const u = slotDirection(k, n);
+    const u = slotDirection(k, n, !mixed);
     const rho = mixed && !nodes[i]!.hasCpus ? MEMORY_ONLY_RADIUS : 1;
     dirs[i] = u;
     centres[i] = n <= 1 ? { x: 0, y: 0 } : { x: u.x * ring * rho, y: u.y * ring * rho };
   });
   let closest = Infinity;
   for (let a = 0; a < n; a++) for (let b = a + 1; b < n; b++) closest = Math.min(closest, Math.hypot(centres[a]!.x - centres[b]!.x, centres[a]!.y - centres[b]!.y));
-  const rMax = Math.max(MIN_MARK_RADIUS, Math.min(MAX_MARK_RADIUS, n <= 1 ? MAX_MARK_RADIUS : closest / 2 - ARROW_ROOM));
-  const blocks = nodes.map((x, i) => placeBlock(labelLines(x), centres[i]!, dirs[i]!, rMax + LABEL_GAP));
+  // Apart by twice the arrow room, and (two nodes) no wider than MARK_TO_RING × the ring, so the arrows between them have length.
+  const rMax = Math.max(MIN_MARK_RADIUS, Math.min(MAX_MARK_RADIUS, n <= 1 ? MAX_MARK_RADIUS : Math.min(closest / 2 - ARROW_ROOM, MARK_TO_RING * ring)));
+  const blocks = nodes.map((x, i) => placeBlock(labelLines(x), centres[i]!, dirs[i]!, rMax + LABEL_GAP, n <= SNAP_MAX_NODES));
   const bounds = { x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
   const grow = (b: Box) => {
     bounds.x0 = Math.min(bounds.x0, b.x0);

@@ -109,6 +109,16 @@ describe('graphLayout: names beside their marks, links round the centre', () => 
     const nodes = [0, 1, 2, 3].map((id) => ({ id, hasCpus: true, socket: id % 2 }));
     expect(ringOrder(nodes, [])).toEqual([0, 2, 1, 3]);
   });
+
+  it('draws a square of links as a square: its sides between ring neighbours, none through the middle', () => {
+    // The Carrefour testbed: HyperTransport 0-1, 0-2, 1-3, 2-3.
+    const { nodes, links } = preset('amd-opteron-8385-4p');
+    expect(ringOrder(nodes, links)).toEqual([0, 1, 3, 2]);
+    const l = graphLayout(nodes, links, 250);
+    expect(l.links.every((c) => c.adjacent)).toBe(true);
+    // Fully connected, the order stays by index.
+    expect(ringOrder(preset('intel-xeon-x7560-4s').nodes, preset('intel-xeon-x7560-4s').links)).toEqual([0, 1, 2, 3]);
+  });
 });
 
 describe('graphLayout: machines with memory-only nodes', () => {
