@@ -4,7 +4,7 @@
  * keyboard paging, the skip link and the view shortcuts.
  */
 import { expect, test } from '@playwright/test';
-import type { Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { idleState } from '../fixtures/app.js';
 
 const TRACE = 'samples/two-groups.numascope';
@@ -255,6 +255,59 @@ test('Compare at 1280×800: one table, fastest first, a why line per column; 8-n
       for (const [j, b] of labels.entries()) if (j > i) expect(overlaps(a, b), `graph ${g}: names ${i} and ${j}`).toBe(false);
     }
   }
+});
+
+/**
+ * Every text of a traffic graph (names, shares, memory-only details) as the browser draws it:
+ * inside the graph, on no mark, and on no other text (a node's share on its own name included).
+ */
+async function expectReadableGraph(graph: Locator, what: string, nodes: number) {
+  const svg = (await graph.locator('svg').boundingBox())!;
+  const rects = (loc: Locator) => loc.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON())) as Promise<Box[]>;
+  const marks = await rects(graph.locator('[data-testid="node-mark"] circle'));
+  const names = await rects(graph.getByTestId('node-label'));
+  const shares = await rects(graph.getByTestId('node-share'));
+  const tiers = await rects(graph.getByTestId('node-tier'));
+  expect(marks, what).toHaveLength(nodes);
+  expect(names, what).toHaveLength(nodes);
+  expect(shares, what).toHaveLength(nodes);
+  const texts = [...names.map((b, i) => ['name', i, b] as const), ...shares.map((b, i) => ['share', i, b] as const), ...tiers.map((b, i) => ['tier', i, b] as const)];
+  for (const [k, [kind, i, a]] of texts.entries()) {
+    expect(a.width, `${what}: ${kind} ${i} drawn`).toBeGreaterThan(0);
+    expect(a.x, `${what}: ${kind} ${i} inside`).toBeGreaterThanOrEqual(svg.x - 0.5);
+    expect(a.x + a.width, `${what}: ${kind} ${i} inside`).toBeLessThanOrEqual(svg.x + svg.width + 0.5);
+    expect(a.y, `${what}: ${kind} ${i} inside`).toBeGreaterThanOrEqual(svg.y - 0.5);
+    expect(a.y + a.height, `${what}: ${kind} ${i} inside`).toBeLessThanOrEqual(svg.y + svg.height + 0.5);
+    for (const [j, m] of marks.entries()) expect(boxHitsCircle(a, m), `${what}: ${kind} ${i} on mark ${j}`).toBe(false);
+    for (const [kind2, j, b] of texts.slice(k + 1)) expect(overlaps(a, b), `${what}: ${kind} ${i} on ${kind2} ${j}`).toBe(false);
+  }
+}
+
+test('traffic graphs of 2-, 4- and 8-node machines (and memory-only nodes) keep every name and share off the marks and off each other', async ({ page }) => {
+  test.setTimeout(90_000);
+  // Interleave: every link carries traffic, so every arrow is drawn.
+  const machines: Array<[string, number]> = [
+    ['intel-spr-2s', 2],
+    ['amd-opteron-8385-4p', 4],
+    ['intel-xeon-x7560-4s', 4],
+    ['amd-asymsched-machine-a', 8],
+    ['dram-cxl-1s', 2],
+    ['intel-xeon-max-snc4-flat', 8],
+  ];
+  for (let i = 0; i < machines.length; i += 3) {
+    const group = machines.slice(i, i + 3);
+    await page.goto(`./?trace=${TRACE}&view=compare&cmp=${group.map(([m]) => `interleave@${m}`).join('~')}`);
+    expect(await idleState(page)).toBe('ready');
+    for (const [machine, nodes] of group) {
+      const graph = page.locator(`[data-testid="compare-column"][data-spec="interleave@${machine}"]`).getByTestId('traffic-graph');
+      await expect(graph).toHaveCount(1);
+      await expectReadableGraph(graph, machine, nodes);
+    }
+  }
+  // Traffic's own, larger graph of the recording's machine.
+  await page.goto(`./?trace=${TRACE}&view=traffic&policy=interleave`);
+  expect(await idleState(page)).toBe('ready');
+  await expectReadableGraph(page.getByTestId('traffic-view').getByTestId('traffic-graph'), 'Traffic view', await page.getByTestId('node-mark').count());
 });
 
 test('Compare of a page-fault-only recording says "no access samples" once, not per column', async ({ page }) => {

@@ -1,21 +1,30 @@
 /**
  * The node/link traffic graph of one replay: a NodeMark per NUMA node, sized by the bytes/s its
- * memory controller serves and coloured by that controller's utilisation, labelled with its
- * share of all requests served; a directed link per interconnect direction, its width the
- * bytes/s it carries and its colour its utilisation. A node with cpus carries a cpu glyph; a
- * memory-only node (CXL, HBM in flat mode: no cpus) has none, a dashed outline, and a label with
- * its kind, memory tier and its own memory bandwidth. `trafficLayout` (pure, D3 scales) computes
- * every position, radius, colour and path; the component only renders them.
+ * memory controller serves and coloured by that controller's utilisation; beside it, outside the
+ * ring, its name and its share of all requests served; a directed link per interconnect
+ * direction, its width the bytes/s it carries and its colour its utilisation. A node with cpus
+ * carries a cpu glyph in its mark; a memory-only node (CXL, HBM in flat mode: no cpus) has none,
+ * a dashed outline, sits further out, and its label adds its kind, memory tier and its own memory
+ * bandwidth. Where everything goes comes from the machine alone (`graphLayout`, so traffic never
+ * moves a node or a name); `trafficLayout` (pure, D3 scales) adds radii, colours and link paths;
+ * the component only renders them.
  */
 import { interpolateYlOrRd } from 'd3-scale-chromatic';
 import { scaleLinear, scaleSequential, scaleSqrt } from 'd3-scale';
+import { pathRound } from 'd3-path';
 import { formatGBps, formatPercent } from './format.js';
-import { nodeLabel, textColorOn } from './palette.js';
+import { nodeLabel } from './palette.js';
+import { MAX_MARK_RADIUS, MIN_MARK_RADIUS, graphLayout, quadAt, quadControl, quadReach } from './graph-layout.js';
+import type { LabelBlock, LinkCurve, Point } from './graph-layout.js';
+
+export { MAX_MARK_RADIUS, MIN_MARK_RADIUS };
 
 export interface TrafficInput {
   nodeIds: readonly number[];
   /** Nodes without cpus, by index. */
   memoryOnly?: readonly boolean[];
+  /** Socket (package) per node, null = unknown: the ring keeps a socket's nodes together. */
+  socket?: ReadonlyArray<number | null>;
   /** Memory tier per node (0 = fastest), null = unknown. */
   tier?: ReadonlyArray<number | null>;
   /** What memory each node holds (`dram`, `cxl`, `hbm`, …), null = not said. */
@@ -49,11 +58,12 @@ export interface NodeMark {
   x: number;
   y: number;
   r: number;
-  /** Centre of the node's name (outside the ring, clear of the other marks). */
+  /** The anchor of the node's name (outside the ring, clear of every mark and label). */
   labelX: number;
   labelY: number;
+  /** The label block beside the mark: name, share, and a memory-only node's detail, each line's box. */
+  label: LabelBlock;
   fill: string;
-  text: string;
   loadBytesPerS: number;
   utilisation: number;
   share: number;
@@ -73,7 +83,7 @@ export interface LinkMark {
   index: number;
   from: number;
   to: number;
-  /** Line path from edge to edge (offset to its side for two-way pairs) and the arrowhead. */
+  /** Curve from edge to edge (offset to its side for two-way pairs; bent round the ring's centre between opposite nodes) and the arrowhead. */
   d: string;
   arrow: string;
   width: number;
@@ -90,10 +100,11 @@ export interface TrafficLayout {
   marks: NodeMark[];
   links: LinkMark[];
   hotId: number | null;
+  /** The ring's centre and radius. */
+  centre: Point;
+  ring: number;
 }
 
-export const MIN_MARK_RADIUS = 12;
-export const MAX_MARK_RADIUS = 40;
 export const MIN_LINK_WIDTH = 1;
 export const MAX_LINK_WIDTH = 12;
 
@@ -107,105 +118,98 @@ export function defaultScales(t: TrafficInput): TrafficScales {
   };
 }
 
-/** A node's name ("node 12" in 10 px type) as a box around its centre, and its gap from the mark. */
-const LABEL_HALF_WIDTH = 20;
-const LABEL_HALF_HEIGHT = 6;
-const LABEL_GAP = 4;
-/** How far past its mark a name can reach, in any direction. */
-const LABEL_REACH = LABEL_GAP + 2 * Math.hypot(LABEL_HALF_WIDTH, LABEL_HALF_HEIGHT);
-
-/**
- * The largest mark radius for n marks on a ring in a square of `size`: neighbours never overlap
- * (a radius below half the distance between neighbouring centres, less a gap) and the names,
- * drawn outside the ring, stay inside the square.
- */
+/** The largest mark radius for n nodes with cpus (and no links) in a square of `size` (graphLayout's rMax). */
 export function maxMarkRadius(n: number, size: number): number {
-  if (n <= 1) return Math.min(MAX_MARK_RADIUS, size / 2 - LABEL_GAP - 2 * LABEL_HALF_HEIGHT);
-  const ring = size / 2 - MAX_MARK_RADIUS - LABEL_REACH;
-  return Math.max(MIN_MARK_RADIUS, Math.min(MAX_MARK_RADIUS, ring * Math.sin(Math.PI / n) - 4));
+  return graphLayout(Array.from({ length: n }, (_, id) => ({ id, hasCpus: true })), [], size).rMax;
 }
 
+/** The graph's geometry (graphLayout: from the machine alone) with each mark sized, coloured and labelled by its traffic. */
 export function trafficLayout(t: TrafficInput, size: number, scales: TrafficScales = defaultScales(t)): TrafficLayout {
   const n = t.nodeIds.length;
-  const rMax = maxMarkRadius(n, size);
-  const rScale = scaleSqrt().domain([0, scales.maxMcLoadBytesPerS]).range([MIN_MARK_RADIUS, rMax]).clamp(true);
+  const memoryOnly = (i: number) => t.memoryOnly?.[i] ?? false;
+  const tierLabels = t.nodeIds.map((_, i) => (memoryOnly(i) ? tierLabelOf(t.memoryKind?.[i] ?? null, t.tier?.[i] ?? null, t.capacityBytesPerS?.[i] ?? null) : null));
+  const specs = t.nodeIds.map((id, i) => ({ id, hasCpus: !memoryOnly(i), socket: t.socket?.[i] ?? null, detail: tierLabels[i] }));
+  const geometry = graphLayout(specs, t.links, size);
+  const rScale = scaleSqrt().domain([0, scales.maxMcLoadBytesPerS]).range([MIN_MARK_RADIUS, geometry.rMax]).clamp(true);
   const wScale = scaleLinear().domain([0, scales.maxLinkLoadBytesPerS]).range([MIN_LINK_WIDTH, MAX_LINK_WIDTH]).clamp(true);
-  const c = size / 2;
-  // The names go outside the ring (radially), so the ring leaves them room on every side.
-  const ring = n > 1 ? c - rMax - LABEL_REACH : 0;
   const hotIndex = t.hotIndex !== undefined && t.hotIndex >= 0 && t.hotIndex < n ? t.hotIndex : -1;
-  const marks: NodeMark[] = t.nodeIds.map((id, i) => {
-    const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
+  const marks: NodeMark[] = geometry.slots.map((s, i) => {
     const util = t.mcUtilisation[i] ?? 0;
-    const fill = utilisationColor(util);
-    const r = rScale(t.mcLoadBytesPerS[i] ?? 0);
-    // One mark: its name under it; several: its name outward from the centre, its box just clear
-    // of the mark (the box's extent in that direction past the gap), so clear of its neighbours.
-    const cos = Math.cos(angle);
-    const sin = Math.sin(angle);
-    const out = ring + r + LABEL_GAP + LABEL_HALF_WIDTH * Math.abs(cos) + LABEL_HALF_HEIGHT * Math.abs(sin);
+    const name = s.label.lines.find((l) => l.kind === 'name')!;
     return {
       index: i,
-      id,
-      x: c + ring * Math.cos(angle),
-      y: c + ring * Math.sin(angle),
-      r,
-      labelX: n > 1 ? Math.max(LABEL_HALF_WIDTH, Math.min(size - LABEL_HALF_WIDTH, c + out * cos)) : c,
-      labelY: n > 1 ? c + out * sin : c + r + LABEL_GAP + LABEL_HALF_HEIGHT,
-      fill,
-      text: textColorOn(toHex(fill)),
+      id: s.id,
+      x: s.x,
+      y: s.y,
+      r: rScale(t.mcLoadBytesPerS[i] ?? 0),
+      labelX: s.label.x,
+      labelY: name.y,
+      label: s.label,
+      fill: utilisationColor(util),
       loadBytesPerS: t.mcLoadBytesPerS[i] ?? 0,
       utilisation: util,
       share: t.mcShare[i] ?? 0,
       hot: i === hotIndex,
-      memoryOnly: t.memoryOnly?.[i] ?? false,
-      cpuGlyph: !(t.memoryOnly?.[i] ?? false),
+      memoryOnly: memoryOnly(i),
+      cpuGlyph: !memoryOnly(i),
       tier: t.tier?.[i] ?? null,
       kind: t.memoryKind?.[i] ?? null,
       capacityBytesPerS: t.capacityBytesPerS?.[i] ?? null,
-      tierLabel: (t.memoryOnly?.[i] ?? false) ? tierLabelOf(t.memoryKind?.[i] ?? null, t.tier?.[i] ?? null, t.capacityBytesPerS?.[i] ?? null) : null,
+      tierLabel: tierLabels[i] ?? null,
     };
   });
-  const links: LinkMark[] = [];
-  t.links.forEach((l, index) => {
-    const a = marks[l.from];
-    const b = marks[l.to];
-    if (!a || !b || l.from === l.to) return;
-    const dx = b.x - a.x;
-    const dy = b.y - a.y;
-    const len = Math.hypot(dx, dy) || 1;
-    const ux = dx / len;
-    const uy = dy / len;
-    const load = t.linkLoadBytesPerS[index] ?? 0;
+  const links: LinkMark[] = geometry.links.map((curve) => {
+    const l = t.links[curve.index]!;
+    const load = t.linkLoadBytesPerS[curve.index] ?? 0;
     const width = wScale(load);
-    const off = Math.max(3, width / 2 + 1.5);
-    const nx = -uy * off;
-    const ny = ux * off;
-    const x1 = a.x + ux * (a.r + 2) + nx;
-    const y1 = a.y + uy * (a.r + 2) + ny;
-    const head = 6 + width;
-    const x2 = b.x - ux * (b.r + 2) + nx;
-    const y2 = b.y - uy * (b.r + 2) + ny;
-    const bx = x2 - ux * head;
-    const by = y2 - uy * head;
-    const hw = head * 0.55;
-    const util = t.linkUtilisation[index] ?? 0;
-    links.push({
-      index,
+    const util = t.linkUtilisation[curve.index] ?? 0;
+    return {
+      index: curve.index,
       from: l.from,
       to: l.to,
-      d: `M${r1(x1)},${r1(y1)}L${r1(bx)},${r1(by)}`,
-      arrow: `M${r1(x2)},${r1(y2)}L${r1(bx - uy * hw)},${r1(by + ux * hw)}L${r1(bx + uy * hw)},${r1(by - ux * hw)}Z`,
+      ...linkShape(curve, marks[l.from]!.r, marks[l.to]!.r, width),
       width,
       stroke: utilisationColor(util),
       loadBytesPerS: load,
       utilisation: util,
       capacityBytesPerS: l.capacityBytesPerS,
-      labelX: (x1 + x2) / 2 + nx * 2,
-      labelY: (y1 + y2) / 2 + ny * 2,
-    });
+    };
   });
-  return { size, marks, links, hotId: hotIndex >= 0 ? t.nodeIds[hotIndex]! : null };
+  return { size, marks, links, hotId: hotIndex >= 0 ? t.nodeIds[hotIndex]! : null, centre: geometry.centre, ring: geometry.ring };
+}
+
+/**
+ * A link's drawn shape: its curve moved to the right of its direction of travel (so the two
+ * directions of a pair run side by side), from the edge of one mark to an arrowhead touching
+ * the other.
+ */
+export function linkShape(curve: LinkCurve, rFrom: number, rTo: number, width: number): Pick<LinkMark, 'd' | 'arrow' | 'labelX' | 'labelY'> {
+  const len = Math.hypot(curve.p1.x - curve.p0.x, curve.p1.y - curve.p0.y) || 1;
+  const off = Math.max(3, width / 2 + 1.5);
+  const nx = (-(curve.p1.y - curve.p0.y) / len) * off;
+  const ny = ((curve.p1.x - curve.p0.x) / len) * off;
+  const move = (p: Point) => ({ x: p.x + nx, y: p.y + ny });
+  const [p0, c, p1] = [move(curve.p0), move(curve.c), move(curve.p1)];
+  const head = 6 + width;
+  const t0 = quadReach(p0, c, p1, curve.p0, rFrom + 2, 0, 0.5);
+  const tTip = quadReach(p0, c, p1, curve.p1, rTo + 2, 1, 0.5);
+  const tip = quadAt(p0, c, p1, tTip);
+  const tBase = Math.max(t0, quadReach(p0, c, p1, tip, head, tTip, t0));
+  const start = quadAt(p0, c, p1, t0);
+  const base = quadAt(p0, c, p1, tBase);
+  const ctrl = quadControl(p0, c, p1, t0, tBase);
+  const line = pathRound(1);
+  line.moveTo(start.x, start.y);
+  line.quadraticCurveTo(ctrl.x, ctrl.y, base.x, base.y);
+  const bl = Math.hypot(tip.x - base.x, tip.y - base.y) || 1;
+  const hw = (head * 0.55) / bl;
+  const arrow = pathRound(1);
+  arrow.moveTo(tip.x, tip.y);
+  arrow.lineTo(base.x - (tip.y - base.y) * hw, base.y + (tip.x - base.x) * hw);
+  arrow.lineTo(base.x + (tip.y - base.y) * hw, base.y - (tip.x - base.x) * hw);
+  arrow.closePath();
+  const mid = quadAt(p0, c, p1, 0.5);
+  return { d: line.toString(), arrow: arrow.toString(), labelX: mid.x + nx, labelY: mid.y + ny };
 }
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
@@ -226,10 +230,31 @@ function cpuGlyphPath(x: number, y: number): string {
   return body + pins;
 }
 
-function toHex(color: string): string {
-  const m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(color);
-  if (!m) return color;
-  return `#${[m[1], m[2], m[3]].map((v) => Number(v).toString(16).padStart(2, '0')).join('')}`;
+/** A mark's label block: its name, its share, and a memory-only node's detail (one text, a line per part). */
+function MarkLabel({ mark }: { mark: NodeMark }) {
+  const { anchor, x, lines } = mark.label;
+  const name = lines.find((l) => l.kind === 'name')!;
+  const share = lines.find((l) => l.kind === 'share')!;
+  const detail = lines.filter((l) => l.kind === 'detail');
+  return (
+    <>
+      <text x={x} y={name.y} textAnchor={anchor} dominantBaseline="central" className="ns-traffic__id" data-testid="node-label">
+        {nodeLabel(mark.id)}
+      </text>
+      <text x={x} y={share.y} textAnchor={anchor} dominantBaseline="central" className="ns-traffic__share" data-testid="node-share" data-value={mark.share}>
+        {formatPercent(mark.share, 0)}
+      </text>
+      {mark.tierLabel && detail.length > 0 && (
+        <text textAnchor={anchor} dominantBaseline="central" className="ns-traffic__tier" data-testid="node-tier">
+          {detail.map((l, i) => (
+            <tspan key={i} x={x} y={l.y}>
+              {l.text}
+            </tspan>
+          ))}
+        </text>
+      )}
+    </>
+  );
 }
 
 export interface TrafficGraphProps {
@@ -275,19 +300,9 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
                 `${m.capacityBytesPerS ? ` of its own ${formatGBps(m.capacityBytesPerS / 1e9)}` : ''}, memory controller ${formatPercent(m.utilisation)} utilised`}
             </title>
             <circle cx={m.x} cy={m.y} r={m.r} fill={m.fill} stroke={m.hot ? '#b00020' : '#333'} strokeWidth={m.hot ? 3 : 1} strokeDasharray={m.memoryOnly ? '4 2' : undefined} />
-            {/* The chip sits just left of the node's name, which the layout keeps clear of the marks. */}
-            {m.cpuGlyph && <path d={cpuGlyphPath(m.labelX - LABEL_HALF_WIDTH - 4, m.labelY)} data-testid="cpu-glyph" fill="#fff" stroke="#333" strokeWidth={1} aria-hidden="true" />}
-            <text x={m.labelX} y={m.labelY} textAnchor="middle" dominantBaseline="central" className="ns-traffic__id" data-testid="node-label">
-              {nodeLabel(m.id)}
-            </text>
-            {m.tierLabel && (
-              <text x={m.labelX} y={m.labelY + 2 * LABEL_HALF_HEIGHT + 2} textAnchor="middle" dominantBaseline="central" className="ns-traffic__tier" data-testid="node-tier">
-                {m.tierLabel}
-              </text>
-            )}
-            <text x={m.x} y={m.y + 4} textAnchor="middle" className="ns-traffic__share" fill={m.text} data-testid="node-share" data-value={m.share}>
-              {formatPercent(m.share, 0)}
-            </text>
+            {/* The chip sits in the mark; the label block beside it, which the layout keeps clear of every mark. */}
+            {m.cpuGlyph && <path d={cpuGlyphPath(m.x, m.y)} data-testid="cpu-glyph" fill="#fff" stroke="#333" strokeWidth={1} aria-hidden="true" />}
+            <MarkLabel mark={m} />
           </g>
         ))}
       </svg>
@@ -297,7 +312,7 @@ export function TrafficGraph({ traffic, size = 300, scales, title }: TrafficGrap
         <span>circle area: memory-controller load (largest = {formatGBps(max.maxMcLoadBytesPerS / 1e9)})</span>
         <span>arrow width: link traffic (widest = {formatGBps(max.maxLinkLoadBytesPerS / 1e9)})</span>
         <span>% = share of the DRAM traffic (bytes) each memory controller serves, under this placement{layout.hotId !== null ? `; hot spot: ${nodeLabel(layout.hotId)}` : ''}</span>
-        {layout.marks.some((m) => m.memoryOnly) && <span>chip: a node with cpus; dashed, no chip: a memory-only node (its kind, tier and own bandwidth below it)</span>}
+        {layout.marks.some((m) => m.memoryOnly) && <span>chip: a node with cpus; dashed, no chip, further out: a memory-only node (its kind, tier and own bandwidth beside it)</span>}
       </figcaption>
     </figure>
   );

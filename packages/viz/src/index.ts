@@ -25,8 +25,10 @@ export { FlameGraph, flameChildren, flameColor, flameLayout, flameNeighbour, fla
 export type { FlameGraphProps, FlameLayout, FlameLayoutOptions, FlameMove, FlameNode, FlameRect } from './FlameGraph.js';
 export { HeatTable } from './HeatTable.js';
 export type { HeatTableProps } from './HeatTable.js';
-export { TrafficGraph, trafficLayout, maxMarkRadius, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
+export { TrafficGraph, trafficLayout, linkShape, maxMarkRadius, defaultScales, utilisationColor, MIN_MARK_RADIUS, MAX_MARK_RADIUS, MIN_LINK_WIDTH, MAX_LINK_WIDTH } from './TrafficGraph.js';
 export type { TrafficGraphProps, TrafficInput, TrafficScales, TrafficLayout, NodeMark, LinkMark } from './TrafficGraph.js';
+export { graphLayout, ringOrder, slotDirection, linkCurve, textWidth, splitDetail, boxesOverlap, boxHitsCircle, CENTRE_CLEARANCE, MEMORY_ONLY_RADIUS } from './graph-layout.js';
+export type { GraphLayout, GraphNodeSpec, GraphLinkSpec, MarkSlot, LabelBlock, LabelLine, LinkCurve, Box } from './graph-layout.js';
 export { LatencyCurveChart } from './LatencyCurveChart.js';
 export type { LatencyCurveChartProps, LatencyCurvePoint } from './LatencyCurveChart.js';
 export { WeightCurveChart } from './WeightCurveChart.js';

@@ -1,6 +1,7 @@
 import { render } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { MAX_MARK_RADIUS, MIN_MARK_RADIUS, TrafficGraph, trafficLayout } from '../src/TrafficGraph';
+import { boxHitsCircle, boxesOverlap } from '../src/graph-layout';
 import type { TrafficInput } from '../src/TrafficGraph';
 
 const input: TrafficInput = {
@@ -86,14 +87,20 @@ describe('memory-only (cpu-less) nodes', () => {
     expect(cxl.querySelector('[data-testid="node-tier"]')!.textContent).toMatch(/CXL · tier 1 · 24(\.0)? GB\/s/);
     expect(dram.querySelector('[data-testid="node-tier"]')).toBeNull();
     expect(cxl.querySelector('title')!.textContent).toMatch(/memory only, CXL\), memory tier 1: .* of its own 24(\.0)? GB\/s/);
-    expect(container.querySelector('figcaption')!.textContent).toMatch(/dashed, no chip: a memory-only node/);
-    // Inside the drawing: the lowest label and the highest glyph stay within the view box.
+    expect(container.querySelector('figcaption')!.textContent).toMatch(/dashed, no chip, further out: a memory-only node/);
+    // Inside the drawing: every label line and every mark stay within the view box.
     const layout = trafficLayout(dramCxl, 300);
     for (const m of layout.marks) {
-      expect(m.labelY + 20).toBeLessThanOrEqual(300);
-      expect(m.labelY - 8).toBeGreaterThanOrEqual(0);
+      for (const l of m.label.lines) {
+        expect(l.box.y0).toBeGreaterThanOrEqual(0);
+        expect(l.box.y1).toBeLessThanOrEqual(300);
+      }
       expect(m.y - m.r).toBeGreaterThanOrEqual(0);
+      expect(m.y + m.r).toBeLessThanOrEqual(300);
     }
+    // The tier line is drawn on the lines the layout sized (its parts join back into the whole text).
+    const tspans = [...cxl.querySelectorAll('[data-testid="node-tier"] tspan')].map((t) => t.getAttribute('y'));
+    expect(tspans).toEqual(layout.marks[1]!.label.lines.filter((l) => l.kind === 'detail').map((l) => String(l.y)));
   });
   it('without the optional fields a graph is drawn as before, every node with its glyph', () => {
     const layout = trafficLayout(input, 300);
@@ -103,45 +110,69 @@ describe('memory-only (cpu-less) nodes', () => {
 
 describe('trafficLayout with many nodes', () => {
   const n = 8;
-  const eight: TrafficInput = {
+  const meshLinks = Array.from({ length: n * n }, (_, k) => ({ from: Math.floor(k / n), to: k % n, capacityBytesPerS: 10e9 })).filter((l) => l.from !== l.to);
+  const eight = (load: (i: number) => number, linkLoad: number): TrafficInput => ({
     nodeIds: Array.from({ length: n }, (_, i) => i),
-    // Every controller equally and fully loaded: every mark at its largest.
-    mcLoadBytesPerS: Array(n).fill(5e9),
+    mcLoadBytesPerS: Array.from({ length: n }, (_, i) => load(i)),
     mcUtilisation: Array(n).fill(0.5),
     mcShare: Array(n).fill(1 / n),
     hotIndex: -1,
-    links: [],
-    linkLoadBytesPerS: [],
-    linkUtilisation: [],
-  };
-  // A name ("node 7" in 11 px type: about 40 × 12 px) as a box around its centre.
-  const box = (x: number, y: number) => ({ x0: x - 20, x1: x + 20, y0: y - 6, y1: y + 6 });
-  const boxHitsCircle = (b: ReturnType<typeof box>, cx: number, cy: number, r: number) => {
-    const dx = Math.max(b.x0 - cx, 0, cx - b.x1);
-    const dy = Math.max(b.y0 - cy, 0, cy - b.y1);
-    return Math.hypot(dx, dy) < r;
-  };
+    links: meshLinks,
+    linkLoadBytesPerS: meshLinks.map(() => linkLoad),
+    linkUtilisation: meshLinks.map(() => 0.5),
+  });
 
   for (const size of [250, 300, 360]) {
-    it(`8 nodes in ${size} px: no mark overlaps another, no name overlaps a mark or another name, all inside`, () => {
-      const { marks } = trafficLayout(eight, size);
+    it(`8 nodes in ${size} px, every controller at its largest: no mark overlaps another, no label line a mark or another label, all inside`, () => {
+      const { marks } = trafficLayout(eight(() => 5e9, 1e9), size);
       for (const a of marks) {
-        const la = box(a.labelX, a.labelY);
-        expect(la.x0).toBeGreaterThanOrEqual(0);
-        expect(la.x1).toBeLessThanOrEqual(size);
-        expect(la.y0).toBeGreaterThanOrEqual(0);
-        expect(la.y1).toBeLessThanOrEqual(size);
         expect(a.x - a.r).toBeGreaterThanOrEqual(0);
         expect(a.x + a.r).toBeLessThanOrEqual(size);
-        for (const b of marks) {
-          expect(boxHitsCircle(la, b.x, b.y, b.r), `name of node ${a.id} on mark ${b.id}`).toBe(false);
-          if (a === b) continue;
-          expect(Math.hypot(a.x - b.x, a.y - b.y), `marks ${a.id} and ${b.id}`).toBeGreaterThan(a.r + b.r);
-          const lb = box(b.labelX, b.labelY);
-          const apart = la.x1 <= lb.x0 || lb.x1 <= la.x0 || la.y1 <= lb.y0 || lb.y1 <= la.y0;
-          expect(apart, `names of nodes ${a.id} and ${b.id}`).toBe(true);
+        for (const line of a.label.lines) {
+          expect(line.box.x0).toBeGreaterThanOrEqual(0);
+          expect(line.box.x1).toBeLessThanOrEqual(size);
+          for (const b of marks) expect(boxHitsCircle(line.box, b.x, b.y, b.r), `${line.kind} of node ${a.id} on mark ${b.id}`).toBe(false);
+          for (const b of marks) if (b !== a) for (const o of b.label.lines) expect(boxesOverlap(line.box, o.box), `labels of nodes ${a.id} and ${b.id}`).toBe(false);
         }
+        for (const b of marks) if (a !== b) expect(Math.hypot(a.x - b.x, a.y - b.y), `marks ${a.id} and ${b.id}`).toBeGreaterThan(a.r + b.r);
       }
     });
   }
+
+  it('traffic sizes the marks and links but moves no node and no label', () => {
+    const quiet = trafficLayout(eight(() => 1e9, 0), 300, { maxMcLoadBytesPerS: 8e9, maxLinkLoadBytesPerS: 8e9 });
+    const busy = trafficLayout(eight((i) => (i + 1) * 1e9, 6e9), 300, { maxMcLoadBytesPerS: 8e9, maxLinkLoadBytesPerS: 8e9 });
+    expect(busy.marks.map((m) => [m.x, m.y, m.label])).toEqual(quiet.marks.map((m) => [m.x, m.y, m.label]));
+    expect(busy.marks.map((m) => m.r)).not.toEqual(quiet.marks.map((m) => m.r));
+    expect(busy.links[0]!.width).toBeGreaterThan(quiet.links[0]!.width);
+  });
+
+  it('each link starts at the edge of its mark and its arrowhead touches the other', () => {
+    const layout = trafficLayout(eight((i) => (i + 1) * 1e9, 2e9), 300);
+    for (const l of layout.links) {
+      const a = layout.marks[l.from]!;
+      const b = layout.marks[l.to]!;
+      const [sx, sy] = /^M([-\d.]+),([-\d.]+)/.exec(l.d)!.slice(1).map(Number) as [number, number];
+      const [tx, ty] = /^M([-\d.]+),([-\d.]+)/.exec(l.arrow)!.slice(1).map(Number) as [number, number];
+      expect(Math.hypot(sx - a.x, sy - a.y)).toBeCloseTo(a.r + 2, 0);
+      expect(Math.hypot(tx - b.x, ty - b.y)).toBeCloseTo(b.r + 2, 0);
+      expect(l.d).toMatch(/^M[-\d.]+,[-\d.]+Q[-\d.]+,[-\d.]+,[-\d.]+,[-\d.]+$/);
+    }
+  });
+
+  it('renders each label line where the layout put it, the share beside the mark instead of on it', () => {
+    const traffic = eight(() => 5e9, 1e9);
+    const layout = trafficLayout(traffic, 300);
+    const { container } = render(<TrafficGraph traffic={traffic} size={300} title="t" />);
+    for (const m of layout.marks) {
+      const g = container.querySelector(`[data-node="${m.id}"]`)!;
+      const share = g.querySelector('[data-testid="node-share"]')!;
+      expect(Number(share.getAttribute('y'))).toBe(m.label.lines.find((l) => l.kind === 'share')!.y);
+      expect(share.getAttribute('text-anchor')).toBe(m.label.anchor);
+      expect(Number(g.querySelector('[data-testid="node-label"]')!.getAttribute('y'))).toBe(m.labelY);
+      // The chip is drawn in the mark, not over the name.
+      const chip = /^M([-\d.]+),([-\d.]+)/.exec(g.querySelector('[data-testid="cpu-glyph"]')!.getAttribute('d')!)!.slice(1).map(Number);
+      expect(Math.hypot(chip[0]! - m.x, chip[1]! - m.y)).toBeLessThan(m.r);
+    }
+  });
 });
