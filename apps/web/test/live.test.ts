@@ -26,6 +26,8 @@ function windowMsg(seq: number, extra: Partial<LiveWindow> = {}): LiveWindow {
     pid: 77,
     faults: 10,
     faultsByNode: [{ node: 0, count: 10 }],
+    accesses: [],
+    accessSource: null,
     totals: {
       faults: 10 * (seq + 1),
       faultsByNode: [{ node: 0, count: 10 * (seq + 1) }],
@@ -34,6 +36,8 @@ function windowMsg(seq: number, extra: Partial<LiveWindow> = {}): LiveWindow {
         { node: -1, count: 1 },
         { node: 0, count: 8 * (seq + 1) - 1 },
       ],
+      accesses: [],
+      pagesMoved: 0,
     },
     threads: [{ tid: 77, name: 'app', cpu: 1, node: 0, faults: 10, alive: true }],
     threadsSeen: 1,

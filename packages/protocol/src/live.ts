@@ -12,6 +12,17 @@ import { recordSummary } from './record';
 export const nodeCount = z.strictObject({ node: nodeOrUnknown, count });
 export type NodeCount = z.infer<typeof nodeCount>;
 
+/**
+ * Sampled memory accesses to the pages of one node (the node the memory is on), from a cpu of
+ * that node (`local`) or of another (`remote`).
+ */
+export const nodeAccesses = z.strictObject({ node: int.min(0), local: count, remote: count });
+export type NodeAccesses = z.infer<typeof nodeAccesses>;
+
+/** What a window's `accesses` are counted from: NUMA hinting faults (automatic NUMA balancing on). */
+export const accessSource = z.enum(['hinting-faults']);
+export type AccessSource = z.infer<typeof accessSource>;
+
 export const liveThread = z.strictObject({
   tid: int,
   name: z.string(),
@@ -36,6 +47,10 @@ export const liveTotals = z.strictObject({
    */
   pages: count,
   pagesByNode: z.array(nodeCount),
+  /** Sampled accesses per node of the memory (empty without an access source). */
+  accesses: z.array(nodeAccesses),
+  /** Pages now on another node than move_pages first answered (moved by balancing, an apply, a migration). */
+  pagesMoved: count,
 });
 export type LiveTotals = z.infer<typeof liveTotals>;
 
@@ -52,6 +67,10 @@ const windowFields = {
   /** Faults sampled in this window, and by the node of their page. */
   faults: count,
   faultsByNode: z.array(nodeCount),
+  /** Accesses sampled in this window, per node of the memory. */
+  accesses: z.array(nodeAccesses),
+  /** What `accesses` are counted from; null when nothing this recording reads shows accesses. */
+  accessSource: accessSource.nullable(),
   totals: liveTotals,
   /** Threads alive now, and threads that faulted in this window and are gone. */
   threads: z.array(liveThread),
@@ -103,11 +122,15 @@ export function toLiveWindow(id: string, w: CollectorWindow): LiveWindow {
     pid: w.pid > 0 ? w.pid : null,
     faults: w.faults,
     faultsByNode: w.faultsByNode.map((c) => ({ node: c.node, count: c.count })),
+    accesses: w.accesses.map((a) => ({ node: a.node, local: a.local, remote: a.remote })),
+    accessSource: w.accessSource,
     totals: {
       faults: w.totals.faults,
       faultsByNode: w.totals.faultsByNode.map((c) => ({ node: c.node, count: c.count })),
       pages: w.totals.pages,
       pagesByNode: w.totals.pagesByNode.map((c) => ({ node: c.node, count: c.count })),
+      accesses: w.totals.accesses.map((a) => ({ node: a.node, local: a.local, remote: a.remote })),
+      pagesMoved: w.totals.pagesMoved,
     },
     threads: w.threads.map((t) => ({ tid: t.tid, name: t.name, cpu: t.cpu, node: t.node, faults: t.faults, alive: t.alive })),
     threadsSeen: w.threadsSeen,

@@ -48,6 +48,20 @@ pub struct NodeCount {
     pub count: u64,
 }
 
+/// Sampled memory accesses to the pages of one node (the node the memory is on): from a cpu
+/// of that node (`local`) or of another (`remote`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, Default)]
+pub struct NodeAccesses {
+    pub node: i32,
+    pub local: u64,
+    pub remote: u64,
+}
+
+/// What the live windows' `accesses` are counted from (docs/live-api.md): NUMA hinting faults,
+/// the accesses automatic NUMA balancing samples (a fault on a page faulted in before, with
+/// balancing on). None: nothing this recording reads shows accesses (the Live screen says why).
+pub const ACCESS_SOURCE_HINTING: &str = "hinting-faults";
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LiveThread {
@@ -70,6 +84,11 @@ pub struct LiveTotals {
     pub faults_by_node: Vec<NodeCount>,
     pub pages: u64,
     pub pages_by_node: Vec<NodeCount>,
+    /// Sampled accesses per node of the memory, local and remote (see [`NodeAccesses`]).
+    pub accesses: Vec<NodeAccesses>,
+    /// Pages now on another node than the one move_pages first answered for them (moved by
+    /// the kernel's balancing, an apply or a migration during the recording).
+    pub pages_moved: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -88,6 +107,11 @@ pub struct LiveWindow {
     /// Faults sampled in this window, and per node of their page (first move_pages answer).
     pub faults: u64,
     pub faults_by_node: Vec<NodeCount>,
+    /// Accesses sampled in this window, per node of the memory (empty without a source).
+    pub accesses: Vec<NodeAccesses>,
+    /// What `accesses` are counted from ([`ACCESS_SOURCE_HINTING`]); null when nothing this
+    /// recording reads shows accesses.
+    pub access_source: Option<&'static str>,
     /// Cumulative counts since the start.
     pub totals: LiveTotals,
     /// Threads alive now, and threads that faulted in this window.
@@ -102,6 +126,13 @@ fn by_node(m: &BTreeMap<i32, u64>) -> Vec<NodeCount> {
     m.iter().filter(|(_, &c)| c > 0).map(|(&node, &count)| NodeCount { node, count }).collect()
 }
 
+fn accesses_by_node(m: &BTreeMap<i32, (u64, u64)>) -> Vec<NodeAccesses> {
+    m.iter()
+        .filter(|(_, &(l, r))| l + r > 0)
+        .map(|(&node, &(local, remote))| NodeAccesses { node, local, remote })
+        .collect()
+}
+
 /// Builds windows from what the recorder hands it; owned by the recording loop.
 pub struct LiveAggregator {
     sink: LiveSink,
@@ -110,6 +141,9 @@ pub struct LiveAggregator {
     last_end_us: u64,
     total_faults: BTreeMap<i32, u64>,
     window_faults: BTreeMap<i32, u64>,
+    /// node of the memory -> (local, remote) sampled accesses
+    total_accesses: BTreeMap<i32, (u64, u64)>,
+    window_accesses: BTreeMap<i32, (u64, u64)>,
     /// tid -> (faults this window, cpu of the last sample)
     window_threads: HashMap<u32, (u64, u32)>,
     seen: HashSet<i32>,
@@ -127,6 +161,8 @@ impl LiveAggregator {
             last_end_us: 0,
             total_faults: BTreeMap::new(),
             window_faults: BTreeMap::new(),
+            total_accesses: BTreeMap::new(),
+            window_accesses: BTreeMap::new(),
             window_threads: HashMap::new(),
             seen: HashSet::new(),
             names: HashMap::new(),
@@ -144,13 +180,33 @@ impl LiveAggregator {
         self.seen.insert(tid as i32);
     }
 
-    /// Ends the window at `end_us` and sends it. `page_nodes` yields the current node of every
-    /// page seen so far (-1 unknown). Reads /proc/PID/task for thread placement.
+    /// Counts one sampled access (a NUMA hinting fault) to memory on `page_node` from a cpu on
+    /// `cpu_node`; either unknown (-1) and it is not counted: local or remote cannot be told.
+    pub fn access(&mut self, cpu_node: i32, page_node: i32) {
+        if cpu_node < 0 || page_node < 0 {
+            return;
+        }
+        for m in [&mut self.total_accesses, &mut self.window_accesses] {
+            let e = m.entry(page_node).or_default();
+            if cpu_node == page_node {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+    }
+
+    /// Ends the window at `end_us` and sends it. `page_nodes` yields, for every page seen so
+    /// far, the node move_pages first answered and its current one (-1 unknown). `hinting`:
+    /// NUMA balancing is on, so the faults counted with [`Self::access`] are hinting faults.
+    /// Reads /proc/PID/task for thread placement.
+    #[allow(clippy::too_many_arguments)]
     pub fn emit(
         &mut self,
         end_us: u64,
         is_final: bool,
-        page_nodes: impl Iterator<Item = i8>,
+        page_nodes: impl Iterator<Item = (i8, i8)>,
+        hinting: bool,
         lost_samples: u64,
         proc_root: &Path,
         cpu_to_node: &[i8],
@@ -160,9 +216,13 @@ impl LiveAggregator {
         }
         let mut pages_by: BTreeMap<i32, u64> = BTreeMap::new();
         let mut pages = 0u64;
-        for n in page_nodes {
-            *pages_by.entry(n as i32).or_default() += 1;
+        let mut pages_moved = 0u64;
+        for (first, now) in page_nodes {
+            *pages_by.entry(now as i32).or_default() += 1;
             pages += 1;
+            if first >= 0 && now >= 0 && first != now {
+                pages_moved += 1;
+            }
         }
         let node_of = |cpu: i32| -> i32 {
             if cpu < 0 {
@@ -221,11 +281,15 @@ impl LiveAggregator {
             pid: self.pid,
             faults,
             faults_by_node: by_node(&self.window_faults),
+            accesses: accesses_by_node(&self.window_accesses),
+            access_source: hinting.then_some(ACCESS_SOURCE_HINTING),
             totals: LiveTotals {
                 faults: self.total_faults.values().sum(),
                 faults_by_node: by_node(&self.total_faults),
                 pages,
                 pages_by_node: by_node(&pages_by),
+                accesses: accesses_by_node(&self.total_accesses),
+                pages_moved,
             },
             threads: threads.into_values().collect(),
             threads_seen: self.seen.len() as u64,
@@ -234,6 +298,7 @@ impl LiveAggregator {
         self.seq += 1;
         self.last_end_us = end_us;
         self.window_faults.clear();
+        self.window_accesses.clear();
         self.window_threads.clear();
         if self.sink.tx.send(w).is_err() {
             self.closed = true;
@@ -252,9 +317,10 @@ mod tests {
         a.fault(10, 0, 0);
         a.fault(10, 1, 0);
         a.fault(11, 2, -1);
-        a.emit(250_000, false, [0i8, 0, -1].into_iter(), 0, Path::new("/nonexistent"), &[0, 0, 1]);
+        let same = |v: &[i8]| v.iter().map(|&n| (n, n)).collect::<Vec<_>>().into_iter();
+        a.emit(250_000, false, same(&[0, 0, -1]), false, 0, Path::new("/nonexistent"), &[0, 0, 1]);
         a.fault(11, 2, 1);
-        a.emit(500_000, true, [0i8, 0, -1, 1].into_iter(), 3, Path::new("/nonexistent"), &[0, 0, 1]);
+        a.emit(500_000, true, same(&[0, 0, -1, 1]), false, 3, Path::new("/nonexistent"), &[0, 0, 1]);
         let w0 = rx.recv().unwrap();
         assert_eq!(w0.faults, 3);
         assert_eq!(w0.faults_by_node, vec![NodeCount { node: -1, count: 1 }, NodeCount { node: 0, count: 2 }]);
@@ -271,5 +337,39 @@ mod tests {
         let j = serde_json::to_value(&w1).unwrap();
         assert_eq!(j["final"], true);
         assert_eq!(j["totals"]["faultsByNode"][2]["node"], 1);
+        // No hinting faults: no access source, no accesses.
+        assert_eq!(j["accessSource"], serde_json::Value::Null);
+        assert_eq!(j["accesses"], serde_json::json!([]));
+        assert_eq!(j["totals"]["pagesMoved"], 0);
+    }
+
+    #[test]
+    fn hinting_faults_count_local_and_remote_per_node_of_the_memory() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut a = LiveAggregator::new(LiveSink::new(tx), -1);
+        a.access(0, 0); // local on node 0
+        a.access(1, 0); // node 1's cpu reading node 0's memory: remote
+        a.access(1, 0);
+        a.access(-1, 1); // cpu node unknown: not counted
+        a.access(1, -1); // page node unknown: not counted
+                         // Page 2 moved from node 0 to node 1; page 3's first answer is unknown.
+        let pages = [(0i8, 0i8), (0, 1), (-1, 1)];
+        a.emit(250_000, false, pages.into_iter(), true, 0, Path::new("/nonexistent"), &[0, 1]);
+        a.access(1, 1);
+        a.emit(500_000, true, pages.into_iter(), true, 0, Path::new("/nonexistent"), &[0, 1]);
+        let w0 = rx.recv().unwrap();
+        assert_eq!(w0.access_source, Some(ACCESS_SOURCE_HINTING));
+        assert_eq!(w0.accesses, vec![NodeAccesses { node: 0, local: 1, remote: 2 }]);
+        assert_eq!(w0.totals.pages_moved, 1);
+        let w1 = rx.recv().unwrap();
+        assert_eq!(w1.accesses, vec![NodeAccesses { node: 1, local: 1, remote: 0 }], "per window");
+        assert_eq!(
+            w1.totals.accesses,
+            vec![NodeAccesses { node: 0, local: 1, remote: 2 }, NodeAccesses { node: 1, local: 1, remote: 0 }],
+            "cumulative"
+        );
+        let j = serde_json::to_value(&w1).unwrap();
+        assert_eq!(j["accessSource"], "hinting-faults");
+        assert_eq!(j["totals"]["accesses"][0], serde_json::json!({ "node": 0, "local": 1, "remote": 2 }));
     }
 }

@@ -24,7 +24,7 @@ use numascope_core::apply::{
     ApplyReport, Expected, NotMoved, PageRun, PageStats, RangeReport, RollbackRecord, Status as ApplyStatus,
     ThreadAffinity, ThreadReport, WeightCheck,
 };
-use numascope_core::live::{LiveThread, LiveTotals, LiveWindow, NodeCount};
+use numascope_core::live::{LiveThread, LiveTotals, LiveWindow, NodeAccesses, NodeCount, ACCESS_SOURCE_HINTING};
 use numascope_core::probe::{MetricProbe, Privileges, Probe, SourceProbe};
 use numascope_core::probe_placement::PlacementFeature;
 use numascope_core::record::RecordSummary;
@@ -73,11 +73,15 @@ fn windows() -> [LiveWindow; 2] {
         pid: 27_803,
         faults: 2048,
         faults_by_node: vec![nc(-1, 8), nc(0, 2040)],
+        accesses: vec![NodeAccesses { node: 0, local: 310, remote: 42 }],
+        access_source: Some(ACCESS_SOURCE_HINTING),
         totals: LiveTotals {
             faults: 8200,
             faults_by_node: vec![nc(-1, 8), nc(0, 8192)],
             pages: 8196,
             pages_by_node: vec![nc(-1, 4), nc(0, 8192)],
+            accesses: vec![NodeAccesses { node: 0, local: 1200, remote: 96 }],
+            pages_moved: 17,
         },
         threads: vec![
             LiveThread { tid: 27_803, name: "numascope-testl".into(), cpu: 1, node: 0, faults: 0, alive: true },
@@ -96,11 +100,15 @@ fn windows() -> [LiveWindow; 2] {
         pid: 27_803,
         faults: 0,
         faults_by_node: vec![],
+        accesses: vec![],
+        access_source: None,
         totals: LiveTotals {
             faults: 8200,
             faults_by_node: vec![nc(0, 8200)],
             pages: 8196,
             pages_by_node: vec![nc(0, 8196)],
+            accesses: vec![],
+            pages_moved: 0,
         },
         threads: vec![],
         threads_seen: 5,

@@ -18,7 +18,7 @@ use crate::probe::Probe;
 use crate::procfs;
 use crate::sources::counters::ThreadCounters;
 use crate::sources::damon::DamonSession;
-use crate::sources::pagefault::{classify, FaultEvent, FaultSample, PageFaultOptions, PageFaultSampler};
+use crate::sources::pagefault::{classify, FaultEvent, FaultKind, FaultSample, PageFaultOptions, PageFaultSampler};
 use crate::sources::pmu::{MemEventSpec, PmuSampler};
 use crate::sources::procfs::PollerHandle;
 use crate::sources::uncore::UncoreCounters;
@@ -357,12 +357,19 @@ impl Session {
                 continue;
             }
             l.agg.fault(s.tid, s.cpu, node);
+            if s.kind != FaultKind::Touch {
+                // A hinting fault: an access sampled by NUMA balancing, local or remote by the
+                // node of the cpu it ran on against the node of its page.
+                let cpu_node = self.cpu_to_node.get(s.cpu as usize).map_or(-1, |&n| n as i32);
+                l.agg.access(cpu_node, node as i32);
+            }
         }
         l.done = raw.len();
         let lost =
             if is_final { self.faults.sampler.as_ref().map(|s| s.lost).unwrap_or(0) } else { self.faults.last_lost };
-        let nodes = pages.pages.iter().filter(|p| pages.kept(p)).map(|p| p.node_last);
-        l.agg.emit(end_us, is_final, nodes, lost, &self.roots.proc, &self.cpu_to_node);
+        let nodes = pages.pages.iter().filter(|p| pages.kept(p)).map(|p| (p.node_first, p.node_last));
+        let hinting = self.faults.hinting;
+        l.agg.emit(end_us, is_final, nodes, hinting, lost, &self.roots.proc, &self.cpu_to_node);
     }
 
     /// The stop conditions, in order: a signal, the stop flag, the process's exit, the duration.
