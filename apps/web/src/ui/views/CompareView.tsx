@@ -1,4 +1,4 @@
-/** Compare: 2–5 columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
+/** Compare: 2 to MAX_COLUMNS columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { listPresets } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
@@ -11,7 +11,7 @@ import { compareRecordings, formatSpeedup, formatTimeUs, speedupPerWork } from '
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
+import { COLUMN_CAP_REASON, DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow, Headline } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
@@ -114,6 +114,8 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
   const baseView = baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome ? baseAnalysis.outcome.view : null;
 
   const full = columns.length >= MAX_COLUMNS;
+  // A disabled add control says why: in its tooltip, and by pointing at the note on screen.
+  const fullHint = full ? { title: COLUMN_CAP_REASON, 'aria-describedby': 'compare-full' } : {};
   const hasManual = columns.some((c) => c.policy === 'manual');
   return (
     <section className="panel engine-view" data-testid="compare-view" data-columns={columns.length}>
@@ -125,14 +127,15 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       <div className="compare-add" aria-label="Add a column">
         <span>Add a policy:</span>
         {[...POLICY_IDS, ...TIERED_POLICY_IDS, ...ON_REQUEST_POLICY_IDS].map((id) => (
-          <button key={id} type="button" disabled={full} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
+          <button key={id} type="button" disabled={full} {...fullHint} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
             + {policyLabel(id)}
           </button>
         ))}
         <button
           type="button"
           disabled={full || hasManual}
-          title={hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
+          title={full ? COLUMN_CAP_REASON : hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
+          aria-describedby={full ? 'compare-full' : undefined}
           data-testid="add-policy-manual"
           onClick={() => add({ policy: 'manual', machine: null, recording: null })}
         >
@@ -143,6 +146,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
           <select
             data-testid="add-machine"
             disabled={full}
+            {...fullHint}
             value=""
             onChange={(e) => e.target.value && add({ policy: base?.policy ?? 'first-touch', machine: e.target.value, recording: null })}
           >
@@ -154,7 +158,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
             ))}
           </select>
         </label>
-        <button type="button" disabled={full} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
+        <button type="button" disabled={full} {...fullHint} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
           + Open another recording…
         </button>
         <input
@@ -170,6 +174,11 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
           }}
         />
       </div>
+      {full && (
+        <p className="ns-muted small" id="compare-full" data-testid="compare-full">
+          {COLUMN_CAP_REASON}
+        </p>
+      )}
       {fileError && (
         <p className="notice notice--error" role="alert">
           {fileError}
@@ -195,7 +204,8 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       )}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
       {/* Exported side by side, as here: the columns' graphs under the table. */}
-      <div className="compare-grid" data-export-row style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
+      {/* As many columns side by side as fit (at least 16rem each, so a graph stays readable); more wrap onto the next row. */}
+      <div className="compare-grid" data-export-row>
         {columns.map((c, i) => (
           <CompareColumn
             key={keys[i]}
