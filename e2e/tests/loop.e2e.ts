@@ -33,7 +33,7 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
   const topo = await api('/api/topology');
   const nodeIds = (topo.nodes as Array<{ id: number }>).map((x) => x.id);
 
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
 
   // 1. Record a launched command: its main thread touches the shared buffer at once; the workers

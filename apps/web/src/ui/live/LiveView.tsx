@@ -5,6 +5,7 @@
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import { CapabilityList, formatBytes, formatCount, formatDurationUs, nodeColor } from '@numascope/viz';
+import { beginWork } from '../idle';
 import type { AppState } from '../idle';
 import { endReason, recordingOf } from './machine';
 import type { LiveState } from './machine';
@@ -121,12 +122,16 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
  * `?token=…&recording=ID`, that opens its trace in the views and survives a reload. Re-read when
  * a recording of this page changes phase (started, ended).
  */
-function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
+export function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
   const [list, setList] = useState<RecordingInfo[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [again, setAgain] = useState(0);
+  // The idle signal waits for the list (the home page shows it beside the samples).
+  const [pending, setPending] = useState<(() => void) | null>(null);
   useEffect(() => {
     let live = true;
+    const done = beginWork();
+    setPending(() => done);
     api.recordings().then(
       (r) => {
         if (!live) return;
@@ -134,11 +139,17 @@ function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
         setError(null);
       },
       (e: Error) => live && setError(e.message),
-    );
+    ).finally(() => live && setPending(null));
     return () => {
       live = false;
+      done();
     };
   }, [api, phase, again]);
+  // Ends the work once its answer is committed (or the component is gone).
+  useEffect(() => {
+    if (pending === null) return;
+    return pending;
+  }, [pending]);
   const token = pageToken() ?? '';
   return (
     <section className="panel" aria-labelledby="live-recent-heading" data-testid="live-recent">
