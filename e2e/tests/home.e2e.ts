@@ -7,7 +7,7 @@
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { sampleTraceFiles } from '../fixtures/expectations.js';
-import { idleState } from '../fixtures/app.js';
+import { idleState, screenshot } from '../fixtures/app.js';
 import { TESTLOAD, startServe, type Serve } from '../fixtures/serve.js';
 
 test.describe.configure({ mode: 'serial' });
@@ -67,6 +67,7 @@ test('with the token, home lists every sample, the recordings and Live side by s
   expect(live.y).toBeLessThan(400);
   const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
   expect(scroll).toBeLessThanOrEqual(client);
+  await screenshot(page, 'home-token');
 
   // Live in one click; the page's token reaches the server (its capabilities are listed).
   await page.getByTestId('home-open-live').click();

@@ -7,7 +7,7 @@
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { sampleTraceFiles } from '../fixtures/expectations.js';
-import { idleState } from '../fixtures/app.js';
+import { idleState, screenshot } from '../fixtures/app.js';
 
 /** The views in tab order, as the app lists them (apps/web/src/ui/url-state.ts VIEWS). */
 const VIEWS = ['overview', 'memory', 'threads', 'traffic', 'compare', 'decisions', 'recommend', 'diagnose', 'machine', 'code'] as const;
@@ -87,6 +87,7 @@ test('Compare with every policy added: the table scrolls inside its box with the
   const name = table.getByTestId('compare-row-predictedUs').locator('th');
   await expect.poll(async () => Math.round((await name.boundingBox())!.x - (await wrap.boundingBox())!.x)).toBe(0);
   await expectNoSidewaysOverflow(page, 'compare, scrolled table');
+  await screenshot(page, 'compare-every-policy');
 
   // Filled up to the cap (cheap columns: the shared analysis' policies again): the add controls are disabled and say why.
   const columns = page.getByTestId('compare-view');
