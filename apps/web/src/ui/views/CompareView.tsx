@@ -76,10 +76,8 @@ function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
 export function CompareView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
   const { state, navigate, client } = useTraceContext();
   const columns = parseColumns(state.cmp, state.base ?? 'observed');
-  const presets = useMemo(() => listPresets(), []);
   const [names, setNames] = useState(() => new Map<number, string>());
   const [fileError, setFileError] = useState<string | null>(null);
-  const fileInput = useRef<HTMLInputElement>(null);
   const setColumns = (cs: ColumnSpec[]) => navigate({ cmp: cs.map(columnSpec) });
   const add = (c: ColumnSpec) => columns.length < MAX_COLUMNS && setColumns([...columns, c]);
   const base = columns[0];
@@ -114,8 +112,6 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
   const baseView = baseAnalysis.status === 'done' && 'view' in baseAnalysis.outcome ? baseAnalysis.outcome.view : null;
 
   const full = columns.length >= MAX_COLUMNS;
-  // A disabled add control says why: in its tooltip, and by pointing at the note on screen.
-  const fullHint = full ? { title: COLUMN_CAP_REASON, 'aria-describedby': 'compare-full' } : {};
   const hasManual = columns.some((c) => c.policy === 'manual');
   return (
     <section className="panel engine-view" data-testid="compare-view" data-columns={columns.length}>
@@ -124,61 +120,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
         The first column is the baseline: deltas and speedups are against it. Columns are in the link (Share), except second recordings, which
         are local files.
       </p>
-      <div className="compare-add" aria-label="Add a column">
-        <span>Add a policy:</span>
-        {[...POLICY_IDS, ...TIERED_POLICY_IDS, ...ON_REQUEST_POLICY_IDS].map((id) => (
-          <button key={id} type="button" disabled={full} {...fullHint} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
-            + {policyLabel(id)}
-          </button>
-        ))}
-        <button
-          type="button"
-          disabled={full || hasManual}
-          title={full ? COLUMN_CAP_REASON : hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
-          aria-describedby={full ? 'compare-full' : undefined}
-          data-testid="add-policy-manual"
-          onClick={() => add({ policy: 'manual', machine: null, recording: null })}
-        >
-          + Manual
-        </button>
-        <label>
-          Add a machine:{' '}
-          <select
-            data-testid="add-machine"
-            disabled={full}
-            {...fullHint}
-            value=""
-            onChange={(e) => e.target.value && add({ policy: base?.policy ?? 'first-touch', machine: e.target.value, recording: null })}
-          >
-            <option value="">re-target onto a preset…</option>
-            {presets.map((p) => (
-              <option key={p.id} value={p.id} title={p.description}>
-                {p.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="button" disabled={full} {...fullHint} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
-          + Open another recording…
-        </button>
-        <input
-          ref={fileInput}
-          type="file"
-          accept=".numascope"
-          hidden
-          data-testid="add-recording-input"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            e.target.value = '';
-            if (f) void openFile(f);
-          }}
-        />
-      </div>
-      {full && (
-        <p className="ns-muted small" id="compare-full" data-testid="compare-full">
-          {COLUMN_CAP_REASON}
-        </p>
-      )}
+      <AddColumns full={full} hasManual={hasManual} basePolicy={base?.policy ?? 'first-touch'} onAdd={add} onFile={(f) => void openFile(f)} />
       {fileError && (
         <p className="notice notice--error" role="alert">
           {fileError}
@@ -230,6 +172,87 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       />
       {hasManual && <ManualEditor summary={summary} regions={regions} value={state.manual} onChange={(m) => navigate({ manual: m }, { replace: true })} />}
     </section>
+  );
+}
+
+/**
+ * The controls that add a column: a policy, Manual, a machine preset, another recording. At
+ * MAX_COLUMNS each is disabled and says why (its tooltip, and its description: the note under them).
+ */
+function AddColumns({
+  full,
+  hasManual,
+  basePolicy,
+  onAdd,
+  onFile,
+}: {
+  full: boolean;
+  hasManual: boolean;
+  basePolicy: string;
+  onAdd: (c: ColumnSpec) => void;
+  onFile: (f: File) => void;
+}) {
+  const presets = useMemo(() => listPresets(), []);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const fullHint = full ? { title: COLUMN_CAP_REASON, 'aria-describedby': 'compare-full' } : {};
+  return (
+    <>
+      <div className="compare-add" aria-label="Add a column">
+        <span>Add a policy:</span>
+        {[...POLICY_IDS, ...TIERED_POLICY_IDS, ...ON_REQUEST_POLICY_IDS].map((id) => (
+          <button key={id} type="button" disabled={full} {...fullHint} data-testid={`add-policy-${id}`} onClick={() => onAdd({ policy: id, machine: null, recording: null })}>
+            + {policyLabel(id)}
+          </button>
+        ))}
+        <button
+          type="button"
+          disabled={full || hasManual}
+          title={full ? COLUMN_CAP_REASON : hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
+          aria-describedby={full ? 'compare-full' : undefined}
+          data-testid="add-policy-manual"
+          onClick={() => onAdd({ policy: 'manual', machine: null, recording: null })}
+        >
+          + Manual
+        </button>
+        <label>
+          Add a machine:{' '}
+          <select
+            data-testid="add-machine"
+            disabled={full}
+            {...fullHint}
+            value=""
+            onChange={(e) => e.target.value && onAdd({ policy: basePolicy, machine: e.target.value, recording: null })}
+          >
+            <option value="">re-target onto a preset…</option>
+            {presets.map((p) => (
+              <option key={p.id} value={p.id} title={p.description}>
+                {p.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" disabled={full} {...fullHint} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
+          + Open another recording…
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept=".numascope"
+          hidden
+          data-testid="add-recording-input"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = '';
+            if (f) onFile(f);
+          }}
+        />
+      </div>
+      {full && (
+        <p className="ns-muted small" id="compare-full" data-testid="compare-full">
+          {COLUMN_CAP_REASON}
+        </p>
+      )}
+    </>
   );
 }
 
