@@ -39,7 +39,7 @@ test.afterAll(async () => {
 });
 
 async function openLive(page: Page): Promise<void> {
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
 }
 

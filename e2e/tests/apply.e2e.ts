@@ -50,7 +50,7 @@ test.afterAll(async () => {
 
 test('dry run, apply and roll back a plan file through Live mode', async ({ page }) => {
   test.setTimeout(30_000);
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   const panel = page.getByTestId('apply-panel');
   await expect(panel).toBeVisible();
@@ -95,7 +95,7 @@ test('dry run, apply and roll back a plan file through Live mode', async ({ page
 });
 
 test('a plan for another pid is refused with pid-mismatch, and nothing changes', async ({ page }) => {
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   await page.getByTestId('apply-pid').selectOption(String(pid));
   await loadPlan(page, plan(pid + 100_000), 'other-pid.plan.json');
@@ -116,7 +116,7 @@ test('a plan for another pid is refused with pid-mismatch, and nothing changes',
 
 test('Recommendations, when connected: "Apply through live mode" hands the built plan to the panel', async ({ page }) => {
   test.setTimeout(30_000);
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   // A recorded trace from another machine (the guest sample), opened through the file input.
   await page.getByTestId('file-input').setInputFiles(path.join(SAMPLE_TRACES_DIR, 'recorded-guest-hinting-4nodes.numascope'));

@@ -72,7 +72,7 @@ test.afterAll(async () => {
 
 test('a plan with object entries launches the program through Live mode and shows what matched and was pinned', async ({ page }) => {
   test.setTimeout(60_000);
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   const launch = page.getByTestId('apply-launch');
   await expect(launch).toBeDisabled(); // no plan yet
@@ -114,7 +114,7 @@ test('a plan with object entries launches the program through Live mode and show
 });
 
 test('a launch the server refuses shows its code and message', async ({ page }) => {
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   const other = plan(true);
   other.target.machine.nodeIds = [0, 1];

@@ -42,7 +42,7 @@ test('without a token, Live explains how to start numascope serve', async ({ pag
 });
 
 test('a wrong token shows the 401 message', async ({ page }) => {
-  await page.goto(`${base}/?token=${'0'.repeat(64)}`);
+  await page.goto(`${base}/?token=${'0'.repeat(64)}&view=live`);
   expect(await idleState(page)).toBe('error');
   const alert = page.getByTestId('live-unauthorized');
   await expect(alert).toContainText('HTTP 401');
@@ -52,7 +52,7 @@ test('a wrong token shows the 401 message', async ({ page }) => {
 
 test('record a command live, stop, and open the trace in the views', async ({ page }) => {
   test.setTimeout(30_000);
-  await page.goto(`${base}/?token=${token}`);
+  await page.goto(`${base}/?token=${token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   await expect(page.getByTestId('live-capabilities')).toContainText('Page placement');
 
@@ -85,6 +85,17 @@ test('record a command live, stop, and open the trace in the views', async ({ pa
   expect(await valueOf(page.getByTestId('live-pages'))).toBeGreaterThan(0);
   await expect(page.getByTestId('live-threads').locator('tbody tr')).not.toHaveCount(0);
   await expect(page.getByTestId('live-honesty')).toContainText('Measured: page faults');
+  // What can show accesses here, said once: on a one-node machine, why nothing does.
+  const topo = (await (await fetch(`${base}/api/topology`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { nodes: unknown[] };
+  await expect(page.getByTestId('live-accesses-note')).toHaveCount(1);
+  if (topo.nodes.length === 1) {
+    await expect(page.getByTestId('live-accesses-note')).toHaveAttribute('data-shown', 'false');
+    await expect(page.getByTestId('live-accesses-note')).toContainText('this machine has one NUMA node');
+    await expect(page.getByTestId('live-numa-balancing')).toHaveCount(0);
+  }
+  // Per node: pages and their change, and the threads running there (every live thread on some node).
+  const threadsOnNodes = await page.locator('[data-testid^="live-node-"][data-testid$="-threads"]').evaluateAll((els) => els.reduce((a, e) => a + Number(e.getAttribute('data-value')), 0));
+  expect(threadsOnNodes).toBeGreaterThan(0);
   await screenshot(page, 'live-running');
   const liveTids = (await page.getByTestId('live-threads').locator('tbody th').allTextContents()).map(Number);
 
@@ -134,7 +145,7 @@ test('record a command live, stop, and open the trace in the views', async ({ pa
 
 test('a live recording opens under its own URL: a reload shows the same recording, and Live lists it', async ({ page }) => {
   test.setTimeout(30_000);
-  await page.goto(`${base}/?token=${token}`);
+  await page.goto(`${base}/?token=${token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   await page.getByTestId('live-command').fill(`${TESTLOAD} --threads 2 --mib 4 --seconds 1`);
   await page.getByTestId('live-start').click();
@@ -168,7 +179,7 @@ test('a live recording opens under its own URL: a reload shows the same recordin
 test('the record form\'s allocation-sites switch: on by default (the trace has allocations), off sends allocSites false (none, and the capability says why)', async ({ page }) => {
   test.setTimeout(60_000);
   const recordOnce = async (sites: boolean) => {
-    await page.goto(`${base}/?token=${token}`);
+    await page.goto(`${base}/?token=${token}&view=live`);
     expect(await idleState(page)).toBe('ready');
     await page.getByTestId('live-command').fill(`${TESTLOAD} --threads 2 --mib 4 --seconds 0.5`);
     await expect(page.getByTestId('live-alloc-sites')).toBeChecked();
@@ -194,7 +205,7 @@ test('the record form\'s allocation-sites switch: on by default (the trace has a
 });
 
 test('the attach list hides kernel threads unless asked, and searches by name', async ({ page }) => {
-  await page.goto(`${base}/?token=${token}`);
+  await page.goto(`${base}/?token=${token}&view=live`);
   expect(await idleState(page)).toBe('ready');
   await page.getByTestId('live-mode-pid').check();
   const options = page.getByTestId('live-process').locator('option');

@@ -33,7 +33,7 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
   const topo = await api('/api/topology');
   const nodeIds = (topo.nodes as Array<{ id: number }>).map((x) => x.id);
 
-  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  await page.goto(`${serve!.base}/?token=${serve!.token}&view=live`);
   expect(await idleState(page)).toBe('ready');
 
   // 1. Record a launched command: its main thread touches the shared buffer at once; the workers
@@ -126,8 +126,13 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
   await expect(page.getByTestId('loop-kept')).toHaveAttribute('data-restored', /^\d{4}-/);
   await expect(page.getByTestId('loop-plan-pages')).toHaveAttribute('data-value', String(planPages));
   expect(await verdicts(page)).toEqual(beforeReload);
+  // A new tab opens on the home page, which names the loop and links back to it.
   const tab = await page.context().newPage();
   await tab.goto(`${serve!.base}/?token=${serve!.token}`);
+  expect(await idleState(tab)).toBe('empty'); // the home page: no trace open
+  await expect(tab.getByTestId('home-loop')).toHaveAttribute('data-recording', first.id);
+  await expect(tab.getByTestId('home-loop')).toContainText(`pid ${pid}`);
+  await tab.getByTestId('home-open-loop').click();
   expect(await idleState(tab)).toBe('ready');
   await expect(tab.getByTestId('loop')).toHaveAttribute('data-pid', String(pid));
   expect(await verdicts(tab)).toEqual(beforeReload);

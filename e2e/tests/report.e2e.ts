@@ -78,7 +78,7 @@ test('numascope serve serves the report shell, and its CSP lets the app fetch it
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
-    await page.goto(`${serve.base}/?token=${serve.token}`);
+    await page.goto(`${serve.base}/?token=${serve.token}&view=live`);
     expect(await idleState(page)).toBe('ready');
     const shell = await page.evaluate(async () => {
       const r = await fetch('report.html', { cache: 'no-store' });

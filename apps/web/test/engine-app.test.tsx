@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { analyze, manualPolicy, readTrace } from '@numascope/policy-engine';
 import { queryColumns } from '@numascope/policy-engine';
 import { decisionViews } from '../src/worker/decisions';
@@ -23,7 +23,7 @@ import { TraceContext } from '../src/ui/hooks/trace-context';
 import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-context';
 import { DEFAULT_VIEW_STATE } from '../src/ui/url-state';
 import type { ViewState } from '../src/ui/url-state';
-import { DecisionsView } from '../src/ui/views/DecisionsView';
+import { DECISION_EAGER_ROWS, DecisionsView } from '../src/ui/views/DecisionsView';
 import { TrafficView } from '../src/ui/views/TrafficView';
 import { createWorkerHandler } from '../src/worker/handler';
 
@@ -251,6 +251,16 @@ describe('progress while the engine runs', () => {
 });
 
 describe('the Decisions view', () => {
+  // jsdom has no layout: the virtual table's box gets a height, as in a browser.
+  const restore: Array<() => void> = [];
+  beforeAll(() => {
+    for (const prop of ['offsetHeight', 'clientHeight'] as const) {
+      const d = Object.getOwnPropertyDescriptor(HTMLElement.prototype, prop);
+      Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => 560 });
+      restore.push(() => d && Object.defineProperty(HTMLElement.prototype, prop, d));
+    }
+  });
+  afterAll(() => restore.forEach((r) => r()));
   const trace = readTrace(bytesOf(HOTSPOT));
   const cols = queryColumns(trace);
   const opened = openTraceBytes(bytesOf(HOTSPOT), 1);
@@ -282,8 +292,17 @@ describe('the Decisions view', () => {
     const direct = analyze(trace, { windowMs: 100, policies: POLICIES });
     const expected = direct.policies.find((p) => p.policy === 'carrefour')!.replay.decisions.filter((d) => d.kind === 'migrate');
     expect(Number(count.dataset.value)).toBe(expected.length);
+    // A long list is virtual: the rows in view, from the first, while the table counts them all.
+    const table = screen.getByTestId('decisions-table');
+    expect(Number(table.dataset.rows)).toBe(expected.length);
     const rows = screen.getAllByTestId('decision-row');
-    expect(rows).toHaveLength(Math.min(100, expected.length));
+    expect(rows.map((r) => Number(r.dataset.index))).toEqual(rows.map((_, i) => i));
+    if (expected.length <= DECISION_EAGER_ROWS) expect(rows).toHaveLength(expected.length);
+    else {
+      expect(table.dataset.virtual).toBe('true');
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.length).toBeLessThan(expected.length);
+    }
     const windows = rows.map((r) => Number(r.dataset.window));
     expect(windows).toEqual([...windows].sort((a, b) => a - b));
     expect(rows.every((r) => r.dataset.policy === 'carrefour' && r.dataset.kind === 'migrate')).toBe(true);

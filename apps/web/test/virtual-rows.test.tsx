@@ -68,4 +68,40 @@ describe('VirtualTable', () => {
     expect(screen.getByTestId('row-4999')).toBeTruthy();
     expect(screen.queryByTestId('row-0')).toBeNull();
   });
+
+  it('a measured table hands each row its index and the measuring ref, and still reaches the last row', async () => {
+    render(
+      <VirtualTable
+        testId="m"
+        rows={Array.from({ length: 2000 }, (_, i) => i)}
+        columns={1}
+        eager={30}
+        rowPx={56}
+        measure
+        head={
+          <thead>
+            <tr>
+              <th>row</th>
+            </tr>
+          </thead>
+        }
+        row={(i, _index, m) => (
+          <tr key={i} {...m} data-testid={`mrow-${i}`}>
+            <td>{i}</td>
+          </tr>
+        )}
+      />,
+    );
+    const shown = screen.getAllByTestId(/^mrow-/);
+    expect(shown.length).toBeGreaterThan(5);
+    expect(shown.length).toBeLessThan(100);
+    expect(shown.map((r) => Number(r.dataset.index))).toEqual(shown.map((_, i) => i));
+    const scroll = screen.getByTestId('m-scroll');
+    await act(async () => {
+      scroll.scrollTop = 2000 * 560;
+      fireEvent.scroll(scroll);
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(screen.getByTestId('mrow-1999').dataset.index).toBe('1999');
+  });
 });

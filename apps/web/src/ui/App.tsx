@@ -14,6 +14,7 @@ import type { LoadEvent, LoadState } from './load-state';
 import type { SampleIndex } from './sample-index';
 import { DropOverlay } from './views/DropOverlay';
 import { ErrorView } from './views/ErrorView';
+import { Home } from './views/Home';
 import { Landing } from './views/Landing';
 import type { SamplesState } from './views/Landing';
 import { LoadingView } from './views/LoadingView';
@@ -58,8 +59,15 @@ function locationKey(): string | null {
   return recording && pageToken() ? RECORDING_KEY + recording : null;
 }
 
+/**
+ * Whether the first screen is Live: in the desktop app, and with a serve token at `?view=live`.
+ * With a token alone the first screen is the home page (samples, recordings, Live side by side).
+ */
 function liveStart(): boolean {
-  return Boolean(pageToken() || desktopBridge());
+  const q = new URLSearchParams(window.location.search);
+  // `?loop=ID` is the live loop's own address (LoopPanel): it opens on Live too.
+  const liveView = q.get('view') === 'live' || q.has('loop');
+  return Boolean(desktopBridge() || (pageToken() && liveView));
 }
 
 export function App() {
@@ -336,6 +344,8 @@ export function App() {
     [traceId, viewState, navigate],
   );
 
+  // With a serve token the first page is the home page (Home); without, the landing page.
+  const homeToken = REPORT ? null : pageToken();
   const title = view.kind === 'ready' || view.kind === 'error' ? `${view.source} · numascope` : 'numascope';
   useEffect(() => {
     document.title = title;
@@ -375,7 +385,12 @@ export function App() {
       </header>
       <main className="content" id="main-content" tabIndex={-1}>
         {view.kind === 'live' && <LiveView onState={setLiveState} />}
-        {view.kind === 'landing' && <Landing samples={samples} onFile={(f) => void openFile(f)} />}
+        {view.kind === 'landing' &&
+          (homeToken ? (
+            <Home samples={samples} token={homeToken} onFile={(f) => void openFile(f)} onLive={() => dispatch({ type: 'show-live' })} />
+          ) : (
+            <Landing samples={samples} onFile={(f) => void openFile(f)} />
+          ))}
         {view.kind === 'loading' && <LoadingView state={view} />}
         {view.kind === 'error' && <ErrorView source={view.source} error={view.error} onFile={(f) => void openFile(f)} />}
         {view.kind === 'ready' && (

@@ -62,10 +62,13 @@ export type LoadEvent =
   | { type: 'crashed'; token: number }
   /** The Live screen. */
   | { type: 'show-live' }
-  /** No trace in the address bar any more (back to the first page): the landing page, or Live with a token. */
+  /** No trace in the address bar any more (back to the first page): the landing (or home) page, or Live (desktop, ?view=live). */
   | { type: 'home'; live: boolean };
 
-/** The state on start: loading the ?trace= URL if there is one, else Live (with a serve token or in the desktop app) or the landing page. */
+/**
+ * The state on start: loading the ?trace= URL if there is one, else Live (in the desktop app, or
+ * with a serve token at ?view=live) or the landing page (App draws it as the home page with a token).
+ */
 export function initialLoadState(traceUrl: string | null, live: boolean): LoadState {
   if (traceUrl) {
     return { screen: { kind: 'loading', source: traceUrl, phase: 'fetching', loadedBytes: 0, totalBytes: null }, token: 0, source: null, url: undefined, crashed: null };

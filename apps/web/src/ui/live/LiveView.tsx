@@ -5,6 +5,7 @@
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import { CapabilityList, formatBytes, formatCount, formatDurationUs, nodeColor } from '@numascope/viz';
+import { beginWork } from '../idle';
 import type { AppState } from '../idle';
 import { endReason, recordingOf } from './machine';
 import type { LiveState } from './machine';
@@ -131,12 +132,16 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
  * `?token=…&recording=ID`, that opens its trace in the views and survives a reload. Re-read when
  * a recording of this page changes phase (started, ended).
  */
-function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
+export function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
   const [list, setList] = useState<RecordingInfo[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [again, setAgain] = useState(0);
+  // The idle signal waits for the list (the home page shows it beside the samples).
+  const [pending, setPending] = useState<(() => void) | null>(null);
   useEffect(() => {
     let live = true;
+    const done = beginWork();
+    setPending(() => done);
     api.recordings().then(
       (r) => {
         if (!live) return;
@@ -144,11 +149,17 @@ function RecentRecordings({ api, phase }: { api: LiveApi; phase: string }) {
         setError(null);
       },
       (e: Error) => live && setError(e.message),
-    );
+    ).finally(() => live && setPending(null));
     return () => {
       live = false;
+      done();
     };
   }, [api, phase, again]);
+  // Ends the work once its answer is committed (or the component is gone).
+  useEffect(() => {
+    if (pending === null) return;
+    return pending;
+  }, [pending]);
   const token = pageToken() ?? '';
   return (
     <section className="panel" aria-labelledby="live-recent-heading" data-testid="live-recent">
@@ -233,6 +244,47 @@ function Machine({ state }: { state: LiveState }) {
   );
 }
 
+/** The machine's automatic NUMA balancing as the probe read it: 'on', 'off', or null (not read). */
+function balancingState(state: LiveState): string | null {
+  return state.probe?.placement?.find((f) => f.id === 'numa-balancing')?.state ?? null;
+}
+
+/** `--numa-balancing on` is offered where it is off and there are two nodes or more to balance between. */
+export function balancingOffered(state: LiveState): boolean {
+  return (state.topology?.nodes.length ?? 0) >= 2 && balancingState(state) === 'off';
+}
+
+/**
+ * What can show memory accesses live on this machine, said once: the source in use, or why
+ * there is none and what would give one. PMU samples are recorded into the trace but not counted
+ * live (yet); uncore counters are system-wide, not per process.
+ */
+export function accessesNote(state: LiveState, w: LiveWindow | null): { shown: boolean; text: string } {
+  const nodes = state.topology?.nodes.length ?? 0;
+  if (w?.accessSource === 'hinting-faults') {
+    return {
+      shown: true,
+      text: 'Accesses per node: NUMA hinting faults (automatic NUMA balancing samples a share of each page’s accesses by unmapping it for a moment). Local: from a cpu of the node the memory is on; remote: from another node. These are samples of accesses, not every access.',
+    };
+  }
+  const pmu = state.probe?.sources.filter((x) => /ibs|pebs|pmu|mem/i.test(x.id)) ?? [];
+  const pmuWhy = pmu.length > 0 && pmu.every((x) => !x.available) ? ` No PMU memory sampling here: ${pmu[0]!.reason}.` : '';
+  if (nodes === 1) {
+    return {
+      shown: false,
+      text: `No local/remote accesses live: this machine has one NUMA node, so every access is local and automatic NUMA balancing has nothing to sample.${pmuWhy} On a machine with two nodes or more, switch automatic NUMA balancing on for the recording (the Start form offers it where it is off) to see local and remote accesses per node.`,
+    };
+  }
+  const bal = balancingState(state);
+  const fix =
+    bal === 'off'
+      ? 'Tick "Switch automatic NUMA balancing on" in the Start form (numascope record --numa-balancing on, root) to see them from its hinting faults.'
+      : bal === 'on'
+        ? 'Automatic NUMA balancing is on, but no hinting fault was classified yet: they come once its scanner has passed over the pages (seconds), and only with the page_fault_user tracepoint (root or perf_event_paranoid ≤ 1).'
+        : 'Automatic NUMA balancing could not be read here (/proc/sys/kernel/numa_balancing).';
+  return { shown: false, text: `No local/remote accesses live yet.${pmuWhy} ${fix}` };
+}
+
 function StartForm({ state, session }: { state: LiveState; session: LiveSession }) {
   const [mode, setMode] = useState<'command' | 'pid'>('command');
   const [filter, setFilter] = useState('');
@@ -241,6 +293,8 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
   const [command, setCommand] = useState('');
   const [duration, setDuration] = useState('');
   const [allocSites, setAllocSites] = useState(true);
+  const offerBalancing = balancingOffered(state);
+  const [balancing, setBalancing] = useState(false);
   const [formError, setFormError] = useState<string | null>(null);
   const busy = state.phase.kind === 'starting';
   const shown = useMemo(() => filterProcesses(state.processes ?? [], filter, { kernelThreads: showKernel }), [state.processes, filter, showKernel]);
@@ -257,7 +311,7 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
     }
     if (mode === 'pid') {
       if (chosen === null) return setFormError('Pick a process from the list.');
-      void session.start({ pid: chosen, durationS: d ?? 10 });
+      void session.start({ pid: chosen, durationS: d ?? 10, ...(offerBalancing && balancing ? { numaBalancing: 'on' as const } : {}) });
     } else {
       let argv: string[];
       try {
@@ -267,7 +321,12 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
       }
       if (argv.length === 0) return setFormError('Type the command to launch, e.g. ./app --size 4G.');
       // allocSites is sent only when switched off: the collector's default is on.
-      void session.start({ command: argv, ...(d === undefined ? {} : { durationS: d }), ...(allocSites ? {} : { allocSites: false }) });
+      void session.start({
+        command: argv,
+        ...(d === undefined ? {} : { durationS: d }),
+        ...(allocSites ? {} : { allocSites: false }),
+        ...(offerBalancing && balancing ? { numaBalancing: 'on' as const } : {}),
+      });
     }
   }
 
@@ -275,6 +334,15 @@ function StartForm({ state, session }: { state: LiveState; session: LiveSession 
     <section className="panel" aria-labelledby="live-start-heading">
       <h2 id="live-start-heading">Start a recording</h2>
       <form onSubmit={submit} className="live__form" data-testid="live-form">
+        {offerBalancing && (
+          <label
+            className="live__balancing"
+            title="numascope record --numa-balancing on: /proc/sys/kernel/numa_balancing is set to 1 for the recording and restored afterwards (needs root). The kernel then samples accesses with NUMA hinting faults, which Live shows per node as local and remote, and it may migrate pages and threads."
+          >
+            <input type="checkbox" checked={balancing} onChange={(e) => setBalancing(e.target.checked)} data-testid="live-numa-balancing" /> Switch
+            automatic NUMA balancing on for this recording (it is off): its hinting faults show local and remote accesses per node live
+          </label>
+        )}
         <fieldset className="live__mode">
           <legend>What to record</legend>
           <label>
@@ -437,10 +505,21 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
         Measured: page faults (sampled: every fault while a thread faults less than the sampling rate, sampled above it, so counts are
         samples; by the node of the faulted page, asked with move_pages) and page placement (4 KiB pages by their current node: every
         resident page once the placement scan has run, about once a second and at the stop, plus the pages faults showed in between).
-        Thread cpu/node: where each thread last ran (/proc). Memory accesses and traffic are not shown live; nothing here is estimated.
+        Thread cpu/node: where each thread last ran (/proc). Nothing here is estimated.
       </p>
+      <AccessesNote state={state} w={w} />
       {w ? <LiveNumbers w={w} windows={state.windows} nodeIds={nodeIds} /> : <p className="ns-muted">Waiting for the first window…</p>}
     </section>
+  );
+}
+
+/** What shows accesses live here, or why nothing does and what would: one line, once per recording. */
+function AccessesNote({ state, w }: { state: LiveState; w: LiveWindow | null }) {
+  const note = accessesNote(state, w);
+  return (
+    <p className={note.shown ? 'ns-muted hint' : 'notice'} data-testid="live-accesses-note" data-shown={note.shown}>
+      {note.text}
+    </p>
   );
 }
 
@@ -468,12 +547,34 @@ function count(list: NodeCount[], node: number): number {
   return list.find((c) => c.node === node)?.count ?? 0;
 }
 
+const signed = (v: number) => (v > 0 ? `+${n(v)}` : v < 0 ? `−${n(-v)}` : '0');
+
+/** A node's sampled accesses to its memory since the start: local / remote, and the local share. */
+function AccessCells({ w, node, testKey }: { w: LiveWindow; node: number; testKey: string }) {
+  const a = w.totals.accesses.find((x) => x.node === node);
+  const total = a ? a.local + a.remote : 0;
+  return (
+    <>
+      <td data-testid={`live-node-${testKey}-accesses`} data-local={a?.local ?? 0} data-remote={a?.remote ?? 0}>
+        {a ? `${n(a.local)} / ${n(a.remote)}` : '–'}
+      </td>
+      <td data-testid={`live-node-${testKey}-local`} data-value={total > 0 ? a!.local / total : ''}>
+        {total > 0 ? `${((a!.local / total) * 100).toFixed(1)}%` : '–'}
+      </td>
+    </>
+  );
+}
+
 function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWindow[]; nodeIds: number[] }) {
   const rows = useMemo(() => {
     const ids = new Set<number>(nodeIds);
     for (const c of [...w.totals.faultsByNode, ...w.totals.pagesByNode]) ids.add(c.node);
     return [...ids].sort((a, b) => (a < 0 ? 1 : b < 0 ? -1 : a - b));
   }, [w, nodeIds]);
+  const prev = windows.length >= 2 ? windows[windows.length - 2]! : null;
+  const pagesChange = (node: number) => count(w.totals.pagesByNode, node) - (prev ? count(prev.totals.pagesByNode, node) : 0);
+  const threadsOn = (node: number) => w.threads.filter((t) => t.alive && t.node === node).length;
+  const hasAccesses = w.accessSource !== null || w.totals.accesses.length > 0;
   return (
     <>
       <dl className="live__totals">
@@ -493,7 +594,15 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
               <th scope="col">node</th>
               <th scope="col">page faults</th>
               <th scope="col">pages (current node)</th>
+              <th scope="col">pages, change in the last window</th>
               <th scope="col">faults, last window</th>
+              {hasAccesses && (
+                <>
+                  <th scope="col">accesses to its memory: local / remote (hinting faults, since the start)</th>
+                  <th scope="col">local share</th>
+                </>
+              )}
+              <th scope="col">threads running there now</th>
             </tr>
           </thead>
           <tbody>
@@ -511,7 +620,14 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
                   <td data-testid={`live-node-${key}-pages`} data-value={count(w.totals.pagesByNode, node)}>
                     {n(count(w.totals.pagesByNode, node))}
                   </td>
+                  <td data-testid={`live-node-${key}-pages-change`} data-value={pagesChange(node)}>
+                    {signed(pagesChange(node))}
+                  </td>
                   <td>{n(count(w.faultsByNode, node))}</td>
+                  {hasAccesses && <AccessCells w={w} node={node} testKey={key} />}
+                  <td data-testid={`live-node-${key}-threads`} data-value={threadsOn(node)}>
+                    {n(threadsOn(node))}
+                  </td>
                 </tr>
               );
             })}

@@ -22,7 +22,7 @@ function useLoop(loop: LiveLoop): LoopState {
 }
 
 /**
- * While a loop is shown the address bar is the Live screen's with the loop, `?token=T&loop=ID`
+ * While a loop is shown the address bar is the Live screen's with the loop, `?token=T&view=live&loop=ID`
  * (a trace's `recording=`/`trace=` from before the Live button dropped), so a reload or a copied
  * link in this browser comes back to this panel. Replaced, not pushed: Back never lands on a URL
  * that names a trace while Live is shown.
@@ -31,7 +31,7 @@ function useLoopInUrl(recording: string | null) {
   useEffect(() => {
     const token = pageToken();
     if (recording === null || !token) return;
-    const search = `?token=${encodeURIComponent(token)}&loop=${encodeURIComponent(recording)}`;
+    const search = `?token=${encodeURIComponent(token)}&view=live&loop=${encodeURIComponent(recording)}`;
     if (window.location.search === search) return;
     window.history.replaceState(window.history.state, '', `${window.location.pathname}${search}`);
   }, [recording]);

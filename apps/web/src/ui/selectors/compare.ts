@@ -17,7 +17,15 @@ export interface ColumnSpec {
 }
 
 export const MIN_COLUMNS = 2;
-export const MAX_COLUMNS = 5;
+/**
+ * Columns at most: every policy of the menu and Manual, with a few machines or recordings
+ * beside them. Each column draws its own traffic graph, and a re-targeted or second-recording
+ * column replays the whole trace once more in this tab's Worker: past this the page slows down
+ * without showing more.
+ */
+export const MAX_COLUMNS = 14;
+/** Why the add buttons are disabled at MAX_COLUMNS, said on screen and in their descriptions. */
+export const COLUMN_CAP_REASON = `At most ${MAX_COLUMNS} columns: each draws a traffic graph, and each machine or recording column replays the whole trace again in this tab. Remove a column to add another.`;
 /** The default columns after the baseline's (the first column is the analysis baseline: observed, or first-touch). */
 export const DEFAULT_OTHER_COLUMNS = ['interleave', 'carrefour'];
 export const DEFAULT_COLUMNS = ['observed', ...DEFAULT_OTHER_COLUMNS];

@@ -1,4 +1,4 @@
-/** Compare: 2–5 columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
+/** Compare: 2 to MAX_COLUMNS columns (a policy, the recording re-targeted onto a machine preset, or a second recording), with deltas against the first. */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { listPresets } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
@@ -11,7 +11,7 @@ import { compareRecordings, formatSpeedup, formatTimeUs, speedupPerWork } from '
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
 import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
+import { COLUMN_CAP_REASON, DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow, Headline } from '../selectors/compare';
 import { engineRequest, useAnalysis } from '../hooks/use-analysis';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
@@ -76,10 +76,8 @@ function columnTitle(c: ColumnSpec, names: Map<number, string>): string {
 export function CompareView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
   const { state, navigate, client } = useTraceContext();
   const columns = parseColumns(state.cmp, state.base ?? 'observed');
-  const presets = useMemo(() => listPresets(), []);
   const [names, setNames] = useState(() => new Map<number, string>());
   const [fileError, setFileError] = useState<string | null>(null);
-  const fileInput = useRef<HTMLInputElement>(null);
   const setColumns = (cs: ColumnSpec[]) => navigate({ cmp: cs.map(columnSpec) });
   const add = (c: ColumnSpec) => columns.length < MAX_COLUMNS && setColumns([...columns, c]);
   const base = columns[0];
@@ -122,54 +120,7 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
         The first column is the baseline: deltas and speedups are against it. Columns are in the link (Share), except second recordings, which
         are local files.
       </p>
-      <div className="compare-add" aria-label="Add a column">
-        <span>Add a policy:</span>
-        {[...POLICY_IDS, ...TIERED_POLICY_IDS, ...ON_REQUEST_POLICY_IDS].map((id) => (
-          <button key={id} type="button" disabled={full} data-testid={`add-policy-${id}`} onClick={() => add({ policy: id, machine: null, recording: null })}>
-            + {policyLabel(id)}
-          </button>
-        ))}
-        <button
-          type="button"
-          disabled={full || hasManual}
-          title={hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
-          data-testid="add-policy-manual"
-          onClick={() => add({ policy: 'manual', machine: null, recording: null })}
-        >
-          + Manual
-        </button>
-        <label>
-          Add a machine:{' '}
-          <select
-            data-testid="add-machine"
-            disabled={full}
-            value=""
-            onChange={(e) => e.target.value && add({ policy: base?.policy ?? 'first-touch', machine: e.target.value, recording: null })}
-          >
-            <option value="">re-target onto a preset…</option>
-            {presets.map((p) => (
-              <option key={p.id} value={p.id} title={p.description}>
-                {p.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="button" disabled={full} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
-          + Open another recording…
-        </button>
-        <input
-          ref={fileInput}
-          type="file"
-          accept=".numascope"
-          hidden
-          data-testid="add-recording-input"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            e.target.value = '';
-            if (f) void openFile(f);
-          }}
-        />
-      </div>
+      <AddColumns full={full} hasManual={hasManual} basePolicy={base?.policy ?? 'first-touch'} onAdd={add} onFile={(f) => void openFile(f)} />
       {fileError && (
         <p className="notice notice--error" role="alert">
           {fileError}
@@ -195,7 +146,8 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       )}
       {columns.length < MIN_COLUMNS && <p className="ns-muted">Add at least {MIN_COLUMNS} columns to compare.</p>}
       {/* Exported side by side, as here: the columns' graphs under the table. */}
-      <div className="compare-grid" data-export-row style={{ gridTemplateColumns: `repeat(${Math.max(columns.length, 1)}, minmax(0, 1fr))` }}>
+      {/* As many columns side by side as fit (at least 16rem each, so a graph stays readable); more wrap onto the next row. */}
+      <div className="compare-grid" data-export-row>
         {columns.map((c, i) => (
           <CompareColumn
             key={keys[i]}
@@ -220,6 +172,87 @@ export function CompareView({ summary, regions }: { summary: TraceSummary; regio
       />
       {hasManual && <ManualEditor summary={summary} regions={regions} value={state.manual} onChange={(m) => navigate({ manual: m }, { replace: true })} />}
     </section>
+  );
+}
+
+/**
+ * The controls that add a column: a policy, Manual, a machine preset, another recording. At
+ * MAX_COLUMNS each is disabled and says why (its tooltip, and its description: the note under them).
+ */
+function AddColumns({
+  full,
+  hasManual,
+  basePolicy,
+  onAdd,
+  onFile,
+}: {
+  full: boolean;
+  hasManual: boolean;
+  basePolicy: string;
+  onAdd: (c: ColumnSpec) => void;
+  onFile: (f: File) => void;
+}) {
+  const presets = useMemo(() => listPresets(), []);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const fullHint = full ? { title: COLUMN_CAP_REASON, 'aria-describedby': 'compare-full' } : {};
+  return (
+    <>
+      <div className="compare-add" aria-label="Add a column">
+        <span>Add a policy:</span>
+        {[...POLICY_IDS, ...TIERED_POLICY_IDS, ...ON_REQUEST_POLICY_IDS].map((id) => (
+          <button key={id} type="button" disabled={full} {...fullHint} data-testid={`add-policy-${id}`} onClick={() => onAdd({ policy: id, machine: null, recording: null })}>
+            + {policyLabel(id)}
+          </button>
+        ))}
+        <button
+          type="button"
+          disabled={full || hasManual}
+          title={full ? COLUMN_CAP_REASON : hasManual ? 'There is a Manual column already: edit its placement below' : 'A placement you drag together: threads and regions onto nodes'}
+          aria-describedby={full ? 'compare-full' : undefined}
+          data-testid="add-policy-manual"
+          onClick={() => onAdd({ policy: 'manual', machine: null, recording: null })}
+        >
+          + Manual
+        </button>
+        <label>
+          Add a machine:{' '}
+          <select
+            data-testid="add-machine"
+            disabled={full}
+            {...fullHint}
+            value=""
+            onChange={(e) => e.target.value && onAdd({ policy: basePolicy, machine: e.target.value, recording: null })}
+          >
+            <option value="">re-target onto a preset…</option>
+            {presets.map((p) => (
+              <option key={p.id} value={p.id} title={p.description}>
+                {p.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" disabled={full} {...fullHint} data-testid="add-recording" onClick={() => fileInput.current?.click()}>
+          + Open another recording…
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept=".numascope"
+          hidden
+          data-testid="add-recording-input"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = '';
+            if (f) onFile(f);
+          }}
+        />
+      </div>
+      {full && (
+        <p className="ns-muted small" id="compare-full" data-testid="compare-full">
+          {COLUMN_CAP_REASON}
+        </p>
+      )}
+    </>
   );
 }
 

@@ -4,7 +4,7 @@
  * about pages selects them in the Memory view (its main region, a zoom onto its pages, and
  * marks on the heatmap's rows).
  */
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import type { TraceSummary } from '@numascope/policy-engine';
 import { formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import type { RegionMeta } from '@numascope/policy-engine';
@@ -17,9 +17,14 @@ import { useDecisions } from '../hooks/use-decisions';
 import { regionName } from '../selectors/summary';
 import { useTraceContext } from '../hooks/trace-context';
 import { EngineRange, EngineRefusal, EstimateBanner, Progress } from './EngineParts';
+import { VirtualTable } from './VirtualRows';
 
-/** Rows drawn at first, and per "show more". */
-export const DECISION_PAGE_ROWS = 100;
+/**
+ * Decisions listed as a plain table; a longer list scrolls in its own box and renders only the rows
+ * in view (VirtualTable, rows measured: explanations wrap), so 152 or 34,544 decisions are one
+ * screen high and every one is reachable.
+ */
+export const DECISION_EAGER_ROWS = 30;
 
 export function aboutText(d: DecisionView, threadName: (t: number) => string): string {
   if (d.scope === 'pages') {
@@ -35,7 +40,6 @@ export function DecisionsView({ summary, regions }: { summary: TraceSummary; reg
   const { state, navigate } = useTraceContext();
   const request = engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates);
   const decisions = useDecisions(request);
-  const [shown, setShown] = useState(DECISION_PAGE_ROWS);
   const all = decisions.status === 'done' && 'decisions' in decisions.outcome ? decisions.outcome.decisions : null;
   const filtered = useMemo(() => (all ? filterDecisions(all, { policy: state.dpol, kind: state.dkind }) : []), [all, state.dpol, state.dkind]);
   const counts = useMemo(() => {
@@ -113,58 +117,77 @@ export function DecisionsView({ summary, regions }: { summary: TraceSummary; reg
           No decision matches these filters.
         </p>
       ) : (
-        <div className="table-scroll">
-          <table className="data decisions-table" data-testid="decisions-table">
-            <thead>
-              <tr>
-                <th scope="col">window</th>
-                <th scope="col" className="text">policy</th>
-                <th scope="col" className="text">kind</th>
-                <th scope="col" className="text">about</th>
-                <th scope="col" className="text">to</th>
-                <th scope="col" className="text">explanation</th>
-              </tr>
-            </thead>
-            <tbody>
-              {filtered.slice(0, shown).map((d) => (
-                <tr
-                  key={d.key}
-                  data-testid="decision-row"
-                  data-key={d.key}
-                  data-policy={d.policy}
-                  data-kind={d.kind}
-                  data-window={d.window}
-                  data-pages={d.pages ?? ''}
-                  className={selected?.key === d.key ? 'selected' : undefined}
-                  aria-selected={selected?.key === d.key}
-                >
-                  <th scope="row">
-                    <button type="button" className="link-button" aria-pressed={selected?.key === d.key} onClick={() => select(d)} data-testid="decision-select">
-                      {d.window}
-                    </button>{' '}
-                    <span className="ns-muted small">{formatDurationUs(d.fromUs)}</span>
-                  </th>
-                  <td className="text">{policyLabel(d.policy)}</td>
-                  <td className="text">{d.kind}</td>
-                  <td className="text" data-value={d.pages ?? ''}>
-                    {aboutText(d, threadName)}
-                  </td>
-                  <td className="text">{d.toNodeIds ? d.toNodeIds.map(nodeLabel).join(', ') : '–'}</td>
-                  <td className="text decision-explanation">{d.explanation}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {filtered.length > shown && (
-        <p>
-          <button type="button" onClick={() => setShown(shown + DECISION_PAGE_ROWS)} data-testid="decisions-more">
-            Show {formatCount(Math.min(DECISION_PAGE_ROWS, filtered.length - shown))} more (of {formatCount(filtered.length - shown)} not shown)
-          </button>
-        </p>
+        <DecisionTable decisions={filtered} selected={selected?.key ?? null} threadName={threadName} onSelect={select} />
       )}
     </section>
+  );
+}
+
+const DECISIONS_HEAD = (
+  <thead>
+    <tr>
+      <th scope="col">window</th>
+      <th scope="col" className="text">policy</th>
+      <th scope="col" className="text">kind</th>
+      <th scope="col" className="text">about</th>
+      <th scope="col" className="text">to</th>
+      <th scope="col" className="text">explanation</th>
+    </tr>
+  </thead>
+);
+
+/** The filtered decisions, in window order: every row reachable, the long list in a scrolling box of its own. */
+function DecisionTable({
+  decisions,
+  selected,
+  threadName,
+  onSelect,
+}: {
+  decisions: readonly DecisionView[];
+  selected: string | null;
+  threadName: (t: number) => string;
+  onSelect: (d: DecisionView) => void;
+}) {
+  return (
+    <VirtualTable
+      testId="decisions-table"
+      className="decisions-table"
+      rows={decisions}
+      columns={6}
+      eager={DECISION_EAGER_ROWS}
+      rowPx={56}
+      measure
+      head={DECISIONS_HEAD}
+      row={(d, index, m) => (
+        <tr
+          key={d.key}
+          data-index={index}
+          {...m}
+          data-testid="decision-row"
+          data-key={d.key}
+          data-policy={d.policy}
+          data-kind={d.kind}
+          data-window={d.window}
+          data-pages={d.pages ?? ''}
+          className={selected === d.key ? 'selected' : undefined}
+          aria-selected={selected === d.key}
+        >
+          <th scope="row">
+            <button type="button" className="link-button" aria-pressed={selected === d.key} onClick={() => onSelect(d)} data-testid="decision-select">
+              {d.window}
+            </button>{' '}
+            <span className="ns-muted small">{formatDurationUs(d.fromUs)}</span>
+          </th>
+          <td className="text">{policyLabel(d.policy)}</td>
+          <td className="text">{d.kind}</td>
+          <td className="text" data-value={d.pages ?? ''}>
+            {aboutText(d, threadName)}
+          </td>
+          <td className="text">{d.toNodeIds ? d.toNodeIds.map(nodeLabel).join(', ') : '–'}</td>
+          <td className="text decision-explanation">{d.explanation}</td>
+        </tr>
+      )}
+    />
   );
 }
 

@@ -125,37 +125,39 @@ export function MachineView({ summary, bench }: { summary: TraceSummary; bench?:
             No calibration: the trace embeds none (run <code>numascope bench</code> on the machine before recording), and none is loaded or measured here.
           </p>
         )}
-        <table className="data" data-testid="side-by-side">
-          <thead>
-            <tr>
-              <th scope="col">figure</th>
-              {columns.map((c) => {
-                // The column the analyses use (chooseMachine): the embedded calibration, else the recorded machine.
-                const inUse = (used.used === 'embedded-calibration' && c.key === 'calibrated' && calibrated === embedded) || (used.used === 'recorded' && c.key === 'estimated');
-                return (
-                  <th scope="col" key={c.key} data-kind={c.kind} data-column={c.key} data-in-use={inUse ? 'true' : undefined}>
-                    {c.label}
-                    {inUse ? <span className="ns-muted small"> — what every analysis of this recording uses</span> : null}
-                  </th>
-                );
-              })}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={r.key} data-row={r.key}>
-                <th scope="row">
-                  {r.label} ({r.unit})
-                </th>
-                {r.cells.map((c, i) => (
-                  <td key={columns[i]!.key} data-column={columns[i]!.key} data-kind={c.kind} title={c.source}>
-                    {c.value === null ? '–' : c.value.toFixed(r.unit === 'ns' ? 0 : r.unit === 'GHz' ? 2 : 1)} <span className={`prov prov--${c.kind}`}>{c.kind}</span>
-                  </td>
-                ))}
+        <div className="table-scroll">
+          <table className="data side-by-side" data-testid="side-by-side">
+            <thead>
+              <tr>
+                <th scope="col">figure</th>
+                {columns.map((c) => {
+                  // The column the analyses use (chooseMachine): the embedded calibration, else the recorded machine.
+                  const inUse = (used.used === 'embedded-calibration' && c.key === 'calibrated' && calibrated === embedded) || (used.used === 'recorded' && c.key === 'estimated');
+                  return (
+                    <th scope="col" key={c.key} data-kind={c.kind} data-column={c.key} data-in-use={inUse ? 'true' : undefined}>
+                      {c.label}
+                      {inUse ? <span className="ns-muted small"> — what every analysis of this recording uses</span> : null}
+                    </th>
+                  );
+                })}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.key} data-row={r.key}>
+                  <th scope="row">
+                    {r.label} ({r.unit})
+                  </th>
+                  {r.cells.map((c, i) => (
+                    <td key={columns[i]!.key} data-column={columns[i]!.key} data-kind={c.kind} title={c.source}>
+                      {c.value === null ? '–' : c.value.toFixed(r.unit === 'ns' ? 0 : r.unit === 'GHz' ? 2 : 1)} <span className={`prov prov--${c.kind}`}>{c.kind}</span>
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
         <p className="ns-muted">Hover a number for where it comes from (its provenance).</p>
       </section>
 

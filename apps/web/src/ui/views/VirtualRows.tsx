@@ -11,6 +11,15 @@ export const EAGER_ROWS = 300;
 const ROW_PX = 28;
 const BOX_PX = 560;
 
+/**
+ * What a row spreads onto its `<tr>` when the table measures its rows (rows of different heights,
+ * e.g. wrapped text): the virtualiser's measuring ref and the row's index.
+ */
+export interface RowMeasure {
+  ref: (el: Element | null) => void;
+  'data-index': number;
+}
+
 export function VirtualTable<T>({
   rows,
   head,
@@ -18,21 +27,32 @@ export function VirtualTable<T>({
   columns,
   testId,
   eager = EAGER_ROWS,
+  rowPx = ROW_PX,
+  measure = false,
+  className,
 }: {
   rows: readonly T[];
   head: ReactNode;
-  row: (r: T, index: number) => ReactNode;
+  /** One `<tr>`; `m` is given when `measure` is set and the table is virtual: spread it onto the `<tr>`. */
+  row: (r: T, index: number, m?: RowMeasure) => ReactNode;
   columns: number;
   testId: string;
   eager?: number;
+  /** A row's height before it is measured (or for good, without `measure`), px. */
+  rowPx?: number;
+  /** Measure each rendered row (its height may differ from `rowPx`). */
+  measure?: boolean;
+  /** Extra classes of the `<table>`. */
+  className?: string;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const long = rows.length > eager;
-  const v = useVirtualizer({ count: long ? rows.length : 0, getScrollElement: () => box.current, estimateSize: () => ROW_PX, overscan: 20 });
+  const v = useVirtualizer({ count: long ? rows.length : 0, getScrollElement: () => box.current, estimateSize: () => rowPx, overscan: measure ? 8 : 20 });
+  const tableClass = className ? `data ${className}` : 'data';
   if (!long) {
     return (
       <div className="table-scroll">
-        <table className="data" data-testid={testId} data-rows={rows.length}>
+        <table className={tableClass} data-testid={testId} data-rows={rows.length}>
           {head}
           <tbody>{rows.map((r, i) => row(r, i))}</tbody>
         </table>
@@ -44,7 +64,7 @@ export function VirtualTable<T>({
   const after = items.length > 0 ? v.getTotalSize() - items[items.length - 1]!.end : 0;
   return (
     <div className="table-scroll table-scroll--virtual" ref={box} style={{ maxHeight: BOX_PX, overflowY: 'auto' }} data-testid={`${testId}-scroll`}>
-      <table className="data" data-testid={testId} data-rows={rows.length} data-virtual="true">
+      <table className={tableClass} data-testid={testId} data-rows={rows.length} data-virtual="true">
         {head}
         <tbody>
           {before > 0 && (
@@ -52,7 +72,7 @@ export function VirtualTable<T>({
               <td colSpan={columns} />
             </tr>
           )}
-          {items.map((it) => row(rows[it.index]!, it.index))}
+          {items.map((it) => row(rows[it.index]!, it.index, measure ? { ref: v.measureElement, 'data-index': it.index } : undefined))}
           {after > 0 && (
             <tr aria-hidden="true" style={{ height: after }}>
               <td colSpan={columns} />

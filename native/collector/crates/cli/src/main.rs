@@ -271,6 +271,12 @@ struct RecordArgs {
     #[arg(long = "json")]
     json: bool,
 
+    /// Also write the live windows to FILE as they come, one JSON object a line (the
+    /// `windowMs` aggregates `numascope serve` streams: faults, pages, sampled accesses per
+    /// node, threads; docs/live-api.md), for scripts that watch a recording.
+    #[arg(long = "live-output", value_name = "FILE")]
+    live_output: Option<PathBuf>,
+
     /// Stop after this many seconds (decimals allowed). Default: until the process exits or
     /// Ctrl-C (at most 30 days; a recording also stops at 50 million sample rows, the most one
     /// trace keeps).
@@ -604,6 +610,16 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     let mut opts = request.validate().map_err(|e| (EXIT_USAGE, e.message(Naming::Cli)))?;
     opts.sample_tids = tids.clone();
     opts.command_line = std::env::args().collect();
+    let live_writer = match &args.live_output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| (EXIT_RUNTIME, format!("--live-output {}: {e}", path.display())))?;
+            let (tx, rx) = std::sync::mpsc::channel();
+            opts.live = Some(numascope_core::live::LiveSink::new(tx));
+            Some(std::thread::spawn(move || write_live_lines(file, rx)))
+        }
+        None => None,
+    };
     recorder::install_signal_handlers();
     let topo = read_topology()?;
     let probe = probe::probe(&topo);
@@ -621,7 +637,15 @@ fn cmd_record(args: RecordArgs) -> CliResult {
     .map_err(|e| match e {
         RecordError::Usage(m) => (EXIT_USAGE, m),
         e => (EXIT_RUNTIME, e.to_string()),
-    })?;
+    });
+    // The recorder has sent its last window: close the channel and let the writer finish.
+    opts.live = None;
+    if let Some(w) = live_writer {
+        if let Ok(Err(e)) = w.join() {
+            eprintln!("numascope: warning: --live-output: {e} (the trace is complete; the live lines are not)");
+        }
+    }
+    let s = s?;
     // Warnings not shown at the start: found while recording (the placement scan's limit) or
     // finishing (an allocation-site file that could not be read).
     for w in s.warnings.iter().filter(|w| !shown.contains(*w)) {
@@ -689,6 +713,21 @@ fn cmd_record(args: RecordArgs) -> CliResult {
 
 /// The process the threads `tids` belong to (their thread group, /proc/TID/status Tgid): one
 /// for all of them, or a usage error.
+/// Writes each live window as one JSON line, flushed, until the recorder drops its sender.
+fn write_live_lines(
+    file: std::fs::File,
+    rx: std::sync::mpsc::Receiver<numascope_core::live::LiveWindow>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(file);
+    for w in rx {
+        serde_json::to_writer(&mut out, &w)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
 fn thread_group(tids: &[u32], first: u32) -> Result<i32, (u8, String)> {
     let tgid = |t: u32| -> Result<i32, (u8, String)> {
         let status = std::fs::read_to_string(format!("/proc/{t}/status")).map_err(|_| {
