@@ -101,12 +101,20 @@ test('loop-before-after: record, recommend, dry run, apply, record the same pid 
     { timeout: 60_000 },
   );
   await page.getByTestId('live-stop').click();
-  expect(await finishedLoad(page, 3)).toBe('ready');
-  await page.getByTestId('open-live').click();
+  // The second recording stays on Live and fills in "after".
+  await expect(page.getByTestId('loop-open-after')).toBeVisible({ timeout: 30_000 });
   await expect(page.getByTestId('live-status')).toContainText('Stopped on request.');
   await expect(page.getByTestId('loop-local').locator('td').nth(1)).not.toHaveText('…', { timeout: 30_000 });
   expect(await idleState(page)).toBe('ready');
   await shot(loop, 'loop-before-after');
+});
+
+test('home-with-token: samples, this server\'s recordings and Live side by side', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${serve!.base}/?token=${serve!.token}`);
+  expect(await idleState(page)).toBe('empty');
+  await expect(page.getByTestId('live-recent-item').first()).toBeVisible();
+  await shot(page, 'home-with-token');
 });
 
 test('apply-complete: a plan file dry run, then applied and verified', async ({ page }) => {
