@@ -28,7 +28,7 @@
 //! - [`options`]: [`ApplyOptions`] and [`ApplyError`];
 //! - the plan ([`plan`], [`plan_objects`], [`weights`]), the page walk ([`pages`], [`vma_view`]),
 //!   the syscalls ([`sys`]), the audit log ([`audit`]), `apply --retarget` ([`retarget`]) and
-//!   `run --plan` ([`launch`], [`run`]).
+//!   `run --plan` ([`launch`]).
 
 pub mod audit;
 mod engine;
@@ -43,7 +43,6 @@ mod query;
 pub mod record;
 pub mod report;
 pub mod retarget;
-pub mod run;
 pub mod sys;
 pub mod target;
 pub mod vma_view;
