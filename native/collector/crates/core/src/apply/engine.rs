@@ -111,8 +111,11 @@ fn totals(ranges: &[RangeReport], dry_run: bool, status: Status) -> PageStats {
     totals
 }
 
+/// Carries out an apply or rollback whose target is checked (`operation` names which): the
+/// permission pre-flight (or the dry run's query of every page), the move pass ([`move_pass`]),
+/// pinning, the verification, and the report with the rollback record.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn run(
+pub(super) fn execute(
     pid: i32,
     start_time: u64,
     page: u64,

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use super::engine::{run, Thread};
+use super::engine::{execute, Thread};
 use super::options::{ApplyError, ApplyOptions};
 use super::pages::{self, Group};
 use super::plan::{self, Action, Plan, PlanError};
@@ -96,7 +96,7 @@ pub fn apply(plan: &Plan, topo: &Topology, opts: &ApplyOptions) -> Result<ApplyO
     // System weights first: a refusal or a failed write leaves everything as it was.
     let system = set_system_weights(plan, opts, &mut warnings)?;
     let prepare_ms = ms(t_prepare);
-    let mut out = match run(pid, start_time, page, groups, threads, opts, "apply", warnings) {
+    let mut out = match execute(pid, start_time, page, groups, threads, opts, "apply", warnings) {
         Ok(o) => o,
         Err(e) => {
             if let Some(r) = system.as_ref().filter(|_| !opts.dry_run) {
@@ -262,7 +262,7 @@ pub fn rollback(record: &RollbackRecord, topo: &Topology, opts: &ApplyOptions) -
         groups.push(g);
     }
     let prepare_ms = ms(t_prepare);
-    let mut out = run(pid, start_time, page, groups, threads, opts, "rollback", warnings)?;
+    let mut out = execute(pid, start_time, page, groups, threads, opts, "rollback", warnings)?;
     out.timings.prepare_ms = prepare_ms;
     if let Some(r) = system {
         if record.pages.is_empty() && record.threads.is_empty() {
