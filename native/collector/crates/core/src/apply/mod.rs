@@ -26,7 +26,7 @@
 //! - [`target`]: the checks of the machine, process, threads, credentials and THP mappings;
 //! - [`report`]: the report types; [`record`]: the rollback record and its parser;
 //! - [`options`]: [`ApplyOptions`] and [`ApplyError`];
-//! - the plan ([`plan`], [`plan_objects`], [`weights`]), the page walk ([`pages`], [`vma_view`]),
+//! - the plan ([`plan`], [`plan_objects`], [`weights`], over `plan_fields`), the page walk ([`pages`], [`vma_view`]),
 //!   the syscalls ([`sys`]), the audit log ([`audit`]), `apply --retarget` ([`retarget`]) and
 //!   `run --plan` ([`launch`]).
 
@@ -38,6 +38,7 @@ pub mod operation;
 pub mod options;
 pub mod pages;
 pub mod plan;
+mod plan_fields;
 pub mod plan_objects;
 mod query;
 pub mod record;
