@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use numascope_core::alloc_sites::SHIM_FILE_NAME;
 use numascope_core::apply;
-use numascope_core::apply::launch::{self, RunReport, WeightsFallback};
-use numascope_core::apply::run::{self, RunOptions, EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
+use numascope_core::apply::launch::{
+    self, RunOptions, RunReport, WeightsFallback, EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND,
+};
 
 /// numascope run's own failure (a bad plan or arguments, a refusal, cannot set up), as env(1),
 /// timeout(1) and docker run use it: 126 and 127 are the command's (cannot execute, not found),
@@ -102,7 +103,7 @@ fn run_plan(args: RunArgs) -> CmdResult {
         }),
         set_system_weights: args.set_system_weights,
     };
-    let p = run::prepare(&opts)?;
+    let p = launch::prepare(&opts)?;
     let fallback = p.fallback();
     if args.dry_run {
         let report = p.planned_report();
@@ -130,7 +131,7 @@ fn run_plan(args: RunArgs) -> CmdResult {
             SHIM_FILE_NAME
         ),
     );
-    let launched = run::launch(p, run::Stdio3::Inherit)?;
+    let launched = launch::launch(p, launch::Stdio3::Inherit)?;
     // Ctrl-C and Ctrl-\ go to the whole foreground group: the program decides; numascope stays
     // to report.
     // SAFETY: setting dispositions of this process's signals to ignore.
@@ -140,7 +141,7 @@ fn run_plan(args: RunArgs) -> CmdResult {
     }
     let plan = launched.prepared().plan.clone();
     let report = launched.wait()?;
-    say(args.quiet, &format!("numascope run: {:?} exited ({}):\n", args.command, run::exit_words(&report)));
+    say(args.quiet, &format!("numascope run: {:?} exited ({}):\n", args.command, launch::exit_words(&report)));
     say(args.quiet, &launch::describe_report(&report, &plan));
     for w in &report.warnings {
         say(args.quiet, &format!("  warning: {w}\n"));

@@ -15,8 +15,6 @@ pub mod probe_placement;
 pub mod procfs;
 pub mod program;
 pub mod recorder;
-/// `numascope_core::record::…` paths keep working for code written against that name.
-pub use recorder as record;
 pub mod sources;
 pub mod time;
 pub mod topology;

@@ -1,5 +1,5 @@
 //! Finding the program a command names, the way execvp would (a PATH search for names without a
-//! slash). Shared by the recorder (launching a command) and `numascope run` (apply/run.rs).
+//! slash). Shared by the recorder (launching a command) and `numascope run` (apply/launch/process.rs).
 
 use std::path::{Path, PathBuf};
 

@@ -1,10 +1,16 @@
 //! The top-level modules of the core crate (`src/X.rs` or `src/X/`) import each other without a
-//! cycle: a cycle ties modules together so that none can be read, tested or changed alone.
+//! cycle: a cycle ties modules together so that none can be read, tested or changed alone. The
+//! same holds inside every folder module (`src/X/`, `src/X/Y/`…): its files and sub-folders
+//! (`X/a.rs`, `X/b/`) import each other without a cycle, where `X/mod.rs` counts as one more
+//! node (`mod.rs`) for the items it defines itself; a path through one of its re-exports
+//! (`pub use a::Item` or `pub use a::*`, then `super::Item`) is an edge to the file that
+//! defines the item, and the re-export itself is no edge of `mod.rs`.
 //!
 //! Every `.rs` file under `src/` is parsed with `syn`; an edge A → B is any path into B written
 //! in A's code: `use crate::B::…`, `crate::B::f()` in an expression or a type, `super::B` from
-//! A's top level, and `crate::B` inside a macro's tokens (`format!("{}", crate::B::x)`). Test
-//! modules (`#[cfg(test)]`) count as well. Doc comments do not (an intra-doc link imports nothing).
+//! A's top level, a path from a module into its own sub-module (`pages::clip()` in `X/mod.rs`),
+//! and `crate::B` inside a macro's tokens (`format!("{}", crate::B::x)`). Test modules
+//! (`#[cfg(test)]`) count as well. Doc comments do not (an intra-doc link imports nothing).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,14 +38,24 @@ fn module_path(rel: &Path) -> Option<Vec<String>> {
 struct Paths<'a> {
     /// Module path of the code being visited (file path plus inline `mod x { … }`).
     scope: Vec<String>,
-    file: &'a str,
-    found: Vec<(Vec<String>, String)>,
+    /// Inline modules entered (0: the file's top level).
+    inline: usize,
+    /// Module paths of the crate's files (to resolve `sub::item` relative to the scope).
+    known: &'a BTreeSet<Vec<String>>,
+    /// (absolute path, path as written, written in a top-level `pub use`).
+    found: Vec<(Vec<String>, String, bool)>,
+    /// The file's top-level `pub use` items: (name exported, absolute path; empty name: a glob).
+    reexports: Vec<(String, Vec<String>)>,
 }
 
 impl Paths<'_> {
     fn add(&mut self, segments: Vec<String>) {
+        self.add_use(segments, false);
+    }
+
+    fn add_use(&mut self, segments: Vec<String>, reexport: bool) {
         let text = segments.join("::");
-        self.found.push((self.resolve(&segments), text));
+        self.found.push((self.resolve(&segments), text, reexport));
     }
 
     /// The absolute module path a path starts with (empty when it is not a crate path).
@@ -56,6 +72,16 @@ impl Paths<'_> {
                 }
                 scope.into_iter().chain(rest.iter().cloned()).collect()
             }
+            // `sub::item` names a sub-module of the scope (a single segment is a local name)
+            Some(first) if segments.len() >= 2 => {
+                let mut sub = self.scope.clone();
+                sub.push(first.to_string());
+                if self.known.contains(&sub) {
+                    self.scope.iter().cloned().chain(segments.iter().cloned()).collect()
+                } else {
+                    Vec::new()
+                }
+            }
             _ => Vec::new(),
         }
     }
@@ -71,10 +97,16 @@ impl Paths<'_> {
                     if i > 0 && matches!(tts[i - 1], TokenTree::Punct(ref p) if p.as_char() == '$') {
                         continue;
                     }
-                    if colons(i + 1) && colons(i + 2) {
-                        if let Some(TokenTree::Ident(next)) = tts.get(i + 3) {
-                            self.add(vec!["crate".into(), next.to_string()]);
-                        }
+                    // the whole `crate::a::b…` path (sub-module edges need more than `a`)
+                    let mut path = vec!["crate".to_string()];
+                    let mut k = i + 1;
+                    while colons(k) && colons(k + 1) {
+                        let Some(TokenTree::Ident(next)) = tts.get(k + 2) else { break };
+                        path.push(next.to_string());
+                        k += 3;
+                    }
+                    if path.len() > 1 {
+                        self.add(path);
                     }
                 }
                 _ => {}
@@ -83,16 +115,23 @@ impl Paths<'_> {
     }
 }
 
-fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+/// The paths of a `use` tree, each with the name it brings into scope (empty for a glob).
+fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
     match tree {
         syn::UseTree::Path(p) => {
             prefix.push(p.ident.to_string());
             flatten_use(&p.tree, prefix, out);
             prefix.pop();
         }
-        syn::UseTree::Name(n) => out.push(prefix.iter().cloned().chain([n.ident.to_string()]).collect()),
-        syn::UseTree::Rename(r) => out.push(prefix.iter().cloned().chain([r.ident.to_string()]).collect()),
-        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Name(n) => {
+            let name = if n.ident == "self" { prefix.last().cloned().unwrap_or_default() } else { n.ident.to_string() };
+            out.push((prefix.iter().cloned().chain([n.ident.to_string()]).collect(), name));
+        }
+        syn::UseTree::Rename(r) => {
+            out.push((prefix.iter().cloned().chain([r.ident.to_string()]).collect(), r.rename.to_string()))
+        }
+        // `*` as a last segment: `sub::*` is then a path of two segments, resolved as `sub::item`
+        syn::UseTree::Glob(_) => out.push((prefix.iter().cloned().chain(["*".to_string()]).collect(), String::new())),
         syn::UseTree::Group(g) => {
             for t in &g.items {
                 flatten_use(t, prefix, out);
@@ -105,8 +144,13 @@ impl<'ast> Visit<'ast> for Paths<'_> {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         let mut out = Vec::new();
         flatten_use(&u.tree, &mut Vec::new(), &mut out);
-        for p in out {
-            self.add(p);
+        let reexport = self.inline == 0 && !matches!(u.vis, syn::Visibility::Inherited);
+        for (p, name) in out {
+            if reexport {
+                let target = self.resolve(&p);
+                self.reexports.push((name, target));
+            }
+            self.add_use(p, reexport);
         }
     }
 
@@ -122,29 +166,132 @@ impl<'ast> Visit<'ast> for Paths<'_> {
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
         self.scope.push(m.ident.to_string());
+        self.inline += 1;
         visit::visit_item_mod(self, m);
+        self.inline -= 1;
         self.scope.pop();
     }
 }
 
-/// The graph of top-level modules of the given files (path relative to `src/`, source text).
-fn graph_of(files: &[(PathBuf, String)]) -> Result<Graph, String> {
-    let tops: BTreeSet<String> = files.iter().filter_map(|(p, _)| module_path(p)?.into_iter().next()).collect();
-    let mut g: Graph = tops.iter().map(|t| (t.clone(), BTreeMap::new())).collect();
+/// One parsed file: its module path, where it is, what it names, what it re-exports and the
+/// names of the items it defines at its top level.
+struct Parsed {
+    module: Vec<String>,
+    file: String,
+    /// `mod.rs` (the file of a folder module).
+    folder: bool,
+    found: Vec<(Vec<String>, String, bool)>,
+    reexports: Vec<(String, Vec<String>)>,
+    defines: BTreeSet<String>,
+}
+
+fn parse_all(files: &[(PathBuf, String)]) -> Result<Vec<Parsed>, String> {
+    let known: BTreeSet<Vec<String>> = files.iter().filter_map(|(p, _)| module_path(p)).collect();
+    let mut out = Vec::new();
     for (rel, text) in files {
         let Some(scope) = module_path(rel) else { continue };
         let file = syn::parse_file(text).map_err(|e| format!("{}: {e}", rel.display()))?;
-        let name = rel.display().to_string();
-        let mut v = Paths { scope: scope.clone(), file: &name, found: Vec::new() };
+        let mut v = Paths { scope: scope.clone(), inline: 0, known: &known, found: Vec::new(), reexports: Vec::new() };
         v.visit_file(&file);
-        for (target, text) in v.found {
+        let defines = file
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                syn::Item::Const(x) => Some(x.ident.to_string()),
+                syn::Item::Enum(x) => Some(x.ident.to_string()),
+                syn::Item::Fn(x) => Some(x.sig.ident.to_string()),
+                syn::Item::Static(x) => Some(x.ident.to_string()),
+                syn::Item::Struct(x) => Some(x.ident.to_string()),
+                syn::Item::Trait(x) => Some(x.ident.to_string()),
+                syn::Item::Type(x) => Some(x.ident.to_string()),
+                syn::Item::Union(x) => Some(x.ident.to_string()),
+                syn::Item::Macro(x) => x.ident.as_ref().map(|i| i.to_string()),
+                _ => None,
+            })
+            .collect();
+        out.push(Parsed {
+            module: scope,
+            file: rel.display().to_string(),
+            folder: rel.file_name().is_some_and(|n| n == "mod.rs"),
+            found: v.found,
+            reexports: v.reexports,
+            defines,
+        });
+    }
+    Ok(out)
+}
+
+/// The graph of top-level modules of the given files (path relative to `src/`, source text).
+fn graph_of(files: &[(PathBuf, String)]) -> Result<Graph, String> {
+    let parsed = parse_all(files)?;
+    let tops: BTreeSet<String> = parsed.iter().map(|p| p.module[0].clone()).collect();
+    let mut g: Graph = tops.iter().map(|t| (t.clone(), BTreeMap::new())).collect();
+    for p in &parsed {
+        for (target, text, _) in &p.found {
             let Some(to) = target.first() else { continue };
-            if to != &scope[0] && tops.contains(to) {
-                g.get_mut(&scope[0]).unwrap().entry(to.clone()).or_insert_with(|| format!("{} uses {text}", v.file));
+            if to != &p.module[0] && tops.contains(to) {
+                g.get_mut(&p.module[0]).unwrap().entry(to.clone()).or_insert_with(|| format!("{} uses {text}", p.file));
             }
         }
     }
     Ok(g)
+}
+
+/// The node of a folder module's own file in its graph.
+const MOD_RS: &str = "mod.rs";
+
+/// The graph inside each folder module (key: its path, `apply` or `apply::launch`): between its
+/// files and sub-folders, and its `mod.rs` for the items that file defines itself.
+fn folder_graphs(files: &[(PathBuf, String)]) -> Result<BTreeMap<String, Graph>, String> {
+    let parsed = parse_all(files)?;
+    let mut out = BTreeMap::new();
+    for root in parsed.iter().filter(|p| p.folder) {
+        let dir = &root.module;
+        let k = dir.len();
+        let inside = |m: &[String]| m.len() >= k && m[..k] == dir[..];
+        let children: BTreeSet<String> =
+            parsed.iter().filter(|p| inside(&p.module) && p.module.len() > k).map(|p| p.module[k].clone()).collect();
+        // A name `mod.rs` re-exports from a child (explicitly, or by a glob over a child that
+        // defines it) stands for that child.
+        let child_of = |t: &[String]| (t.len() > k && inside(t) && children.contains(&t[k])).then(|| t[k].clone());
+        let mut exported: BTreeMap<String, String> = BTreeMap::new();
+        for (name, target) in &root.reexports {
+            let Some(c) = child_of(target) else { continue };
+            if name.is_empty() {
+                let globbed = &target[..target.len() - 1]; // without its `*`
+                for p in parsed.iter().filter(|p| p.module == globbed) {
+                    // what the child defines, and what it re-exports itself
+                    for d in p.defines.iter().chain(p.reexports.iter().map(|r| &r.0).filter(|n| !n.is_empty())) {
+                        exported.entry(d.clone()).or_insert_with(|| c.clone());
+                    }
+                }
+            } else {
+                exported.insert(name.clone(), c);
+            }
+        }
+        let mut g: Graph = children.iter().chain([&MOD_RS.to_string()]).map(|c| (c.clone(), BTreeMap::new())).collect();
+        for p in parsed.iter().filter(|p| inside(&p.module)) {
+            let from = if p.module.len() > k { p.module[k].clone() } else { MOD_RS.to_string() };
+            for (target, text, reexport) in &p.found {
+                if *reexport && p.folder && p.module == *dir {
+                    continue; // mod.rs re-exporting a child's item does not use it
+                }
+                if target.len() <= k || !inside(target) {
+                    continue;
+                }
+                let to = match child_of(target) {
+                    Some(c) => c,
+                    None if root.defines.contains(&target[k]) => MOD_RS.to_string(),
+                    None => exported.get(&target[k]).cloned().unwrap_or_else(|| MOD_RS.to_string()),
+                };
+                if to != from {
+                    g.get_mut(&from).unwrap().entry(to).or_insert_with(|| format!("{} uses {text}", p.file));
+                }
+            }
+        }
+        out.insert(dir.join("::"), g);
+    }
+    Ok(out)
 }
 
 /// A cycle of the graph, if it has one: the modules in order, the first repeated at the end.
@@ -186,7 +333,11 @@ fn find_cycle(g: &Graph) -> Option<Vec<String>> {
 
 /// The failure message: the cycle, and where each of its edges comes from.
 fn describe_cycle(g: &Graph, cycle: &[String]) -> String {
-    let mut s = format!("import cycle between top-level modules of numascope-core: {}", cycle.join(" -> "));
+    describe_cycle_in(g, cycle, "top-level modules of numascope-core")
+}
+
+fn describe_cycle_in(g: &Graph, cycle: &[String], what: &str) -> String {
+    let mut s = format!("import cycle between {what}: {}", cycle.join(" -> "));
     for w in cycle.windows(2) {
         s.push_str(&format!("\n  {} -> {}: {}", w[0], w[1], g[&w[0]][&w[1]]));
     }
@@ -218,6 +369,80 @@ fn core_modules_have_no_import_cycle() {
     if let Some(c) = find_cycle(&g) {
         panic!("{}", describe_cycle(&g, &c));
     }
+}
+
+#[test]
+fn core_folder_modules_have_no_import_cycle_inside() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    read_sources(&src, &src, &mut files);
+    files.sort();
+    let gs = folder_graphs(&files).unwrap();
+    // The check sees the folders and edges it should.
+    for d in ["apply", "apply::launch", "recorder", "trace"] {
+        assert!(gs.contains_key(d), "no graph for {d}: {:?}", gs.keys().collect::<Vec<_>>());
+    }
+    assert!(
+        gs["apply"]["engine"].contains_key("mover") && gs["apply"]["launch"].contains_key("plan"),
+        "{:#?}",
+        gs["apply"]
+    );
+    let cycles: Vec<String> = gs
+        .iter()
+        .filter_map(|(d, g)| {
+            find_cycle(g).map(|c| describe_cycle_in(g, &c, &format!("the files of numascope-core's {d}/")))
+        })
+        .collect();
+    assert!(cycles.is_empty(), "{}", cycles.join("\n\n"));
+}
+
+fn folders(files: &[(&str, &str)]) -> BTreeMap<String, Graph> {
+    let files: Vec<(PathBuf, String)> = files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
+    folder_graphs(&files).unwrap()
+}
+
+#[test]
+fn a_cycle_inside_a_folder_is_found_also_through_a_re_export() {
+    let gs = folders(&[
+        ("lib.rs", "pub mod a;"),
+        ("a/mod.rs", "mod x; mod y; pub use x::Thing;\npub use y::*;"),
+        // y reaches x only through mod.rs's re-export of Thing; x uses y's item through the glob
+        ("a/x.rs", "pub struct Thing; fn f() { super::helper() }"),
+        ("a/y.rs", "pub fn helper() { let _ = super::Thing; }"),
+    ]);
+    let g = &gs["a"];
+    assert!(!g["mod.rs"].contains_key("x"), "a re-export is no edge of mod.rs: {g:?}");
+    let c = find_cycle(g).expect("x -> y -> x");
+    assert_eq!(c.len(), 3, "{c:?}");
+    let msg = describe_cycle_in(g, &c, "the files of a/");
+    assert!(msg.contains("a/y.rs uses super::Thing") && msg.contains("a/x.rs uses super::helper"), "{msg}");
+}
+
+#[test]
+fn a_folder_graph_counts_mod_rs_and_sub_folders() {
+    let files = [
+        ("lib.rs", "pub mod a;"),
+        // mod.rs uses its child x by a relative path and defines an item y uses
+        ("a/mod.rs", "mod x; mod y; mod b; pub struct Root;\nfn r() { x::f(); }"),
+        ("a/x.rs", "pub fn f() { let _ = crate::a::b::c::G; println!(\"{}\", crate::a::b::N); }"),
+        ("a/y.rs", "use super::Root;\nfn g() { let pages = 1; let _ = pages; }"),
+        ("a/b/mod.rs", "pub mod c; pub const N: u8 = 1;"),
+        ("a/b/c.rs", "pub const G: u8 = 1; #[cfg(test)] mod tests { use super::super::N; }"),
+    ];
+    let gs = folders(&files);
+    let a = &gs["a"];
+    assert_eq!(a["mod.rs"].keys().collect::<Vec<_>>(), ["x"]);
+    assert_eq!(a["x"].keys().collect::<Vec<_>>(), ["b"], "a macro's crate path is an edge: {a:?}");
+    assert_eq!(a["y"].keys().collect::<Vec<_>>(), ["mod.rs"]);
+    assert!(a["b"].is_empty(), "{a:?}");
+    assert_eq!(find_cycle(a), None);
+    assert_eq!(gs["a::b"]["c"].keys().collect::<Vec<_>>(), ["mod.rs"], "{:?}", gs["a::b"]);
+    // mod.rs using a child that uses an item of mod.rs is a cycle
+    let mut with_cycle = files.to_vec();
+    with_cycle[2] = ("a/x.rs", "pub fn f() { let _ = super::Root; }");
+    let gs = folders(&with_cycle);
+    let c = find_cycle(&gs["a"]).expect("mod.rs -> x -> mod.rs");
+    assert!(c.contains(&"mod.rs".to_string()) && c.contains(&"x".to_string()), "{c:?}");
 }
 
 fn fixture(files: &[(&str, &str)]) -> Graph {

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use numascope_core::probe::probe;
-use numascope_core::record::{record_with, RecordOptions, Target};
+use numascope_core::recorder::{record_with, RecordOptions, Target};
 use numascope_core::topology::{read_topology_at, Roots};
 use numascope_core::trace::reader::read_trace;
 

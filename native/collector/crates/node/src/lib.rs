@@ -392,8 +392,7 @@ pub struct RunPlanOptions {
 /// /dev/null; its stdout and stderr are this process's.
 #[napi(ts_return_type = "Promise<RunReport>")]
 pub fn run_plan(plan_json: String, options: RunPlanOptions) -> AsyncTask<JsonTask> {
-    use core_apply::launch::WeightsFallback;
-    use core_apply::run;
+    use core_apply::launch::{self, WeightsFallback};
     AsyncTask::new(JsonTask(Some(Box::new(move || {
         let invalid = |m: String| Error::new(Status::InvalidArg, m);
         if plan_json.len() > core_apply::MAX_PLAN_BYTES {
@@ -429,7 +428,7 @@ pub fn run_plan(plan_json: String, options: RunPlanOptions) -> AsyncTask<JsonTas
             Some("interleave") => Some(WeightsFallback::Interleave),
             Some(o) => return Err(invalid(format!("weightsFallback: \"refuse\" or \"interleave\", not {o:?}"))),
         };
-        let opts = run::RunOptions {
+        let opts = launch::RunOptions {
             plan_text: plan_json,
             plan_label: "plan".into(),
             command,
@@ -438,12 +437,12 @@ pub fn run_plan(plan_json: String, options: RunPlanOptions) -> AsyncTask<JsonTas
             weights_fallback,
             set_system_weights: options.set_system_weights.unwrap_or(false),
         };
-        let status = |code: u8| if code == run::EXIT_USAGE { Status::InvalidArg } else { Status::GenericFailure };
-        let p = run::prepare(&opts).map_err(|(c, m)| Error::new(status(c), m))?;
+        let status = |code: u8| if code == launch::EXIT_USAGE { Status::InvalidArg } else { Status::GenericFailure };
+        let p = launch::prepare(&opts).map_err(|(c, m)| Error::new(status(c), m))?;
         let report = if opts.dry_run {
             p.planned_report()
         } else {
-            let launched = run::launch(p, run::Stdio3::NullStdin).map_err(|(c, m)| Error::new(status(c), m))?;
+            let launched = launch::launch(p, launch::Stdio3::NullStdin).map_err(|(c, m)| Error::new(status(c), m))?;
             launched.wait().map_err(|(c, m)| Error::new(status(c), m))?
         };
         serde_json::to_value(&report).map_err(err)

@@ -27,7 +27,7 @@ use numascope_core::apply::{
 use numascope_core::live::{LiveThread, LiveTotals, LiveWindow, NodeAccesses, NodeCount, ACCESS_SOURCE_HINTING};
 use numascope_core::probe::{MetricProbe, Privileges, Probe, SourceProbe};
 use numascope_core::probe_placement::PlacementFeature;
-use numascope_core::record::RecordSummary;
+use numascope_core::recorder::RecordSummary;
 use numascope_core::trace::{Link, Machine, MachineNode, MachineProvenance, NodeHmat};
 use serde_json::{json, Value};
 use tokio::sync::watch;

@@ -6,8 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use numascope_core::apply::launch::{RunReport, WeightsFallback};
-use numascope_core::apply::run::{self, RunOptions, EXIT_USAGE};
+use numascope_core::apply::launch::{self, RunOptions, RunReport, WeightsFallback, EXIT_USAGE};
 use serde_json::{json, Value};
 
 use super::{api_error, json_response, random_hex, unix_ms, Resp, State};
@@ -163,7 +162,7 @@ pub(super) fn start(st: &Arc<State>, body: &[u8]) -> Resp {
             );
         }
     }
-    let prepared = match run::prepare(&opts) {
+    let prepared = match launch::prepare(&opts) {
         Ok(p) => p,
         Err(e) => return refused(e),
     };
@@ -175,7 +174,7 @@ pub(super) fn start(st: &Arc<State>, body: &[u8]) -> Resp {
         Err(e) => return api_error(500, "internal", &format!("no random id: {e}")),
     };
     let planned = prepared.planned_report();
-    let launched = match run::launch(prepared, run::Stdio3::NullStdin) {
+    let launched = match launch::launch(prepared, launch::Stdio3::NullStdin) {
         Ok(l) => l,
         Err(e) => return refused(e),
     };

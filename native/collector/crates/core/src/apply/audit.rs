@@ -207,6 +207,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn retarget_entry_and_its_one_line_description() {
+        use super::super::retarget::{MappedRange, RetargetReport, Skipped};
+        let skipped = |i: usize| Skipped { entry: format!("objects[{i}]"), start: None, end: None, reason: "x".into() };
+        let rep = RetargetReport {
+            operation: "retarget",
+            from_pid: 100,
+            pid: 200,
+            start_time_ticks: Some("1200".into()),
+            ranges: vec![MappedRange {
+                entry: "objects[0]".into(),
+                from_start: None,
+                from_end: None,
+                start: "0x7fa000001000".into(),
+                end: "0x7fa000100000".into(),
+                how: "allocation".into(),
+            }],
+            skipped: (0..4).map(skipped).collect(),
+            ..Default::default()
+        };
+        let plan = json!({"source": {"policy": "interleave"}});
+        let e = retarget_entry(&plan, &rep, 1, 2);
+        assert_eq!((e["pid"].as_i64(), e["startTimeTicks"].as_str()), (Some(200), Some("1200")));
+        assert_eq!(
+            describe(&e),
+            "numascope apply --retarget: plan (interleave) of process 100 re-targeted here (not applied): 1 ranges and \
+             0 threads mapped, 4 entries skipped"
+        );
+    }
+
+    #[test]
     fn spool_and_collect_by_pid_start_and_time() {
         let dir = std::env::temp_dir().join(format!("numascope-audit-test-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::plan::{
+use super::plan_fields::{
     array, check_nodes_known, err, field, join, node_list, obj, opt_field, short, string, too_large, uint, PlanError,
 };
 
@@ -68,7 +68,7 @@ pub struct ObjectFrame {
     pub build_id: Option<String>,
     /// Address as in the module's ELF file: the code address minus the module's load bias
     /// (the shim records addresses one byte into the call instruction).
-    #[serde(serialize_with = "super::plan::ser_hex")]
+    #[serde(serialize_with = "super::plan_fields::ser_hex")]
     pub offset: u64,
 }
 

@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::{array, err, field, join, obj, opt_field, string, uint, PlanError, MAX_NODES};
+use super::plan_fields::{array, err, field, join, obj, opt_field, string, uint, PlanError, MAX_NODES};
 
 /// The kernel's system-wide weights for MPOL_WEIGHTED_INTERLEAVE.
 pub const WEIGHTS_SYSFS: &str = "/sys/kernel/mm/mempolicy/weighted_interleave";

@@ -16,6 +16,13 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 use super::RecordError;
+use crate::sources::pagefault;
+
+/// NUMA hinting faults on ordinary memory happen in the classic mode (bit 0). Here, below the
+/// opening of a recording (open.rs) and its session (session.rs), which both ask.
+pub(super) fn hinting_on(proc_root: &Path) -> bool {
+    pagefault::numa_balancing_mode(proc_root).is_some_and(|m| m & 1 != 0)
+}
 
 /// Per sysctl path: how many recordings hold it on, and the value to restore after the last.
 static HELD: Mutex<Option<HashMap<PathBuf, (usize, String)>>> = Mutex::new(None);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::alloc::{self, AllocState};
-use super::balancing::BalancingGuard;
+use super::balancing::{hinting_on, BalancingGuard};
 use super::launch::{resolve_program, spawn_stopped, tostop_warning, try_reap};
 use super::options::{CounterChoice, FaultEventChoice, NumaBalancingChoice, RecordOptions, Target, MAX_CAPTURE};
 use super::pages::PageTracker;
@@ -25,11 +25,6 @@ use crate::sources::uncore::UncoreCounters;
 use crate::time::{mono_now_ns, unix_now_ms};
 use crate::topology::{Roots, Topology};
 use crate::trace::writer;
-
-/// NUMA hinting faults on ordinary memory happen in the classic mode (bit 0).
-pub(super) fn hinting_on(proc_root: &Path) -> bool {
-    pagefault::numa_balancing_mode(proc_root).is_some_and(|m| m & 1 != 0)
-}
 
 pub(super) fn ring_exp_for(events: usize) -> u8 {
     // Budget ~256 MiB of ring buffers in all, at most 2 MiB (2^9 pages) per event.

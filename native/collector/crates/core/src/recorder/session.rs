@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::balancing::hinting_on;
 use super::launch::{signal_received, try_reap};
-use super::open::hinting_on;
 use super::options::{RecordOptions, MAX_CAPTURE, MAX_RECORD_SAMPLES};
 use super::pages::PageTracker;
 use super::placement_scan::PageScanner;

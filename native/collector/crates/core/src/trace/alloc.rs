@@ -14,9 +14,9 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field};
 
-use super::model::DictColumn;
-use super::reader::{col_dict, col_f64, col_i16, col_i32, col_i64, col_i8, col_str, col_u16, col_u32, col_u64};
-use super::writer::dict8;
+use super::columns::{
+    col_dict, col_f64, col_i16, col_i32, col_i64, col_i8, col_str, col_u16, col_u32, col_u64, dict8, DictColumn,
+};
 use super::TraceError;
 
 /// The four allocation-site tables, in the order they are written.

@@ -1,6 +1,7 @@
 //! The numascope trace file (format v4): model, Arrow schemas, writer and reader.
 
 pub mod alloc;
+mod columns;
 pub mod fixture;
 pub mod limits;
 pub mod model;

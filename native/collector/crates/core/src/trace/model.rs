@@ -3,9 +3,11 @@
 //! Tables are stored column-wise (one `Vec` per column) so a 10-million-row `samples` table costs
 //! a few bytes per row. Dictionary columns are [`DictColumn`]s: interned strings plus keys.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use super::columns::DictColumn;
 
 /// The format name written in `manifest.json`.
 pub const FORMAT_NAME: &str = "numascope-trace";
@@ -255,86 +257,6 @@ pub struct TableEntry {
     pub name: String,
     pub entry: String,
     pub rows: u64,
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dictionary columns
-// ---------------------------------------------------------------------------------------------
-
-/// A dictionary-encoded string column: `values[keys[i]]` is row i.
-///
-/// Equality compares the decoded strings, not the keys.
-#[derive(Clone, Debug, Default)]
-pub struct DictColumn {
-    pub values: Vec<String>,
-    pub keys: Vec<u16>,
-    index: HashMap<String, u16>,
-}
-
-impl DictColumn {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The key of `s`, adding it to the dictionary if new.
-    pub fn intern(&mut self, s: &str) -> u16 {
-        if let Some(&k) = self.index.get(s) {
-            return k;
-        }
-        let k = u16::try_from(self.values.len()).expect("dictionary with more than 65535 values");
-        self.values.push(s.to_string());
-        self.index.insert(s.to_string(), k);
-        k
-    }
-
-    pub fn push(&mut self, s: &str) {
-        let k = self.intern(s);
-        self.keys.push(k);
-    }
-
-    /// Appends a row by key (the key must come from [`DictColumn::intern`]).
-    pub fn push_key(&mut self, k: u16) {
-        debug_assert!((k as usize) < self.values.len());
-        self.keys.push(k);
-    }
-
-    pub fn get(&self, row: usize) -> &str {
-        &self.values[self.keys[row] as usize]
-    }
-
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        self.keys.iter().map(move |&k| self.values[k as usize].as_str())
-    }
-
-    /// Builds a column from decoded values and keys (used by the reader).
-    pub fn from_parts(values: Vec<String>, keys: Vec<u16>) -> Self {
-        let index = values.iter().enumerate().map(|(i, v)| (v.clone(), i as u16)).collect();
-        DictColumn { values, keys, index }
-    }
-}
-
-impl PartialEq for DictColumn {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
-    }
-}
-
-impl<'a> FromIterator<&'a str> for DictColumn {
-    fn from_iter<T: IntoIterator<Item = &'a str>>(iter: T) -> Self {
-        let mut c = DictColumn::new();
-        for s in iter {
-            c.push(s);
-        }
-        c
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

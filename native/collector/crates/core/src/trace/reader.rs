@@ -8,11 +8,12 @@ use std::io::{BufReader, Cursor, Read, Seek};
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type};
+use arrow_array::types::UInt32Type;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use arrow_schema::DataType;
 
+pub use super::columns::{col_dict, col_f64, col_i16, col_i32, col_i64, col_i8, col_str, col_u16, col_u32, col_u64};
 use super::model::*;
 use super::schema::{is_optional_column, is_time_column, table_schema};
 use super::TraceError;
@@ -137,54 +138,6 @@ pub fn read_trace_from<R: Read + Seek>(input: R) -> Result<TraceFile, TraceError
 pub fn read_trace(path: &Path) -> Result<TraceFile, TraceError> {
     let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
     read_trace_from(BufReader::new(f))
-}
-
-// ---- column helpers -------------------------------------------------------------------------
-
-macro_rules! prim {
-    ($name:ident, $ty:ty, $arrow:ty) => {
-        pub fn $name(batch: &RecordBatch, col: &str) -> Vec<$ty> {
-            batch
-                .column_by_name(col)
-                .unwrap_or_else(|| panic!("no column {col}"))
-                .as_primitive::<$arrow>()
-                .values()
-                .to_vec()
-        }
-    };
-}
-prim!(col_u64, u64, UInt64Type);
-prim!(col_u32, u32, UInt32Type);
-prim!(col_u16, u16, UInt16Type);
-prim!(col_i64, i64, Int64Type);
-prim!(col_i32, i32, Int32Type);
-prim!(col_i16, i16, Int16Type);
-prim!(col_i8, i8, Int8Type);
-prim!(col_f64, f64, Float64Type);
-
-/// A utf8 column; nulls become `None`.
-pub fn col_str(batch: &RecordBatch, col: &str) -> Vec<Option<String>> {
-    let a = batch.column_by_name(col).unwrap_or_else(|| panic!("no column {col}")).as_string::<i32>();
-    (0..a.len()).map(|i| if a.is_null(i) { None } else { Some(a.value(i).to_string()) }).collect()
-}
-
-/// A dictionary column decoded to a [`DictColumn`].
-pub fn col_dict(batch: &RecordBatch, col: &str) -> DictColumn {
-    let a = batch.column_by_name(col).unwrap_or_else(|| panic!("no column {col}"));
-    let (keys, values): (Vec<u16>, ArrayRef) = match a.data_type() {
-        DataType::Dictionary(k, _) if **k == DataType::Int8 => {
-            let d = a.as_dictionary::<Int8Type>();
-            (d.keys().values().iter().map(|&k| k as u16).collect(), d.values().clone())
-        }
-        DataType::Dictionary(k, _) if **k == DataType::Int16 => {
-            let d = a.as_dictionary::<Int16Type>();
-            (d.keys().values().iter().map(|&k| k as u16).collect(), d.values().clone())
-        }
-        other => panic!("column {col} is {other}, not a dictionary"),
-    };
-    let values = values.as_string::<i32>();
-    let values: Vec<String> = (0..values.len()).map(|i| values.value(i).to_string()).collect();
-    DictColumn::from_parts(values, keys)
 }
 
 impl TraceFile {

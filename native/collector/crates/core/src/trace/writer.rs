@@ -19,15 +19,15 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::types::{Int16Type, Int8Type};
 use arrow_array::{
-    ArrayRef, DictionaryArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
-    UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray, UInt16Array,
+    UInt32Array, UInt64Array,
 };
 use arrow_ipc::writer::FileWriter;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
+use super::columns::{dict16, dict8};
 use super::limits::{check_trace, MAX_ENTRY_BYTES, MAX_MANIFEST_BYTES, MAX_TOTAL_BYTES};
 use super::model::*;
 use super::schema::table_schema;
@@ -35,31 +35,6 @@ use super::TraceError;
 
 /// Rows per Arrow record batch.
 const BATCH_ROWS: usize = 65_536;
-
-/// A Dictionary<Int8, Utf8> column (also the allocation tables', trace/alloc.rs).
-pub(super) fn dict8(col: &DictColumn, table: &str, column: &str) -> Result<ArrayRef, TraceError> {
-    if col.values.len() > 128 {
-        return Err(TraceError::Invalid(format!(
-            "{table}.{column}: {} distinct strings do not fit a Dictionary<Int8, Utf8>",
-            col.values.len()
-        )));
-    }
-    let keys = Int8Array::from_iter_values(col.keys.iter().map(|&k| k as i8));
-    let values = Arc::new(StringArray::from_iter_values(col.values.iter()));
-    Ok(Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values)?))
-}
-
-fn dict16(col: &DictColumn, table: &str, column: &str) -> Result<ArrayRef, TraceError> {
-    if col.values.len() > i16::MAX as usize + 1 {
-        return Err(TraceError::Invalid(format!(
-            "{table}.{column}: {} distinct strings do not fit a Dictionary<Int16, Utf8>",
-            col.values.len()
-        )));
-    }
-    let keys = Int16Array::from_iter_values(col.keys.iter().map(|&k| k as i16));
-    let values = Arc::new(StringArray::from_iter_values(col.values.iter()));
-    Ok(Arc::new(DictionaryArray::<Int16Type>::try_new(keys, values)?))
-}
 
 fn check_len(table: &str, columns: &[(&str, usize)]) -> Result<usize, TraceError> {
     let n = columns[0].1;

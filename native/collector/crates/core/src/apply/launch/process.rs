@@ -1,7 +1,7 @@
 //! Launching a program with a plan (`numascope run --plan`, serve's `POST /api/runs`, the
 //! binding's `runPlan()`): the checks before launch ([`prepare`]), the dry-run report, the
 //! launch with the allocation shim preloaded ([`launch`]) and the report when the program exits
-//! ([`Launched::wait`]). The pure parts (shim plan, log parser, report) are in `launch.rs`.
+//! ([`Launched::wait`]). The pure parts (shim plan, log parser, report) are in `shim.rs`.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use super::launch::{self, RunReport, WeightsFallback};
-use super::{audit, weights, Plan};
+use super::shim::{self, RunReport, WeightsFallback};
 use crate::alloc_sites::{preload_possible, shim_path, SHIM_FILE_NAME};
+use crate::apply::plan::{parse_plan, Plan};
+use crate::apply::{audit, weights};
 use crate::topology;
 
 /// Refused or failed before or while launching (`numascope run` exits 125 for it, as env(1)
@@ -48,8 +49,8 @@ pub struct RunOptions {
 pub struct Prepared {
     pub text: String,
     pub plan: Plan,
-    pub policies: Vec<super::plan::ObjectPolicy>,
-    pub shim_plan: launch::ShimPlan,
+    pub policies: Vec<crate::apply::plan::ObjectPolicy>,
+    pub shim_plan: shim::ShimPlan,
     pub shim: PathBuf,
     pub page_size: u64,
     pub warnings: Vec<String>,
@@ -94,7 +95,7 @@ fn set_run_weights(
     if !o.set_system_weights {
         return Ok(None);
     }
-    let Some(sw) = launch::run_system_weights(plan).map_err(|e| (EXIT_RUNTIME, e))? else {
+    let Some(sw) = shim::run_system_weights(plan).map_err(|e| (EXIT_RUNTIME, e))? else {
         warnings.push(
             "--set-system-weights: the plan has no weighted-interleave entry and no systemWeights: nothing written"
                 .into(),
@@ -123,8 +124,8 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
         return Err((EXIT_USAGE, "no command to launch".into()));
     }
     let topo = topology::read_topology().map_err(|e| (EXIT_RUNTIME, format!("reading the NUMA topology: {e}")))?;
-    let plan = super::parse_plan(&o.plan_text, topo.page_size_bytes)
-        .map_err(|e| (EXIT_USAGE, format!("{}: {e}", o.plan_label)))?;
+    let plan =
+        parse_plan(&o.plan_text, topo.page_size_bytes).map_err(|e| (EXIT_USAGE, format!("{}: {e}", o.plan_label)))?;
     let usable_threads = plan.threads.iter().filter(|t| t.order.is_some() || t.name.is_some()).count();
     if plan.objects.is_empty() && usable_threads == 0 {
         return Err((
@@ -136,9 +137,9 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
             ),
         ));
     }
-    launch::check_machine(&plan, &topo).map_err(|e| (EXIT_RUNTIME, e))?;
+    shim::check_machine(&plan, &topo).map_err(|e| (EXIT_RUNTIME, e))?;
     let mut warnings = Vec::new();
-    match launch::check_program(&plan, &o.command) {
+    match shim::check_program(&plan, &o.command) {
         Ok(Some(note)) => warnings.push(note),
         Ok(None) => {}
         Err(e) if o.any_program => warnings.push(format!("{e} (run anyway: --any-program)")),
@@ -176,7 +177,7 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
             format!(
                 "{why}: numascope run places objects through the preloaded allocation shim, so it cannot run this \
                  program; the whole-process fallback is: {}",
-                launch::numactl_line(&plan, &o.command).unwrap_or_else(|| "(none)".into())
+                shim::numactl_line(&plan, &o.command).unwrap_or_else(|| "(none)".into())
             ),
         )
     })?;
@@ -193,11 +194,11 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
         // a dry run writes nothing: the weighted entries are checked against the weights it would write
         (plan.objects.iter().map(|o| o.policy).collect(), Vec::new())
     } else {
-        launch::check_weights(&plan, Path::new(launch::WEIGHTED_INTERLEAVE_SYSFS), fallback)
+        shim::check_weights(&plan, Path::new(shim::WEIGHTED_INTERLEAVE_SYSFS), fallback)
             .map_err(|e| restore((EXIT_RUNTIME, e)))?
     };
     warnings.extend(w);
-    let shim_plan = launch::shim_plan(&plan, &policies, &topo).map_err(|e| restore((EXIT_RUNTIME, e)))?;
+    let shim_plan = shim::shim_plan(&plan, &policies, &topo).map_err(|e| restore((EXIT_RUNTIME, e)))?;
     let shim = shim_path().filter(|p| p.is_file()).ok_or_else(|| {
         restore((
             EXIT_RUNTIME,
@@ -228,11 +229,11 @@ pub fn prepare(o: &RunOptions) -> Result<Prepared, RunError> {
 impl Prepared {
     /// What the run plans (the dry-run report): objects and threads, nothing matched yet.
     pub fn planned_report(&self) -> RunReport {
-        let mut r = launch::run_report(
+        let mut r = shim::run_report(
             &self.plan,
             &self.policies,
             &self.shim_plan,
-            &launch::ShimLog::default(),
+            &shim::ShimLog::default(),
             self.page_size,
             &self.command,
         );
@@ -243,7 +244,7 @@ impl Prepared {
 
     /// The whole-process `numactl` line (coarser), when there is one.
     pub fn fallback(&self) -> Option<String> {
-        launch::numactl_line(&self.plan, &self.command)
+        shim::numactl_line(&self.plan, &self.command)
     }
 
     /// Restores system-wide weights written for the run (`set_system_weights`); a warning line.
@@ -361,11 +362,11 @@ impl Launched {
         let p = &self.prepared;
         let mut warnings = std::mem::take(&mut self.warnings);
         let log_text = match std::fs::metadata(&self.log_file) {
-            Ok(m) if m.len() > launch::MAX_LOG_BYTES => {
+            Ok(m) if m.len() > shim::MAX_LOG_BYTES => {
                 warnings.push(format!(
                     "the shim's log is {} bytes, more than {}: it was not read",
                     m.len(),
-                    launch::MAX_LOG_BYTES
+                    shim::MAX_LOG_BYTES
                 ));
                 String::new()
             }
@@ -374,8 +375,8 @@ impl Launched {
         let _ = std::fs::remove_dir_all(&self.dir);
         let restored = p.restore_weights();
         let status = status.map_err(|e| (EXIT_RUNTIME, format!("waiting for {}: {e}", self.pid)))?;
-        let log = launch::parse_shim_log(&log_text);
-        let mut r = launch::run_report(&p.plan, &p.policies, &p.shim_plan, &log, p.page_size, &p.command);
+        let log = shim::parse_shim_log(&log_text);
+        let mut r = shim::run_report(&p.plan, &p.policies, &p.shim_plan, &log, p.page_size, &p.command);
         let mut front = p.warnings.clone();
         front.extend(warnings);
         r.warnings.splice(0..0, front);

@@ -1,9 +1,9 @@
 //! `numascope run --plan PLAN -- CMD`: applying a plan's object and thread entries to a new run
 //! of the program from its first allocation (docs/apply.md, "Applying at the next launch").
 //!
-//! This module holds what does not need a process: the checks (machine, program, weighted
+//! This file holds what does not need a process: the checks (machine, program, weighted
 //! interleave), the shim's plan file (the line format in crates/allocshim/src/place.rs), the
-//! parser of the shim's log, the run report and the whole-process `numactl` line. The CLI
+//! parser of the shim's log, the run report and the whole-process `numactl` line. `process.rs`
 //! launches the program with the shim preloaded.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::plan::{ObjectEntry, ObjectPolicy, Plan};
+use crate::apply::plan::{ObjectEntry, ObjectPolicy, Plan};
 use crate::topology::Topology;
 
 /// Thread entries with an order or a name that one run can use (the shim's table size).
@@ -128,7 +128,7 @@ pub fn check_weights(
 /// `systemWeights`, and every `weighted-interleave` object entry's weights per node. The kernel
 /// has one weight per node for all processes, so entries (or `systemWeights`) that give one node
 /// different weights are refused, naming both. `None` when nothing asks for weights.
-pub fn run_system_weights(plan: &Plan) -> Result<Option<super::weights::SystemWeights>, String> {
+pub fn run_system_weights(plan: &Plan) -> Result<Option<crate::apply::weights::SystemWeights>, String> {
     let mut want: BTreeMap<u32, (u8, String)> = BTreeMap::new();
     let mut add = |n: u32, w: u8, who: String| -> Result<(), String> {
         match want.get(&n) {
@@ -159,7 +159,7 @@ pub fn run_system_weights(plan: &Plan) -> Result<Option<super::weights::SystemWe
     if want.is_empty() {
         return Ok(None);
     }
-    Ok(Some(super::weights::SystemWeights {
+    Ok(Some(crate::apply::weights::SystemWeights {
         weights: want.into_iter().map(|(n, (w, _))| (n, w)).collect(),
         reason: Some("numascope run --set-system-weights".into()),
     }))
@@ -304,7 +304,7 @@ pub fn shim_plan(plan: &Plan, policies: &[ObjectPolicy], topo: &Topology) -> Res
 /// The object-entry frames of recorded allocation `alloc` (alloc_sites): its physical frames
 /// (inlined ones share an address) from the allocation site (the first frame outside allocator
 /// and runtimes) outward, at most `n`, cut at the first frame without a module file.
-pub fn plan_frames(s: &crate::alloc_sites::AllocSites, alloc: usize, n: usize) -> Vec<super::plan::ObjectFrame> {
+pub fn plan_frames(s: &crate::alloc_sites::AllocSites, alloc: usize, n: usize) -> Vec<crate::apply::plan::ObjectFrame> {
     let mut out = Vec::new();
     let Some(a) = s.allocations.get(alloc) else { return out };
     let mut node = a.stack;
@@ -330,7 +330,7 @@ pub fn plan_frames(s: &crate::alloc_sites::AllocSites, alloc: usize, n: usize) -
         if !path.starts_with('/') || out.len() == n {
             break;
         }
-        out.push(super::plan::ObjectFrame {
+        out.push(crate::apply::plan::ObjectFrame {
             module: path.into_owned(),
             build_id: (!m.build_id.is_empty()).then(|| m.build_id.clone()),
             offset: f.module_address,
@@ -514,7 +514,7 @@ pub struct RunReport {
 }
 
 fn errno_name(e: i32) -> String {
-    super::sys::errno_name(e)
+    crate::apply::sys::errno_name(e)
 }
 
 /// Splits `bytes` of one placement over the policy's nodes, page by page.
@@ -930,7 +930,7 @@ mod tests {
         let w = run_system_weights(&p).unwrap().unwrap();
         assert_eq!(w.weights, BTreeMap::from([(0, 3), (1, 1)]));
         p.system_weights =
-            Some(super::super::weights::SystemWeights { weights: BTreeMap::from([(1, 2)]), reason: None });
+            Some(crate::apply::weights::SystemWeights { weights: BTreeMap::from([(1, 2)]), reason: None });
         let e = run_system_weights(&p).unwrap_err();
         assert!(
             e.starts_with("objects[1].weights[1] gives node 1 weight 1 but systemWeights.weights.1 gives it 2"),

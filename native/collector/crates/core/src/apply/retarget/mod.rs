@@ -23,243 +23,26 @@
 //! Where the original range's mapping comes from: the range's own `mapping` (written by an
 //! earlier re-targeting), else the original process's `/proc/PID/maps` if it still runs (same
 //! start time). Nothing is guessed from addresses.
+//!
+//! `inputs.rs`: the processes and allocations read; `report.rs`: what re-targeting reports.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::plan::{parse_plan, Action, ObjectPolicy, Plan, MAX_PAGE_RANGES};
-use crate::procfs::{self, MapsEntry};
+mod inputs;
+mod report;
+
+pub use inputs::{
+    allocations_from_sites, allocations_from_trace, Allocations, FrameKey, LiveAllocation, ProcessView, RetargetInput,
+    MATCH_DEPTH, MAX_ALLOCATIONS,
+};
+pub use report::{describe, MappedRange, MappedThread, RetargetReport, Skipped};
+
+use crate::apply::plan::{parse_plan, Action, ObjectFrame, ObjectPolicy, Plan, MAX_PAGE_RANGES};
+use crate::procfs::MapsEntry;
 
 /// Skipped items written into the re-targeted plan's `source.retarget.skipped` (all are in the
 /// report; the plan keeps its size bounded).
 pub const MAX_SKIPPED_IN_PLAN: usize = 1000;
-/// Allocations read from one recording (a bound on memory and time).
-pub const MAX_ALLOCATIONS: usize = 1 << 22;
-/// Frames of an allocation's stack that object entries are matched within (as `numascope run`).
-pub const MATCH_DEPTH: usize = 16;
-
-/// What re-targeting needs to know of a process.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ProcessView {
-    pub pid: i32,
-    pub start_ticks: Option<u64>,
-    pub command: Vec<String>,
-    /// The executable's real path (`/proc/PID/exe`).
-    pub exe: Option<String>,
-    /// Its GNU build id, lower-case hex.
-    pub build_id: Option<String>,
-    pub maps: Vec<MapsEntry>,
-    /// (tid, name) of its threads.
-    pub threads: Vec<(i32, String)>,
-}
-
-impl ProcessView {
-    /// Reads a live process from `proc_root` (normally `/proc`).
-    pub fn read(proc_root: &Path, pid: i32) -> Result<ProcessView, String> {
-        let dir = proc_root.join(pid.to_string());
-        let maps = std::fs::read_to_string(dir.join("maps")).map_err(|e| {
-            format!("cannot read /proc/{pid}/maps: {e} (is process {pid} running, and yours or are you root?)")
-        })?;
-        let exe = std::fs::read_link(dir.join("exe")).ok().map(|p| p.to_string_lossy().into_owned());
-        // The build id is read through /proc/PID/exe: it works even when the file was replaced.
-        let build_id = blazesym::helper::read_elf_build_id(&dir.join("exe"))
-            .ok()
-            .flatten()
-            .map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
-        let threads = procfs::list_tasks(proc_root, pid)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|t| (t, procfs::read_thread_name(proc_root, pid, t as u32)))
-            .collect();
-        Ok(ProcessView {
-            pid,
-            start_ticks: procfs::process_start_ticks(proc_root, pid),
-            command: procfs::read_cmdline(proc_root, pid).unwrap_or_default(),
-            exe,
-            build_id,
-            maps: procfs::parse_maps(&maps),
-            threads,
-        })
-    }
-}
-
-/// One frame of a recorded allocation's stack (physical frames, innermost first).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FrameKey {
-    pub module: String,
-    pub build_id: Option<String>,
-    pub offset: u64,
-}
-
-/// An allocation of the new process that was live when its recording ended.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LiveAllocation {
-    pub address: u64,
-    pub size: u64,
-    /// Physical frames from the allocation call's caller outward (inlined frames folded).
-    pub frames: Vec<FrameKey>,
-}
-
-/// The new process's allocations and where they came from.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Allocations {
-    /// `trace FILE` or `allocation-shim records FILE` (for the report).
-    pub source: String,
-    /// The pid the recording says it is of.
-    pub pid: i32,
-    /// The start time the recording names, when it does (traces).
-    pub start_ticks: Option<u64>,
-    pub live: Vec<LiveAllocation>,
-}
-
-/// Live allocations from the allocation shim's records of one process (alloc_sites).
-pub fn allocations_from_sites(s: &crate::alloc_sites::AllocSites, source: &str) -> Allocations {
-    let mut live = Vec::new();
-    for a in s.allocations.iter().filter(|a| a.end_ns.is_none()).take(MAX_ALLOCATIONS) {
-        let mut frames = Vec::new();
-        let mut node = a.stack;
-        let mut guard = 0;
-        while let Some(i) = node {
-            guard += 1;
-            let Some(st) = s.stacks.get(i as usize) else { break };
-            if guard > s.stacks.len() || frames.len() == MATCH_DEPTH {
-                break;
-            }
-            node = st.parent;
-            let Some(f) = s.frames.get(st.frame as usize) else { break };
-            if f.inlined {
-                continue;
-            }
-            let m = f.module.and_then(|m| s.modules.get(m as usize));
-            frames.push(FrameKey {
-                module: m.map(|m| m.path.to_string_lossy().into_owned()).unwrap_or_default(),
-                build_id: m.filter(|m| !m.build_id.is_empty()).map(|m| m.build_id.clone()),
-                offset: f.module_address,
-            });
-        }
-        live.push(LiveAllocation { address: a.address, size: a.size, frames });
-    }
-    Allocations { source: source.to_string(), pid: s.pid as i32, start_ticks: None, live }
-}
-
-/// Live allocations (`end_us` = -1) from a trace's allocation-site tables.
-pub fn allocations_from_trace(
-    t: &crate::trace::alloc::AllocTables,
-    pid: i32,
-    start_ticks: Option<u64>,
-    source: &str,
-) -> Allocations {
-    let a = &t.allocations;
-    let mut live = Vec::new();
-    let mut cache: BTreeMap<i32, Vec<FrameKey>> = BTreeMap::new();
-    for i in 0..a.address.len() {
-        if a.end_us.get(i).copied().unwrap_or(0) != -1 || live.len() == MAX_ALLOCATIONS {
-            continue;
-        }
-        let stack = a.stack.get(i).copied().unwrap_or(-1);
-        let frames = cache
-            .entry(stack)
-            .or_insert_with(|| {
-                let Ok(s) = u32::try_from(stack) else { return Vec::new() };
-                let mut out = Vec::new();
-                for f in t.stack_frames(s) {
-                    let f = f as usize;
-                    if t.frames.inlined.get(f).copied().unwrap_or(0) == 1 {
-                        continue;
-                    }
-                    if out.len() == MATCH_DEPTH {
-                        break;
-                    }
-                    let m = usize::try_from(t.frames.module.get(f).copied().unwrap_or(-1)).ok();
-                    out.push(FrameKey {
-                        module: m.and_then(|m| t.modules.path.get(m)).cloned().unwrap_or_default(),
-                        build_id: m.and_then(|m| t.modules.build_id.get(m)).filter(|b| !b.is_empty()).cloned(),
-                        offset: t.frames.module_offset.get(f).copied().unwrap_or(0),
-                    });
-                }
-                out
-            })
-            .clone();
-        live.push(LiveAllocation { address: a.address[i], size: a.size.get(i).copied().unwrap_or(0), frames });
-    }
-    Allocations { source: source.to_string(), pid, start_ticks, live }
-}
-
-/// Something of the plan that was not carried over, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Skipped {
-    /// `pageRanges[3]`, `objects[0]`, `threads[2]`.
-    pub entry: String,
-    /// The part of the range (or the allocation) concerned, when it is an address range.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub end: Option<String>,
-    pub reason: String,
-}
-
-/// A range of the new plan and where it came from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MappedRange {
-    pub entry: String,
-    /// The original addresses (for an object entry: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from_start: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from_end: Option<String>,
-    pub start: String,
-    pub end: String,
-    /// How it was found: `file /usr/lib/x.so offset 0x2000`, `[heap] +0x1000`, `allocation 0x… of N bytes`.
-    pub how: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MappedThread {
-    pub entry: String,
-    pub from_tid: i32,
-    pub tid: i32,
-    pub name: String,
-}
-
-/// What re-targeting did (the CLI prints it; `--json` emits it; the audit entry holds it).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RetargetReport {
-    pub operation: &'static str,
-    pub from_pid: i32,
-    pub from_start_time_ticks: Option<String>,
-    pub pid: i32,
-    pub start_time_ticks: Option<String>,
-    /// How the program was found to be the same.
-    pub program_check: String,
-    /// Where the original ranges' mappings were read from (or why nowhere).
-    pub mappings_source: String,
-    /// Where the new process's allocations came from, when given.
-    pub allocations_source: Option<String>,
-    pub ranges: Vec<MappedRange>,
-    pub threads: Vec<MappedThread>,
-    pub skipped: Vec<Skipped>,
-    pub warnings: Vec<String>,
-    /// Where the re-targeted plan was written (set by the CLI).
-    pub output: Option<String>,
-}
-
-/// Inputs besides the plan.
-pub struct RetargetInput<'a> {
-    /// The original process, when it still runs with the plan's start time.
-    pub original: Option<&'a ProcessView>,
-    pub new: &'a ProcessView,
-    pub allocations: Option<&'a Allocations>,
-    pub page_size: u64,
-    /// The time written into `source.retarget.at`.
-    pub now_iso: String,
-}
 
 fn hex(a: u64) -> String {
     format!("0x{a:x}")
@@ -417,8 +200,8 @@ fn map_piece(m: &MapsEntry, start: u64, end: u64, new: &[MapsEntry]) -> Result<(
 }
 
 /// Entry frames appear consecutively in the allocation's first frames (the rule of `numascope run`).
-fn frames_match(entry: &[super::plan::ObjectFrame], frames: &[FrameKey]) -> bool {
-    let same = |e: &super::plan::ObjectFrame, f: &FrameKey| {
+fn frames_match(entry: &[ObjectFrame], frames: &[FrameKey]) -> bool {
+    let same = |e: &ObjectFrame, f: &FrameKey| {
         e.offset == f.offset
             && match &e.build_id {
                 Some(b) => f.build_id.as_deref() == Some(b.as_str()),
@@ -815,53 +598,6 @@ pub fn retarget(plan_json: &Value, plan: &Plan, input: &RetargetInput) -> Result
     Ok((out, rep))
 }
 
-/// A human-readable account of a re-targeting.
-pub fn describe(r: &RetargetReport) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "numascope apply --retarget: plan of process {} re-targeted to process {} (start time {})",
-        r.from_pid,
-        r.pid,
-        r.start_time_ticks.as_deref().unwrap_or("?")
-    );
-    let _ = writeln!(s, "program: {}", r.program_check);
-    let _ = writeln!(s, "original mappings from: {}", r.mappings_source);
-    if let Some(a) = &r.allocations_source {
-        let _ = writeln!(s, "allocations from: {a}");
-    }
-    for m in &r.ranges {
-        match (&m.from_start, &m.from_end) {
-            (Some(fs), Some(fe)) => {
-                let _ = writeln!(s, "mapped  {}: {fs}-{fe} -> {}-{} ({})", m.entry, m.start, m.end, m.how);
-            }
-            _ => {
-                let _ = writeln!(s, "mapped  {}: -> {}-{} ({})", m.entry, m.start, m.end, m.how);
-            }
-        }
-    }
-    for t in &r.threads {
-        let _ = writeln!(s, "mapped  {}: tid {} -> tid {} (name {:?})", t.entry, t.from_tid, t.tid, t.name);
-    }
-    for k in &r.skipped {
-        let at = match (&k.start, &k.end) {
-            (Some(a), Some(b)) => format!(" {a}-{b}"),
-            _ => String::new(),
-        };
-        let _ = writeln!(s, "skipped {}{at}: {}", k.entry, k.reason);
-    }
-    for w in &r.warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
-    let _ =
-        writeln!(s, "{} ranges and {} threads mapped, {} skipped", r.ranges.len(), r.threads.len(), r.skipped.len());
-    if let Some(o) = &r.output {
-        let _ = writeln!(s, "re-targeted plan: {o}  (dry run: numascope apply {o} -p {} --dry-run)", r.pid);
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -876,7 +612,7 @@ mod tests {
             command: vec![exe.to_string()],
             exe: Some(exe.to_string()),
             build_id: build_id.map(str::to_string),
-            maps: procfs::parse_maps(maps),
+            maps: crate::procfs::parse_maps(maps),
             threads: vec![
                 (pid, "app".into()),
                 (pid + 1, "worker-0".into()),
@@ -1151,14 +887,6 @@ mod tests {
         assert!(why("objects[3]").contains("no live allocation"));
         // the entries stay in the plan for the next launch
         assert_eq!(out["objects"].as_array().unwrap().len(), 4);
-        // the audit entry and its one-line description
-        let e = crate::apply::audit::retarget_entry(&out, &rep, 1, 2);
-        assert_eq!((e["pid"].as_i64(), e["startTimeTicks"].as_str()), (Some(200), Some("1200")));
-        assert_eq!(
-            crate::apply::audit::describe(&e),
-            "numascope apply --retarget: plan (interleave) of process 100 re-targeted here (not applied): 1 ranges and \
-             0 threads mapped, 4 entries skipped"
-        );
         // a recording of another process is refused; no recording at all skips the objects
         let other = Allocations { pid: 201, ..allocs.clone() };
         assert!(retarget(&pj, &plan, &input(None, &new, Some(&other))).unwrap_err().contains("not of process 200"));
@@ -1173,28 +901,5 @@ mod tests {
         ];
         assert!(!frames_match(&e, &[frame(0x2100), frame(0x2200)]));
         assert!(frames_match(&e[1..], &[libc, frame(0x2100)]));
-    }
-
-    #[test]
-    fn trace_allocations_are_the_live_ones_with_physical_frames() {
-        use crate::trace::alloc::AllocTables;
-        let mut t = AllocTables::default();
-        t.modules.path = vec!["/opt/app/bin/app".into()];
-        t.modules.build_id = vec!["abcd".into()];
-        // frame 0 inlined into frame 1 (same address); frame 2 its caller
-        t.frames.module = vec![0, 0, 0];
-        t.frames.module_offset = vec![0x2100, 0x2100, 0x2200];
-        t.frames.inlined = vec![1, 0, 0];
-        t.stacks.stack = vec![0, 0, 0];
-        t.stacks.depth = vec![0, 1, 2];
-        t.stacks.frame = vec![0, 1, 2];
-        t.allocations.address = vec![0x1000, 0x9000];
-        t.allocations.size = vec![0x4000, 0x4000];
-        t.allocations.end_us = vec![-1, 500];
-        t.allocations.stack = vec![0, 0];
-        let a = allocations_from_trace(&t, 200, Some(1200), "trace x");
-        assert_eq!(a.live.len(), 1, "the freed one is not live");
-        assert_eq!(a.live[0].address, 0x1000);
-        assert_eq!(a.live[0].frames, vec![frame(0x2100), frame(0x2200)]);
     }
 }
