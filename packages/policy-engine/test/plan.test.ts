@@ -149,11 +149,11 @@ describe('validatePlan', () => {
     expect(() => validatePlan(' '.repeat(PLAN_LIMITS.maxPlanBytes + 1))).toThrow(/more than the limit of 16777216/);
   });
 
-  it('has the same limits as the Rust consumer (native/collector/crates/core/src/apply/plan.rs)', () => {
-    const rust = readFileSync(fileURLToPath(new URL('../../../native/collector/crates/core/src/apply/plan.rs', import.meta.url)), 'utf8');
+  it('has the same limits as the Rust consumer (native/collector/crates/core/src/apply/plan_fields.rs)', () => {
+    const rust = readFileSync(fileURLToPath(new URL('../../../native/collector/crates/core/src/apply/plan_fields.rs', import.meta.url)), 'utf8');
     const constant = (name: string): number => {
       const m = new RegExp(`pub const ${name}: \\w+ = ([^;]+);`).exec(rust);
-      if (!m) throw new Error(`${name} not found in plan.rs`);
+      if (!m) throw new Error(`${name} not found in plan_fields.rs`);
       const expr = m[1]!.replace(/_/g, '');
       const shift = /^1 << (\d+)$/.exec(expr);
       if (shift) return 2 ** Number(shift[1]);

@@ -17,7 +17,7 @@ export const PLAN_PAGE_BYTES = 4096;
 z.config({ jitless: true });
 
 /**
- * The limits of docs/plan-format.md, the same as the Rust consumer's (`apply/plan.rs`; a test
+ * The limits of docs/plan-format.md, the same as the Rust consumer's (`apply/plan_fields.rs`; a test
  * reads both): a plan past them is refused here, before it reaches `numascope apply` or the
  * server (which would answer `413 plan-too-large`), and before zod walks a hostile list.
  */
