@@ -92,6 +92,8 @@ test('record a command live, stop, and open the trace in the views', async ({ pa
     await expect(page.getByTestId('live-accesses-note')).toHaveAttribute('data-shown', 'false');
     await expect(page.getByTestId('live-accesses-note')).toContainText('this machine has one NUMA node');
     await expect(page.getByTestId('live-numa-balancing')).toHaveCount(0);
+    // One node: no page can be on another node than first seen.
+    expect(await valueOf(page.getByTestId('live-pages-moved'))).toBe(0);
   }
   // Per node: pages and their change, and the threads running there (every live thread on some node).
   const threadsOnNodes = await page.locator('[data-testid^="live-node-"][data-testid$="-threads"]').evaluateAll((els) => els.reduce((a, e) => a + Number(e.getAttribute('data-value')), 0));

@@ -581,6 +581,7 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
         <Stat id="live-elapsed" label="elapsed" value={w.elapsedUs} text={formatDurationUs(w.elapsedUs)} />
         <Stat id="live-faults" label="page-fault samples (a fault each up to the sampling rate, one of many above it)" value={w.totals.faults} />
         <Stat id="live-pages" label="pages resident (scan) or faulted (measured)" value={w.totals.pages} />
+        <Stat id="live-pages-moved" label="pages moved since first seen (now on another node; measured)" value={w.totals.pagesMoved} />
         <Stat id="live-threads-seen" label="threads seen" value={w.threadsSeen} />
         <Stat id="live-lost" label="lost samples" value={w.lostSamples} warn={w.lostSamples > 0} />
         <Stat id="live-windows" label="windows" value={w.seq + 1} />
