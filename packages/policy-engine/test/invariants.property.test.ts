@@ -13,9 +13,8 @@
  * 7. scaling every time, the duration and the weights by 2 keeps the speedups (2 %);
  * 8. observed reproduces the recording: each window's length and measured PMU latency.
  *
- * Known counterexamples are kept as it.fails (6: AsymSched under thinning: it decides on counts
- * of sampled pages, as its paper does): they pass while the behaviour is there;
- * flip them to it() once it changes.
+ * Known counterexamples are kept as it.fails (6: interleave under thinning of a hot, saturated
+ * case): they pass while the behaviour is there; flip them to it() once it changes.
  *
  * A failure prints fast-check's seed, path and counterexample: rerun with them to reproduce.
  */
@@ -707,13 +706,12 @@ describe('5. moving a flow to the node of its accessor never raises its idle lat
 // 6. Thinning invariance
 
 /**
- * Policies whose decisions count samples (absolute thresholds on sampled pages): Carrefour (a
- * replication round needs ≥ 500 orders; a page migrates on ≥ 2 samples from one node) and
- * AsymSched (threads are linked by the pages both were sampled on). Thinning lowers those counts
- * whatever the weights say, so their speedups are not invariant under thinning (the known
- * counterexamples below); the property checks the other policies.
+ * Policies left out of the thinning property: none now. Carrefour's gates count the module's own
+ * IBS samples of the accesses (not the trace's rows), and AsymSched keeps threads in place while
+ * a pair it leaves apart has too few samples to be apart on evidence (SHARING_EVIDENCE_SAMPLES),
+ * so both are held to it like the rest.
  */
-const COUNTS_SAMPLES = new Set(['carrefour', 'asymsched']);
+const COUNTS_SAMPLES = new Set<string>();
 
 /** |thinned / full − 1| of every policy's speedup. */
 function thinningGaps(w: WorkloadSpec, k: number): { gaps: Map<string, number>; full: Map<string, number>; thin: Map<string, number>; la: number; lb: number } {
@@ -735,7 +733,7 @@ describe('6. thinning the samples keeps the speedups (sampling noise)', () => {
     k: fc.integer({ min: 2, max: 3 }),
   });
 
-  it("every k-th access sample with weight × k: observed's, first-touch's, interleave's and AutoNUMA's speedups within 5 %, observed's latency within 10 %", () => {
+  it("every k-th access sample with weight × k: every policy's speedup within 5 %, observed's latency within 10 %", () => {
     let spread = 0;
     fc.assert(
       fc.property(arb, ({ w, k }) => {
@@ -777,7 +775,9 @@ describe('6. thinning the samples keeps the speedups (sampling noise)', () => {
     expect(gaps.get('carrefour')!, `carrefour ${full.get('carrefour')} vs ${thin.get('carrefour')}`).toBeLessThanOrEqual(0.05);
   }, SLOW_MS);
 
-  it.fails('AsymSched: 3 001 samples against every 4th (× 4): 0.95× against 1.24× (the sparser samples see no sharing, the threads are spread)', () => {
+  // Was a known counterexample (0.95× against 1.24×) while AsymSched acted on clusters the sparse
+  // samples could not support; it waits for evidence now (SHARING_EVIDENCE_SAMPLES).
+  it('AsymSched: 3 001 samples against every 4th (× 4): the same speedup within noise', () => {
     const w: WorkloadSpec = {
       preset: 'amd-opteron-8385-4p',
       threadNodes: [0, 0, 0, 2],
@@ -794,6 +794,27 @@ describe('6. thinning the samples keeps the speedups (sampling noise)', () => {
     };
     const { gaps, full, thin } = thinningGaps(w, 4);
     expect(gaps.get('asymsched')!, `asymsched ${full.get('asymsched')} vs ${thin.get('asymsched')}`).toBeLessThanOrEqual(0.05);
+  }, SLOW_MS);
+
+  // Found by 40 runs of the property above (seed 20260511, path 34): a hot spot at 5× the idle
+  // latency with 16 threads; interleave's speedup moves 6.8 % when two of three samples go.
+  it.fails('interleave: 11 766 samples against every 3rd (× 3), hot spot at 5× idle latency: 1.41× against 1.50×', () => {
+    const w: WorkloadSpec = {
+      preset: 'amd-opteron-8385-4p',
+      threadNodes: [3, 0, 0, 3, 3, 2, 0, 3, 0, 3, 1, 1, 2, 1, 1, 1],
+      layout: 'hot',
+      sharedShare: 0.8801392336007285,
+      privateMisplaced: true,
+      withCounters: true,
+      loadShare: 0.7316547042609617,
+      accessesPerThreadPerS: 2274743.1631192723,
+      latencyFactor: 4.999999999999985,
+      samples: 11766,
+      durationUs: 400000,
+      seed: 27,
+    };
+    const { gaps, full, thin } = thinningGaps(w, 3);
+    expect(gaps.get('interleave')!, `interleave ${full.get('interleave')} vs ${thin.get('interleave')}`).toBeLessThanOrEqual(0.05);
   }, SLOW_MS);
 });
 

@@ -42,6 +42,14 @@ export const ASYMSCHED_CONSTANTS = {
    */
   SHARING_SETTLED_SHARE: 0.05,
   /**
+   * Two threads left apart are apart on evidence only when, had they shared the linking share of
+   * their accesses, their samples would be expected to meet on a page at least this many times: a count
+   * whose expectation is μ is 0 with probability e^−μ, under 5 % from μ = 3 (the "rule of three",
+   * Hanley and Lippman-Hand, JAMA 1983). Below it the clusters are still forming: a sparser
+   * sampling of the same run must not split threads a denser one sees sharing.
+   */
+  SHARING_EVIDENCE_SAMPLES: 3,
+  /**
    * The replay measures sharing on every window so far, each window's accesses weighted
    * 2^(−age / this) (age in windows: 0 for the current one), so a phase change can re-cluster.
    */
@@ -329,6 +337,9 @@ export class SharingHistory {
   samples = 0;
   firstWindow = -1;
   lastWindow = -1;
+  /** Accesses and samples (rows) taken in, decayed and scaled like the per-thread totals: their ratio is the mean weight of a sample. */
+  private accessSum = 0;
+  private sampleSum = 0;
   private readonly blockOf: Int32Array;
   /** N: pages of each block accessed so far. */
   private readonly blockPages: Int32Array;
@@ -420,6 +431,7 @@ export class SharingHistory {
       const b = this.blockOf[p]!;
       const d = a * scale;
       this.total[t]! += d;
+      this.accessSum += d;
       const key = b * T + t;
       const before = blockDense ? blockDense[key]! : (this.blockSparse!.get(key) ?? 0);
       if (before === 0) {
@@ -470,6 +482,32 @@ export class SharingHistory {
     this.lastWindow = window.index;
     this.windows++;
     this.samples += window.sampleCount;
+    this.sampleSum += window.sampleCount * scale;
+  }
+
+  /**
+   * Pairs of threads in different components of `roots` whose separation the samples cannot yet
+   * support: had the pair shared exactly the linking share (SHARING_MIN_SHARE of the smaller
+   * one's accesses), K would be expected at SHARING_MIN_SHARE · smaller · D / M (shared = M·K/D);
+   * in samples (over the square of a sample's mean weight, at the latest window's scale) that is
+   * under SHARING_EVIDENCE_SAMPLES. Pairs that never met on a block (M = 0) are apart on evidence.
+   * 0 when every pair left apart is apart on evidence.
+   */
+  unresolvedPairs(roots: Int32Array, minShare: number = A.SHARING_MIN_SHARE): number {
+    if (!(this.sampleSum > 0) || !(this.accessSum > 0)) return 0;
+    const meanWeight = this.accessSum / this.sampleSum;
+    const latest = 2 ** ((this.sinceRescale - 1) / A.SHARING_HALF_LIFE_WINDOWS);
+    const unit = (meanWeight * latest) ** 2;
+    let unresolved = 0;
+    this.pairs.d.forEachPositive((a, b) => {
+      if (roots[a] === roots[b]) return;
+      const m = this.pairs.m.get(a, b);
+      if (!(m > 0)) return;
+      const smaller = Math.min(this.total[a]!, this.total[b]!);
+      const expected = (minShare * smaller * this.pairs.d.get(a, b)) / m / unit;
+      if (expected < A.SHARING_EVIDENCE_SAMPLES) unresolved++;
+    });
+    return unresolved;
   }
 
   /** shared(a, b) (0 when the pair never accessed a common page). */
@@ -570,6 +608,8 @@ export class SharingHistory {
   private rescale(): void {
     const f = 2 ** -64;
     for (let t = 0; t < this.threadCount; t++) this.total[t]! *= f;
+    this.accessSum *= f;
+    this.sampleSum *= f;
     for (const dense of [this.blockDense, this.trackedDense]) if (dense) for (let i = 0; i < dense.length; i++) dense[i]! *= f;
     for (const sparse of [this.blockSparse, this.trackedSparse]) if (sparse) for (const [key, v] of sparse) sparse.set(key, v * f);
     for (let e = 0; e < this.poolUsed; e++) this.poolCount[e]! *= f; // slots left behind too: harmless
@@ -1190,7 +1230,9 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
     // Steps 1–3: clusters (from the sharing of every window so far), remote bandwidth, weights.
     sharing.add(window);
     const roots = sharing.linkRoots();
-    const settled = sameRoots(roots, sharing.linkRoots(A.SHARING_SETTLED_SHARE)) || (previousRoots !== null && sameRoots(roots, previousRoots));
+    const stable = sameRoots(roots, sharing.linkRoots(A.SHARING_SETTLED_SHARE)) || (previousRoots !== null && sameRoots(roots, previousRoots));
+    const unresolved = sharing.unresolvedPairs(roots);
+    const settled = stable && unresolved === 0;
     previousRoots = roots;
     const clusters = clustersOf(input, window, placement, windowTotals(input.threadCount, window), roots);
     if (clusters.length === 0) return;
@@ -1205,10 +1247,13 @@ function* replayAsymSched(input: ReplayInput, options: ReplayOptions): PolicyRun
       return;
     }
     if (!settled) {
+      const why = stable
+        ? `${unresolved} pair${unresolved === 1 ? '' : 's'} of threads left apart ${unresolved === 1 ? 'has' : 'have'} too few samples to tell: had they shared a buffer, fewer than ${A.SHARING_EVIDENCE_SAMPLES} of their samples would be expected on a common page`
+        : `linking threads that share ≥ ${A.SHARING_SETTLED_SHARE * 100}% instead of ${A.SHARING_MIN_SHARE * 100}% joins some of them, and the previous window gave other clusters`;
       decisions.push({
         window: w,
         kind: 'none',
-        explanation: `clusters still forming, threads stay: linking threads that share ≥ ${A.SHARING_SETTLED_SHARE * 100}% instead of ${A.SHARING_MIN_SHARE * 100}% joins some of them, and the previous window gave other clusters; ${found}`,
+        explanation: `clusters still forming, threads stay: ${why}; ${found}`,
       });
       return;
     }
