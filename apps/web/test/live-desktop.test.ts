@@ -30,6 +30,8 @@ const windowMsg = (seq: number, final = false) => ({
   faultsByNode: [{ node: 0, count: 10 }],
   accesses: [],
   accessSource: null,
+  bandwidth: [],
+  bandwidthSource: null,
   totals: { faults: 10 * (seq + 1), faultsByNode: [{ node: 0, count: 10 * (seq + 1) }], pages: 4, pagesByNode: [{ node: 0, count: 4 }], accesses: [], pagesMoved: 0 },
   threads: [{ tid: 42, name: 'x', cpu: 0, node: 0, faults: 10, alive: true }],
   threadsSeen: 1,
