@@ -88,6 +88,16 @@ test('record a command live, stop, and open the trace in the views', async ({ pa
   // What can show accesses here, said once: on a one-node machine, why nothing does.
   const topo = (await (await fetch(`${base}/api/topology`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { nodes: unknown[] };
   await expect(page.getByTestId('live-accesses-note')).toHaveCount(1);
+  // Bandwidth per node: a column where the recording reads uncore counters, else a line saying why
+  // not (this machine has no uncore PMU).
+  const bandwidthNote = page.getByTestId('live-bandwidth-note');
+  await expect(bandwidthNote).toHaveCount(1);
+  if ((await bandwidthNote.getAttribute('data-shown')) === 'false') {
+    await expect(bandwidthNote).toContainText('No bandwidth per node live');
+    await expect(page.locator('[data-testid^="live-node-"][data-testid$="-bandwidth"]')).toHaveCount(0);
+  } else {
+    await expect(page.locator('[data-testid^="live-node-"][data-testid$="-bandwidth"]')).not.toHaveCount(0);
+  }
   if (topo.nodes.length === 1) {
     await expect(page.getByTestId('live-accesses-note')).toHaveAttribute('data-shown', 'false');
     await expect(page.getByTestId('live-accesses-note')).toContainText('this machine has one NUMA node');

@@ -13,7 +13,9 @@ import {
   describeIssue,
   desktopBenchRun,
   desktopCommand,
+  desktopLatestLoop,
   desktopRecording,
+  loopRecord,
   machine,
   openedTrace,
   probe,
@@ -21,6 +23,7 @@ import {
   recordingId,
   runOptions,
   runReport,
+  savedLoop,
   startRecordingOptions,
 } from '@numascope/protocol';
 import type { DesktopCommand } from '@numascope/protocol/commands';
@@ -68,6 +71,13 @@ export const REQUESTS = {
     ['plan', plainObject],
     ['opts', runOptions],
   ],
+  // The record is checked here field by field; the store checks its size (4 MiB) and the recording.
+  saveLoop: [
+    ['recording', recordingId],
+    ['record', loopRecord],
+  ],
+  loadLoop: [['recording', recordingId]],
+  latestLoop: [],
   openTrace: [],
   openRecent: [['path', z.string().min(1).max(4096)]],
   saveTrace: [
@@ -94,6 +104,9 @@ export const RESPONSES = {
   apply: applyReport,
   rollback: applyReport,
   runPlan: runReport,
+  saveLoop: savedLoop,
+  loadLoop: loopRecord.nullable(),
+  latestLoop: desktopLatestLoop.nullable(),
   openTrace: openedTrace.nullable(),
   openRecent: openedTrace,
   saveTrace: z.string().nullable(),

@@ -127,6 +127,7 @@ export async function main(): Promise<void> {
         },
       },
       recentFilesPath: path.join(app.getPath('userData'), 'recent-files.json'),
+      loopDir: path.join(app.getPath('userData'), 'loops'),
       workDir: path.join(app.getPath('temp'), 'numascope-recordings'),
       rollback: cliRollback(paths.cliBin),
       openExternal: async (url) => {

@@ -36,6 +36,18 @@ describe('accesses on the Live screen', () => {
     expect(balancingOffered(state(4, null))).toBe(false);
   });
 
+  it('says PMU samples are counted live when a recording has them, and that a PMU here would give them', () => {
+    const n = accessesNote(state(2, 'on'), window('pmu-samples'));
+    expect(n.shown).toBe(true);
+    expect(n.text).toMatch(/PMU memory samples/);
+    expect(n.text).toMatch(/counted live/);
+    const s = state(2, 'off');
+    s.probe!.sources = s.probe!.sources.map((x) => (/ibs|pebs|pmu|mem/i.test(x.id) ? { ...x, available: true } : x));
+    if (s.probe!.sources.some((x) => /ibs|pebs|pmu|mem/i.test(x.id))) {
+      expect(accessesNote(s, window(null)).text).toMatch(/counts its samples as accesses live/);
+    }
+  });
+
   it('hinting faults: says what local and remote mean, as samples', () => {
     const n = accessesNote(state(2, 'on'), window('hinting-faults'));
     expect(n.shown).toBe(true);

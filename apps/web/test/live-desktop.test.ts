@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../src/ui/live/client';
 import { DesktopLiveApi, desktopBridge } from '../src/ui/live/desktop';
 import type { DesktopBridge } from '../src/ui/live/desktop';
+import type { LoopRecord } from '@numascope/protocol';
 import { LiveSession } from '../src/ui/live/session';
 import { rustExample } from '@numascope/protocol/fixtures';
 
@@ -30,13 +31,15 @@ const windowMsg = (seq: number, final = false) => ({
   faultsByNode: [{ node: 0, count: 10 }],
   accesses: [],
   accessSource: null,
+  bandwidth: [],
+  bandwidthSource: null,
   totals: { faults: 10 * (seq + 1), faultsByNode: [{ node: 0, count: 10 * (seq + 1) }], pages: 4, pagesByNode: [{ node: 0, count: 4 }], accesses: [], pagesMoved: 0 },
   threads: [{ tid: 42, name: 'x', cpu: 0, node: 0, faults: 10, alive: true }],
   threadsSeen: 1,
   lostSamples: 0,
 });
 
-function fakeBridge(status: 'running' | 'failed' = 'running') {
+function fakeBridge(status: 'running' | 'failed' = 'running', loops = new Map<string, LoopRecord>()) {
   let cb: ((m: unknown) => void) | null = null;
   const bridge = {
     isDesktop: true as const,
@@ -54,6 +57,17 @@ function fakeBridge(status: 'running' | 'failed' = 'running') {
     apply: vi.fn(async () => ({ operation: 'apply', pid: 42, dryRun: true, status: 'dry-run' }) as never),
     rollback: vi.fn(),
     runPlan: vi.fn(),
+    // The main process's loop store, in memory: the newest last.
+    saveLoop: vi.fn(async (recording: string, record: LoopRecord) => {
+      loops.delete(recording);
+      loops.set(recording, JSON.parse(JSON.stringify(record)) as LoopRecord);
+      return { recording, bytes: JSON.stringify(record).length };
+    }),
+    loadLoop: vi.fn(async (recording: string) => loops.get(recording) ?? null),
+    latestLoop: vi.fn(async () => {
+      const last = [...loops.keys()].at(-1);
+      return last === undefined ? null : { recording: last, loop: loops.get(last)! };
+    }),
   } satisfies DesktopBridge;
   return { bridge, send: (m: unknown) => cb?.(m), subscribed: () => cb !== null };
 }

@@ -9,6 +9,8 @@ import type { LoopEngine } from '../src/ui/live/loop';
 import { LiveSession } from '../src/ui/live/session';
 import type { LiveClient } from '../src/ui/live/client';
 import { ApiError } from '../src/ui/live/client';
+import { DesktopLiveApi } from '../src/ui/live/desktop';
+import { keptText } from '../src/ui/live/LoopPanel';
 
 const report = (i: number): ApplyReport => structuredClone(rustExample('applyReport', i));
 const end = (s: Partial<RecordSummary>): LiveEnd => ({
@@ -273,5 +275,71 @@ describe('the live loop kept with the server', () => {
     expect(reloaded.state.after).toMatchObject({ recording: 'r2', pid: 4242, durationUs: 2_000_000 });
     expect(reloaded.isAfter('r2')).toBe(true);
     expect(f.calls).toContain('trace r2');
+  });
+});
+
+/**
+ * The loop kept by the desktop app (issue 35 item 2): the renderer's DesktopLiveApi over a bridge
+ * whose loop methods stand for the main process's store (apps/desktop main-logic/loops.ts), used by
+ * LiveLoop exactly as the serve client is.
+ */
+describe('the live loop kept by the desktop app', () => {
+  function desktopFakes(refuse: string | null = null) {
+    const kept = new Map<string, unknown>();
+    let pending = 0;
+    const work = () => {
+      pending++;
+      return () => void pending--;
+    };
+    const settle = async () => {
+      for (let i = 0; i < 100 && pending > 0; i++) await new Promise((r) => setTimeout(r, 0));
+    };
+    const bridge = {
+      isDesktop: true,
+      saveLoop: async (recording: string, record: unknown) => {
+        kept.delete(recording);
+        kept.set(recording, JSON.parse(JSON.stringify(record)));
+        return { recording, bytes: JSON.stringify(record).length };
+      },
+      loadLoop: async (recording: string) => {
+        if (refuse) throw new Error(`Error invoking remote method 'numascope:load-loop': LoopStoreError: ${refuse}`);
+        return kept.get(recording) ?? null;
+      },
+      latestLoop: async () => {
+        if (refuse) throw new Error(`Error invoking remote method 'numascope:latest-loop': LoopStoreError: ${refuse}`);
+        const last = [...kept.keys()].at(-1);
+        return last === undefined ? null : { recording: last, loop: kept.get(last) };
+      },
+    };
+    const api = new DesktopLiveApi(bridge as never);
+    const engine: LoopEngine = { open: async () => ({}) as never, analyze: async () => ({}) as never, plan: async () => ({}) as never };
+    const page = () => new LiveLoop(new LiveSession(api), api, () => engine, work);
+    return { kept, page, settle };
+  }
+
+  it('saves after each step and a reloaded window brings the loop back, saying the desktop app keeps it', async () => {
+    const f = desktopFakes();
+    const first = f.page();
+    expect(first.keeps).toBe(true);
+    expect(first.keeper).toBe('the desktop app');
+    first.traceArrived('r1', end({}), new ArrayBuffer(8), null, [0, 1]);
+    await f.settle();
+    expect(first.state.kept.kind).toBe('saved');
+    expect(f.kept.get('r1')).toMatchObject({ format: 'numascope-loop', before: { recording: 'r1', pid: 4242 } });
+    const reloaded = f.page();
+    await reloaded.restore(null);
+    expect(reloaded.state.before).toMatchObject({ recording: 'r1', pid: 4242 });
+    expect(reloaded.state.nodeIds).toEqual([0, 1]);
+    expect(reloaded.state.restoredFrom).toMatch(/^\d{4}-/);
+    expect(keptText(reloaded.keeper)).toMatch(/Kept by the desktop app .*next start of the app brings this loop back/);
+    expect(keptText('numascope serve')).toMatch(/Kept with numascope serve/);
+  });
+
+  it('a record the main process refuses (damaged) is said, and no loop is shown', async () => {
+    const f = desktopFakes('invalid-loop: r1: loop.before.pid: Too small');
+    const page = f.page();
+    await page.restore('r1');
+    expect(page.state.before).toBeNull();
+    expect(page.state.restoreError?.message).toMatch(/invalid-loop: r1: loop\.before\.pid/);
   });
 });

@@ -28,6 +28,8 @@ function windowMsg(seq: number, extra: Partial<LiveWindow> = {}): LiveWindow {
     faultsByNode: [{ node: 0, count: 10 }],
     accesses: [],
     accessSource: null,
+    bandwidth: [],
+    bandwidthSource: null,
     totals: {
       faults: 10 * (seq + 1),
       faultsByNode: [{ node: 0, count: 10 * (seq + 1) }],

@@ -6,13 +6,15 @@
 import { z } from 'zod';
 import { benchRun } from './bench';
 import type { BenchRequest } from './bench';
-import { recordingId } from './common';
+import { count, recordingId } from './common';
 import { COMMAND_NAMES } from './commands';
 import type { DesktopCommand } from './commands';
 import { liveMessage } from './live';
 import type { LiveMessage } from './live';
 import type { ApplyOptions, ApplyReport, RollbackRecord } from './apply';
 import type { RunOptions, RunReport } from './run';
+import { loopRecord } from './loop';
+import type { LoopRecord } from './loop';
 import { startRecordingRequest } from './record';
 import type { StartRecordingRequest } from './record';
 import { recordingFields } from './serve';
@@ -33,6 +35,14 @@ export type DesktopBenchRun = z.infer<typeof desktopBenchRun>;
 /** main → renderer on `numascope:live`: a live message of recording `id`. */
 export const liveEnvelope = z.strictObject({ id: recordingId, message: liveMessage });
 export type LiveEnvelope = z.infer<typeof liveEnvelope>;
+
+/** `saveLoop`'s answer: what serve's `PUT /api/recordings/:id/loop` answers. */
+export const savedLoop = z.strictObject({ recording: recordingId, bytes: count });
+export type SavedLoop = z.infer<typeof savedLoop>;
+
+/** `latestLoop`'s answer: the loop saved last, checked (serve's `GET /api/loop` leaves that to the app). */
+export const desktopLatestLoop = z.strictObject({ recording: recordingId, loop: loopRecord });
+export type DesktopLatestLoop = z.infer<typeof desktopLatestLoop>;
 
 /** A trace file the desktop app read from disk. */
 export const openedTrace = z.strictObject({
@@ -85,6 +95,15 @@ export interface DesktopLiveBridge {
    * when the program exits, to the report; with `dryRun`, at once to what is planned.
    */
   runPlan(plan: Record<string, unknown>, opts: RunOptions): Promise<RunReport>;
+  /**
+   * Keeps the live loop's record of `recording` (as serve's `PUT /api/recordings/:id/loop`), as a
+   * JSON file under the app's userData: validated with `loopRecord`, at most 4 MiB, the 16 newest kept.
+   */
+  saveLoop(recording: string, record: LoopRecord): Promise<SavedLoop>;
+  /** Recording `recording`'s kept loop, or null when none was kept; a damaged one is refused. */
+  loadLoop(recording: string): Promise<LoopRecord | null>;
+  /** The loop kept last, or null before any. */
+  latestLoop(): Promise<DesktopLatestLoop | null>;
 }
 
 /** The part of the desktop API the Machine view uses: `numascope bench` through the napi binding, polled like serve's `/api/bench`. */

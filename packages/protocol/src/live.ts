@@ -19,9 +19,33 @@ export type NodeCount = z.infer<typeof nodeCount>;
 export const nodeAccesses = z.strictObject({ node: int.min(0), local: count, remote: count });
 export type NodeAccesses = z.infer<typeof nodeAccesses>;
 
-/** What a window's `accesses` are counted from: NUMA hinting faults (automatic NUMA balancing on). */
-export const accessSource = z.enum(['hinting-faults']);
+/**
+ * What a window's `accesses` are counted from: PMU memory samples (AMD IBS, Intel PEBS: local or
+ * remote by the sample's data source, else by the cpu's node against the page's; cache hits do not
+ * count), or NUMA hinting faults (automatic NUMA balancing on). One per recording: PMU samples
+ * when the recording has a PMU sampler, hinting faults otherwise.
+ */
+export const accessSource = z.enum(['pmu-samples', 'hinting-faults']);
 export type AccessSource = z.infer<typeof accessSource>;
+
+const bytesPerS = z.number().nonnegative();
+
+/**
+ * One node's memory-controller traffic in a window, bytes per second (whole machine, from the
+ * uncore counters). `readBytesPerS` / `writeBytesPerS` null where the counters count both together
+ * (AMD Zen 2 / Zen 3 data fabric); `bytesPerS` their sum, or that combined count.
+ */
+export const nodeBandwidth = z.strictObject({
+  node: int.min(0),
+  readBytesPerS: bytesPerS.nullable(),
+  writeBytesPerS: bytesPerS.nullable(),
+  bytesPerS,
+});
+export type NodeBandwidth = z.infer<typeof nodeBandwidth>;
+
+/** What a window's `bandwidth` is read from: the uncore memory-controller counters. */
+export const bandwidthSource = z.enum(['uncore']);
+export type BandwidthSource = z.infer<typeof bandwidthSource>;
 
 export const liveThread = z.strictObject({
   tid: int,
@@ -71,6 +95,10 @@ const windowFields = {
   accesses: z.array(nodeAccesses),
   /** What `accesses` are counted from; null when nothing this recording reads shows accesses. */
   accessSource: accessSource.nullable(),
+  /** Memory-controller bytes per second per node in this window (empty without a source, or without a new reading). */
+  bandwidth: z.array(nodeBandwidth),
+  /** What `bandwidth` is read from; null when the recording counts no memory-controller bytes. */
+  bandwidthSource: bandwidthSource.nullable(),
   totals: liveTotals,
   /** Threads alive now, and threads that faulted in this window and are gone. */
   threads: z.array(liveThread),
@@ -124,6 +152,8 @@ export function toLiveWindow(id: string, w: CollectorWindow): LiveWindow {
     faultsByNode: w.faultsByNode.map((c) => ({ node: c.node, count: c.count })),
     accesses: w.accesses.map((a) => ({ node: a.node, local: a.local, remote: a.remote })),
     accessSource: w.accessSource,
+    bandwidth: w.bandwidth.map((b) => ({ node: b.node, readBytesPerS: b.readBytesPerS, writeBytesPerS: b.writeBytesPerS, bytesPerS: b.bytesPerS })),
+    bandwidthSource: w.bandwidthSource,
     totals: {
       faults: w.totals.faults,
       faultsByNode: w.totals.faultsByNode.map((c) => ({ node: c.node, count: c.count })),

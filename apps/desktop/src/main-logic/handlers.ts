@@ -4,7 +4,8 @@
  * response. src/main.ts only wires channels to dispatch; tests call dispatch directly.
  */
 import { liveEnvelope } from '@numascope/protocol';
-import type { ApplyOptions, BenchRequest, LiveEnvelope, LiveMessage, RollbackRecord, RunOptions, StartRecordingOptions } from '@numascope/protocol';
+import path from 'node:path';
+import type { ApplyOptions, BenchRequest, LiveEnvelope, LiveMessage, LoopRecord, RollbackRecord, RunOptions, StartRecordingOptions } from '@numascope/protocol';
 import type { InvokeMethod, NumascopeDesktopApi } from '../api';
 import { methodOf, parseRequest, parseResponse } from '../ipc-schema';
 import type { CollectorAddon } from './addon';
@@ -13,6 +14,7 @@ import { BenchManager } from './bench';
 import type { RollbackRunner } from './apply';
 import { FileService } from './files';
 import type { DialogProvider } from './files';
+import { LoopStore } from './loops';
 import { listProcesses } from './processes';
 import type { ProcessListerOptions } from './processes';
 import { RecordingManager } from './recordings';
@@ -24,6 +26,8 @@ export interface MainDeps {
   recentFilesPath: string;
   /** Directory for recordings' trace files. */
   workDir: string;
+  /** Directory for the live loop's records (main.ts: userData/loops); default: `loops` beside the recent-files file. */
+  loopDir?: string;
   rollback: RollbackRunner;
   openExternal: (url: string) => Promise<void>;
   /** Sends a live message to the renderer(s) (main.ts: webContents.send(LIVE_CHANNEL, …)). */
@@ -39,6 +43,7 @@ export interface MainLogic {
   recordings: RecordingManager;
   bench: BenchManager;
   files: FileService;
+  loops: LoopStore;
   /** Validated call of one channel; what ipcMain.handle(channel, (_e, ...args) => dispatch(channel, args)) runs. */
   dispatch(channel: string, args: unknown): Promise<unknown>;
 }
@@ -53,6 +58,9 @@ export function createMainLogic(deps: MainDeps): MainLogic {
   });
   const files = new FileService(deps.dialogs, deps.recentFilesPath);
   const bench = new BenchManager(deps.addon);
+  const loops = new LoopStore(deps.loopDir ?? path.join(path.dirname(deps.recentFilesPath), 'loops'), {
+    knows: (id) => recordings.has(id),
+  });
   const handlers: Handlers = {
     probe: () => deps.addon.probe(),
     topology: () => deps.addon.topology(),
@@ -64,6 +72,9 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     apply: (plan: Record<string, unknown>, opts: ApplyOptions) => applyPlan(deps.addon, plan, opts),
     runPlan: (plan: Record<string, unknown>, opts: RunOptions) => runPlan(deps.addon, plan, opts),
     rollback: (record: RollbackRecord) => deps.rollback(record),
+    saveLoop: (recording: string, record: LoopRecord) => loops.save(recording, record),
+    loadLoop: (recording: string) => loops.load(recording),
+    latestLoop: () => loops.latest(),
     openTrace: () => files.open(),
     openRecent: (p: string) => files.openRecent(p),
     saveTrace: (bytes: Uint8Array, name: string) => files.save(bytes, name),
@@ -78,6 +89,7 @@ export function createMainLogic(deps: MainDeps): MainLogic {
     recordings,
     bench,
     files,
+    loops,
     async dispatch(channel, args) {
       const method = methodOf(channel);
       const parsed = parseRequest(channel, args);

@@ -41,6 +41,11 @@ export class RecordingManager {
     return structuredClone(e.rec);
   }
 
+  /** Whether this app has recording `id` (started since the app started). */
+  has(id: string): boolean {
+    return this.entries.has(id);
+  }
+
   private get(id: string): Entry {
     const e = this.entries.get(id);
     if (!e) throw new Error(`no recording ${JSON.stringify(id)}`);

@@ -256,11 +256,17 @@ export function balancingOffered(state: LiveState): boolean {
 
 /**
  * What can show memory accesses live on this machine, said once: the source in use, or why
- * there is none and what would give one. PMU samples are recorded into the trace but not counted
- * live (yet); uncore counters are system-wide, not per process.
+ * there is none and what would give one. PMU samples (IBS, PEBS) are counted live when the
+ * recording has them, and then hinting faults are not; uncore counters give bandwidth, not accesses.
  */
 export function accessesNote(state: LiveState, w: LiveWindow | null): { shown: boolean; text: string } {
   const nodes = state.topology?.nodes.length ?? 0;
+  if (w?.accessSource === 'pmu-samples') {
+    return {
+      shown: true,
+      text: 'Accesses per node: PMU memory samples (AMD IBS / Intel PEBS), counted live. Local or remote by the sample’s data source (local DRAM, remote DRAM or cache), else by the node of the cpu against the node of the page; samples served by the cpu’s own caches are not counted. These are samples of accesses, one per sampling period, not every access; hinting faults are not added to them.',
+    };
+  }
   if (w?.accessSource === 'hinting-faults') {
     return {
       shown: true,
@@ -268,7 +274,12 @@ export function accessesNote(state: LiveState, w: LiveWindow | null): { shown: b
     };
   }
   const pmu = state.probe?.sources.filter((x) => /ibs|pebs|pmu|mem/i.test(x.id)) ?? [];
-  const pmuWhy = pmu.length > 0 && pmu.every((x) => !x.available) ? ` No PMU memory sampling here: ${pmu[0]!.reason}.` : '';
+  const pmuWhy =
+    pmu.length > 0 && pmu.every((x) => !x.available)
+      ? ` No PMU memory sampling here: ${pmu[0]!.reason}.`
+      : pmu.some((x) => x.available)
+        ? ' This machine has PMU memory sampling: a recording that uses it counts its samples as accesses live.'
+        : '';
   if (nodes === 1) {
     return {
       shown: false,
@@ -508,6 +519,7 @@ function Recording({ state, session }: { state: LiveState; session: LiveSession 
         Thread cpu/node: where each thread last ran (/proc). Nothing here is estimated.
       </p>
       <AccessesNote state={state} w={w} />
+      <BandwidthNote w={w} />
       {w ? <LiveNumbers w={w} windows={state.windows} nodeIds={nodeIds} /> : <p className="ns-muted">Waiting for the first window…</p>}
     </section>
   );
@@ -520,6 +532,52 @@ function AccessesNote({ state, w }: { state: LiveState; w: LiveWindow | null }) 
     <p className={note.shown ? 'ns-muted hint' : 'notice'} data-testid="live-accesses-note" data-shown={note.shown}>
       {note.text}
     </p>
+  );
+}
+
+/**
+ * Where the per-node bandwidth column comes from, or why there is none: one line. The uncore
+ * counters count the whole machine's memory-controller traffic, not only the recorded process.
+ */
+export function bandwidthNote(w: LiveWindow | null): { shown: boolean; text: string } {
+  if (w?.bandwidthSource === 'uncore') {
+    return {
+      shown: true,
+      text: 'Bandwidth per node: memory-controller bytes read and written per second in the last window, measured by the uncore counters (CAS counts × 64 bytes, scaled where the kernel multiplexed them): the whole machine’s traffic, not only this process’s. A socket split into several nodes is counted per socket and shown for none of them.',
+    };
+  }
+  return {
+    shown: false,
+    text: 'No bandwidth per node live: this recording reads no memory-controller uncore counters (none on this machine, not permitted — system-wide counting needs CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid ≤ 0 — or turned off with --no-uncore).',
+  };
+}
+
+function BandwidthNote({ w }: { w: LiveWindow | null }) {
+  const note = bandwidthNote(w);
+  return (
+    <p className={note.shown ? 'ns-muted hint' : 'ns-muted'} data-testid="live-bandwidth-note" data-shown={note.shown}>
+      {note.text}
+    </p>
+  );
+}
+
+/** Bytes per second, binary units ("1.50 GiB/s"); "–" when not counted apart. */
+export function formatRate(bytesPerS: number | null): string {
+  return bytesPerS === null ? '–' : `${formatBytes(bytesPerS)}/s`;
+}
+
+/** A node's memory-controller traffic in the last window: read / write (or both together), per second. */
+function BandwidthCells({ w, node, testKey }: { w: LiveWindow; node: number; testKey: string }) {
+  const b = w.bandwidth.find((x) => x.node === node);
+  return (
+    <td
+      data-testid={`live-node-${testKey}-bandwidth`}
+      data-read={b?.readBytesPerS ?? ''}
+      data-write={b?.writeBytesPerS ?? ''}
+      data-total={b?.bytesPerS ?? ''}
+    >
+      {!b ? '–' : b.readBytesPerS === null && b.writeBytesPerS === null ? `${formatRate(b.bytesPerS)} (read + write)` : `${formatRate(b.readBytesPerS)} / ${formatRate(b.writeBytesPerS)}`}
+    </td>
   );
 }
 
@@ -565,7 +623,7 @@ function AccessCells({ w, node, testKey }: { w: LiveWindow; node: number; testKe
   );
 }
 
-function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWindow[]; nodeIds: number[] }) {
+export function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWindow[]; nodeIds: number[] }) {
   const rows = useMemo(() => {
     const ids = new Set<number>(nodeIds);
     for (const c of [...w.totals.faultsByNode, ...w.totals.pagesByNode]) ids.add(c.node);
@@ -575,6 +633,8 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
   const pagesChange = (node: number) => count(w.totals.pagesByNode, node) - (prev ? count(prev.totals.pagesByNode, node) : 0);
   const threadsOn = (node: number) => w.threads.filter((t) => t.alive && t.node === node).length;
   const hasAccesses = w.accessSource !== null || w.totals.accesses.length > 0;
+  const hasBandwidth = w.bandwidthSource !== null;
+  const accessWords = w.accessSource === 'pmu-samples' ? 'PMU samples' : 'hinting faults';
   return (
     <>
       <dl className="live__totals">
@@ -599,10 +659,11 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
               <th scope="col">faults, last window</th>
               {hasAccesses && (
                 <>
-                  <th scope="col">accesses to its memory: local / remote (hinting faults, since the start)</th>
+                  <th scope="col">accesses to its memory: local / remote ({accessWords}, since the start)</th>
                   <th scope="col">local share</th>
                 </>
               )}
+              {hasBandwidth && <th scope="col">memory bandwidth, last window: read / write (uncore, whole machine)</th>}
               <th scope="col">threads running there now</th>
             </tr>
           </thead>
@@ -626,6 +687,7 @@ function LiveNumbers({ w, windows, nodeIds }: { w: LiveWindow; windows: LiveWind
                   </td>
                   <td>{n(count(w.faultsByNode, node))}</td>
                   {hasAccesses && <AccessCells w={w} node={node} testKey={key} />}
+                  {hasBandwidth && <BandwidthCells w={w} node={node} testKey={key} />}
                   <td data-testid={`live-node-${key}-threads`} data-value={threadsOn(node)}>
                     {n(threadsOn(node))}
                   </td>

@@ -48,13 +48,20 @@ function RecordingLink({ recording, testId }: { recording: string; testId: strin
   );
 }
 
+/** What the panel says once the loop is saved: where, and what brings it back. */
+export function keptText(keeper: string): string {
+  return keeper === 'numascope serve'
+    ? 'Kept with numascope serve: a reload or a new tab on this server brings this loop back.'
+    : `Kept by ${keeper} (a file in its data directory): a window reload or the next start of the app brings this loop back.`;
+}
+
 export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
   const s = useLoop(loop);
   const [duration, setDuration] = useState('');
   const before = s.before;
   useLoopInUrl(before?.recording ?? null);
   if (!before) {
-    return s.restoreError ? <Refusal testId="loop-restore-error" title="The loop kept with the server could not be brought back" error={s.restoreError} /> : null;
+    return s.restoreError ? <Refusal testId="loop-restore-error" title={`The loop kept by ${loop.keeper} could not be brought back`} error={s.restoreError} /> : null;
   }
   const r = s.recommend;
   const againSecs = duration.trim() === '' ? Math.max(1, Math.round(before.durationUs / 1e6)) : Number(duration);
@@ -68,10 +75,11 @@ export function LoopPanel({ loop, busy }: { loop: LiveLoop; busy: boolean }) {
         dry run it, apply it, then record the same process again to see the effect.
       </p>
       <p className="ns-muted small" data-testid="loop-kept" data-kept={s.kept.kind} data-restored={s.restoredFrom ?? ''}>
-        {s.restoredFrom !== null ? `Brought back from numascope serve (saved ${s.restoredFrom}). ` : ''}
-        {s.kept.kind === 'saved' && 'Kept with numascope serve: a reload or a new tab on this server brings this loop back.'}
-        {s.kept.kind === 'no' && 'Not kept with the server (this backend keeps no loop): a reload loses this panel.'}
-        {s.kept.kind === 'error' && `Not kept with the server (${s.kept.error.code}: ${s.kept.error.message}): a reload loses this panel.`}
+        {s.restoredFrom !== null ? `Brought back from ${loop.keeper} (saved ${s.restoredFrom}). ` : ''}
+        {s.kept.kind === 'saved' && keptText(loop.keeper)}
+        {s.kept.kind === 'no' &&
+          (loop.keeps ? `Not kept by ${loop.keeper} yet: a reload loses this panel until the first save.` : 'Not kept (this backend keeps no loop): a reload loses this panel.')}
+        {s.kept.kind === 'error' && `Not kept by ${loop.keeper} (${s.kept.error.code}: ${s.kept.error.message}): a reload loses this panel.`}
       </p>
       <ol className="loop__steps">
         <li>

@@ -93,6 +93,8 @@ export interface LiveClient {
    * `loadLoop` answers null when none was saved; `latestLoop` the one saved last, or null.
    */
   saveLoop?(recording: string, record: LoopRecord): Promise<void>;
+  /** Who keeps the loop, as the loop panel names it ("numascope serve", "the desktop app"); serve when undefined. */
+  readonly loopKeeper?: string;
   loadLoop?(recording: string): Promise<unknown>;
   latestLoop?(): Promise<{ recording: string; loop: unknown } | null>;
 }

@@ -17,6 +17,7 @@ import type {
   DesktopBenchRun,
   DesktopLiveBridge,
   DesktopRecording,
+  LoopRecord,
   Machine,
   ProcessInfo,
   Probe,
@@ -103,6 +104,17 @@ export class DesktopLiveApi implements LiveClient {
     // Global weights for the run, restored when it exits: only when the user ticked the box.
     if (req.setSystemWeights) opts.setSystemWeights = true;
     return call(() => this.bridge.runPlan(req.plan, opts));
+  }
+  /** The desktop app keeps the loop's records under its userData (apps/desktop main-logic/loops.ts). */
+  readonly loopKeeper = 'the desktop app';
+  async saveLoop(recording: string, record: LoopRecord): Promise<void> {
+    await call(() => this.bridge.saveLoop(recording, record));
+  }
+  async loadLoop(recording: string): Promise<unknown> {
+    return call(() => this.bridge.loadLoop(recording));
+  }
+  async latestLoop(): Promise<{ recording: string; loop: unknown } | null> {
+    return call(() => this.bridge.latestLoop());
   }
   async trace(id: string): Promise<ArrayBuffer> {
     const bytes = await call(() => this.bridge.recordingTrace(id));

@@ -307,6 +307,15 @@ export class LiveLoop {
    * one saved last. Nothing changes when this page already has that loop, or a loop of its own
    * and no id was asked for. A record that does not parse is said (restoreError), not shown.
    */
+  /** Who keeps this loop, as the panel says it: "numascope serve" or "the desktop app". */
+  get keeps(): boolean {
+    return this.api.saveLoop !== undefined;
+  }
+
+  get keeper(): string {
+    return this.api.loopKeeper ?? 'numascope serve';
+  }
+
   async restore(id: string | null): Promise<void> {
     const api = this.api;
     if (!api.loadLoop || !api.latestLoop) return;

@@ -38,8 +38,14 @@ fn live_windows_are_written_one_json_line_each_and_agree_with_the_summary() {
             assert_eq!(w["startUs"], windows[i - 1]["endUs"]);
         }
         assert_eq!(w["pid"], summary["pid"]);
-        // One node and no NUMA balancing here: no access source, said as null.
+        // One node and no NUMA balancing here: no access source, said as null; no PMU and no
+        // uncore counters either: no bandwidth, its source null (both fields always there).
         assert!(w["accesses"].is_array() && w.get("accessSource").is_some(), "{w}");
+        assert!(w["bandwidth"].is_array() && w.get("bandwidthSource").is_some(), "{w}");
+        if let Some(src) = w["accessSource"].as_str() {
+            assert!(["pmu-samples", "hinting-faults"].contains(&src), "{w}");
+        }
+        assert!(w["bandwidthSource"].is_null() || w["bandwidthSource"] == "uncore", "{w}");
     }
     let last = windows.last().unwrap();
     assert_eq!(last["totals"]["pages"], summary["pages"]);

@@ -24,7 +24,10 @@ use numascope_core::apply::{
     ApplyReport, Expected, NotMoved, PageRun, PageStats, RangeReport, RollbackRecord, Status as ApplyStatus,
     ThreadAffinity, ThreadReport, WeightCheck,
 };
-use numascope_core::live::{LiveThread, LiveTotals, LiveWindow, NodeAccesses, NodeCount, ACCESS_SOURCE_HINTING};
+use numascope_core::live::{
+    LiveThread, LiveTotals, LiveWindow, NodeAccesses, NodeBandwidth, NodeCount, ACCESS_SOURCE_HINTING,
+    ACCESS_SOURCE_PMU, BANDWIDTH_SOURCE_UNCORE,
+};
 use numascope_core::probe::{MetricProbe, Privileges, Probe, SourceProbe};
 use numascope_core::probe_placement::PlacementFeature;
 use numascope_core::recorder::RecordSummary;
@@ -75,6 +78,13 @@ fn windows() -> [LiveWindow; 2] {
         faults_by_node: vec![nc(-1, 8), nc(0, 2040)],
         accesses: vec![NodeAccesses { node: 0, local: 310, remote: 42 }],
         access_source: Some(ACCESS_SOURCE_HINTING),
+        bandwidth: vec![NodeBandwidth {
+            node: 0,
+            read_bytes_per_s: Some(1.25e9),
+            write_bytes_per_s: Some(4.5e8),
+            bytes_per_s: 1.7e9,
+        }],
+        bandwidth_source: Some(BANDWIDTH_SOURCE_UNCORE),
         totals: LiveTotals {
             faults: 8200,
             faults_by_node: vec![nc(-1, 8), nc(0, 8192)],
@@ -100,8 +110,10 @@ fn windows() -> [LiveWindow; 2] {
         pid: 27_803,
         faults: 0,
         faults_by_node: vec![],
-        accesses: vec![],
-        access_source: None,
+        accesses: vec![NodeAccesses { node: 0, local: 7, remote: 0 }],
+        access_source: Some(ACCESS_SOURCE_PMU),
+        bandwidth: vec![NodeBandwidth { node: 0, read_bytes_per_s: None, write_bytes_per_s: None, bytes_per_s: 9.5e8 }],
+        bandwidth_source: Some(BANDWIDTH_SOURCE_UNCORE),
         totals: LiveTotals {
             faults: 8200,
             faults_by_node: vec![nc(0, 8200)],

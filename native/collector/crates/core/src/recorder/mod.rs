@@ -54,6 +54,7 @@ pub(crate) mod code;
 mod finish;
 mod intervals;
 mod launch;
+mod live_feed;
 mod manifest;
 mod open;
 pub mod options;

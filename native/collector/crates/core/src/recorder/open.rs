@@ -384,6 +384,9 @@ impl Session {
             done: 0,
             pending: Vec::new(),
             next: now + opts.live_window,
+            mem_done: 0,
+            pmu_pages: Default::default(),
+            uncore: super::live_feed::UncoreTap::new(),
         });
         Ok(Session {
             opts: opts.clone(),

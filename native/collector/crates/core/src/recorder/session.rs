@@ -77,6 +77,12 @@ pub(super) struct Live {
     pub(super) done: usize,
     pub(super) pending: Vec<usize>,
     pub(super) next: Instant,
+    /// `mem.raw[..mem_done]` were counted as accesses (with a PMU sampler open).
+    pub(super) mem_done: usize,
+    /// The node of pages only PMU samples touched.
+    pub(super) pmu_pages: super::live_feed::PmuPages,
+    /// The uncore readings, for the windows' bandwidth.
+    pub(super) uncore: super::live_feed::UncoreTap,
 }
 
 pub(super) struct Clock {
@@ -341,6 +347,10 @@ impl Session {
     /// give them. A sample whose page has no node yet (move_pages answered before the fault had
     /// mapped the page) waits for a later window, the final one at the latest, so that it is
     /// counted with the node the trace gives it.
+    ///
+    /// Accesses: from the PMU samples drained since the last window when a PMU sampler is open
+    /// (then hinting faults are not counted as accesses: one source per recording, live.rs),
+    /// else from the hinting faults; bandwidth from the uncore memory-controller readings.
     pub(super) fn emit_live(&mut self, end_us: u64, is_final: bool) {
         let Some(l) = self.live.as_mut() else { return };
         let pages = &mut self.seen.pages;
@@ -348,6 +358,7 @@ impl Session {
         if !is_final {
             pages.query_new(self.pid);
         }
+        let pmu = matches!(self.mem.sampler, Some(Ok(_)));
         let waiting = std::mem::take(&mut l.pending);
         for k in waiting.into_iter().chain(l.done..raw.len()) {
             let s = &raw[k];
@@ -357,7 +368,7 @@ impl Session {
                 continue;
             }
             l.agg.fault(s.tid, s.cpu, node);
-            if s.kind != FaultKind::Touch {
+            if s.kind != FaultKind::Touch && !pmu {
                 // A hinting fault: an access sampled by NUMA balancing, local or remote by the
                 // node of the cpu it ran on against the node of its page.
                 let cpu_node = self.cpu_to_node.get(s.cpu as usize).map_or(-1, |&n| n as i32);
@@ -365,11 +376,33 @@ impl Session {
             }
         }
         l.done = raw.len();
+        if pmu {
+            // The page's current node as the fault samples' queries know it, else move_pages.
+            let fresh = &self.mem.raw[l.mem_done.min(self.mem.raw.len())..];
+            let tracked = |a: u64| pages.index.get(&a).map(|&i| pages.pages[i].node_last);
+            l.pmu_pages.query(self.pid, fresh, tracked);
+            let pmu_pages = &l.pmu_pages;
+            let node_of = |a: u64| tracked(a).filter(|&n| n >= 0).or_else(|| pmu_pages.get(a)).map_or(-1, |n| n as i32);
+            super::live_feed::count_pmu(&mut l.agg, fresh, &self.cpu_to_node, node_of);
+            l.mem_done = self.mem.raw.len();
+        }
+        let bandwidth = match &self.uncore {
+            Some(Ok(u)) if super::live_feed::counts_memory(u) => {
+                l.uncore.feed(u, &mut l.agg);
+                Some(crate::live::BANDWIDTH_SOURCE_UNCORE)
+            }
+            _ => None,
+        };
+        let access = if pmu {
+            Some(crate::live::ACCESS_SOURCE_PMU)
+        } else {
+            self.faults.hinting.then_some(crate::live::ACCESS_SOURCE_HINTING)
+        };
         let lost =
             if is_final { self.faults.sampler.as_ref().map(|s| s.lost).unwrap_or(0) } else { self.faults.last_lost };
         let nodes = pages.pages.iter().filter(|p| pages.kept(p)).map(|p| (p.node_first, p.node_last));
-        let hinting = self.faults.hinting;
-        l.agg.emit(end_us, is_final, nodes, hinting, lost, &self.roots.proc, &self.cpu_to_node);
+        let sources = crate::live::LiveSources { access, bandwidth };
+        l.agg.emit(end_us, is_final, nodes, sources, lost, &self.roots.proc, &self.cpu_to_node);
     }
 
     /// The stop conditions, in order: a signal, the stop flag, the process's exit, the duration.
