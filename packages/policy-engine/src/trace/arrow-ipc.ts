@@ -7,7 +7,15 @@
  * vector, string, block, row count and buffer it will use is checked here first, with a
  * bounds-checked flatbuffer reader, against the file's own size and the limits; and only the flat
  * column types the format uses, or an equivalent layout of them, are let through (Int,
- * FloatingPoint, Utf8, LargeUtf8, Utf8View with its views bounds-checked, and dictionaries of them): no nested types, no compression, no big-endian data.
+ * FloatingPoint, Utf8, LargeUtf8, Utf8View with its views bounds-checked, and dictionaries of them): no nested types, no big-endian data.
+ *
+ * Body compression: ZSTD only (what the writers use, docs/trace-format.md, "Size on disk"). Each
+ * compressed buffer is an int64 decompressed length, then one ZSTD frame (or the bytes as they
+ * are, length -1). Before anything is decompressed, every frame is walked here: it must be one
+ * frame, without a dictionary, whose header states its content size, equal to the length the
+ * buffer declares, ending where the buffer ends; those lengths are what the column checks below
+ * use, and a table's decompressed buffers together may hold at most `limits.maxEntryBytes` (what
+ * a stored table may). The decoder (`zstd.ts`) then allocates exactly the checked size.
  *
  * Layout (Arrow columnar format, "IPC File Format"): `ARROW1\0\0`, messages, footer flatbuffer,
  * int32 footer length, `ARROW1`. A message is [0xFFFFFFFF] int32 length, Message flatbuffer, body.
@@ -35,6 +43,11 @@ const TYPE_UTF8 = 5;
 const TYPE_LARGE_UTF8 = 20;
 /** Utf8View (Arrow 1.4+, what polars writes): 16-byte views into variadic data buffers. */
 const TYPE_UTF8_VIEW = 24;
+/** CompressionType ZSTD (Message.fbs: LZ4_FRAME = 0, ZSTD = 1). */
+const COMPRESSION_ZSTD = 1;
+const ZSTD_MAGIC = 0xfd2fb528;
+/** Largest ZSTD block (RFC 8878, Block_Maximum_Size). */
+const ZSTD_MAX_BLOCK = 128 * 1024;
 /** MetadataVersion V4 (Schema.fbs: V1 = 0 … V5 = 4). */
 const METADATA_V4 = 3;
 // MessageHeader union tags (Message.fbs).
@@ -227,11 +240,26 @@ function readBlocks(fb: Flat, footer: FlatTable, i: number, what: string): Block
  * Checks one record batch (of a table, or a dictionary's values) against its columns: one node per
  * column, each as long as the batch, with the buffers that length needs, inside the body.
  */
-function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; kind: ColumnLayout['kind']; width: number }>, body: Uint8Array, limits: TraceLimits, what: string): number {
+function checkBatch(
+  fb: Flat,
+  batch: FlatTable,
+  columns: Array<{ name: string; kind: ColumnLayout['kind']; width: number }>,
+  body: Uint8Array,
+  limits: TraceLimits,
+  what: string,
+  budget: { bytes: number },
+): number {
   const bodyLength = body.length;
   const length = fb.field(batch, 0, 8) ? fb.u53(fb.field(batch, 0, 8), `${what} length`) : 0;
   if (length > limits.maxTableRows) throw new ArrowMetadataError(`${what} declares ${length} rows, more than the ${limits.maxTableRows} this reader accepts`, true);
-  if (fb.field(batch, 3, 4)) throw new ArrowMetadataError(`${what} is compressed; the trace format stores Arrow bodies uncompressed`);
+  const compression = fb.child(batch, 3);
+  if (compression) {
+    const codec = fb.field(compression, 0, 1) ? fb.u8(fb.field(compression, 0, 1)) : 0;
+    const method = fb.field(compression, 1, 1) ? fb.u8(fb.field(compression, 1, 1)) : 0;
+    if (codec !== COMPRESSION_ZSTD) throw new ArrowMetadataError(`${what} is compressed with ${codec === 0 ? 'LZ4_FRAME' : `codec ${codec}`}; numascope reads ZSTD-compressed or uncompressed Arrow bodies`);
+    if (method !== 0) throw new ArrowMetadataError(`${what} has body compression method ${method}; Arrow defines only BUFFER (0)`);
+    if (columns.some((c) => c.kind === 'utf8-view')) throw new ArrowMetadataError(`${what} has compressed string-view columns, which this reader cannot check before decoding; write them uncompressed or as utf8`);
+  }
   // One variadic buffer count per string-view column, in column order (Message.fbs).
   const variadic = fb.vector(batch, 4, 8) ?? [0, 0];
   const views = columns.filter((c) => c.kind === 'utf8-view').length;
@@ -252,7 +280,8 @@ function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; k
     const size = fb.u53(p + 8, `${what} buffer length`);
     if (offset + size > bodyLength) throw new ArrowMetadataError(`${what}: a buffer (bytes ${offset}–${offset + size}) lies outside the ${bodyLength}-byte body`);
     if (offset % 8 !== 0) throw new ArrowMetadataError(`${what}: a buffer starts at byte ${offset}, not on the 8-byte boundary Arrow requires`);
-    return [offset, size];
+    if (!compression || size === 0) return [offset, size];
+    return [offset, checkCompressedBuffer(body.subarray(offset, offset + size), `${what}, buffer ${b - 1}`, budget, limits)];
   };
   columns.forEach((c, k) => {
     const p = nodes[0] + 16 * k;
@@ -278,6 +307,74 @@ function checkBatch(fb: Flat, batch: FlatTable, columns: Array<{ name: string; k
     }
   });
   return length;
+}
+
+/**
+ * One compressed buffer (see the module comment): its decompressed length, after checking that
+ * it is the length its ZSTD frame states and that the frame is whole and alone.
+ */
+function checkCompressedBuffer(buffer: Uint8Array, what: string, budget: { bytes: number }, limits: TraceLimits): number {
+  if (buffer.length < 8) throw new ArrowMetadataError(`${what} is ${buffer.length} bytes, too short for its decompressed length`);
+  const dv = new DataView(buffer.buffer, buffer.byteOffset, buffer.length);
+  const lo = dv.getUint32(0, true);
+  const hi = dv.getInt32(4, true);
+  if (hi === -1 && lo === 0xffffffff) {
+    budget.bytes += buffer.length - 8;
+    return buffer.length - 8; // stored as it is
+  }
+  if (hi < 0 || hi >= 2 ** 21) throw new ArrowMetadataError(`${what} declares a decompressed length of ${hi < 0 ? 'less than 0' : 'more than 2^53'}`);
+  const declared = hi * TWO_POW_32 + lo;
+  budget.bytes += declared;
+  if (budget.bytes > limits.maxEntryBytes) throw new ArrowMetadataError(`${what}: the table's compressed buffers decompress to more than the ${limits.maxEntryBytes} bytes a table may hold`, true);
+  const frame = buffer.subarray(8);
+  if (declared === 0 && frame.length === 0) return 0;
+  const size = zstdFrameSize(frame, `${what}'s ZSTD frame`);
+  if (size !== declared) throw new ArrowMetadataError(`${what}: its ZSTD frame holds ${size} bytes, its Arrow buffer says ${declared}`);
+  return declared;
+}
+
+/**
+ * Walks one ZSTD frame (RFC 8878, 3.1.1) without decoding it: its header must state the content
+ * size and name no dictionary, its blocks must lie inside `frame` and the frame must end where
+ * `frame` does. Returns the content size.
+ */
+export function zstdFrameSize(frame: Uint8Array, what: string): number {
+  const short = (): never => {
+    throw new ArrowMetadataError(`${what} ends early`);
+  };
+  if (frame.length < 6) short();
+  if ((frame[0]! | (frame[1]! << 8) | (frame[2]! << 16) | (frame[3]! << 24)) >>> 0 !== ZSTD_MAGIC) throw new ArrowMetadataError(`${what} does not start with the ZSTD magic number`);
+  const fhd = frame[4]!;
+  const single = (fhd >> 5) & 1;
+  const fcsCode = fhd >> 6;
+  if (fhd & 0x08) throw new ArrowMetadataError(`${what} has a reserved header bit set`);
+  if (fhd & 3) throw new ArrowMetadataError(`${what} needs a dictionary`);
+  if (!single && fcsCode === 0) throw new ArrowMetadataError(`${what} does not state its content size`);
+  const fcsBytes = fcsCode === 0 ? 1 : 1 << fcsCode;
+  let p = 5 + (single ? 0 : 1);
+  if (p + fcsBytes > frame.length) short();
+  let size = 0;
+  for (let k = fcsBytes - 1; k >= 0; k--) size = size * 256 + frame[p + k]!;
+  if (fcsBytes === 8 && size >= 2 ** 53) throw new ArrowMetadataError(`${what} states a content size beyond 2^53`);
+  if (fcsBytes === 2) size += 256;
+  p += fcsBytes;
+  const checksum = (fhd >> 2) & 1;
+  for (;;) {
+    if (p + 3 > frame.length) short();
+    const header = frame[p]! | (frame[p + 1]! << 8) | (frame[p + 2]! << 16);
+    p += 3;
+    const type = (header >> 1) & 3;
+    const blockSize = header >>> 3;
+    if (type === 3) throw new ArrowMetadataError(`${what} has a block of the reserved type`);
+    if (blockSize > ZSTD_MAX_BLOCK) throw new ArrowMetadataError(`${what} has a block of ${blockSize} bytes, more than ZSTD's ${ZSTD_MAX_BLOCK}`);
+    p += type === 1 ? 1 : blockSize;
+    if (p > frame.length) short();
+    if (header & 1) break;
+  }
+  p += checksum * 4;
+  if (p > frame.length) short();
+  if (p !== frame.length) throw new ArrowMetadataError(`${what} is followed by ${frame.length - p} more bytes`);
+  return size;
 }
 
 /**
@@ -364,6 +461,8 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
   }
 
   const spans: Array<[number, number]> = [];
+  /** Decompressed bytes of the table's compressed buffers so far. */
+  const budget = { bytes: 0 };
   const dictionaries = new Map<number, { name: string; kind: ColumnLayout['kind']; width: number }>();
   for (const c of columns) if (c.dictionary && !dictionaries.has(c.dictionary.id)) dictionaries.set(c.dictionary.id, { name: `${c.name} (dictionary)`, kind: c.dictionary.kind, width: c.dictionary.width });
   const seen = new Set<number>();
@@ -380,7 +479,7 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
     seen.add(id);
     const data = m.fb.child(header, 1);
     if (!data) throw new ArrowMetadataError(`${what} has no values`);
-    checkBatch(m.fb, data, [values], file.subarray(m.bodyStart, m.bodyStart + m.bodyLength), limits, `${what} (${values.name})`);
+    checkBatch(m.fb, data, [values], file.subarray(m.bodyStart, m.bodyStart + m.bodyLength), limits, `${what} (${values.name})`, budget);
   });
 
   let rows = 0;
@@ -389,7 +488,7 @@ export function checkArrowFile(file: Uint8Array, limits: TraceLimits): ArrowFile
     const m = readMessage(file, block, footerStart, what);
     spans.push([block.offset, m.bodyStart + m.bodyLength]);
     const header = headerOf(m.fb, m.message, HEADER_RECORD_BATCH, what);
-    rows += checkBatch(m.fb, header, columns, file.subarray(m.bodyStart, m.bodyStart + m.bodyLength), limits, what);
+    rows += checkBatch(m.fb, header, columns, file.subarray(m.bodyStart, m.bodyStart + m.bodyLength), limits, what, budget);
     if (rows > limits.maxTableRows) throw new ArrowMetadataError(`the table has more than the ${limits.maxTableRows} rows this reader accepts`, true);
   });
   // A dictionary column needs its dictionary only when there are rows to decode: an empty table

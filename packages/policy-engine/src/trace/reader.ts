@@ -9,7 +9,7 @@
  * 2. manifest.json is bounded in size and nesting before JSON.parse (manifest-json.ts), its format
  *    name and version checked before any table is decoded;
  * 3. each table's Arrow metadata is checked with bounds-checked reads before apache-arrow decodes
- *    it (arrow-ipc.ts), then its column types, nulls, strings and dictionary codes (check.ts);
+ *    it (arrow-ipc.ts; a ZSTD-compressed buffer's frame and declared length too, zstd.ts), then its column types, nulls, strings and dictionary codes (check.ts);
  * 4. the manifest is validated (validate.ts) and every row index, node id and cpu id checked
  *    against its table or machine (check.ts).
  * Only then is the result a `Trace`, the type the summary and the engine take.
@@ -24,6 +24,7 @@ import { CURRENT_TRACE_VERSION, TABLE_NAMES, TRACE_FORMAT_NAME, type TableName, 
 import { checkTraceVersion, TABLES_OF_VERSION, upgradeTrace, type RawTrace } from './upgrade.js';
 import { validateManifest } from './validate.js';
 import { looksLikeZip, readZipDirectory, readZipEntry, type ZipBudget } from './zip.js';
+import './zstd.js'; // registers the ZSTD decoder of compressed Arrow bodies
 
 export { describeArrowType } from './check.js';
 

@@ -2,6 +2,7 @@
 
 pub mod alloc;
 mod columns;
+mod compressed;
 pub mod fixture;
 pub mod limits;
 pub mod model;

@@ -32,6 +32,7 @@ fn widen_time(c: &ArrayRef) -> ArrayRef {
 /// One table of a file of format `version` as read, in the current version's types.
 pub fn read_table_of_version(table: &str, bytes: Vec<u8>, version: u32) -> Result<RecordBatch, TraceError> {
     let expected = table_schema(table).ok_or_else(|| TraceError::Invalid(format!("unknown table {table}")))?;
+    super::compressed::check_compressed_buffers(table, &bytes)?;
     let reader = FileReader::try_new(Cursor::new(bytes), None)?;
     let schema = reader.schema();
     for field in expected.fields() {

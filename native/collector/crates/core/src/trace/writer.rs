@@ -1,5 +1,5 @@
 //! Writes a [`TraceData`] as a `.numascope` file: a ZIP holding `manifest.json` (deflated) and
-//! one Arrow IPC file per table (stored, 64-byte aligned).
+//! one Arrow IPC file per table (stored, 64-byte aligned; Arrow body compression ZSTD).
 //!
 //! Files are created safely (docs/robustness.md): a trace is written to a temporary file made
 //! exclusively in the output's directory under a random name (`O_CREAT|O_EXCL|O_NOFOLLOW`,
@@ -23,7 +23,8 @@ use arrow_array::{
     ArrayRef, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray, UInt16Array,
     UInt32Array, UInt64Array,
 };
-use arrow_ipc::writer::FileWriter;
+use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_ipc::CompressionType;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
@@ -35,6 +36,18 @@ use super::TraceError;
 
 /// Rows per Arrow record batch.
 const BATCH_ROWS: usize = 65_536;
+
+/// zstd level of the Arrow body compression (docs/trace-format.md, "Size on disk": level 1 and 3
+/// give the same size at this batch size; 1 compresses faster).
+const ZSTD_LEVEL: i32 = 1;
+
+/// Arrow IPC options of every table: body compression ZSTD (version 4 files written before it are
+/// uncompressed; readers take both).
+fn ipc_options() -> Result<IpcWriteOptions, TraceError> {
+    Ok(IpcWriteOptions::default()
+        .try_with_compression(Some(CompressionType::ZSTD))?
+        .try_with_compression_level(Some(ZSTD_LEVEL))?)
+}
 
 fn check_len(table: &str, columns: &[(&str, usize)]) -> Result<usize, TraceError> {
     let n = columns[0].1;
@@ -246,13 +259,14 @@ pub fn table_columns(trace: &TraceData, table: &str) -> Result<Vec<ArrayRef>, Tr
     Ok(cols)
 }
 
-/// Encodes one table as an Arrow IPC file (magic `ARROW1`), in batches of 65,536 rows.
+/// Encodes one table as an Arrow IPC file (magic `ARROW1`), in batches of 65,536 rows, each
+/// buffer ZSTD-compressed.
 pub fn table_ipc_bytes(trace: &TraceData, table: &str) -> Result<(Vec<u8>, u64), TraceError> {
     let schema = table_schema(table).ok_or_else(|| TraceError::Invalid(format!("unknown table {table}")))?;
     let columns = table_columns(trace, table)?;
     let batch = RecordBatch::try_new(schema.clone(), columns)?;
     let rows = batch.num_rows();
-    let mut writer = FileWriter::try_new(Vec::new(), &schema)?;
+    let mut writer = FileWriter::try_new_with_options(Vec::new(), &schema, ipc_options()?)?;
     if rows == 0 {
         writer.write(&batch)?;
     }
