@@ -160,7 +160,7 @@ fn put_decimal(p: &mut Put, mut v: u64) {
 
 fn fail(flag: u32) -> bool {
     END_FLAGS.fetch_or(END_TRUNCATED | flag, Ordering::Relaxed);
-    crate::stop_recording();
+    crate::state::stop_recording();
     false
 }
 
@@ -186,7 +186,7 @@ unsafe fn reserve_blocks(blocks: usize, budgeted: bool) -> Option<(i32, u64)> {
         Some((dev, ino)) if dev == FD_DEV.load(Ordering::Relaxed) && ino == FD_INO.load(Ordering::Relaxed) => {}
         _ => {
             FD.store(-1, Ordering::Release);
-            crate::stop_recording();
+            crate::state::stop_recording();
             return None;
         }
     }

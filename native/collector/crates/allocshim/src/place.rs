@@ -562,7 +562,7 @@ pub fn init(plan: Option<&[u8]>, log: Option<&[u8]>) -> bool {
         min = min.min(o.min as usize);
         max = max.max(o.max.min(usize::MAX as u64) as usize);
     }
-    if let Some((lo, hi)) = modules::module_range(crate::malloc as *const () as usize) {
+    if let Some((lo, hi)) = modules::module_range(crate::interpose::alloc::malloc as *const () as usize) {
         unwind::OWN_LO.store(lo, Ordering::Relaxed);
         unwind::OWN_HI.store(hi, Ordering::Relaxed);
     }

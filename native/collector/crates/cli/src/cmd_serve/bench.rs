@@ -12,11 +12,11 @@ use numascope_core::topology::Roots;
 use serde_json::{json, Value};
 
 use super::http::{Conn, Head, Resp};
-use super::{
-    api_error, blocking, check_duplicate_keys, duplicate_key_error, json_response, random_hex, read_request_body,
-    unix_ms,
-};
-use super::{State, Status, MAX_BODY};
+use super::ids::{random_hex, unix_ms};
+use super::limits::MAX_BODY;
+use super::request::{blocking, read_request_body};
+use super::respond::{api_error, check_duplicate_keys, duplicate_key_error, json_response};
+use super::state::{State, Status};
 
 /// Runs kept for `GET /api/bench` (the oldest finished one is dropped beyond this).
 const KEEP_RUNS: usize = 8;

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use serde_json::{json, Value};
 
 use super::http::{Body, Resp};
-use super::{api_error, json_response, with_api_headers};
+use super::respond::{api_error, json_response, with_api_headers};
 
 /// Largest loop record accepted: a plan of a few thousand page ranges and its reports fit.
 pub(super) const MAX_LOOP_BODY: u64 = 4 * 1024 * 1024;

@@ -35,9 +35,12 @@ use numascope_core::trace::{Link, Machine, MachineNode, MachineProvenance, NodeH
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-use super::{
-    apply_answer, end_message, error_json, process_json, recording_json, window_message, RecInner, Recording, Status,
-};
+use super::apply::apply_answer;
+use super::processes::process_json;
+use super::recordings::recording_json;
+use super::respond::error_json;
+use super::state::{RecInner, Recording, Status};
+use super::websocket::{end_message, window_message};
 
 const RECORDING_ID: &str = "01b677b58d686bfd";
 

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 use numascope_core::apply::launch::{self, RunOptions, RunReport, WeightsFallback, EXIT_USAGE};
 use serde_json::{json, Value};
 
-use super::{api_error, json_response, random_hex, unix_ms, Resp, State};
+use super::http::Resp;
+use super::ids::{random_hex, unix_ms};
+use super::respond::{api_error, json_response};
+use super::state::State;
 
 /// Runs kept for `GET /api/runs` (the oldest exited one is dropped beyond this).
 const KEEP_RUNS: usize = 32;
