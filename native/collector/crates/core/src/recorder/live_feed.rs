@@ -2,20 +2,19 @@
 //! and the uncore source's memory-controller bytes as bandwidth. The session (session.rs,
 //! `emit_live`) calls these before each window.
 //!
-//! The uncore source keeps its readings to itself and hands them out whole
-//! (`UncoreCounters::add_to_trace`), so [`UncoreTap`] copies them into a scratch table and takes
-//! the first and the latest reading of each (counter, node): O(readings so far) per window, a few
-//! hundred thousand rows after an hour at the default 100 ms interval. An accessor for the latest
-//! reading in the uncore module would make it O(1).
+//! The uncore readings are taken from where the previous window stopped
+//! (`UncoreCounters::readings_since`): the work per window follows the readings taken in it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::decode::mem_sample::MemSample;
 use crate::live::LiveAggregator;
-use crate::sources::uncore::UncoreCounters;
-use crate::trace::{empty_manifest, Counters, TraceData};
+use crate::sources::uncore::{Scope, UncoreCounters};
+#[cfg(test)]
+use crate::trace::Counters;
 
-/// The uncore rows' scope for a node (sources/uncore.rs `Scope::Node`).
+/// The uncore rows' scope for a node (sources/uncore `Scope::Node`).
+#[cfg(test)]
 const NODE_SCOPE: &str = "node";
 
 /// Whether the uncore source counts memory-controller bytes (the live windows' bandwidth).
@@ -25,25 +24,34 @@ pub(super) fn counts_memory(u: &UncoreCounters) -> bool {
 
 /// Reads the uncore source's readings for the live windows.
 pub(super) struct UncoreTap {
-    scratch: TraceData,
+    /// Readings already given to the aggregator.
+    seen: usize,
 }
 
 impl UncoreTap {
     pub(super) fn new() -> Self {
-        UncoreTap { scratch: TraceData::empty(empty_manifest()) }
+        UncoreTap { seen: 0 }
     }
 
-    /// Gives `agg` the first and the latest reading of every memory-controller counter of a node.
+    /// Gives `agg` the readings of every memory-controller counter of a node taken since the
+    /// previous call (the aggregator keeps the base and the latest of each).
     pub(super) fn feed(&mut self, u: &UncoreCounters, agg: &mut LiveAggregator) {
-        self.scratch.counters = Counters::default();
-        u.add_to_trace(&mut self.scratch);
-        feed_counters(&self.scratch.counters, agg);
+        let new = u.readings_since(self.seen);
+        self.seen += new.len();
+        for &(t, counter, scope, v) in new {
+            if let Scope::Node(node) = scope {
+                agg.uncore_reading(t, node, counter, v);
+            }
+        }
     }
 }
 
-/// [`UncoreTap::feed`] on an uncore counters table (rows of cumulative bytes, scope `node` or
-/// `socket`): the first and the latest row of each (counter, node), oldest first.
+/// What [`UncoreTap::feed`] gives the aggregator, from an uncore counters table as the trace
+/// holds it (rows of cumulative bytes, scope `node` or `socket`): the first and the latest row of
+/// each (counter, node), oldest first. The tests feed written tables through it.
+#[cfg(test)]
 pub(super) fn feed_counters(c: &Counters, agg: &mut LiveAggregator) {
+    use std::collections::BTreeMap;
     let mut first: BTreeMap<(i32, u16), usize> = BTreeMap::new();
     let mut last: BTreeMap<(i32, u16), usize> = BTreeMap::new();
     for i in 0..c.time_us.len() {

@@ -119,6 +119,13 @@ impl UncoreCounters {
         self.rows.iter().filter(|r| r.1.starts_with(prefix)).count()
     }
 
+    /// The readings taken after the first `from` (in the order read: time order), as
+    /// (time µs, counter, scope, cumulative bytes): a reader that keeps how many it has seen
+    /// (the live windows) takes only the new ones.
+    pub fn readings_since(&self, from: usize) -> &[(i64, &'static str, Scope, f64)] {
+        &self.rows[from.min(self.rows.len())..]
+    }
+
     /// Writes the rows into `counters` (scope `node` or `socket`), keeping the table in time order.
     pub fn add_to_trace(&self, trace: &mut crate::trace::TraceData) -> usize {
         self.write_counters(&mut trace.counters)

@@ -440,3 +440,22 @@ fn recorded_rows_source_reason_and_capabilities() {
     );
     let _ = fs::remove_dir_all(&root);
 }
+
+#[test]
+fn readings_since_gives_only_the_new_readings() {
+    let root = skx("recorded");
+    let mut u = UncoreCounters {
+        specs: plan_uncore(&roots(&root), &node_map(SKX_NODES)).specs,
+        counters: Vec::new(),
+        rows: vec![(0, "mc-read-bytes", Scope::Node(0), 0.0), (100, "mc-read-bytes", Scope::Node(0), 64.0)],
+        multiplexed_reads: 0,
+        incomplete_sums: 0,
+        summary: String::new(),
+    };
+    assert_eq!(u.readings_since(0).len(), 2);
+    let seen = u.readings_since(0).len();
+    u.rows.push((200, "mc-read-bytes", Scope::Node(0), 128.0));
+    assert_eq!(u.readings_since(seen), &[(200, "mc-read-bytes", Scope::Node(0), 128.0)]);
+    assert!(u.readings_since(3).is_empty());
+    assert!(u.readings_since(99).is_empty(), "past the end: nothing, no panic");
+}
