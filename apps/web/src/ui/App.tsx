@@ -339,8 +339,7 @@ export function App() {
   const traceId = view.kind === 'ready' ? view.overview.traceId : 0;
   const context = useMemo<TraceContextValue>(
     () => ({ client: client.current, traceId, state: viewState, navigate }),
-    // client.current is set once on mount, before any trace is ready.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // client.current is set once on mount, before any trace is ready (a ref: not a dependency).
     [traceId, viewState, navigate],
   );
 
