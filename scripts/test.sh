@@ -26,6 +26,8 @@ suite() {
 }
 
 suite typecheck bash -c "cd '$ROOT' && npx tsc -b packages/protocol packages/policy-engine packages/viz apps/web apps/desktop sample-traces e2e scripts/layering"
+# ESLint (eslint.config.js): no TypeScript function over 200 lines, the rules of hooks.
+suite eslint bash -c "cd '$ROOT' && npx eslint ."
 suite cargo bash -c "cd '$COLLECTOR' && cargo test --locked --workspace -- --test-threads=2"
 # Lints that fail the build: no function over 200 lines (clippy.toml, Cargo.toml [workspace.lints]).
 suite clippy bash -c "cd '$COLLECTOR' && cargo clippy --locked --workspace --all-targets"
@@ -46,6 +48,8 @@ while read -r p f; do passed=$((passed+p)); failed=$((failed+f)); done < <(
   sed -n 's/.*test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$LOGS/cargo.log")
 # clippy: one check, counted as one test
 if [[ " ${failed_suites[*]} " == *" clippy "* ]]; then failed=$((failed+1)); else passed=$((passed+1)); fi
+# eslint: one check, counted as one test
+if [[ " ${failed_suites[*]} " == *" eslint "* ]]; then failed=$((failed+1)); else passed=$((passed+1)); fi
 # node --test: "# pass 5" / "# fail 0"
 passed=$((passed + $(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$LOGS/node-binding.log" | tail -1 | grep . || echo 0)))
 failed=$((failed + $(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$LOGS/node-binding.log" | tail -1 | grep . || echo 0)))

@@ -131,6 +131,88 @@ export function hottestCell(grid: Pick<HeatmapGrid, 'rows' | 'cols' | 'values'>)
   return { r: Math.floor(best / grid.cols), c: best % grid.cols };
 }
 
+/** Draws the heatmap (cells, marked rows, region boundaries, address labels, time axis) on a canvas `h` pixels high. */
+function drawHeatmap(
+  ctx: CanvasRenderingContext2D,
+  h: number,
+  at: { grid: HeatmapGrid; nodeIds: readonly number[]; marked: { rows: Uint8Array; inView: number } | null; pw: number; ph: number; cw: number; rh: number },
+): void {
+  const M = HEATMAP_MARGIN;
+  const { grid, nodeIds, marked, pw, ph, cw, rh } = at;
+  const style = getComputedStyle(ctx.canvas);
+  const fg = style.color || '#222';
+  ctx.font = `11px ${style.fontFamily || 'sans-serif'}`;
+  ctx.fillStyle = style.getPropertyValue('--ns-bg-raised') || '#f4f5f7';
+  ctx.fillRect(M.left, M.top, pw, ph);
+  for (let r = 0; r < grid.rows; r++) {
+    for (let c = 0; c < grid.cols; c++) {
+      const v = grid.values[r * grid.cols + c]!;
+      if (v <= 0) continue;
+      const k = intensity(v, grid.max);
+      if (grid.mode === 'node') {
+        const slot = grid.dominant[r * grid.cols + c]!;
+        ctx.fillStyle = nodeColor(slot < nodeIds.length ? nodeIds[slot]! : -1, nodeIds);
+        ctx.globalAlpha = 0.45 + 0.55 * k;
+      } else {
+        ctx.fillStyle = interpolateViridis(0.1 + 0.9 * k);
+        ctx.globalAlpha = 1;
+      }
+      ctx.fillRect(M.left + c * cw, M.top + r * rh, Math.ceil(cw), Math.ceil(rh));
+    }
+  }
+  ctx.globalAlpha = 1;
+  // Marked pages: a bar in the margin and an outline around each run of marked rows.
+  if (marked) {
+    ctx.fillStyle = fg;
+    ctx.strokeStyle = fg;
+    ctx.lineWidth = 1;
+    for (let r = 0; r < grid.rows; r++) {
+      if (!marked.rows[r]) continue;
+      let end = r;
+      while (end + 1 < grid.rows && marked.rows[end + 1]) end++;
+      const y0 = M.top + r * rh;
+      const hh = Math.max(2, (end + 1 - r) * rh);
+      ctx.fillRect(M.left - 4, y0, 3, hh);
+      ctx.strokeRect(M.left + 0.5, Math.round(y0) + 0.5, pw - 1, Math.max(1, Math.round(hh) - 1));
+      r = end;
+    }
+  }
+  // Region boundaries and address labels.
+  ctx.strokeStyle = fg;
+  ctx.fillStyle = fg;
+  ctx.textAlign = 'right';
+  ctx.textBaseline = 'middle';
+  let lastLabel = -Infinity;
+  for (let r = 0; r < grid.rows; r++) {
+    const boundary = r === 0 || grid.rowRegion[r] !== grid.rowRegion[r - 1];
+    const yy = M.top + r * rh;
+    if (boundary) {
+      ctx.globalAlpha = 0.35;
+      ctx.beginPath();
+      ctx.moveTo(M.left - 4, Math.round(yy) + 0.5);
+      ctx.lineTo(M.left + pw, Math.round(yy) + 0.5);
+      ctx.stroke();
+      ctx.globalAlpha = 1;
+    }
+    if ((boundary && yy - lastLabel >= 14) || yy - lastLabel >= 64) {
+      ctx.fillText(formatAddress(grid.rowAddress[r]!), M.left - 6, Math.min(M.top + ph - 6, yy + 6));
+      lastLabel = yy;
+    }
+  }
+  // Time axis.
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'alphabetic';
+  // Round times (d3's nice ticks: 0, 200 ms, 400 ms …), not sixths of the range (303.03 ms).
+  const span = Math.max(1, grid.toUs - grid.fromUs);
+  const ticks = timeTicks(grid.fromUs, grid.toUs, 6);
+  ticks.forEach((t, i) => {
+    const px = M.left + (pw * (t - grid.fromUs)) / span;
+    // A label near the plot's right edge ends there, so it is never cut off.
+    ctx.textAlign = i === ticks.length - 1 && px > M.left + pw - 30 ? 'right' : 'center';
+    ctx.fillText(formatDurationTick(t), px, h - 6);
+  });
+}
+
 /**
  * Address space × time: pages in address order (so unmapped gaps take no room) down, time
  * across, on the shared canvas primitive. Zoom with the wheel, by dragging a band of rows, with
@@ -154,82 +236,8 @@ export function AddressHeatmap({ grid, nodeIds, onZoom, onSelect, marks, regionN
   const marked = useMemo(() => (marks && marks.length > 0 ? markedRows(grid, marks) : null), [grid, marks]);
 
   const draw = useCallback(
-    (ctx: CanvasRenderingContext2D, { width: w, height: h }: CanvasSize) => {
-      const style = getComputedStyle(ctx.canvas);
-      const fg = style.color || '#222';
-      ctx.font = `11px ${style.fontFamily || 'sans-serif'}`;
-      ctx.fillStyle = style.getPropertyValue('--ns-bg-raised') || '#f4f5f7';
-      ctx.fillRect(M.left, M.top, pw, ph);
-      for (let r = 0; r < grid.rows; r++) {
-        for (let c = 0; c < grid.cols; c++) {
-          const v = grid.values[r * grid.cols + c]!;
-          if (v <= 0) continue;
-          const k = intensity(v, grid.max);
-          if (grid.mode === 'node') {
-            const slot = grid.dominant[r * grid.cols + c]!;
-            ctx.fillStyle = nodeColor(slot < nodeIds.length ? nodeIds[slot]! : -1, nodeIds);
-            ctx.globalAlpha = 0.45 + 0.55 * k;
-          } else {
-            ctx.fillStyle = interpolateViridis(0.1 + 0.9 * k);
-            ctx.globalAlpha = 1;
-          }
-          ctx.fillRect(M.left + c * cw, M.top + r * rh, Math.ceil(cw), Math.ceil(rh));
-        }
-      }
-      ctx.globalAlpha = 1;
-      // Marked pages: a bar in the margin and an outline around each run of marked rows.
-      if (marked) {
-        ctx.fillStyle = fg;
-        ctx.strokeStyle = fg;
-        ctx.lineWidth = 1;
-        for (let r = 0; r < grid.rows; r++) {
-          if (!marked.rows[r]) continue;
-          let end = r;
-          while (end + 1 < grid.rows && marked.rows[end + 1]) end++;
-          const y0 = M.top + r * rh;
-          const hh = Math.max(2, (end + 1 - r) * rh);
-          ctx.fillRect(M.left - 4, y0, 3, hh);
-          ctx.strokeRect(M.left + 0.5, Math.round(y0) + 0.5, pw - 1, Math.max(1, Math.round(hh) - 1));
-          r = end;
-        }
-      }
-      // Region boundaries and address labels.
-      ctx.strokeStyle = fg;
-      ctx.fillStyle = fg;
-      ctx.textAlign = 'right';
-      ctx.textBaseline = 'middle';
-      let lastLabel = -Infinity;
-      for (let r = 0; r < grid.rows; r++) {
-        const boundary = r === 0 || grid.rowRegion[r] !== grid.rowRegion[r - 1];
-        const yy = M.top + r * rh;
-        if (boundary) {
-          ctx.globalAlpha = 0.35;
-          ctx.beginPath();
-          ctx.moveTo(M.left - 4, Math.round(yy) + 0.5);
-          ctx.lineTo(M.left + pw, Math.round(yy) + 0.5);
-          ctx.stroke();
-          ctx.globalAlpha = 1;
-        }
-        if ((boundary && yy - lastLabel >= 14) || yy - lastLabel >= 64) {
-          ctx.fillText(formatAddress(grid.rowAddress[r]!), M.left - 6, Math.min(M.top + ph - 6, yy + 6));
-          lastLabel = yy;
-        }
-      }
-      // Time axis.
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'alphabetic';
-      // Round times (d3's nice ticks: 0, 200 ms, 400 ms …), not sixths of the range (303.03 ms).
-      const span = Math.max(1, grid.toUs - grid.fromUs);
-      const ticks = timeTicks(grid.fromUs, grid.toUs, 6);
-      ticks.forEach((t, i) => {
-        const px = M.left + (pw * (t - grid.fromUs)) / span;
-        // A label near the plot's right edge ends there, so it is never cut off.
-        ctx.textAlign = i === ticks.length - 1 && px > M.left + pw - 30 ? 'right' : 'center';
-        ctx.fillText(formatDurationTick(t), px, h - 6);
-      });
-      void w;
-    },
-    [grid, nodeIds, marked, M.left, M.top, pw, ph, cw, rh],
+    (ctx: CanvasRenderingContext2D, { height: h }: CanvasSize) => drawHeatmap(ctx, h, { grid, nodeIds, marked, pw, ph, cw, rh }),
+    [grid, nodeIds, marked, pw, ph, cw, rh],
   );
 
   const cellAt = useCallback(

@@ -83,29 +83,8 @@ export function App() {
   const view = load.screen;
   /** Idle state of the Live screen (LiveView reports it). */
   const [liveState, setLiveState] = useState<AppState>('loading');
-  const [samples, setSamples] = useState<SamplesState>({ status: 'loading' });
-  const [dragging, setDragging] = useState(false);
   const client = useRef<TraceWorkerClient | null>(null);
-  const [viewState, setViewState] = useState<ViewState>(() => parseViewState(window.location.search));
-  const viewStateRef = useRef(viewState);
-  viewStateRef.current = viewState;
-
-  /** Changes the view state and writes it to the address bar (a new history entry unless `replace`). */
-  const navigate = useCallback((patch: Partial<ViewState>, options?: { replace?: boolean }) => {
-    const next = { ...viewStateRef.current, ...patch };
-    // "The whole trace" (a range cleared anywhere but the zoomed timeline) leaves the zoom too.
-    if (patch.range === null && !('zoom' in patch)) next.zoom = [];
-    // The selected object belongs to its region: another region starts on its busiest object.
-    if ('region' in patch && patch.region !== viewStateRef.current.region && !('obj' in patch)) next.obj = null;
-    viewStateRef.current = next;
-    const search = writeViewState(window.location.search, next);
-    if (search !== window.location.search) {
-      const url = window.location.pathname + search + window.location.hash;
-      if (options?.replace) window.history.replaceState(null, '', url);
-      else window.history.pushState(null, '', url);
-    }
-    setViewState(next);
-  }, []);
+  const { viewState, viewStateRef, setViewState, navigate } = useViewState();
 
   useEffect(() => {
     client.current = new TraceWorkerClient();
@@ -161,7 +140,7 @@ export function App() {
         dispatch({ type: 'failed', token, error: toFailure(e) });
       }
     },
-    [dispatch, parse],
+    [dispatch, parse, viewStateRef, setViewState],
   );
 
   // Desktop app: the Open buttons and File ▸ Open use the native dialog; files from Open Recent, the
@@ -181,59 +160,12 @@ export function App() {
     },
     [dispatch, openFile],
   );
-  useEffect(() => {
-    const shell = desktopShell();
-    if (!shell) return;
-    const openDialog = () => void openFromDesktop('Open trace…', () => shell.openTrace());
-    setDesktopOpenHandler(openDialog);
-    // Export and save do what their buttons do (the buttons exist while a trace is shown).
-    const click = (testId: string) => document.querySelector<HTMLButtonElement>(`[data-testid="${testId}"]`)?.click();
-    const off = shell.onCommand((raw) => {
-      const cmd = parseDesktopCommand(raw);
-      if (!cmd) return;
-      switch (cmd.command) {
-        case 'open':
-          return openDialog();
-        case 'open-path':
-          return void openFromDesktop(cmd.path, () => shell.openRecent(cmd.path));
-        case 'view-live':
-          return void dispatch({ type: 'show-live' });
-        case 'view':
-          if (loadRef.current.screen.kind === 'ready') navigate({ view: cmd.view });
-          return;
-        case 'save':
-          return click('save-trace');
-        case 'export-png':
-        case 'export-svg':
-        case 'export-markdown':
-          return click(cmd.command);
-      }
-    });
-    return () => {
-      off();
-      setDesktopOpenHandler(null);
-    };
-  }, [openFromDesktop, navigate, dispatch]);
+  useDesktopCommands(openFromDesktop, navigate, dispatch, loadRef);
 
   // "Apply through live mode" in the Recommendations view opens the Live screen.
   useEffect(() => setOpenLiveHandler(() => void dispatch({ type: 'show-live' })), [dispatch]);
 
-  // A finished live recording's trace (downloaded from numascope serve) opens in the normal views,
-  // with ?recording=ID in the address bar (beside the token) so that a reload reopens it.
-  useEffect(() => {
-    setTraceHandler(async (name, bytes, recording) => {
-      viewStateRef.current = DEFAULT_VIEW_STATE;
-      setViewState(DEFAULT_VIEW_STATE);
-      const live = pageToken();
-      let url: string | undefined;
-      if (live && recording) {
-        url = RECORDING_KEY + recording;
-        window.history.pushState(null, '', `${window.location.pathname}?token=${encodeURIComponent(live)}&recording=${encodeURIComponent(recording)}`);
-      }
-      const token = dispatch({ type: 'open-bytes', name, size: bytes.byteLength, url });
-      await parse(token, bytes);
-    });
-  }, [dispatch, parse]);
+  useLiveRecordingTraces(dispatch, parse, viewStateRef, setViewState);
 
   // An HTML report's embedded trace, opened once on start.
   const openReport = useCallback(async () => {
@@ -273,64 +205,11 @@ export function App() {
     fromLocation();
     window.addEventListener('popstate', fromLocation);
     return () => window.removeEventListener('popstate', fromLocation);
-  }, [openUrl, openReport, dispatch]);
+  }, [openUrl, openReport, dispatch, viewStateRef, setViewState]);
 
-  // The sample list, for the landing page (none in an HTML report: it has no server to ask).
-  useEffect(() => {
-    if (REPORT || view.kind !== 'landing' || samples.status !== 'loading') return;
-    let live = true;
-    fetch('samples/index.json')
-      .then(async (r) => {
-        if (!r.ok) throw new Error(`samples/index.json: HTTP ${r.status} ${r.statusText}`);
-        return (await r.json()) as SampleIndex;
-      })
-      .then(
-        (index) => live && setSamples({ status: 'ready', samples: index.samples }),
-        (e: Error) => live && setSamples({ status: 'error', message: `The list of sample traces could not be loaded (${e.message}).` }),
-      );
-    return () => {
-      live = false;
-    };
-  }, [view.kind, samples.status]);
+  const samples = useSampleList(view.kind);
 
-  // Drag and drop anywhere on the window.
-  useEffect(() => {
-    let depth = 0;
-    const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
-    const onEnter = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      depth++;
-      setDragging(true);
-    };
-    const onOver = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
-    };
-    const onLeave = (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      depth = Math.max(0, depth - 1);
-      if (depth === 0) setDragging(false);
-    };
-    const onDrop = (e: DragEvent) => {
-      e.preventDefault();
-      depth = 0;
-      setDragging(false);
-      const file = e.dataTransfer?.files[0];
-      if (file) void openFile(file);
-    };
-    window.addEventListener('dragenter', onEnter);
-    window.addEventListener('dragover', onOver);
-    window.addEventListener('dragleave', onLeave);
-    window.addEventListener('drop', onDrop);
-    return () => {
-      window.removeEventListener('dragenter', onEnter);
-      window.removeEventListener('dragover', onOver);
-      window.removeEventListener('dragleave', onLeave);
-      window.removeEventListener('drop', onDrop);
-    };
-  }, [openFile]);
+  const dragging = useFileDrop(openFile);
 
   // Idle signal, published after the view for the state is on screen.
   const state: AppState = idleStateOf(load, liveState, !REPORT && samples.status === 'loading');
@@ -339,8 +218,7 @@ export function App() {
   const traceId = view.kind === 'ready' ? view.overview.traceId : 0;
   const context = useMemo<TraceContextValue>(
     () => ({ client: client.current, traceId, state: viewState, navigate }),
-    // client.current is set once on mount, before any trace is ready.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // client.current is set once on mount, before any trace is ready (a ref: not a dependency).
     [traceId, viewState, navigate],
   );
 
@@ -415,6 +293,166 @@ export function App() {
       {dragging && <DropOverlay />}
     </div>
   );
+}
+
+/** The view state, from the address bar, and `navigate`, which changes it and writes it there (a new history entry unless `replace`). */
+function useViewState() {
+  const [viewState, setViewState] = useState<ViewState>(() => parseViewState(window.location.search));
+  const viewStateRef = useRef(viewState);
+  viewStateRef.current = viewState;
+
+  const navigate = useCallback((patch: Partial<ViewState>, options?: { replace?: boolean }) => {
+    const next = { ...viewStateRef.current, ...patch };
+    // "The whole trace" (a range cleared anywhere but the zoomed timeline) leaves the zoom too.
+    if (patch.range === null && !('zoom' in patch)) next.zoom = [];
+    // The selected object belongs to its region: another region starts on its busiest object.
+    if ('region' in patch && patch.region !== viewStateRef.current.region && !('obj' in patch)) next.obj = null;
+    viewStateRef.current = next;
+    const search = writeViewState(window.location.search, next);
+    if (search !== window.location.search) {
+      const url = window.location.pathname + search + window.location.hash;
+      if (options?.replace) window.history.replaceState(null, '', url);
+      else window.history.pushState(null, '', url);
+    }
+    setViewState(next);
+  }, []);
+  return { viewState, viewStateRef, setViewState, navigate };
+}
+
+/**
+ * Desktop app: the menu's commands (File ▸ Open, Open Recent, View, Save, Export), which do what
+ * the page's own buttons do.
+ */
+function useDesktopCommands(
+  openFromDesktop: (source: string, get: () => Promise<OpenedTrace | null>) => Promise<void>,
+  navigate: (patch: Partial<ViewState>) => void,
+  dispatch: (e: LoadEvent) => number,
+  loadRef: { readonly current: LoadState },
+) {
+  useEffect(() => {
+    const shell = desktopShell();
+    if (!shell) return;
+    const openDialog = () => void openFromDesktop('Open trace…', () => shell.openTrace());
+    setDesktopOpenHandler(openDialog);
+    // Export and save do what their buttons do (the buttons exist while a trace is shown).
+    const click = (testId: string) => document.querySelector<HTMLButtonElement>(`[data-testid="${testId}"]`)?.click();
+    const off = shell.onCommand((raw) => {
+      const cmd = parseDesktopCommand(raw);
+      if (!cmd) return;
+      switch (cmd.command) {
+        case 'open':
+          return openDialog();
+        case 'open-path':
+          return void openFromDesktop(cmd.path, () => shell.openRecent(cmd.path));
+        case 'view-live':
+          return void dispatch({ type: 'show-live' });
+        case 'view':
+          if (loadRef.current.screen.kind === 'ready') navigate({ view: cmd.view });
+          return;
+        case 'save':
+          return click('save-trace');
+        case 'export-png':
+        case 'export-svg':
+        case 'export-markdown':
+          return click(cmd.command);
+      }
+    });
+    return () => {
+      off();
+      setDesktopOpenHandler(null);
+    };
+  }, [openFromDesktop, navigate, dispatch, loadRef]);
+}
+
+/** The sample list, for the landing page (none in an HTML report: it has no server to ask). */
+function useSampleList(viewKind: LoadState['screen']['kind']): SamplesState {
+  const [samples, setSamples] = useState<SamplesState>({ status: 'loading' });
+  useEffect(() => {
+    if (REPORT || viewKind !== 'landing' || samples.status !== 'loading') return;
+    let live = true;
+    fetch('samples/index.json')
+      .then(async (r) => {
+        if (!r.ok) throw new Error(`samples/index.json: HTTP ${r.status} ${r.statusText}`);
+        return (await r.json()) as SampleIndex;
+      })
+      .then(
+        (index) => live && setSamples({ status: 'ready', samples: index.samples }),
+        (e: Error) => live && setSamples({ status: 'error', message: `The list of sample traces could not be loaded (${e.message}).` }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [viewKind, samples.status]);
+  return samples;
+}
+
+/** Drag and drop of a trace file anywhere on the window: whether a file is being dragged over it. */
+function useFileDrop(openFile: (file: File) => Promise<void>): boolean {
+  const [dragging, setDragging] = useState(false);
+  useEffect(() => {
+    let depth = 0;
+    const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+    const onEnter = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth++;
+      setDragging(true);
+    };
+    const onOver = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+    };
+    const onLeave = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      depth = Math.max(0, depth - 1);
+      if (depth === 0) setDragging(false);
+    };
+    const onDrop = (e: DragEvent) => {
+      e.preventDefault();
+      depth = 0;
+      setDragging(false);
+      const file = e.dataTransfer?.files[0];
+      if (file) void openFile(file);
+    };
+    window.addEventListener('dragenter', onEnter);
+    window.addEventListener('dragover', onOver);
+    window.addEventListener('dragleave', onLeave);
+    window.addEventListener('drop', onDrop);
+    return () => {
+      window.removeEventListener('dragenter', onEnter);
+      window.removeEventListener('dragover', onOver);
+      window.removeEventListener('dragleave', onLeave);
+      window.removeEventListener('drop', onDrop);
+    };
+  }, [openFile]);
+  return dragging;
+}
+
+/**
+ * A finished live recording's trace (downloaded from numascope serve) opens in the normal views,
+ * with ?recording=ID in the address bar (beside the token) so that a reload reopens it.
+ */
+function useLiveRecordingTraces(
+  dispatch: (e: LoadEvent) => number,
+  parse: (token: number, bytes: ArrayBuffer) => Promise<void>,
+  viewStateRef: { current: ViewState },
+  setViewState: (state: ViewState) => void,
+) {
+  useEffect(() => {
+    setTraceHandler(async (name, bytes, recording) => {
+      viewStateRef.current = DEFAULT_VIEW_STATE;
+      setViewState(DEFAULT_VIEW_STATE);
+      const live = pageToken();
+      let url: string | undefined;
+      if (live && recording) {
+        url = RECORDING_KEY + recording;
+        window.history.pushState(null, '', `${window.location.pathname}?token=${encodeURIComponent(live)}&recording=${encodeURIComponent(recording)}`);
+      }
+      const token = dispatch({ type: 'open-bytes', name, size: bytes.byteLength, url });
+      await parse(token, bytes);
+    });
+  }, [dispatch, parse, viewStateRef, setViewState]);
 }
 
 /** A view crashed: show it as an error, and tell App so the idle signal says 'error'. */

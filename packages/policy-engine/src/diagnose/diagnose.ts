@@ -321,11 +321,6 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
     m.set(t, (m.get(t) ?? 0) + w);
     pageThreadAcc.set(p, m);
   }
-  const bits = (x: number) => {
-    let c = 0;
-    for (; x; x &= x - 1) c++;
-    return c;
-  };
 
   const regionSite = stringColumn(trace.tables.regions, 'alloc_site');
   const regionStart = numericColumn<BigUint64Array>(trace.tables.regions, 'start');
@@ -369,6 +364,97 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
   const slotNode = (slot: number) => cols.nodeIds[slot];
 
   // Remote access and page sharing (NumaPerf's page-sharing score is this remote-access score).
+  issues.push(...remoteAccessIssues({ nObj, remote, accesses, stores, objThreads, objPages, pageSlotMask, pageRemote, pageRows, pageThreadAcc, accessScale, durationMs, opt, tl, describe, slotNode }));
+
+  // False and true sharing, from PMU samples at cache-line granularity.
+  const cacheLine = pmuSamples > 0
+    ? { available: true, reason: null, pmuSamples }
+    : {
+        available: false,
+        reason:
+          accessSamples === 0
+            ? 'the trace has no access samples (page faults only): cache-line sharing needs load and store samples with addresses (IBS or PEBS)'
+            : 'the access samples are not IBS or PEBS records (page faults, NUMA hinting faults or synthetic rows): they carry no reliable byte offset, so false and true sharing cannot be told apart',
+        pmuSamples: 0,
+      };
+  // Counted as perf c2c counts: where the samples carry HITM classes, only lines with a HITM.
+  const hitmLines = cacheLine.available ? hitmLineKeys(trace) : null;
+  if (cacheLine.available && hitmLines) notes.push(`false/true sharing: on the ${hitmLines.size} cache lines with a HITM load (perf c2c's shared lines)`);
+  if (cacheLine.available) issues.push(...cacheLineIssues(cols, { op, storeCode, loadCode, ev, pmuCode, offset }, objectOfSample, describe, durationMs, opt, hitmLines));
+  else notes.push(`false/true sharing: unavailable: ${cacheLine.reason}`);
+
+  // Thread migration: node changes per second.
+  issues.push(...migrationIssues(trace, cols, tl, durationMs, opt, slotNode));
+
+  // Imbalance between thread groups (by name).
+  const imbalance = imbalanceIssue(trace, cols, threadAcc, opt);
+  if (imbalance) issues.push(imbalance);
+  // The code behind each object's issue: one pass over the samples for the issues' objects' rows
+  // (faults included), then the code attribution of each (code-sites.ts), only when some issue has
+  // an object; texts cite it (citeCode) and stay as they were without call stacks.
+  const objectIssues = issues.filter((i) => i.object !== null);
+  if (objectIssues.length > 0) {
+    const objOf = (x: IssueObject) => (x.allocation >= 0 ? x.allocation : x.region >= 0 ? allocCount + x.region : noRegion);
+    const rowsOf = new Map<number, ObjectRows>();
+    for (const i of objectIssues) rowsOf.set(objOf(i.object!), { faults: [], accesses: [] });
+    if (codeFrames(trace).available) {
+      const slot = new Int32Array(nObj).fill(-1);
+      const lists: ObjectRows[] = [];
+      for (const [obj, list] of rowsOf) {
+        slot[obj] = lists.length;
+        lists.push(list);
+      }
+      for (let i = 0; i < cols.sampleCount; i++) {
+        const p = cols.page[i]!;
+        const a = o ? o.sampleAllocation[i]! : -1;
+        const obj = a >= 0 ? a : p >= 0 ? objectOfPage(p) : -1;
+        if (obj >= 0 && slot[obj]! >= 0) (cols.fault[i] ? lists[slot[obj]!]!.faults : lists[slot[obj]!]!.accesses).push(i);
+      }
+    }
+    const codes = objectCodes(trace, rowsOf, (obj) => (obj < allocCount ? obj : -1), o);
+    for (const i of objectIssues) {
+      i.code = codes.get(objOf(i.object!)) ?? null;
+      citeCode(i, slotNode);
+    }
+  }
+  for (const i of issues) i.fix.id = `${i.id}/${i.fix.kind}`;
+  const unavailable =
+    accessSampleRows(trace) === 0
+      ? 'diagnostics need memory-access samples (IBS/PEBS, perf mem data or NUMA hinting faults); this recording has none, so no issue was looked for'
+      : null;
+  return { durationMs, cacheLine, issues, options: opt, notes, unavailable };
+}
+
+/** Set bits of x (the slots in a page's slot mask). */
+function bits(x: number): number {
+  let c = 0;
+  for (; x; x &= x - 1) c++;
+  return c;
+}
+
+/** What diagnose's one pass over the samples found, per object and page, for remoteAccessIssues. */
+interface RemoteInputs {
+  nObj: number;
+  remote: Float64Array;
+  accesses: Float64Array;
+  stores: Float64Array;
+  objThreads: Array<Set<number>>;
+  objPages: number[][];
+  pageSlotMask: Uint32Array;
+  pageRemote: Float64Array;
+  pageRows: Uint8Array;
+  pageThreadAcc: Map<number, Map<number, number>>;
+  accessScale: number;
+  durationMs: number;
+  opt: Required<DiagnoseOptions>;
+  tl: ReturnType<typeof threadTimeline>;
+  describe: (obj: number) => IssueObject;
+  slotNode: (slot: number) => number | undefined;
+}
+
+/** diagnose: the remote-access and page-sharing issues, highest score first (at most maxPerKind). */
+function remoteAccessIssues(inputs: RemoteInputs): Issue[] {
+  const { nObj, remote, accesses, stores, objThreads, objPages, pageSlotMask, pageRemote, pageRows, pageThreadAcc, accessScale, durationMs, opt, tl, describe, slotNode } = inputs;
   const remoteIssues: Issue[] = [];
   for (let obj = 0; obj < nObj; obj++) {
     const score = (remote[obj]! * accessScale) / durationMs;
@@ -485,26 +571,18 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       code: null,
     });
   }
-  issues.push(...remoteIssues.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));
+  return remoteIssues.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind);
+}
 
-  // False and true sharing, from PMU samples at cache-line granularity.
-  const cacheLine = pmuSamples > 0
-    ? { available: true, reason: null, pmuSamples }
-    : {
-        available: false,
-        reason:
-          accessSamples === 0
-            ? 'the trace has no access samples (page faults only): cache-line sharing needs load and store samples with addresses (IBS or PEBS)'
-            : 'the access samples are not IBS or PEBS records (page faults, NUMA hinting faults or synthetic rows): they carry no reliable byte offset, so false and true sharing cannot be told apart',
-        pmuSamples: 0,
-      };
-  // Counted as perf c2c counts: where the samples carry HITM classes, only lines with a HITM.
-  const hitmLines = cacheLine.available ? hitmLineKeys(trace) : null;
-  if (cacheLine.available && hitmLines) notes.push(`false/true sharing: on the ${hitmLines.size} cache lines with a HITM load (perf c2c's shared lines)`);
-  if (cacheLine.available) issues.push(...cacheLineIssues(cols, { op, storeCode, loadCode, ev, pmuCode, offset }, objectOfSample, describe, durationMs, opt, hitmLines));
-  else notes.push(`false/true sharing: unavailable: ${cacheLine.reason}`);
-
-  // Thread migration: node changes per second.
+/** diagnose: the thread-migration issues (node changes per second), highest score first (at most maxPerKind). */
+function migrationIssues(
+  trace: Trace,
+  cols: QueryColumns,
+  tl: ReturnType<typeof threadTimeline>,
+  durationMs: number,
+  opt: Required<DiagnoseOptions>,
+  slotNode: (slot: number) => number | undefined,
+): Issue[] {
   const seconds = durationMs / 1000;
   const migr: Issue[] = [];
   // Placements are polled (every 100 ms by default): at most one node change per poll shows, so a
@@ -546,9 +624,11 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       code: null,
     });
   }
-  issues.push(...migr.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind));
+  return migr.sort((a, b) => b.score - a.score).slice(0, opt.maxPerKind);
+}
 
-  // Imbalance between thread groups (by name).
+/** diagnose: the imbalance between thread groups (by name), if any. */
+function imbalanceIssue(trace: Trace, cols: QueryColumns, threadAcc: Float64Array, opt: Required<DiagnoseOptions>): Issue | null {
   const names = stringColumn(trace.tables.threads, 'name');
   const groups = new Map<string, { threads: number[]; acc: number }>();
   for (let t = 0; t < cols.threadCount; t++) {
@@ -568,7 +648,7 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
       const totalThreads = per.reduce((a, g) => a + g.threads.length, 0);
       const totalAcc = per.reduce((a, g) => a + g.acc, 0);
       const threadCounts = per.map((g) => ({ group: g.name, threads: g.threads.length, suggested: Math.max(1, Math.round((totalThreads * g.acc) / totalAcc)) }));
-      issues.push({
+      return {
         id: 'thread-imbalance',
         kind: 'thread-imbalance',
         score: round(ratio, 2),
@@ -589,43 +669,10 @@ export function diagnose(trace: Trace, options: DiagnoseOptions = {}, columns?: 
         },
         evidence: Object.fromEntries(per.map((g) => [`accessesPerThread:${g.name}`, round(g.perThread)])),
         code: null,
-      });
+      };
     }
   }
-  // The code behind each object's issue: one pass over the samples for the issues' objects' rows
-  // (faults included), then the code attribution of each (code-sites.ts), only when some issue has
-  // an object; texts cite it (citeCode) and stay as they were without call stacks.
-  const objectIssues = issues.filter((i) => i.object !== null);
-  if (objectIssues.length > 0) {
-    const objOf = (x: IssueObject) => (x.allocation >= 0 ? x.allocation : x.region >= 0 ? allocCount + x.region : noRegion);
-    const rowsOf = new Map<number, ObjectRows>();
-    for (const i of objectIssues) rowsOf.set(objOf(i.object!), { faults: [], accesses: [] });
-    if (codeFrames(trace).available) {
-      const slot = new Int32Array(nObj).fill(-1);
-      const lists: ObjectRows[] = [];
-      for (const [obj, list] of rowsOf) {
-        slot[obj] = lists.length;
-        lists.push(list);
-      }
-      for (let i = 0; i < cols.sampleCount; i++) {
-        const p = cols.page[i]!;
-        const a = o ? o.sampleAllocation[i]! : -1;
-        const obj = a >= 0 ? a : p >= 0 ? objectOfPage(p) : -1;
-        if (obj >= 0 && slot[obj]! >= 0) (cols.fault[i] ? lists[slot[obj]!]!.faults : lists[slot[obj]!]!.accesses).push(i);
-      }
-    }
-    const codes = objectCodes(trace, rowsOf, (obj) => (obj < allocCount ? obj : -1), o);
-    for (const i of objectIssues) {
-      i.code = codes.get(objOf(i.object!)) ?? null;
-      citeCode(i, slotNode);
-    }
-  }
-  for (const i of issues) i.fix.id = `${i.id}/${i.fix.kind}`;
-  const unavailable =
-    accessSampleRows(trace) === 0
-      ? 'diagnostics need memory-access samples (IBS/PEBS, perf mem data or NUMA hinting faults); this recording has none, so no issue was looked for'
-      : null;
-  return { durationMs, cacheLine, issues, options: opt, notes, unavailable };
+  return null;
 }
 
 interface SampleCodes {

@@ -151,6 +151,161 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     windowUs = widened;
   }
 
+  const { pages, threads } = trace.tables;
+  const scan = scanSamples(trace, windowUs);
+  const { sampleRows, time, threadCount, pageCount, faultRows, accessRows, latSum, latWeight } = scan;
+  const { estimated, hintingOnly } = accessSampleNotes(trace, scan, options, windowUs, notes);
+
+  const duration = Math.max(trace.manifest.capture.durationUs, scan.maxTime + 1);
+  if (estimated) windowUs = Math.max(1, duration);
+  const windowCount = Math.max(1, Math.ceil(duration / windowUs));
+  const { counted, dsCount, opCodes, dsCodes, evCodes, skipEv, STORE } = scan;
+  const sThread = scan.sThread;
+  const sPage = scan.sPage;
+  const isAccess = (i: number) => counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0 && evCodes[i] !== skipEv;
+  const windowOf = (t: number) => Math.min(windowCount - 1, Math.floor(t / windowUs));
+
+  // The rows of each window. In time order (what the collector writes) window w is the row range
+  // [rowBound[w], rowBound[w+1]) with its non-access rows skipped: no per-sample index is kept.
+  // Out of order, a counting sort by window builds one (4 bytes per access sample).
+  const windowStart = new Int32Array(windowCount + 1);
+  let maxRows = 0;
+  for (let w = 0; w < windowCount; w++) {
+    const rows = w < scan.perWindow.length ? scan.perWindow[w]! : 0;
+    maxRows = Math.max(maxRows, rows);
+    windowStart[w + 1] = windowStart[w]! + rows;
+  }
+  let rowBound: Int32Array | null = null;
+  let order: Int32Array | null = null;
+  if (scan.sorted) {
+    rowBound = new Int32Array(windowCount + 1).fill(sampleRows);
+    rowBound.set(scan.firstRow.subarray(0, Math.min(scan.lastWindow + 1, windowCount)));
+  } else {
+    order = new Int32Array(accessRows);
+    const fill = windowStart.slice(0, windowCount);
+    for (let i = 0; i < sampleRows; i++) if (isAccess(i)) order[fill[windowOf(time[i]!)]!++] = i;
+  }
+
+  const infos: WindowInfo[] = Array.from({ length: windowCount }, (_, w) => ({
+    index: w,
+    startUs: w * windowUs,
+    endUs: Math.min((w + 1) * windowUs, duration),
+    sampleCount: windowStart[w + 1]! - windowStart[w]!,
+  }));
+  const aggregate = windowAggregator({
+    threadCount,
+    pageCount,
+    maxRows,
+    store: STORE,
+    counted,
+    dsCount,
+    opCodes,
+    dsCodes,
+    evCodes,
+    skipEv,
+    thread: sThread,
+    page: sPage,
+    weight: scan.weight,
+    rowBound,
+    order,
+    windowStart,
+  });
+  // Each window, once built, gets its observed → idle timing (observedTiming, below): it needs the
+  // observed placement, which is known by the time the first window is asked for.
+  let timing: ((win: AccessWindow) => AccessWindow) | null = null;
+  let feasibility: FeasibilityReport | undefined;
+  const matrices = matrixScanner({ store: STORE, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread: sThread, page: sPage, weight: scan.weight, rowBound, order, windowStart });
+  let windows: WindowSource = new TraceWindows(
+    infos,
+    (w) => {
+      const win = aggregate(infos[w]!);
+      return timing ? timing(win) : win;
+    },
+    options.cacheEntries ?? WINDOW_CACHE_ENTRIES,
+    matrices,
+  );
+  if (estimated) windows = uniformEstimate(trace, threadCount, pageCount, duration, faultRows, options, notes);
+  const faults = faultPlacement(scan);
+  const { threadNode, observedThreadNode } = threadPlacement(trace, machine, scan, windowCount, windowUs, notes);
+  // An estimate has one window over the whole capture: threads start where they were last seen
+  // (a thread pinned after it started counts on its pinned node, as the plan will find it).
+  if (estimated) threadNode.set(observedThreadNode[0]!);
+  const placed = pagePlacement(trace, machine, threadCount, scan.pageFirstThread, faults, threadNode, notes);
+  if (n === 1) notes.push('one-node machine: every access is local; policies cannot differ');
+
+  const { pageNode } = placed;
+  const initial: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
+  const counters = countersOf(trace);
+  const bandwidthBound = options.accessRates === 'bandwidth-bound';
+  if (!estimated) {
+    const clockGHz = trafficModel(machine).clockGHz.value;
+    const stallSource: StallShareSource = hintingOnly ? 'default' : counters && counters.cycles > 0 && clockGHz ? 'counters' : 'samples';
+    if (bandwidthBound && stallSource !== 'default') {
+      notes.push(`access rates "bandwidth-bound" not used: the trace's rates come from its ${stallSource === 'counters' ? 'counters' : 'access samples'}`);
+    }
+    const observed: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
+    const report = emptyFeasibility();
+    feasibility = report;
+    const seen = new Uint8Array(threadCount);
+    const how = (w: number, accessScale: number | null) => {
+      observed.threadNode = observedThreadNode[w] ?? threadNode;
+      return {
+        source: stallSource,
+        pmuLatencyNs: clockGHz && latWeight[w]! > 0 ? latSum[w]! / latWeight[w]! / clockGHz : null,
+        missesPerThreadNs: stallSource === 'counters' ? (counters!.l3Misses * clockGHz!) / counters!.cycles : null,
+        accessScale,
+        bandwidthBound: stallSource === 'default' && bandwidthBound,
+      };
+    };
+    // Hinting faults: one access scale for the whole recording, set by its busiest window.
+    let scale: number | null = null;
+    if (stallSource === 'default') {
+      let busiest = 0;
+      for (let w = 1; w < windowCount; w++) if (infos[w]!.sampleCount > infos[busiest]!.sampleCount) busiest = w;
+      scale = observedTiming(machine, aggregate(infos[busiest]!), observed, seen, how(busiest, null)).accessScale ?? 1;
+    }
+    // Set on the built window (in observedTiming's key order) rather than spread into a copy;
+    // computed once per window (a window built again gets the same fields without the pass).
+    const timingOf = new Array<Partial<ObservedTiming> | undefined>(windowCount);
+    timing = (win) => {
+      const t = (timingOf[win.index] ??= observedTiming(machine, win, observed, seen, how(win.index, scale), report));
+      if (t.loop !== undefined) win.loop = t.loop;
+      if (t.accessScale !== undefined) win.accessScale = t.accessScale;
+      return win;
+    };
+    notes.push(observedTimingNote(machine, stallSource, clockGHz !== null && latWeight.some((v) => v > 0), stallSource === 'default' && bandwidthBound));
+  } else if (bandwidthBound) {
+    notes.push('access rates "bandwidth-bound" not used: an estimate from page placement has no rates to scale');
+  }
+  const threadTid = numericColumn<Int32Array>(threads, 'tid');
+  const tids = new Int32Array(threadCount).fill(-1);
+  tids.set(threadTid.subarray(0, Math.min(threadTid.length, threadCount)));
+  const whole: ReplayInput = {
+    machine,
+    threadCount,
+    pageCount,
+    pageBytes: PAGE_ROW_BYTES,
+    windowUs,
+    ...(estimated ? { estimate: 'uniform' as const } : {}),
+    ...(hintingOnly ? { accessSource: 'hinting-faults' as const } : {}),
+    windows,
+    initial,
+    firstTouchThread: placed.firstTouchThread,
+    firstTouchNode: placed.firstTouchNode,
+    pageFirstUs: placed.pageFirstUs,
+    counters,
+    pageAddress: numericColumn<BigUint64Array>(pages, 'address'),
+    threadTid: tids,
+    observedThreadNode,
+    notes,
+    pagesWithRecordedNode: placed.pagesRecorded,
+    ...(feasibility ? { feasibility } : {}),
+  };
+  return options.timeRangeUs ? restrictToTimeRange(whole, options.timeRangeUs) : whole;
+}
+
+/** replayInputFor, phase 1: one pass over the sample rows (counts, time order, first accesses). */
+function scanSamples(trace: Trace, windowUs: number) {
   const { samples, pages, threads } = trace.tables;
   const sampleRows = samples.numRows;
   const time = timeColumn(samples, 'time_us');
@@ -185,7 +340,6 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   let hintSkipped = 0;
   // One pass over the rows: counts, time order, and the earliest access of every page and thread
   // (first-access thread of a page, first cpu of a thread: fallbacks for placement below).
-  const NEVER = Infinity;
   // Float64: times pass 2^32 µs in a capture longer than 71 minutes (trace format v4).
   const pageFirstTime = new Float64Array(pageCount).fill(NEVER);
   const pageFirstThread = new Int32Array(pageCount).fill(-1);
@@ -260,6 +414,24 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
       threadFirstCpu[thread] = sCpu[i]!;
     }
   }
+  return {
+    sampleRows, time, sThread, sCpu, sPage, weight, opCodes, dsCodes, evCodes, dsCount, counted, STORE, FAULT, skipEv,
+    hinting, hintRows, hintSkipped, pageCount, threadCount, pageFirstThread, threadFirstCpu,
+    maxTime, accessRows, cacheRows, faultRows, sorted, perWindow, firstRow, latSum, latWeight, lastWindow,
+  };
+}
+
+type SampleScan = ReturnType<typeof scanSamples>;
+
+/** Earlier than every sample: a page or thread not seen yet. */
+const NEVER = Infinity;
+
+/**
+ * replayInputFor, phase 2: whether the access samples are an estimate or hinting faults only, and
+ * the notes on them; throws when there is nothing to replay.
+ */
+function accessSampleNotes(trace: Trace, scan: SampleScan, options: ReplayInputOptions, windowUs: number, notes: string[]) {
+  const { accessRows, faultRows, cacheRows, hintRows, hintSkipped, hinting } = scan;
   const estimated = accessRows === 0 && (options.accessEstimate === 'uniform' || options.accessEstimate === 'auto');
   if (accessRows > 0 && options.accessEstimate === 'uniform') {
     notes.push(`access estimate "${options.accessEstimate}" not used: the trace has ${accessRows} memory-access samples`);
@@ -293,120 +465,64 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     }
   }
   if (cacheRows > 0) notes.push(`${cacheRows} load/store samples that hit a cache (l1/lfb/l2/l3/remote-cache/io) load no memory controller and were skipped`);
+  return { estimated, hintingOnly };
+}
 
-  const duration = Math.max(trace.manifest.capture.durationUs, maxTime + 1);
-  if (estimated) windowUs = Math.max(1, duration);
-  const windowCount = Math.max(1, Math.ceil(duration / windowUs));
-  const isAccess = (i: number) => counted[opCodes[i]! * dsCount + dsCodes[i]!] === 1 && sPage[i]! >= 0 && evCodes[i] !== skipEv;
-  const windowOf = (t: number) => Math.min(windowCount - 1, Math.floor(t / windowUs));
-
-  // The rows of each window. In time order (what the collector writes) window w is the row range
-  // [rowBound[w], rowBound[w+1]) with its non-access rows skipped: no per-sample index is kept.
-  // Out of order, a counting sort by window builds one (4 bytes per access sample).
-  const windowStart = new Int32Array(windowCount + 1);
-  let maxRows = 0;
-  for (let w = 0; w < windowCount; w++) {
-    const rows = w < perWindow.length ? perWindow[w]! : 0;
-    maxRows = Math.max(maxRows, rows);
-    windowStart[w + 1] = windowStart[w]! + rows;
-  }
-  let rowBound: Int32Array | null = null;
-  let order: Int32Array | null = null;
-  if (sorted) {
-    rowBound = new Int32Array(windowCount + 1).fill(sampleRows);
-    rowBound.set(firstRow.subarray(0, Math.min(lastWindow + 1, windowCount)));
-  } else {
-    order = new Int32Array(accessRows);
-    const fill = windowStart.slice(0, windowCount);
-    for (let i = 0; i < sampleRows; i++) if (isAccess(i)) order[fill[windowOf(time[i]!)]!++] = i;
-  }
-
-  const infos: WindowInfo[] = Array.from({ length: windowCount }, (_, w) => ({
-    index: w,
-    startUs: w * windowUs,
-    endUs: Math.min((w + 1) * windowUs, duration),
-    sampleCount: windowStart[w + 1]! - windowStart[w]!,
-  }));
-  const aggregate = windowAggregator({
-    threadCount,
-    pageCount,
-    maxRows,
-    store: STORE,
-    counted,
-    dsCount,
-    opCodes,
-    dsCodes,
-    evCodes,
-    skipEv,
-    thread: sThread,
-    page: sPage,
-    weight,
-    rowBound,
-    order,
-    windowStart,
-  });
-  // Each window, once built, gets its observed → idle timing (observedTiming, below): it needs the
-  // observed placement, which is known by the time the first window is asked for.
-  let timing: ((win: AccessWindow) => AccessWindow) | null = null;
-  let feasibility: FeasibilityReport | undefined;
-  const matrices = matrixScanner({ store: STORE, counted, dsCount, opCodes, dsCodes, evCodes, skipEv, thread: sThread, page: sPage, weight, rowBound, order, windowStart });
-  let windows: WindowSource = new TraceWindows(
-    infos,
-    (w) => {
-      const win = aggregate(infos[w]!);
-      return timing ? timing(win) : win;
-    },
-    options.cacheEntries ?? WINDOW_CACHE_ENTRIES,
-    matrices,
-  );
-  if (estimated) {
-    if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
-      throw new EngineError(
-        'bad-option',
-        `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries; ` +
-          'analyse a recording with fewer resident pages (numascope record --scan-max-pages) or with memory-access samples',
-      );
-    }
-    if (threadCount === 0 || pageCount === 0) {
-      throw new EngineError(
-        'empty-trace',
-        `access estimate "uniform": the trace has ${threadCount} threads and ${pageCount} pages, and no memory-access samples: nothing to estimate from. ` +
-          (trace.manifest.origin.kind === 'imported'
-            ? `It was imported from ${typeof trace.manifest.origin.from === 'string' ? trace.manifest.origin.from : 'a perf.data file'}, which holds no memory-access samples with a data address: record them with \`perf mem record\` or \`perf c2c record\` (a \`cycles\` profile has none) and import that file.`
-            : trace.manifest.capture.pageScan
-            ? 'The placement scan found no resident page (the process exited before a scan completed?).'
-            : 'It was recorded without the placement scan of resident pages (numascope before capture.pageScan), so an attached process shows only the pages faulted during the recording: record it again.'),
-      );
-    }
-    const entries = threadCount * pageCount;
-    const win: AccessWindow = {
-      index: 0,
-      startUs: 0,
-      endUs: duration,
-      sampleCount: 0,
-      thread: new Int32Array(entries),
-      page: new Int32Array(entries),
-      loads: new Float64Array(entries).fill(1),
-      stores: new Float64Array(entries),
-    };
-    for (let p = 0, k = 0; p < pageCount; p++) {
-      for (let t = 0; t < threadCount; t++, k++) {
-        win.thread[k] = t;
-        win.page[k] = p;
-      }
-    }
-    windows = windowsOf([win]);
-    notes.push(
-      `ESTIMATED${options.accessEstimate === 'auto' ? ' (chosen automatically: access estimate "auto")' : ''}: the trace has no memory-access samples (${faultRows} page-fault rows); accesses were assumed uniform: ` +
-        `each of the ${threadCount} threads reads each of the ${pageCount} pages once, in one window over the whole capture. ` +
-        'Page placement and thread placement are measured; the traffic split over nodes follows from the assumption; rates and latencies are not meaningful.',
+/** replayInputFor, the estimate: one window in which every thread reads every page once. */
+function uniformEstimate(trace: Trace, threadCount: number, pageCount: number, duration: number, faultRows: number, options: ReplayInputOptions, notes: string[]): WindowSource {
+  if (threadCount * pageCount > MAX_ESTIMATE_ENTRIES) {
+    throw new EngineError(
+      'bad-option',
+      `access estimate "uniform": ${threadCount} threads × ${pageCount} pages exceeds ${MAX_ESTIMATE_ENTRIES} entries; ` +
+        'analyse a recording with fewer resident pages (numascope record --scan-max-pages) or with memory-access samples',
     );
   }
-  // Page-fault rows (first-touch) also name a thread and cpu for pages, and for threads with no
-  // access sample: the earliest fault of each, whatever the row order.
+  if (threadCount === 0 || pageCount === 0) {
+    throw new EngineError(
+      'empty-trace',
+      `access estimate "uniform": the trace has ${threadCount} threads and ${pageCount} pages, and no memory-access samples: nothing to estimate from. ` +
+        (trace.manifest.origin.kind === 'imported'
+          ? `It was imported from ${typeof trace.manifest.origin.from === 'string' ? trace.manifest.origin.from : 'a perf.data file'}, which holds no memory-access samples with a data address: record them with \`perf mem record\` or \`perf c2c record\` (a \`cycles\` profile has none) and import that file.`
+          : trace.manifest.capture.pageScan
+          ? 'The placement scan found no resident page (the process exited before a scan completed?).'
+          : 'It was recorded without the placement scan of resident pages (numascope before capture.pageScan), so an attached process shows only the pages faulted during the recording: record it again.'),
+    );
+  }
+  const entries = threadCount * pageCount;
+  const win: AccessWindow = {
+    index: 0,
+    startUs: 0,
+    endUs: duration,
+    sampleCount: 0,
+    thread: new Int32Array(entries),
+    page: new Int32Array(entries),
+    loads: new Float64Array(entries).fill(1),
+    stores: new Float64Array(entries),
+  };
+  for (let p = 0, k = 0; p < pageCount; p++) {
+    for (let t = 0; t < threadCount; t++, k++) {
+      win.thread[k] = t;
+      win.page[k] = p;
+    }
+  }
+  notes.push(
+    `ESTIMATED${options.accessEstimate === 'auto' ? ' (chosen automatically: access estimate "auto")' : ''}: the trace has no memory-access samples (${faultRows} page-fault rows); accesses were assumed uniform: ` +
+      `each of the ${threadCount} threads reads each of the ${pageCount} pages once, in one window over the whole capture. ` +
+      'Page placement and thread placement are measured; the traffic split over nodes follows from the assumption; rates and latencies are not meaningful.',
+  );
+  return windowsOf([win]);
+}
+
+/**
+ * replayInputFor, phase 3: page-fault rows (first-touch) also name a thread and cpu for pages, and
+ * for threads with no access sample (filled into scan.threadFirstCpu): the earliest fault of each,
+ * whatever the row order.
+ */
+function faultPlacement(scan: SampleScan): { faultThread: Int32Array; faultCpu: Int32Array } {
+  const { pageCount, threadCount, sampleRows, opCodes, FAULT, sPage, sThread, sCpu, time, threadFirstCpu } = scan;
   const faultThread = new Int32Array(pageCount).fill(-1);
   const faultCpu = new Int32Array(pageCount).fill(-1);
-  if (faultRows > 0) {
+  if (scan.faultRows > 0) {
     const faultTime = new Float64Array(pageCount).fill(NEVER);
     const threadFaultTime = new Float64Array(threadCount).fill(NEVER);
     const threadFaultCpu = new Int32Array(threadCount).fill(-1);
@@ -427,8 +543,15 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
     }
     for (let t = 0; t < threadCount; t++) if (threadFirstCpu[t] === -1) threadFirstCpu[t] = threadFaultCpu[t]!;
   }
+  return { faultThread, faultCpu };
+}
 
-  // Threads: first recorded placement, else the first sample's cpu, else node 0.
+/**
+ * replayInputFor, phase 4: threads on their first recorded placement, else the first sample's cpu,
+ * else node 0; and the recorded thread placement per window.
+ */
+function threadPlacement(trace: Trace, machine: MachineModel, scan: SampleScan, windowCount: number, windowUs: number, notes: string[]) {
+  const { threadCount, threadFirstCpu } = scan;
   const nodeIndexOfId = new Map(machine.nodeIds.map((id, i) => [id, i]));
   const threadNode = new Int16Array(threadCount).fill(-1);
   const tp = trace.tables.thread_placements;
@@ -472,11 +595,26 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
       observedThreadNode.push(current.slice());
     }
   }
-  // An estimate has one window over the whole capture: threads start where they were last seen
-  // (a thread pinned after it started counts on its pinned node, as the plan will find it).
-  if (estimated) threadNode.set(observedThreadNode[0]!);
+  return { threadNode, observedThreadNode };
+}
 
-  // Pages: pages.node, else the first-touch cpu's node, else the first-touch/first-access thread's node.
+/**
+ * replayInputFor, phase 5: pages on pages.node, else the first-touch cpu's node, else the
+ * first-touch/first-access thread's node.
+ */
+function pagePlacement(
+  trace: Trace,
+  machine: MachineModel,
+  threadCount: number,
+  pageFirstThread: Int32Array,
+  faults: { faultThread: Int32Array; faultCpu: Int32Array },
+  threadNode: Int16Array,
+  notes: string[],
+) {
+  const { pages } = trace.tables;
+  const pageCount = pages.numRows;
+  const { faultThread, faultCpu } = faults;
+  const nodeIndexOfId = new Map(machine.nodeIds.map((id, i) => [id, i]));
   const pNode = numericColumn<Int8Array>(pages, 'node');
   const pFtThread = numericColumn<Int32Array>(pages, 'first_touch_thread');
   const pFtCpu = numericColumn<Int16Array>(pages, 'first_touch_cpu');
@@ -517,75 +655,7 @@ export function replayInputFor(trace: Trace, recorded: MachineModel, options: Re
   }
   if (pagesFromThread > 0) notes.push(`${pagesFromThread} pages have no recorded node: placed on their first-touch (or first-access) thread's node`);
   if (pagesDefaulted > 0) notes.push(`${pagesDefaulted} pages have no recorded node and no known toucher: placed on node index 0`);
-  if (n === 1) notes.push('one-node machine: every access is local; policies cannot differ');
-
-  const initial: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
-  const counters = countersOf(trace);
-  const bandwidthBound = options.accessRates === 'bandwidth-bound';
-  if (!estimated) {
-    const clockGHz = trafficModel(machine).clockGHz.value;
-    const stallSource: StallShareSource = hintingOnly ? 'default' : counters && counters.cycles > 0 && clockGHz ? 'counters' : 'samples';
-    if (bandwidthBound && stallSource !== 'default') {
-      notes.push(`access rates "bandwidth-bound" not used: the trace's rates come from its ${stallSource === 'counters' ? 'counters' : 'access samples'}`);
-    }
-    const observed: Placement = { threadNode, pageNode, replicated: new Uint8Array(pageCount) };
-    feasibility = emptyFeasibility();
-    const seen = new Uint8Array(threadCount);
-    const how = (w: number, accessScale: number | null) => {
-      observed.threadNode = observedThreadNode[w] ?? threadNode;
-      return {
-        source: stallSource,
-        pmuLatencyNs: clockGHz && latWeight[w]! > 0 ? latSum[w]! / latWeight[w]! / clockGHz : null,
-        missesPerThreadNs: stallSource === 'counters' ? (counters!.l3Misses * clockGHz!) / counters!.cycles : null,
-        accessScale,
-        bandwidthBound: stallSource === 'default' && bandwidthBound,
-      };
-    };
-    // Hinting faults: one access scale for the whole recording, set by its busiest window.
-    let scale: number | null = null;
-    if (stallSource === 'default') {
-      let busiest = 0;
-      for (let w = 1; w < windowCount; w++) if (infos[w]!.sampleCount > infos[busiest]!.sampleCount) busiest = w;
-      scale = observedTiming(machine, aggregate(infos[busiest]!), observed, seen, how(busiest, null)).accessScale ?? 1;
-    }
-    // Set on the built window (in observedTiming's key order) rather than spread into a copy;
-    // computed once per window (a window built again gets the same fields without the pass).
-    const timingOf = new Array<Partial<ObservedTiming> | undefined>(windowCount);
-    timing = (win) => {
-      const t = (timingOf[win.index] ??= observedTiming(machine, win, observed, seen, how(win.index, scale), feasibility));
-      if (t.loop !== undefined) win.loop = t.loop;
-      if (t.accessScale !== undefined) win.accessScale = t.accessScale;
-      return win;
-    };
-    notes.push(observedTimingNote(machine, stallSource, clockGHz !== null && latWeight.some((v) => v > 0), stallSource === 'default' && bandwidthBound));
-  } else if (bandwidthBound) {
-    notes.push('access rates "bandwidth-bound" not used: an estimate from page placement has no rates to scale');
-  }
-  const threadTid = numericColumn<Int32Array>(threads, 'tid');
-  const tids = new Int32Array(threadCount).fill(-1);
-  tids.set(threadTid.subarray(0, Math.min(threadTid.length, threadCount)));
-  const whole: ReplayInput = {
-    machine,
-    threadCount,
-    pageCount,
-    pageBytes: PAGE_ROW_BYTES,
-    windowUs,
-    ...(estimated ? { estimate: 'uniform' as const } : {}),
-    ...(hintingOnly ? { accessSource: 'hinting-faults' as const } : {}),
-    windows,
-    initial,
-    firstTouchThread,
-    firstTouchNode,
-    pageFirstUs,
-    counters,
-    pageAddress: numericColumn<BigUint64Array>(pages, 'address'),
-    threadTid: tids,
-    observedThreadNode,
-    notes,
-    pagesWithRecordedNode: pagesRecorded,
-    ...(feasibility ? { feasibility } : {}),
-  };
-  return options.timeRangeUs ? restrictToTimeRange(whole, options.timeRangeUs) : whole;
+  return { pageNode, firstTouchThread, firstTouchNode, pageFirstUs, pagesRecorded };
 }
 
 const ms = (us: number) => `${+(us / 1000).toFixed(3)} ms`;

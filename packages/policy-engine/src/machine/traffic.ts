@@ -336,15 +336,9 @@ export const LQ_CONTENTION_SHARE = REFERENCE.contentionShare;
 /** Rule LQ0: a resource's queueing scale in units of the time one line occupies it (from MLC_REFERENCE_CURVE). */
 export const LQ_QUEUE_SCALE = REFERENCE.queueScale;
 
-/** The traffic model of `machine` (cached per model object). */
-export function trafficModel(machine: MachineModel): TrafficModel {
-  const hit = cache.get(machine);
-  if (hit) return hit;
+/** trafficModel: each memory controller's sustained capacity (rules S0, S1, S2) and the crossbar's where it limits (XB0). */
+function sustainedCapacity(machine: MachineModel, preset: MachinePreset | null): { mc: Float64Array; mcSource: string; crossbar: Sourced<Float64Array> | null } {
   const n = machine.nodeCount;
-  const idle = machine.idleLatencyNs.value;
-  const preset = presetOf(machine);
-
-  // Sustained capacity (S0 / S1).
   const theoretical = machine.mcBandwidthBytesPerS.value;
   const sustainedGBps = preset ? presetSustainedGBps(preset) : null;
   const mc = new Float64Array(n);
@@ -386,6 +380,105 @@ export function trafficModel(machine: MachineModel): TrafficModel {
     for (let i = 0; i < n; i++) mc[i] = theoretical[i]! * share.value;
     mcSource = `estimated:S1 sustained = ${share.value.toFixed(3)} × the theoretical bandwidth (mean measured sustained/theoretical ratio: ${share.from}); theoretical: ${machine.mcBandwidthBytesPerS.source}`;
   }
+  return { mc, mcSource, crossbar };
+}
+
+/**
+ * trafficModel: the link bytes of a read and of a write per (cpu node, memory node) pair, and the
+ * links a pair's data and latency cross. Paths per pair (data direction m → c), shared over
+ * equal-cost paths where routes are estimated.
+ */
+function pairLists(machine: MachineModel, estimatedRoutes: boolean, coherence: Coherence) {
+  const n = machine.nodeCount;
+  const paths: number[][][] = [];
+  for (let c = 0; c < n; c++) {
+    for (let m = 0; m < n; m++) {
+      const given = machine.routes[c * n + m]!;
+      if (c === m) {
+        paths.push([]);
+        continue;
+      }
+      if (estimatedRoutes) {
+        const all = fewestHopPaths(machine, m, c, MAX_SHARED_PATHS);
+        if (all.length > 1 && all[0]!.length === given.length) {
+          paths.push(all);
+          continue;
+        }
+      }
+      paths.push([given]);
+    }
+  }
+  const hasCaches = machine.nodeCpus.map((cpus) => cpus.length > 0);
+  const build = (add: (c: number, m: number, put: (pathPair: number, bytes: number) => void) => void): PairLists => {
+    const start = new Int32Array(n * n + 1);
+    const link: number[] = [];
+    const value: number[] = [];
+    const acc = new Map<number, number>();
+    for (let c = 0; c < n; c++) {
+      for (let m = 0; m < n; m++) {
+        const p = c * n + m;
+        start[p] = link.length;
+        acc.clear();
+        // put(q, bytes): `bytes` travel along pair q's data direction (q = x·n + y: data y → x), shared over its paths.
+        add(c, m, (q, bytes) => {
+          const ps = paths[q]!;
+          if (ps.length === 0 || bytes === 0) return;
+          const share = bytes / ps.length;
+          for (const path of ps) for (const k of path) acc.set(k, (acc.get(k) ?? 0) + share);
+        });
+        for (const [k, v] of [...acc].sort((a, b) => a[0] - b[0])) {
+          link.push(k);
+          value.push(v);
+        }
+      }
+    }
+    start[n * n] = link.length;
+    return { start, link: Int32Array.from(link), value: Float64Array.from(value) };
+  };
+  const probes = (c: number, m: number, put: (q: number, bytes: number) => void) => {
+    if (coherence !== 'broadcast') return;
+    for (let x = 0; x < n; x++) {
+      if (!hasCaches[x]) continue;
+      if (x !== m) put(x * n + m, PROBE_BYTES); // probe m → x
+      if (x !== c) put(c * n + x, PROBE_RESPONSE_BYTES); // response x → c
+    }
+  };
+  const read = (c: number, m: number, put: (q: number, bytes: number) => void) => {
+    if (c !== m) {
+      put(m * n + c, REQUEST_BYTES); // request c → m
+      put(c * n + m, RESPONSE_BYTES + LINE_BYTES); // data m → c
+    }
+    probes(c, m, put);
+  };
+  const readBytes = build(read);
+  const writeBytes = build((c, m, put) => {
+    read(c, m, put);
+    if (c !== m) {
+      put(m * n + c, REQUEST_BYTES + LINE_BYTES); // write-back c → m
+      put(c * n + m, RESPONSE_BYTES); // target done m → c
+    }
+  });
+  const dataLinks = build((c, m, put) => {
+    if (c !== m) put(c * n + m, 1);
+  });
+  const latencyLinks = build((c, m, put) => {
+    if (c === m) return;
+    put(m * n + c, 1);
+    put(c * n + m, 1);
+  });
+  return { readBytes, writeBytes, dataLinks, latencyLinks };
+}
+
+/** The traffic model of `machine` (cached per model object). */
+export function trafficModel(machine: MachineModel): TrafficModel {
+  const hit = cache.get(machine);
+  if (hit) return hit;
+  const n = machine.nodeCount;
+  const idle = machine.idleLatencyNs.value;
+  const preset = presetOf(machine);
+
+  // Sustained capacity (S0 / S1).
+  const { mc, mcSource, crossbar } = sustainedCapacity(machine, preset);
 
   // Loaded-latency curves (LQ2 where a calibration measured the node's loaded latency, else LQ0).
   const mcContentionNs = new Float64Array(n);
@@ -479,82 +572,7 @@ export function trafficModel(machine: MachineModel): TrafficModel {
 
   // Paths per pair (data direction m → c), shared over equal-cost paths where routes are estimated.
   const estimatedRoutes = machine.routeSource.startsWith('estimated:');
-  const paths: number[][][] = [];
-  for (let c = 0; c < n; c++) {
-    for (let m = 0; m < n; m++) {
-      const given = machine.routes[c * n + m]!;
-      if (c === m) {
-        paths.push([]);
-        continue;
-      }
-      if (estimatedRoutes) {
-        const all = fewestHopPaths(machine, m, c, MAX_SHARED_PATHS);
-        if (all.length > 1 && all[0]!.length === given.length) {
-          paths.push(all);
-          continue;
-        }
-      }
-      paths.push([given]);
-    }
-  }
-  const hasCaches = machine.nodeCpus.map((cpus) => cpus.length > 0);
-  const build = (add: (c: number, m: number, put: (pathPair: number, bytes: number) => void) => void): PairLists => {
-    const start = new Int32Array(n * n + 1);
-    const link: number[] = [];
-    const value: number[] = [];
-    const acc = new Map<number, number>();
-    for (let c = 0; c < n; c++) {
-      for (let m = 0; m < n; m++) {
-        const p = c * n + m;
-        start[p] = link.length;
-        acc.clear();
-        // put(q, bytes): `bytes` travel along pair q's data direction (q = x·n + y: data y → x), shared over its paths.
-        add(c, m, (q, bytes) => {
-          const ps = paths[q]!;
-          if (ps.length === 0 || bytes === 0) return;
-          const share = bytes / ps.length;
-          for (const path of ps) for (const k of path) acc.set(k, (acc.get(k) ?? 0) + share);
-        });
-        for (const [k, v] of [...acc].sort((a, b) => a[0] - b[0])) {
-          link.push(k);
-          value.push(v);
-        }
-      }
-    }
-    start[n * n] = link.length;
-    return { start, link: Int32Array.from(link), value: Float64Array.from(value) };
-  };
-  const probes = (c: number, m: number, put: (q: number, bytes: number) => void) => {
-    if (coherence.value !== 'broadcast') return;
-    for (let x = 0; x < n; x++) {
-      if (!hasCaches[x]) continue;
-      if (x !== m) put(x * n + m, PROBE_BYTES); // probe m → x
-      if (x !== c) put(c * n + x, PROBE_RESPONSE_BYTES); // response x → c
-    }
-  };
-  const read = (c: number, m: number, put: (q: number, bytes: number) => void) => {
-    if (c !== m) {
-      put(m * n + c, REQUEST_BYTES); // request c → m
-      put(c * n + m, RESPONSE_BYTES + LINE_BYTES); // data m → c
-    }
-    probes(c, m, put);
-  };
-  const readBytes = build(read);
-  const writeBytes = build((c, m, put) => {
-    read(c, m, put);
-    if (c !== m) {
-      put(m * n + c, REQUEST_BYTES + LINE_BYTES); // write-back c → m
-      put(c * n + m, RESPONSE_BYTES); // target done m → c
-    }
-  });
-  const dataLinks = build((c, m, put) => {
-    if (c !== m) put(c * n + m, 1);
-  });
-  const latencyLinks = build((c, m, put) => {
-    if (c === m) return;
-    put(m * n + c, 1);
-    put(c * n + m, 1);
-  });
+  const { readBytes, writeBytes, dataLinks, latencyLinks } = pairLists(machine, estimatedRoutes, coherence.value);
 
   const model: TrafficModel = {
     mcCapacity: { value: mc, source: mcSource },

@@ -117,37 +117,8 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
   let privateFaults = 0;
   let sharedFaults = 0;
 
-  const groupCpu = (node: NodeIndex): number => {
-    let s = 0;
-    for (let t = 0; t < T; t++) s += faultsCpu[t * n + node]! + faultsCpuBuf[t * n + node]!;
-    return s;
-  };
-  const groupMem = (node: NodeIndex): number => {
-    let s = 0;
-    for (let t = 0; t < T; t++) s += faultsMem[t * n + node]! + faultsBuf[t * n + node]!;
-    return s;
-  };
-
-  // Group fault sums per node (the loops below), memoised until a fault changes the node's column:
-  // each value is the same sum, in the same order, as computing it afresh.
-  const groupCpuMemo = new Float64Array(n);
-  const groupCpuFresh = new Uint8Array(n);
-  const groupMemMemo = new Float64Array(n);
-  const groupMemFresh = new Uint8Array(n);
-  const groupCpuAt = (node: NodeIndex): number => {
-    if (!groupCpuFresh[node]) {
-      groupCpuMemo[node] = groupCpu(node);
-      groupCpuFresh[node] = 1;
-    }
-    return groupCpuMemo[node]!;
-  };
-  const groupMemAt = (node: NodeIndex): number => {
-    if (!groupMemFresh[node]) {
-      groupMemMemo[node] = groupMem(node);
-      groupMemFresh[node] = 1;
-    }
-    return groupMemMemo[node]!;
-  };
+  // Group fault sums per node, memoised until a fault changes the node's column (groupFaultSums).
+  const { groupCpuAt, groupMemAt, groupCpuFresh, groupMemFresh } = groupFaultSums(T, n, faultsMem, faultsBuf, faultsCpu, faultsCpuBuf);
 
   // should_numa_migrate_memory()'s verdicts as integers (no allocation per fault): a Reason code
   // (MOVE_*) when the page moves, else a stay code: STAY_TWO_STAGE + previous fault's node, or
@@ -292,124 +263,22 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
       if (isPrivate) privateFaults++;
       else sharedFaults++;
     }
-    for (const m of moves.values()) {
-      decisions.push({
-        window: w,
-        kind: 'migrate',
-        explanation: `${m.pages.length} pages moved to ${nodeName(m.to)} on NUMA hinting faults: ${m.reason}`,
-        pages: m.pages.length,
-        pageIndices: Int32Array.from(m.pages),
-        toNodes: [m.to],
-      });
-    }
-    for (const [code, pages] of stays) {
-      decisions.push({
-        window: w,
-        kind: 'none',
-        explanation: `${pages.length} pages not moved on a remote hinting fault: ${stayWords(code)}`,
-        pages: pages.length,
-        pageIndices: Int32Array.from(pages),
-      });
-    }
+    faultDecisions(decisions, w, moves, stays, nodeName, stayWords);
 
     if (!sequenceEnded) return;
     // task_numa_placement(): decay, preferred node per thread.
     groupCpuFresh.fill(0);
     groupMemFresh.fill(0);
-    for (let x = 0; x < T * n; x++) {
-      faultsMem[x] = faultsMem[x]! / 2 + faultsBuf[x]!;
-      faultsCpu[x] = faultsCpu[x]! / 2 + faultsCpuBuf[x]!;
-      faultsBuf[x] = 0;
-      faultsCpuBuf[x] = 0;
-    }
-    const totalOf = (t: number): number => {
-      let s = 0;
-      for (let d = 0; d < n; d++) s += faultsMem[t * n + d]!;
-      return s;
-    };
-    const weight = (t: number, node: NodeIndex): number => {
-      const total = totalOf(t);
-      return total > 0 ? (1000 * faultsMem[t * n + node]!) / total : 0;
-    };
-    for (let t = 0; t < T; t++) {
-      const total = totalOf(t);
-      if (total <= 0) continue;
-      let best = 0;
-      for (let d = 1; d < n; d++) if (faultsMem[t * n + d]! > faultsMem[t * n + best]!) best = d;
-      preferred[t] = best;
-    }
+    decayFaults(T, n, faultsMem, faultsBuf, faultsCpu, faultsCpuBuf, preferred);
     // update_task_scan_period() (one period for the process).
     const oldPeriod = periodMs;
-    const nrWindows = Math.max(1, Math.ceil((rssPages * pageBytes) / (scanSizeMB * MB)));
-    const scanMin = Math.max(1000 / (K.MAX_SCAN_WINDOW_MB / scanSizeMB), periodMinMs / nrWindows);
-    const scanMax = Math.max(scanMin, periodMaxMs / nrWindows);
     let periodWhy: string;
-    if (local + sharedFaults === 0) {
-      periodMs = Math.min(scanMax, periodMs * 2);
-      periodWhy = 'no local or shared faults: period doubled';
-    } else {
-      const slot = Math.ceil(periodMs / K.NUMA_PERIOD_SLOTS);
-      const lr = Math.floor((local * K.NUMA_PERIOD_SLOTS) / Math.max(1, local + remote));
-      const ps = Math.floor((privateFaults * K.NUMA_PERIOD_SLOTS) / Math.max(1, privateFaults + sharedFaults));
-      let diff: number;
-      if (ps >= K.NUMA_PERIOD_THRESHOLD) diff = Math.max(1, ps - K.NUMA_PERIOD_THRESHOLD) * slot;
-      else if (lr >= K.NUMA_PERIOD_THRESHOLD) diff = Math.max(1, lr - K.NUMA_PERIOD_THRESHOLD) * slot;
-      else diff = -(K.NUMA_PERIOD_THRESHOLD - Math.max(lr, ps)) * slot;
-      periodMs = Math.min(scanMax, Math.max(scanMin, periodMs + diff));
-      periodWhy = `private ${ps}/10, local ${lr}/10 of ${faults} faults`;
-    }
+    ({ periodMs, periodWhy } = nextScanPeriod(periodMs, rssPages * pageBytes, { scanSizeMB, periodMinMs, periodMaxMs }, { local, remote, privateFaults, sharedFaults, faults }));
     if (periodMs !== oldPeriod) {
       decisions.push({ window: w, kind: 'none', explanation: `scan period ${oldPeriod} → ${periodMs} ms: ${periodWhy}` });
     }
     local = remote = privateFaults = sharedFaults = 0;
-
-    // task_numa_migrate(): move or swap a thread to its preferred node.
-    const threadsOn = new Int32Array(n);
-    for (let t = 0; t < T; t++) threadsOn[placement.threadNode[t]!]!++;
-    for (let t = 0; t < T; t++) {
-      const pref = preferred[t]!;
-      const cur = placement.threadNode[t]!;
-      if (pref < 0 || pref === cur) continue;
-      let imp = weight(t, pref) - weight(t, cur);
-      const capacity = machine.nodeCpus[pref]?.length ?? 0;
-      if (threadsOn[pref]! < capacity) {
-        if (imp < K.SMALLIMP) continue;
-        placement.threadNode[t] = pref;
-        threadsOn[pref]!++;
-        threadsOn[cur]!--;
-        decisions.push({
-          window: w,
-          kind: 'pin-threads',
-          explanation: `thread ${t} moved ${nodeName(cur)} → ${nodeName(pref)} (its preferred node by decayed faults): improvement ${imp.toFixed(0)} ≥ SMALLIMP ${K.SMALLIMP}, a cpu is free there`,
-          threads: [t],
-          toNodes: [pref],
-        });
-        continue;
-      }
-      // Swap with the thread on `pref` that gains most (or loses least) from going to `cur`.
-      let bestOther = -1;
-      let bestImp = -Infinity;
-      for (let o = 0; o < T; o++) {
-        if (o === t || placement.threadNode[o] !== pref) continue;
-        let total = imp + weight(o, cur) - weight(o, pref);
-        if (inGroup) total -= total / 16;
-        if (total > bestImp) {
-          bestImp = total;
-          bestOther = o;
-        }
-      }
-      if (bestOther < 0 || bestImp < K.SMALLIMP) continue;
-      placement.threadNode[t] = pref;
-      placement.threadNode[bestOther] = cur;
-      imp = bestImp;
-      decisions.push({
-        window: w,
-        kind: 'pin-threads',
-        explanation: `threads ${t} and ${bestOther} swapped ${nodeName(cur)} ↔ ${nodeName(pref)}: ${nodeName(pref)} is thread ${t}'s preferred node, combined improvement ${imp.toFixed(0)} ≥ SMALLIMP ${K.SMALLIMP}`,
-        threads: [t, bestOther],
-        toNodes: [pref, cur],
-      });
-    }
+    migrateThreads(machine, T, placement, preferred, faultsMem, inGroup, w, decisions, nodeName);
   };
   for (let wi = 0; wi < input.windows.length; wi++) step(yield wi);
 
@@ -422,4 +291,182 @@ function* replayAutoNuma(input: ReplayInput, replayOptions: ReplayOptions, optio
     migratedBytes: migratedPages * pageBytes,
     decisions,
   };
+}
+
+/**
+ * The numa group's fault sums per node (cpu faults: where the faulting thread ran; memory faults:
+ * where the page was), decayed plus this sequence's buffer, summed over the threads. Memoised until
+ * a fault changes the node's column (the caller clears the node's `Fresh` flag): each value is the
+ * same sum, in the same order, as computing it afresh.
+ */
+function groupFaultSums(T: number, n: number, faultsMem: Float64Array, faultsBuf: Float64Array, faultsCpu: Float64Array, faultsCpuBuf: Float64Array) {
+  const groupCpu = (node: NodeIndex): number => {
+    let s = 0;
+    for (let t = 0; t < T; t++) s += faultsCpu[t * n + node]! + faultsCpuBuf[t * n + node]!;
+    return s;
+  };
+  const groupMem = (node: NodeIndex): number => {
+    let s = 0;
+    for (let t = 0; t < T; t++) s += faultsMem[t * n + node]! + faultsBuf[t * n + node]!;
+    return s;
+  };
+  const groupCpuMemo = new Float64Array(n);
+  const groupCpuFresh = new Uint8Array(n);
+  const groupMemMemo = new Float64Array(n);
+  const groupMemFresh = new Uint8Array(n);
+  const groupCpuAt = (node: NodeIndex): number => {
+    if (!groupCpuFresh[node]) {
+      groupCpuMemo[node] = groupCpu(node);
+      groupCpuFresh[node] = 1;
+    }
+    return groupCpuMemo[node]!;
+  };
+  const groupMemAt = (node: NodeIndex): number => {
+    if (!groupMemFresh[node]) {
+      groupMemMemo[node] = groupMem(node);
+      groupMemFresh[node] = 1;
+    }
+    return groupMemMemo[node]!;
+  };
+  return { groupCpuAt, groupMemAt, groupCpuFresh, groupMemFresh };
+}
+
+/** A window's hinting-fault moves and stays as decisions, in first-seen order. */
+function faultDecisions(
+  decisions: Decision[],
+  w: number,
+  moves: Map<number, { reason: string; to: NodeIndex; pages: number[] }>,
+  stays: Map<number, number[]>,
+  nodeName: (x: NodeIndex) => string,
+  stayWords: (code: number) => string,
+): void {
+  for (const m of moves.values()) {
+    decisions.push({
+      window: w,
+      kind: 'migrate',
+      explanation: `${m.pages.length} pages moved to ${nodeName(m.to)} on NUMA hinting faults: ${m.reason}`,
+      pages: m.pages.length,
+      pageIndices: Int32Array.from(m.pages),
+      toNodes: [m.to],
+    });
+  }
+  for (const [code, pages] of stays) {
+    decisions.push({
+      window: w,
+      kind: 'none',
+      explanation: `${pages.length} pages not moved on a remote hinting fault: ${stayWords(code)}`,
+      pages: pages.length,
+      pageIndices: Int32Array.from(pages),
+    });
+  }
+}
+
+/** Thread t's decayed memory faults on `node`, per mille of its total (task_weight()). */
+function faultWeight(faultsMem: Float64Array, n: number, t: number, node: NodeIndex): number {
+  let total = 0;
+  for (let d = 0; d < n; d++) total += faultsMem[t * n + d]!;
+  return total > 0 ? (1000 * faultsMem[t * n + node]!) / total : 0;
+}
+
+/** task_numa_placement(): halve the decayed faults and add the sequence's buffer; each thread's preferred node. */
+function decayFaults(T: number, n: number, faultsMem: Float64Array, faultsBuf: Float64Array, faultsCpu: Float64Array, faultsCpuBuf: Float64Array, preferred: Int16Array): void {
+  for (let x = 0; x < T * n; x++) {
+    faultsMem[x] = faultsMem[x]! / 2 + faultsBuf[x]!;
+    faultsCpu[x] = faultsCpu[x]! / 2 + faultsCpuBuf[x]!;
+    faultsBuf[x] = 0;
+    faultsCpuBuf[x] = 0;
+  }
+  for (let t = 0; t < T; t++) {
+    let total = 0;
+    for (let d = 0; d < n; d++) total += faultsMem[t * n + d]!;
+    if (total <= 0) continue;
+    let best = 0;
+    for (let d = 1; d < n; d++) if (faultsMem[t * n + d]! > faultsMem[t * n + best]!) best = d;
+    preferred[t] = best;
+  }
+}
+
+/** update_task_scan_period() (one period for the process): the next period and why. */
+function nextScanPeriod(
+  periodMs: number,
+  rssBytes: number,
+  limits: { scanSizeMB: number; periodMinMs: number; periodMaxMs: number },
+  counts: { local: number; remote: number; privateFaults: number; sharedFaults: number; faults: number },
+): { periodMs: number; periodWhy: string } {
+  const { scanSizeMB, periodMinMs, periodMaxMs } = limits;
+  const { local, remote, privateFaults, sharedFaults, faults } = counts;
+  const nrWindows = Math.max(1, Math.ceil(rssBytes / (scanSizeMB * MB)));
+  const scanMin = Math.max(1000 / (K.MAX_SCAN_WINDOW_MB / scanSizeMB), periodMinMs / nrWindows);
+  const scanMax = Math.max(scanMin, periodMaxMs / nrWindows);
+  if (local + sharedFaults === 0) return { periodMs: Math.min(scanMax, periodMs * 2), periodWhy: 'no local or shared faults: period doubled' };
+  const slot = Math.ceil(periodMs / K.NUMA_PERIOD_SLOTS);
+  const lr = Math.floor((local * K.NUMA_PERIOD_SLOTS) / Math.max(1, local + remote));
+  const ps = Math.floor((privateFaults * K.NUMA_PERIOD_SLOTS) / Math.max(1, privateFaults + sharedFaults));
+  let diff: number;
+  if (ps >= K.NUMA_PERIOD_THRESHOLD) diff = Math.max(1, ps - K.NUMA_PERIOD_THRESHOLD) * slot;
+  else if (lr >= K.NUMA_PERIOD_THRESHOLD) diff = Math.max(1, lr - K.NUMA_PERIOD_THRESHOLD) * slot;
+  else diff = -(K.NUMA_PERIOD_THRESHOLD - Math.max(lr, ps)) * slot;
+  return { periodMs: Math.min(scanMax, Math.max(scanMin, periodMs + diff)), periodWhy: `private ${ps}/10, local ${lr}/10 of ${faults} faults` };
+}
+
+/** task_numa_migrate(): move each thread to its preferred node, or swap it with one there. */
+function migrateThreads(
+  machine: ReplayInput['machine'],
+  T: number,
+  placement: Placement,
+  preferred: Int16Array,
+  faultsMem: Float64Array,
+  inGroup: boolean,
+  w: number,
+  decisions: Decision[],
+  nodeName: (x: NodeIndex) => string,
+): void {
+  const n = machine.nodeCount;
+  const weight = (t: number, node: NodeIndex): number => faultWeight(faultsMem, n, t, node);
+  const threadsOn = new Int32Array(n);
+  for (let t = 0; t < T; t++) threadsOn[placement.threadNode[t]!]!++;
+  for (let t = 0; t < T; t++) {
+    const pref = preferred[t]!;
+    const cur = placement.threadNode[t]!;
+    if (pref < 0 || pref === cur) continue;
+    let imp = weight(t, pref) - weight(t, cur);
+    const capacity = machine.nodeCpus[pref]?.length ?? 0;
+    if (threadsOn[pref]! < capacity) {
+      if (imp < K.SMALLIMP) continue;
+      placement.threadNode[t] = pref;
+      threadsOn[pref]!++;
+      threadsOn[cur]!--;
+      decisions.push({
+        window: w,
+        kind: 'pin-threads',
+        explanation: `thread ${t} moved ${nodeName(cur)} → ${nodeName(pref)} (its preferred node by decayed faults): improvement ${imp.toFixed(0)} ≥ SMALLIMP ${K.SMALLIMP}, a cpu is free there`,
+        threads: [t],
+        toNodes: [pref],
+      });
+      continue;
+    }
+    // Swap with the thread on `pref` that gains most (or loses least) from going to `cur`.
+    let bestOther = -1;
+    let bestImp = -Infinity;
+    for (let o = 0; o < T; o++) {
+      if (o === t || placement.threadNode[o] !== pref) continue;
+      let total = imp + weight(o, cur) - weight(o, pref);
+      if (inGroup) total -= total / 16;
+      if (total > bestImp) {
+        bestImp = total;
+        bestOther = o;
+      }
+    }
+    if (bestOther < 0 || bestImp < K.SMALLIMP) continue;
+    placement.threadNode[t] = pref;
+    placement.threadNode[bestOther] = cur;
+    imp = bestImp;
+    decisions.push({
+      window: w,
+      kind: 'pin-threads',
+      explanation: `threads ${t} and ${bestOther} swapped ${nodeName(cur)} ↔ ${nodeName(pref)}: ${nodeName(pref)} is thread ${t}'s preferred node, combined improvement ${imp.toFixed(0)} ≥ SMALLIMP ${K.SMALLIMP}`,
+      threads: [t, bestOther],
+      toNodes: [pref, cur],
+    });
+  }
 }

@@ -137,16 +137,10 @@ interface UnitWork {
   order: number;
 }
 
-/** The replication replicate makes of `input` (pure; one pass over the windows). */
-export function replicationOf(input: ReplayInput, options: ReplicateOptions = {}): ReplicationResult {
-  const machine = input.machine;
-  const n = machine.nodeCount;
-  const pageBytes = input.pageBytes;
-  const readShareMin = options.readShare ?? REPLICATE_DEFAULT_READ_SHARE;
+/** replicationOf: accesses per page over the recording, the nodes that read it (readBy[p·n + node]) and the loads served remotely. */
+function pageAccesses(input: ReplayInput): PageAccesses {
+  const n = input.machine.nodeCount;
   const home = input.initial.pageNode;
-  const ids = (xs: readonly number[]) => xs.map((i) => machine.nodeIds[i]).join(',');
-
-  // Accesses per page over the recording, the nodes that read it and the loads served remotely.
   const loads = new Float64Array(input.pageCount);
   const stores = new Float64Array(input.pageCount);
   const remote = new Float64Array(input.pageCount);
@@ -166,8 +160,22 @@ export function replicationOf(input: ReplayInput, options: ReplicateOptions = {}
       if (c !== home[p]) remote[p]! += l;
     }
   }
+  return { loads, stores, remote, readBy };
+}
 
-  // Units: objects and contiguous ranges, in address order.
+interface PageAccesses {
+  loads: Float64Array;
+  stores: Float64Array;
+  remote: Float64Array;
+  readBy: Uint8Array;
+}
+
+/** replicationOf: the units (objects and contiguous ranges, in address order) read from two nodes or more, of those the options select. */
+function replicationUnits(input: ReplayInput, options: ReplicateOptions, pageUse: PageAccesses) {
+  const n = input.machine.nodeCount;
+  const pageBytes = input.pageBytes;
+  const home = input.initial.pageNode;
+  const { loads, stores, remote, readBy } = pageUse;
   const ranges = weightedRanges(input);
   const address = input.pageAddress;
   if (options.address && !address) throw new EngineError('bad-option', `${replicateId(options)}: the recording has no page addresses to select by`);
@@ -230,6 +238,24 @@ export function replicationOf(input: ReplayInput, options: ReplicateOptions = {}
     };
     works.push({ unit, pages: Int32Array.from(rows), order: works.length });
   }
+  return { works, unitsFrom, selectedUnits, unitsSeen };
+}
+
+/** The replication replicate makes of `input` (pure; one pass over the windows). */
+export function replicationOf(input: ReplayInput, options: ReplicateOptions = {}): ReplicationResult {
+  const machine = input.machine;
+  const n = machine.nodeCount;
+  const pageBytes = input.pageBytes;
+  const readShareMin = options.readShare ?? REPLICATE_DEFAULT_READ_SHARE;
+  const home = input.initial.pageNode;
+  const ids = (xs: readonly number[]) => xs.map((i) => machine.nodeIds[i]).join(',');
+
+  // Accesses per page over the recording, the nodes that read it and the loads served remotely.
+  const pageUse = pageAccesses(input);
+  const { stores } = pageUse;
+
+  // Units: objects and contiguous ranges, in address order.
+  const { works, unitsFrom, selectedUnits, unitsSeen } = replicationUnits(input, options, pageUse);
 
   // Room per node: its memory less the recording's own pages there (NaN size = not checked).
   const room = new Float64Array(n);

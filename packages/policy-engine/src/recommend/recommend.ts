@@ -151,6 +151,119 @@ function pagesOf(decisions: Decision[]): Set<number> {
  */
 export type RecommendSubject = Pick<PolicyResult, 'policy' | 'replay' | 'placement' | 'predictedSpeedup' | 'predictedUs' | 'memoryLatencyNs' | 'localAccessRatio'>;
 
+type Confidence = ReturnType<typeof confidenceOf>;
+
+/** An action predicted to make things no better is not offered (its own gain below MIN_SPEEDUP). */
+function offered(g: { gain: Recommendation['gain'] } | null): boolean {
+  return g === null || g.gain.speedup >= MIN_SPEEDUP;
+}
+type CostOf = (pages: number, threads?: number) => Recommendation['cost'];
+
+/** recommend: launching under numactl, for interleave and a weighted-interleave over two nodes or more. */
+function numactlRecommendations(input: ReplayInput, replay: RecommendSubject['replay'], words: string, gain: Recommendation['gain'], cost: CostOf, confidence: Confidence, command: string): Recommendation[] {
+  const out: Recommendation[] = [];
+  if (replay.policy === 'interleave') {
+    out.push({
+      id: `${replay.policy}:numactl`,
+      kind: 'numactl',
+      policy: replay.policy,
+      title: `launch with interleaved memory: ${words}`,
+      gain,
+      cost: cost(0),
+      confidence,
+      command: `numactl --interleave=all ${command}`,
+      planable: false,
+    });
+  }
+  if (replay.weighted && replay.weighted.process.nodes.length >= 2) {
+    // numactl takes the node list only; the weights are the system-wide sysfs ones.
+    const w = replay.weighted.process;
+    const ids = w.nodes.map((i) => input.machine.nodeIds[i]!);
+    out.push({
+      id: `${replay.policy}:numactl`,
+      kind: 'numactl',
+      policy: replay.policy,
+      title:
+        `launch with weighted-interleaved memory (Linux 6.9+), with the system-wide weights ${ids.map((id, k) => `node${id}=${w.weights[k]}`).join(', ')} ` +
+        `in /sys/kernel/mm/mempolicy/weighted_interleave (numactl takes the node list only): ${words}`,
+      gain,
+      cost: cost(0),
+      confidence,
+      command: `numactl --weighted-interleave=${ids.join(',')} ${command}`,
+      planable: false,
+    });
+  }
+  return out;
+}
+
+/**
+ * recommend: per-node copies of the pages the policy replicates (a code change, never planable):
+ * replicate's what-if, or another policy's replicated pages where their own gain (`ownGain`,
+ * asked only then) is offered.
+ */
+function perNodeCopyRecommendations(
+  input: ReplayInput,
+  replay: RecommendSubject['replay'],
+  replicated: number[],
+  words: string,
+  gain: Recommendation['gain'],
+  cost: CostOf,
+  confidence: Confidence,
+  ownGain: () => { gain: Recommendation['gain']; words: string } | null,
+): Recommendation[] {
+  const out: Recommendation[] = [];
+  const pageBytes = input.pageBytes;
+  let ownCopies: ReturnType<typeof ownGain> = null;
+  if (replicated.length > 0 && replay.replication) {
+    // replicate: the what-if of per-node copies. Applying it is a code change in the program
+    // (no page move can copy memory), so it is never planable.
+    const rep = replay.replication;
+    const made = rep.units.filter((u) => u.replicated);
+    const names = made.slice(0, 3).map((u) => u.label).join(', ') + (made.length > 3 ? ` and ${made.length - 3} more` : '');
+    const perNode = rep.addedBytesByNode
+      .map((b, i) => (b > 0 ? `node ${input.machine.nodeIds[i]}: ${bytesText(b)}` : ''))
+      .filter((x) => x.length > 0)
+      .join(', ');
+    const stores =
+      rep.storesOnReplicated > 0
+        ? `; every store must update all copies (${countText(rep.storesOnReplicated)} stores → ${countText(rep.storeFlowsOnReplicated)} writes)`
+        : '';
+    const addedPages = Math.round(rep.addedBytes / pageBytes);
+    out.push({
+      id: `${replay.policy}:per-node-copies`,
+      kind: 'code-change',
+      policy: replay.policy,
+      title:
+        `code change, not a page move: have the program keep a copy per node of ${names} (${rep.pagesReplicated} read-mostly pages read from several nodes), ` +
+        `each thread reading its own node's copy (llama.cpp --numa mirror, per-node weight copies in inference servers, or numa_alloc_onnode and a copy per node where the program supports it); ` +
+        `the copies take ${bytesText(rep.addedBytes)} more memory (${perNode})${stores}${rep.capacityKnown ? '' : ' (node memory sizes unknown: not checked)'}; ` +
+        `numascope apply cannot make copies, so there is no plan: ${words}`,
+      gain,
+      // The copies' memory; seconds: copying it once at MIGRATION_GBPS (the program copies at start-up).
+      cost: { ...cost(addedPages), bytes: rep.addedBytes, seconds: rep.addedBytes / (MIGRATION_GBPS * 1e9) },
+      confidence,
+      pageIndices: Int32Array.from(replicated),
+      toNodes: rep.addedBytesByNode.map((b, i) => (b > 0 ? i : -1)).filter((i) => i >= 0),
+      codeChange: 'per-node-copies',
+      planable: false,
+    });
+  } else if (replicated.length > 0 && offered((ownCopies = ownGain()))) {
+    out.push({
+      id: `${replay.policy}:per-node-copies`,
+      kind: 'code-change',
+      policy: replay.policy,
+      title: `keep a per-node copy of the ${replicated.length} read-only pages shared by several nodes (${replay.policy} replicates them; no plan can): ${ownCopies?.words ?? words}`,
+      gain: ownCopies?.gain ?? gain,
+      cost: cost(replicated.length),
+      confidence,
+      pageIndices: Int32Array.from(replicated),
+      codeChange: 'per-node-copies',
+      planable: false,
+    });
+  }
+  return out;
+}
+
 /**
  * Recommendations from the baseline's prediction (what runs now: observed, or first-touch) and the
  * other policies' predictions of the same input (analyze's results), best predicted speedup first.
@@ -174,8 +287,6 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
   // once: what every action's own gain is against.
   let ref: Evaluation | null = null;
   const reference = (): Evaluation => (ref ??= evaluatePlacement(input, input.initial.pageNode, input.initial.replicated, new Map(), context.timeScale ?? [], context.simulate ?? simulateWindow));
-  // An action predicted to make things no better is not offered (its own gain below MIN_SPEEDUP).
-  const offered = (g: { gain: Recommendation['gain'] } | null): boolean => g === null || g.gain.speedup >= MIN_SPEEDUP;
 
   for (const r of results) {
     if (r === baseline || r.policy === baseline.policy) continue;
@@ -236,37 +347,7 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
     const byKind = (kind: Decision['kind']) => replay.decisions.filter((d) => d.kind === kind);
     const place = r.placement;
 
-    if (replay.policy === 'interleave') {
-      out.push({
-        id: `${replay.policy}:numactl`,
-        kind: 'numactl',
-        policy: replay.policy,
-        title: `launch with interleaved memory: ${words}`,
-        gain,
-        cost: cost(0),
-        confidence,
-        command: `numactl --interleave=all ${command}`,
-        planable: false,
-      });
-    }
-    if (replay.weighted && replay.weighted.process.nodes.length >= 2) {
-      // numactl takes the node list only; the weights are the system-wide sysfs ones.
-      const w = replay.weighted.process;
-      const ids = w.nodes.map((i) => input.machine.nodeIds[i]!);
-      out.push({
-        id: `${replay.policy}:numactl`,
-        kind: 'numactl',
-        policy: replay.policy,
-        title:
-          `launch with weighted-interleaved memory (Linux 6.9+), with the system-wide weights ${ids.map((id, k) => `node${id}=${w.weights[k]}`).join(', ')} ` +
-          `in /sys/kernel/mm/mempolicy/weighted_interleave (numactl takes the node list only): ${words}`,
-        gain,
-        cost: cost(0),
-        confidence,
-        command: `numactl --weighted-interleave=${ids.join(',')} ${command}`,
-        planable: false,
-      });
-    }
+    out.push(...numactlRecommendations(input, replay, words, gain, cost, confidence, command));
     // Pages the headline placement has elsewhere than the recording: replicated, interleaved (as the
     // replay's interleave decisions, or every page of an interleave or weighted-interleave policy), else moved.
     const interleavedByDecision = pagesOf(byKind('interleave'));
@@ -278,7 +359,6 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
       if (place.replicated[p] && !start.replicated[p]) replicated.push(p);
       else if (place.pageNode[p] !== start.pageNode[p]) (interleavePolicy || interleavedByDecision.has(p) ? interleaved : moved).push(p);
     }
-    let ownCopies: ReturnType<typeof own> = null;
     const pinned = new Set(byKind('pin-threads').flatMap((d) => d.threads ?? []));
     // Threads the policy pins somewhere the recording did not keep them (at its start or in any window).
     const elsewhere = (t: number) => place.threadNode[t] !== start.threadNode[t] || (input.observedThreadNode?.some((w) => w[t] !== place.threadNode[t]) ?? false);
@@ -363,53 +443,7 @@ export function recommend(input: ReplayInput, baseline: RecommendSubject, result
         });
       }
     }
-    if (replicated.length > 0 && replay.replication) {
-      // replicate: the what-if of per-node copies. Applying it is a code change in the program
-      // (no page move can copy memory), so it is never planable.
-      const rep = replay.replication;
-      const made = rep.units.filter((u) => u.replicated);
-      const names = made.slice(0, 3).map((u) => u.label).join(', ') + (made.length > 3 ? ` and ${made.length - 3} more` : '');
-      const perNode = rep.addedBytesByNode
-        .map((b, i) => (b > 0 ? `node ${input.machine.nodeIds[i]}: ${bytesText(b)}` : ''))
-        .filter((x) => x.length > 0)
-        .join(', ');
-      const stores =
-        rep.storesOnReplicated > 0
-          ? `; every store must update all copies (${countText(rep.storesOnReplicated)} stores → ${countText(rep.storeFlowsOnReplicated)} writes)`
-          : '';
-      const addedPages = Math.round(rep.addedBytes / pageBytes);
-      out.push({
-        id: `${replay.policy}:per-node-copies`,
-        kind: 'code-change',
-        policy: replay.policy,
-        title:
-          `code change, not a page move: have the program keep a copy per node of ${names} (${rep.pagesReplicated} read-mostly pages read from several nodes), ` +
-          `each thread reading its own node's copy (llama.cpp --numa mirror, per-node weight copies in inference servers, or numa_alloc_onnode and a copy per node where the program supports it); ` +
-          `the copies take ${bytesText(rep.addedBytes)} more memory (${perNode})${stores}${rep.capacityKnown ? '' : ' (node memory sizes unknown: not checked)'}; ` +
-          `numascope apply cannot make copies, so there is no plan: ${words}`,
-        gain,
-        // The copies' memory; seconds: copying it once at MIGRATION_GBPS (the program copies at start-up).
-        cost: { ...cost(addedPages), bytes: rep.addedBytes, seconds: rep.addedBytes / (MIGRATION_GBPS * 1e9) },
-        confidence,
-        pageIndices: Int32Array.from(replicated),
-        toNodes: rep.addedBytesByNode.map((b, i) => (b > 0 ? i : -1)).filter((i) => i >= 0),
-        codeChange: 'per-node-copies',
-        planable: false,
-      });
-    } else if (replicated.length > 0 && offered((ownCopies = own(replicated, [], true)))) {
-      out.push({
-        id: `${replay.policy}:per-node-copies`,
-        kind: 'code-change',
-        policy: replay.policy,
-        title: `keep a per-node copy of the ${replicated.length} read-only pages shared by several nodes (${replay.policy} replicates them; no plan can): ${ownCopies?.words ?? words}`,
-        gain: ownCopies?.gain ?? gain,
-        cost: cost(replicated.length),
-        confidence,
-        pageIndices: Int32Array.from(replicated),
-        codeChange: 'per-node-copies',
-        planable: false,
-      });
-    }
+    out.push(...perNodeCopyRecommendations(input, replay, replicated, words, gain, cost, confidence, () => own(replicated, [], true)));
   }
 
   // Block-wise split: pages each used by one thread but first-touched on another node. Its gain is

@@ -352,6 +352,7 @@ function CompareColumn(props: {
     result = p ? { a, p, b, ...(bView ? { bView } : {}) } : null;
   }
   const { onResult, resultKey } = props;
+  // `result` is a new object each render; its parts are stable, so the effect depends on them, not on it.
   useEffect(() => onResult(resultKey, result), [onResult, resultKey, result?.p, result?.b, result?.a, result?.bView]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => () => onResult(resultKey, null), [onResult, resultKey]);
   return (

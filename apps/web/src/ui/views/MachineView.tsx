@@ -45,6 +45,7 @@ export function MachineView({ summary, bench }: { summary: TraceSummary; bench?:
     { key: 'preset', label: `preset ${preset.id}`, kind: 'preset', machine: preset.machine },
     { key: 'estimated', label: `estimated (recorded machine, ${recorded.source})`, kind: 'estimated', machine: recorded },
   ];
+  // `columns` is a new array each render, built only from these three: they are its dependencies.
   const rows = useMemo(() => sideBySide(columns), [calibrated, preset, recorded]); // eslint-disable-line react-hooks/exhaustive-deps
   const used = useMemo(() => chooseMachine(manifest), [manifest]);
   const withFile = useMemo(() => (file ? chooseMachine(manifest, { machine: { machine: file.machine, name: file.label.replace(/^file /, '') } }) : null), [manifest, file]);
