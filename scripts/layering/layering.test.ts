@@ -3,6 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkLayering, layerOf } from './check.js';
+import { folderCycles } from './cycles.js';
 import { LAYERS } from './rules.js';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -97,5 +98,42 @@ describe('layering (scripts/layering/rules.ts)', () => {
     const files = new Map([['packages/viz/src/x.ts', "import '../../../apps/web/src/a.js';\nimport '../../../apps/web/src/b.js';"]]);
     const v = checkLayering({ files, allowlist: [{ file: 'packages/viz/src/x.ts', import: '../../../apps/web/src/a.js' }] });
     expect(v.map((x) => x.specifier)).toEqual(['../../../apps/web/src/b.js']);
+  });
+});
+
+describe('no import cycle between the files of one folder (scripts/layering/cycles.ts)', () => {
+  it('every folder of every layer reads bottom-up', () => {
+    const cycles = folderCycles(repoFiles());
+    expect(cycles.map((c) => `${c.folder}: ${c.example.join(' → ')}`)).toEqual([]);
+  });
+
+  it('finds a cycle through a type-only import, an index file and a folder import, with a path', () => {
+    const files = new Map([
+      ['packages/policy-engine/src/engine/run.ts', "import { steady } from './steady.js';\nexport const run = steady;"],
+      ['packages/policy-engine/src/engine/steady.ts', "import type { Run } from './run.js';\nexport const steady = 1;"],
+      ['packages/policy-engine/src/plan/index.ts', "export * from './a.js';"],
+      ['packages/policy-engine/src/plan/a.ts', "import { b } from './b';\nexport const a = b;"],
+      ['packages/policy-engine/src/plan/b.ts', "import { x } from './index.js';\nexport const b = x;"],
+      // Across folders: not a folder cycle (the layers and the folder order judge those).
+      ['packages/policy-engine/src/x/one.ts', "import { two } from '../y/two.js';"],
+      ['packages/policy-engine/src/y/two.ts', "import { one } from '../x/one.js';"],
+      // A folder import of a sub-folder is an edge to another folder.
+      ['apps/web/src/ui/a.ts', "import { s } from './sub';"],
+      ['apps/web/src/ui/sub/index.ts', "import { a } from '../a.js';"],
+    ]);
+    const cycles = folderCycles(files);
+    expect(cycles.map((c) => [c.folder, c.files])).toEqual([
+      ['packages/policy-engine/src/engine', ['packages/policy-engine/src/engine/run.ts', 'packages/policy-engine/src/engine/steady.ts']],
+      ['packages/policy-engine/src/plan', ['packages/policy-engine/src/plan/a.ts', 'packages/policy-engine/src/plan/b.ts', 'packages/policy-engine/src/plan/index.ts']],
+    ]);
+    expect(cycles[0]!.example).toEqual(['packages/policy-engine/src/engine/run.ts', 'packages/policy-engine/src/engine/steady.ts', 'packages/policy-engine/src/engine/run.ts']);
+    expect(cycles[1]!.example).toEqual(['packages/policy-engine/src/plan/a.ts', 'packages/policy-engine/src/plan/b.ts', 'packages/policy-engine/src/plan/index.ts', 'packages/policy-engine/src/plan/a.ts']);
+  });
+
+  it('a file importing itself or a package is no cycle', () => {
+    const files = new Map([
+      ['packages/viz/src/a.ts', "import { a } from './a.js';\nimport * as d3 from 'd3-scale';"],
+    ]);
+    expect(folderCycles(files)).toEqual([]);
   });
 });

@@ -15,7 +15,6 @@ import { attributedFrame, functionTable, objectLabel, type FunctionRow } from '.
 import { numericColumn } from '../trace/columns.js';
 import type { ObjectColumns } from '../trace/objects.js';
 import type { Trace } from '../trace/types.js';
-import type { Issue } from './diagnose.js';
 
 /** First-touch sites and accessors listed per issue. */
 export const ISSUE_CODE_SITES = 3;
@@ -181,13 +180,25 @@ function listText(sites: Array<{ function: string; fileLine: string | null }>): 
 }
 
 /**
+ * What citeCode reads and writes of a diagnosis issue (diagnose.ts `Issue` is one): declared
+ * here so that this file, below diagnose.ts, does not import it back.
+ */
+export interface CitableIssue {
+  kind: string;
+  text: string;
+  code: IssueCode | null;
+  object: { site: string | null } | null;
+  fix: { kind: string; text: string; pageNodes?: readonly { node: number }[] };
+}
+
+/**
  * The issue's text and its fix's text, citing its code where known (issue.code with a first touch
  * or an accessor): the first-touch site and the remote accessor for remote access and page
  * sharing, with the fix's code change naming the first-touch line (initialise in parallel there,
  * initialise from the target node, interleave at allocation); the accessors for cache-line
  * sharing. Unchanged without code. `slotNode`: node slot → node id (the fixes' pageNodes hold slots).
  */
-export function citeCode(issue: Issue, slotNode: (slot: number) => number | undefined): void {
+export function citeCode(issue: CitableIssue, slotNode: (slot: number) => number | undefined): void {
   const code = issue.code;
   if (!code || !code.available) return;
   const ft = code.firstTouch[0];

@@ -19,8 +19,7 @@
  *   straight from the trace's rows (WindowSource.accessMatrices), without building the window.
  */
 import type { AccessWindow, Placement, Policy, PolicyReplay, ReplayInput, ReplayOptions, SteadyState, WindowMetrics, WindowSource, WindowTiming } from '../model/contract.js';
-import type { FinalRun } from './run.js';
-import { samePlacement } from './run.js';
+import { samePlacement, type FinalRun } from './final-run.js';
 import { MEMORY_STALL_SHARE, simulateMatrix, simulateWindow } from './simulate.js';
 import { arrivalsByWindow, atFirstTouch } from './arrivals.js';
 

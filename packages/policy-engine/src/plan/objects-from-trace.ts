@@ -6,7 +6,7 @@
  */
 import { describeFrame, objectColumns } from '../trace/objects.js';
 import type { Trace } from '../trace/types.js';
-import type { AllocationFrameInput, AllocationObjectInput } from './objects.js';
+import { objectLabel, type AllocationFrameInput, type AllocationObjectInput } from './objects.js';
 
 export function allocationObjectInputs(trace: Trace): AllocationObjectInput[] {
   const o = objectColumns(trace);
@@ -39,13 +39,6 @@ export function allocationObjectInputs(trace: Trace): AllocationObjectInput[] {
 
 /** Objects smaller than this get no weights of their own (the plan's object entries' default floor). */
 export const MIN_WEIGHTED_OBJECT_BYTES = 64 * 1024;
-
-/** The label objects of one site share: the site's description, else its first frame. */
-export function objectLabel(site: string | null, frames: readonly { module: string; offset: bigint | string }[]): string {
-  if (site) return site;
-  const f = frames[0];
-  return f ? `${f.module}+0x${BigInt(f.offset).toString(16)}` : '(no site)';
-}
 
 /** The recording's allocation objects of at least MIN_WEIGHTED_OBJECT_BYTES, labelled by site (ReplayInput.objectRanges). */
 export function objectRangesOf(trace: Trace): Array<{ start: bigint; end: bigint; label: string }> {

@@ -10,7 +10,6 @@
  * How each site is placed comes from the plan's page placement (the replay's final node of each
  * page in the allocation's address range).
  */
-import { objectLabel } from './objects-from-trace.js';
 import { PLAN_LIMITS, PLAN_PAGE_BYTES, type PlanObjectEntry, type PlanObjectFrame } from './schema.js';
 
 /** One frame of a recorded allocation's stack. */
@@ -36,6 +35,13 @@ export interface AllocationObjectInput {
   /** The allocation's address range in the recorded run, [start, end). */
   start: bigint;
   end: bigint;
+}
+
+/** The label objects of one site share: the site's description, else its first frame. */
+export function objectLabel(site: string | null, frames: readonly { module: string; offset: bigint | string }[]): string {
+  if (site) return site;
+  const f = frames[0];
+  return f ? `${f.module}+0x${BigInt(f.offset).toString(16)}` : '(no site)';
 }
 
 export interface ObjectEntryOptions {
