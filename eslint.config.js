@@ -20,10 +20,4 @@ export default tseslint.config(
       "react-hooks/exhaustive-deps": "error",
     },
   },
-  {
-    // Exempt from the length limit, by file so that the file itself is untouched: ApplyPanel is
-    // being changed by the live-view work (apps/web/src/ui/live/**); split it there.
-    files: ["apps/web/src/ui/live/ApplyPanel.tsx"],
-    rules: { "max-lines-per-function": "off" },
-  },
 );

@@ -99,6 +99,8 @@ export function ApplyPanel({
         const p = takePendingPlan();
         if (p) choosePlan(p);
       }),
+    // Subscribed once: choosePlan only calls state setters, which React keeps stable, so the
+    // first render's closure does what every later one would.
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [],
   );
@@ -174,12 +176,7 @@ export function ApplyPanel({
   const canApply = canDry && dry.kind === 'done';
   const objects = plan?.objects ?? [];
   const canLaunch = plan !== null && objects.length > 0 && api.runPlan !== undefined && !busy;
-  const launchTitle =
-    api.runPlan === undefined
-      ? 'This session cannot launch programs'
-      : objects.length === 0
-        ? 'The plan has no object entries (allocation sites) to place at launch'
-        : `Starts ${plan?.target.command?.join(' ') ?? 'the plan’s command'} with the plan’s object entries placed from the first allocation (numascope run --plan)`;
+  const launchTitle = launchTitleOf(api.runPlan !== undefined, objects.length, plan?.target.command ?? null);
 
   async function onLaunch() {
     const startedAt = Date.now();
@@ -206,34 +203,17 @@ export function ApplyPanel({
         checks the plan, the process (pid and start time), the machine and the permissions before anything changes. Dry run first.
       </p>
       <div className="apply__grid">
-        <div className="live__field">
-          <label htmlFor="apply-pid">Target process</label>
-          <div className="live__row">
-            <select
-              id="apply-pid"
-              data-testid="apply-pid"
-              value={pid === null ? '' : String(pid)}
-              onChange={(e) => {
-                setPid(e.target.value ? Number(e.target.value) : null);
-                reset();
-              }}
-            >
-              <option value="">choose a process…</option>
-              {options.missing !== null && <option value={options.missing}>{options.missing} (not in the list: refresh)</option>}
-              {options.own.map((p) => (
-                <option key={p.pid} value={p.pid}>
-                  {p.pid} {p.name}
-                  {p.pid === recordedPid ? ' (recorded)' : ''}
-                  {plan && p.pid === plan.target.pid ? ' (plan target)' : ''}
-                  {p.command.length ? ` — ${p.command.join(' ').slice(0, 80)}` : ''}
-                </option>
-              ))}
-            </select>
-            <button type="button" onClick={onRefresh}>
-              Refresh
-            </button>
-          </div>
-        </div>
+        <TargetPicker
+          pid={pid}
+          options={options}
+          recordedPid={recordedPid}
+          planPid={plan?.target.pid ?? null}
+          onPick={(next) => {
+            setPid(next);
+            reset();
+          }}
+          onRefresh={onRefresh}
+        />
         <div className="live__field">
           <label htmlFor="apply-file">Plan</label>
           <input id="apply-file" type="file" accept=".json,application/json" data-testid="apply-plan-file" onChange={(e) => void onFile(e)} />
@@ -291,12 +271,7 @@ export function ApplyPanel({
             Rollback
           </button>
         )}
-        <span aria-live="polite" data-testid="apply-progress">
-          {dry.kind === 'running' && `Dry run… ${secs(now - dry.startedAt)}`}
-          {run.kind === 'running' && `Applying… ${secs(now - run.startedAt)}`}
-          {rollback.kind === 'running' && `Rolling back… ${secs(now - rollback.startedAt)}`}
-          {launch.kind === 'running' && `Launched${launch.pid !== null ? ` pid ${launch.pid}` : ''}, running… ${secs(now - launch.startedAt)}`}
-        </span>
+        <Progress dry={dry} run={run} rollback={rollback} launch={launch} now={now} />
       </div>
       <CallResult call={dry} testId="apply-dry" title="Dry run" />
       <CallResult call={run} testId="apply-result" title="Apply" />
@@ -304,6 +279,70 @@ export function ApplyPanel({
       <LaunchResult launch={launch} nodeIds={plan?.target.machine?.nodeIds ?? null} />
     </section>
   );
+}
+
+/** The process the plan is applied to: the user's own processes, the recorded and the plan's target marked. */
+function TargetPicker({
+  pid,
+  options,
+  recordedPid,
+  planPid,
+  onPick,
+  onRefresh,
+}: {
+  pid: number | null;
+  options: { own: readonly ProcessInfo[]; missing: number | null };
+  recordedPid: number | null;
+  planPid: number | null;
+  onPick: (pid: number | null) => void;
+  onRefresh: () => void;
+}) {
+  return (
+    <div className="live__field">
+      <label htmlFor="apply-pid">Target process</label>
+      <div className="live__row">
+        <select
+          id="apply-pid"
+          data-testid="apply-pid"
+          value={pid === null ? '' : String(pid)}
+          onChange={(e) => onPick(e.target.value ? Number(e.target.value) : null)}
+        >
+          <option value="">choose a process…</option>
+          {options.missing !== null && <option value={options.missing}>{options.missing} (not in the list: refresh)</option>}
+          {options.own.map((p) => (
+            <option key={p.pid} value={p.pid}>
+              {p.pid} {p.name}
+              {p.pid === recordedPid ? ' (recorded)' : ''}
+              {planPid !== null && p.pid === planPid ? ' (plan target)' : ''}
+              {p.command.length ? ` — ${p.command.join(' ').slice(0, 80)}` : ''}
+            </option>
+          ))}
+        </select>
+        <button type="button" onClick={onRefresh}>
+          Refresh
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** What is running, and for how long (the panel's clock ticks `now`). */
+function Progress({ dry, run, rollback, launch, now }: { dry: Call; run: Call; rollback: Call; launch: Launch; now: number }) {
+  return (
+    <span aria-live="polite" data-testid="apply-progress">
+      {dry.kind === 'running' && `Dry run… ${secs(now - dry.startedAt)}`}
+      {run.kind === 'running' && `Applying… ${secs(now - run.startedAt)}`}
+      {rollback.kind === 'running' && `Rolling back… ${secs(now - rollback.startedAt)}`}
+      {launch.kind === 'running' && `Launched${launch.pid !== null ? ` pid ${launch.pid}` : ''}, running… ${secs(now - launch.startedAt)}`}
+    </span>
+  );
+}
+
+/** The Launch button's title: why it is off, or what it starts. */
+function launchTitleOf(canRun: boolean, objectEntries: number, command: readonly string[] | null): string {
+  if (!canRun) return 'This session cannot launch programs';
+  if (objectEntries === 0) return 'The plan has no object entries (allocation sites) to place at launch';
+  return `Starts ${command?.join(' ') ?? 'the plan’s command'} with the plan’s object entries placed from the first allocation (numascope run --plan)`;
 }
 
 function secs(ms: number): string {

@@ -60,6 +60,8 @@ export function LiveView({ onState }: { onState: (s: AppState) => void }) {
   useEffect(() => onState(appState), [appState, onState]);
   useEffect(() => {
     if (state.phase.kind === 'connecting') void session.connect();
+    // Once per session, on mount: the phase it reads is the session's first; a later
+    // 'connecting' (a reconnect) is the session's own doing, not this effect's.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [session]);
   // The loop kept with the server: the one in the address bar (?loop=ID), else the one saved last.
