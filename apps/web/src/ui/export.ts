@@ -196,6 +196,19 @@ function layoutTable(table: HTMLTableElement, family: string): TableLayout {
 }
 
 /** The view's own figures (never the timeline shared by every view: it is not what the view shows). */
+/**
+ * Whether the view under `root` has something PNG and SVG would draw (the cheap test of what
+ * `figures` lays out: a chart or a table with rows marked for export, not the timeline strip),
+ * so the export bar can show those buttons only where they work.
+ */
+export function hasFigures(root: Element): boolean {
+  for (const c of root.querySelectorAll('[data-export]')) {
+    if (c.getAttribute('data-export') === 'timeline') continue;
+    if (c instanceof HTMLTableElement ? c.rows.length > 0 : c.querySelector('svg, canvas') !== null || c instanceof SVGSVGElement || c instanceof HTMLCanvasElement) return true;
+  }
+  return false;
+}
+
 export function figures(root: Element): Figure[] {
   const family = getComputedStyle(document.body).fontFamily;
   const font = `${LEGEND_FONT_PX}px ${family}`;

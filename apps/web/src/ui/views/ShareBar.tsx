@@ -1,6 +1,6 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { TraceSummary } from '@numascope/policy-engine';
-import { baseName, download, exportPng, exportSvg, exportTables } from '../export';
+import { baseName, download, exportPng, exportSvg, exportTables, hasFigures } from '../export';
 import { beginWork } from '../idle';
 import { markdownSummary } from '../markdown';
 import type { MarkdownInput } from '../markdown';
@@ -15,7 +15,37 @@ import { saveTraceBytes } from '../live/desktop-shell';
 import { useTraceContext } from '../hooks/trace-context';
 import { REPORT_SHELL_URL, buildReport, isReport } from '../report';
 
-/** Export the current view (PNG, SVG), a Markdown summary, or the trace file itself. */
+/**
+ * Whether the panel holds a figure PNG/SVG can export, kept up to date as the view draws
+ * (a MutationObserver on the panel, checked at most once a frame).
+ */
+function useHasFigures(panel: () => HTMLElement | null, view: string): boolean {
+  const [has, setHas] = useState(false);
+  useEffect(() => {
+    const root = panel();
+    if (!root) return;
+    let frame = 0;
+    const check = () => {
+      frame = 0;
+      setHas(hasFigures(root));
+    };
+    check();
+    const observer = new MutationObserver(() => {
+      if (frame === 0) frame = requestAnimationFrame(check);
+    });
+    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ['data-export'] });
+    return () => {
+      observer.disconnect();
+      if (frame !== 0) cancelAnimationFrame(frame);
+    };
+  }, [panel, view]);
+  return has;
+}
+
+/**
+ * Export the current view (PNG and SVG where it has a figure: absent on views without one), a
+ * Markdown summary, or the trace file itself.
+ */
 export function ShareBar({
   summary,
   inRange,
@@ -35,6 +65,7 @@ export function ShareBar({
   const [copied, setCopied] = useState<string | null>(null);
   const name = baseName(source);
   const suffix = `${name}-${state.view}${state.range ? `-${state.range.fromUs}-${state.range.toUs}us` : ''}`;
+  const figures = useHasFigures(panel, state.view);
   const title = `${source} · ${state.view}${state.range ? ` · ${state.range.fromUs}–${state.range.toUs} µs` : ''}`;
 
   async function run(what: string, f: () => Promise<void>) {
@@ -53,30 +84,34 @@ export function ShareBar({
   return (
     <div className="share-bar" role="group" aria-label="Export and share">
       <span className="ns-muted share-bar__label">Export</span>
-      <button
-        type="button"
-        data-testid="export-png"
-        onClick={() =>
-          run('PNG export', async () => {
-            const root = panel();
-            if (root) download(await exportPng(root, title), `${suffix}.png`);
-          })
-        }
-      >
-        PNG
-      </button>
-      <button
-        type="button"
-        data-testid="export-svg"
-        onClick={() =>
-          run('SVG export', async () => {
-            const root = panel();
-            if (root) download(new Blob([exportSvg(root, title).svg], { type: 'image/svg+xml' }), `${suffix}.svg`);
-          })
-        }
-      >
-        SVG
-      </button>
+      {figures && (
+        <>
+          <button
+            type="button"
+            data-testid="export-png"
+            onClick={() =>
+              run('PNG export', async () => {
+                const root = panel();
+                if (root) download(await exportPng(root, title), `${suffix}.png`);
+              })
+            }
+          >
+            PNG
+          </button>
+          <button
+            type="button"
+            data-testid="export-svg"
+            onClick={() =>
+              run('SVG export', async () => {
+                const root = panel();
+                if (root) download(new Blob([exportSvg(root, title).svg], { type: 'image/svg+xml' }), `${suffix}.svg`);
+              })
+            }
+          >
+            SVG
+          </button>
+        </>
+      )}
       <button
         type="button"
         data-testid="export-markdown"

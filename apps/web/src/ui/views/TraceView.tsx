@@ -53,6 +53,8 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
     [summary, counts.data, range],
   );
   const panel = useRef<HTMLDivElement>(null);
+  // Stable, so the export bar watches the same panel across renders.
+  const getPanel = useCallback(() => panel.current, []);
 
   // The full header (origin banner, totals) opens the trace; every other view gets the screen, with
   // a one-line header that expands to the full one (both stay in the document, so nothing is lost).
@@ -99,7 +101,7 @@ function TraceBody({ summary, source, overview }: { summary: TraceSummary; sourc
         <>
           <ViewNav view={view} onView={(v) => navigate({ view: v })} />
           <div className="trace-tools">
-            <ShareBar summary={summary} inRange={inRange} source={source} regions={overview.regions} panel={() => panel.current} />
+            <ShareBar summary={summary} inRange={inRange} source={source} regions={overview.regions} panel={getPanel} />
             <button type="button" className="link-button trace-tools__help" data-testid="keyboard-help-open" aria-haspopup="dialog" onClick={openHelp}>
               Keyboard shortcuts <kbd>?</kbd>
             </button>
