@@ -59,7 +59,7 @@ fn have(tool: &str) -> bool {
 /// Compiles `src` with `compiler`; None (with a message) when the compiler is missing.
 fn compile(compiler: &str, src: &Path, out: &Path, extra: &[&str]) -> Option<PathBuf> {
     if !have(compiler) {
-        eprintln!("SKIP: no `{compiler}` on this machine, {} not built", src.display());
+        numascope_testsupport::skip(format_args!("no `{compiler}` on this machine, {} not built", src.display()));
         return None;
     }
     let o = Command::new(compiler)
@@ -475,7 +475,9 @@ fn static_and_setuid_programs_are_refused_with_a_reason() {
             other => panic!("static binary: {other:?}"),
         }
     } else {
-        eprintln!("SKIP: `cc -static` cannot link here (no static C library), static refusal not checked");
+        numascope_testsupport::skip(format_args!(
+            "`cc -static` cannot link here (no static C library), static refusal not checked"
+        ));
     }
     // A script is judged by its interpreter.
     let script = dir.join("run.sh");
@@ -508,7 +510,7 @@ fn static_and_setuid_programs_are_refused_with_a_reason() {
             Err(e @ PreloadBlocked::SetId { .. }) => assert!(e.to_string().contains("secure mode"), "{e}"),
             other => panic!("set-user-ID program {}: {other:?}", p.display()),
         },
-        None => eprintln!("SKIP: no set-user-ID program owned by another user to check"),
+        None => numascope_testsupport::skip(format_args!("no set-user-ID program owned by another user to check")),
     }
 }
 

@@ -44,7 +44,7 @@ fn ensure_shim() {
 /// Compiles the fixture; None (with a message) when there is no C compiler.
 fn compile(dir: &Path, name: &str, extra: &[&str]) -> Option<PathBuf> {
     if !Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIP: no `cc` on this machine, the allocation-site fixture is not built");
+        numascope_testsupport::skip(format_args!("no `cc` on this machine, the allocation-site fixture is not built"));
         return None;
     }
     let out = dir.join(name);
@@ -59,7 +59,7 @@ fn compile(dir: &Path, name: &str, extra: &[&str]) -> Option<PathBuf> {
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
         if extra.contains(&"-static") {
-            eprintln!("SKIP: cannot link statically here: {err}");
+            numascope_testsupport::skip(format_args!("cannot link statically here: {err}"));
             return None;
         }
         panic!("cc failed: {err}");

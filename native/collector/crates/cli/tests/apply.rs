@@ -406,7 +406,7 @@ fn other_users_process_is_refused_with_the_capability() {
         Ok(o) => o,
         // The checkout lies under a directory nobody may enter (a clone in `mktemp -d`, 0700).
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            eprintln!("SKIPPED: nobody cannot run {} here: {e}", numascope().display());
+            numascope_testsupport::skip(format_args!("nobody cannot run {} here: {e}", numascope().display()));
             return;
         }
         Err(e) => panic!("run numascope as nobody: {e}"),

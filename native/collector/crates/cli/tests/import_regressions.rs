@@ -443,7 +443,7 @@ fn missing_output_directory_is_refused_first() {
 #[test]
 fn read_only_output_is_refused_before_converting() {
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to mount a read-only tmpfs");
+        numascope_testsupport::skip(format_args!("needs root to mount a read-only tmpfs"));
         return;
     }
     let work = work_dir("reg-out-ro");
@@ -456,7 +456,7 @@ fn read_only_output_is_refused_before_converting() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!("skipped: mount -t tmpfs is not permitted here");
+        numascope_testsupport::skip(format_args!("mount -t tmpfs is not permitted here"));
         return;
     }
     let input = perfdata_dir().join(IVB);

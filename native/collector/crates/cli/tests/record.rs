@@ -793,7 +793,7 @@ fn unprivileged_user() {
     use std::os::unix::fs::PermissionsExt;
     let setpriv = Path::new("/usr/bin/setpriv");
     if unsafe { libc::geteuid() } != 0 || !setpriv.exists() {
-        eprintln!("skipping: needs root and /usr/bin/setpriv to run as nobody");
+        numascope_testsupport::skip(format_args!("needs root and /usr/bin/setpriv to run as nobody"));
         return;
     }
     let tmp = Tmp::new("nobody");
@@ -820,7 +820,7 @@ fn unprivileged_user() {
     let tl = testload();
     let tl_ok = nobody_ok(&[tl.to_str().unwrap(), "--help"]) && nobody_ok(&["test", "-x", tl.to_str().unwrap()]);
     if !probe_run.status.success() || !tl_ok {
-        eprintln!("skipping: user nobody cannot run the test binaries here");
+        numascope_testsupport::skip(format_args!("user nobody cannot run the test binaries here"));
         return;
     }
     let mut victim = Command::new("sleep").arg("30").spawn().unwrap();
@@ -1021,7 +1021,9 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
     // With NUMA balancing off (this machine), every fault is an ordinary fault: the trace holds
     // the same first touches as with the software event, and the manifest names the event.
     if !tracefs_here() {
-        eprintln!("skipping: no exceptions:page_fault_user tracepoint here (tracefs not mountable or not x86)");
+        numascope_testsupport::skip(format_args!(
+            "no exceptions:page_fault_user tracepoint here (tracefs not mountable or not x86)"
+        ));
         return;
     }
     let balancing = std::fs::read_to_string("/proc/sys/kernel/numa_balancing").unwrap_or_default();
@@ -1044,7 +1046,7 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
         "4",
     ]);
     if !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("CAP_PERFMON") {
-        eprintln!("skipping: the tracepoint's raw records need CAP_PERFMON: {}", explain(&o));
+        numascope_testsupport::skip(format_args!("the tracepoint's raw records need CAP_PERFMON: {}", explain(&o)));
         return;
     }
     assert!(o.status.success(), "{}", explain(&o));
@@ -1134,7 +1136,7 @@ fn unwritable_output_is_detected_before_recording() {
     if ro.is_some() {
         outputs.push((tmp.file("ro/t.numascope"), "read-only"));
     } else {
-        eprintln!("SKIPPED the read-only file system case: needs root and tmpfs mounts");
+        numascope_testsupport::skip(format_args!("the read-only file system case: needs root and tmpfs mounts"));
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -1165,7 +1167,7 @@ fn existing_trace_kept_when_the_disk_fills() {
     let tmp = Tmp::new("diskfull");
     let small = tmp.file("small");
     let Some(mnt) = Mount::tmpfs(&small, "size=1m") else {
-        eprintln!("SKIPPED: needs root and tmpfs mounts");
+        numascope_testsupport::skip(format_args!("needs root and tmpfs mounts"));
         return;
     };
     let out = small.join("t.numascope");

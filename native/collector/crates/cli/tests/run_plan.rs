@@ -27,7 +27,7 @@ fn fixture() -> PathBuf {
 fn compile(out: &Path) -> bool {
     let ok = Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("SKIP: no `cc` on this machine");
+        numascope_testsupport::skip(format_args!("no `cc` on this machine"));
         return false;
     }
     let o =
@@ -228,7 +228,7 @@ fn run_plan_places_objects_by_site_and_pins_threads() {
         assert_eq!(aff["third"], vec![0]);
         assert_eq!(aff["main"], vec![0]);
     } else {
-        eprintln!("SKIP affinity checks: node 0 has one cpu, a pin to it cannot be seen");
+        numascope_testsupport::skip(format_args!("affinity checks: node 0 has one cpu, a pin to it cannot be seen"));
     }
 
     // the report
@@ -320,7 +320,7 @@ fn run_plan_refusals() {
         assert_eq!(o.status.code(), Some(125), "{}", o.stderr);
         assert!(o.stderr.contains("statically linked") && o.stderr.contains("numactl --membind=0"), "{}", o.stderr);
     } else {
-        eprintln!("SKIP static refusal: cc -static does not work here");
+        numascope_testsupport::skip(format_args!("static refusal: cc -static does not work here"));
     }
 }
 

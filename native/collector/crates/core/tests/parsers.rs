@@ -218,7 +218,7 @@ fn vmstat_and_numastat() {
 #[test]
 fn numa_maps_of_this_process_matches_maps() {
     let Ok(numa) = std::fs::read_to_string("/proc/self/numa_maps") else {
-        eprintln!("skipping: no /proc/self/numa_maps (kernel without CONFIG_NUMA)");
+        numascope_testsupport::skip(format_args!("no /proc/self/numa_maps (kernel without CONFIG_NUMA)"));
         return;
     };
     let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());

@@ -127,7 +127,10 @@ fn numa_balancing_is_restored_after_the_recording() {
     let sysctl = Path::new("/proc/sys/kernel/numa_balancing");
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 || !sysctl.exists() {
-        eprintln!("skipping numa_balancing_is_restored_after_the_recording: needs root and {}", sysctl.display());
+        numascope_testsupport::skip(format_args!(
+            "numa_balancing_is_restored_after_the_recording: needs root and {}",
+            sysctl.display()
+        ));
         return;
     }
     let before = std::fs::read_to_string(sysctl).unwrap();

@@ -303,7 +303,9 @@ mod tests {
         let proc_root = Path::new("/proc");
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 || !sysctl_path(proc_root).exists() {
-            eprintln!("skipping real_sysctl_is_restored: needs root and /proc/sys/kernel/numa_balancing");
+            numascope_testsupport::skip(format_args!(
+                "real_sysctl_is_restored: needs root and /proc/sys/kernel/numa_balancing"
+            ));
             return;
         }
         let before = read(proc_root);
