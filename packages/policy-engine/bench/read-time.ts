@@ -8,6 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { readTrace } from '../src/trace/reader.js';
+import { zstdDecoderInUse, zstdReady } from '../src/trace/zstd.js';
+
+await zstdReady();
+const { decoder, why } = zstdDecoderInUse();
+console.log(`ZSTD decoder: ${decoder}${why ? ` (${why})` : ''}`);
 
 for (const file of process.argv.slice(2)) {
   const bytes = new Uint8Array(readFileSync(file));

@@ -41,6 +41,7 @@ import {
   policyForms,
   PRESET_IDS,
   readTrace,
+  zstdReady,
   RETARGET_RULES,
   type AnalysisResult,
   type AnalyzeOptions,
@@ -844,6 +845,7 @@ function c2cReport(t: C2cTable, file: string, limit: number): string {
 /** Runs the CLI; returns the exit status. Errors are printed as one line naming the problem. */
 export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<number> {
   try {
+    await zstdReady(); // the WebAssembly decoder of compressed traces (fzstd if it cannot start)
     return await run(argv, out);
   } catch (e) {
     if (e instanceof UsageError) err(`numascope-analyze: ${e.message}`);

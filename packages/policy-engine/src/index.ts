@@ -4,6 +4,7 @@ export * from './trace/types.js';
 export * from './trace/schema.js';
 export * from './trace/errors.js';
 export { readTrace, readTraceUnchecked, describeArrowType, type ReadTraceOptions } from './trace/reader.js';
+export { zstdReady, zstdDecoderInUse } from './trace/zstd.js';
 export { DEFAULT_TRACE_LIMITS, type TraceLimits } from './trace/limits.js';
 export { upgradeTrace, checkTraceVersion, UPGRADERS, OLDEST_TRACE_VERSION, type RawTrace, type Upgrader } from './trace/upgrade.js';
 export { validateManifest } from './trace/validate.js';

@@ -17,13 +17,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Table } from 'apache-arrow';
-import { describe, expect, it } from 'vitest';
+import { CompressionType, compressionRegistry } from 'apache-arrow';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildZip, entriesOf } from '../fuzz/zip-edit.js';
 import { ArrowMetadataError, checkArrowFile, zstdFrameSize } from '../src/trace/arrow-ipc.js';
 import { TraceError } from '../src/trace/errors.js';
 import { DEFAULT_TRACE_LIMITS } from '../src/trace/limits.js';
 import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
 import { TABLE_NAMES } from '../src/trace/types.js';
+import { WASM_MAX_FRAME_BYTES, zstdDecode, zstdDecoderInUse, zstdReady } from '../src/trace/zstd.js';
 
 const bin = process.env.NUMASCOPE_BIN ?? resolve(__dirname, '../../../native/collector/target/debug/numascope');
 const python = process.env.NUMASCOPE_PYTHON;
@@ -90,6 +92,56 @@ function fuzzCompressed(trace: Uint8Array, count: number, seed: number): { ok: n
   return outcomes;
 }
 
+/** Every ZSTD frame apache-arrow hands the decoder while `trace` is read (copies). */
+function framesOf(trace: Uint8Array): Uint8Array[] {
+  const frames: Uint8Array[] = [];
+  compressionRegistry.set(CompressionType.ZSTD, { decode: (f: Uint8Array) => (frames.push(f.slice()), zstdDecode(f)) });
+  try {
+    readTraceUnchecked(trace);
+  } finally {
+    compressionRegistry.set(CompressionType.ZSTD, { decode: (f: Uint8Array) => zstdDecode(f) });
+  }
+  return frames;
+}
+
+/**
+ * The WebAssembly decoder against fzstd on `frames` and on `damaged` copies with bytes changed
+ * inside their blocks: the same bytes where both decode; where zstd decodes, exactly the stated
+ * size; a damaged frame either decoded to that size or refused with an Error, never a trap.
+ */
+function expectDecodersAgree(frames: Uint8Array[], damaged: number, seed: number): { refused: number } {
+  expect(zstdDecoderInUse().decoder).toBe('zstddec');
+  for (const f of frames) expect(Buffer.compare(zstdDecode(f), zstdDecode(f, 'fzstd'))).toBe(0);
+  const rand = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  let refused = 0;
+  for (let round = 0; round < damaged; round++) {
+    const f = frames[rand(frames.length)]!.slice();
+    const size = zstdFrameSize(f, 'frame');
+    // after the header (magic, descriptor, content size: at most 14 bytes) and a block header
+    for (let k = 0, n = 1 + rand(3); k < n; k++) f[Math.min(f.length - 1, 17 + rand(Math.max(1, f.length - 17)))]! ^= 1 + rand(255);
+    let wasm: Uint8Array | Error;
+    let js: Uint8Array | Error;
+    try {
+      wasm = zstdDecode(f);
+    } catch (e) {
+      wasm = e as Error;
+    }
+    try {
+      js = zstdDecode(f, 'fzstd');
+    } catch (e) {
+      js = e as Error;
+    }
+    expect(zstdDecoderInUse().decoder, `round ${round}: the WebAssembly decoder stopped`).toBe('zstddec');
+    if (wasm instanceof Error) refused++;
+    else expect(wasm.length, `round ${round}`).toBe(size);
+    if (!(wasm instanceof Error) && !(js instanceof Error)) expect(Buffer.compare(wasm, js), `round ${round}`).toBe(0);
+  }
+  return { refused };
+}
+
 /** What read-trace.py prints per table: rows, and per column [sum of values or string lengths, nulls]. */
 type Sums = Record<string, { rows: number; columns: Record<string, [number, number]> }>;
 
@@ -126,7 +178,16 @@ function expectSameSums(got: Sums, want: Sums, what: string): void {
   }
 }
 
+beforeAll(() => zstdReady());
+
 describe.skipIf(!haveBin && !process.env.CI)('ZSTD-compressed tables (issue 33)', () => {
+  it('the WebAssembly decoder (zstddec) is in use once ready and gives the same bytes as fzstd, damaged frames too', () => {
+    const frames = framesOf(rustFixture());
+    expect(frames.length).toBeGreaterThan(0);
+    expect(expectDecodersAgree(frames, 200, 4242).refused).toBeGreaterThan(0);
+    expect(WASM_MAX_FRAME_BYTES).toBeGreaterThanOrEqual(65_536 * 8); // a collector batch's int64 column
+  });
+
   it('the collector writes every table ZSTD-compressed, and the TypeScript reader reads them', () => {
     const trace = rustFixture();
     const tables = entriesOf(trace).filter((x) => x.name.endsWith('.arrow'));
@@ -204,6 +265,8 @@ describe.skipIf((!python || !haveBin) && !process.env.CI)('pyarrow, polars and D
     expectSameSums(sumsOf(readTrace(bytes).tables), original, 'TypeScript');
     const theirs = readWithPython(out);
     for (const reader of ['pyarrow', 'polars', 'duckdb']) expectSameSums(theirs[reader]!, original, reader);
+    // pyarrow's frames (one batch a table: large frames): both decoders, the same bytes.
+    expect(expectDecodersAgree(framesOf(bytes), 100, 99).refused).toBeGreaterThan(0);
     // pyarrow's frames of a 55,184-sample table, damaged: read or refused with a TraceError.
     expect(fuzzCompressed(bytes, 60, 777).refused).toBeGreaterThan(20);
   }, 120_000);

@@ -20,16 +20,20 @@ export const APP_INDEX_URL = `${APP_ORIGIN}/index.html`;
 /**
  * The renderer's Content Security Policy (on every app:// response and, through the session, on
  * any other): no remote content; scripts, styles, workers and fetches from the app's own files
- * only; no eval. e2e/tests/desktop.e2e.ts runs the built web UI under it.
+ * only; no eval. Two narrow allowances for the trace reader's WebAssembly ZSTD decoder (zstddec,
+ * policy-engine src/trace/zstd.ts): 'wasm-unsafe-eval' compiles WebAssembly (not JavaScript: eval
+ * and new Function stay refused), and `data:` in connect-src lets it fetch its own inlined module
+ * (a data: URL carries its bytes inline: nothing leaves the machine). Without them the reader
+ * falls back to the slower fzstd. e2e/tests/desktop.e2e.ts runs the built web UI under it.
  */
 export const CSP = [
   "default-src 'self'",
-  "script-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",
   "font-src 'self'",
   "worker-src 'self' blob:",
-  "connect-src 'self'",
+  "connect-src 'self' data:",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'none'",
