@@ -6,7 +6,7 @@
 import { builtinModules } from 'node:module';
 import { posix } from 'node:path';
 import ts from 'typescript';
-import { ALLOWLIST, LAYERS, WORKSPACE_PACKAGES, type Layer } from './rules.js';
+import { ALLOWLIST, ENGINE_ANYWHERE, ENGINE_FLOORS, ENGINE_SRC, ENGINE_UPWARD, LAYERS, WORKSPACE_PACKAGES, type Layer } from './rules.js';
 
 export interface Violation {
   readonly file: string;
@@ -100,4 +100,50 @@ export function checkLayering(input: CheckInput): Violation[] {
 
 function describe(layer: Layer): string {
   return layer.mayImport.length ? `itself and ${layer.mayImport.join(', ')}` : 'itself';
+}
+
+/**
+ * The engine's floor order (rules.ts, `ENGINE_FLOORS`): every relative import between files of
+ * `ENGINE_SRC` goes to the importing file's floor or one below it, or to an `ENGINE_ANYWHERE` file,
+ * or is listed in `ENGINE_UPWARD`; a folder not in the order is a violation too.
+ */
+export function checkEngineFloors(
+  files: ReadonlyMap<string, string>,
+  floors: readonly { folder: string }[] = ENGINE_FLOORS,
+  anywhere: readonly string[] = ENGINE_ANYWHERE,
+  upward: readonly { file: string; floor: string }[] = ENGINE_UPWARD,
+): string[] {
+  const order = floors.map((f) => f.folder);
+  /** The floor index of an engine path (index.ts and other root files: above every floor), or null outside. */
+  const floorOf = (path: string): number | null | 'unknown' => {
+    if (!path.startsWith(ENGINE_SRC)) return null;
+    const rest = path.slice(ENGINE_SRC.length);
+    if (anywhere.includes(rest)) return -1; // imported from anywhere, so it imports nothing of the engine
+    if (!rest.includes('/')) return order.length;
+    const i = order.indexOf(rest.split('/')[0]!);
+    return i < 0 ? 'unknown' : i;
+  };
+  const out: string[] = [];
+  for (const file of [...files.keys()].sort()) {
+    const own = floorOf(file);
+    if (own === null) continue;
+    if (own === 'unknown') {
+      out.push(`${file}: its folder is not in ENGINE_FLOORS (scripts/layering/rules.ts): add it where it belongs`);
+      continue;
+    }
+    for (const spec of importsOf(file, files.get(file)!)) {
+      if (!spec.startsWith('.')) continue;
+      const target = resolveImport(file, spec);
+      if (target.kind !== 'repo') continue;
+      const to = floorOf(target.path.replace(/\.js$/, '.ts'));
+      if (to === null || to === 'unknown' || to <= own) continue;
+      const rel = target.path.slice(ENGINE_SRC.length).replace(/\.js$/, '.ts');
+      if (anywhere.includes(rel)) continue;
+      const from = file.slice(ENGINE_SRC.length);
+      if (upward.some((u) => u.file === from && u.floor === order[to])) continue;
+      const ownName = own === order.length ? 'place in the public API (src/index.ts)' : own < 0 ? 'place as a file every floor may import (ENGINE_ANYWHERE)' : `floor '${order[own]}'`;
+      out.push(`${file} imports '${spec}' from floor '${order[to]}', above its ${ownName}: the engine's floors are ${order.join(' < ')} (scripts/layering/rules.ts, ENGINE_FLOORS)`);
+    }
+  }
+  return out;
 }

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkLayering, layerOf } from './check.js';
+import { checkEngineFloors, checkLayering, layerOf } from './check.js';
 import { folderCycles } from './cycles.js';
-import { LAYERS } from './rules.js';
+import { ENGINE_FLOORS, LAYERS } from './rules.js';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
@@ -98,6 +98,43 @@ describe('layering (scripts/layering/rules.ts)', () => {
     const files = new Map([['packages/viz/src/x.ts', "import '../../../apps/web/src/a.js';\nimport '../../../apps/web/src/b.js';"]]);
     const v = checkLayering({ files, allowlist: [{ file: 'packages/viz/src/x.ts', import: '../../../apps/web/src/a.js' }] });
     expect(v.map((x) => x.specifier)).toEqual(['../../../apps/web/src/b.js']);
+  });
+});
+
+describe("the engine's floors (rules.ts, ENGINE_FLOORS)", () => {
+  const E = 'packages/policy-engine/src/';
+  it('every engine file imports only from its floor and the floors below it', () => {
+    const files = repoFiles();
+    expect([...files.keys()].filter((f) => f.startsWith(E)).length).toBeGreaterThan(50);
+    expect(checkEngineFloors(files)).toEqual([]);
+  });
+
+  it('fails on an upward import and an unknown folder; the format vocabulary, listed exceptions and the public API pass', () => {
+    const files = new Map([
+      [`${E}engine/windows.ts`, "import { replayAll } from '../policies/index.js';\nimport type { Trace } from '../trace/types.js';\nimport { x } from '../format.js';"],
+      [`${E}trace/validate.ts`, "import { machineModel } from '../machine/model.js';"],
+      [`${E}trace/reader.ts`, "import { machineModel } from '../machine/model.js';"],
+      [`${E}trace/types.ts`, "import { q } from '../query/summary.js';"],
+      [`${E}extra/thing.ts`, "export const t = 1;"],
+      [`${E}index.ts`, "export * from './report/report.js';"],
+    ]);
+    const v = checkEngineFloors(files);
+    expect(v).toHaveLength(4);
+    expect(v[0]).toMatch(/engine\/windows\.ts imports '\.\.\/policies\/index\.js' from floor 'policies', above its floor 'engine'/);
+    expect(v[1]).toMatch(/extra\/thing\.ts: its folder is not in ENGINE_FLOORS/);
+    expect(v[2]).toMatch(/trace\/reader\.ts imports .* from floor 'machine'/);
+    expect(v[3]).toMatch(/trace\/types\.ts imports .* from floor 'query'/);
+  });
+
+  it("the package README's floor table and docs/architecture.md list the floors in this order", () => {
+    const order = ENGINE_FLOORS.map((f) => f.folder);
+    const readme = readFileSync(join(ROOT, 'packages/policy-engine/README.md'), 'utf8');
+    const section = readme.split('## Floors of `src/`')[1]!.split('\n## ')[0]!;
+    const rows = section.split('\n').filter((l) => /^\| `[a-z]+\/` \|/.test(l)).map((l) => /^\| `([a-z]+)\/`/.exec(l)![1]);
+    expect(rows).toEqual(order);
+    const arch = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const line = /inside, bottom to top: ((?:[a-z]+\s*◄\s*)*[a-z]+)/.exec(arch);
+    expect(line?.[1]!.trim().split(/\s*◄\s*/)).toEqual(order);
   });
 });
 

@@ -113,3 +113,35 @@ export const LAYERS: readonly Layer[] = [
  * should stay so: fix the import instead of adding to it.
  */
 export const ALLOWLIST: readonly { file: string; import: string; reason: string }[] = [];
+
+/** The policy engine's library folder, whose floors `ENGINE_FLOORS` orders. */
+export const ENGINE_SRC = 'packages/policy-engine/src/';
+
+/**
+ * The engine's floors (folders of `ENGINE_SRC`), bottom to top, written once: a file imports only
+ * from its own floor and the floors before it (layering.test.ts), and packages/policy-engine/
+ * README.md ("Floors of `src/`") and docs/architecture.md list them in this order (checked too).
+ * `src/index.ts` (the public API) sits above them all.
+ */
+export const ENGINE_FLOORS: readonly { readonly folder: string; readonly what: string }[] = [
+  { folder: 'model', what: 'the contract between the parts (types) and EngineError' },
+  { folder: 'trace', what: 'the trace format: read, check, upgrade, validate, write' },
+  { folder: 'query', what: 'questions about an open trace: summary, query columns, aggregates, objects' },
+  { folder: 'machine', what: 'machine models, presets, loaders, the traffic model\'s facts' },
+  { folder: 'code', what: 'code attribution: frames, functions, call tree' },
+  { folder: 'engine', what: 'replay input (windows, closed loop), simulator, runner, steady state, retarget' },
+  { folder: 'policies', what: 'the placement policies' },
+  { folder: 'plan', what: 'placement plans from a policy\'s placement' },
+  { folder: 'diagnose', what: 'NumaPerf-style issues, fixes and their plans' },
+  { folder: 'analyze', what: 'a trace through the policies, speedups, the why of each prediction' },
+  { folder: 'recommend', what: 'recommendations from an analysis' },
+  { folder: 'report', what: 'one AnalysisRequest into one AnalysisReport' },
+];
+
+/** Files of `ENGINE_SRC` every floor may import: the format's vocabulary and the formatters (they import nothing of the engine above them). */
+export const ENGINE_ANYWHERE: readonly string[] = ['trace/types.ts', 'format.ts'];
+
+/** Imports against the floor order that are allowed, each with its reason. Keep it short. */
+export const ENGINE_UPWARD: readonly { readonly file: string; readonly floor: string; readonly why: string }[] = [
+  { file: 'trace/validate.ts', floor: 'machine', why: "a manifest's machine must be one the engine can model: validation builds its model" },
+];

@@ -8,7 +8,7 @@ import { analyze } from '../src/analyze/analyze.js';
 import { isEngineError } from '../src/model/errors.js';
 import { isTraceError } from '../src/trace/errors.js';
 import { readTrace } from '../src/trace/reader.js';
-import { summarizeTrace } from '../src/trace/summary.js';
+import { summarizeTrace } from '../src/query/summary.js';
 
 /** Outcome classes; the last four are failures. */
 export type OutcomeKind = 'ok' | 'trace-error' | 'untyped' | 'crash' | 'oom' | 'hang';

@@ -9,7 +9,7 @@ export { DEFAULT_TRACE_LIMITS, type TraceLimits } from './trace/limits.js';
 export { upgradeTrace, checkTraceVersion, UPGRADERS, OLDEST_TRACE_VERSION, type RawTrace, type Upgrader } from './trace/upgrade.js';
 export { validateManifest } from './trace/validate.js';
 export { numericColumn, dictionaryColumn, stringColumn, type DictionaryColumn } from './trace/columns.js';
-export { summarizeTrace, countLabels, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary, type CountLabels } from './trace/summary.js';
+export { summarizeTrace, countLabels, BASE_PAGE_BYTES, type TraceSummary, type NodeSummary, type ThreadSummary, type CountLabels } from './query/summary.js';
 export {
   queryColumns,
   cpuSlots,
@@ -20,9 +20,9 @@ export {
   type TimeRange,
   type RegionMeta,
   type MigrationMark,
-} from './trace/query-columns.js';
-export * from './trace/aggregate.js';
-export { objectTable, type ObjectRow, type ObjectTable } from './trace/object-table.js';
+} from './query/query-columns.js';
+export * from './query/aggregate.js';
+export { objectTable, type ObjectRow, type ObjectTable } from './query/object-table.js';
 export {
   allocationStack,
   attributeObjects,
@@ -32,8 +32,8 @@ export {
   type AttributionInput,
   type ObjectColumns,
   type StackFrameView,
-} from './trace/objects.js';
-export { answerQuery, type TraceQuery, type TraceAnswer, type AnyTraceAnswer } from './trace/queries.js';
+} from './query/objects.js';
+export { answerQuery, type TraceQuery, type TraceAnswer, type AnyTraceAnswer } from './query/queries.js';
 export {
   writeTrace,
   emptyColumns,

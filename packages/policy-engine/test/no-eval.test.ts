@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.js';
-import { summarizeTrace } from '../src/trace/summary.js';
+import { summarizeTrace } from '../src/query/summary.js';
 import { writeTrace } from '../src/trace/writer.js';
 import { CURRENT_TRACE_VERSION } from '../src/trace/types.js';
 import { SAMPLE_TRACES_DIR } from '../fuzz/corpus.js';

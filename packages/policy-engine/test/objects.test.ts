@@ -1,6 +1,6 @@
 /**
  * Objects: page -> allocation by address range and first-touch time, sample -> allocation by
- * exact address and time (src/trace/objects.ts), and the objects query over a real recording
+ * exact address and time (src/query/objects.ts), and the objects query over a real recording
  * with allocation sites (sample-traces/recorded-alloc-sites.numascope, recorded by
  * `numascope record` from native/collector/crates/cli/tests/fixtures/alloc_sites.c).
  */
@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { numericColumn } from '../src/trace/columns.js';
-import { attributeObjects, describeFrame, type AttributionInput } from '../src/trace/objects.js';
-import { objectTable, type ObjectTable } from '../src/trace/object-table.js';
-import { answerQuery } from '../src/trace/queries.js';
-import { queryColumns } from '../src/trace/query-columns.js';
+import { attributeObjects, describeFrame, type AttributionInput } from '../src/query/objects.js';
+import { objectTable, type ObjectTable } from '../src/query/object-table.js';
+import { answerQuery } from '../src/query/queries.js';
+import { queryColumns } from '../src/query/query-columns.js';
 import { readTrace } from '../src/trace/reader.js';
 import { SAMPLE_TRACES_DIR } from '../fuzz/corpus.js';
 

@@ -16,7 +16,7 @@ import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { accessSampleRows } from '../src/engine/windows.js';
 import { isEngineError } from '../src/model/errors.js';
 import { readTrace } from '../src/trace/reader.js';
-import { summarizeTrace } from '../src/trace/summary.js';
+import { summarizeTrace } from '../src/query/summary.js';
 import type { PageScan, TraceManifest } from '../src/trace/types.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
 import { minimalManifest } from './helpers/minimal-trace.js';

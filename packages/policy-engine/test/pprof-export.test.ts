@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.js';
 import { numericColumn } from '../src/trace/columns.js';
-import { allocationStack, objectColumns } from '../src/trace/objects.js';
+import { allocationStack, objectColumns } from '../src/query/objects.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = process.env['NUMASCOPE_BIN'] ?? resolve(REPO_ROOT, 'native/collector/target/debug/numascope');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { addressHeatmap, answerQuery, chooseWindowUs, queryColumns, rangeCounts, readTrace, regionDetail, regionMeta, regionTable, summarizeTrace, windowSeries } from '../src/index.js';
 import { fixtureTraceBytes } from '../../../e2e/fixtures/trace-fixture.js';
 
-// The queries the app's Worker answers for its views (src/trace/queries.ts), over the hand-written
+// The queries the app's Worker answers for its views (src/query/queries.ts), over the hand-written
 // fixture the e2e tests open in the app too.
 const trace = readTrace(fixtureTraceBytes());
 const cols = queryColumns(trace);

@@ -13,7 +13,7 @@ import { analyze } from '../src/analyze/analyze.js';
 import { buildReplayInput } from '../src/analyze/replay-input.js';
 import { MAX_WINDOWS } from '../src/engine/windows.js';
 import { readTrace, readTraceUnchecked } from '../src/trace/reader.js';
-import { summarizeTrace } from '../src/trace/summary.js';
+import { summarizeTrace } from '../src/query/summary.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
 import { editManifest, minimalManifest, repack } from './helpers/minimal-trace.js';
 

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.js';
-import { summarizeTrace } from '../src/trace/summary.js';
+import { summarizeTrace } from '../src/query/summary.js';
 import { emptyColumns, writeTrace } from '../src/trace/writer.js';
 import { minimalManifest } from './helpers/minimal-trace.js';
 

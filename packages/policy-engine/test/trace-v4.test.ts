@@ -13,7 +13,7 @@ import { numericColumn, timeColumn } from '../src/trace/columns.js';
 import { TraceError } from '../src/trace/errors.js';
 import { DEFAULT_TRACE_LIMITS, MAX_CLOCK_GHZ, MAX_CPU_ID, MAX_NODE_ID, MAX_TIME_US, MIN_CLOCK_GHZ } from '../src/trace/limits.js';
 import { readTrace } from '../src/trace/reader.js';
-import { summarizeTrace } from '../src/trace/summary.js';
+import { summarizeTrace } from '../src/query/summary.js';
 import { CURRENT_TRACE_VERSION } from '../src/trace/types.js';
 import { emptyColumns, writeTrace, TraceWriteError, type TraceColumns } from '../src/trace/writer.js';
 import { editManifest, minimalManifest, repack } from './helpers/minimal-trace.js';

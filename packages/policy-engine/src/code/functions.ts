@@ -14,7 +14,7 @@
  *   it made (an adaptive page-fault sampler's sample stands for many); next to them the distinct
  *   pages its fault rows sampled, per node (fewer than the first touches whenever weights are > 1);
  * - its top source lines (the attributed frames' file:line) and the data objects it touched (the
- *   allocation each sample belongs to, trace/objects.ts, grouped by allocation site), each with
+ *   allocation each sample belongs to, query/objects.ts, grouped by allocation site), each with
  *   the allocation of that site it touched most (to show it in the app's Objects panel).
  *
  * Filters (CodeOptions): time range, threads, op, the memory's node, locality (local / remote),
@@ -27,7 +27,7 @@ import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
 import { trafficModel } from '../machine/traffic.js';
 import { dictionaryColumn, numericColumn, timeColumn } from '../trace/columns.js';
-import { describeFrame, objectColumns, type ObjectColumns } from '../trace/objects.js';
+import { describeFrame, objectColumns, type ObjectColumns } from '../query/objects.js';
 import type { Trace } from '../trace/types.js';
 import { codeFrames, type CodeFrames } from './frames.js';
 

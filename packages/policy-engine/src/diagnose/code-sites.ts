@@ -13,7 +13,7 @@
 import { codeFrames, type CodeFrames } from '../code/frames.js';
 import { attributedFrame, functionTable, objectLabel, type FunctionRow } from '../code/functions.js';
 import { numericColumn } from '../trace/columns.js';
-import type { ObjectColumns } from '../trace/objects.js';
+import type { ObjectColumns } from '../query/objects.js';
 import type { Trace } from '../trace/types.js';
 
 /** First-touch sites and accessors listed per issue. */

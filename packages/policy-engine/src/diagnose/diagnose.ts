@@ -17,8 +17,8 @@ import { accessSampleRows, hintingFaultStats, replayInputFor } from '../engine/w
 import { recordedMachine } from '../machine/loaders.js';
 import { machineModel } from '../machine/model.js';
 import { dictionaryColumn, numericColumn, stringColumn, timeColumn } from '../trace/columns.js';
-import { allocationStack, describeFrame } from '../trace/objects.js';
-import { queryColumns, type QueryColumns } from '../trace/query-columns.js';
+import { allocationStack, describeFrame } from '../query/objects.js';
+import { queryColumns, type QueryColumns } from '../query/query-columns.js';
 import type { Trace } from '../trace/types.js';
 import { citeCode, objectCodes, type IssueCode, type ObjectRows } from './code-sites.js';
 

@@ -23,7 +23,8 @@
  * (ReplayInputOptions.cacheEntries). A trace whose rows are not in time order also keeps one
  * 4-byte row index per access sample.
  */
-import { windowsOf, type AccessWindow, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowLoop, type WindowSource, type WindowTiming } from '../model/contract.js';
+import { windowsOf, type AccessWindow, type FeasibilityReport, type MachineModel, type Placement, type ReplayInput, type WindowInfo, type WindowLoop, type WindowSource, type WindowTiming } from '../model/contract.js';
+export type { FeasibilityReport } from '../model/contract.js';
 import { EngineError } from '../model/errors.js';
 import { nodeOfCpu } from '../machine/model.js';
 import { dictionaryColumn, numericColumn, timeColumn } from '../trace/columns.js';
@@ -1217,21 +1218,6 @@ export const FEASIBLE_UTILISATION_MAX = 0.99;
 export interface ObservedTiming {
   loop: WindowLoop;
   accessScale: number;
-}
-
-/** What the recording's rates imply that the machine or its cores cannot do, accumulated as windows are built. */
-export interface FeasibilityReport {
-  windows: number;
-  /** Windows whose samples × weights imply more traffic through some resource than its capacity. */
-  bandwidthWindows: number;
-  worstBandwidth: { window: number; resource: string; utilisation: number; bytesPerS: number; capacityBytesPerS: number; capacitySource: string } | null;
-  /** Windows whose rate × latency needs more accesses in flight per thread than the cores' outstanding-miss limit. */
-  issueWindows: number;
-  worstIssue: { window: number; inFlightPerThread: number; limit: number } | null;
-  /** Windows calibrated on a measured latency, and those where the model needed more than its bounds (κ at QUEUE_SCALE_MAX, ι above 1.5 or at IDLE_SCALE_MIN). */
-  calibrated: number;
-  offModel: number;
-  worstOffModel: { window: number; measuredNs: number; modelNs: number; idleScale: number; queueScale: number } | null;
 }
 
 export function emptyFeasibility(): FeasibilityReport {

@@ -232,7 +232,7 @@ export interface ReplayInput {
    * FeasibilityReport), filled in as windows are built: complete after a pass over every window.
    * Absent on estimates and hand-built inputs.
    */
-  feasibility?: import('../engine/windows.js').FeasibilityReport;
+  feasibility?: FeasibilityReport;
   /** Set when the accesses are an estimate, not samples (ReplayInputOptions.accessEstimate). */
   estimate?: 'uniform';
   /**
@@ -603,4 +603,19 @@ export interface Policy {
 export interface LoadedLatencyPoint {
   deliveredBytesPerS: number;
   latencyNs: number;
+}
+
+/** What the recording's rates imply that the machine or its cores cannot do, accumulated as windows are built. */
+export interface FeasibilityReport {
+  windows: number;
+  /** Windows whose samples × weights imply more traffic through some resource than its capacity. */
+  bandwidthWindows: number;
+  worstBandwidth: { window: number; resource: string; utilisation: number; bytesPerS: number; capacityBytesPerS: number; capacitySource: string } | null;
+  /** Windows whose rate × latency needs more accesses in flight per thread than the cores' outstanding-miss limit. */
+  issueWindows: number;
+  worstIssue: { window: number; inFlightPerThread: number; limit: number } | null;
+  /** Windows calibrated on a measured latency, and those where the model needed more than its bounds (κ at QUEUE_SCALE_MAX, ι above 1.5 or at IDLE_SCALE_MIN). */
+  calibrated: number;
+  offModel: number;
+  worstOffModel: { window: number; measuredNs: number; modelNs: number; idleScale: number; queueScale: number } | null;
 }

@@ -4,7 +4,7 @@
  * per recorded allocation that has a site, its physical frames from the site outwards (inlined
  * frames, which share their physical frame's address, folded into it).
  */
-import { describeFrame, objectColumns } from '../trace/objects.js';
+import { describeFrame, objectColumns } from '../query/objects.js';
 import type { Trace } from '../trace/types.js';
 import { objectLabel, type AllocationFrameInput, type AllocationObjectInput } from './objects.js';
 

@@ -12,7 +12,7 @@
 //!   byte sampler's weight for sampled blocks), `object_accesses` and `object_remote_accesses`
 //!   (the samples that fell in memory allocated there) and `pages`, `pages_node<N>` (its pages and
 //!   the node each was on). Pages and samples are attributed to allocations by the engine's rule
-//!   (packages/policy-engine/src/trace/objects.ts, docs/engine.md "Objects"), so the figures are
+//!   (packages/policy-engine/src/query/objects.ts, docs/engine.md "Objects"), so the figures are
 //!   the Objects table's.
 //!
 //! What has no stack is filed under a bracketed pseudo-function (`[no call stack recorded]`,

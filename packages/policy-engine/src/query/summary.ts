@@ -2,8 +2,8 @@
  * The first-view summary of a trace: per node and per thread totals. A plain, structured-cloneable
  * object so a Worker can post it to the UI.
  */
-import { dictionaryColumn, numericColumn, stringColumn, timeColumn } from './columns.js';
-import type { Trace, TraceManifest, Microseconds, NodeId, CpuId } from './types.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn } from '../trace/columns.js';
+import type { Trace, TraceManifest, Microseconds, NodeId, CpuId } from '../trace/types.js';
 
 /** Page size that pages-table rows and "resident pages" are counted in. */
 export const BASE_PAGE_BYTES = 4096;

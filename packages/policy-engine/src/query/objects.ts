@@ -15,8 +15,8 @@
  * allocated) are considered per page, which bounds the work where a heap address is reused by
  * many recorded allocations. Pure, no DOM or Node: runs in the app's Worker and in the CLI.
  */
-import { dictionaryColumn, numericColumn, stringColumn, timeColumn, type TimeColumn } from './columns.js';
-import type { Trace } from './types.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn, type TimeColumn } from '../trace/columns.js';
+import type { Trace } from '../trace/types.js';
 
 /** Allocations considered per page (the latest allocated ones); see the module comment. */
 export const MAX_CANDIDATES_PER_PAGE = 1024;

@@ -6,9 +6,9 @@
  * Node slots: slot i is the machine's i-th node (`nodeIds[i]`); slot `nodeIds.length` is
  * "unknown node". Every per-node array here has `nodeIds.length + 1` entries.
  */
-import { dictionaryColumn, numericColumn, stringColumn, timeColumn, type TimeColumn } from './columns.js';
+import { dictionaryColumn, numericColumn, stringColumn, timeColumn, type TimeColumn } from '../trace/columns.js';
 import { objectColumns, type ObjectColumns } from './objects.js';
-import type { Microseconds, Trace } from './types.js';
+import type { Microseconds, Trace } from '../trace/types.js';
 
 /** A half-open time range [fromUs, toUs), µs since capture start. null = the whole trace. */
 export interface TimeRange {

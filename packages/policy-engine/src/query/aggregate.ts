@@ -4,7 +4,7 @@
  * `samples` counts rows, `faults` counts page-fault rows, `accesses` sums the weights of the
  * other rows (the accesses they stand for).
  */
-import type { Microseconds } from './types.js';
+import type { Microseconds } from '../trace/types.js';
 import { rowSpan } from './query-columns.js';
 import type { TimeRange, QueryColumns } from './query-columns.js';
 
