@@ -35,6 +35,11 @@ function findGo(): string | null {
   return null;
 }
 const GO = findGo();
+/**
+ * Each test runs `go tool pprof` several times; the first run of a fresh Go cache also builds
+ * the tool (Go 1.24+ builds `go tool` commands on demand), 30 s and more on a loaded 2-core machine.
+ */
+const GO_TIMEOUT_MS = 180_000;
 if (!GO) console.warn('SKIP pprof-export: no Go on this machine (`go tool pprof` opens the profile); the prost unit tests still decode it');
 
 const dir = mkdtempSync(join(tmpdir(), 'numascope-pprof-'));
@@ -109,7 +114,7 @@ describe.skipIf(!GO)('numascope export --format pprof opens in go tool pprof wit
       const outside = [...obj.flat].filter(([f]) => f.startsWith('[not in a recorded allocation') || f.startsWith('[address unknown')).reduce((s, [, n]) => s + n, 0);
       expect(outside, `${name}: what no allocation holds is filed under a bracketed name`).toBe(totalWeight - inAllocations);
     }
-  });
+  }, GO_TIMEOUT_MS);
 
   it('accesses per sampled function equal the trace\'s samples on their code stacks, pages per node the pages table', () => {
     const name = 'recorded-code-sites';
@@ -140,5 +145,5 @@ describe.skipIf(!GO)('numascope export --format pprof opens in go tool pprof wit
       const n = Number(t.slice('pages_node'.length));
       expect(top(path, t).total, t).toBe(nodes.filter((x) => x === n).length);
     }
-  });
+  }, GO_TIMEOUT_MS);
 });

@@ -9,12 +9,11 @@
 //! (`target/<profile>/` → `packages/policy-engine/dist/`). Node is `$NUMASCOPE_NODE` or `node` on
 //! PATH, version 20 or later.
 
+use crate::exit::EXIT_NOT_FOUND;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Exit code when Node or the bundle cannot be found or run (as `env` does: 127 not found).
-const EXIT_NOT_FOUND: u8 = 127;
 /// Oldest Node major the bundle is built for (bin/build-bundle.mjs, target node20).
 pub const MIN_NODE_MAJOR: u32 = 20;
 const BUNDLE: &str = "numascope-analyze.mjs";

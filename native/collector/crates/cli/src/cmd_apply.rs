@@ -1,5 +1,6 @@
 //! `numascope apply PLAN.json -p PID` and `numascope rollback RECORD.json`.
 
+use crate::exit::{EXIT_PARTIAL, EXIT_RUNTIME, EXIT_USAGE};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -9,9 +10,6 @@ use numascope_core::topology;
 /// Exit codes of apply/rollback: 0 complete (or dry run), 1 refused or failed (nothing or only
 /// part was done: see the report), 2 usage, 3 partial (budget ran out, or some pages/threads
 /// could not be changed).
-pub const EXIT_PARTIAL: u8 = 3;
-const EXIT_RUNTIME: u8 = 1;
-const EXIT_USAGE: u8 = 2;
 
 #[derive(clap::Args, Debug)]
 pub struct ApplyArgs {

@@ -1,14 +1,10 @@
 //! `numascope import [-i perf.data] [-o OUT.numascope]`: perf.data → numascope trace.
 
+use crate::exit::{EXIT_INTERNAL, EXIT_RUNTIME};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use numascope_core::perfdata::{self, ImportError};
-
-/// Exit code of an input or output error (the message says which).
-const EXIT_IMPORT: u8 = 1;
-/// Exit code of a bug (a caught panic): sysexits' EX_SOFTWARE.
-const EXIT_INTERNAL: u8 = 70;
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
@@ -55,7 +51,7 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
         args.input.clone().or_else(|| args.input_positional.clone()).unwrap_or_else(|| PathBuf::from("perf.data"));
     if args.input.is_none() && args.input_positional.is_none() && !input.exists() {
         return Err((
-            EXIT_IMPORT,
+            EXIT_RUNTIME,
             "perf.data: no such file in the current directory (the default input): name the perf.data file with -i FILE"
                 .into(),
         ));
@@ -82,7 +78,7 @@ pub fn cmd_import(args: ImportArgs) -> Result<(), (u8, String)> {
         Ok(Err(e @ ImportError::Internal { .. })) => {
             return Err((EXIT_INTERNAL, format!("{e} [panic: {}]", last_panic())));
         }
-        Ok(Err(e)) => return Err((EXIT_IMPORT, e.to_string())),
+        Ok(Err(e)) => return Err((EXIT_RUNTIME, e.to_string())),
         Err(_) => {
             return Err((
                 EXIT_INTERNAL,

@@ -3,18 +3,12 @@
 //! and name) applied from its first allocation, through the allocation shim preloaded into it
 //! (docs/apply.md, "Applying at the next launch").
 
+use crate::exit::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_RUN_FAILED};
 use std::path::{Path, PathBuf};
 
 use numascope_core::alloc_sites::SHIM_FILE_NAME;
 use numascope_core::apply;
-use numascope_core::apply::launch::{
-    self, RunOptions, RunReport, WeightsFallback, EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND,
-};
-
-/// numascope run's own failure (a bad plan or arguments, a refusal, cannot set up), as env(1),
-/// timeout(1) and docker run use it: 126 and 127 are the command's (cannot execute, not found),
-/// everything else is the program's own exit status.
-pub const EXIT_RUN_FAILED: u8 = 125;
+use numascope_core::apply::launch::{self, RunOptions, RunReport, WeightsFallback};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {

@@ -4,7 +4,9 @@ mod cmd_analyze;
 mod cmd_apply;
 mod cmd_bench;
 mod cmd_export;
+mod exit;
 
+use exit::{EXIT_RUNTIME, EXIT_USAGE};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,10 +19,6 @@ mod cmd_serve;
 use numascope_core::probe::{self, Probe};
 use numascope_core::recorder::{self, Naming, RecordError, RecordRequest, Report, RECORD_LIMITS};
 use numascope_core::topology::{self, Topology};
-
-/// Exit code for runtime errors (usage errors exit with 2, as clap does).
-const EXIT_RUNTIME: u8 = 1;
-const EXIT_USAGE: u8 = 2;
 
 /// Defaults shown in `--help`, from the recorder's one table of limits and defaults.
 const DEFAULT_INTERVAL_MS: u64 = RECORD_LIMITS.interval_ms.default.unwrap();
@@ -454,7 +452,7 @@ fn main() -> ExitCode {
             let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
             return match e.exit_code() {
                 0 => ExitCode::SUCCESS,
-                _ if run => ExitCode::from(cmd_run::EXIT_RUN_FAILED),
+                _ if run => ExitCode::from(exit::EXIT_RUN_FAILED),
                 c => ExitCode::from(u8::try_from(c).unwrap_or(EXIT_USAGE)),
             };
         }
@@ -733,10 +731,8 @@ fn thread_group(tids: &[u32], first: u32) -> Result<i32, (u8, String)> {
         let status = std::fs::read_to_string(format!("/proc/{t}/status")).map_err(|_| {
             (EXIT_USAGE, format!("-t {t}: no thread {t} (not in /proc; check the thread ids with `ps -L`)"))
         })?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Tgid:"))
-            .and_then(|v| v.trim().parse().ok())
+        numascope_core::procfs::status_field(&status, "Tgid")
+            .and_then(|v| v.parse().ok())
             .ok_or_else(|| (EXIT_RUNTIME, format!("/proc/{t}/status: no Tgid line")))
     };
     let pid = tgid(first)?;

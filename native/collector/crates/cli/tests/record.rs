@@ -793,7 +793,7 @@ fn unprivileged_user() {
     use std::os::unix::fs::PermissionsExt;
     let setpriv = Path::new("/usr/bin/setpriv");
     if unsafe { libc::geteuid() } != 0 || !setpriv.exists() {
-        numascope_testsupport::skip(format_args!("needs root and /usr/bin/setpriv to run as nobody"));
+        numascope_testsupport::skip_outside_ci(format_args!("needs root and /usr/bin/setpriv to run as nobody"));
         return;
     }
     let tmp = Tmp::new("nobody");
@@ -1021,7 +1021,7 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
     // With NUMA balancing off (this machine), every fault is an ordinary fault: the trace holds
     // the same first touches as with the software event, and the manifest names the event.
     if !tracefs_here() {
-        numascope_testsupport::skip(format_args!(
+        numascope_testsupport::skip_outside_ci(format_args!(
             "no exceptions:page_fault_user tracepoint here (tracefs not mountable or not x86)"
         ));
         return;
@@ -1046,7 +1046,10 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
         "4",
     ]);
     if !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("CAP_PERFMON") {
-        numascope_testsupport::skip(format_args!("the tracepoint's raw records need CAP_PERFMON: {}", explain(&o)));
+        numascope_testsupport::skip_outside_ci(format_args!(
+            "the tracepoint's raw records need CAP_PERFMON: {}",
+            explain(&o)
+        ));
         return;
     }
     assert!(o.status.success(), "{}", explain(&o));

@@ -515,6 +515,19 @@ fn hostile_requests_answer_4xx() {
     assert_eq!(s.post("/api/recordings", &format!(r#"{{"command":{}}}"#, deep(10_000))).error_code(), "bad-json");
     assert_eq!(s.post("/api/apply", &deep(1_000_000)).error_code(), "bad-json");
     assert_eq!(s.post("/api/recordings", r#"{"pid":"1"}"#).error_code(), "bad-pid");
+    // The server itself, by its pid or by the tid of one of its threads (/proc/TID exists for
+    // every thread), is refused: recording it would stop the server that serves the recording.
+    let me = s.child.id();
+    let r = s.post("/api/recordings", &format!(r#"{{"pid":{me},"durationS":1}}"#));
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-pid"), "{}", r.text());
+    let other = std::fs::read_dir(format!("/proc/{me}/task"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&t| t != me)
+        .expect("numascope serve runs more than one thread");
+    let r = s.post("/api/recordings", &format!(r#"{{"pid":{other},"durationS":1}}"#));
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad-pid"), "{}", r.text());
+    assert!(r.text().contains("one of its threads"), "{}", r.text());
     assert_eq!(s.post("/api/recordings", r#"{"command":"true"}"#).error_code(), "bad-command");
     assert_eq!(s.post("/api/recordings", r#"{"pid":1,"intervalMs":-5}"#).error_code(), "bad-interval");
     assert_eq!(s.post("/api/recordings", "[]").error_code(), "bad-request");

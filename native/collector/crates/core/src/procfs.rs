@@ -293,10 +293,30 @@ pub fn read_cmdline(proc_root: &Path, pid: i32) -> io::Result<Vec<String>> {
     Ok(b.split(|&c| c == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect())
 }
 
+/// One field of a `/proc/PID/status` text ("Name", "Tgid", "Uid", "CapEff", …): what follows
+/// "Field:" on its line, trimmed; `None` where the text has no such line.
+pub fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')).map(str::trim)
+}
+
+/// The four uids of a status text's `Uid:` line: real, effective, saved, file system.
+pub fn status_uids(status: &str) -> Option<[u32; 4]> {
+    let mut it = status_field(status, "Uid")?.split_whitespace().map(|v| v.parse::<u32>().ok());
+    let uids = [it.next()??, it.next()??, it.next()??, it.next()??];
+    Some(uids)
+}
+
 /// Real uid of a process (`/proc/PID/status` Uid line).
 pub fn process_uid(proc_root: &Path, pid: i32) -> Option<u32> {
     let s = fs::read_to_string(proc_root.join(format!("{pid}/status"))).ok()?;
-    s.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.parse().ok()
+    status_uids(&s).map(|u| u[0])
+}
+
+/// The thread group (process) thread `tid` belongs to (`/proc/TID/status` Tgid): the tid itself
+/// for a process's main thread; `None` when the thread is gone.
+pub fn thread_group(proc_root: &Path, tid: i32) -> Option<i32> {
+    let s = fs::read_to_string(proc_root.join(format!("{tid}/status"))).ok()?;
+    status_field(&s, "Tgid")?.parse().ok()
 }
 
 /// The process is a zombie or dead (`/proc/PID/stat` state Z or X).

@@ -218,7 +218,7 @@ fn vmstat_and_numastat() {
 #[test]
 fn numa_maps_of_this_process_matches_maps() {
     let Ok(numa) = std::fs::read_to_string("/proc/self/numa_maps") else {
-        numascope_testsupport::skip(format_args!("no /proc/self/numa_maps (kernel without CONFIG_NUMA)"));
+        numascope_testsupport::skip_outside_ci(format_args!("no /proc/self/numa_maps (kernel without CONFIG_NUMA)"));
         return;
     };
     let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
@@ -227,4 +227,36 @@ fn numa_maps_of_this_process_matches_maps() {
     let starts: std::collections::HashSet<u64> = maps.iter().map(|m| m.start).collect();
     let matched = numa.iter().filter(|n| starts.contains(&n.start)).count();
     assert!(matched * 10 >= numa.len() * 9, "numa_maps and maps should list the same mappings");
+}
+
+#[test]
+fn status_fields_uids_and_thread_group() {
+    let status = "Name:\tbash\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4243\nUid:\t1000\t1001\t1002\t1003\nCapEff:\t000001ffffffffff\nThreads:\t3\n";
+    assert_eq!(status_field(status, "Name"), Some("bash"));
+    assert_eq!(status_field(status, "Tgid"), Some("4242"));
+    assert_eq!(status_field(status, "Pid"), Some("4243"));
+    // A field name is matched whole: "Pi" is not "Pid", "Thread" not "Threads".
+    assert_eq!(status_field(status, "Pi"), None);
+    assert_eq!(status_field(status, "Thread"), None);
+    assert_eq!(status_uids(status), Some([1000, 1001, 1002, 1003]));
+    assert_eq!(status_uids("Uid:\t1000\t1001\n"), None, "a Uid line with fewer than four ids");
+    assert_eq!(status_uids("Uid:\t1000\tx\t1\t2\n"), None);
+    assert_eq!(status_uids("Name:\tx\n"), None);
+    // This process: its own thread group, a thread of it names it too, no thread gives None.
+    let me = std::process::id() as i32;
+    let proc = std::path::Path::new("/proc");
+    assert_eq!(thread_group(proc, me), Some(me));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        tx.send(unsafe { libc::gettid() }).unwrap();
+        let _ = done_rx.recv();
+    });
+    let tid = rx.recv().unwrap();
+    assert_ne!(tid, me);
+    assert_eq!(thread_group(proc, tid), Some(me), "a thread of this process");
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
+    assert_eq!(thread_group(proc, i32::MAX), None, "no such thread (above any pid_max)");
+    assert_eq!(process_uid(proc, me), Some(unsafe { libc::getuid() }));
 }

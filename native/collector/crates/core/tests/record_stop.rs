@@ -127,7 +127,7 @@ fn numa_balancing_is_restored_after_the_recording() {
     let sysctl = Path::new("/proc/sys/kernel/numa_balancing");
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 || !sysctl.exists() {
-        numascope_testsupport::skip(format_args!(
+        numascope_testsupport::skip_outside_ci(format_args!(
             "numa_balancing_is_restored_after_the_recording: needs root and {}",
             sysctl.display()
         ));

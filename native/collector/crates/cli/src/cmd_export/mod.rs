@@ -7,6 +7,7 @@ mod pprof;
 mod proto;
 mod tables;
 
+use crate::exit::EXIT_RUNTIME;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
@@ -14,9 +15,6 @@ use numascope_core::trace::reader::read_trace_from;
 use sha1::{Digest, Sha1};
 
 use tables::{export_tables, Identity};
-
-/// Exit code of an input or output error (the message says which).
-const EXIT_EXPORT: u8 = 1;
 
 /// Largest trace file export reads (it holds the file and its tables in memory).
 const MAX_TRACE_BYTES: u64 = 8 << 30;
@@ -98,7 +96,7 @@ pub fn table_path(dir: &Path, table: &str, id: &Identity) -> PathBuf {
 }
 
 pub fn cmd_export(args: ExportArgs) -> Result<(), (u8, String)> {
-    let err = |m: String| (EXIT_EXPORT, m);
+    let err = |m: String| (EXIT_RUNTIME, m);
     let shown = args.input.display().to_string();
     let len = std::fs::metadata(&args.input).map_err(|e| err(format!("{shown}: {e}")))?.len();
     if len > MAX_TRACE_BYTES {
@@ -170,7 +168,7 @@ fn export_pprof(
 ) -> Result<(), (u8, String)> {
     let path = args.output.clone().unwrap_or_else(|| default_profile_path(&args.input));
     let profile = pprof::build_profile(data, identity, shown);
-    let bytes = pprof::write_pprof(&path, &profile).map_err(|e| (EXIT_EXPORT, format!("{}: {e}", path.display())))?;
+    let bytes = pprof::write_pprof(&path, &profile).map_err(|e| (EXIT_RUNTIME, format!("{}: {e}", path.display())))?;
     let stacks = profile.sample.len();
     if !args.quiet {
         eprintln!(

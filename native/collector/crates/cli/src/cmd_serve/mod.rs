@@ -67,7 +67,8 @@ use tokio::sync::Semaphore;
 use self::ids::random_hex;
 use self::limits::{MAX_BLOCKING_THREADS, MAX_UNAUTH_RESPONSES};
 use self::state::{IdleConnections, State};
-use crate::{CliResult, EXIT_RUNTIME};
+use crate::exit::EXIT_RUNTIME;
+use crate::CliResult;
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use numascope_core::procfs;
 use serde_json::{json, Value};
 
 pub(super) fn list_processes() -> Vec<Value> {
@@ -12,13 +13,13 @@ pub(super) fn list_processes() -> Vec<Value> {
     for e in rd.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
         let Ok(status) = std::fs::read_to_string(e.path().join("status")) else { continue };
-        let field = |k: &str| status.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
-        let name = field("Name:").unwrap_or("").to_string();
-        let threads: u64 = field("Threads:").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let field = |k: &str| procfs::status_field(&status, k);
+        let name = field("Name").unwrap_or("").to_string();
+        let threads: u64 = field("Threads").and_then(|v| v.parse().ok()).unwrap_or(0);
         let rss_kib: Option<u64> =
-            field("VmRSS:").and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok());
-        let uid: Option<u32> = field("Uid:").and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok());
-        let command = numascope_core::procfs::read_cmdline(Path::new("/proc"), pid).unwrap_or_default();
+            field("VmRSS").and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok());
+        let uid: Option<u32> = procfs::status_uids(&status).map(|u| u[0]);
+        let command = procfs::read_cmdline(Path::new("/proc"), pid).unwrap_or_default();
         out.push((pid, process_json(pid, &name, &command, threads, rss_kib, uid, euid)));
     }
     out.sort_by_key(|(p, _)| *p);

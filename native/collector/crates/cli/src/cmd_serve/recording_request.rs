@@ -67,8 +67,11 @@ fn target_json(target: &Target) -> Result<Value, Resp> {
     match target {
         Target::Attach(pid) => {
             let pid = *pid;
-            if pid as u32 == std::process::id() {
-                return Err(api_error(400, "bad-pid", "numascope serve cannot record itself"));
+            // A thread id of this server names it too (/proc/TID is there for every thread).
+            let me = std::process::id() as i32;
+            if pid == me || numascope_core::procfs::thread_group(Path::new("/proc"), pid) == Some(me) {
+                let what = if pid == me { String::new() } else { format!(" (pid {pid} is one of its threads)") };
+                return Err(api_error(400, "bad-pid", &format!("numascope serve cannot record itself{what}")));
             }
             if !Path::new(&format!("/proc/{pid}")).is_dir() {
                 return Err(api_error(404, "pid-not-found", &format!("no process with pid {pid}")));

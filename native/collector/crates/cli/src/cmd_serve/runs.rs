@@ -6,7 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use numascope_core::apply::launch::{self, RunOptions, RunReport, WeightsFallback, EXIT_USAGE};
+use crate::exit::EXIT_USAGE;
+use numascope_core::apply::launch::{self, RunOptions, RunReport, WeightsFallback};
 use serde_json::{json, Value};
 
 use super::http::Resp;

@@ -19,11 +19,15 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-pub const MAGIC: [u8; 8] = *b"NSALLOC\0";
-/// The newest format version this reader understands.
-pub const VERSION: u32 = 2;
-pub const HEADER_LEN: usize = 64;
-pub const CLOCK_MONOTONIC_ID: u32 = 1;
+// The layout's constants, defined once for the shim that writes the file and this reader.
+use numascope_allocformat::{
+    BLOCK_HEAD, BLOCK_MAGIC, END_LEN, EVENT_FIXED, EV_SAMPLED, EV_STACK_TRUNCATED, MODULES_FIXED, MODULE_ENTRY_FIXED,
+    REC_END, REC_EVENT, REC_MODULES,
+};
+pub use numascope_allocformat::{
+    CLOCK_MONOTONIC_ID, END_BUFFERS_LOST, END_INTERNAL_FAILURE, END_SIZE_LIMIT, END_TRUNCATED, HEADER_LEN, MAGIC,
+    VERSION,
+};
 
 pub const MAX_RECORD_BYTES: usize = 1 << 20;
 pub const MAX_DEPTH: usize = 128;
@@ -32,27 +36,8 @@ pub const MAX_BUILD_ID_BYTES: usize = 64;
 /// Version 2 block sizes this reader accepts (the shim writes 64 KiB; powers of two only).
 pub const MIN_BLOCK_BYTES: u32 = 512;
 pub const MAX_BLOCK_BYTES: u32 = 16 << 20;
-const BLOCK_HEAD: usize = 16;
 /// The most one block head may span: a thread's mapping (at most 1 MiB) or one record.
 const MAX_SPAN_BYTES: u64 = 2 * MAX_RECORD_BYTES as u64 + 2 * MAX_BLOCK_BYTES as u64;
-const BLOCK_MAGIC: [u8; 4] = *b"NSBK";
-
-const REC_EVENT: u16 = 1;
-const REC_MODULES: u16 = 2;
-const REC_END: u16 = 3;
-const EVENT_FIXED: usize = 48;
-const MODULES_FIXED: usize = 16;
-const MODULE_ENTRY_FIXED: usize = 32;
-const END_LEN: usize = 40;
-
-const EV_SAMPLED: u16 = 1;
-const EV_STACK_TRUNCATED: u16 = 2;
-
-/// End-record flags.
-pub const END_TRUNCATED: u32 = 1;
-pub const END_SIZE_LIMIT: u32 = 2;
-pub const END_BUFFERS_LOST: u32 = 4;
-pub const END_INTERNAL_FAILURE: u32 = 8;
 
 /// The interposed call an event comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,19 +60,19 @@ pub enum AllocOp {
 impl AllocOp {
     pub fn from_code(c: u8) -> Option<AllocOp> {
         Some(match c {
-            1 => AllocOp::Malloc,
-            2 => AllocOp::Calloc,
-            3 => AllocOp::Realloc,
-            4 => AllocOp::PosixMemalign,
-            5 => AllocOp::AlignedAlloc,
-            6 => AllocOp::Memalign,
-            7 => AllocOp::Valloc,
-            8 => AllocOp::Pvalloc,
-            9 => AllocOp::Reallocarray,
-            16 => AllocOp::Free,
-            32 => AllocOp::Mmap,
-            33 => AllocOp::Munmap,
-            34 => AllocOp::Mremap,
+            numascope_allocformat::OP_MALLOC => AllocOp::Malloc,
+            numascope_allocformat::OP_CALLOC => AllocOp::Calloc,
+            numascope_allocformat::OP_REALLOC => AllocOp::Realloc,
+            numascope_allocformat::OP_POSIX_MEMALIGN => AllocOp::PosixMemalign,
+            numascope_allocformat::OP_ALIGNED_ALLOC => AllocOp::AlignedAlloc,
+            numascope_allocformat::OP_MEMALIGN => AllocOp::Memalign,
+            numascope_allocformat::OP_VALLOC => AllocOp::Valloc,
+            numascope_allocformat::OP_PVALLOC => AllocOp::Pvalloc,
+            numascope_allocformat::OP_REALLOCARRAY => AllocOp::Reallocarray,
+            numascope_allocformat::OP_FREE => AllocOp::Free,
+            numascope_allocformat::OP_MMAP => AllocOp::Mmap,
+            numascope_allocformat::OP_MUNMAP => AllocOp::Munmap,
+            numascope_allocformat::OP_MREMAP => AllocOp::Mremap,
             _ => return None,
         })
     }
@@ -95,19 +80,19 @@ impl AllocOp {
     /// The file's code (also the proposed `op` column value).
     pub fn code(self) -> u8 {
         match self {
-            AllocOp::Malloc => 1,
-            AllocOp::Calloc => 2,
-            AllocOp::Realloc => 3,
-            AllocOp::PosixMemalign => 4,
-            AllocOp::AlignedAlloc => 5,
-            AllocOp::Memalign => 6,
-            AllocOp::Valloc => 7,
-            AllocOp::Pvalloc => 8,
-            AllocOp::Reallocarray => 9,
-            AllocOp::Free => 16,
-            AllocOp::Mmap => 32,
-            AllocOp::Munmap => 33,
-            AllocOp::Mremap => 34,
+            AllocOp::Malloc => numascope_allocformat::OP_MALLOC,
+            AllocOp::Calloc => numascope_allocformat::OP_CALLOC,
+            AllocOp::Realloc => numascope_allocformat::OP_REALLOC,
+            AllocOp::PosixMemalign => numascope_allocformat::OP_POSIX_MEMALIGN,
+            AllocOp::AlignedAlloc => numascope_allocformat::OP_ALIGNED_ALLOC,
+            AllocOp::Memalign => numascope_allocformat::OP_MEMALIGN,
+            AllocOp::Valloc => numascope_allocformat::OP_VALLOC,
+            AllocOp::Pvalloc => numascope_allocformat::OP_PVALLOC,
+            AllocOp::Reallocarray => numascope_allocformat::OP_REALLOCARRAY,
+            AllocOp::Free => numascope_allocformat::OP_FREE,
+            AllocOp::Mmap => numascope_allocformat::OP_MMAP,
+            AllocOp::Munmap => numascope_allocformat::OP_MUNMAP,
+            AllocOp::Mremap => numascope_allocformat::OP_MREMAP,
         }
     }
 

@@ -69,7 +69,7 @@ pub fn check_process(pid: i32, expected: Option<u64>, proc_root: &Path) -> Resul
         }
     }
     // /proc/TID resolves for any thread: a thread id is not the process.
-    if let Some(owner) = tgid_of(pid, proc_root) {
+    if let Some(owner) = crate::procfs::thread_group(proc_root, pid) {
         if owner != pid {
             return Err(ApplyError::ForeignThread { tid: pid, pid, owner });
         }
@@ -81,12 +81,6 @@ pub fn check_process(pid: i32, expected: Option<u64>, proc_root: &Path) -> Resul
         }
     }
     Ok(st)
-}
-
-/// The thread group (process) of thread `tid` (`/proc/TID/status` Tgid).
-fn tgid_of(tid: i32, proc_root: &Path) -> Option<i32> {
-    let s = fs::read_to_string(proc_root.join(format!("{tid}/status"))).ok()?;
-    s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// Where a thread id stands with respect to a process.
@@ -109,7 +103,7 @@ pub(super) fn task_owner(pid: i32, tid: i32, proc_root: &Path) -> TaskOwner {
             return TaskOwner::Ours { start_ticks: t.start_time_ticks };
         }
     }
-    match tgid_of(tid, proc_root) {
+    match crate::procfs::thread_group(proc_root, tid) {
         Some(owner) if owner != pid => TaskOwner::Foreign(owner),
         _ => TaskOwner::Gone,
     }
@@ -122,19 +116,9 @@ struct Creds {
 
 fn read_creds(path: &Path) -> Option<Creds> {
     let text = fs::read_to_string(path).ok()?;
-    let mut uids = None;
-    let mut cap_eff = 0;
-    for l in text.lines() {
-        if let Some(v) = l.strip_prefix("Uid:") {
-            let u: Vec<u32> = v.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-            if u.len() == 4 {
-                uids = Some([u[0], u[1], u[2], u[3]]);
-            }
-        } else if let Some(v) = l.strip_prefix("CapEff:") {
-            cap_eff = u64::from_str_radix(v.trim(), 16).unwrap_or(0);
-        }
-    }
-    Some(Creds { uids: uids?, cap_eff })
+    let cap_eff =
+        crate::procfs::status_field(&text, "CapEff").and_then(|v| u64::from_str_radix(v, 16).ok()).unwrap_or(0);
+    Some(Creds { uids: crate::procfs::status_uids(&text)?, cap_eff })
 }
 
 /// `sched_setaffinity` rule (man 2 sched_setaffinity): our euid equals the target's ruid or

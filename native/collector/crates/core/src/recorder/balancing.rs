@@ -303,7 +303,7 @@ mod tests {
         let proc_root = Path::new("/proc");
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 || !sysctl_path(proc_root).exists() {
-            numascope_testsupport::skip(format_args!(
+            numascope_testsupport::skip_outside_ci(format_args!(
                 "real_sysctl_is_restored: needs root and /proc/sys/kernel/numa_balancing"
             ));
             return;
