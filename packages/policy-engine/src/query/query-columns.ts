@@ -57,6 +57,7 @@ export interface RegionMeta {
   kind: string;
   path: string | null;
   policy: string;
+  /** `regions.alloc_site`: the site of the largest allocation in it, where the recorder knows it. */
   allocSite: string | null;
 }
 

@@ -2,7 +2,7 @@
  * View models derived from a TraceSummary: pure functions, memoised by the components that use
  * them. Components render; they do not compute.
  */
-import type { TraceSummary } from '@numascope/policy-engine';
+import type { ThreadSummary, TraceSummary } from '@numascope/policy-engine';
 import type { RangeCounts, RegionMeta, RegionTable } from '@numascope/policy-engine';
 
 export interface NodeRow {
@@ -56,16 +56,8 @@ export function nodeRows(summary: TraceSummary): NodeRow[] {
   return rows;
 }
 
-export interface ThreadRow {
-  index: number;
-  tid: number;
-  pid: number;
-  name: string;
-  samples: number;
-  accesses: number;
-  faults: number;
-  /** -1 unknown. */
-  migrations: number;
+/** A thread of the summary as the Threads table shows it: its counts, and where it ran. */
+export interface ThreadRow extends Omit<ThreadSummary, 'placements' | 'life'> {
   /** Distinct cpus and nodes the thread was observed on, ascending. */
   cpus: number[];
   nodes: number[];
@@ -74,18 +66,11 @@ export interface ThreadRow {
 }
 
 export function threadRows(summary: TraceSummary): ThreadRow[] {
-  return summary.threads.map((t) => ({
-    index: t.index,
-    tid: t.tid,
-    pid: t.pid,
-    name: t.name,
-    samples: t.samples,
-    accesses: t.accesses,
-    faults: t.faults,
-    migrations: t.migrations,
-    cpus: distinct(t.placements.cpu.filter((c) => c >= 0)),
-    nodes: distinct(t.placements.node.filter((n) => n >= 0)),
-    placementObservations: t.placements.timeUs.length,
+  return summary.threads.map(({ placements, life: _life, ...t }) => ({
+    ...t,
+    cpus: distinct(placements.cpu.filter((c) => c >= 0)),
+    nodes: distinct(placements.node.filter((n) => n >= 0)),
+    placementObservations: placements.timeUs.length,
   }));
 }
 
@@ -158,15 +143,8 @@ export function slotLabels(nodeIds: readonly number[]): string[] {
   return [...nodeIds.map((id) => `node ${id}`), 'unknown'];
 }
 
-export interface RegionRow {
-  index: number;
-  start: number;
-  end: number;
-  kind: string;
-  path: string | null;
-  policy: string;
-  /** `regions.alloc_site`: the site of the largest allocation in it, where the recorder knows it. */
-  allocSite: string | null;
+/** A region (its `RegionMeta`: range, kind, path, policy, allocation site) with its counts. */
+export interface RegionRow extends RegionMeta {
   pages: number;
   samples: number;
   faults: number;
@@ -188,13 +166,7 @@ export function regionRows(meta: readonly RegionMeta[], table: RegionTable): Reg
     const perNode = { pages: slice(table.pages), samples: slice(table.samples), faults: slice(table.faults), accesses: slice(table.accesses) };
     const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
     return {
-      index: m.index,
-      start: m.start,
-      end: m.end,
-      kind: m.kind,
-      path: m.path,
-      policy: m.policy,
-      allocSite: m.allocSite,
+      ...m,
       pages: sum(perNode.pages),
       samples: sum(perNode.samples),
       faults: sum(perNode.faults),
