@@ -147,6 +147,11 @@ fn static_files_are_safe() {
     assert_eq!(r.headers["referrer-policy"], "no-referrer");
     let csp = &r.headers["content-security-policy"];
     assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    // The trace reader's zstd decoder is WebAssembly inlined as a data: URL: it may be compiled
+    // and fetched, and nothing else is loosened (no 'unsafe-eval', nothing remote).
+    assert!(csp.contains("script-src 'self' 'wasm-unsafe-eval';"), "{csp}");
+    assert!(csp.contains("connect-src 'self' data: ws://127.0.0.1:"), "{csp}");
+    assert!(!csp.contains("'unsafe-eval'") && !csp.contains("http"), "{csp}");
     // No token needed for UI files; the right content type for scripts.
     let r = s.get("/assets/app.js");
     assert_eq!(r.status, 200);

@@ -45,10 +45,13 @@ fn static_error(status: u16, msg: &str) -> Resp {
     static_headers(r, 0).with_header("Content-Type", "text/plain; charset=utf-8")
 }
 
+/// The UI's Content-Security-Policy. `'wasm-unsafe-eval'` lets the trace reader compile its
+/// zstd decoder (WebAssembly; `eval` and `new Function` stay refused) and `data:` in connect-src
+/// lets it fetch that module, which is inlined in the bundle: nothing is fetched from elsewhere.
 fn static_headers(r: Resp, port: u16) -> Resp {
     let csp = format!(
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
-         font-src 'self'; worker-src 'self' blob:; connect-src 'self' ws://127.0.0.1:{port} ws://localhost:{port}; \
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
+         font-src 'self'; worker-src 'self' blob:; connect-src 'self' data: ws://127.0.0.1:{port} ws://localhost:{port}; \
          object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     );
     r.with_header("X-Content-Type-Options", "nosniff")
