@@ -26,10 +26,11 @@ const BUILTINS = new Set(builtinModules);
 
 export function layerOf(path: string, layers: readonly Layer[] = LAYERS): Layer | undefined {
   // A folder import ('..') names the folder itself: match it as if it ended in '/'.
+  // An entry without a trailing '/' names one module (its path without the extension).
   const p = `${path}/`;
-  return layers.find(
-    (l) => l.files.some((f) => p.startsWith(f)) && !(l.except ?? []).some((e) => p.startsWith(e)),
-  );
+  const stem = path.replace(/\.(tsx?|mts|m?js)$/, '');
+  const holds = (f: string) => (f.endsWith('/') ? p.startsWith(f) : stem === f);
+  return layers.find((l) => l.files.some(holds) && !(l.except ?? []).some((e) => p.startsWith(e)));
 }
 
 /** The specifiers a file imports, in source order. */

@@ -94,6 +94,20 @@ describe('layering (scripts/layering/rules.ts)', () => {
     expect(v[0]!.message).toMatch(/layer 'web-worker' may import only itself and engine/);
   });
 
+  it("keeps the web app's selectors pure: no view component, no React; views and the Markdown summary use them", () => {
+    const files = new Map([
+      ['apps/web/src/ui/selectors/policy.ts', "import { Badge } from '../views/EngineParts';\nimport { useState } from 'react';\nimport type { ViewState } from '../url-state';\nimport type { PolicyView } from '../../worker/analysis';"],
+      ['apps/web/src/ui/markdown.ts', "import { weightGains } from './selectors/weights';"],
+      ['apps/web/src/ui/views/TrafficView.tsx', "import { trafficInput } from '../selectors/policy';"],
+    ]);
+    const v = checkLayering({ files });
+    expect(v.map((x) => [x.file, x.specifier])).toEqual([
+      ['apps/web/src/ui/selectors/policy.ts', '../views/EngineParts'],
+      ['apps/web/src/ui/selectors/policy.ts', 'react'],
+    ]);
+    expect(v[0]!.message).toMatch(/layer 'web-selectors' may import only itself and web-state, web-worker/);
+  });
+
   it('an allowlisted import passes, and only that one', () => {
     const files = new Map([['packages/viz/src/x.ts', "import '../../../apps/web/src/a.js';\nimport '../../../apps/web/src/b.js';"]]);
     const v = checkLayering({ files, allowlist: [{ file: 'packages/viz/src/x.ts', import: '../../../apps/web/src/a.js' }] });

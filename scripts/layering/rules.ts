@@ -11,7 +11,7 @@
 export interface Layer {
   /** Short name used in messages. */
   readonly name: string;
-  /** Repository-relative path prefixes of the files in this layer (first match wins). */
+  /** Repository-relative folder prefixes (ending in '/') or single modules (a path without its extension) of this layer (first match wins). */
   readonly files: readonly string[];
   /** Repository-relative prefixes excluded from `files` (they belong to a later layer). */
   readonly except?: readonly string[];
@@ -78,9 +78,25 @@ export const LAYERS: readonly Layer[] = [
     why: 'the trace Worker (and the client and protocol that talk to it) runs the engine off the UI thread: it never reaches into UI code, React or D3',
   },
   {
+    name: 'web-state',
+    files: ['apps/web/src/ui/url-state', 'apps/web/src/ui/live/token'],
+    mayImport: ['engine'],
+    forbidPackages: [...UI_PACKAGES, 'electron'],
+    forbidNodeBuiltins: true,
+    why: "the URL's view state and the serve token: plain data the selectors and the views both read",
+  },
+  {
+    name: 'web-selectors',
+    files: ['apps/web/src/ui/selectors/'],
+    mayImport: ['web-state', 'web-worker', 'protocol', 'engine', 'viz'],
+    forbidPackages: [...UI_PACKAGES, 'electron'],
+    forbidNodeBuiltins: true,
+    why: 'selectors are pure functions from the Worker\'s views and the URL state to what a view shows: no React, no view components, unit-tested alone',
+  },
+  {
     name: 'web-ui',
     files: ['apps/web/src/'],
-    mayImport: ['web-worker', 'protocol', 'engine', 'viz'],
+    mayImport: ['web-selectors', 'web-state', 'web-worker', 'protocol', 'engine', 'viz'],
     forbidPackages: ['electron'],
     forbidNodeBuiltins: true,
     why: 'the web app runs in a browser; it uses the shared packages and its own Worker only',

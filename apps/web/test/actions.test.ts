@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { runAnalysis } from '../src/worker/analysis';
-import { engineRequest } from '../src/ui/hooks/use-analysis';
+import { engineRequest } from '../src/ui/selectors/request';
 
 const SAMPLES = path.resolve(__dirname, '../../../sample-traces');
 

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { queryColumns, rangeCounts, regionTable } from '@numascope/policy-engine';
 import { DEFAULT_VIEW_STATE, URL_STATE_VERSION, parseViewState, parseZoom, upgradeViewParams, writeViewState } from '../src/ui/url-state';
-import { zoomIn, zoomTo } from '../src/ui/views/ZoomBreadcrumbs';
 import { markdownSummary } from '../src/ui/markdown';
 import { parseTraceBytes } from '../src/worker/open';
 import { regionRows, summaryInRange } from '../src/ui/selectors/summary';
 import { regionMeta } from '@numascope/policy-engine';
 import { fixtureTraceBytes } from '../../../e2e/fixtures/trace-fixture';
+import { zoomIn, zoomTo } from '../src/ui/selectors/navigation';
 
 const trace = readTrace(fixtureTraceBytes());
 const cols = queryColumns(trace);

@@ -17,10 +17,11 @@ import type { WorkerReply } from '../src/worker/protocol';
 import { codeRequest, defaultExpanded, localityPatch, localityValue, nextSort, sortFunctions, treeRows, weightUnit } from '../src/ui/selectors/code';
 import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from '../src/ui/url-state';
 import type { ViewState } from '../src/ui/url-state';
-import { SHORTCUTS, viewForKey } from '../src/ui/views/KeyboardHelp';
+import { SHORTCUTS } from '../src/ui/views/KeyboardHelp';
 import { TraceContext } from '../src/ui/hooks/trace-context';
 import type { QueryClient } from '../src/ui/hooks/trace-context';
 import { CodeView } from '../src/ui/views/CodeView';
+import { viewForKey } from '../src/ui/selectors/navigation';
 
 afterEach(cleanup);
 

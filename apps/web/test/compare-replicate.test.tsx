@@ -16,7 +16,8 @@ import { TraceContext } from '../src/ui/hooks/trace-context';
 import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-context';
 import { DEFAULT_VIEW_STATE } from '../src/ui/url-state';
 import type { ViewState } from '../src/ui/url-state';
-import { CompareView, columnRequest } from '../src/ui/views/CompareView';
+import { CompareView } from '../src/ui/views/CompareView';
+import { columnRequest } from '../src/ui/selectors/compare';
 
 afterEach(cleanup);
 

@@ -13,7 +13,6 @@ import { decisionSelection, filterDecisions, regionDecisions } from '../src/ui/s
 import { itemId, manualRequest, placeItem, threadGroups } from '../src/ui/selectors/manual';
 import { runAnalysis } from '../src/worker/analysis';
 import type { AnalysisView, AnalyzeOutcome, AnalyzeRequest } from '../src/worker/analysis';
-import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { installIdleSignal, publishState } from '../src/ui/idle';
 import { TraceWorkerClient } from '../src/worker/client';
 import type { AnalyzeCallOptions } from '../src/worker/client';
@@ -26,6 +25,7 @@ import type { ViewState } from '../src/ui/url-state';
 import { DECISION_EAGER_ROWS, DecisionsView } from '../src/ui/views/DecisionsView';
 import { TrafficView } from '../src/ui/views/TrafficView';
 import { createWorkerHandler } from '../src/worker/handler';
+import { engineRequest } from '../src/ui/selectors/request';
 
 afterEach(cleanup);
 

@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { readTrace } from '@numascope/policy-engine';
 import { main } from '../../../packages/policy-engine/cli/main';
 import { planFromRecommendations, runAnalysis } from '../src/worker/analysis';
-import { engineRequest } from '../src/ui/hooks/use-analysis';
 import { nodeBandwidthFigures } from '../src/ui/selectors/machine';
+import { engineRequest } from '../src/ui/selectors/request';
 
 const SAMPLES = path.resolve(__dirname, '../../../sample-traces');
 

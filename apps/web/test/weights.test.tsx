@@ -13,9 +13,7 @@ import { mirrorTrace } from '../../../packages/policy-engine/fidelity/mirror';
 import { runAnalysis } from '../src/worker/analysis';
 import type { AnalyzeRequest } from '../src/worker/analysis';
 import { DEFAULT_VIEW_STATE, parseViewState, writeViewState } from '../src/ui/url-state';
-import { engineRequest } from '../src/ui/hooks/use-analysis';
-import { WeightsPanel, weightGains, weightsSentence, weightedPolicies } from '../src/ui/views/WeightsPanel';
-import { accessRateSource } from '../src/ui/views/EngineParts';
+import { WeightsPanel } from '../src/ui/views/WeightsPanel';
 import { markdownSummary } from '../src/ui/markdown';
 import { summarizeTrace } from '@numascope/policy-engine';
 import type { Trace } from '@numascope/policy-engine';
@@ -24,6 +22,9 @@ import type { QueryClient, TraceContextValue } from '../src/ui/hooks/trace-conte
 import type { ViewState } from '../src/ui/url-state';
 import { RecommendView } from '../src/ui/views/RecommendView';
 import { TrafficView } from '../src/ui/views/TrafficView';
+import { engineRequest } from '../src/ui/selectors/request';
+import { weightGains, weightsSentence, weightedPolicies } from '../src/ui/selectors/weights';
+import { accessRateSource } from '../src/ui/selectors/policy';
 
 afterEach(cleanup);
 

@@ -9,9 +9,9 @@ import type { TraceSummary } from '@numascope/policy-engine';
 import type { AnalysisView } from '../worker/analysis';
 import type { TimeRange } from '@numascope/policy-engine';
 import { nodeRows, pagesColumnLabel, recordedCommand } from './selectors/summary';
-import { weightGains, weightsSentence } from './views/WeightsPanel';
-import { accessRateSource } from './views/EngineParts';
 import type { RegionRow } from './selectors/summary';
+import { weightGains, weightsSentence } from './selectors/weights';
+import { accessRateSource } from './selectors/policy';
 
 export interface MarkdownInput {
   source: string;

@@ -14,13 +14,13 @@
  */
 import type { AnalyzeRequest, AnalyzeOutcome, AnalysisView, PlanOutcome } from '../../worker/analysis';
 import type { OpenResult } from '../../worker/protocol';
-import { engineRequest } from '../hooks/use-analysis';
 import { ApiError } from './client';
 import type { LiveClient } from './client';
 import type { LiveSession } from './session';
 import type { PlanLike } from './apply';
 import { LOOP_RECORD_VERSION, describeIssue, loopRecord } from '@numascope/protocol';
 import type { ApplyReport, ErrorBody, LiveEnd, LiveWindow, LoopRecord, NodeCount, Recording } from '@numascope/protocol';
+import { engineRequest } from '../selectors/request';
 
 /** The part of the trace Worker client the loop uses (TraceWorkerClient). */
 export interface LoopEngine {

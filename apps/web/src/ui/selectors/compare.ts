@@ -8,6 +8,12 @@
  */
 import { formatLatencyNs, formatTimeUs } from '@numascope/policy-engine';
 import type { PolicyView } from '../../worker/analysis';
+import { ON_REQUEST_POLICY_IDS } from '@numascope/policy-engine';
+import type { RegionMeta, TraceSummary } from '@numascope/policy-engine';
+import type { AnalyzeRequest } from '../../worker/analysis';
+import type { ViewState } from '../url-state';
+import { engineRequest } from './request';
+import { manualRequest } from './manual';
 
 export interface ColumnSpec {
   policy: string;
@@ -220,4 +226,27 @@ export function headlineView(p: PolicyView, h: Headline): PolicyView {
   // The replay's headline metrics (the same keys as the top level), its moves as the pages to move.
   const { migrationUs: _migrationUs, migratedPages, migratedBytes, convergedAtWindow: _at, convergedAtUs: _atUs, ...metrics } = p.replay;
   return { ...p, ...metrics, pagesToMove: migratedPages, bytesToMove: migratedBytes };
+}
+
+/** Manual placement is given in the recording's own nodes: no re-target, no second recording. */
+export const MANUAL_REASON = 'a manual placement is dragged together on the open recording’s own machine: remove the re-target or the second recording';
+
+/**
+ * The engine request of a column: the shared policy set for a policy column (one cached
+ * analysis serves them all), a policy replayed only on request (replicate: ON_REQUEST_POLICY_IDS)
+ * alone with the baseline, so that the shared analysis stays as it was, or the manual policy
+ * alone with the placement from the URL.
+ */
+export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
+  if (onRequest(c.policy)) return { ...engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates), policies: [c.policy] };
+  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates);
+  if (c.machine !== null || c.recording !== null) return null;
+  const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
+  return { ...engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
+}
+
+/** A policy the Compare menu offers that is replayed only when a column asks for it (`replicate`, `replicate:read=…`). */
+function onRequest(policy: string): boolean {
+  const colon = policy.indexOf(':');
+  return ON_REQUEST_POLICY_IDS.includes(colon < 0 ? policy : policy.slice(0, colon));
 }

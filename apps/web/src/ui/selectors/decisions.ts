@@ -3,6 +3,7 @@
  * Worker made (worker/decisions.ts).
  */
 import type { DecisionView } from '../../worker/decisions';
+import { formatCount } from '@numascope/viz';
 
 export interface DecisionFilter {
   policy: string | null;
@@ -36,4 +37,14 @@ export function decisionSelection(d: DecisionView, pageCount: number): { region:
   const region = d.regions[0]?.region ?? null;
   const pages = d.rankLo >= 0 && d.rankHi - d.rankLo < pageCount ? { lo: d.rankLo, hi: d.rankHi } : null;
   return { region, pages };
+}
+
+export function aboutText(d: DecisionView, threadName: (t: number) => string): string {
+  if (d.scope === 'pages') {
+    const regions = d.regions.length === 1 ? '1 region' : `${formatCount(d.regions.length)} regions`;
+    return `${formatCount(d.pages ?? 0, 'page')} in ${regions}${d.outsideRegions > 0 ? ` (${formatCount(d.outsideRegions)} outside any region)` : ''}`;
+  }
+  if (d.scope === 'all-pages') return `every page (${formatCount(d.pages ?? 0, 'page')})`;
+  if (d.scope === 'threads') return d.threads!.length <= 3 ? d.threads!.map(threadName).join(', ') : formatCount(d.threads!.length, 'thread');
+  return 'the policy';
 }

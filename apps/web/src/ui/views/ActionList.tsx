@@ -7,8 +7,9 @@
  */
 import { formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
-import { actionsRequest, useAnalysis } from '../hooks/use-analysis';
+import { useAnalysis } from '../hooks/use-analysis';
 import type { AnalysisView } from '../../worker/analysis';
+import { actionsRequest } from '../selectors/request';
 
 /** The list from an analysis already in hand (the Recommendations view's own). */
 export function ActionListOf({ analysis: a, limit, where }: { analysis: AnalysisView; limit?: number; where: string }) {

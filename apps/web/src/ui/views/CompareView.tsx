@@ -3,9 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { listPresets } from '@numascope/policy-engine';
 import type { TraceSummary } from '@numascope/policy-engine';
 import type { RegionMeta } from '@numascope/policy-engine';
-import { manualRequest } from '../selectors/manual';
 import type { AnalyzeRequest } from '../../worker/analysis';
-import type { ViewState } from '../url-state';
 import { ManualEditor } from './ManualEditor';
 import { compareRecordings, formatSpeedup, formatTimeUs, speedupPerWork } from '@numascope/policy-engine';
 import { TrafficGraph, formatCount, formatPercent } from '@numascope/viz';
@@ -13,14 +11,16 @@ import type { TrafficScales } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
 import { COLUMN_CAP_REASON, DECOMPOSITION_ROWS, HEADLINE_LABELS, headlineView, MAX_COLUMNS, MIN_COLUMNS, columnSpec, decompositionRows, deltaRows, orderBySpeedup, parseColumns, speedupAgainst, whyLine } from '../selectors/compare';
 import type { ColumnSpec, DeltaRow, Headline } from '../selectors/compare';
-import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { useAnalysis } from '../hooks/use-analysis';
 import { ON_REQUEST_POLICY_IDS, POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
 import type { AnalysisView, PolicyView } from '../../worker/analysis';
-import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress, costText, policyMetrics, predictionBadge, transientText } from './EngineParts';
-import { trafficInput } from './TrafficView';
-import { WeightsPanel, weightedPolicies } from './WeightsPanel';
+import { Badge, EngineRange, EngineRefusal, EstimateBanner, MetricLabel, PredictionBasis, Progress } from './EngineParts';
+import { WeightsPanel } from './WeightsPanel';
 import { METRIC_INFO, betterText } from '../selectors/metric-info';
 import type { MetricKey } from '../selectors/metric-info';
+import { costText, policyMetrics, predictionBadge, transientText, trafficInput } from '../selectors/policy';
+import { weightedPolicies } from '../selectors/weights';
+import { MANUAL_REASON, columnRequest } from '../selectors/compare';
 
 /**
  * A row of the table against the baseline column. The speedup is a ratio and is shown as one
@@ -43,29 +43,6 @@ function formatDelta(r: DeltaRow): string {
     case 'pages':
       return `${sign}${formatCount(abs)}`;
   }
-}
-
-/** Manual placement is given in the recording's own nodes: no re-target, no second recording. */
-export const MANUAL_REASON = 'a manual placement is dragged together on the open recording’s own machine: remove the re-target or the second recording';
-
-/**
- * The engine request of a column: the shared policy set for a policy column (one cached
- * analysis serves them all), a policy replayed only on request (replicate: ON_REQUEST_POLICY_IDS)
- * alone with the baseline, so that the shared analysis stays as it was, or the manual policy
- * alone with the placement from the URL.
- */
-export function columnRequest(c: ColumnSpec, state: ViewState, summary: TraceSummary, regions: readonly RegionMeta[]): AnalyzeRequest | null {
-  if (onRequest(c.policy)) return { ...engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates), policies: [c.policy] };
-  if (c.policy !== 'manual') return engineRequest(c.machine, state.estimate, state.range, state.base, state.win, state.rates);
-  if (c.machine !== null || c.recording !== null) return null;
-  const nodeIds = summary.manifest.machine.nodes.map((n) => n.id);
-  return { ...engineRequest(null, state.estimate, state.range, state.base, state.win, state.rates), policies: ['manual'], manual: manualRequest(state.manual, nodeIds, summary.threads.length, regions) };
-}
-
-/** A policy the Compare menu offers that is replayed only when a column asks for it (`replicate`, `replicate:read=…`). */
-function onRequest(policy: string): boolean {
-  const colon = policy.indexOf(':');
-  return ON_REQUEST_POLICY_IDS.includes(colon < 0 ? policy : policy.slice(0, colon));
 }
 
 function columnTitle(c: ColumnSpec, names: Map<number, string>): string {

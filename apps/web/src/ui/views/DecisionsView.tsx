@@ -12,12 +12,13 @@ import { DECISION_KINDS, formatTimeUs } from '@numascope/policy-engine';
 import { decisionSelection, filterDecisions } from '../selectors/decisions';
 import type { DecisionView } from '../../worker/decisions';
 import { POLICY_IDS, policyLabel } from '@numascope/policy-engine';
-import { engineRequest } from '../hooks/use-analysis';
 import { useDecisions } from '../hooks/use-decisions';
 import { regionName } from '../selectors/summary';
 import { useTraceContext } from '../hooks/trace-context';
 import { EngineRange, EngineRefusal, EstimateBanner, Progress } from './EngineParts';
 import { VirtualTable } from './VirtualRows';
+import { engineRequest } from '../selectors/request';
+import { aboutText } from '../selectors/decisions';
 
 /**
  * Decisions listed as a plain table; a longer list scrolls in its own box and renders only the rows
@@ -25,16 +26,6 @@ import { VirtualTable } from './VirtualRows';
  * screen high and every one is reachable.
  */
 export const DECISION_EAGER_ROWS = 30;
-
-export function aboutText(d: DecisionView, threadName: (t: number) => string): string {
-  if (d.scope === 'pages') {
-    const regions = d.regions.length === 1 ? '1 region' : `${formatCount(d.regions.length)} regions`;
-    return `${formatCount(d.pages ?? 0, 'page')} in ${regions}${d.outsideRegions > 0 ? ` (${formatCount(d.outsideRegions)} outside any region)` : ''}`;
-  }
-  if (d.scope === 'all-pages') return `every page (${formatCount(d.pages ?? 0, 'page')})`;
-  if (d.scope === 'threads') return d.threads!.length <= 3 ? d.threads!.map(threadName).join(', ') : formatCount(d.threads!.length, 'thread');
-  return 'the policy';
-}
 
 export function DecisionsView({ summary, regions }: { summary: TraceSummary; regions: RegionMeta[] }) {
   const { state, navigate } = useTraceContext();

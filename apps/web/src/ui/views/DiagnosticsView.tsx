@@ -12,10 +12,12 @@ import type { DiagnosisJson, IssueCode, Plan } from '@numascope/policy-engine';
 import { codeSiteText, formatSpeedup, policyLabel } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
 import type { TraceContextValue } from '../hooks/trace-context';
-import { actionsRequest, engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { useAnalysis } from '../hooks/use-analysis';
 import { ActionList } from './ActionList';
 import { EngineRefusal, Progress } from './EngineParts';
-import { PlanApplyNote, PlanPreview, planName, useLiveConnected } from './RecommendView';
+import { PlanApplyNote, PlanPreview, useLiveConnected } from './RecommendView';
+import { actionsRequest, engineRequest } from '../selectors/request';
+import { planName } from '../selectors/policy';
 
 type IssueJson = DiagnosisJson['issues'][number];
 

@@ -5,15 +5,8 @@
 import { useEffect, useRef } from 'react';
 import { useTraceContext } from '../hooks/trace-context';
 import { VIEWS } from '../url-state';
-import type { ViewId } from '../url-state';
-import { VIEW_LABELS, viewKey } from './ViewNav';
-import { zoomIn, zoomTo } from './ZoomBreadcrumbs';
-
-/** The view a digit key opens: 1 → the first tab, 9 the ninth, 0 the tenth. */
-export function viewForKey(key: string): ViewId | null {
-  if (!/^[0-9]$/.test(key)) return null;
-  return VIEWS[key === '0' ? 9 : Number(key) - 1] ?? null;
-}
+import { VIEW_LABELS, viewKey, zoomIn, zoomTo } from '../selectors/navigation';
+import { viewForKey } from '../selectors/navigation';
 
 /** Keys typed into a form control, or with a modifier, are the control's (or the browser's). */
 function ignored(e: KeyboardEvent): boolean {

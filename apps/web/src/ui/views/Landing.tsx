@@ -3,6 +3,7 @@ import type { FormEvent } from 'react';
 import { formatBytes, formatCount, formatDurationUs } from '@numascope/viz';
 import type { SampleIndexEntry } from '../sample-index';
 import { OpenFileButton } from './OpenFileButton';
+import { sampleHref } from '../selectors/navigation';
 
 export type SamplesState =
   | { status: 'loading' }
@@ -31,11 +32,6 @@ export function Landing({ samples, onFile }: { samples: SamplesState; onFile: (f
       <SampleList samples={samples} token={null} />
     </div>
   );
-}
-
-/** A sample's link: `?trace=samples/NAME`, with this tab's serve token when it has one (so Live stays reachable). */
-export function sampleHref(url: string, token: string | null): string {
-  return token ? `?token=${encodeURIComponent(token)}&trace=${url}` : `?trace=${url}`;
 }
 
 /** The bundled sample traces (`samples/index.json`), each a link that opens it. */

@@ -9,11 +9,11 @@ import { useWidth } from '../hooks/use-width';
 import { regionDecisions } from '../selectors/decisions';
 import type { DecisionView } from '../../worker/decisions';
 import { policyLabel } from '@numascope/policy-engine';
-import { engineRequest } from '../hooks/use-analysis';
 import { useDecisionPages, useDecisions } from '../hooks/use-decisions';
 import { EngineRefusal, Progress } from './EngineParts';
 import { RegionObjects } from './ObjectsPanel';
 import { VirtualTable } from './VirtualRows';
+import { engineRequest } from '../selectors/request';
 
 const HEAT_LABELS: Record<HeatmapMode, string> = { node: 'accessing node', samples: 'samples', faults: 'first touches', accesses: 'accesses' };
 type TableMetric = 'pages' | 'samples' | 'faults' | 'accesses';

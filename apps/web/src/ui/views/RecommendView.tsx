@@ -4,17 +4,20 @@ import type { Plan } from '@numascope/policy-engine';
 import { formatLatencyNs, formatSpeedup } from '@numascope/policy-engine';
 import { formatBytes, formatCount, formatDurationUs, nodeLabel } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import { actionsRequest, useAnalysis } from '../hooks/use-analysis';
+import { useAnalysis } from '../hooks/use-analysis';
 import { ActionListOf } from './ActionList';
 import { policyLabel } from '@numascope/policy-engine';
 import { openApplyWithPlan } from '../live/apply';
 import type { PlanLike } from '../live/apply';
 import { liveSession } from '../live/store';
-import type { AnalysisView } from '../../worker/analysis';
 import { pageToken } from '../live/token';
 import { desktopBridge } from '../live/desktop';
-import { EngineRange, EngineRefusal, EstimateBanner, PredictionBasis, Progress, predictionBadge, Badge } from './EngineParts';
-import { WeightsPanel, weightedPolicies } from './WeightsPanel';
+import { EngineRange, EngineRefusal, EstimateBanner, PredictionBasis, Progress, Badge } from './EngineParts';
+import { WeightsPanel } from './WeightsPanel';
+import { actionsRequest } from '../selectors/request';
+import { predictionBadge } from '../selectors/policy';
+import { weightedPolicies } from '../selectors/weights';
+import { planName } from '../selectors/policy';
 
 export function RecommendView({ source }: { source: string }) {
   const { state, navigate, client, traceId } = useTraceContext();
@@ -192,10 +195,6 @@ export function PlanApplyNote({ synthetic, connected, plan, name }: { synthetic:
   );
 }
 
-export function planName(source: string): string {
-  return `${(source.split('/').pop() ?? 'trace').replace(/\.numascope$/, '')}.plan.json`;
-}
-
 /** Connected to numascope serve (the page has a token and the server has not refused or lost it) or inside the desktop app. */
 export function useLiveConnected(): boolean {
   const session = liveSession();
@@ -327,4 +326,3 @@ function PlanRanges({ plan }: { plan: Plan }) {
     </table>
   );
 }
-

@@ -4,16 +4,16 @@ import { baseName, download, exportPng, exportSvg, exportTables, hasFigures } fr
 import { beginWork } from '../idle';
 import { markdownSummary } from '../markdown';
 import type { MarkdownInput } from '../markdown';
-import { engineRequest } from '../hooks/use-analysis';
 
 /** Views whose Markdown summary carries the policy engine's predictions. */
 const ENGINE_VIEWS = new Set(['traffic', 'compare', 'decisions', 'recommend', 'diagnose']);
 import type { RegionMeta } from '@numascope/policy-engine';
 import { regionRows } from '../selectors/summary';
-import { withoutToken } from '../live/token';
 import { saveTraceBytes } from '../live/desktop-shell';
 import { useTraceContext } from '../hooks/trace-context';
 import { REPORT_SHELL_URL, buildReport, isReport } from '../report';
+import { engineRequest } from '../selectors/request';
+import { shareLink } from '../selectors/navigation';
 
 /**
  * Whether the panel holds a figure PNG/SVG can export, kept up to date as the view draws
@@ -210,13 +210,4 @@ async function htmlReport(bytes: ArrayBuffer, name: string): Promise<string> {
     throw new Error(`the report shell ${REPORT_SHELL_URL} is missing (HTTP ${response.status}): rebuild the web app with \`npm run build -w apps/web\``);
   }
   return buildReport(await response.text(), bytes, name);
-}
-
-/**
- * A link that reopens this view, or null when the trace cannot be reached by URL (opened from a
- * file or dropped): never with the live session's token, which belongs to this browser only.
- */
-export function shareLink(source: string): string | null {
-  const byUrl = /^https?:|^samples\//.test(source) || new URLSearchParams(window.location.search).has('trace');
-  return byUrl ? withoutToken(window.location.href) : null;
 }

@@ -1,34 +1,13 @@
 /** Traffic per policy: the node/link traffic graph of one replay, its metrics and the top recommendations. */
 import { formatSpeedup, formatTimeUs } from '@numascope/policy-engine';
 import { TrafficGraph, formatPercent } from '@numascope/viz';
-import type { TrafficInput } from '@numascope/viz';
 import { useTraceContext } from '../hooks/trace-context';
-import type { AnalysisView, PolicyView } from '../../worker/analysis';
-import { engineRequest, useAnalysis } from '../hooks/use-analysis';
+import { useAnalysis } from '../hooks/use-analysis';
 import { POLICY_IDS, TIERED_POLICY_IDS, policyLabel } from '@numascope/policy-engine';
-import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, UnavailableList, costText, speedupMetric, transientText } from './EngineParts';
-
-export function trafficInput(a: AnalysisView, p: PolicyView): TrafficInput {
-  return {
-    nodeIds: a.machine.nodeIds,
-    memoryOnly: a.machine.memoryOnly,
-    tier: a.machine.tier,
-    memoryKind: a.machine.memoryKind,
-    capacityBytesPerS: a.machine.capacityBytesPerS,
-    mcLoadBytesPerS: p.mcLoadBytesPerS,
-    mcUtilisation: p.mcUtilisation,
-    mcShare: p.mcShare,
-    hotIndex: p.hotIndex,
-    links: a.machine.links,
-    linkLoadBytesPerS: p.linkLoadBytesPerS,
-    linkUtilisation: p.linkUtilisation,
-  };
-}
-
-/** The policy drawn by default: observed when replayed, else first-touch. */
-export function defaultPolicy(a: AnalysisView): PolicyView | undefined {
-  return a.policies.find((p) => p.policy === 'observed') ?? a.policies.find((p) => p.policy === 'first-touch') ?? a.policies[0];
-}
+import { EngineRange, EngineRefusal, EstimateBanner, MetricCards, PredictionBasis, Progress, UnavailableList } from './EngineParts';
+import { engineRequest } from '../selectors/request';
+import { costText, speedupMetric, transientText } from '../selectors/policy';
+import { defaultPolicy, trafficInput } from '../selectors/policy';
 
 export function TrafficView() {
   const { state, navigate } = useTraceContext();

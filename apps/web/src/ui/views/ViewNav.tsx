@@ -2,24 +2,7 @@ import { useRef } from 'react';
 import type { KeyboardEvent } from 'react';
 import { VIEWS } from '../url-state';
 import type { ViewId } from '../url-state';
-
-export const VIEW_LABELS: Record<ViewId, string> = {
-  overview: 'Overview',
-  memory: 'Memory',
-  threads: 'Threads',
-  traffic: 'Traffic per policy',
-  compare: 'Compare',
-  decisions: 'Decisions',
-  recommend: 'Recommendations & plan',
-  diagnose: 'Diagnostics',
-  machine: 'Machine',
-  code: 'Code',
-};
-
-/** The key that opens a view: 1–9 the first nine tabs, 0 the tenth. */
-export function viewKey(index: number): string {
-  return index === 9 ? '0' : String(index + 1);
-}
+import { VIEW_LABELS, viewKey } from '../selectors/navigation';
 
 /** Views named in the navigation but not built yet (none now; Live is the header's "Live" button). */
 const LATER: string[] = [];

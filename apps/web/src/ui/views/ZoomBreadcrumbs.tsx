@@ -6,27 +6,7 @@
 import { formatDurationUs } from '@numascope/viz';
 import type { TimeRange } from '@numascope/policy-engine';
 import { useTraceContext } from '../hooks/trace-context';
-import { MAX_ZOOM_DEPTH } from '../url-state';
-import type { ViewState } from '../url-state';
-
-/** The state after zooming into the selection; the selection stays the whole zoomed range. */
-export function zoomIn(state: ViewState): Partial<ViewState> {
-  const inner = state.zoom[state.zoom.length - 1];
-  const r = state.range;
-  if (!r || state.zoom.length >= MAX_ZOOM_DEPTH || (inner && inner.fromUs === r.fromUs && inner.toUs === r.toUs)) return {};
-  return { zoom: [...state.zoom, r], range: r, pages: null };
-}
-
-/** The state after going back to breadcrumb `level` (0: the whole trace). */
-export function zoomTo(state: ViewState, level: number): Partial<ViewState> {
-  const zoom = state.zoom.slice(0, Math.max(0, level));
-  return { zoom, range: zoom[zoom.length - 1] ?? null, pages: null };
-}
-
-/** Whether zooming in would change anything: a selection narrower than the zoomed range. */
-export function canZoomIn(state: ViewState): boolean {
-  return Object.keys(zoomIn(state)).length > 0;
-}
+import { canZoomIn, zoomIn, zoomTo } from '../selectors/navigation';
 
 function label(r: TimeRange): string {
   return `${formatDurationUs(r.fromUs)} – ${formatDurationUs(r.toUs)}`;
