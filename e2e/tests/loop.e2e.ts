@@ -185,6 +185,9 @@ test('record, stop (it keeps running), recommend, dry run, apply, record the sam
   await screenshot(loop, 'loop-before-after');
 
   // After a reload the before/after table is back, the same cells, and "after" opens its trace.
+  // The table fits its panel at this window's width: the row names wrap, nothing scrolls sideways.
+  const fit = await compare.evaluate((t) => ({ table: t.getBoundingClientRect().width, panel: t.closest('[data-testid="loop"]')!.clientWidth }));
+  expect(fit.table).toBeLessThanOrEqual(fit.panel);
   const table = await compare.innerText();
   await page.reload();
   expect(await idleState(page)).toBe('ready');

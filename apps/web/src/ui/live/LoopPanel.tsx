@@ -219,78 +219,80 @@ function Compare({ s }: { s: LoopState }) {
   const placed = (step: Step<ApplyReport>, node: number): number | null => (step.kind === 'done' ? (step.value.pages.before[String(node)] ?? 0) : null);
   const placedNodes = nodes.filter((x) => x >= 0);
   return (
-    <table className="data loop__compare" data-testid="loop-compare">
-      <caption>
-        Before and after, same process (pid {b.pid}){a ? '' : ': record again to fill in “after”'}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col" />
-          <th scope="col">
-            before (<RecordingLink recording={b.recording} testId="loop-open-before" />)
-          </th>
-          <th scope="col">
-            after{' '}
-            {a ? (
-              <>
-                (<RecordingLink recording={a.recording} testId="loop-open-after" />)
-              </>
-            ) : (
-              ''
-            )}
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {placedNodes.map((node) => {
-          const before = placed(s.dry, node);
-          const after = placed(s.afterCheck, node);
-          return (
-            <tr key={`placed-${node}`} data-testid={`loop-placed-${node}`}>
-              <th scope="row">plan’s pages on node {node} (move_pages, dry run)</th>
-              <td data-value={before ?? ''}>{before === null ? 'dry run to see' : n(before)}</td>
-              <td data-value={after ?? ''}>{after === null ? (s.afterCheck.kind === 'running' ? '…' : '–') : n(after)}</td>
-            </tr>
-          );
-        })}
-        {nodes.map((node) => {
-          const key = node < 0 ? 'unknown' : String(node);
-          return (
-            <tr key={node} data-testid={`loop-pages-${key}`}>
-              <th scope="row">pages in the recording, on {node < 0 ? 'unknown node' : `node ${node}`} (measured: resident pages of the placement scan, or pages first-touched where no scan ran)</th>
-              <td data-value={count(b.pagesByNode, node)}>{n(count(b.pagesByNode, node))}</td>
-              <td data-value={a ? count(a.pagesByNode, node) : ''}>{a ? n(count(a.pagesByNode, node)) : '–'}</td>
-            </tr>
-          );
-        })}
-        <tr data-testid="loop-local">
-          <th scope="row">local access ratio (predicted{estimate ? ', placement-only estimate' : ''})</th>
-          <td data-value={b.prediction.kind === 'done' ? b.prediction.value.localAccessRatio : ''}>{pred(b, (p) => pct(p.localAccessRatio))}</td>
-          <td data-value={a?.prediction.kind === 'done' ? a.prediction.value.localAccessRatio : ''}>{pred(a, (p) => pct(p.localAccessRatio))}</td>
-        </tr>
-        <tr data-testid="loop-time">
-          <th scope="row">predicted time of the recorded work</th>
-          <td>{pred(b, (p) => formatDurationUs(p.predictedUs))}</td>
-          <td>{pred(a, (p) => formatDurationUs(p.predictedUs))}</td>
-        </tr>
-        <tr data-testid="loop-per-work">
-          <th scope="row">predicted time per unit of work (the recordings differ in length: compare this)</th>
-          {[b, a].map((m, k) => {
-            const v = m?.prediction.kind === 'done' ? m.prediction.value : null;
-            const per = v?.work && v.work.amount > 0 ? (v.predictedUs * 1000) / v.work.amount : null;
+    <div className="table-scroll" data-testid="loop-compare-box">
+      <table className="data loop__compare" data-testid="loop-compare">
+        <caption>
+          Before and after, same process (pid {b.pid}){a ? '' : ': record again to fill in “after”'}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col" />
+            <th scope="col">
+              before (<RecordingLink recording={b.recording} testId="loop-open-before" />)
+            </th>
+            <th scope="col">
+              after{' '}
+              {a ? (
+                <>
+                  (<RecordingLink recording={a.recording} testId="loop-open-after" />)
+                </>
+              ) : (
+                ''
+              )}
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {placedNodes.map((node) => {
+            const before = placed(s.dry, node);
+            const after = placed(s.afterCheck, node);
             return (
-              <td key={k} data-value={per ?? ''}>
-                {!m ? '–' : per === null ? pred(m, () => 'no measure of work (placement-only estimate)') : `${per < 0.01 ? per.toExponential(2) : per.toFixed(2)} ns per ${v!.work!.unit.replace(/s$/, '')}`}
-              </td>
+              <tr key={`placed-${node}`} data-testid={`loop-placed-${node}`}>
+                <th scope="row">plan’s pages on node {node} (move_pages, dry run)</th>
+                <td data-value={before ?? ''}>{before === null ? 'dry run to see' : n(before)}</td>
+                <td data-value={after ?? ''}>{after === null ? (s.afterCheck.kind === 'running' ? '…' : '–') : n(after)}</td>
+              </tr>
             );
           })}
-        </tr>
-        <tr data-testid="loop-duration-row">
-          <th scope="row">recording length</th>
-          <td>{formatDurationUs(b.durationUs)}</td>
-          <td>{a ? formatDurationUs(a.durationUs) : '–'}</td>
-        </tr>
-      </tbody>
-    </table>
+          {nodes.map((node) => {
+            const key = node < 0 ? 'unknown' : String(node);
+            return (
+              <tr key={node} data-testid={`loop-pages-${key}`}>
+                <th scope="row">pages in the recording, on {node < 0 ? 'unknown node' : `node ${node}`} (measured: resident pages of the placement scan, or pages first-touched where no scan ran)</th>
+                <td data-value={count(b.pagesByNode, node)}>{n(count(b.pagesByNode, node))}</td>
+                <td data-value={a ? count(a.pagesByNode, node) : ''}>{a ? n(count(a.pagesByNode, node)) : '–'}</td>
+              </tr>
+            );
+          })}
+          <tr data-testid="loop-local">
+            <th scope="row">local access ratio (predicted{estimate ? ', placement-only estimate' : ''})</th>
+            <td data-value={b.prediction.kind === 'done' ? b.prediction.value.localAccessRatio : ''}>{pred(b, (p) => pct(p.localAccessRatio))}</td>
+            <td data-value={a?.prediction.kind === 'done' ? a.prediction.value.localAccessRatio : ''}>{pred(a, (p) => pct(p.localAccessRatio))}</td>
+          </tr>
+          <tr data-testid="loop-time">
+            <th scope="row">predicted time of the recorded work</th>
+            <td>{pred(b, (p) => formatDurationUs(p.predictedUs))}</td>
+            <td>{pred(a, (p) => formatDurationUs(p.predictedUs))}</td>
+          </tr>
+          <tr data-testid="loop-per-work">
+            <th scope="row">predicted time per unit of work (the recordings differ in length: compare this)</th>
+            {[b, a].map((m, k) => {
+              const v = m?.prediction.kind === 'done' ? m.prediction.value : null;
+              const per = v?.work && v.work.amount > 0 ? (v.predictedUs * 1000) / v.work.amount : null;
+              return (
+                <td key={k} data-value={per ?? ''}>
+                  {!m ? '–' : per === null ? pred(m, () => 'no measure of work (placement-only estimate)') : `${per < 0.01 ? per.toExponential(2) : per.toFixed(2)} ns per ${v!.work!.unit.replace(/s$/, '')}`}
+                </td>
+              );
+            })}
+          </tr>
+          <tr data-testid="loop-duration-row">
+            <th scope="row">recording length</th>
+            <td>{formatDurationUs(b.durationUs)}</td>
+            <td>{a ? formatDurationUs(a.durationUs) : '–'}</td>
+          </tr>
+        </tbody>
+      </table>
+    </div>
   );
 }
