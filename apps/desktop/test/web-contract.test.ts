@@ -10,6 +10,7 @@ import type { ApplyOptions, CollectorWindow, DesktopLiveBridge, DesktopShellBrid
 import { rustExample } from '@numascope/protocol/fixtures';
 import type { ApplyOptions as BindingApplyOptions, LiveWindow as BindingWindow } from '../../../native/collector/crates/node/index';
 import type { NumascopeDesktopApi } from '../src/api';
+import { CSP } from '../src/main-logic/app-protocol';
 import { repoRoot } from './helpers';
 
 // Compile-time: fails `tsc -p apps/desktop` if the API drifts from what the web app calls.
@@ -63,6 +64,34 @@ describe('desktop ↔ web contract', () => {
       void latest;
       void urls;
       expect(desktopRecording.parse(rest)).toEqual(rest);
+    }
+  });
+
+  // The CSP is written twice, once per server of the UI (numascope serve's static files, the
+  // desktop app's app:// protocol): they must agree in every directive but connect-src, where
+  // serve also lets the page open its own WebSocket (the desktop app talks over IPC instead).
+  it("the desktop CSP is serve's, less serve's WebSocket origins", () => {
+    const rust = fs.readFileSync(path.join(repoRoot, 'native/collector/crates/cli/src/cmd_serve/static_files.rs'), 'utf8');
+    const literal = /let csp = format!\(\s*"((?:[^"\\]|\\\n)*)"/.exec(rust);
+    expect(literal, 'the CSP literal of static_files.rs').not.toBeNull();
+    const directives = (text: string) =>
+      new Map(
+        text
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .filter((d) => d[0])
+          .map(([name, ...values]) => [name, values] as const),
+      );
+    const serve = directives(literal![1].replace(/\\\n\s*/g, ''));
+    const desktop = directives(CSP);
+    expect([...serve.keys()].sort()).toEqual([...desktop.keys()].sort());
+    expect(serve.size).toBeGreaterThanOrEqual(10);
+    for (const [name, values] of desktop) {
+      if (name === 'connect-src') {
+        expect(serve.get(name)).toEqual([...values, 'ws://127.0.0.1:{port}', 'ws://localhost:{port}']);
+      } else {
+        expect(serve.get(name), name).toEqual(values);
+      }
     }
   });
 });

@@ -25,6 +25,8 @@ export const APP_INDEX_URL = `${APP_ORIGIN}/index.html`;
  * and new Function stay refused), and `data:` in connect-src lets it fetch its own inlined module
  * (a data: URL carries its bytes inline: nothing leaves the machine). Without them the reader
  * falls back to the slower fzstd. e2e/tests/desktop.e2e.ts runs the built web UI under it.
+ * numascope serve sends the same policy plus its own WebSocket origins in connect-src
+ * (cmd_serve/static_files.rs); test/web-contract.test.ts holds the two to each other.
  */
 export const CSP = [
   "default-src 'self'",

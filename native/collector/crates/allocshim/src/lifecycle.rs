@@ -5,7 +5,6 @@
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::interpose::alloc::malloc;
 use crate::real::state;
 use crate::sampler::reset_sampler;
 use crate::state::{
@@ -171,12 +170,14 @@ fn configure(envp: *const *const c_char) {
 }
 
 fn start_recording(pid: u32, ppid: u32) -> bool {
-    let own = modules::module_range(malloc as *const () as usize);
+    // any function of the shim tells which loaded module is the shim itself
+    let own = modules::module_range(start_recording as *const () as usize);
     if let Some((lo, hi)) = own {
         unwind::OWN_LO.store(lo, Ordering::Relaxed);
         unwind::OWN_HI.store(hi, Ordering::Relaxed);
     }
     modules::init_exe_path();
+    out::set_new_block_hook(|| modules::snapshot(false));
     // SAFETY: called with the guard set, before or instead of recording.
     let opened = unsafe {
         out::open_output(

@@ -10,7 +10,7 @@
 //! freed: a thread that exits hands its slot, and its block's free room, to a later thread.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::format::*;
 use crate::sys;
@@ -271,6 +271,25 @@ unsafe fn next_block(b: &ThreadBuf) -> bool {
     true
 }
 
+/// What runs when a thread takes a new block, before its record goes in: lifecycle.rs sets the
+/// module list's snapshot (modules.rs) here, so that this file, which modules.rs writes
+/// through, does not call back up into it. 0: nothing.
+static NEW_BLOCK_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets what runs when a thread takes a new block (see NEW_BLOCK_HOOK).
+pub fn set_new_block_hook(hook: fn()) {
+    NEW_BLOCK_HOOK.store(hook as usize, Ordering::Release);
+}
+
+fn run_new_block_hook() {
+    let p = NEW_BLOCK_HOOK.load(Ordering::Acquire);
+    if p != 0 {
+        // SAFETY: only set_new_block_hook stores here, and it stores a `fn()`.
+        let hook: fn() = unsafe { core::mem::transmute::<usize, fn()>(p) };
+        hook();
+    }
+}
+
 /// Appends one event record to the calling thread's slot `b`, taking a new block when the
 /// current one is full. The record is complete in the file when this returns.
 #[allow(clippy::too_many_arguments)]
@@ -302,7 +321,7 @@ pub unsafe fn append_event(
                 b.state.store(IDLE, Ordering::Release);
                 return;
             }
-            crate::modules::snapshot(false);
+            run_new_block_hook();
         }
         let used = *b.used.get();
         let block = *b.block.get();

@@ -3,6 +3,7 @@
 //! read the traces back with the Rust reader.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -40,8 +41,18 @@ fn parse_testload(stdout: &str) -> (Vec<Buffer>, Option<Buffer>) {
     (bufs, shared)
 }
 
-fn run(args: &[&str]) -> Output {
+fn run<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
     Command::new(numascope()).args(args).output().expect("run numascope")
+}
+
+/// `numascope record FLAGS -o OUT -- numascope-testload LOAD`, the recording most of these tests
+/// make; FLAGS and LOAD are words separated by spaces.
+fn record_testload(flags: &str, out: &Path, load: &str) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = vec!["record".into()];
+    argv.extend(flags.split_whitespace().map(OsString::from));
+    argv.extend(["-o".into(), out.into(), "--".into(), testload().into()]);
+    argv.extend(load.split_whitespace().map(OsString::from));
+    argv
 }
 
 fn explain(o: &Output) -> String {
@@ -205,29 +216,12 @@ fn check_common(t: &TraceData) {
 fn short_lived_threads_come_from_the_task_records() {
     let tmp = Tmp::new("tasks");
     let out = tmp.file("tasks.numascope");
-    let tl = testload();
     // The workers start after 0.4 s, after the first poll; the next is at 60 s.
-    let o = run(&[
-        "record",
-        "--interval-ms",
-        "60000",
-        "--fault-period",
-        "1",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--start-delay",
-        "0.4",
-        "--threads",
-        "6",
-        "--mib",
-        "1",
-        "--shared-mib",
-        "1",
-        "--seconds",
-        "0.05",
-    ]);
+    let o = run(record_testload(
+        "--interval-ms 60000 --fault-period 1",
+        &out,
+        "--start-delay 0.4 --threads 6 --mib 1 --shared-mib 1 --seconds 0.05",
+    ));
     assert!(o.status.success(), "{}", explain(&o));
     let (buffers, shared) = parse_testload(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(buffers.len(), 6, "{}", explain(&o));
@@ -293,7 +287,7 @@ fn a_wrapper_with_a_child_process_is_named() {
     let tmp = Tmp::new("wrapper");
     let out = tmp.file("wrapper.numascope");
     let cmd = format!("{} --threads 1 --mib 1 --shared-mib 1 --seconds 0; true", testload().display());
-    let o = run(&["record", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
+    let o = run(["record", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
     assert!(o.status.success(), "{}", explain(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let child: u32 =
@@ -315,21 +309,7 @@ fn launch_records_every_worker_buffer() {
     // --fault-period 1: every fault, so every page's first touch can be checked below. --hold 1
     // keeps the buffers mapped a second after the reads, so that the numa_maps polls (every
     // 100 ms, late on a loaded machine) see every worker's buffer before the program exits.
-    let o = run(&[
-        "record",
-        "--fault-period",
-        "1",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "4",
-        "--mib",
-        "8",
-        "--hold",
-        "1",
-    ]);
+    let o = run(record_testload("--fault-period 1", &out, "--threads 4 --mib 8 --hold 1"));
     assert!(o.status.success(), "{}", explain(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -395,7 +375,7 @@ fn attach_to_running_process() {
     let ready = lines.next().unwrap().unwrap();
     let pid: i32 = field(&ready, "pid=").parse().unwrap();
     // Workers exist now and map their buffers after 1 s: attach before that.
-    let o = run(&["record", "--fault-period", "1", "-p", &pid.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
+    let o = run(["record", "--fault-period", "1", "-p", &pid.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", explain(&o));
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = wait_timeout(&mut tl, Duration::from_secs(20));
@@ -451,8 +431,7 @@ fn attach_sampling_only_the_given_thread() {
     }
     assert!(tids.len() >= 3, "main and two workers: {tids:?}");
     let worker = *tids.iter().max().unwrap();
-    let o =
-        run(&["record", "--fault-period", "1", "-t", &worker.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
+    let o = run(["record", "--fault-period", "1", "-t", &worker.to_string(), "-d", "2.5", "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", explain(&o));
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = wait_timeout(&mut tl, Duration::from_secs(20));
@@ -472,7 +451,7 @@ fn attach_sampling_only_the_given_thread() {
         "{:?}",
         t.manifest.capture.notes
     );
-    let o = run(&["record", "-p", &format!("{pid},{}", pid + 1), "-d", "1"]);
+    let o = run(["record", "-p", &format!("{pid},{}", pid + 1), "-d", "1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("a trace holds one process"), "{}", explain(&o));
 }
@@ -482,22 +461,7 @@ fn process_exit_before_duration() {
     let tmp = Tmp::new("exit");
     let out = tmp.file("exit.numascope");
     let t0 = Instant::now();
-    let tl = testload();
-    let o = run(&[
-        "record",
-        "-d",
-        "30",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "1",
-        "--mib",
-        "1",
-        "--seconds",
-        "0.05",
-    ]);
+    let o = run(record_testload("-d 30", &out, "--threads 1 --mib 1 --seconds 0.05"));
     assert!(o.status.success(), "{}", explain(&o));
     assert!(t0.elapsed() < Duration::from_secs(20), "the recorder must stop when the process exits");
     let t = read_trace(&out).unwrap().to_trace_data();
@@ -508,7 +472,7 @@ fn process_exit_before_duration() {
 
     // A failing command: its exit code is recorded, the recorder still succeeds.
     let out2 = tmp.file("exit3.numascope");
-    let o = run(&["record", "-q", "-o", out2.to_str().unwrap(), "--", "sh", "-c", "exit 3"]);
+    let o = run(["record", "-q", "-o", out2.to_str().unwrap(), "--", "sh", "-c", "exit 3"]);
     assert!(o.status.success(), "{}", explain(&o));
     let t = read_trace(&out2).unwrap().to_trace_data();
     assert_eq!(t.manifest.capture.stop_reason, "process-exit");
@@ -520,22 +484,8 @@ fn process_exit_before_duration() {
 fn sigint_stops_and_writes_the_trace() {
     let tmp = Tmp::new("sigint");
     let out = tmp.file("sigint.numascope");
-    let tl = testload();
     let mut rec = Command::new(numascope())
-        .args([
-            "record",
-            "--kill-on-stop",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            tl.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--mib",
-            "2",
-            "--seconds",
-            "60",
-        ])
+        .args(record_testload("--kill-on-stop", &out, "--threads 1 --mib 2 --seconds 60"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -571,32 +521,32 @@ fn clear_errors_and_exit_codes() {
     let out = tmp.file("x.numascope");
     let out_s = out.to_str().unwrap();
 
-    let o = run(&["record", "-o", out_s, "--", "no-such-command-numascope-test"]);
+    let o = run(["record", "-o", out_s, "--", "no-such-command-numascope-test"]);
     assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("command not found: no-such-command-numascope-test"), "{e}");
     assert!(!out.exists());
 
     // A pid that cannot exist (above pid_max).
-    let o = run(&["record", "-p", "2147483647", "-d", "1", "-o", out_s]);
+    let o = run(["record", "-p", "2147483647", "-d", "1", "-o", out_s]);
     assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no process with pid 2147483647"));
 
     // Usage errors exit with 2.
-    assert_eq!(run(&["record", "-o", out_s]).status.code(), Some(2));
-    assert_eq!(run(&["record", "-p", "1", "-o", out_s, "--", "true"]).status.code(), Some(2));
-    assert_eq!(run(&["record", "-d", "-3", "-o", out_s, "--", "true"]).status.code(), Some(2));
+    assert_eq!(run(["record", "-o", out_s]).status.code(), Some(2));
+    assert_eq!(run(["record", "-p", "1", "-o", out_s, "--", "true"]).status.code(), Some(2));
+    assert_eq!(run(["record", "-d", "-3", "-o", out_s, "--", "true"]).status.code(), Some(2));
     // (without -o the trace goes to a default name: cli_habits.rs, record_default_output_and_json)
-    assert_eq!(run(&["record", "-o"]).status.code(), Some(2), "-o without its FILE");
-    assert_eq!(run(&["no-such-subcommand"]).status.code(), Some(2));
-    let o = run(&["record", "-o", "/nonexistent-dir-numascope/x.numascope", "--", "true"]);
+    assert_eq!(run(["record", "-o"]).status.code(), Some(2), "-o without its FILE");
+    assert_eq!(run(["no-such-subcommand"]).status.code(), Some(2));
+    let o = run(["record", "-o", "/nonexistent-dir-numascope/x.numascope", "--", "true"]);
     assert_ne!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not exist"));
 }
 
 #[test]
 fn probe_and_topology_commands() {
-    let o = run(&["probe"]);
+    let o = run(["probe"]);
     assert!(o.status.success(), "{}", explain(&o));
     let s = String::from_utf8_lossy(&o.stdout);
     for id in [
@@ -612,7 +562,7 @@ fn probe_and_topology_commands() {
     ] {
         assert!(s.contains(id), "probe table lacks {id}:\n{s}");
     }
-    let o = run(&["probe", "--json"]);
+    let o = run(["probe", "--json"]);
     assert!(o.status.success());
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["sources"].as_array().unwrap().len(), 9);
@@ -639,18 +589,18 @@ fn probe_and_topology_commands() {
     let wi = std::path::Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir();
     assert_eq!(j["placement"][0]["state"], if wi { "supported" } else { "absent" });
     assert!(s.contains("WHAT IT MEANS FOR PLACEMENT"), "{s}");
-    let o = run(&["topology", "--json"]);
+    let o = run(["topology", "--json"]);
     assert!(o.status.success());
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["source"], "sysfs");
     assert!(!j["nodes"].as_array().unwrap().is_empty());
-    assert!(run(&["topology"]).status.success());
+    assert!(run(["topology"]).status.success());
 }
 
 #[test]
 fn debug_write_fixture() {
     let tmp = Tmp::new("fixture");
-    let o = run(&["debug", "write-fixture", tmp.0.to_str().unwrap()]);
+    let o = run(["debug", "write-fixture", tmp.0.to_str().unwrap()]);
     assert!(o.status.success(), "{}", explain(&o));
     let t = read_trace(&tmp.file("roundtrip.numascope")).unwrap();
     assert_eq!(t.manifest.origin.kind, "synthetic");
@@ -658,7 +608,7 @@ fn debug_write_fixture() {
         serde_json::from_str(&std::fs::read_to_string(tmp.file("roundtrip.expected.json")).unwrap()).unwrap();
     assert_eq!(j["rows"]["samples"], 3);
     // Hidden from --help.
-    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).to_string();
+    let help = String::from_utf8_lossy(&run(["--help"]).stdout).to_string();
     assert!(!help.contains("debug"), "{help}");
 }
 
@@ -670,23 +620,8 @@ fn ctrl_c_to_the_process_group_with_kill_on_stop() {
     use std::os::unix::process::CommandExt;
     let tmp = Tmp::new("ctrlc");
     let out = tmp.file("ctrlc.numascope");
-    let tl = testload();
     let mut rec = Command::new(numascope())
-        .args([
-            "record",
-            "--kill-on-stop",
-            "-q",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            tl.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--mib",
-            "1",
-            "--seconds",
-            "60",
-        ])
+        .args(record_testload("--kill-on-stop -q", &out, "--threads 1 --mib 1 --seconds 60"))
         .stdout(Stdio::piped())
         .process_group(0)
         .spawn()
@@ -727,21 +662,8 @@ fn ctrl_c_leaves_the_launched_command_running() {
     let tmp = Tmp::new("detach");
     let out = tmp.file("detach.numascope");
     let err_path = tmp.file("stderr.txt");
-    let tl = testload();
     let mut rec = Command::new(numascope())
-        .args([
-            "record",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            tl.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--mib",
-            "1",
-            "--seconds",
-            "60",
-        ])
+        .args(record_testload("", &out, "--threads 1 --mib 1 --seconds 60"))
         .stdout(Stdio::piped())
         // A file, not a pipe: the command inherits it and keeps it open after the recorder exits.
         .stderr(std::fs::File::create(&err_path).unwrap())
@@ -798,15 +720,15 @@ fn unprivileged_user() {
     }
     let tmp = Tmp::new("nobody");
     std::fs::set_permissions(&tmp.0, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let as_nobody = |args: &[&str]| {
-        Command::new(setpriv)
+    fn as_nobody<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+        Command::new("/usr/bin/setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", numascope().to_str().unwrap()])
             .args(args)
             .output()
             .unwrap()
-    };
+    }
     // The binaries must be reachable for nobody (not so under a 0700 home directory).
-    let probe_run = as_nobody(&["--version"]);
+    let probe_run = as_nobody(["--version"]);
     // Running it is not enough: `record` looks the command up first (stat), which a directory
     // nobody may not search refuses even where the exec itself went through (seen under a
     // `mktemp -d` clone).
@@ -825,7 +747,7 @@ fn unprivileged_user() {
     }
     let mut victim = Command::new("sleep").arg("30").spawn().unwrap();
     let out = tmp.file("denied.numascope");
-    let o = as_nobody(&["record", "-p", &victim.id().to_string(), "-d", "1", "-o", out.to_str().unwrap()]);
+    let o = as_nobody(["record", "-p", &victim.id().to_string(), "-d", "1", "-o", out.to_str().unwrap()]);
     let _ = victim.kill();
     let _ = victim.wait();
     assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
@@ -839,23 +761,7 @@ fn unprivileged_user() {
         return;
     }
     let out = tmp.file("own.numascope");
-    let tl = testload();
-    let o = as_nobody(&[
-        "record",
-        "-q",
-        "--fault-period",
-        "1",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "1",
-        "--mib",
-        "1",
-        "--seconds",
-        "0.3",
-    ]);
+    let o = as_nobody(record_testload("-q --fault-period 1", &out, "--threads 1 --mib 1 --seconds 0.3"));
     assert!(o.status.success(), "{}", explain(&o));
     let t = read_trace(&out).unwrap().to_trace_data();
     let pf = t.manifest.capture.sources.iter().find(|s| s.id == "page-faults").unwrap();
@@ -871,20 +777,7 @@ fn unprivileged_user() {
 fn fault_period_samples_one_fault_in_n() {
     let tmp = Tmp::new("period");
     let out = tmp.file("period.numascope");
-    let tl = testload();
-    let o = run(&[
-        "record",
-        "--fault-period",
-        "16",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "2",
-        "--mib",
-        "16",
-    ]);
+    let o = run(record_testload("--fault-period 16", &out, "--threads 2 --mib 16"));
     assert!(o.status.success(), "{}", explain(&o));
     let t = read_trace(&out).unwrap().to_trace_data();
     let m = &t.manifest;
@@ -907,20 +800,7 @@ fn adaptive_default_bounds_samples_on_a_fault_storm() {
     // period in force, and the manifest says that first touches were sampled.
     let tmp = Tmp::new("adaptive");
     let out = tmp.file("adaptive.numascope");
-    let tl = testload();
-    let o = run(&[
-        "record",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "2",
-        "--mib",
-        "128",
-        "--seconds",
-        "0",
-    ]);
+    let o = run(record_testload("", &out, "--threads 2 --mib 128 --seconds 0"));
     assert!(o.status.success(), "{}", explain(&o));
     let t = read_trace(&out).unwrap().to_trace_data();
     check_common(&t);
@@ -946,28 +826,13 @@ fn per_thread_counters_are_recorded_and_core_counters_say_why_not() {
     // every kernel has. Each worker's page-fault counter must cover its own buffer.
     let tmp = Tmp::new("counters");
     let out = tmp.file("counters.numascope");
-    let tl = testload();
-    let o = run(&[
-        "record",
-        "--counters",
-        "software",
-        "--interval-ms",
-        "50",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "2",
-        "--mib",
-        "4",
-        "--seconds",
-        "0.3",
-        // A thread's counters start when the recorder first sees it (the next poll): let the
-        // workers exist a while before they touch their buffers.
-        "--delay",
-        "0.4",
-    ]);
+    // A thread's counters start when the recorder first sees it (the next poll): let the
+    // workers exist a while before they touch their buffers.
+    let o = run(record_testload(
+        "--counters software --interval-ms 50",
+        &out,
+        "--threads 2 --mib 4 --seconds 0.3 --delay 0.4",
+    ));
     assert!(o.status.success(), "{}", explain(&o));
     let (buffers, _) = parse_testload(&String::from_utf8_lossy(&o.stdout));
     let t = read_trace(&out).unwrap().to_trace_data();
@@ -991,7 +856,7 @@ fn per_thread_counters_are_recorded_and_core_counters_say_why_not() {
     // The default core set: where there is no cpu PMU (our machines) the source says so and the
     // IPC / L3MPKI capabilities stay unavailable; the recording itself is not affected.
     let out2 = tmp.file("core.numascope");
-    let o = run(&["record", "-q", "-o", out2.to_str().unwrap(), "--", "true"]);
+    let o = run(["record", "-q", "-o", out2.to_str().unwrap(), "--", "true"]);
     assert!(o.status.success(), "{}", explain(&o));
     let t2 = read_trace(&out2).unwrap().to_trace_data();
     let src = t2.manifest.capture.sources.iter().find(|s| s.id == "core-counters").unwrap();
@@ -1029,22 +894,7 @@ fn tracepoint_fault_event_records_the_same_first_touches() {
     let balancing = std::fs::read_to_string("/proc/sys/kernel/numa_balancing").unwrap_or_default();
     let tmp = Tmp::new("tracepoint");
     let out = tmp.file("tp.numascope");
-    let tl = testload();
-    let o = run(&[
-        "record",
-        "--fault-event",
-        "tracepoint",
-        "--fault-period",
-        "1",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        tl.to_str().unwrap(),
-        "--threads",
-        "2",
-        "--mib",
-        "4",
-    ]);
+    let o = run(record_testload("--fault-event tracepoint --fault-period 1", &out, "--threads 2 --mib 4"));
     if !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("CAP_PERFMON") {
         numascope_testsupport::skip_outside_ci(format_args!(
             "the tracepoint's raw records need CAP_PERFMON: {}",
@@ -1089,7 +939,7 @@ fn planted_partial_symlink_is_not_followed_by_record() {
     std::fs::write(&victim, "precious\n").unwrap();
     let out = tmp.file("t.numascope");
     std::os::unix::fs::symlink(&victim, tmp.file("t.numascope.partial")).unwrap();
-    let o = run(&["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"]);
+    let o = run(["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"]);
     assert!(o.status.success(), "{}", explain(&o));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the victim was not written");
     read_trace(&out).unwrap();
@@ -1151,7 +1001,7 @@ fn unwritable_output_is_detected_before_recording() {
     }
     for (out, why) in outputs {
         let t0 = Instant::now();
-        let o = run(&["record", "-q", "-d", "5", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
+        let o = run(["record", "-q", "-d", "5", "-o", out.to_str().unwrap(), "--", "sh", "-c", &cmd]);
         assert_eq!(o.status.code(), Some(2), "{}: {}", out.display(), explain(&o));
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(e.contains(why) && e.contains("nothing was recorded"), "{}: {e}", out.display());
@@ -1174,7 +1024,7 @@ fn existing_trace_kept_when_the_disk_fills() {
         return;
     };
     let out = small.join("t.numascope");
-    let o = run(&["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"]);
+    let o = run(["record", "-q", "-o", out.to_str().unwrap(), "--", "sh", "-c", "exit 0"]);
     assert!(o.status.success(), "{}", explain(&o));
     let before = std::fs::read(&out).unwrap();
     // Fill the file system (a recording that has started still creates its files: the check at

@@ -396,6 +396,59 @@ fn core_folder_modules_have_no_import_cycle_inside() {
     assert!(cycles.is_empty(), "{}", cycles.join("\n\n"));
 }
 
+/// The other crates of the workspace (the CLI, the allocation shim, the Node binding…) hold the
+/// same rule: no cycle between their top-level modules, none inside any of their folders. A
+/// `src/bin/` program is a crate of its own and is left out.
+///
+/// Not yet the allocation shim: its top-level modules still import each other in circles (state
+/// ↔ out, interpose ↔ real, interpose ↔ place; issue 34). It is checked to be still cyclic, so that
+/// the day the circles are opened this list must shrink and the check then holds for it too.
+const KNOWN_CYCLIC: &[&str] = &["allocshim"];
+
+#[test]
+fn every_crate_of_the_workspace_has_no_import_cycle() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut checked = BTreeMap::new();
+    let mut cycles = Vec::new();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&crates).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for dir in names {
+        let src = dir.join("src");
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "core" || !src.is_dir() {
+            continue; // core has the two tests above
+        }
+        let mut files = Vec::new();
+        read_sources(&src, &src, &mut files);
+        files.retain(|(p, _)| !p.starts_with("bin"));
+        files.sort();
+        let g = graph_of(&files).unwrap();
+        if KNOWN_CYCLIC.contains(&name.as_str()) {
+            assert!(find_cycle(&g).is_some(), "{name} has no import cycle any more: remove it from KNOWN_CYCLIC");
+            checked.insert(name, (g, BTreeMap::new()));
+            continue;
+        }
+        if let Some(c) = find_cycle(&g) {
+            cycles.push(describe_cycle_in(&g, &c, &format!("the top-level modules of the {name} crate")));
+        }
+        let gs = folder_graphs(&files).unwrap();
+        for (d, fg) in &gs {
+            if let Some(c) = find_cycle(fg) {
+                cycles.push(describe_cycle_in(fg, &c, &format!("the files of the {name} crate's {d}/")));
+            }
+        }
+        checked.insert(name, (g, gs));
+    }
+    // The check sees the crates, folders and edges it should.
+    let (cli, cli_folders) = &checked["cli"];
+    assert!(cli.contains_key("cmd_serve") && cli_folders.contains_key("cmd_serve"), "{cli:#?}");
+    assert!(cli_folders["cmd_serve"]["routes"].contains_key("recordings"), "{:#?}", cli_folders["cmd_serve"]);
+    let (shim, _) = &checked["allocshim"];
+    assert!(shim.contains_key("interpose") && !shim.contains_key("bin"), "src/bin is a crate of its own: {shim:#?}");
+    assert!(checked.contains_key("node") && checked.contains_key("testload"), "{:?}", checked.keys());
+    assert!(cycles.is_empty(), "{}", cycles.join("\n\n"));
+}
+
 fn folders(files: &[(&str, &str)]) -> BTreeMap<String, Graph> {
     let files: Vec<(PathBuf, String)> = files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
     folder_graphs(&files).unwrap()

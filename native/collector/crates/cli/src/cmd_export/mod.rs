@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use numascope_core::trace::reader::read_trace_from;
 use sha1::{Digest, Sha1};
 
+#[cfg(test)]
+use tables::host_component;
 use tables::{export_tables, Identity};
 
 /// Largest trace file export reads (it holds the file and its tables in memory).
@@ -74,19 +76,6 @@ pub fn trace_id(bytes: &[u8]) -> String {
     let digest = Sha1::digest(bytes);
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
-
-/// A host name as a path component: letters, digits, `.`, `-` and `_` kept, anything else `_`
-/// (no `/`, `=` or `..` reaches the path); empty or dots-only names become `unknown`.
-pub fn host_component(host: &str) -> String {
-    let s: String =
-        host.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
-    if s.chars().all(|c| c == '.') {
-        "unknown".to_string()
-    } else {
-        s.chars().take(255).collect()
-    }
-}
-
 /// `DIR/<table>/host=<host>/date=<yyyy-mm-dd>/<trace-id>.parquet`.
 pub fn table_path(dir: &Path, table: &str, id: &Identity) -> PathBuf {
     dir.join(table)

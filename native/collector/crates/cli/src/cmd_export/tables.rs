@@ -18,11 +18,23 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
+/// A host name as a path component: letters, digits, `.`, `-` and `_` kept, anything else `_`
+/// (no `/`, `=` or `..` reaches the path); empty or dots-only names become `unknown`.
+pub fn host_component(host: &str) -> String {
+    let s: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
+    if s.chars().all(|c| c == '.') {
+        "unknown".to_string()
+    } else {
+        s.chars().take(255).collect()
+    }
+}
+
 /// Which trace a row came from, and where its files go.
 pub struct Identity {
     pub trace_id: String,
     pub host: String,
-    /// `host` as a path component (super::host_component).
+    /// `host` as a path component (host_component).
     pub host_dir: String,
     /// The capture's UTC start date, yyyy-mm-dd.
     pub date: String,
@@ -43,7 +55,7 @@ impl Identity {
                 Path::new(c).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| c.clone())
             });
         Identity {
-            host_dir: super::host_component(&host),
+            host_dir: host_component(&host),
             trace_id,
             host,
             date,

@@ -6,40 +6,21 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use numascope_core::bench::job::{self, BenchOutcome, BenchProgress, BenchRequest};
+use numascope_core::bench::job::{self, BenchRequest};
 use numascope_core::bench::output;
 use numascope_core::topology::Roots;
 use serde_json::{json, Value};
 
 use super::http::{Conn, Head, Resp};
 use super::ids::{random_hex, unix_ms};
+use super::jobs::{BenchInner, BenchRun, Status};
 use super::limits::MAX_BODY;
 use super::request::{blocking, read_request_body};
 use super::respond::{api_error, check_duplicate_keys, duplicate_key_error, json_response};
-use super::state::{State, Status};
+use super::state::State;
 
 /// Runs kept for `GET /api/bench` (the oldest finished one is dropped beyond this).
 const KEEP_RUNS: usize = 8;
-
-pub(super) struct BenchRun {
-    pub(super) id: String,
-    pub(super) quick: bool,
-    pub(super) started_unix_ms: u64,
-    pub(super) stop: Arc<AtomicBool>,
-    pub(super) inner: Mutex<BenchInner>,
-}
-
-pub(super) struct BenchInner {
-    pub(super) status: Status,
-    pub(super) stop_requested: bool,
-    pub(super) progress: Option<BenchProgress>,
-    pub(super) outcome: Option<BenchOutcome>,
-    pub(super) error: Option<(String, String)>,
-}
-
-/// The server's benchmark runs, oldest first.
-#[derive(Default)]
-pub(super) struct BenchRuns(Mutex<Vec<Arc<BenchRun>>>);
 
 /// The run object every `/api/bench` answer carries.
 pub(super) fn bench_json(r: &BenchRun) -> Value {
@@ -208,6 +189,7 @@ fn start(st: &Arc<State>, body: &[u8]) -> Resp {
 #[cfg(test)]
 pub(super) mod fixture {
     use super::*;
+    use numascope_core::bench::job::{BenchOutcome, BenchProgress};
     use numascope_core::bench::output::{Calibration, KernelMatrices, LoadedCurve, LoadedPoint, Stat};
     use numascope_core::topology::{NodeTopology, Topology};
     use numascope_core::trace::MachineProvenance;

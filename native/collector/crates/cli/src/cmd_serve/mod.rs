@@ -38,6 +38,7 @@ mod bench;
 mod connection;
 mod http;
 mod ids;
+mod jobs;
 mod limits;
 mod loops;
 mod processes;
@@ -117,8 +118,8 @@ pub fn cmd_serve(args: ServeArgs) -> CliResult {
         live_sockets: AtomicUsize::new(0),
         idle: IdleConnections::default(),
         unauth: Arc::new(Semaphore::new(MAX_UNAUTH_RESPONSES)),
-        bench: bench::BenchRuns::default(),
-        runs: runs::PlanRuns::default(),
+        bench: jobs::BenchRuns::default(),
+        runs: jobs::PlanRuns::default(),
         loops: loops::Loops::default(),
     });
     // Two workers (the connections are I/O, and this is a profiler's helper, not a web farm);

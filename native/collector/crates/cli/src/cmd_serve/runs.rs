@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::http::Resp;
 use super::ids::{random_hex, unix_ms};
+use super::jobs::{PlanRun, RunInner, RunStatus};
 use super::respond::{api_error, json_response};
 use super::state::State;
 
@@ -19,40 +20,6 @@ use super::state::State;
 const KEEP_RUNS: usize = 32;
 /// Programs launched from the server running at once.
 pub(super) const MAX_RUNNING: usize = 4;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RunStatus {
-    Running,
-    Exited,
-    Failed,
-}
-
-impl RunStatus {
-    fn name(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Exited => "exited",
-            RunStatus::Failed => "failed",
-        }
-    }
-}
-
-pub(super) struct PlanRun {
-    id: String,
-    pid: u32,
-    command: Vec<String>,
-    started_unix_ms: u64,
-    inner: Mutex<RunInner>,
-}
-
-struct RunInner {
-    status: RunStatus,
-    report: RunReport,
-    error: Option<String>,
-}
-
-#[derive(Default)]
-pub(super) struct PlanRuns(Mutex<Vec<Arc<PlanRun>>>);
 
 fn run_json(r: &PlanRun) -> Value {
     let inner = r.inner.lock().unwrap();

@@ -11,25 +11,10 @@ use numascope_core::topology::Topology;
 use serde_json::Value;
 use tokio::sync::{watch, Notify, Semaphore};
 
+pub(super) use super::jobs::Status;
+use super::jobs::{BenchRuns, PlanRuns};
 use super::limits::MAX_IDLE_CONNECTIONS;
-use super::{bench, loops, runs};
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Status {
-    Running,
-    Finished,
-    Failed,
-}
-
-impl Status {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Finished => "finished",
-            Status::Failed => "failed",
-        }
-    }
-}
+use super::loops;
 
 pub(super) struct RecInner {
     pub(super) status: Status,
@@ -113,9 +98,9 @@ pub(super) struct State {
     pub(super) idle: IdleConnections,
     pub(super) unauth: Arc<Semaphore>,
     /// `/api/bench` runs (cmd_serve/bench.rs).
-    pub(super) bench: bench::BenchRuns,
+    pub(super) bench: BenchRuns,
     /// `/api/runs`: programs launched with a plan (cmd_serve/runs.rs).
-    pub(super) runs: runs::PlanRuns,
+    pub(super) runs: PlanRuns,
     /// The live loop's state per recording (cmd_serve/loops.rs).
     pub(super) loops: loops::Loops,
 }

@@ -48,6 +48,8 @@ fn static_error(status: u16, msg: &str) -> Resp {
 /// The UI's Content-Security-Policy. `'wasm-unsafe-eval'` lets the trace reader compile its
 /// zstd decoder (WebAssembly; `eval` and `new Function` stay refused) and `data:` in connect-src
 /// lets it fetch that module, which is inlined in the bundle: nothing is fetched from elsewhere.
+/// The desktop app's CSP (apps/desktop/src/main-logic/app-protocol.ts) is this one less the
+/// WebSocket origins; apps/desktop/test/web-contract.test.ts reads this literal and compares.
 fn static_headers(r: Resp, port: u16) -> Resp {
     let csp = format!(
         "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
