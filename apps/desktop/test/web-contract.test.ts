@@ -82,7 +82,7 @@ describe('desktop ↔ web contract', () => {
           .filter((d) => d[0])
           .map(([name, ...values]) => [name, values] as const),
       );
-    const serve = directives(literal![1].replace(/\\\n\s*/g, ''));
+    const serve = directives((literal?.[1] ?? '').replace(/\\\n\s*/g, ''));
     const desktop = directives(CSP);
     expect([...serve.keys()].sort()).toEqual([...desktop.keys()].sort());
     expect(serve.size).toBeGreaterThanOrEqual(10);
